@@ -1,0 +1,56 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// One list of settings for every Swift target, so the whole package is held to the same rules.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Panes",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "panes", targets: ["panes"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries: one thin module each, each imported by exactly one Swift module.
+        .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
+                       providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+
+        // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
+        .target(name: "PanesCore",
+                dependencies: [.product(name: "Logging", package: "swift-log")],
+                swiftSettings: swiftSettings),
+        // JSON text <-> JSONValue, through jansson. The only importer of CJansson.
+        .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson"], swiftSettings: swiftSettings),
+        // SQLite persistence. The only importer of CSQLite.
+        .target(name: "PanesStorage", dependencies: ["PanesCore", "CSQLite"], swiftSettings: swiftSettings),
+        // WebSocket + HTTP server and client over libwebsockets. The only importer of CLibWebSockets.
+        .target(name: "PanesTransport", dependencies: ["CLibWebSockets"], swiftSettings: swiftSettings),
+        // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
+        .target(name: "PanesServer",
+                dependencies: ["PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: swiftSettings),
+        .executableTarget(name: "panes",
+                          dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: swiftSettings),
+
+        .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesServerTests",
+                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport"],
+                    swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,70 @@
+/// Who a connection is: from a display name (`--auth open`) or a token (`--auth tokens`).
+public enum Authenticator: Sendable {
+    /// Any display name and any workspace; everyone is `openRole` everywhere. For local use.
+    case open(role: Role = .owner)
+    /// Only listed tokens, each with the workspaces its user belongs to and a role there.
+    case tokens([String: TokenGrant])
+
+    public struct TokenGrant: Sendable, Equatable {
+        public var user: String
+        public var name: String
+        public var workspaces: [String: Role]
+
+        public init(user: String, name: String, workspaces: [String: Role]) {
+            self.user = user
+            self.name = name
+            self.workspaces = workspaces
+        }
+    }
+
+    /// A user as the hub knows them after connect.
+    public struct Identity: Sendable, Equatable {
+        public var user: String
+        public var name: String
+        public var role: Role
+    }
+
+    public func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String) throws(PanesError) -> Identity {
+        switch (self, credentials) {
+        case (.open(let role), .name(let name)):
+            return Identity(user: name, name: name, role: role)
+        case (.open(let role), .token(let token)):
+            // In open mode a token is just an opaque name: keeps scripts written for token mode working.
+            return Identity(user: token, name: token, role: role)
+        case (.tokens, .name):
+            throw PanesError(.unauthenticated, "this server requires `auth.token`", field: "auth.token")
+        case (.tokens(let grants), .token(let token)):
+            guard let grant = grants[token] else {
+                throw PanesError(.unauthenticated, "the token is not valid", field: "auth.token")
+            }
+            guard let role = grant.workspaces[workspace] else {
+                throw PanesError(.notAMember, "\(grant.user) is not a member of workspace `\(workspace)`",
+                                 field: "workspace")
+            }
+            return Identity(user: grant.user, name: grant.name, role: role)
+        }
+    }
+
+    /// Reads a tokens file: `{"tokens":[{"token":…,"user":…,"name":…,"workspaces":{"acme":"owner"}}]}`.
+    public static func tokens(json: JSONValue) throws(PanesError) -> Authenticator {
+        guard let list = json["tokens"]?.arrayValue else { throw .missing("tokens") }
+        var grants: [String: TokenGrant] = [:]
+        for (index, entry) in list.enumerated() {
+            guard case .object(let object) = entry else { throw .invalid("tokens[\(index)]", "must be an object") }
+            let fields = FieldReader(object, prefix: "tokens[\(index)]")
+            let token = try fields.requiredString("token", maxLength: 512)
+            let user = try fields.requiredString("user", maxLength: 64)
+            guard MessageDecoder.isName(user) else { throw .invalid("tokens[\(index)].user", "must be a plain name") }
+            var workspaces: [String: Role] = [:]
+            for (workspace, role) in try fields.object("workspaces") ?? [:] {
+                guard let role = role.stringValue.flatMap(Role.init(rawValue:)) else {
+                    throw .invalid("tokens[\(index)].workspaces.\(workspace)", "must be `owner`, `editor` or `viewer`")
+                }
+                workspaces[workspace] = role
+            }
+            grants[token] = TokenGrant(user: user, name: try fields.string("name", maxLength: 64) ?? user,
+                                       workspaces: workspaces)
+        }
+        return .tokens(grants)
+    }
+}

@@ -1,0 +1,141 @@
+/// Every limit and timing of the server, each a named setting with a default.
+///
+/// Names here are the names in the configuration file (`"settings": {...}`), in README.md's
+/// table and in error messages, so a client that hits a limit can find the knob.
+public struct Settings: Sendable, Equatable {
+    // Transport
+    public var maxMessageBytes = 1 << 20
+    public var maxOutboundQueue = 4096
+    public var connectTimeoutMs = 10_000
+    public var rateLimitPerSecond = 200
+    public var rateLimitBurst = 400
+    public var drainReconnectAfterMs = 1_000
+    public var drainTimeoutMs = 5_000
+
+    // Sessions
+    public var maxSessionsPerUser = 1_000
+    public var maxUserInfoBytes = 64 << 10
+    public var maxActivityBytes = 64 << 10
+    public var maxSnapshotBytes = 16 << 10
+    public var livenessProbeTimeoutMs = 2_000
+    public var restorationMaxAgeMs = 30 * 24 * 3_600_000
+    public var cleanStartThreshold = 3
+    public var cleanStartWindowMs = 10_000
+    public var sessionMaxIdleMs = 30 * 24 * 3_600_000
+    public var ticketLifetimeMs = 60_000
+    public var dragLifetimeMs = 60_000
+    public var maxDragItems = 32
+
+    // Preferences
+    public var maxObservationsPerScene = 256
+    public var maxPreferenceValueBytes = 16 << 10
+    public var workspacePreferenceWriters = Role.editor
+
+    // Documents
+    public var maxDocumentScalars = 1 << 20
+    public var maxOperationBytes = 256 << 10
+    public var maxDocumentsPerWorkspace = 10_000
+    public var operationLogRetention = 1_000
+    public var snapshotEvery = 100
+    public var documentListIntervalMs = 250
+
+    public init() {}
+
+    /// One entry per integer setting: its name, where it lives, what it means and its range.
+    public struct Descriptor: Sendable {
+        public let name: String
+        public let keyPath: any WritableKeyPath<Settings, Int> & Sendable
+        public let meaning: String
+        public let range: ClosedRange<Int>
+    }
+
+    public static let descriptors: [Descriptor] = [
+        .init(name: "maxMessageBytes", keyPath: \.maxMessageBytes,
+              meaning: "Largest WebSocket message accepted; a bigger one closes the connection with 1009.",
+              range: 1_024...(64 << 20)),
+        .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
+              meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
+        .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,
+              meaning: "Time a new connection has to send `connect` before it is closed with 4000.",
+              range: 100...600_000),
+        .init(name: "rateLimitPerSecond", keyPath: \.rateLimitPerSecond,
+              meaning: "Sustained requests per second per connection; more get `rate_limited`.", range: 1...1_000_000),
+        .init(name: "rateLimitBurst", keyPath: \.rateLimitBurst,
+              meaning: "Requests a connection may send at once above the sustained rate.", range: 1...1_000_000),
+        .init(name: "drainReconnectAfterMs", keyPath: \.drainReconnectAfterMs,
+              meaning: "On SIGTERM, how long scenes are told to wait before reconnecting.", range: 0...600_000),
+        .init(name: "drainTimeoutMs", keyPath: \.drainTimeoutMs,
+              meaning: "On SIGTERM, the longest the server waits for queues and the store to flush.",
+              range: 0...600_000),
+        .init(name: "maxSessionsPerUser", keyPath: \.maxSessionsPerUser,
+              meaning: "Sessions one user may keep in one workspace; more gets `too_many`.", range: 1...1_000_000),
+        .init(name: "maxUserInfoBytes", keyPath: \.maxUserInfoBytes,
+              meaning: "Encoded size of a session's `userInfo`.", range: 64...(16 << 20)),
+        .init(name: "maxActivityBytes", keyPath: \.maxActivityBytes,
+              meaning: "Encoded size of one activity (restoration, activation or drag item).",
+              range: 64...(16 << 20)),
+        .init(name: "maxSnapshotBytes", keyPath: \.maxSnapshotBytes,
+              meaning: "Encoded size of a session's switcher snapshot.", range: 64...(16 << 20)),
+        .init(name: "livenessProbeTimeoutMs", keyPath: \.livenessProbeTimeoutMs,
+              meaning: "When a connect names a session with a live scene, how long that scene has to answer a ping before its session is resumed instead of forked.",
+              range: 10...60_000),
+        .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
+              meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
+              range: 1_000...Int(Int32.max) * 1_000),
+        .init(name: "cleanStartThreshold", keyPath: \.cleanStartThreshold,
+              meaning: "Abnormal disconnects soon after a restore, in a row, before the restoration activity is dropped.",
+              range: 1...1_000),
+        .init(name: "cleanStartWindowMs", keyPath: \.cleanStartWindowMs,
+              meaning: "An abnormal disconnect this soon after a restore counts towards `cleanStartThreshold`.",
+              range: 100...3_600_000),
+        .init(name: "sessionMaxIdleMs", keyPath: \.sessionMaxIdleMs,
+              meaning: "Sessions with no live scene for this long are discarded automatically.",
+              range: 1_000...Int(Int32.max) * 1_000),
+        .init(name: "ticketLifetimeMs", keyPath: \.ticketLifetimeMs,
+              meaning: "How long a new-window ticket can be redeemed.", range: 100...3_600_000),
+        .init(name: "dragLifetimeMs", keyPath: \.dragLifetimeMs,
+              meaning: "How long a drag can be dropped before it is cancelled.", range: 100...3_600_000),
+        .init(name: "maxDragItems", keyPath: \.maxDragItems, meaning: "Items in one drag.", range: 1...10_000),
+        .init(name: "maxObservationsPerScene", keyPath: \.maxObservationsPerScene,
+              meaning: "Preference observations one scene may hold.", range: 1...100_000),
+        .init(name: "maxPreferenceValueBytes", keyPath: \.maxPreferenceValueBytes,
+              meaning: "Encoded size of one preference value.", range: 16...(16 << 20)),
+        .init(name: "maxDocumentScalars", keyPath: \.maxDocumentScalars,
+              meaning: "Length of one document in Unicode scalar values.", range: 1_024...(256 << 20)),
+        .init(name: "maxOperationBytes", keyPath: \.maxOperationBytes,
+              meaning: "Encoded size of one document operation.", range: 64...(64 << 20)),
+        .init(name: "maxDocumentsPerWorkspace", keyPath: \.maxDocumentsPerWorkspace,
+              meaning: "Documents in one workspace.", range: 1...10_000_000),
+        .init(name: "operationLogRetention", keyPath: \.operationLogRetention,
+              meaning: "Operations kept per document behind its latest snapshot, for catching up reconnecting clients.",
+              range: 0...10_000_000),
+        .init(name: "snapshotEvery", keyPath: \.snapshotEvery,
+              meaning: "A document's text is snapshotted to the store every this many operations.",
+              range: 1...1_000_000),
+        .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
+              meaning: "Modifications to a document are announced to document-list observers at most this often.",
+              range: 0...60_000),
+    ]
+
+    /// Applies the `settings` object of a configuration file; unknown names and out-of-range
+    /// values are refused so a typo never silently keeps a default.
+    public mutating func apply(_ json: [String: JSONValue]) throws(PanesError) {
+        for (name, value) in json {
+            if name == "workspacePreferenceWriters" {
+                guard let string = value.stringValue, let role = Role(rawValue: string) else {
+                    throw .invalid("settings.\(name)", "must be one of `owner`, `editor`, `viewer`")
+                }
+                workspacePreferenceWriters = role
+                continue
+            }
+            guard let descriptor = Self.descriptors.first(where: { $0.name == name }) else {
+                throw .invalid("settings.\(name)", "is not a known setting")
+            }
+            guard let int = value.intValue, let number = Int(exactly: int), descriptor.range.contains(number) else {
+                throw .invalid("settings.\(name)",
+                               "must be an integer from \(descriptor.range.lowerBound) to \(descriptor.range.upperBound)")
+            }
+            self[keyPath: descriptor.keyPath] = number
+        }
+    }
+}

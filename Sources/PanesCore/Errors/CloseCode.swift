@@ -1,0 +1,38 @@
+/// WebSocket close codes the server uses, with what a client should do after each.
+public enum CloseCode: UInt16, Sendable, CaseIterable {
+    /// The client or server ended the scene on purpose.
+    case normal = 1000
+    /// The server is draining (SIGTERM): reconnect after the announced delay.
+    case goingAway = 1001
+    /// A binary frame or other frame the protocol does not use.
+    case unsupportedData = 1003
+    /// A text frame that is not valid UTF-8.
+    case invalidPayload = 1007
+    /// A message over `maxMessageBytes`: the connection cannot continue mid-frame.
+    case messageTooBig = 1009
+    /// An unexpected server fault.
+    case internalError = 1011
+    /// No `connect` arrived within `connectTimeout`: reconnect and send `connect` first.
+    case connectTimeout = 4000
+    /// The session was destroyed: do not resume it; close the window (after the animation).
+    case sessionDestroyed = 4001
+    /// Another connection resumed this session after this one stopped answering pings.
+    case replaced = 4002
+    /// The client read too slowly and its outbound queue overflowed: reconnect and catch up.
+    case slowConsumer = 4008
+
+    public var meaning: String {
+        switch self {
+        case .normal: "The scene ended on purpose."
+        case .goingAway: "The server is shutting down; reconnect after the announced delay."
+        case .unsupportedData: "A binary frame; the protocol only uses text frames."
+        case .invalidPayload: "A text frame that is not valid UTF-8."
+        case .messageTooBig: "A message over `maxMessageBytes`."
+        case .internalError: "An unexpected server fault; reconnect with backoff."
+        case .connectTimeout: "No `connect` within `connectTimeoutMs`; reconnect and send `connect` first."
+        case .sessionDestroyed: "The session was destroyed; do not resume it, close the window."
+        case .replaced: "This connection stopped answering pings and another resumed its session."
+        case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`); reconnect and catch up."
+        }
+    }
+}

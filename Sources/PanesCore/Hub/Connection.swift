@@ -1,0 +1,27 @@
+/// A transport connection as the hub tracks it, before and after it becomes a scene.
+struct Connection: Sendable {
+    enum Phase: Sendable {
+        /// Opened; only `connect` is accepted.
+        case awaitingConnect
+        /// Its `connect` names a session whose live scene is being pinged.
+        case probing(SessionID)
+        case scene(SceneID)
+        /// Told to close; requests are ignored. Keeps the scene, if any, until the socket is gone.
+        case closing(SceneID?)
+    }
+
+    let id: ConnectionID
+    let openedAt: Millis
+    var phase: Phase = .awaitingConnect
+    var bucket: TokenBucket
+}
+
+/// A `connect` waiting for a liveness probe of the session's current scene.
+struct PendingConnect: Sendable {
+    let connection: ConnectionID
+    let requestID: RequestID
+    let request: ConnectRequest
+    let identity: Authenticator.Identity
+    let handedOver: [Activity]
+    let deadline: Millis
+}

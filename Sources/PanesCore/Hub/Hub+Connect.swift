@@ -1,0 +1,207 @@
+import Logging
+
+/// Connecting scenes: new sessions, resumption with the secret, tickets, and the fork of a
+/// duplicated tab. A tab never silently takes over another live tab's session: a `connect`
+/// naming a session whose scene still answers pings gets a fork instead.
+extension Hub {
+    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID) throws(PanesError) {
+        guard request.protocolVersion == Self.protocolVersion else {
+            throw PanesError(.unsupportedProtocol,
+                             "this server speaks protocol \(Self.protocolVersion), not \(request.protocolVersion)",
+                             field: "protocol")
+        }
+        guard !draining else {
+            throw PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
+        }
+        let identity = try authenticator.authenticate(request.credentials, workspace: request.workspace)
+        let owner = OwnerKey(workspace: request.workspace, user: identity.user)
+
+        let target: SessionID
+        var handedOver: [Activity] = []
+        if let ticketID = request.ticket {
+            guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
+                  sessions[ticket.session] != nil
+            else {
+                throw PanesError(.ticketInvalid, "the window ticket is unknown, used, expired or not yours", field: "ticket")
+            }
+            tickets[ticketID] = nil
+            target = ticket.session
+            handedOver = ticket.handedOver
+        } else if let resume = request.resume {
+            guard let session = sessions[resume.id], session.owner == owner,
+                  Self.constantTimeEqual(session.secret, resume.secret)
+            else {
+                throw PanesError(.sessionNotFound, "no session of yours has that identifier and secret", field: "session")
+            }
+            target = session.id
+        } else {
+            let configuration = configurations[0]
+            let session = try makeSession(owner: owner, configuration: configuration)
+            persist(.putSession(session))
+            attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
+                   handedOver: [], created: true, forkedFrom: nil)
+            return
+        }
+
+        if let live = liveScenes[target] {
+            // Someone holds this session. Ask their connection whether it is still there before
+            // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
+            let first = pendingConnects[target] == nil
+            pendingConnects[target, default: []].append(PendingConnect(
+                connection: connection, requestID: requestID, request: request, identity: identity,
+                handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs)))
+            connections[connection]?.phase = .probing(target)
+            if first { effects.append(.probe(scenes[live]!.connection)) }
+            return
+        }
+        attach(connection, requestID: requestID, request: request, identity: identity, session: target,
+               handedOver: handedOver, created: false, forkedFrom: nil)
+    }
+
+    /// A new session record, not yet stored.
+    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration) throws(PanesError) -> SceneSession {
+        let count = sessionsByOwner[owner]?.count ?? 0
+        guard count < settings.maxSessionsPerUser else {
+            throw PanesError(.tooMany, "\(owner) already has \(count) sessions (setting `maxSessionsPerUser`); discard some")
+        }
+        let session = SceneSession(id: ids.sessionID(), secret: ids.secret(), owner: owner, role: configuration.role,
+                                   configuration: configuration.name, createdAt: now(), lastActiveAt: now())
+        sessions[session.id] = session
+        sessionsByOwner[owner, default: []].insert(session.id)
+        return session
+    }
+
+    /// Makes the connection a scene of the session and replies to its `connect`.
+    mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
+                         identity: Authenticator.Identity, session sessionID: SessionID, handedOver: [Activity],
+                         created: Bool, forkedFrom: SessionID?) {
+        var session = sessions[sessionID]!
+        let status = restorationStatus(of: session, handedOver: handedOver)
+        if status == .cleanStart {
+            session.restoration = nil
+            session.failedRestores = 0
+        }
+        session.lastActiveAt = now()
+        sessions[sessionID] = session
+        if status == .cleanStart { persist(.putSession(session)) }
+
+        let sceneID = SceneID(ids.token("scn_"))
+        var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
+                          userName: identity.name, role: identity.role, traits: request.traits,
+                          clientVersion: request.clientVersion, connectedAt: now())
+        if status == .restored { scene.restoredAt = now() }
+        scenes[sceneID] = scene
+        liveScenes[sessionID] = sceneID
+        scenesByOwner[session.owner, default: []].insert(sceneID)
+        connections[connection]?.phase = .scene(sceneID)
+        metrics.lifecycle[LifecycleEvent.willConnect.rawValue, default: 0] += 1
+        logger.info("willConnect", metadata: [
+            "scene": "\(sceneID)", "session": "\(sessionID)", "owner": "\(session.owner)",
+            "created": "\(created)", "forkedFrom": "\(forkedFrom?.rawValue ?? "-")", "restoration": "\(status.rawValue)",
+            "width": "\(request.traits.width.rawValue)", "pointer": "\(request.traits.pointer.rawValue)",
+        ])
+
+        let result: JSONValue = .object([
+            "scene": .string(sceneID.rawValue),
+            "user": ["id": .string(identity.user), "name": .string(identity.name), "role": .string(identity.role.rawValue)],
+            "workspace": .string(session.owner.workspace),
+            "session": session.json(includeSecret: true, handBack: status == .restored),
+            "created": .bool(created),
+            "forkedFrom": forkedFrom.map { .string($0.rawValue) },
+            "connectionOptions": ["userActivities": .array(handedOver.map(\.json))],
+            "restoration": ["status": .string(status.rawValue)],
+            "traits": request.traits.json,
+            "server": ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))],
+            "limits": limitsJSON,
+        ])
+        send(.reply(requestID, result: result), to: connection)
+        if let visible = request.visible {
+            _ = reportLifecycle(visible: visible, focused: request.focused ?? visible, scene: sceneID)
+        } else {
+            updateAppState(session.owner)
+            sessionsChanged(for: session.owner)
+        }
+    }
+
+    /// Whether the stored restoration activity is handed back, and if not, why.
+    func restorationStatus(of session: SceneSession, handedOver: [Activity]) -> RestorationStatus {
+        guard let restoration = session.restoration else { return .none }
+        if session.failedRestores >= settings.cleanStartThreshold { return .cleanStart }
+        if !handedOver.isEmpty { return .superseded }
+        if restoration.metadata.protocolVersion > Self.protocolVersion { return .incompatible }
+        if now() - restoration.metadata.savedAt > Millis(settings.restorationMaxAgeMs) { return .stale }
+        return .restored
+    }
+
+    /// The limits a client should respect, so it can check before sending.
+    var limitsJSON: JSONValue {
+        [
+            "maxMessageBytes": JSONValue(settings.maxMessageBytes),
+            "maxUserInfoBytes": JSONValue(settings.maxUserInfoBytes),
+            "maxActivityBytes": JSONValue(settings.maxActivityBytes),
+            "rateLimitPerSecond": JSONValue(settings.rateLimitPerSecond),
+        ]
+    }
+
+    // MARK: Liveness probes
+
+    /// The session's live scene answered: it is a real, separate window. Everyone waiting gets a fork.
+    mutating func pongReceived(from connection: ConnectionID) {
+        guard case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID],
+              let waiting = pendingConnects.removeValue(forKey: scene.session)
+        else { return }
+        for pending in waiting { fork(scene.session, for: pending) }
+    }
+
+    /// The session's scene is gone (closed, or silent past the deadline): the first waiting
+    /// connect resumes it, any others fork from it.
+    mutating func resolvePendingConnects(of session: SessionID) {
+        guard let waiting = pendingConnects.removeValue(forKey: session) else { return }
+        for pending in waiting {
+            guard sessions[session] != nil else {
+                fail(pending.requestID, request: "connect", PanesError(
+                    .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),
+                     to: pending.connection)
+                connections[pending.connection]?.phase = .awaitingConnect
+                continue
+            }
+            if liveScenes[session] == nil {
+                attach(pending.connection, requestID: pending.requestID, request: pending.request,
+                       identity: pending.identity, session: session, handedOver: pending.handedOver,
+                       created: false, forkedFrom: nil)
+            } else {
+                fork(session, for: pending)
+            }
+        }
+    }
+
+    /// A new session seeded from the original's restoration activity and userInfo.
+    mutating func fork(_ original: SessionID, for pending: PendingConnect) {
+        let source = sessions[original]!
+        let configuration = configurations.first { $0.name == source.configuration } ?? configurations[0]
+        do throws(PanesError) {
+            var session = try makeSession(owner: source.owner, configuration: configuration)
+            session.userInfo = source.userInfo
+            session.restoration = source.restoration
+            session.title = source.title
+            session.snapshot = source.snapshot
+            sessions[session.id] = session
+            persist(.putSession(session))
+            attach(pending.connection, requestID: pending.requestID, request: pending.request,
+                   identity: pending.identity, session: session.id, handedOver: pending.handedOver,
+                   created: true, forkedFrom: original)
+        } catch {
+            connections[pending.connection]?.phase = .awaitingConnect
+            fail(pending.requestID, request: "connect", error, to: pending.connection)
+        }
+    }
+
+    /// Compares secrets in time independent of where they differ.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<x.count { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

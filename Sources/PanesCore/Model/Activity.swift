@@ -1,0 +1,40 @@
+/// A user activity (NSUserActivity): what a window shows or what a drag carries.
+public struct Activity: Sendable, Equatable {
+    /// Reverse-DNS style type, e.g. `panes.document`. Scene configurations match on it.
+    public var activityType: String
+    public var title: String?
+    public var userInfo: [String: JSONValue]
+    /// The content this activity shows, e.g. a document identifier. Activation matches on it
+    /// to bring forward the window that already shows that content.
+    public var targetContentIdentifier: String?
+
+    public init(activityType: String, title: String? = nil, userInfo: [String: JSONValue] = [:],
+                targetContentIdentifier: String? = nil) {
+        self.activityType = activityType
+        self.title = title
+        self.userInfo = userInfo
+        self.targetContentIdentifier = targetContentIdentifier
+    }
+
+    public var json: JSONValue {
+        .object([
+            "activityType": .string(activityType),
+            "title": JSONValue(title),
+            "userInfo": .object(userInfo),
+            "targetContentIdentifier": JSONValue(targetContentIdentifier),
+        ])
+    }
+
+    /// Reads an activity from the wire or the store.
+    /// - Parameter field: the field name to blame in errors, e.g. `activity` or `items[2].activity`.
+    public init(json: JSONValue, field: String) throws(PanesError) {
+        guard case .object(let object) = json else { throw .invalid(field, "must be an object") }
+        let fields = FieldReader(object, prefix: field)
+        let type = try fields.requiredString("activityType", maxLength: 256)
+        guard !type.isEmpty else { throw .invalid("\(field).activityType", "must not be empty") }
+        self.activityType = type
+        self.title = try fields.string("title", maxLength: 1024)
+        self.userInfo = try fields.object("userInfo") ?? [:]
+        self.targetContentIdentifier = try fields.string("targetContentIdentifier", maxLength: 256)
+    }
+}

@@ -1,0 +1,43 @@
+/// Makes identifiers and secrets. Injected, so tests get exact, repeatable values.
+public struct IdentifierSource: Sendable {
+    private let randomHex: @Sendable (_ bytes: Int) -> String
+
+    public init(randomHex: @escaping @Sendable (_ bytes: Int) -> String) {
+        self.randomHex = randomHex
+    }
+
+    /// 128 random bits for identifiers that must not collide and must not be guessed.
+    public func sessionID() -> SessionID { SessionID(randomHex(16)) }
+    public func secret() -> String { randomHex(16) }
+    /// Shorter identifiers for things that live only in memory and are scoped to a user.
+    public func token(_ prefix: String) -> String { prefix + randomHex(12) }
+
+    /// Cryptographically secure: Swift's system generator reads the kernel's getrandom.
+    public static let system = IdentifierSource { count in
+        var generator = SystemRandomNumberGenerator()
+        var hex = ""
+        hex.reserveCapacity(count * 2)
+        for _ in 0..<count {
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            hex += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        }
+        return hex
+    }
+
+    /// Counts up from 1: `000…001`, `000…002`, … Only for tests.
+    public static func sequential() -> IdentifierSource {
+        let counter = Counter()
+        return IdentifierSource { count in
+            let value = String(counter.next(), radix: 16)
+            return String(repeating: "0", count: max(0, count * 2 - value.count)) + value
+        }
+    }
+}
+
+import Synchronization
+
+/// A thread-safe counter so the test source is `Sendable` without `@unchecked`.
+private final class Counter: Sendable {
+    private let value = Mutex<Int>(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}

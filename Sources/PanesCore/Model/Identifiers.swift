@@ -1,0 +1,37 @@
+/// A transport connection, numbered by the transport. Crosses threads as a plain number:
+/// identifiers, not objects, travel between the service thread and the store thread.
+public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "c\(rawValue)" }
+}
+
+/// A scene session's `persistentIdentifier`: 128 random bits, hex. Not a credential.
+public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { rawValue }
+}
+
+/// A live scene: one connection attached to one session.
+public struct SceneID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// Who owns a session: a user inside a workspace. Every per-user thing is keyed by this.
+public struct OwnerKey: Hashable, Sendable, CustomStringConvertible {
+    public let workspace: String
+    public let user: String
+    public init(workspace: String, user: String) {
+        self.workspace = workspace
+        self.user = user
+    }
+    public var description: String { "\(user)@\(workspace)" }
+}
+
+/// Milliseconds since the Unix epoch: what the wire carries and what JavaScript's `Date` takes.
+public typealias Millis = Int64

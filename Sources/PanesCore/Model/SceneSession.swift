@@ -1,0 +1,59 @@
+/// A scene session (UISceneSession): the persistent record behind a window, which outlives
+/// its connections. Everything per-window is keyed by its `id`, never stored once per app.
+public struct SceneSession: Sendable, Equatable {
+    /// `persistentIdentifier`.
+    public let id: SessionID
+    /// Required with the identifier to resume; the identifier alone is not a credential.
+    public var secret: String
+    public let owner: OwnerKey
+    public var role: SceneConfiguration.SessionRole
+    public var configuration: String
+    public var title: String
+    /// A short summary for the switcher: `{"text": …}` or `{"image": "data:…"}`.
+    public var snapshot: JSONValue?
+    /// Per-window customisations (sidebar shown, last colour). Never global.
+    public var userInfo: [String: JSONValue]
+    public var restoration: Restoration?
+    public let createdAt: Millis
+    public var lastActiveAt: Millis
+    /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
+    /// restoration activity is dropped.
+    public var failedRestores: Int
+
+    public init(id: SessionID, secret: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
+                configuration: String, title: String = "", snapshot: JSONValue? = nil,
+                userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
+                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0) {
+        self.id = id
+        self.secret = secret
+        self.owner = owner
+        self.role = role
+        self.configuration = configuration
+        self.title = title
+        self.snapshot = snapshot
+        self.userInfo = userInfo
+        self.restoration = restoration
+        self.createdAt = createdAt
+        self.lastActiveAt = lastActiveAt
+        self.failedRestores = failedRestores
+    }
+
+    /// The session as a scene sees it on connect. The secret is included only there: it is how
+    /// the client resumes later, and it is never listed.
+    /// - Parameter handBack: whether the restoration activity is handed back (not stale).
+    public func json(includeSecret: Bool, handBack: Bool) -> JSONValue {
+        .object([
+            "persistentIdentifier": .string(id.rawValue),
+            "secret": includeSecret ? .string(secret) : nil,
+            "role": .string(role.rawValue),
+            "configuration": .string(configuration),
+            "title": .string(title),
+            "snapshot": snapshot,
+            "userInfo": .object(userInfo),
+            "stateRestorationActivity": handBack ? (restoration?.activity.json ?? .null) : .null,
+            "restorationMetadata": handBack ? restoration?.metadata.json : nil,
+            "createdAt": .int(createdAt),
+            "lastActiveAt": .int(lastActiveAt),
+        ])
+    }
+}

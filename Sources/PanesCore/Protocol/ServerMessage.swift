@@ -1,0 +1,51 @@
+/// Everything the server sends: replies to requests, and events it pushes.
+public enum ServerMessage: Sendable, Equatable {
+    /// A successful reply: `{"type":"reply","re":ID,"ok":true,"result":{…}}`.
+    case reply(RequestID, result: JSONValue)
+    /// A failed reply: `{"type":"reply","re":ID,"ok":false,"error":{…}}`. `re` is null when the
+    /// frame carried no readable identifier.
+    case failure(RequestID?, request: String?, PanesError)
+    /// A pushed event: `{"type": name, …fields}`.
+    case event(ServerEvent)
+
+    public var json: JSONValue {
+        switch self {
+        case .reply(let id, let result):
+            return ["type": "reply", "re": id.json, "ok": true, "result": result]
+        case .failure(let id, let request, let error):
+            return .object(["type": "reply", "re": id?.json ?? .null, "ok": false, "request": JSONValue(request),
+                            "error": error.json])
+        case .event(let event):
+            var object = event.fields
+            object["type"] = .string(event.name)
+            return .object(object)
+        }
+    }
+}
+
+/// A pushed event: its wire name and fields. Built by the hub's feature files through the
+/// static constructors below, so every event's shape is written once.
+public struct ServerEvent: Sendable, Equatable {
+    public let name: String
+    public let fields: [String: JSONValue]
+
+    public init(_ name: String, _ fields: [String: JSONValue]) {
+        self.name = name
+        self.fields = fields
+    }
+
+    /// The session is destroyed: play the animation, then close the window.
+    public static func sessionDestroyed(_ session: SessionID, animation: DismissalAnimation) -> ServerEvent {
+        ServerEvent("sessionDestroyed", ["session": .string(session.rawValue), "animation": .string(animation.rawValue)])
+    }
+
+    /// The switcher's list changed; carries the whole new list.
+    public static func sessionsChanged(_ list: JSONValue) -> ServerEvent {
+        ServerEvent("sessionsChanged", list.objectValue ?? [:])
+    }
+
+    /// The server is draining; reconnect after the delay.
+    public static func goingAway(reconnectAfterMs: Int) -> ServerEvent {
+        ServerEvent("goingAway", ["reconnectAfterMs": JSONValue(reconnectAfterMs), "reason": "server shutting down"])
+    }
+}

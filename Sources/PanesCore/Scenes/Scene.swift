@@ -1,0 +1,34 @@
+/// A live scene: one connection attached to one session. Lives only in memory, on the
+/// service thread, and ends with its connection.
+public struct Scene: Sendable {
+    public let id: SceneID
+    public let connection: ConnectionID
+    public let session: SessionID
+    public let owner: OwnerKey
+    /// The user's display name and role in the workspace, fixed at connect.
+    public let userName: String
+    public let role: Role
+    public var traits: Traits
+    public var state: ActivationState
+    public let clientVersion: String
+    public let connectedAt: Millis
+    /// When a restoration activity was handed back; an abnormal disconnect soon after counts
+    /// towards a clean start.
+    public var restoredAt: Millis?
+    /// Whether this scene gets `sessionsChanged` (the switcher is showing).
+    public var watchesSessions = false
+
+    public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
+                role: Role, traits: Traits, clientVersion: String, connectedAt: Millis) {
+        self.id = id
+        self.connection = connection
+        self.session = session
+        self.owner = owner
+        self.userName = userName
+        self.role = role
+        self.traits = traits
+        self.state = .unattached
+        self.clientVersion = clientVersion
+        self.connectedAt = connectedAt
+    }
+}

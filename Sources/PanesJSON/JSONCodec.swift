@@ -1,0 +1,132 @@
+// Threading: jansson values are built and freed inside each call, never shared, so these
+// functions are safe on any thread. jansson itself is thread-safe for separate values.
+internal import CJansson
+public import PanesCore
+
+/// JSON text to `JSONValue` and back, through jansson. The only module that imports it.
+public enum JSONCodec {
+    /// Why a frame is not JSON, with jansson's position for the client's benefit.
+    public struct DecodeError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Parses one JSON text. Duplicate keys are refused: which one wins is not defined.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
+        var error = json_error_t()
+        guard let base = bytes.baseAddress,
+              let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count,
+                                    Int(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL), &error)
+        else {
+            if bytes.isEmpty { return .failure(DecodeError(description: "the frame is empty")) }
+            let text = withUnsafeBytes(of: &error.text) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            return .failure(DecodeError(description: "\(text) at line \(error.line), column \(error.column)"))
+        }
+        defer { pjs_release(root) }
+        return .success(value(of: root))
+    }
+
+    public static func decode(_ bytes: [UInt8]) -> Result<JSONValue, DecodeError> {
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    public static func decode(_ string: String) -> Result<JSONValue, DecodeError> {
+        var string = string
+        return string.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Encodes compactly. `headroom` zero bytes come first: lws needs `LWS_PRE` bytes in front
+    /// of every payload, and writing them here saves a copy of every outbound frame.
+    public static func encode(_ value: JSONValue, headroom: Int = 0, pretty: Bool = false) -> [UInt8] {
+        let json = make(value)
+        defer { pjs_release(json) }
+        var sink = Sink(bytes: [UInt8](repeating: 0, count: headroom))
+        withUnsafeMutablePointer(to: &sink) { pointer in
+            _ = json_dump_callback(json, { buffer, size, context in
+                guard let buffer, let context else { return -1 }
+                let sink = context.assumingMemoryBound(to: Sink.self)
+                buffer.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                    sink.pointee.bytes.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                }
+                return 0
+            }, pointer, pretty ? pjs_flags_pretty() : pjs_flags_compact_real17())
+        }
+        return sink.bytes
+    }
+
+    public static func encodeString(_ value: JSONValue, pretty: Bool = false) -> String {
+        String(decoding: encode(value, pretty: pretty), as: UTF8.self)
+    }
+
+    private struct Sink {
+        var bytes: [UInt8]
+    }
+
+    private static func value(of json: UnsafeMutablePointer<json_t>) -> JSONValue {
+        switch pjs_typeof(json) {
+        case JSON_OBJECT:
+            var object: [String: JSONValue] = [:]
+            object.reserveCapacity(json_object_size(json))
+            var iterator = json_object_iter(json)
+            while let current = iterator {
+                let key = String(cString: json_object_iter_key(current))
+                object[key] = value(of: json_object_iter_value(current))
+                iterator = json_object_iter_next(json, current)
+            }
+            return .object(object)
+        case JSON_ARRAY:
+            let count = json_array_size(json)
+            var array: [JSONValue] = []
+            array.reserveCapacity(count)
+            for index in 0..<count { array.append(value(of: json_array_get(json, index))) }
+            return .array(array)
+        case JSON_STRING:
+            let buffer = UnsafeRawBufferPointer(start: json_string_value(json), count: json_string_length(json))
+            return .string(String(decoding: buffer, as: UTF8.self))
+        case JSON_INTEGER:
+            return .int(Int64(json_integer_value(json)))
+        case JSON_REAL:
+            return .double(json_real_value(json))
+        case JSON_TRUE:
+            return .bool(true)
+        case JSON_FALSE:
+            return .bool(false)
+        default:
+            return .null
+        }
+    }
+
+    /// Builds a new jansson value; the caller releases it.
+    private static func make(_ value: JSONValue) -> UnsafeMutablePointer<json_t> {
+        switch value {
+        case .null:
+            return json_null()
+        case .bool(let bool):
+            return bool ? json_true() : json_false()
+        case .int(let int):
+            return json_integer(json_int_t(int))
+        case .double(let double):
+            // JSON has no NaN or infinity; jansson refuses them, so they travel as null.
+            return json_real(double) ?? json_null()
+        case .string(var string):
+            if string.isEmpty { return json_string("") }
+            return string.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { json_stringn_nocheck($0.baseAddress, $0.count) }
+            }
+        case .array(let items):
+            let array = json_array()!
+            for item in items { json_array_append_new(array, make(item)) }
+            return array
+        case .object(let members):
+            let object = json_object()!
+            for (key, member) in members {
+                var key = key
+                key.withUTF8 { utf8 in
+                    utf8.withMemoryRebound(to: CChar.self) {
+                        _ = json_object_setn_new_nocheck(object, $0.baseAddress, $0.count, make(member))
+                    }
+                }
+            }
+            return object
+        }
+    }
+}
