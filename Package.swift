@@ -32,7 +32,7 @@ let package = Package(
         // JSON text <-> JSONValue, through jansson. The only importer of CJansson.
         .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson"], swiftSettings: swiftSettings),
         // SQLite persistence. The only importer of CSQLite.
-        .target(name: "PanesStorage", dependencies: ["PanesCore", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "CSQLite"], swiftSettings: swiftSettings),
         // WebSocket + HTTP server and client over libwebsockets. The only importer of CLibWebSockets.
         .target(name: "PanesTransport", dependencies: ["CLibWebSockets"], swiftSettings: swiftSettings),
         // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
@@ -45,6 +45,12 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
+        // Benchmark tools (issue 7), plain C over libwebsockets, independent of the Swift modules.
+        .executableTarget(name: "panes-load", path: "Sources/panes-load",
+                          cSettings: [.define("_GNU_SOURCE")],
+                          linkerSettings: [.linkedLibrary("websockets"), .linkedLibrary("m")]),
+        .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
+                          linkerSettings: [.linkedLibrary("websockets")]),
 
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),

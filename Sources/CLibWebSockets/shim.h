@@ -4,6 +4,7 @@
 #define PANES_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#include <sys/socket.h>
 
 /// LWS_PRE is a macro: the headroom lws needs in front of every payload it writes.
 static inline size_t pws_pre(void) { return LWS_PRE; }
@@ -28,5 +29,28 @@ static inline void pws_log_notice(const char *line) { lwsl_notice("%s\n", line);
 
 /// CONTEXT_PORT_NO_LISTEN is a macro; a client-only context uses it.
 static inline int pws_port_no_listen(void) { return CONTEXT_PORT_NO_LISTEN; }
+
+/// A scheduled callback needs a stable C struct with room to find its owner again; Swift
+/// cannot declare C structs, so the timer and its owner pointer live together here.
+struct pws_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+};
+
+static inline void pws_timer_schedule(struct lws_context *context, struct pws_timer *timer,
+                                      sul_cb_t callback, int64_t microseconds) {
+    lws_sul_schedule(context, 0, &timer->sul, callback, microseconds);
+}
+
+/// Recovers the timer from the list entry lws hands back (the entry is the first member).
+static inline void *pws_timer_owner(lws_sorted_usec_list_t *sul) {
+    return ((struct pws_timer *)sul)->owner;
+}
+
+/// Ends a connection without a close frame, as a crashed peer would: for tests that need an
+/// abnormal disconnect.
+static inline void pws_shutdown_socket(struct lws *wsi) {
+    shutdown(lws_get_socket_fd(wsi), SHUT_RDWR);
+}
 
 #endif

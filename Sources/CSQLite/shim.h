@@ -8,4 +8,10 @@
 /// bound text, which Swift's temporary buffers need.
 static inline sqlite3_destructor_type psq_transient(void) { return SQLITE_TRANSIENT; }
 
+/// sqlite3_db_config is variadic, which Swift cannot call; a read-only inspector uses this so
+/// that closing it never checkpoints (writes) the database it only meant to read.
+static inline int psq_disable_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}
+
 #endif

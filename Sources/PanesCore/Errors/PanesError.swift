@@ -1,6 +1,6 @@
 /// The one error type of the core: a stable code, a message for people, and, where it
 /// helps, the field that was wrong and how long to wait.
-public struct PanesError: Error, Sendable, Equatable {
+public struct PanesError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
     public var field: String?
@@ -13,6 +13,8 @@ public struct PanesError: Error, Sendable, Equatable {
         self.retryAfterMs = retryAfterMs
     }
 
+    public var description: String { "\(code.rawValue): \(message)" }
+
     /// The `error` object of a reply.
     public var json: JSONValue {
         .object([
@@ -20,7 +22,7 @@ public struct PanesError: Error, Sendable, Equatable {
             "number": .int(Int64(code.number)),
             "action": .string(code.action.rawValue),
             "message": .string(message),
-            "field": JSONValue(field),
+            "field": field.map(JSONValue.string),
             "retryAfterMs": retryAfterMs.map { JSONValue($0) },
         ])
     }

@@ -29,7 +29,7 @@ public struct Hub {
     var tickets: [String: Ticket] = [:]
     var appStates: [OwnerKey: ActivationState] = [:]
     var draining = false
-    var lastIdleSweep: Millis = .min
+    var lastIdleSweep: Millis = 0
     public internal(set) var metrics = Metrics()
 
     /// Effects produced while handling the current event, in order.

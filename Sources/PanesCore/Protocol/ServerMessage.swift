@@ -13,7 +13,7 @@ public enum ServerMessage: Sendable, Equatable {
         case .reply(let id, let result):
             return ["type": "reply", "re": id.json, "ok": true, "result": result]
         case .failure(let id, let request, let error):
-            return .object(["type": "reply", "re": id?.json ?? .null, "ok": false, "request": JSONValue(request),
+            return .object(["type": "reply", "re": id?.json ?? .null, "ok": false, "request": request.map(JSONValue.string),
                             "error": error.json])
         case .event(let event):
             var object = event.fields

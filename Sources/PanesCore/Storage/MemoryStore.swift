@@ -7,7 +7,13 @@ public final class MemoryStore: Store {
 
     public init() {}
 
-    public func loadState() throws -> StoredState { state }
+    /// Everything stored, sessions sorted by id as the SQLite store returns them (byte order,
+    /// which is SQLite's), so both stores hand the hub the same state.
+    public func loadState() throws -> StoredState {
+        var loaded = state
+        loaded.sessions.sort { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) }
+        return loaded
+    }
 
     public func apply(_ batch: [StoreCommand]) throws {
         if failNextApply {

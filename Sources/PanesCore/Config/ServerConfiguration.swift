@@ -1,0 +1,39 @@
+/// Everything the configuration file declares: settings, the scene manifest, registered
+/// preference defaults and allowed browser origins.
+///
+/// ```json
+/// { "settings": { "maxUserInfoBytes": 65536 },
+///   "sceneConfigurations": [ { "name": "workspace", "kind": "browser", "activityTypes": ["panes.document"] } ],
+///   "allowedOrigins": ["http://localhost:3000"] }
+/// ```
+public struct ServerConfiguration: Sendable {
+    public var settings = Settings()
+    public var sceneConfigurations = SceneConfiguration.defaults
+    public var allowedOrigins: [String] = []
+
+    public init() {}
+
+    public init(json: JSONValue) throws(PanesError) {
+        guard case .object(let object) = json else { throw .invalid("configuration", "must be a JSON object") }
+        let known: Set<String> = ["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .invalid(unknown, "is not a configuration key (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        let fields = FieldReader(object)
+        if let settingsObject = try fields.object("settings") { try settings.apply(settingsObject) }
+        if let list = try fields.array("sceneConfigurations") {
+            sceneConfigurations = try list.enumerated().map { index, entry throws(PanesError) in
+                try SceneConfiguration(json: entry, field: "sceneConfigurations[\(index)]")
+            }
+            guard !sceneConfigurations.isEmpty else { throw .invalid("sceneConfigurations", "must not be empty") }
+            var names = Set<String>()
+            for configuration in sceneConfigurations where !names.insert(configuration.name).inserted {
+                throw .invalid("sceneConfigurations", "declares `\(configuration.name)` twice")
+            }
+        }
+        allowedOrigins = try (fields.array("allowedOrigins") ?? []).enumerated().map { index, value throws(PanesError) in
+            guard let origin = value.stringValue else { throw .invalid("allowedOrigins[\(index)]", "must be a string") }
+            return origin
+        }
+    }
+}

@@ -1,0 +1,211 @@
+// Threading model: `run()` makes the calling thread the lws service thread. The hub, the
+// held-output queue and every transport call live on that thread only. The store thread
+// reports commits through `WebSocketServer.post`, so its completions also run here. That
+// single owner is why the class is `@unchecked Sendable`.
+import Foundation
+public import Logging
+public import PanesCore
+import PanesJSON
+public import PanesTransport
+
+/// The running server: the hub, the transport, the codec and the store, joined.
+///
+/// It performs the hub's effects in order, with one rule on top: output that follows a
+/// `persist` waits until that persist is durable (see `Effect`).
+public final class ServerRuntime: @unchecked Sendable {
+    public let transport: WebSocketServer
+    private var hub: Hub
+    private let worker: StoreWorker
+    private let logger: Logger
+    private let settings: Settings
+
+    private var submittedSequence: UInt64 = 0
+    private var durableSequence: UInt64 = 0
+    /// Output waiting for a persist to become durable, in order.
+    private var held: [(sequence: UInt64, output: Output)] = []
+    private var heldHead = 0
+    private var drainDeadline: Millis?
+    private var storeFailed = false
+    public private(set) var exitCode: Int32 = 0
+
+    private enum Output {
+        case frame(OutboundFrame, [UInt64])
+        case close(UInt64, CloseCode, String)
+        case probe(UInt64)
+    }
+
+    /// Loads the stored state, starts listening and the store thread. Call `run()` next, on
+    /// the thread that should serve.
+    public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
+                store: any Store, authenticator: Authenticator, serverVersion: String, logger: Logger) throws {
+        self.logger = logger
+        self.settings = configuration.settings
+        let stored = try store.loadState()
+        hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
+                  authenticator: authenticator, stored: stored, serverVersion: serverVersion, logger: logger,
+                  now: ServerRuntime.wallClock)
+        transport = WebSocketServer(configuration: transportConfiguration)
+        let box = WeakBox()
+        worker = StoreWorker(store: store, logger: logger,
+                             onDurable: { sequence in box.runtime?.transport.post { box.runtime?.becameDurable(sequence) } },
+                             onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } })
+        box.runtime = self
+        transport.delegate = self
+        try transport.start()
+        worker.start()
+        logger.info("loaded", metadata: ["sessions": "\(stored.sessions.count)"])
+    }
+
+    /// Serves until drained (SIGTERM) or stopped. Returns the process exit code.
+    public func run() -> Int32 {
+        transport.installSignalHandlers()
+        transport.run()
+        worker.stop()
+        return exitCode
+    }
+
+    public static let wallClock: @Sendable () -> Millis = { Millis(Date().timeIntervalSince1970 * 1000) }
+
+    // MARK: Effects
+
+    private func perform(_ effects: [Effect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let message, let connection):
+                emit(.frame(encode(message), [connection.rawValue]))
+            case .broadcast(let message, let connections):
+                emit(.frame(encode(message), connections.map(\.rawValue)))
+            case .persist(let commands):
+                submittedSequence += 1
+                worker.submit(commands, sequence: submittedSequence)
+            case .close(let connection, let code, let reason):
+                emit(.close(connection.rawValue, code, reason))
+            case .probe(let connection):
+                emit(.probe(connection.rawValue))
+            case .load:
+                break
+            }
+        }
+    }
+
+    private func encode(_ message: ServerMessage) -> OutboundFrame {
+        OutboundFrame(headroomAndPayload: JSONCodec.encode(message.json, headroom: OutboundFrame.headroom))
+    }
+
+    private func emit(_ output: Output) {
+        if heldHead == held.count && durableSequence == submittedSequence {
+            deliver(output)
+        } else {
+            held.append((submittedSequence, output))
+        }
+    }
+
+    private func deliver(_ output: Output) {
+        switch output {
+        case .frame(let frame, let connections):
+            for connection in connections { transport.send(frame, to: connection) }
+        case .close(let connection, let code, let reason):
+            transport.close(connection, code: code.rawValue, reason: reason)
+        case .probe(let connection):
+            transport.ping(connection)
+        }
+    }
+
+    private func becameDurable(_ sequence: UInt64) {
+        durableSequence = max(durableSequence, sequence)
+        while heldHead < held.count && held[heldHead].sequence <= durableSequence {
+            deliver(held[heldHead].output)
+            heldHead += 1
+        }
+        if heldHead == held.count {
+            held.removeAll(keepingCapacity: held.capacity <= 4096)
+            heldHead = 0
+        }
+    }
+
+    /// A store that cannot commit is fatal: nothing waiting on it was acknowledged, so
+    /// nothing acknowledged is lost; the process exits non-zero for its supervisor to restart.
+    private func storeDidFail(_ reason: String) {
+        logger.critical("store failed; exiting without acknowledging", metadata: ["reason": "\(reason)"])
+        storeFailed = true
+        exitCode = 1
+        transport.stop()
+    }
+
+    // MARK: Draining
+
+    private func checkDrain() {
+        guard let deadline = drainDeadline else { return }
+        let flushed = hub.drained && heldHead == held.count && durableSequence == submittedSequence
+        if (flushed && transport.connectionCount == 0) || Self.wallClock() >= deadline {
+            logger.notice("drained", metadata: ["connectionsLeft": "\(transport.connectionCount)"])
+            transport.stop()
+        }
+    }
+}
+
+extension ServerRuntime: WebSocketServerDelegate {
+    public func serverDidOpen(_ connection: UInt64) {
+        perform(hub.handle(.opened(ConnectionID(connection))))
+    }
+
+    public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
+        let event: HubEvent
+        switch JSONCodec.decode(message) {
+        case .success(let json): event = .received(ConnectionID(connection), json)
+        case .failure(let error): event = .unreadable(ConnectionID(connection), reason: error.description)
+        }
+        perform(hub.handle(event))
+    }
+
+    public func serverDidClose(_ connection: UInt64, abnormal: Bool) {
+        perform(hub.handle(.closed(ConnectionID(connection), abnormal: abnormal)))
+        checkDrain()
+    }
+
+    public func serverDidReceivePong(from connection: UInt64) {
+        perform(hub.handle(.pong(ConnectionID(connection))))
+    }
+
+    public func serverTick() {
+        perform(hub.handle(.tick))
+        checkDrain()
+    }
+
+    public func serverDidReceiveTerminationSignal() {
+        guard drainDeadline == nil else { return }
+        logger.notice("termination signal: draining")
+        drainDeadline = Self.wallClock() + Millis(settings.drainTimeoutMs)
+        transport.acceptingConnections = false
+        perform(hub.handle(.drain))
+        checkDrain()
+    }
+
+    public func serverHTTPResponse(for path: String) -> HTTPResponse? {
+        switch path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path {
+        case "/healthz":
+            if drainDeadline != nil || storeFailed { return HTTPResponse(status: 503, body: "draining\n") }
+            return HTTPResponse(body: "ok\n")
+        case "/metrics":
+            return HTTPResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText())
+        default:
+            return nil
+        }
+    }
+
+    private func metricsText() -> String {
+        var text = PrometheusText()
+        text.gauge("panes_connections", "Open WebSocket connections.", [([:], transport.connectionCount)])
+        let store = worker.statistics
+        text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])
+        text.counter("panes_store_commands_total", "Changes committed to the store.", [([:], store.commands)])
+        text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
+        text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
+        return text.text + hub.metricsText()
+    }
+}
+
+/// Lets the store thread's closures reach the runtime without a retain cycle.
+private final class WeakBox: @unchecked Sendable {
+    weak var runtime: ServerRuntime?
+}

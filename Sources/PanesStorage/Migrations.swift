@@ -1,0 +1,92 @@
+/// The schema's history. Adding to the schema is appending one entry to `all`; an entry that
+/// has shipped is never edited, because databases out there already ran it.
+///
+/// Every table that belongs to a session refers to `sessions(id)` with `ON DELETE CASCADE`
+/// (the connection turns `foreign_keys` on), so deleting the session row deletes everything
+/// stored for it. Sessions are upserted with `ON CONFLICT DO UPDATE`, never `INSERT OR
+/// REPLACE`, which would delete the row and cascade away its children.
+enum Migrations {
+    static let all: [Migration] = [
+        Migration(version: 1, name: "sessions and preferences", sql: """
+            CREATE TABLE sessions (
+                id TEXT NOT NULL PRIMARY KEY,
+                workspace TEXT NOT NULL,
+                user TEXT NOT NULL,
+                secret TEXT NOT NULL,
+                role TEXT NOT NULL,
+                configuration TEXT NOT NULL,
+                title TEXT NOT NULL,
+                snapshot TEXT,                  -- JSON, or NULL for none
+                user_info TEXT NOT NULL,        -- JSON object
+                restoration_activity TEXT,      -- JSON, NULL together with restoration_meta
+                restoration_meta TEXT,          -- JSON
+                created_at INTEGER NOT NULL,    -- milliseconds since the epoch
+                last_active_at INTEGER NOT NULL,
+                failed_restores INTEGER NOT NULL
+            );
+            CREATE INDEX sessions_by_owner ON sessions (workspace, user);
+
+            -- One row per domain; user is '' for the workspace domain (real names are never empty).
+            -- version never goes backwards, and removals bump it too.
+            CREATE TABLE preference_domains (
+                workspace TEXT NOT NULL,
+                user TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                PRIMARY KEY (workspace, user)
+            );
+            CREATE TABLE preferences (
+                workspace TEXT NOT NULL,
+                user TEXT NOT NULL,
+                key_path TEXT NOT NULL,
+                value TEXT NOT NULL,            -- JSON
+                version INTEGER NOT NULL,
+                PRIMARY KEY (workspace, user, key_path),
+                FOREIGN KEY (workspace, user) REFERENCES preference_domains (workspace, user) ON DELETE CASCADE
+            );
+            """),
+    ]
+
+    /// The schema version this build writes and reads.
+    static var latest: Int64 { all.last?.version ?? 0 }
+
+    /// The database's schema version.
+    static func version(of connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        try connection.integer("PRAGMA user_version") ?? 0
+    }
+
+    /// Refuses a database written by a newer build: its schema may mean things this one would
+    /// misread or undo.
+    static func refuseNewer(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let found = try version(of: connection)
+        guard found <= latest else {
+            throw SQLiteError(.schemaTooNew(found: found, known: latest),
+                              "the database has schema version \(found), but this build knows only up to \(latest); "
+                                  + "use a newer build of Panes, or another data directory",
+                              path: connection.path)
+        }
+    }
+
+    /// Brings the database up to `latest`, one step per transaction, so a crash between steps
+    /// leaves a database at a known version that the next start continues from.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        for (index, migration) in all.enumerated() {
+            precondition(migration.version == Int64(index + 1), "migrations must be numbered 1, 2, 3… in order")
+        }
+        try refuseNewer(connection)
+        for migration in all {
+            try connection.transaction {
+                // Read again under the write lock: another process may have migrated meanwhile.
+                let current = try version(of: connection)
+                guard current < migration.version else { return }
+                do {
+                    try migration.apply(connection)
+                } catch var error as SQLiteError {
+                    error.message = "migration \(migration.version) (\(migration.name)) failed: \(error.message)"
+                    throw error
+                }
+                // user_version lives in the file header and is written in this transaction.
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+// Threading: a connection belongs to the store thread. It is opened in multi-thread mode
+// (SQLITE_OPEN_NOMUTEX), so SQLite takes no locks of its own and the connection must never be
+// used by two threads at once; it is created, handed to the store thread once at start-up,
+// and used and closed only there.
+internal import CSQLite
+
+/// One `sqlite3*` and its statement cache.
+///
+/// `@unchecked Sendable` because the store hands it to the store thread once and only that
+/// thread touches it afterwards; nothing here is safe for concurrent use, and nothing needs to be.
+final class SQLiteConnection: @unchecked Sendable {
+    enum Mode: Sendable, Equatable {
+        /// Creates the file if missing; `synchronous` decides how hard a commit is pushed to disk.
+        case readWrite(synchronous: SQLiteSynchronous)
+        /// Never creates, writes or checkpoints the file: for inspection.
+        case readOnly
+    }
+
+    let path: String
+    let mode: Mode
+    private var handle: OpaquePointer?
+    /// Prepared once per SQL text: the store runs the same few statements thousands of times.
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens the database and applies the per-connection settings. The journal mode, which is
+    /// written into the file, is left to `enableWriteAheadLog()` so a caller can first check
+    /// that it may touch the file at all.
+    /// - Parameter busyTimeoutMs: how long to wait for another connection's write lock.
+    init(path: String, mode: Mode, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
+        self.path = path
+        self.mode = mode
+        let flags = switch mode {
+        case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        case .readOnly: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        }
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(.sqlite(resultCode: code), message, path: path)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+        do throws(SQLiteError) {
+            try execute("PRAGMA foreign_keys=ON")
+            switch mode {
+            case .readWrite(let synchronous):
+                try execute("PRAGMA synchronous=\(synchronous.rawValue)")
+                // On macOS fsync leaves the data in the drive's cache; F_FULLFSYNC does not.
+                // Elsewhere this is a no-op.
+                if synchronous == .full { try execute("PRAGMA fullfsync=ON") }
+            case .readOnly:
+                try execute("PRAGMA query_only=ON")
+                let code = psq_disable_checkpoint_on_close(db)
+                if code != SQLITE_OK { throw error(code, sql: nil) }
+            }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Switches the file to write-ahead logging: a commit then appends to the log and fsyncs
+    /// it once, and readers (an inspector) never block the writer.
+    func enableWriteAheadLog() throws(SQLiteError) {
+        let mode = try withStatement("PRAGMA journal_mode=WAL") { statement throws(SQLiteError) in
+            try statement.step() ? statement.text(at: 0) : nil
+        }
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError(.sqlite(resultCode: SQLITE_ERROR),
+                              "could not switch to write-ahead logging (journal mode is \(mode ?? "unknown"))",
+                              sql: "PRAGMA journal_mode=WAL", path: path)
+        }
+    }
+
+    /// Runs SQL that may hold several statements and binds nothing (schema, pragmas).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw SQLiteError(.sqlite(resultCode: code), text, sql: sql, path: path)
+        }
+    }
+
+    /// Lends the cached statement for `sql`, then resets it and clears its bindings.
+    func withStatement<T>(_ sql: String, _ body: (SQLiteStatement) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let statement = try prepare(sql)
+        defer {
+            sqlite3_reset(statement.handle)
+            sqlite3_clear_bindings(statement.handle)
+        }
+        return try body(statement)
+    }
+
+    /// Runs one statement to completion with the given parameters.
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try withStatement(sql) { statement throws(SQLiteError) in
+            try statement.bind(values)
+            while try statement.step() {}
+        }
+    }
+
+    /// Calls `row` for every row the query returns.
+    func forEachRow(_ sql: String, _ values: [SQLiteValue] = [],
+                    _ row: (SQLiteStatement) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try withStatement(sql) { statement throws(SQLiteError) in
+            try statement.bind(values)
+            while try statement.step() { try row(statement) }
+        }
+    }
+
+    /// The first column of the first row, as an integer (a count, a pragma).
+    func integer(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int64? {
+        try withStatement(sql) { statement throws(SQLiteError) in
+            try statement.bind(values)
+            return try statement.step() && !statement.isNull(at: 0) ? statement.int64(at: 0) : nil
+        }
+    }
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> String? {
+        try withStatement(sql) { statement throws(SQLiteError) in
+            try statement.bind(values)
+            return try statement.step() ? statement.text(at: 0) : nil
+        }
+    }
+
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    ///
+    /// BEGIN IMMEDIATE takes the write lock up front, so a busy database fails here, before any
+    /// work, instead of at the first write halfway through.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        precondition(!isInTransaction, "SQLite transactions do not nest")
+        try run("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try run("COMMIT")
+            return result
+        } catch {
+            // A failed COMMIT may already have rolled back (an I/O error does); a second
+            // ROLLBACK would only add a misleading error.
+            if isInTransaction { try? run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    var isInTransaction: Bool {
+        guard let handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
+    }
+
+    /// Finalises every cached statement and closes the database. Safe to call twice.
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// An error for `code`, with SQLite's message for this connection.
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        return SQLiteError(.sqlite(resultCode: code), message, sql: sql, path: path)
+    }
+
+    private func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        guard let handle else {
+            throw SQLiteError(.sqlite(resultCode: SQLITE_MISUSE), "the connection is closed", sql: sql, path: path)
+        }
+        if let cached = statements[sql] { return SQLiteStatement(handle: cached, sql: sql, connection: self) }
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw error(code, sql: sql)
+        }
+        statements[sql] = statement
+        return SQLiteStatement(handle: statement, sql: sql, connection: self)
+    }
+}

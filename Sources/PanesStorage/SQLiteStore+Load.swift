@@ -1,0 +1,123 @@
+public import PanesCore
+internal import PanesJSON
+
+extension SQLiteStore {
+    /// A stored field that could not be read back. Its record was kept without it (a session
+    /// without its restoration activity rather than no session), so one bad value never costs
+    /// a user their windows.
+    public struct LoadIssue: Sendable, Equatable, CustomStringConvertible {
+        /// `session <id>` or `preference <domain> <key path>`.
+        public var record: String
+        /// The column that was skipped or replaced by its default.
+        public var field: String
+        public var problem: String
+
+        public var description: String { "\(record): \(field): \(problem)" }
+    }
+
+    /// Everything stored, sessions sorted by id.
+    public func loadState() throws -> StoredState {
+        try loadStateReportingIssues().state
+    }
+
+    /// Everything stored, and every field that could not be read and was left out; for
+    /// `panes inspect` and for a warning at start.
+    public func loadStateReportingIssues() throws -> (state: StoredState, issues: [LoadIssue]) {
+        var issues: [LoadIssue] = []
+        var state = StoredState()
+        // One read transaction, so sessions and preferences come from the same commit even
+        // when an inspector reads next to a running server.
+        try connection.run("BEGIN")
+        defer { try? connection.run("COMMIT") }
+        try connection.forEachRow(SQL.sessions) { row in
+            state.sessions.append(session(from: row, issues: &issues))
+        }
+        try connection.forEachRow(SQL.domains) { row in
+            let domain = PreferenceDomain(row: row)
+            state.preferences[domain] = StoredPreferences(version: row.int64(at: 2))
+        }
+        try connection.forEachRow(SQL.preferences) { row in
+            let domain = PreferenceDomain(row: row)
+            let keyPath = row.text(at: 2) ?? ""
+            let record = "preference \(domain) \(keyPath)"
+            guard let value = decode(row.text(at: 3), record: record, field: "value", issues: &issues) else { return }
+            state.preferences[domain, default: StoredPreferences()].values[keyPath] =
+                VersionedValue(value: value, version: row.int64(at: 4))
+        }
+        return (state, issues)
+    }
+
+    private func session(from row: SQLiteStatement, issues: inout [LoadIssue]) -> SceneSession {
+        let id = row.text(at: 0) ?? ""
+        let record = "session \(id)"
+        let roleText = row.text(at: 4) ?? ""
+        let role = SceneConfiguration.SessionRole(rawValue: roleText) ?? {
+            issues.append(LoadIssue(record: record, field: "role", problem: "unknown role `\(roleText)`, read as window"))
+            return .window
+        }()
+        var userInfo: [String: JSONValue] = [:]
+        if let value = decode(row.text(at: 8), record: record, field: "user_info", issues: &issues) {
+            if let object = value.objectValue {
+                userInfo = object
+            } else {
+                issues.append(LoadIssue(record: record, field: "user_info", problem: "is \(value.typeName), not an object"))
+            }
+        }
+        return SceneSession(
+            id: SessionID(id), secret: row.text(at: 3) ?? "",
+            owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
+            role: role, configuration: row.text(at: 5) ?? "", title: row.text(at: 6) ?? "",
+            snapshot: decode(row.text(at: 7), record: record, field: "snapshot", issues: &issues),
+            userInfo: userInfo,
+            restoration: restoration(activity: row.text(at: 9), metadata: row.text(at: 10), record: record, issues: &issues),
+            createdAt: row.int64(at: 11), lastActiveAt: row.int64(at: 12),
+            failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)))
+    }
+
+    private func restoration(activity: String?, metadata: String?, record: String,
+                             issues: inout [LoadIssue]) -> Restoration? {
+        if activity == nil && metadata == nil { return nil }
+        guard let activity = decode(activity, record: record, field: "restoration_activity", issues: &issues),
+              let metadata = decode(metadata, record: record, field: "restoration_meta", issues: &issues)
+        else {
+            issues.append(LoadIssue(record: record, field: "restoration", problem: "incomplete, so left out"))
+            return nil
+        }
+        do {
+            return Restoration(activity: try Activity(json: activity, field: "restoration_activity"),
+                               metadata: try RestorationMetadata(json: metadata))
+        } catch {
+            issues.append(LoadIssue(record: record, field: "restoration", problem: "\(error.message), so left out"))
+            return nil
+        }
+    }
+
+    /// The JSON in `text`, or nil for SQL NULL and for text that does not parse (noted).
+    private func decode(_ text: String?, record: String, field: String, issues: inout [LoadIssue]) -> JSONValue? {
+        guard let text else { return nil }
+        switch JSONCodec.decode(text) {
+        case .success(let value): return value
+        case .failure(let error):
+            issues.append(LoadIssue(record: record, field: field, problem: "not JSON: \(error.description)"))
+            return nil
+        }
+    }
+
+    private enum SQL {
+        static let sessions = """
+            SELECT id, workspace, user, secret, role, configuration, title, snapshot, user_info,
+                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores
+            FROM sessions ORDER BY id
+            """
+        static let domains = "SELECT workspace, user, version FROM preference_domains"
+        static let preferences = "SELECT workspace, user, key_path, value, version FROM preferences"
+    }
+}
+
+extension PreferenceDomain {
+    /// The domain in a row's first two columns; user '' is the workspace domain.
+    fileprivate init(row: SQLiteStatement) {
+        let user = row.text(at: 1) ?? ""
+        self.init(workspace: row.text(at: 0) ?? "", user: user.isEmpty ? nil : user)
+    }
+}

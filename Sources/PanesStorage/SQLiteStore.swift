@@ -1,0 +1,132 @@
+// Threading: the store is used by the store thread only, like its connection. The hub never
+// calls it; it hands batches to the store thread by value.
+public import PanesCore
+internal import PanesJSON
+
+/// The embedded default store: one SQLite file in write-ahead-log mode.
+///
+/// Durability: `apply` commits each batch in one transaction, and with `synchronous=FULL` the
+/// commit fsyncs the log before it returns, so an applied batch survives a killed process and
+/// a power loss. JSON-typed fields are stored as JSON text written by `JSONCodec`.
+///
+/// `@unchecked Sendable` because it is created at start-up, handed to the store thread once,
+/// and used only there after that; it holds no lock and needs none.
+public final class SQLiteStore: Store, @unchecked Sendable {
+    let connection: SQLiteConnection
+    /// Test hook: when set, the next `apply` throws after applying this many of its commands,
+    /// inside the transaction, so the test can check that none of them stays.
+    var failAfterCommands: Int?
+
+    /// The database file.
+    public var path: String { connection.path }
+    /// Whether this store was opened by `openReadOnly(path:)` and refuses every write.
+    public var isReadOnly: Bool { connection.mode == .readOnly }
+
+    /// Opens the database at `path`, creating the file (not its directory) if it is missing,
+    /// and migrates it to the schema this build knows.
+    /// - Parameters:
+    ///   - path: the database file, e.g. `DATA/panes.sqlite`.
+    ///   - synchronous: `.full` unless losing the last commits on power loss is acceptable.
+    /// - Throws: `SQLiteError`, with `.schemaTooNew` for a database from a newer build, which
+    ///   is left exactly as it was.
+    public init(path: String, synchronous: SQLiteSynchronous = .full) throws {
+        connection = try SQLiteConnection(path: path, mode: .readWrite(synchronous: synchronous))
+        // Before anything is written: switching to WAL already changes the file header.
+        try Migrations.refuseNewer(connection)
+        try connection.enableWriteAheadLog()
+        try Migrations.migrate(connection)
+    }
+
+    init(readOnly connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    /// Closes the database now rather than when the store is released. Later calls fail.
+    public func close() {
+        connection.close()
+    }
+
+    /// Applies every command of the batch in one transaction: when this returns all of them are
+    /// on disk, and when it throws none of them is.
+    public func apply(_ batch: [StoreCommand]) throws {
+        guard !isReadOnly else {
+            throw SQLiteError(.readOnly, "the store was opened read-only, for inspection", path: path)
+        }
+        guard !batch.isEmpty else { return }
+        let failAfter = failAfterCommands
+        failAfterCommands = nil
+        try connection.transaction {
+            for (index, command) in batch.enumerated() {
+                if index == failAfter {
+                    throw SQLiteError(.injectedFault, "injected failure after \(index) commands", path: path)
+                }
+                try write(command)
+            }
+        }
+    }
+
+    private func write(_ command: StoreCommand) throws(SQLiteError) {
+        switch command {
+        case .putSession(let session):
+            try connection.run(SQL.upsertSession, [
+                .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
+                .text(session.secret), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
+                .text(session.restoration.map { json($0.activity.json) }),
+                .text(session.restoration.map { json($0.metadata.json) }),
+                .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
+            ])
+        case .deleteSession(let id):
+            try connection.run(SQL.deleteSession, [.text(id.rawValue)])
+        case .putPreference(let domain, let keyPath, let value, let version):
+            let user = try column(for: domain)
+            try connection.run(SQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
+            try connection.run(SQL.upsertPreference,
+                               [.text(domain.workspace), .text(user), .text(keyPath), .text(json(value)), .int(version)])
+        case .removePreference(let domain, let keyPath, let version):
+            let user = try column(for: domain)
+            try connection.run(SQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
+            try connection.run(SQL.deletePreference, [.text(domain.workspace), .text(user), .text(keyPath)])
+        }
+    }
+
+    /// The `user` column for a domain: '' is the workspace domain, so an empty user name would
+    /// silently merge a user's preferences into the workspace's. Refused instead.
+    private func column(for domain: PreferenceDomain) throws(SQLiteError) -> String {
+        guard let user = domain.user else { return "" }
+        guard !user.isEmpty else {
+            throw SQLiteError(.invalidCommand, "a user preference domain needs a user name; '' is the workspace domain "
+                                  + "(\(domain))", path: path)
+        }
+        return user
+    }
+
+    private func json(_ value: JSONValue) -> String {
+        JSONCodec.encodeString(value)
+    }
+
+    private enum SQL {
+        static let upsertSession = """
+            INSERT INTO sessions (id, workspace, user, secret, role, configuration, title, snapshot, user_info,
+                                  restoration_activity, restoration_meta, created_at, last_active_at, failed_restores)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            ON CONFLICT (id) DO UPDATE SET
+                workspace = excluded.workspace, user = excluded.user, secret = excluded.secret,
+                role = excluded.role, configuration = excluded.configuration, title = excluded.title,
+                snapshot = excluded.snapshot, user_info = excluded.user_info,
+                restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
+                created_at = excluded.created_at, last_active_at = excluded.last_active_at,
+                failed_restores = excluded.failed_restores
+            """
+        static let deleteSession = "DELETE FROM sessions WHERE id = ?1"
+        static let bumpDomain = """
+            INSERT INTO preference_domains (workspace, user, version) VALUES (?1, ?2, ?3)
+            ON CONFLICT (workspace, user) DO UPDATE SET version = max(version, excluded.version)
+            """
+        static let upsertPreference = """
+            INSERT INTO preferences (workspace, user, key_path, value, version) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (workspace, user, key_path) DO UPDATE SET value = excluded.value, version = excluded.version
+            """
+        static let deletePreference = "DELETE FROM preferences WHERE workspace = ?1 AND user = ?2 AND key_path = ?3"
+    }
+}

@@ -1,0 +1,18 @@
+/// What the transport reports. Every method is called on the service thread, the one that
+/// called `WebSocketServer.run()`, and must not block: it is the thread that owns live state.
+public protocol WebSocketServerDelegate: AnyObject {
+    func serverDidOpen(_ connection: UInt64)
+    /// A complete text message. The buffer is valid only during the call.
+    func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64)
+    /// `abnormal` when the peer went away without a close frame (crash, network drop) and the
+    /// server had not asked it to close.
+    func serverDidClose(_ connection: UInt64, abnormal: Bool)
+    func serverDidReceivePong(from connection: UInt64)
+    /// Runs every `tickMilliseconds`.
+    func serverTick()
+    /// SIGTERM or SIGINT arrived (after `installSignalHandlers()`).
+    func serverDidReceiveTerminationSignal()
+    /// A dynamic HTTP response for `path`, or nil for 404. Files under `webRoot` are served
+    /// without asking.
+    func serverHTTPResponse(for path: String) -> HTTPResponse?
+}

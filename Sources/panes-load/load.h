@@ -1,0 +1,175 @@
+/*
+ * panes-load: a WebSocket load generator for the Panes benchmarks.
+ *
+ * Threading: one thread. Everything below, every client and every
+ * histogram, is touched only from the lws service loop in main.c (lws
+ * callbacks and sul timers). Signal handlers only set a flag and call
+ * lws_cancel_service().
+ *
+ * Shape: a *protocol* (proto_*.c) knows how to speak to one kind of server
+ * (Panes, the raw broadcast server, nchan, y-websocket); a *workload*
+ * (workload_*.c) decides what the clients do once connected and what is
+ * measured. client.c owns the connections and calls into both. Adding a
+ * workload is one file with a `struct workload` and one line in main.c.
+ */
+#ifndef PANES_LOAD_H
+#define PANES_LOAD_H
+
+#include <libwebsockets.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+
+enum role { ROLE_OBSERVER, ROLE_WRITER };
+
+enum client_state {
+	CS_IDLE,       /* not yet asked to connect */
+	CS_CONNECTING, /* TCP + WebSocket handshake in progress */
+	CS_HELLO,      /* socket open, protocol handshake (e.g. Panes connect) in progress */
+	CS_READY,      /* fully set up: counted as connected */
+	CS_FAILED,     /* never became ready */
+	CS_CLOSED,     /* was ready, then the server closed it */
+};
+
+struct txmsg {
+	struct txmsg *next;
+	uint32_t seq;          /* write sequence number, 0 if not a measured write */
+	enum lws_write_protocol type;
+	size_t len;
+	unsigned char buf[];   /* LWS_PRE bytes of headroom, then len bytes */
+};
+
+struct client {
+	struct lws *wsi;
+	uint32_t index;
+	uint8_t role;
+	uint8_t state;
+	uint8_t raw;           /* a raw TCP connection (nchan's HTTP publisher), not a WebSocket */
+	uint32_t last_seq;     /* highest write seq delivered to this client */
+	uint32_t frames;       /* update frames counted (for protocols matched by arrival order) */
+	uint64_t t_connect;    /* when the connect started, ns */
+	struct txmsg *tx_head, *tx_tail;
+	unsigned char *rx;     /* reassembly buffer for fragmented messages */
+	size_t rx_len, rx_cap;
+};
+
+/** How to speak to one kind of server. */
+struct protocol {
+	const char *name;
+	const char *subprotocol;         /* WebSocket subprotocol to offer, or NULL */
+	int writer_is_raw;               /* the writer is a raw TCP (HTTP) connection */
+	int (*prepare)(void);            /* load files, build templates; nonzero = fatal */
+	const char *(*path)(const struct client *c);
+	/** The socket is open: send a hello, or call client_ready(). */
+	void (*opened)(struct client *c);
+	/** One whole message (or raw chunk) arrived. */
+	void (*message)(struct client *c, const unsigned char *buf, size_t len, int binary);
+	/** Publish change `seq` through the writer. */
+	void (*write)(struct client *writer, uint32_t seq);
+};
+
+/** What the clients do once connected, and what is measured. */
+struct workload {
+	const char *name;
+	/** Sets roles and g.total_clients from the options; nonzero = fatal. */
+	int (*setup)(void);
+	/** Everyone is connected (and "go" was given, if asked for). */
+	void (*start)(void);
+	/** An observer has change `seq`. */
+	void (*delivered)(struct client *c, uint32_t seq, uint64_t now);
+	/** The writer's change `seq` left the socket / was acknowledged by the server. */
+	void (*sent)(uint32_t seq, uint64_t now);
+	void (*acked)(uint32_t seq, uint64_t now);
+	/** A ready observer went away. */
+	void (*dropped)(struct client *c);
+	/** Extra fields for the result object, each written as `,"key":value`. */
+	void (*report)(FILE *out);
+};
+
+struct options {
+	const char *host;
+	int port;
+	const char *protocol;
+	const char *workload;
+	int n;                  /* observers (fanout) or idle connections (connect) */
+	int concurrency;        /* connects in flight at once */
+	int writes, warmup;
+	double rate;            /* writes per second; 0 = as fast as `inflight` allows */
+	int inflight;           /* writes outstanding at once */
+	int payload;            /* application payload bytes per write */
+	double hold;            /* connect: seconds to hold after ready; <0 = until stdin EOF */
+	int wait_go;            /* wait for a "go" line on stdin before starting */
+	double timeout;         /* whole run, seconds */
+	double write_timeout;   /* a write not seen by every observer in this long is lost */
+	int stop_after_failures;/* consecutive connect failures before giving up */
+	const char *sources[64];/* local source addresses to bind, round by round */
+	int nsources;
+	int per_source;         /* connections per source address */
+	const char *user;
+	int users;              /* spread connections over this many users (>1: USER-i) */
+	const char *workspace;
+	const char *domain;     /* Panes preference domain */
+	const char *key_path;
+	const char *channel;    /* nchan channel / yjs document name */
+	const char *updates;    /* yjs: file of prepared update messages */
+	int first_index;        /* index offset, so several processes name users apart */
+};
+
+struct load {
+	struct options opt;
+	const struct protocol *proto;
+	const struct workload *work;
+	struct lws_context *ctx;
+	struct client *clients;
+	int total;              /* clients, writer included */
+	int next_connect;       /* next index to start connecting */
+	int inflight_connects;
+	int ready, failed, closed;
+	int consecutive_failures;
+	int gave_up;            /* stopped connecting after too many failures */
+	int observe;            /* observers must subscribe after the hello (fanout) */
+	int started, finished, interrupted, stdin_eof, go;
+	int exit_code;
+	uint64_t t_begin, t_all_ready, t_start, t_end;
+	struct rusage_snap { double user, sys; } cpu_begin, cpu_ready, cpu_end;
+	char first_error[256];
+	struct hist connect_hist; /* connect start -> ready, per client */
+};
+
+extern struct load g;
+
+/* main.c */
+uint64_t now_ns(void);
+void finish(int exit_code);
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void note_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* client.c */
+extern const struct lws_protocols load_protocols[];
+void clients_pump(void);
+void client_ready(struct client *c);
+void client_fail(struct client *c, const char *why);
+/** Queues a message; `type` is LWS_WRITE_TEXT, _BINARY or _RAW. `seq` marks a measured write. */
+int client_send(struct client *c, const void *buf, size_t len, enum lws_write_protocol type,
+		uint32_t seq);
+struct client *writer_client(void);
+
+/* report.c */
+void snap_cpu(struct rusage_snap *s);
+void report_ready(void);
+void report_result(void);
+void json_string(FILE *out, const char *s);
+
+/* json_scan.c: small scanners for the JSON the servers send; not a parser. */
+const char *json_value(const char *buf, size_t len, const char *key);
+long long json_int(const char *buf, size_t len, const char *key, long long fallback);
+size_t json_copy_string(const char *buf, size_t len, const char *key, char *out, size_t cap);
+/** Writes `{"seq":SEQ,"pad":"xx…"}` padded to `size` bytes (at least the bare object). */
+size_t make_payload(char *out, size_t cap, uint32_t seq, int size);
+
+/* Registered protocols and workloads. */
+extern const struct protocol proto_panes, proto_raw, proto_nchan, proto_yjs;
+extern const struct workload workload_connect, workload_fanout;
+
+#endif

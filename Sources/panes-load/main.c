@@ -1,0 +1,338 @@
+/*
+ * panes-load: open many WebSocket connections from one process and measure
+ * what a server does with them. See load.h for the shape and the threading
+ * model, and `panes-load --help` for the options.
+ *
+ *   panes-load connect --protocol panes --port P --n 10000 --hold -1
+ *   panes-load fanout  --protocol raw   --port P --n 1000 --writes 200
+ *
+ * stdout: JSON lines (`ready`, then `result`); stderr: progress and errors.
+ * Exit code: 0 ok, 1 bad usage or setup, 2 the run measured less than asked
+ * (lost changes, nobody connected), 3 timed out, 130 interrupted.
+ */
+#include "load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct load g;
+
+static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &proto_nchan,
+						    &proto_yjs };
+/* A new workload is one file with a `struct workload`, and one entry here. */
+static const struct workload *const workloads[] = { &workload_connect, &workload_fanout };
+
+static int quiet;
+static lws_sorted_usec_list_t progress_timer, stdin_timer, deadline_timer;
+
+uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void
+progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("panes-load: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Keep the first error for the report; print the first few. */
+void
+note_error(const char *fmt, ...)
+{
+	static int printed;
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!g.first_error[0])
+		snprintf(g.first_error, sizeof(g.first_error), "%s", buf);
+	if (printed++ < 5)
+		fprintf(stderr, "panes-load: %s\n", buf);
+	else if (printed == 6)
+		fputs("panes-load: (further errors not shown)\n", stderr);
+}
+
+void
+finish(int exit_code)
+{
+	if (g.finished)
+		return;
+	g.finished = 1;
+	g.exit_code = exit_code;
+	g.t_end = now_ns();
+	snap_cpu(&g.cpu_end);
+	report_result();
+	lws_cancel_service(g.ctx);
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	g.interrupted = 1;
+	if (g.ctx)
+		lws_cancel_service(g.ctx);
+}
+
+static void
+show_progress(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (!g.t_all_ready)
+		progress("%d/%d ready, %d failed, %d connecting", g.ready, g.total, g.failed,
+			 g.inflight_connects);
+	lws_sul_schedule(g.ctx, 0, &progress_timer, show_progress, LWS_US_PER_SEC);
+}
+
+/* stdin carries "go" (start measuring) and EOF (stop holding, finish). */
+static void
+watch_stdin(lws_sorted_usec_list_t *sul)
+{
+	static char line[64];
+	static size_t used;
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+
+	(void)sul;
+	while (!g.stdin_eof && poll(&p, 1, 0) > 0) {
+		char ch;
+		ssize_t n = read(0, &ch, 1);
+		if (n <= 0) {
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				break;
+			g.stdin_eof = 1;
+			break;
+		}
+		if (ch != '\n') {
+			if (used + 1 < sizeof(line))
+				line[used++] = ch;
+			continue;
+		}
+		line[used] = 0;
+		used = 0;
+		if (!strcmp(line, "go") && !g.go) {
+			g.go = 1;
+			if (g.t_all_ready && !g.started) {
+				g.started = 1;
+				g.t_start = now_ns();
+				g.work->start();
+			}
+		}
+	}
+	if (g.stdin_eof) {
+		/* Holding connections for a reader, or waiting for a go that will never come. */
+		if (g.opt.hold < 0 || (g.opt.wait_go && !g.started)) {
+			finish(g.started || g.work == &workload_connect ? 0 : 130);
+			return;
+		}
+	}
+	if (!g.finished && !g.stdin_eof)
+		lws_sul_schedule(g.ctx, 0, &stdin_timer, watch_stdin, 20 * LWS_US_PER_MS);
+}
+
+static void
+deadline(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	note_error("timed out after %.0f s", g.opt.timeout);
+	finish(3);
+}
+
+static void
+usage(FILE *out)
+{
+	fputs("usage: panes-load connect|fanout [options]\n"
+	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
+	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
+	      "  --n N                            idle connections (connect) or observers (fanout)\n"
+	      "  --concurrency K                  connects in flight at once (256)\n"
+	      "  --sources A,B,..  --per-source M bind local addresses, M connections each (25000)\n"
+	      "  --stop-after-failures F          give up connecting after F failures in a row (200)\n"
+	      "  --hold S                         connect: hold S seconds after ready; -1 = until stdin EOF (0)\n"
+	      "  --wait-go                        after `ready`, wait for a \"go\" line on stdin\n"
+	      "  --writes W --warmup U            measured and unmeasured changes (100, 10)\n"
+	      "  --inflight K --rate R            changes outstanding at once (1), per second (0 = no limit)\n"
+	      "  --payload B                      application payload bytes per change (64)\n"
+	      "  --write-timeout S                a change not everywhere after S seconds is lost (10)\n"
+	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
+	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
+	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
+	      "  --channel C                      nchan channel / y-websocket document (bench)\n"
+	      "  --updates FILE                   yjs: prepared updates from bench/yjs-updates.js\n"
+	      "  --first-index I                  offset of this process's clients, to name users apart\n"
+	      "  --quiet                          no progress on stderr\n",
+	      out);
+}
+
+static void
+split_sources(char *list)
+{
+	for (char *tok = strtok(list, ","); tok && g.opt.nsources < 64; tok = strtok(NULL, ","))
+		g.opt.sources[g.opt.nsources++] = tok;
+}
+
+static int
+parse(int argc, char **argv)
+{
+	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
+	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT,
+	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
+	       O_QUIET, O_HELP };
+	static const struct option longs[] = {
+		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
+		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
+		{ "per-source", 1, 0, O_PER_SOURCE }, { "stop-after-failures", 1, 0, O_STOP },
+		{ "hold", 1, 0, O_HOLD }, { "wait-go", 0, 0, O_GO }, { "writes", 1, 0, O_WRITES },
+		{ "warmup", 1, 0, O_WARMUP }, { "inflight", 1, 0, O_INFLIGHT }, { "rate", 1, 0, O_RATE },
+		{ "payload", 1, 0, O_PAYLOAD }, { "write-timeout", 1, 0, O_WTIMEOUT },
+		{ "timeout", 1, 0, O_TIMEOUT }, { "user", 1, 0, O_USER }, { "users", 1, 0, O_USERS },
+		{ "workspace", 1, 0, O_WORKSPACE }, { "domain", 1, 0, O_DOMAIN },
+		{ "key-path", 1, 0, O_KEYPATH }, { "channel", 1, 0, O_CHANNEL },
+		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
+		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
+	};
+	struct options *o = &g.opt;
+	const char *proto = "panes";
+	int ch;
+
+	*o = (struct options){ .host = "127.0.0.1", .concurrency = 256, .writes = 100, .warmup = 10,
+			       .inflight = 1, .payload = 64, .timeout = 600, .write_timeout = 10,
+			       .stop_after_failures = 200, .per_source = 25000, .user = "bench",
+			       .users = 1, .workspace = "bench", .domain = "user",
+			       .key_path = "bench.value", .channel = "bench" };
+	if (argc < 2 || argv[1][0] == '-') {
+		usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
+		return argc >= 2 && !strcmp(argv[1], "--help") ? -1 : 1;
+	}
+	o->workload = argv[1];
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (ch) {
+		case O_HOST: o->host = optarg; break;
+		case O_PORT: o->port = atoi(optarg); break;
+		case O_PROTO: proto = optarg; break;
+		case O_N: o->n = atoi(optarg); break;
+		case O_CONC: o->concurrency = atoi(optarg); break;
+		case O_SOURCES: split_sources(optarg); break;
+		case O_PER_SOURCE: o->per_source = atoi(optarg); break;
+		case O_STOP: o->stop_after_failures = atoi(optarg); break;
+		case O_HOLD: o->hold = atof(optarg); break;
+		case O_GO: o->wait_go = 1; break;
+		case O_WRITES: o->writes = atoi(optarg); break;
+		case O_WARMUP: o->warmup = atoi(optarg); break;
+		case O_INFLIGHT: o->inflight = atoi(optarg); break;
+		case O_RATE: o->rate = atof(optarg); break;
+		case O_PAYLOAD: o->payload = atoi(optarg); break;
+		case O_WTIMEOUT: o->write_timeout = atof(optarg); break;
+		case O_TIMEOUT: o->timeout = atof(optarg); break;
+		case O_USER: o->user = optarg; break;
+		case O_USERS: o->users = atoi(optarg); break;
+		case O_WORKSPACE: o->workspace = optarg; break;
+		case O_DOMAIN: o->domain = optarg; break;
+		case O_KEYPATH: o->key_path = optarg; break;
+		case O_CHANNEL: o->channel = optarg; break;
+		case O_UPDATES: o->updates = optarg; break;
+		case O_FIRST: o->first_index = atoi(optarg); break;
+		case O_QUIET: quiet = 1; break;
+		case O_HELP: usage(stdout); return -1;
+		default: usage(stderr); return 1;
+		}
+	}
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (!strcmp(workloads[i]->name, o->workload))
+			g.work = workloads[i];
+	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++)
+		if (!strcmp(protocols[i]->name, proto))
+			g.proto = protocols[i];
+	if (!g.work || !g.proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
+	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096) {
+		fprintf(stderr, "panes-load: bad arguments (workload %s, protocol %s, port %d, n %d)\n",
+			o->workload, proto, o->port, o->n);
+		return 1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct lws_context_creation_info info;
+	int rc = parse(argc, argv);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	lws_set_log_level(LLL_ERR, NULL);
+
+	g.clients = calloc((size_t)g.opt.n + 1, sizeof(*g.clients));
+	if (!g.clients)
+		return 1;
+	for (int i = 0; i <= g.opt.n; i++)
+		g.clients[i].index = (uint32_t)i;
+	hist_init(&g.connect_hist);
+	if (g.work->setup() || g.proto->prepare())
+		return 1;
+
+	memset(&info, 0, sizeof(info));
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = load_protocols;
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	info.timeout_secs = 20;
+	info.connect_timeout_secs = 20;
+	g.ctx = lws_create_context(&info);
+	if (!g.ctx) {
+		fprintf(stderr, "panes-load: lws_create_context failed\n");
+		return 1;
+	}
+
+	progress("%s over %s: %d clients to %s:%d", g.work->name, g.proto->name, g.total, g.opt.host,
+		 g.opt.port);
+	g.t_begin = now_ns();
+	snap_cpu(&g.cpu_begin);
+	lws_sul_schedule(g.ctx, 0, &progress_timer, show_progress, LWS_US_PER_SEC);
+	lws_sul_schedule(g.ctx, 0, &deadline_timer, deadline,
+			 (lws_usec_t)(g.opt.timeout * LWS_US_PER_SEC));
+	if (g.opt.wait_go || g.opt.hold < 0)
+		lws_sul_schedule(g.ctx, 0, &stdin_timer, watch_stdin, 20 * LWS_US_PER_MS);
+	clients_pump();
+
+	/*
+	 * lws' own poll() loop. (Debian's lws 4.1.6 is built without
+	 * LWS_WITH_EXTERNAL_POLL, so it cannot be driven from epoll: each turn
+	 * costs O(connections) in the kernel, as it does for an lws server.)
+	 */
+	while (!g.finished) {
+		if (lws_service(g.ctx, 0) < 0)
+			break;
+		if (g.interrupted && !g.finished)
+			finish(g.work == &workload_connect && g.t_all_ready ? 0 : 130);
+	}
+	if (!g.finished)
+		finish(1);
+	lws_context_destroy(g.ctx);
+	return g.exit_code;
+}

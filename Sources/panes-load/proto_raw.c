@@ -1,0 +1,56 @@
+/*
+ * The raw broadcast server (panes-raw-broadcast): no handshake, every frame a
+ * client sends reaches every other client. The writer sends the payload
+ * object itself; observers read `seq` out of it.
+ */
+#include "load.h"
+
+static const char *
+raw_path(const struct client *c)
+{
+	(void)c;
+	return "/";
+}
+
+static void
+raw_opened(struct client *c)
+{
+	client_ready(c);
+}
+
+static void
+raw_message(struct client *c, const unsigned char *buf, size_t len, int binary)
+{
+	long long seq;
+
+	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
+		return;
+	seq = json_int((const char *)buf, len, "seq", -1);
+	if (seq > 0)
+		g.work->delivered(c, (uint32_t)seq, now_ns());
+}
+
+static void
+raw_write(struct client *w, uint32_t seq)
+{
+	char payload[8192];
+	size_t n = make_payload(payload, sizeof(payload), seq, g.opt.payload);
+
+	client_send(w, payload, n, LWS_WRITE_TEXT, seq);
+}
+
+static int
+raw_prepare(void)
+{
+	return 0;
+}
+
+const struct protocol proto_raw = {
+	.name = "raw",
+	.subprotocol = NULL,
+	.prepare = raw_prepare,
+	.path = raw_path,
+	.opened = raw_opened,
+	.message = raw_message,
+	.write = raw_write,
+};

@@ -1,0 +1,49 @@
+/*
+ * connect: open N idle connections (Panes scenes: connect, nothing else),
+ * report how long they took, then hold them so the caller can read the
+ * server's memory, until --hold seconds pass or stdin reaches EOF.
+ */
+#include "load.h"
+
+static lws_sorted_usec_list_t hold_timer;
+
+static int
+connect_setup(void)
+{
+	g.total = g.opt.n;
+	for (int i = 0; i < g.total; i++)
+		g.clients[i].role = ROLE_OBSERVER;
+	g.observe = 0;
+	return 0;
+}
+
+static void
+hold_over(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	finish(0);
+}
+
+static void
+connect_start(void)
+{
+	if (g.opt.hold >= 0)
+		lws_sul_schedule(g.ctx, 0, &hold_timer, hold_over,
+				 (lws_usec_t)(g.opt.hold * LWS_US_PER_SEC));
+	else if (g.stdin_eof)
+		finish(0);
+	/* else main.c finishes when stdin closes */
+}
+
+static void
+connect_report(FILE *out)
+{
+	fprintf(out, ",\"still_connected\":%d", g.ready - g.closed);
+}
+
+const struct workload workload_connect = {
+	.name = "connect",
+	.setup = connect_setup,
+	.start = connect_start,
+	.report = connect_report,
+};

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PanesCore
+import PanesJSON
+import PanesServer
+import PanesStorage
+import PanesTransport
+
+/// `panes serve`: runs the server until SIGTERM, then drains and exits 0.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server.")
+
+    enum StoreKind: String, ExpressibleByArgument { case sqlite, memory }
+    enum AuthMode: String, ExpressibleByArgument { case open, tokens }
+    enum Sync: String, ExpressibleByArgument { case full, normal }
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on; 0 picks a free one (printed on start).") var port = 8080
+    @Option(help: "Folder for the SQLite database (created if missing).") var data = "data"
+    @Option(help: "Where state is kept: sqlite (durable) or memory (tests, benchmarks).") var store = StoreKind.sqlite
+    @Option(help: "SQLite synchronous mode: full survives power loss, normal survives a crashed process.")
+    var sync = Sync.full
+    @Option(help: "Configuration file (JSON): settings, scene configurations, preference defaults, origins.")
+    var config: String?
+    @Option(help: "open: any display name, any workspace. tokens: only tokens listed in --tokens.")
+    var auth = AuthMode.open
+    @Option(help: "Tokens file (JSON) for --auth tokens.") var tokens: String?
+    @Option(help: "Folder served at / (the browser client).") var web: String?
+    @Option(name: .customLong("allow-origin"), help: "A browser origin allowed besides the server's own (repeatable).")
+    var allowOrigins: [String] = []
+    @Flag(help: "Offer permessage-deflate (costs memory and CPU per connection).") var deflate = false
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "panes")
+
+        var configuration = ServerConfiguration()
+        if let config { configuration = try ServerConfiguration(json: readJSON(config, what: "configuration")) }
+        let authenticator: Authenticator
+        switch auth {
+        case .open: authenticator = .open()
+        case .tokens:
+            guard let tokens else { throw ValidationError("--auth tokens needs --tokens FILE") }
+            authenticator = try Authenticator.tokens(json: readJSON(tokens, what: "tokens"))
+        }
+
+        let backing: any Store
+        switch store {
+        case .memory:
+            backing = MemoryStore()
+        case .sqlite:
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .full ? .full : .normal)
+        }
+
+        let webRoot = web ?? defaultWebRoot()
+        let settings = configuration.settings
+        let origins: OriginPolicy = (allowOrigins + configuration.allowedOrigins).isEmpty
+            ? .sameOrigin : .allowList(allowOrigins + configuration.allowedOrigins)
+        let transport = TransportConfiguration(
+            host: host, port: port,
+            webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
+            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, origins: origins, deflate: deflate)
+
+        let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
+                                        authenticator: authenticator, serverVersion: Panes.version, logger: logger)
+        // Scripts and tests wait for this exact line to learn the port.
+        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.rawValue)\(store == .sqlite ? " in \(data)" : ""), auth: \(auth.rawValue))\n"
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        let code = runtime.run()
+        logger.notice("stopped", metadata: ["exitCode": "\(code)"])
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// `web/` next to the working directory, or next to the executable's package, if present.
+    private func defaultWebRoot() -> String? {
+        let candidates = ["web", URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("../../../web").standardizedFileURL.path]
+        return candidates.first { FileManager.default.fileExists(atPath: "\($0)/index.html") }
+    }
+}
+
+/// Reads and parses a JSON file, naming the file in errors.
+func readJSON(_ path: String, what: String) throws -> JSONValue {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw ValidationError("cannot read the \(what) file \(path)")
+    }
+    switch JSONCodec.decode([UInt8](data)) {
+    case .success(let json): return json
+    case .failure(let error): throw ValidationError("the \(what) file \(path) is not valid JSON: \(error)")
+    }
+}
+

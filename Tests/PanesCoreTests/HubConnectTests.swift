@@ -1,0 +1,153 @@
+import PanesCore
+import Testing
+
+@Suite struct HubConnectTests {
+    @Test func connectingWithoutASessionCreatesOneDurablyBeforeReplying() {
+        var harness = HubHarness()
+        let connection = harness.open()
+        let effects = harness.send(connection, "connect", ["protocol": 1, "auth": ["name": "alice"]])
+        let persistIndex = effects.firstIndex { if case .persist = $0 { true } else { false } }
+        let replyIndex = effects.firstIndex { if case .send(.reply, _) = $0 { true } else { false } }
+        #expect(persistIndex != nil && replyIndex != nil && persistIndex! < replyIndex!)
+        let result = effects.messages(to: connection)[0]["result"]!
+        #expect(result["created"] == true)
+        #expect(result["session"]?["configuration"] == "workspace")
+        #expect(result["session"]?["secret"]?.stringValue?.count == 32)
+        #expect(result["restoration"]?["status"] == "none")
+    }
+
+    @Test func resumingWithTheSecretBringsBackActivityAndUserInfo() {
+        var harness = HubHarness()
+        let (first, result) = harness.connect()
+        _ = harness.request(first, "updateActivity", ["activity": ["activityType": "panes.document", "title": "Notes",
+                                                                   "userInfo": ["scroll": 120]]])
+        _ = harness.request(first, "setUserInfo", ["userInfo": ["sidebar": false]])
+        harness.run(.closed(first, abnormal: false))
+
+        let (_, resumed) = harness.connect(["session": HubHarness.credentials(result)])
+        #expect(resumed["created"] == false)
+        #expect(resumed["session"]?["persistentIdentifier"] == result["session"]?["persistentIdentifier"])
+        #expect(resumed["session"]?["stateRestorationActivity"]?["userInfo"]?["scroll"] == 120)
+        #expect(resumed["session"]?["userInfo"]?["sidebar"] == false)
+        #expect(resumed["restoration"]?["status"] == "restored")
+        #expect(resumed["session"]?["restorationMetadata"]?["serverVersion"] == "test")
+    }
+
+    @Test func aWrongSecretAndAnotherUsersSessionLookTheSameAsNoSession() {
+        var harness = HubHarness()
+        let (first, result) = harness.connect()
+        harness.run(.closed(first, abnormal: false))
+        let id = result["session"]!["persistentIdentifier"]!
+
+        let wrongSecret = harness.request(harness.open(), "connect", [
+            "protocol": 1, "auth": ["name": "alice"], "session": ["id": id, "secret": "00"]])
+        let otherUser = harness.request(harness.open(), "connect", [
+            "protocol": 1, "auth": ["name": "bob"], "session": HubHarness.credentials(result)])
+        let missing = harness.request(harness.open(), "connect", [
+            "protocol": 1, "auth": ["name": "alice"], "session": ["id": "ffff", "secret": "00"]])
+        #expect(wrongSecret["error"]?["code"] == "session_not_found")
+        #expect(wrongSecret["error"] == otherUser["error"])
+        #expect(wrongSecret["error"] == missing["error"])
+    }
+
+    @Test func aSessionInAnotherWorkspaceIsNotFound() {
+        var harness = HubHarness()
+        let (_, result) = harness.connect(["workspace": "acme"])
+        let reply = harness.request(harness.open(), "connect", [
+            "protocol": 1, "auth": ["name": "alice"], "workspace": "beta", "session": HubHarness.credentials(result)])
+        #expect(reply["error"]?["code"] == "session_not_found")
+    }
+
+    @Test func aDuplicatedTabWhoseOriginalAnswersThePingGetsAFork() {
+        var harness = HubHarness()
+        let (original, result) = harness.connect()
+        _ = harness.request(original, "updateActivity", ["activity": ["activityType": "panes.document", "title": "A"]])
+        _ = harness.request(original, "setUserInfo", ["userInfo": ["colour": "teal"]])
+
+        let duplicate = harness.open()
+        let effects = harness.send(duplicate, "connect", ["protocol": 1, "auth": ["name": "alice"],
+                                                          "session": HubHarness.credentials(result)])
+        #expect(effects.probes == [original])
+        #expect(effects.messages(to: duplicate).isEmpty)
+
+        let answered = harness.run(.pong(original))
+        let reply = answered.messages(to: duplicate)[0]["result"]!
+        #expect(reply["forkedFrom"] == result["session"]?["persistentIdentifier"])
+        #expect(reply["session"]?["persistentIdentifier"] != result["session"]?["persistentIdentifier"])
+        #expect(reply["session"]?["userInfo"]?["colour"] == "teal")
+        #expect(reply["session"]?["stateRestorationActivity"]?["title"] == "A")
+        #expect(answered.closes(original).isEmpty)
+    }
+
+    @Test func aResumeWhoseOldSocketNeverAnswersTakesTheSessionBack() {
+        var harness = HubHarness()
+        let (stale, result) = harness.connect()
+        let newcomer = harness.open()
+        harness.send(newcomer, "connect", ["protocol": 1, "auth": ["name": "alice"], "session": HubHarness.credentials(result)])
+        harness.clock.advance(Millis(Settings().livenessProbeTimeoutMs) + 1)
+        let effects = harness.run(.tick)
+        #expect(effects.closes(stale) == [.replaced])
+        let reply = effects.messages(to: newcomer).first { $0["type"] == "reply" }
+        #expect(reply?["result"]?["created"] == false)
+        #expect(reply?["result"]?["forkedFrom"] == nil)
+    }
+
+    @Test func aResumeIsAnsweredAtOnceWhenTheOldSceneClosesDuringTheProbe() {
+        var harness = HubHarness()
+        let (old, result) = harness.connect()
+        let newcomer = harness.open()
+        harness.send(newcomer, "connect", ["protocol": 1, "auth": ["name": "alice"], "session": HubHarness.credentials(result)])
+        let effects = harness.run(.closed(old, abnormal: true))
+        #expect(effects.messages(to: newcomer).first?["result"]?["session"]?["persistentIdentifier"]
+            == result["session"]?["persistentIdentifier"])
+    }
+
+    @Test func onlyConnectIsAcceptedFirstAndOnlyOnce() {
+        var harness = HubHarness()
+        let connection = harness.open()
+        #expect(harness.request(connection, "ping")["error"]?["code"] == "not_connected")
+        _ = harness.request(connection, "connect", ["protocol": 1])
+        #expect(harness.request(connection, "connect", ["protocol": 1])["error"]?["code"] == "already_connected")
+        #expect(harness.request(connection, "ping")["ok"] == true)
+    }
+
+    @Test func anUnsupportedProtocolVersionIsRefusedAndTheConnectionStaysUsable() {
+        var harness = HubHarness()
+        let connection = harness.open()
+        let reply = harness.request(connection, "connect", ["protocol": 2])
+        #expect(reply["error"]?["code"] == "unsupported_protocol")
+        #expect(reply["error"]?["field"] == "protocol")
+        #expect(harness.request(connection, "connect", ["protocol": 1])["ok"] == true)
+    }
+
+    @Test func tokensNameTheUserAndTheirWorkspaces() {
+        let auth = Authenticator.tokens(["t-alice": .init(user: "alice", name: "Alice", workspaces: ["acme": .viewer])])
+        var harness = HubHarness(authenticator: auth)
+        let bad = harness.request(harness.open(), "connect", ["protocol": 1, "workspace": "acme", "auth": ["token": "nope"]])
+        #expect(bad["error"]?["code"] == "unauthenticated")
+        let foreign = harness.request(harness.open(), "connect", ["protocol": 1, "workspace": "beta", "auth": ["token": "t-alice"]])
+        #expect(foreign["error"]?["code"] == "not_a_member")
+        let byName = harness.request(harness.open(), "connect", ["protocol": 1, "workspace": "acme", "auth": ["name": "alice"]])
+        #expect(byName["error"]?["code"] == "unauthenticated")
+        let good = harness.request(harness.open(), "connect", ["protocol": 1, "workspace": "acme", "auth": ["token": "t-alice"]])
+        #expect(good["result"]?["user"] == ["id": "alice", "name": "Alice", "role": "viewer"])
+    }
+
+    @Test func aUserCannotHoldMoreSessionsThanTheLimit() {
+        var settings = Settings()
+        settings.maxSessionsPerUser = 2
+        var harness = HubHarness(settings: settings)
+        _ = harness.connect()
+        _ = harness.connect()
+        let reply = harness.request(harness.open(), "connect", ["protocol": 1, "auth": ["name": "alice"]])
+        #expect(reply["error"]?["code"] == "too_many")
+        #expect(reply["error"]?["message"]?.stringValue?.contains("maxSessionsPerUser") == true)
+    }
+
+    @Test func aConnectionThatNeverConnectsIsClosedAfterTheTimeout() {
+        var harness = HubHarness()
+        let idle = harness.open()
+        harness.clock.advance(Millis(Settings().connectTimeoutMs) + 1)
+        #expect(harness.run(.tick).closes(idle) == [.connectTimeout])
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import PanesCore
+import PanesTransport
+import Testing
+
+/// Whatever the server acknowledged survives SIGKILL.
+@Suite struct DurabilityEndToEndTests {
+    @Test func everyAcknowledgedSaveSurvivesSIGKILL() throws {
+        let server = try ServerProcess()
+        let tab = try server.client()
+        let created = tab.connect()
+        var lastAcknowledged: Int64 = -1
+        for step in 0..<200 {
+            // Every write waits for its acknowledgement; the kill comes right after the last one.
+            let reply = tab.request("setUserInfo", ["userInfo": ["step": .int(Int64(step))], "mode": "merge"])
+            guard reply["ok"] == true else { break }
+            lastAcknowledged = Int64(step)
+            _ = tab.request("updateActivity", ["activity": ["activityType": "panes.document",
+                                                            "userInfo": ["step": .int(Int64(step))]]])
+        }
+        server.kill(SIGKILL)
+        server.wait()
+        #expect(lastAcknowledged == 199)
+
+        let restarted = try server.restarted()
+        let again = try restarted.client()
+        let resumed = again.connect(["session": TestClient.credentials(created)])
+        #expect(resumed["session"]?["userInfo"]?["step"] == .int(lastAcknowledged))
+        #expect(resumed["session"]?["stateRestorationActivity"]?["userInfo"]?["step"] == .int(lastAcknowledged))
+    }
+
+    @Test func manyScenesWritingAtOnceLoseNothingAcknowledged() throws {
+        let server = try ServerProcess()
+        let tabs = try (0..<8).map { _ in try server.client() }
+        let sessions = tabs.map { $0.connect() }
+        // Interleave sends from all tabs before reading replies, so commits group.
+        for round in 0..<25 {
+            for tab in tabs {
+                tab.sendRaw(#"{"type":"setUserInfo","id":"w\#(round)","mode":"merge","userInfo":{"round":\#(round)}}"#)
+            }
+        }
+        for tab in tabs {
+            let last = tab.next { $0["re"] == "w24" }
+            #expect(last?["ok"] == true)
+        }
+        server.kill(SIGKILL)
+        server.wait()
+        let restarted = try server.restarted()
+        for session in sessions {
+            let client = try restarted.client()
+            #expect(client.connect(["session": TestClient.credentials(session)])["session"]?["userInfo"]?["round"] == 24)
+        }
+    }
+
+    @Test func sigtermDrainsTellsScenesToReconnectAndExitsCleanly() throws {
+        let server = try ServerProcess(config: ["settings": ["drainReconnectAfterMs": 1500]])
+        let tab = try server.client()
+        _ = tab.connect()
+        server.kill(SIGTERM)
+        #expect(tab.event("goingAway")?["reconnectAfterMs"] == 1500)
+        #expect(tab.waitForClose() == CloseCode.goingAway.rawValue)
+        #expect(server.wait() == 0)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import PanesCore
+import PanesJSON
+import PanesTransport
+import Testing
+
+/// The real `panes` binary on an ephemeral port, with its own data folder.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let data: URL
+    private(set) var port = 0
+    private let output = Pipe()
+    let errors = Pipe()
+    let arguments: [String]
+    /// Everything the server wrote to stderr, read after it exits.
+    private(set) var log = ""
+
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("panes")
+    }
+
+    static func tempFolder() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("panes-test-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Starts a server. `config` becomes the configuration file; `data` reuses a folder (restart).
+    init(config: JSONValue? = nil, data: URL? = nil, extra: [String] = []) throws {
+        self.data = data ?? Self.tempFolder()
+        var arguments = ["serve", "--port", "0", "--data", self.data.path, "--log-level", "warning"] + extra
+        if let config {
+            let file = self.data.appendingPathComponent("config.json")
+            try Data(JSONCodec.encode(config)).write(to: file)
+            arguments += ["--config", file.path]
+        }
+        self.arguments = arguments
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // The banner line carries the port.
+        var buffer = Data()
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer += chunk
+            if let line = String(data: buffer, encoding: .utf8), let range = line.range(of: "127.0.0.1:") {
+                let digits = line[range.upperBound...].prefix { $0.isNumber }
+                if let port = Int(digits), line.contains("\n") {
+                    self.port = port
+                    return
+                }
+            }
+        }
+        process.terminate()
+        throw ServerProcessError.didNotStart(String(data: errors.fileHandleForReading.availableData, encoding: .utf8) ?? "")
+    }
+
+    /// Starts another server on the same data folder, for restart tests.
+    func restarted(config: JSONValue? = nil) throws -> ServerProcess {
+        try ServerProcess(config: config, data: data)
+    }
+
+    func client(origin: String? = nil) throws -> TestClient {
+        try TestClient(WebSocketClient(host: "127.0.0.1", port: port, origin: origin))
+    }
+
+    func kill(_ signal: Int32 = SIGKILL) {
+        Foundation.kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for exit and returns the status.
+    @discardableResult
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        log = String(data: errors.fileHandleForReading.readDataToEndOfFile(), encoding: .utf8) ?? ""
+        return process.terminationStatus
+    }
+
+    func http(_ path: String) throws -> (status: Int, body: String) {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        try curl.run()
+        let text = String(data: pipe.fileHandleForReading.readDataToEndOfFile(), encoding: .utf8) ?? ""
+        curl.waitUntilExit()
+        let status = Int(text.split(separator: "\n").last ?? "") ?? 0
+        return (status, String(text.dropLast(String(status).count + 1)))
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: data)
+    }
+}
+
+enum ServerProcessError: Error {
+    case didNotStart(String)
+}
+
+/// A Panes client over a real socket: requests wait for their reply, events are buffered.
+final class TestClient: @unchecked Sendable {
+    let socket: WebSocketClient
+    private var nextID: Int64 = 0
+    private var buffered: [JSONValue] = []
+    /// Set when the connection ended: the server's close code.
+    private(set) var closeCode: UInt16??
+
+    init(_ socket: WebSocketClient) {
+        self.socket = socket
+    }
+
+    func sendRaw(_ text: String) { socket.send(text) }
+
+    /// Sends a request and waits for its reply (events that arrive meanwhile are kept).
+    func request(_ type: String, _ fields: [String: JSONValue] = [:], timeout: Double = 10) -> JSONValue {
+        nextID += 1
+        let id = nextID
+        var object = fields
+        object["type"] = .string(type)
+        object["id"] = .int(id)
+        socket.send(JSONCodec.encodeString(.object(object)))
+        return next(timeout: timeout) { $0["type"] == "reply" && $0["re"] == .int(id) } ?? .null
+    }
+
+    /// Connects as a scene and returns the result.
+    func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> JSONValue {
+        var object: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(name)], "client": "swift-tests"]
+        object.merge(fields) { _, new in new }
+        let reply = request("connect", object)
+        #expect(reply["ok"] == true, "connect failed: \(reply)")
+        return reply["result"] ?? .null
+    }
+
+    func event(_ name: String, timeout: Double = 10) -> JSONValue? {
+        next(timeout: timeout) { $0["type"] == .string(name) }
+    }
+
+    /// The next message matching, from the buffer or the socket.
+    func next(timeout: Double = 10, where matches: (JSONValue) -> Bool) -> JSONValue? {
+        if let index = buffered.firstIndex(where: matches) { return buffered.remove(at: index) }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            switch socket.receive(timeout: deadline.timeIntervalSinceNow) {
+            case .text(let text)?:
+                guard case .success(let json) = JSONCodec.decode(text) else { continue }
+                if matches(json) { return json }
+                buffered.append(json)
+            case .closed(let code, _)?:
+                closeCode = .some(code)
+                return nil
+            case .binary?:
+                continue
+            case nil:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// Waits for the server to close the connection and returns its close code.
+    func waitForClose(timeout: Double = 10) -> UInt16? {
+        if let closeCode { return closeCode }
+        _ = next(timeout: timeout) { _ in false }
+        return closeCode ?? nil
+    }
+
+    static func credentials(_ result: JSONValue) -> JSONValue {
+        ["id": result["session"]?["persistentIdentifier"] ?? .null, "secret": result["session"]?["secret"] ?? .null]
+    }
+}

@@ -1,0 +1,37 @@
+import PanesCore
+
+/// Sessions and values that exercise every field, shared by the store tests.
+enum Fixtures {
+    static let owner = OwnerKey(workspace: "acme", user: "ada")
+
+    /// Every field set, with text that trips naive encoders: non-BMP characters, combining
+    /// marks, quotes, backslashes, newlines and an embedded NUL.
+    static func fullSession(id: String = "a1") -> SceneSession {
+        SceneSession(
+            id: SessionID(id), secret: "s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
+            role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟",
+            snapshot: ["text": "Première ligne\nsecond line \"quoted\" \\ back\u{0}slash"],
+            userInfo: [
+                "sidebar": true, "colour": "#ff8800", "emoji": "👩🏽‍💻🇯🇵", "combining": "e\u{301}",
+                "nested": ["list": [1, 2.5, "three", nil, false, ["deep": ["deeper": [.int(Int64.max), .int(Int64.min)]]]]],
+                "ratio": 0.1, "empty": [:], "none": nil,
+            ],
+            restoration: Restoration(
+                activity: Activity(activityType: "panes.document", title: "Plan ✍️",
+                                   userInfo: ["scroll": 120, "selection": ["from": 3, "to": 9], "ünï": "cödé"],
+                                   targetContentIdentifier: "doc-42"),
+                metadata: RestorationMetadata(savedAt: 1_700_000_000_123, serverVersion: "1.2.3",
+                                              protocolVersion: 2, clientVersion: "web/0.9")),
+            createdAt: 1_699_999_999_000, lastActiveAt: 1_700_000_000_500, failedRestores: 2)
+    }
+
+    /// Every optional left out and every collection empty.
+    static func bareSession(id: String = "b2") -> SceneSession {
+        SceneSession(id: SessionID(id), secret: "x", owner: owner, role: .window, configuration: "workspace",
+                     createdAt: 0, lastActiveAt: 0)
+    }
+
+    static let workspaceDomain = PreferenceDomain(workspace: "acme", user: nil)
+    static let adaDomain = PreferenceDomain(workspace: "acme", user: "ada")
+    static let bobDomain = PreferenceDomain(workspace: "acme", user: "bob")
+}

@@ -1,0 +1,73 @@
+@testable import PanesStorage
+import Testing
+
+/// The thin layer over `sqlite3*`: binding, reading, errors, transactions.
+@Suite struct SQLiteConnectionTests {
+    let directory: TemporaryDirectory
+    let connection: SQLiteConnection
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        connection = try SQLiteConnection(path: directory.file("test.sqlite"), mode: .readWrite(synchronous: .full))
+        try connection.enableWriteAheadLog()
+        try connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, text TEXT, number INTEGER, data BLOB)")
+    }
+
+    @Test func everyStorageClassReadsBackAsBound() throws {
+        let rows: [(String?, Int64?, [UInt8]?)] = [
+            ("", 0, []),
+            ("nul\u{0}inside, 🪟 and e\u{301}", Int64.max, [0, 255, 1]),
+            (nil, Int64.min, nil),
+        ]
+        for (index, row) in rows.enumerated() {
+            try connection.run("INSERT INTO t VALUES (?1, ?2, ?3, ?4)", [
+                .int(Int64(index)), .text(row.0), row.1.map(SQLiteValue.int) ?? .null, row.2.map(SQLiteValue.blob) ?? .null,
+            ])
+        }
+        var read: [(String?, Int64, [UInt8]?)] = []
+        try connection.forEachRow("SELECT text, number, data FROM t ORDER BY id") { row in
+            read.append((row.text(at: 0), row.int64(at: 1), row.blob(at: 2)))
+        }
+        #expect(read.map(\.0) == rows.map(\.0))
+        #expect(read.map(\.1) == rows.map { $0.1 ?? 0 })
+        #expect(read.map(\.2) == rows.map(\.2))
+        #expect(try connection.text("SELECT typeof(data) FROM t WHERE id = 0") == "blob")
+        #expect(try connection.text("SELECT typeof(text) FROM t WHERE id = 0") == "text")
+    }
+
+    @Test func errorsCarrySQLitesMessageAndTheStatement() throws {
+        let error = try #require(throws: SQLiteError.self) { try connection.run("INSERT INTO missing VALUES (1)") }
+        #expect(error.message.contains("no such table"))
+        #expect(error.sql == "INSERT INTO missing VALUES (1)")
+        #expect(error.primaryResultCode == 1) // SQLITE_ERROR
+        #expect(error.description.contains("INSERT INTO missing"))
+    }
+
+    @Test func aThrowingTransactionRollsBack() throws {
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try connection.transaction {
+                try connection.run("INSERT INTO t (id) VALUES (1)")
+                throw Boom()
+            }
+        }
+        #expect(!connection.isInTransaction)
+        #expect(try connection.integer("SELECT count(*) FROM t") == 0)
+
+        try connection.transaction { try connection.run("INSERT INTO t (id) VALUES (2)") }
+        #expect(try connection.integer("SELECT count(*) FROM t") == 1)
+    }
+
+    @Test func aStatementIsReusableAfterAFailedStep() throws {
+        try connection.run("INSERT INTO t (id) VALUES (1)")
+        #expect(throws: SQLiteError.self) { try connection.run("INSERT INTO t (id) VALUES (?1)", [.int(1)]) }
+        try connection.run("INSERT INTO t (id) VALUES (?1)", [.int(2)])
+        #expect(try connection.integer("SELECT count(*) FROM t") == 2)
+    }
+
+    @Test func aClosedConnectionFailsCleanly() throws {
+        connection.close()
+        connection.close()
+        #expect(throws: SQLiteError.self) { try connection.run("SELECT 1") }
+    }
+}

@@ -1,0 +1,232 @@
+import PanesCore
+import Testing
+
+/// What every `Store` must do, run against each implementation. Reads go through
+/// `reloaded()`, so for SQLite they check what is on disk.
+@Suite struct StoreConformanceTests {
+    // MARK: Sessions
+
+    @Test(arguments: StoreKind.allCases)
+    func sessionRoundTripsWithEveryField(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        var nullSnapshot = Fixtures.bareSession(id: "c3")
+        // A snapshot that is JSON null is not the same as no snapshot.
+        nullSnapshot.snapshot = .null
+        let sessions = [Fixtures.fullSession(id: "a1"), Fixtures.bareSession(id: "b2"), nullSnapshot]
+        try store.apply(sessions.map(StoreCommand.putSession))
+
+        let loaded = try store.reloaded().sessions
+        #expect(loaded == sessions)
+        #expect(loaded.first?.userInfo["emoji"] == "👩🏽‍💻🇯🇵")
+        #expect(loaded.first?.restoration?.metadata.savedAt == 1_700_000_000_123)
+        #expect(loaded.last?.snapshot == .some(.null))
+        #expect(loaded.dropFirst().first?.snapshot == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func loadedSessionsAreSortedByIdentifier(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let ids = ["f0", "0a", "c7", "09", "ff"]
+        try store.apply(ids.map { .putSession(Fixtures.bareSession(id: $0)) })
+
+        #expect(try store.reloaded().sessions.map(\.id.rawValue) == ["09", "0a", "c7", "f0", "ff"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func puttingASessionAgainReplacesIt(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let original = Fixtures.fullSession(id: "a1")
+        try store.apply([.putSession(original), .putSession(Fixtures.bareSession(id: "b2"))])
+
+        var changed = original
+        changed.title = "Renamed"
+        changed.userInfo = ["sidebar": false]
+        changed.restoration = nil
+        changed.snapshot = nil
+        changed.lastActiveAt += 1_000
+        changed.failedRestores = 0
+        try store.apply([.putSession(changed)])
+
+        #expect(try store.reloaded().sessions == [changed, Fixtures.bareSession(id: "b2")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theLastPutOfASessionInABatchWins(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        var second = Fixtures.bareSession(id: "a1")
+        second.title = "second"
+        try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .putSession(second)])
+
+        #expect(try store.reloaded().sessions == [second])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deletingASessionRemovesItAndLeavesTheOthers(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .putSession(Fixtures.bareSession(id: "b2"))])
+        try store.apply([.deleteSession(SessionID("a1"))])
+
+        #expect(try store.reloaded().sessions == [Fixtures.bareSession(id: "b2")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deletingAnUnknownSessionIsHarmless(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.putSession(Fixtures.bareSession(id: "b2"))])
+        try store.apply([.deleteSession(SessionID("nope")), .deleteSession(SessionID("nope"))])
+
+        #expect(try store.reloaded().sessions == [Fixtures.bareSession(id: "b2")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeletedSessionCanBePutAgain(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .deleteSession(SessionID("a1")),
+                         .putSession(Fixtures.bareSession(id: "a1"))])
+
+        #expect(try store.reloaded().sessions == [Fixtures.bareSession(id: "a1")])
+    }
+
+    // MARK: Preferences
+
+    @Test(arguments: StoreKind.allCases)
+    func preferencesRoundTripWithTheirVersions(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let domain = Fixtures.adaDomain
+        try store.apply([
+            .putPreference(domain, keyPath: "editor.wordCount", value: true, version: 1),
+            .putPreference(domain, keyPath: "editor.font", value: ["family": "Iosevka ✨", "size": 13.5], version: 2),
+            .putPreference(domain, keyPath: "recent", value: ["a", 1, nil, ["b": []]], version: 3),
+            .putPreference(domain, keyPath: "nothing", value: .null, version: 4),
+        ])
+
+        let expected = StoredPreferences(version: 4, values: [
+            "editor.wordCount": VersionedValue(value: true, version: 1),
+            "editor.font": VersionedValue(value: ["family": "Iosevka ✨", "size": 13.5], version: 2),
+            "recent": VersionedValue(value: ["a", 1, nil, ["b": []]], version: 3),
+            "nothing": VersionedValue(value: .null, version: 4),
+        ])
+        #expect(try store.reloaded().preferences == [domain: expected])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func puttingAPreferenceAgainReplacesItAndRemovingDeletesIt(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let domain = Fixtures.adaDomain
+        try store.apply([.putPreference(domain, keyPath: "theme", value: "light", version: 1),
+                         .putPreference(domain, keyPath: "size", value: 12, version: 2)])
+        try store.apply([.putPreference(domain, keyPath: "theme", value: "dark", version: 3)])
+        try store.apply([.removePreference(domain, keyPath: "size", version: 4)])
+
+        #expect(try store.reloaded().preferences == [
+            domain: StoredPreferences(version: 4, values: ["theme": VersionedValue(value: "dark", version: 3)]),
+        ])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func userAndWorkspaceDomainsOfOneWorkspaceDoNotMix(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([
+            .putPreference(Fixtures.workspaceDomain, keyPath: "theme", value: "corporate", version: 1),
+            .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "dark", version: 7),
+        ])
+        try store.apply([.removePreference(Fixtures.workspaceDomain, keyPath: "theme", version: 2)])
+
+        #expect(try store.reloaded().preferences == [
+            Fixtures.workspaceDomain: StoredPreferences(version: 2),
+            Fixtures.adaDomain: StoredPreferences(version: 7, values: ["theme": VersionedValue(value: "dark", version: 7)]),
+        ])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func twoUsersAndTwoWorkspacesDoNotMix(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let adaElsewhere = PreferenceDomain(workspace: "globex", user: "ada")
+        try store.apply([
+            .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "dark", version: 1),
+            .putPreference(Fixtures.bobDomain, keyPath: "theme", value: "light", version: 5),
+            .putPreference(adaElsewhere, keyPath: "theme", value: "sepia", version: 9),
+        ])
+        try store.apply([.removePreference(Fixtures.bobDomain, keyPath: "theme", version: 6)])
+
+        #expect(try store.reloaded().preferences == [
+            Fixtures.adaDomain: StoredPreferences(version: 1, values: ["theme": VersionedValue(value: "dark", version: 1)]),
+            Fixtures.bobDomain: StoredPreferences(version: 6),
+            adaElsewhere: StoredPreferences(version: 9, values: ["theme": VersionedValue(value: "sepia", version: 9)]),
+        ])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDomainVersionNeverGoesBackwards(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let domain = Fixtures.adaDomain
+        try store.apply([.putPreference(domain, keyPath: "a", value: 1, version: 5)])
+        // An older version for another key keeps its own version but not the domain's.
+        try store.apply([.putPreference(domain, keyPath: "b", value: 2, version: 3)])
+        #expect(try store.reloaded().preferences[domain]?.version == 5)
+
+        try store.apply([.removePreference(domain, keyPath: "a", version: 8)])
+        #expect(try store.reloaded().preferences[domain]?.version == 8)
+
+        try store.apply([.removePreference(domain, keyPath: "b", version: 6)])
+        let reloaded = try store.reloaded().preferences[domain]
+        #expect(reloaded?.version == 8)
+        #expect(reloaded?.values.isEmpty == true)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func removingFromAnUnseenDomainStillRecordsItsVersion(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.removePreference(Fixtures.bobDomain, keyPath: "never.set", version: 4)])
+
+        #expect(try store.reloaded().preferences == [Fixtures.bobDomain: StoredPreferences(version: 4)])
+    }
+
+    // MARK: Batches
+
+    @Test(arguments: StoreKind.allCases)
+    func aFailedBatchLeavesNothingBehind(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([
+            .putSession(Fixtures.fullSession(id: "a1")),
+            .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "dark", version: 1),
+        ])
+        let before = try store.reloaded()
+
+        var renamed = Fixtures.fullSession(id: "a1")
+        renamed.title = "renamed"
+        let batch: [StoreCommand] = [
+            .putSession(Fixtures.bareSession(id: "b2")),
+            .putSession(renamed),
+            .deleteSession(SessionID("a1")),
+            .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "light", version: 2),
+            .removePreference(Fixtures.workspaceDomain, keyPath: "x", version: 3),
+            .putSession(Fixtures.bareSession(id: "c3")),
+        ]
+        store.failNextBatch(afterCommands: 5)
+        #expect(throws: (any Error).self) { try store.apply(batch) }
+        #expect(try store.reloaded() == before)
+
+        // The failure was for one batch only: the same batch applies in full afterwards.
+        try store.apply(batch)
+        let after = try store.reloaded()
+        #expect(after.sessions == [Fixtures.bareSession(id: "b2"), Fixtures.bareSession(id: "c3")])
+        #expect(after.preferences[Fixtures.adaDomain]?.values["theme"]?.value == "light")
+        #expect(after.preferences[Fixtures.workspaceDomain] == StoredPreferences(version: 3))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anEmptyBatchChangesNothing(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.putSession(Fixtures.bareSession())])
+        let before = try store.reloaded()
+        try store.apply([])
+
+        #expect(try store.reloaded() == before)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aNewStoreIsEmpty(_ kind: StoreKind) throws {
+        #expect(try StoreHarness(kind).reloaded() == StoredState())
+    }
+}
