@@ -1,21 +1,26 @@
 /*
  * panes-load: a WebSocket load generator for the Panes benchmarks.
  *
- * Threading: one thread. Everything below, every client and every
- * histogram, is touched only from the lws service loop in main.c (lws
- * callbacks and sul timers). Signal handlers only set a flag and call
- * lws_cancel_service().
+ * Threading: one thread. Everything below, every client, timer and
+ * histogram, is touched only from the epoll loop in net.c. Signal handlers
+ * only set a flag.
  *
  * Shape: a *protocol* (proto_*.c) knows how to speak to one kind of server
  * (Panes, the raw broadcast server, nchan, y-websocket); a *workload*
  * (workload_*.c) decides what the clients do once connected and what is
- * measured. client.c owns the connections and calls into both. Adding a
- * workload is one file with a `struct workload` and one line in main.c.
+ * measured. client.c paces connections and reports their fate; ws.c is the
+ * WebSocket client itself; net.c the loop and timers. Adding a workload is
+ * one file with a `struct workload` and one line in main.c.
+ *
+ * Why not libwebsockets' client: Debian's lws 4.1.6 has only its poll()
+ * loop (no LWS_WITH_EXTERNAL_POLL), which scans every socket on every turn.
+ * At 10k connections that made the generator cost as much CPU as the
+ * server it measures. Here a received frame costs one epoll event and one
+ * recv(): the least any client can pay.
  */
 #ifndef PANES_LOAD_H
 #define PANES_LOAD_H
 
-#include <libwebsockets.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,33 +30,33 @@ enum role { ROLE_OBSERVER, ROLE_WRITER };
 
 enum client_state {
 	CS_IDLE,       /* not yet asked to connect */
-	CS_CONNECTING, /* TCP + WebSocket handshake in progress */
+	CS_CONNECTING, /* TCP connect + WebSocket upgrade in progress */
 	CS_HELLO,      /* socket open, protocol handshake (e.g. Panes connect) in progress */
 	CS_READY,      /* fully set up: counted as connected */
 	CS_FAILED,     /* never became ready */
 	CS_CLOSED,     /* was ready, then the server closed it */
 };
 
-struct txmsg {
-	struct txmsg *next;
-	uint32_t seq;          /* write sequence number, 0 if not a measured write */
-	enum lws_write_protocol type;
-	size_t len;
-	unsigned char buf[];   /* LWS_PRE bytes of headroom, then len bytes */
-};
+enum frame_kind { SEND_TEXT = 1, SEND_BINARY = 2, SEND_RAW = 0 };
 
 struct client {
-	struct lws *wsi;
+	int fd;
 	uint32_t index;
 	uint8_t role;
 	uint8_t state;
 	uint8_t raw;           /* a raw TCP connection (nchan's HTTP publisher), not a WebSocket */
+	uint8_t phase;         /* ws.c's own progress: TCP, upgrade, open */
+	uint8_t want_out;      /* EPOLLOUT is registered */
+	uint8_t msg_binary;    /* opcode of the fragmented message being reassembled */
 	uint32_t last_seq;     /* highest write seq delivered to this client */
 	uint32_t frames;       /* update frames counted (for protocols matched by arrival order) */
 	uint64_t t_connect;    /* when the connect started, ns */
-	struct txmsg *tx_head, *tx_tail;
-	unsigned char *rx;     /* reassembly buffer for fragmented messages */
-	size_t rx_len, rx_cap;
+	unsigned char *in;     /* bytes read but not yet parsed (partial frame or HTTP head) */
+	size_t in_len, in_cap;
+	unsigned char *out;    /* bytes not yet accepted by the socket */
+	size_t out_len, out_cap;
+	unsigned char *msg;    /* a message arriving in fragments */
+	size_t msg_len, msg_cap;
 };
 
 /** How to speak to one kind of server. */
@@ -72,13 +77,13 @@ struct protocol {
 /** What the clients do once connected, and what is measured. */
 struct workload {
 	const char *name;
-	/** Sets roles and g.total_clients from the options; nonzero = fatal. */
+	/** Sets roles and g.total from the options; nonzero = fatal. */
 	int (*setup)(void);
 	/** Everyone is connected (and "go" was given, if asked for). */
 	void (*start)(void);
 	/** An observer has change `seq`. */
 	void (*delivered)(struct client *c, uint32_t seq, uint64_t now);
-	/** The writer's change `seq` left the socket / was acknowledged by the server. */
+	/** The writer's change `seq` was handed to the socket / acknowledged by the server. */
 	void (*sent)(uint32_t seq, uint64_t now);
 	void (*acked)(uint32_t seq, uint64_t now);
 	/** A ready observer went away. */
@@ -90,7 +95,6 @@ struct workload {
 struct options {
 	const char *host;
 	int port;
-	const char *protocol;
 	const char *workload;
 	int n;                  /* observers (fanout) or idle connections (connect) */
 	int concurrency;        /* connects in flight at once */
@@ -101,6 +105,7 @@ struct options {
 	double hold;            /* connect: seconds to hold after ready; <0 = until stdin EOF */
 	int wait_go;            /* wait for a "go" line on stdin before starting */
 	double timeout;         /* whole run, seconds */
+	double connect_timeout; /* one connection's TCP + upgrade + hello, seconds */
 	double write_timeout;   /* a write not seen by every observer in this long is lost */
 	int stop_after_failures;/* consecutive connect failures before giving up */
 	const char *sources[64];/* local source addresses to bind, round by round */
@@ -116,11 +121,14 @@ struct options {
 	int first_index;        /* index offset, so several processes name users apart */
 };
 
+struct rusage_snap {
+	double user, sys;
+};
+
 struct load {
 	struct options opt;
 	const struct protocol *proto;
 	const struct workload *work;
-	struct lws_context *ctx;
 	struct client *clients;
 	int total;              /* clients, writer included */
 	int next_connect;       /* next index to start connecting */
@@ -129,10 +137,11 @@ struct load {
 	int consecutive_failures;
 	int gave_up;            /* stopped connecting after too many failures */
 	int observe;            /* observers must subscribe after the hello (fanout) */
-	int started, finished, interrupted, stdin_eof, go;
+	int started, finished, stdin_eof, go;
+	volatile int interrupted;
 	int exit_code;
 	uint64_t t_begin, t_all_ready, t_start, t_end;
-	struct rusage_snap { double user, sys; } cpu_begin, cpu_ready, cpu_end;
+	struct rusage_snap cpu_begin, cpu_ready, cpu_end;
 	char first_error[256];
 	struct hist connect_hist; /* connect start -> ready, per client */
 };
@@ -145,14 +154,38 @@ void finish(int exit_code);
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void note_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* net.c: the epoll loop and timers */
+struct timer {
+	uint64_t due;           /* ns, 0 = not armed */
+	void (*cb)(struct timer *t);
+};
+int net_init(void);
+/** Arms `t` to fire once, `delay_ns` from now (re-arming moves it). */
+void timer_set(struct timer *t, uint64_t delay_ns, void (*cb)(struct timer *t));
+void timer_cancel(struct timer *t);
+/** Registers `fd` for input, and for output too when `out` is set. */
+int net_watch(struct client *c, int add, int out);
+void net_forget(struct client *c);
+void net_run(void);
+
+/* ws.c: the WebSocket (or raw TCP) client */
+int ws_resolve(const char *host, int port);
+/** Starts a non-blocking connect; the outcome arrives through client.c. */
+int ws_connect(struct client *c, const char *source);
+/** Handles readiness on `c`'s socket. */
+void ws_service(struct client *c, int readable, int writable);
+int ws_send(struct client *c, const void *buf, size_t len, enum frame_kind kind);
+void ws_close(struct client *c);
+
 /* client.c */
-extern const struct lws_protocols load_protocols[];
 void clients_pump(void);
+void clients_check_timeouts(uint64_t now);
+/** The socket is open (WebSocket upgraded, or raw TCP connected). */
+void client_opened(struct client *c);
 void client_ready(struct client *c);
 void client_fail(struct client *c, const char *why);
-/** Queues a message; `type` is LWS_WRITE_TEXT, _BINARY or _RAW. `seq` marks a measured write. */
-int client_send(struct client *c, const void *buf, size_t len, enum lws_write_protocol type,
-		uint32_t seq);
+/** Sends a message; `seq` marks a measured write (its send time is taken now). */
+int client_send(struct client *c, const void *buf, size_t len, enum frame_kind kind, uint32_t seq);
 struct client *writer_client(void);
 
 /* report.c */

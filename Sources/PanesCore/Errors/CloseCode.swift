@@ -24,15 +24,15 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     public var meaning: String {
         switch self {
         case .normal: "The scene ended on purpose."
-        case .goingAway: "The server is shutting down; reconnect after the announced delay."
+        case .goingAway: "The server is shutting down (after `goingAway`)."
         case .unsupportedData: "A binary frame; the protocol only uses text frames."
         case .invalidPayload: "A text frame that is not valid UTF-8."
         case .messageTooBig: "A message over `maxMessageBytes`."
-        case .internalError: "An unexpected server fault; reconnect with backoff."
-        case .connectTimeout: "No `connect` within `connectTimeoutMs`; reconnect and send `connect` first."
-        case .sessionDestroyed: "The session was destroyed; do not resume it, close the window."
+        case .internalError: "An unexpected server fault."
+        case .connectTimeout: "No `connect` within `connectTimeoutMs`."
+        case .sessionDestroyed: "The session was destroyed (after `sessionDestroyed`)."
         case .replaced: "This connection stopped answering pings and another resumed its session."
-        case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`); reconnect and catch up."
+        case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`): the client read too slowly."
         }
     }
 }

@@ -77,7 +77,11 @@ extension Hub {
         resolvePendingConnects(of: scene.session)
     }
 
-    /// Lets each feature drop what the ending scene held (observations, drags, presence).
-    /// Features add their clean-up here, so a scene's state never outlives it.
-    mutating func sceneWillEnd(_ scene: Scene) {}
+    /// Lets each feature drop what the ending scene held (observations, drags, presence), so
+    /// a scene's state never outlives it.
+    mutating func sceneWillEnd(_ scene: Scene) {
+        preferencesSceneWillEnd(scene)
+        dragsSceneWillEnd(scene)
+        documentsSceneWillEnd(scene)
+    }
 }

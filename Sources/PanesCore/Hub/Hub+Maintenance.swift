@@ -39,7 +39,10 @@ extension Hub {
     }
 
     /// Features expire their own timed state here (drags, throttled notifications).
-    mutating func expireFeatures(now: Millis) {}
+    mutating func expireFeatures(now: Millis) {
+        expireDrags(now: now)
+        documentsTick(now: now)
+    }
 
     mutating func drain() {
         guard !draining else { return }

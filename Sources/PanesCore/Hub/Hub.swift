@@ -28,6 +28,9 @@ public struct Hub {
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
     var tickets: [String: Ticket] = [:]
     var appStates: [OwnerKey: ActivationState] = [:]
+    var preferences: PreferenceState
+    var drags = DragState()
+    var documents = DocumentState()
     var draining = false
     var lastIdleSweep: Millis = 0
     public internal(set) var metrics = Metrics()
@@ -48,6 +51,7 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
+        preferences = PreferenceState(stored: stored.preferences)
         for session in stored.sessions {
             sessions[session.id] = session
             sessionsByOwner[session.owner, default: []].insert(session.id)
@@ -72,8 +76,8 @@ public struct Hub {
             connectionClosed(connection, abnormal: abnormal)
         case .pong(let connection):
             pongReceived(from: connection)
-        case .loaded:
-            break
+        case .loaded(let result):
+            loaded(result)
         case .tick:
             tick()
         case .drain:
@@ -146,6 +150,12 @@ public struct Hub {
             return try requestDestruction(session, animation: animation, scene: sceneID)
         case .ping:
             return ["now": .int(now())]
+        case .preferences(let request):
+            return try handle(request, from: sceneID)
+        case .windows(let request):
+            return try handle(request, from: sceneID)
+        case .documents(let request):
+            return try handle(request, from: sceneID)
         }
     }
 

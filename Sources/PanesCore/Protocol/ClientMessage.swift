@@ -9,6 +9,10 @@ public enum ClientMessage: Sendable, Equatable {
     case listSessions(watch: Bool)
     case requestDestruction(SessionID, animation: DismissalAnimation)
     case ping
+    // Features, each decoded and handled in its own files.
+    case preferences(PreferenceRequest)
+    case windows(WindowRequest)
+    case documents(DocumentRequest)
 
     /// The wire name of each request, for replies, logs and metrics.
     public var type: String {
@@ -20,6 +24,9 @@ public enum ClientMessage: Sendable, Equatable {
         case .listSessions: "listSessions"
         case .requestDestruction: "requestDestruction"
         case .ping: "ping"
+        case .preferences(let request): request.type
+        case .windows(let request): request.type
+        case .documents(let request): request.type
         }
     }
 }

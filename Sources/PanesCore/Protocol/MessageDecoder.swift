@@ -70,6 +70,9 @@ public struct MessageDecoder: Sendable {
         case "ping":
             return .ping
         default:
+            if let request = try PreferenceRequest.decode(type: type, fields, self) { return .preferences(request) }
+            if let request = try WindowRequest.decode(type: type, fields, self) { return .windows(request) }
+            if let request = try DocumentRequest.decode(type: type, fields, self) { return .documents(request) }
             throw PanesError(.unknownType, "no request has type `\(type)`", field: "type")
         }
     }

@@ -1,0 +1,2 @@
+/// The workspace documents the hub knows: summaries of all, open documents in full.
+struct DocumentState: Sendable {}

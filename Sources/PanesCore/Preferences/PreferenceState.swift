@@ -1,0 +1,4 @@
+/// Every preference domain's values and every scene's observations.
+struct PreferenceState: Sendable {
+    init(stored: [PreferenceDomain: StoredPreferences]) {}
+}

@@ -1,0 +1,2 @@
+/// Drags in flight and recently ended.
+struct DragState: Sendable {}

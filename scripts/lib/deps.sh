@@ -1,0 +1,30 @@
+# Shared by scripts/serve and scripts/test: install what is missing, nothing more.
+# Sourced, not run. Debian packages only, with a lock timeout so parallel installs wait.
+
+panes_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
+
+apt_install() {
+  local missing=()
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "==> installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${missing[@]}"
+}
+
+require_swift() {
+  if ! command -v swift >/dev/null 2>&1; then
+    [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH"
+  fi
+  command -v swift >/dev/null 2>&1 || { echo "Swift 6 is required (https://swift.org/install); not found on PATH" >&2; exit 1; }
+}
+
+# What building and running the server needs.
+server_dependencies() {
+  apt_install libwebsockets-dev libjansson-dev libsqlite3-dev pkg-config curl
+  require_swift
+}
