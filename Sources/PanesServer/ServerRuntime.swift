@@ -42,7 +42,8 @@ public final class ServerRuntime: @unchecked Sendable {
         self.settings = configuration.settings
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
-                  authenticator: authenticator, stored: stored, serverVersion: serverVersion, logger: logger,
+                  authenticator: authenticator, stored: stored, preferenceDefaults: configuration.preferenceDefaults,
+                  serverVersion: serverVersion, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()

@@ -61,7 +61,7 @@ struct TextOperationTests {
         (JSONValue.object(["retain": 3]), "`operation` must be an array of components, not object"),
         ("abc", "`operation` must be an array of components, not string"),
         ([1, true], "`operation[1]` must be an integer or a string, not boolean"),
-        ([nil], "`operation[0]` must be an integer or a string, not null"),
+        ([.null], "`operation[0]` must be an integer or a string, not null"),
         ([[1]], "`operation[0]` must be an integer or a string, not array"),
         ([1, 0], "`operation[1]` is 0; use n > 0 to retain, -n to delete, or a string to insert"),
         (["a", ""], "`operation[1]` is an empty string; an insert needs text"),

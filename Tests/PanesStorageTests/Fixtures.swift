@@ -13,8 +13,8 @@ enum Fixtures {
             snapshot: ["text": "Première ligne\nsecond line \"quoted\" \\ back\u{0}slash"],
             userInfo: [
                 "sidebar": true, "colour": "#ff8800", "emoji": "👩🏽‍💻🇯🇵", "combining": "e\u{301}",
-                "nested": ["list": [1, 2.5, "three", nil, false, ["deep": ["deeper": [.int(Int64.max), .int(Int64.min)]]]]],
-                "ratio": 0.1, "empty": [:], "none": nil,
+                "nested": ["list": [1, 2.5, "three", .null, false, ["deep": ["deeper": [.int(Int64.max), .int(Int64.min)]]]]],
+                "ratio": 0.1, "empty": [:], "none": .null,
             ],
             restoration: Restoration(
                 activity: Activity(activityType: "panes.document", title: "Plan ✍️",

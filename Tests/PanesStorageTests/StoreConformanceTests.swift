@@ -96,14 +96,14 @@ import Testing
         try store.apply([
             .putPreference(domain, keyPath: "editor.wordCount", value: true, version: 1),
             .putPreference(domain, keyPath: "editor.font", value: ["family": "Iosevka ✨", "size": 13.5], version: 2),
-            .putPreference(domain, keyPath: "recent", value: ["a", 1, nil, ["b": []]], version: 3),
+            .putPreference(domain, keyPath: "recent", value: ["a", 1, .null, ["b": []]], version: 3),
             .putPreference(domain, keyPath: "nothing", value: .null, version: 4),
         ])
 
         let expected = StoredPreferences(version: 4, values: [
             "editor.wordCount": VersionedValue(value: true, version: 1),
             "editor.font": VersionedValue(value: ["family": "Iosevka ✨", "size": 13.5], version: 2),
-            "recent": VersionedValue(value: ["a", 1, nil, ["b": []]], version: 3),
+            "recent": VersionedValue(value: ["a", 1, .null, ["b": []]], version: 3),
             "nothing": VersionedValue(value: .null, version: 4),
         ])
         #expect(try store.reloaded().preferences == [domain: expected])

@@ -10,6 +10,7 @@ public struct ServerConfiguration: Sendable {
     public var settings = Settings()
     public var sceneConfigurations = SceneConfiguration.defaults
     public var allowedOrigins: [String] = []
+    public var preferenceDefaults = PreferenceDefaults.standard
 
     public init() {}
 
@@ -30,6 +31,9 @@ public struct ServerConfiguration: Sendable {
             for configuration in sceneConfigurations where !names.insert(configuration.name).inserted {
                 throw .invalid("sceneConfigurations", "declares `\(configuration.name)` twice")
             }
+        }
+        if let defaults = fields.value("preferenceDefaults") {
+            preferenceDefaults = try PreferenceDefaults(json: defaults)
         }
         allowedOrigins = try (fields.array("allowedOrigins") ?? []).enumerated().map { index, value throws(PanesError) in
             guard let origin = value.stringValue else { throw .invalid("allowedOrigins[\(index)]", "must be a string") }

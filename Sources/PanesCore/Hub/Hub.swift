@@ -40,6 +40,7 @@ public struct Hub {
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), stored: StoredState = StoredState(),
+                preferenceDefaults: PreferenceDefaults = .standard,
                 serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
@@ -51,7 +52,7 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
-        preferences = PreferenceState(stored: stored.preferences)
+        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults)
         for session in stored.sessions {
             sessions[session.id] = session
             sessionsByOwner[session.owner, default: []].insert(session.id)

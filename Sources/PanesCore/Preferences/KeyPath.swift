@@ -1,0 +1,38 @@
+/// A validated preference key path: `editor.showWordCount`. Names a key or, for an
+/// observation, the subtree of keys below it.
+public struct KeyPath: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let string: String
+
+    public static let maxSegments = 16
+    public static let maxBytes = 256
+
+    public init(_ string: String, field: String = "keyPath") throws(PanesError) {
+        let segments = string.split(separator: ".", omittingEmptySubsequences: false)
+        guard !string.isEmpty, string.utf8.count <= Self.maxBytes, segments.count <= Self.maxSegments,
+              segments.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(Self.isSegmentByte) })
+        else {
+            throw PanesError(.invalidKeyPath,
+                             "`\(string.prefix(80))` is not a key path: up to \(Self.maxSegments) dot-separated segments of letters, digits, `_` or `-`, at most \(Self.maxBytes) bytes",
+                             field: field)
+        }
+        self.string = string
+    }
+
+    /// Whether `other` is this key path or lies below it.
+    public func contains(_ other: KeyPath) -> Bool {
+        other.string == string || other.string.hasPrefix(string + ".")
+    }
+
+    /// Whether one of the two lies strictly inside the other: such keys cannot both hold values.
+    public func nests(with other: KeyPath) -> Bool {
+        other != self && (contains(other) || other.contains(self))
+    }
+
+    public var description: String { string }
+    public static func < (a: KeyPath, b: KeyPath) -> Bool { a.string < b.string }
+
+    private static func isSegmentByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+}
