@@ -45,22 +45,25 @@ extension Hub {
     func sessionList(for owner: OwnerKey) -> JSONValue {
         let list = (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
             .sorted { ($0.lastActiveAt, $0.id) > ($1.lastActiveAt, $1.id) }
-            .map { session -> JSONValue in
-                let live = liveScenes[session.id].flatMap { scenes[$0] }
-                return .object([
-                    "persistentIdentifier": .string(session.id.rawValue),
-                    "title": .string(session.title.isEmpty ? (session.restoration?.activity.title ?? "") : session.title),
-                    "snapshot": session.snapshot,
-                    "configuration": .string(session.configuration),
-                    "role": .string(session.role.rawValue),
-                    "state": .string(live?.state.rawValue ?? "disconnected"),
-                    "scene": live.map { .string($0.id.rawValue) },
-                    "targetContentIdentifier": session.restoration?.activity.targetContentIdentifier.map(JSONValue.string),
-                    "createdAt": .int(session.createdAt),
-                    "lastActiveAt": .int(session.lastActiveAt),
-                ])
-            }
+            .map(sessionSummary)
         return ["sessions": .array(list), "appState": .string(appStates[owner]?.rawValue ?? "notRunning")]
+    }
+
+    /// One session as the switcher shows it. Never includes the secret.
+    func sessionSummary(_ session: SceneSession) -> JSONValue {
+        let live = liveScenes[session.id].flatMap { scenes[$0] }
+        return .object([
+            "persistentIdentifier": .string(session.id.rawValue),
+            "title": .string(session.title.isEmpty ? (session.restoration?.activity.title ?? "") : session.title),
+            "snapshot": session.snapshot,
+            "configuration": .string(session.configuration),
+            "role": .string(session.role.rawValue),
+            "state": .string(live?.state.rawValue ?? "disconnected"),
+            "scene": live.map { .string($0.id.rawValue) },
+            "targetContentIdentifier": session.restoration?.activity.targetContentIdentifier.map(JSONValue.string),
+            "createdAt": .int(session.createdAt),
+            "lastActiveAt": .int(session.lastActiveAt),
+        ])
     }
 
     /// Tells every scene of the user that shows the switcher that the list changed.

@@ -1,2 +1,19 @@
-/// Drags in flight and recently ended.
-struct DragState: Sendable {}
+/// Drags in flight, and ended ones until they would have expired, so a second drop is told
+/// "already dropped" rather than "unknown".
+struct DragState: Sendable {
+    enum Phase: Sendable, Equatable {
+        case pending, dropped, cancelled
+    }
+
+    struct Drag: Sendable {
+        let id: String
+        let owner: OwnerKey
+        let source: SceneID
+        let sourceSession: SessionID
+        let items: [DragItem]
+        let expiresAt: Millis
+        var phase: Phase = .pending
+    }
+
+    var drags: [String: Drag] = [:]
+}

@@ -1,5 +1,106 @@
+import Logging
+
+/// Making windows: bring forward the window that shows some content, or hand out a ticket for
+/// a new one (requestSceneSessionActivation); refresh a session's switcher entry.
 extension Hub {
-    mutating func handle(_ request: WindowRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? { nil }
-    mutating func dragsSceneWillEnd(_ scene: Scene) {}
-    mutating func expireDrags(now: Millis) {}
+    mutating func handle(_ request: WindowRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
+        let scene = self.scene(sceneID)
+        switch request {
+        case .requestActivation(let activity, let session):
+            return try requestActivation(activity, session: session, from: scene)
+        case .requestRefresh(let session, let title, let snapshot, let activity):
+            return try requestRefresh(session, title: title, snapshot: snapshot, activity: activity, from: scene)
+        case .beginDrag(let items):
+            return beginDrag(items, from: scene)
+        case .drop(let drag, let target, let operation, let targetScene):
+            return try drop(drag, target: target, operation: operation, onto: targetScene, from: scene)
+        case .cancelDrag(let drag):
+            return try cancelDrag(drag, from: scene)
+        }
+    }
+
+    mutating func requestActivation(_ activity: Activity, session named: SessionID?, from scene: Scene) throws(PanesError) -> JSONValue {
+        var target: SceneSession?
+        if let named {
+            target = try ownedSession(named, by: scene)
+        } else if let content = activity.targetContentIdentifier {
+            target = sessionShowing(content, owner: scene.owner)
+        }
+        if let target, let liveID = liveScenes[target.id], let live = scenes[liveID] {
+            send(.event(ServerEvent("activate", [
+                "activity": activity.json,
+                "requestedBy": ["scene": .string(scene.id.rawValue), "session": .string(scene.session.rawValue)],
+            ])), to: live.connection)
+            return ["action": "activated", "session": .string(target.id.rawValue), "scene": .string(liveID.rawValue)]
+        }
+        let opened = try openWindow(for: activity, reopening: target, owner: scene.owner, clientVersion: scene.clientVersion)
+        var result = opened.objectValue!
+        result["action"] = "open"
+        return .object(result)
+    }
+
+    /// The user's session that shows `content`: a live one first, then the most recently active.
+    func sessionShowing(_ content: String, owner: OwnerKey) -> SceneSession? {
+        (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
+            .filter { $0.restoration?.activity.targetContentIdentifier == content }
+            .max { ($0.liveRank(liveScenes), $0.lastActiveAt) < ($1.liveRank(liveScenes), $1.lastActiveAt) }
+    }
+
+    /// A ticket for a window on `reopening`, or on a new session made for the activity.
+    /// Validates before it creates anything.
+    mutating func openWindow(for activity: Activity, reopening: SceneSession?, owner: OwnerKey,
+                             clientVersion: String) throws(PanesError) -> JSONValue {
+        let session: SceneSession
+        let created: Bool
+        if let reopening {
+            session = reopening
+            created = false
+        } else {
+            guard let configuration = configurations.first(where: { $0.accepts(activity.activityType) }) else {
+                throw PanesError(.unsupportedActivity, "no scene configuration accepts `\(activity.activityType)`",
+                                 field: "activity.activityType")
+            }
+            var made = try makeSession(owner: owner, configuration: configuration)
+            made.title = activity.title ?? ""
+            // What the window will show, so a second "open" of the same content finds it even
+            // before the new window connects.
+            made.restoration = Restoration(activity: activity, metadata: RestorationMetadata(
+                savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
+                clientVersion: clientVersion))
+            sessions[made.id] = made
+            persist(.putSession(made))
+            session = made
+            created = true
+        }
+        let ticket = Ticket(id: ids.token("tkt_"), owner: owner, session: session.id, handedOver: [activity],
+                            expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
+        tickets[ticket.id] = ticket
+        if created { sessionsChanged(for: owner) }
+        return [
+            "session": .string(session.id.rawValue), "ticket": .string(ticket.id),
+            "url": .string("/?workspace=\(owner.workspace)&ticket=\(ticket.id)"),
+            "expiresAt": .int(ticket.expiresAt), "created": .bool(created),
+        ]
+    }
+
+    mutating func requestRefresh(_ id: SessionID, title: String?, snapshot: JSONValue?, activity: Activity?,
+                                 from scene: Scene) throws(PanesError) -> JSONValue {
+        var session = try ownedSession(id, by: scene)
+        if let title { session.title = title }
+        if let snapshot { session.snapshot = snapshot }
+        if let activity {
+            session.restoration = Restoration(activity: activity, metadata: RestorationMetadata(
+                savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
+                clientVersion: scene.clientVersion))
+        }
+        sessions[id] = session
+        persist(.putSession(session))
+        sessionsChanged(for: session.owner)
+        return ["session": sessionSummary(session)]
+    }
+}
+
+extension SceneSession {
+    /// 1 when the session has a live scene: live windows are brought forward before closed ones.
+    func liveRank(_ liveScenes: [SessionID: SceneID]) -> Int { liveScenes[id] == nil ? 0 : 1 }
 }

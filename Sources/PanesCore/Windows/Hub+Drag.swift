@@ -1,0 +1,118 @@
+import Logging
+
+/// Drag and drop between scenes: a drag holds items on the server, the browser carries only
+/// its identifier; the receiving scene drops it onto itself, another scene of the user, or
+/// the new-window zone. The source always hears how its drag ended.
+extension Hub {
+    mutating func beginDrag(_ items: [DragItem], from scene: Scene) -> JSONValue {
+        let drag = DragState.Drag(id: ids.token("drg_"), owner: scene.owner, source: scene.id, sourceSession: scene.session,
+                                  items: items, expiresAt: now() + Millis(settings.dragLifetimeMs))
+        drags.drags[drag.id] = drag
+        return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
+    }
+
+    mutating func drop(_ dragID: String, target: DropTarget, operation: DragOperation, onto named: SceneID?,
+                       from dropper: Scene) throws(PanesError) -> JSONValue {
+        guard let drag = drags.drags[dragID], drag.expiresAt > now() else {
+            throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
+        }
+        guard drag.phase == .pending else {
+            throw PanesError(.dragAlreadyDropped, "drag \(dragID) was already \(drag.phase == .dropped ? "dropped" : "cancelled")",
+                             field: "drag")
+        }
+        if let index = drag.items.firstIndex(where: { !$0.operations.contains(operation) }) {
+            throw PanesError(.operationNotAllowed, "item \(index) of the drag does not allow `\(operation.rawValue)`",
+                             field: "operation")
+        }
+        guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
+            throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
+        }
+
+        let result: JSONValue
+        let ended: JSONValue
+        switch target {
+        case .scene:
+            let receiver: Scene
+            if let named, named != dropper.id {
+                guard let scene = scenes[named], scene.owner == dropper.owner else {
+                    throw PanesError(.sceneNotFound, "no live scene \(named) of yours", field: "scene")
+                }
+                receiver = scene
+            } else {
+                receiver = dropper
+            }
+            let items = JSONValue.array(drag.items.map(\.activity.json))
+            if receiver.id == dropper.id {
+                result = ["items": items, "operation": .string(operation.rawValue)]
+            } else {
+                send(.event(ServerEvent("itemsDropped", [
+                    "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
+                    "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
+                ])), to: receiver.connection)
+                result = ["delivered": .string(receiver.id.rawValue)]
+            }
+            ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
+        case .newWindow:
+            // Check every item has a configuration before creating any session.
+            for (index, item) in drag.items.enumerated()
+            where !configurations.contains(where: { $0.accepts(item.activity.activityType) }) {
+                throw PanesError(.unsupportedActivity, "no scene configuration accepts item \(index)'s `\(item.activity.activityType)`",
+                                 field: "drag")
+            }
+            var windows: [JSONValue] = []
+            for item in drag.items {
+                windows.append(try openWindow(for: item.activity, reopening: nil, owner: dropper.owner,
+                                              clientVersion: dropper.clientVersion))
+            }
+            result = ["windows": .array(windows), "operation": .string(operation.rawValue)]
+            ended = ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })]
+        }
+        drags.drags[dragID]?.phase = .dropped
+        if let source = scenes[drag.source] {
+            send(.event(ServerEvent("dragEnded", [
+                "drag": .string(dragID), "outcome": "dropped", "operation": .string(operation.rawValue), "target": ended,
+            ])), to: source.connection)
+        }
+        return result
+    }
+
+    mutating func cancelDrag(_ dragID: String, from scene: Scene) throws(PanesError) -> JSONValue {
+        guard let drag = drags.drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
+            throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
+        }
+        guard drag.phase == .pending else {
+            throw PanesError(.dragAlreadyDropped, "drag \(dragID) already ended", field: "drag")
+        }
+        endDrag(drag, reason: "cancelled by its source")
+        return [:]
+    }
+
+    /// Cancels a pending drag and tells its source, which is never left waiting.
+    mutating func endDrag(_ drag: DragState.Drag, reason: String) {
+        drags.drags[drag.id]?.phase = .cancelled
+        if let source = scenes[drag.source] {
+            send(.event(ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled", "reason": .string(reason)])),
+                 to: source.connection)
+        }
+    }
+
+    /// A drag dropped by another user is allowed only if every item is a document of the
+    /// shared workspace, which both can see.
+    func sharedDocuments(_ items: [DragItem], between a: OwnerKey, and b: OwnerKey) -> Bool {
+        a.workspace == b.workspace && items.allSatisfy { item in
+            item.activity.activityType.hasPrefix("panes.document")
+                && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace) } == true
+        }
+    }
+
+    mutating func expireDrags(now: Millis) {
+        for drag in drags.drags.values where drag.expiresAt <= now {
+            if drag.phase == .pending { endDrag(drag, reason: "expired") }
+            drags.drags[drag.id] = nil
+        }
+    }
+
+    /// Drags outlive their source scene: another window can still drop them; only the
+    /// `dragEnded` notice has no one to go to.
+    mutating func dragsSceneWillEnd(_ scene: Scene) {}
+}
