@@ -49,7 +49,8 @@ public final class ServerRuntime: @unchecked Sendable {
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
                              onDurable: { sequence in box.runtime?.transport.post { box.runtime?.becameDurable(sequence) } },
-                             onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } })
+                             onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
+                             onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
         box.runtime = self
         transport.delegate = self
         try transport.start()
@@ -83,8 +84,10 @@ public final class ServerRuntime: @unchecked Sendable {
                 emit(.close(connection.rawValue, code, reason))
             case .probe(let connection):
                 emit(.probe(connection.rawValue))
-            case .load:
-                break
+            case .load(let request):
+                // Runs on the store thread behind every batch submitted so far; `didLoad`
+                // brings the result back here.
+                worker.load(request)
             }
         }
     }
@@ -122,6 +125,11 @@ public final class ServerRuntime: @unchecked Sendable {
             held.removeAll(keepingCapacity: held.capacity <= 4096)
             heldHead = 0
         }
+    }
+
+    /// A read the hub asked for is done; runs on the service thread (posted by the store thread).
+    private func didLoad(_ result: LoadResult) {
+        perform(hub.handle(.loaded(result)))
     }
 
     /// A store that cannot commit is fatal: nothing waiting on it was acknowledged, so
@@ -202,6 +210,12 @@ extension ServerRuntime: WebSocketServerDelegate {
         text.counter("panes_store_commands_total", "Changes committed to the store.", [([:], store.commands)])
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
         text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
+        let documents = hub.documentCounts
+        text.gauge("panes_documents", "Workspace documents stored.", [([:], documents.stored)])
+        text.gauge("panes_documents_loaded", "Documents held in memory (some scene has them open).",
+                   [([:], documents.loaded)])
+        text.gauge("panes_documents_loading", "Documents being read from the store to be opened.",
+                   [([:], documents.loading)])
         return text.text + hub.metricsText()
     }
 }

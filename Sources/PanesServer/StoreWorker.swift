@@ -4,6 +4,9 @@
 // reports the highest sequence number made durable back through the completion closure,
 // which the runtime routes onto the service thread with `WebSocketServer.post`. Only
 // identifiers and value types cross between the threads.
+//
+// Reads (`load`) wait in the same queue as batches, so a read runs after every batch
+// submitted before it and sees it; its result goes back through `onLoaded` the same way.
 import Foundation
 import Logging
 import PanesCore
@@ -12,24 +15,32 @@ import PanesCore
 final class StoreWorker: @unchecked Sendable {
     private let store: any Store
     private let condition = NSCondition()
-    private var pending: [(sequence: UInt64, commands: [StoreCommand])] = []
+    /// Work in submission order: batches to commit and reads to run.
+    private var pending: [Work] = []
     private var stopping = false
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let logger: Logger
     private let onDurable: @Sendable (UInt64) -> Void
     private let onFailure: @Sendable (String) -> Void
+    private let onLoaded: @Sendable (LoadResult) -> Void
+
+    private enum Work {
+        case commit(sequence: UInt64, commands: [StoreCommand])
+        case load(LoadRequest)
+    }
 
     /// Commits so far and their sizes, for `/metrics`. Written on the store thread, read under the lock.
     private(set) var commits = 0
     private(set) var committedCommands = 0
 
     init(store: any Store, logger: Logger, onDurable: @escaping @Sendable (UInt64) -> Void,
-         onFailure: @escaping @Sendable (String) -> Void) {
+         onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void) {
         self.store = store
         self.logger = logger
         self.onDurable = onDurable
         self.onFailure = onFailure
+        self.onLoaded = onLoaded
     }
 
     func start() {
@@ -41,7 +52,15 @@ final class StoreWorker: @unchecked Sendable {
 
     func submit(_ commands: [StoreCommand], sequence: UInt64) {
         condition.lock()
-        pending.append((sequence, commands))
+        pending.append(.commit(sequence: sequence, commands: commands))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Queues a read behind everything submitted so far.
+    func load(_ request: LoadRequest) {
+        condition.lock()
+        pending.append(.load(request))
         condition.signal()
         condition.unlock()
     }
@@ -71,17 +90,38 @@ final class StoreWorker: @unchecked Sendable {
             condition.unlock()
             if done { break }
 
-            let commands = batch.flatMap(\.commands)
-            if commit(commands) {
+            // Consecutive batches commit as one transaction; a read ends the run first, so it
+            // sees every batch submitted before it and none after.
+            var commands: [StoreCommand] = []
+            var lastSequence: UInt64?
+            func flush() -> Bool {
+                guard let sequence = lastSequence else { return true }
+                guard commit(commands) else {
+                    onFailure("the store could not commit \(commands.count) changes")
+                    return false
+                }
                 condition.lock()
                 commits += 1
                 committedCommands += commands.count
                 condition.unlock()
-                onDurable(batch.last!.sequence)
-            } else {
-                onFailure("the store could not commit \(commands.count) changes")
-                break
+                onDurable(sequence)
+                commands.removeAll(keepingCapacity: true)
+                lastSequence = nil
+                return true
             }
+            var failed = false
+            for work in batch {
+                switch work {
+                case .commit(let sequence, let batchCommands):
+                    commands += batchCommands
+                    lastSequence = sequence
+                case .load(let request):
+                    guard flush() else { failed = true; break }
+                    onLoaded(store.perform(request))
+                }
+                if failed { break }
+            }
+            if failed || !flush() { break }
         }
         finished.signal()
     }

@@ -44,6 +44,39 @@ enum Migrations {
                 FOREIGN KEY (workspace, user) REFERENCES preference_domains (workspace, user) ON DELETE CASCADE
             );
             """),
+        Migration(version: 2, name: "documents and their operation logs", sql: """
+            -- One row per workspace document. The snapshot is the text at snapshot_revision; the
+            -- current text is the snapshot with the logged operations after it applied. snapshot_text
+            -- is the last column so listing documents never reads the texts' overflow pages.
+            CREATE TABLE documents (
+                id TEXT NOT NULL PRIMARY KEY,
+                workspace TEXT NOT NULL,
+                title TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                created_at INTEGER NOT NULL,    -- milliseconds since the epoch
+                created_by TEXT NOT NULL,       -- user id
+                modified_at INTEGER NOT NULL,
+                revision INTEGER NOT NULL,      -- operations applied since creation
+                length INTEGER NOT NULL,        -- Unicode scalars
+                snapshot_revision INTEGER NOT NULL,
+                snapshot_text TEXT NOT NULL
+            );
+            CREATE INDEX documents_by_workspace ON documents (workspace);
+
+            -- The per-document operation log: each row takes the document from revision - 1 to
+            -- revision. Rows before snapshot_revision - operationLogRetention are pruned.
+            CREATE TABLE document_operations (
+                document TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+                revision INTEGER NOT NULL,
+                operation TEXT NOT NULL,        -- JSON array, the wire form
+                op_id TEXT NOT NULL,            -- the client's id for it, for recognising resends
+                author_scene TEXT NOT NULL,
+                author_user TEXT NOT NULL,
+                author_name TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                PRIMARY KEY (document, revision)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     /// The schema version this build writes and reads.

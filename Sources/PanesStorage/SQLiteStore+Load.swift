@@ -44,6 +44,9 @@ extension SQLiteStore {
             state.preferences[domain, default: StoredPreferences()].values[keyPath] =
                 VersionedValue(value: value, version: row.int64(at: 4))
         }
+        try connection.forEachRow(SQL.documents) { row in
+            state.documents.append(DocumentRecord(row: row))
+        }
         return (state, issues)
     }
 
@@ -111,6 +114,19 @@ extension SQLiteStore {
             """
         static let domains = "SELECT workspace, user, version FROM preference_domains"
         static let preferences = "SELECT workspace, user, key_path, value, version FROM preferences"
+        static let documents = """
+            SELECT id, workspace, title, kind, created_at, created_by, modified_at, revision, length
+            FROM documents ORDER BY id
+            """
+    }
+}
+
+extension DocumentRecord {
+    /// The record in a row's first nine columns, in the order of the `documents` table.
+    init(row: SQLiteStatement) {
+        self.init(id: DocumentID(row.text(at: 0) ?? ""), workspace: row.text(at: 1) ?? "", title: row.text(at: 2) ?? "",
+                  kind: row.text(at: 3) ?? "text", createdAt: row.int64(at: 4), createdBy: row.text(at: 5) ?? "",
+                  modifiedAt: row.int64(at: 6), revision: row.int64(at: 7), length: Int(truncatingIfNeeded: row.int64(at: 8)))
     }
 }
 

@@ -87,6 +87,30 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             let user = try column(for: domain)
             try connection.run(SQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
             try connection.run(SQL.deletePreference, [.text(domain.workspace), .text(user), .text(keyPath)])
+        case .createDocument(let record, let text):
+            try connection.run(SQL.insertDocument, [
+                .text(record.id.rawValue), .text(record.workspace), .text(record.title), .text(record.kind),
+                .int(record.createdAt), .text(record.createdBy), .int(record.modifiedAt), .int(record.revision),
+                .int(Int64(record.length)), .int(record.revision), .text(text),
+            ])
+        case .renameDocument(let id, let title):
+            try connection.run(SQL.renameDocument, [.text(id.rawValue), .text(title)])
+        case .appendOperation(let id, let operation, let length):
+            // The insert comes first: its foreign key fails the batch for an unknown document.
+            try connection.run(SQL.insertOperation, [
+                .text(id.rawValue), .int(operation.revision), .text(json(operation.operation.json)),
+                .text(operation.opId), .text(operation.author.scene), .text(operation.author.user),
+                .text(operation.author.name), .int(operation.createdAt),
+            ])
+            try connection.run(SQL.advanceDocument, [
+                .text(id.rawValue), .int(operation.revision), .int(Int64(length)), .int(operation.createdAt),
+            ])
+        case .snapshotDocument(let id, let revision, let text, let keepFrom):
+            try connection.run(SQL.snapshotDocument, [.text(id.rawValue), .int(revision), .text(text)])
+            try connection.run(SQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
+        case .deleteDocument(let id):
+            // The log goes with it (ON DELETE CASCADE).
+            try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
         }
     }
 
@@ -128,5 +152,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             ON CONFLICT (workspace, user, key_path) DO UPDATE SET value = excluded.value, version = excluded.version
             """
         static let deletePreference = "DELETE FROM preferences WHERE workspace = ?1 AND user = ?2 AND key_path = ?3"
+        static let insertDocument = """
+            INSERT INTO documents (id, workspace, title, kind, created_at, created_by, modified_at, revision, length,
+                                   snapshot_revision, snapshot_text)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            """
+        static let renameDocument = "UPDATE documents SET title = ?2 WHERE id = ?1"
+        static let insertOperation = """
+            INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
+                                             author_name, created_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """
+        static let advanceDocument = "UPDATE documents SET revision = ?2, length = ?3, modified_at = ?4 WHERE id = ?1"
+        static let snapshotDocument = "UPDATE documents SET snapshot_revision = ?2, snapshot_text = ?3 WHERE id = ?1"
+        static let pruneOperations = "DELETE FROM document_operations WHERE document = ?1 AND revision < ?2"
+        static let deleteDocument = "DELETE FROM documents WHERE id = ?1"
     }
 }

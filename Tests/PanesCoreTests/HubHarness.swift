@@ -17,12 +17,29 @@ struct HubHarness {
     private var nextRequest: Int64 = 0
     /// Every effect so far, for assertions about persistence.
     var effects: [Effect] = []
+    /// Where `.persist` effects are applied as they come out and `.load` effects are read
+    /// from, standing in for the runtime's store thread.
+    let store: MemoryStore
+    /// When true (the default), loads complete at the end of the event that asked for them,
+    /// and their effects are returned with it. When false they wait in `pendingLoads` until
+    /// `completeLoads()`, so a test can act while a document is loading.
+    var completesLoads = true
+    private(set) var pendingLoads: [LoadRequest] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-         authenticator: Authenticator = .open(), stored: StoredState = StoredState()) {
+         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore()) {
         let clock = clock
+        self.store = store
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator, stored: stored,
                   serverVersion: "test", now: { clock.now }, ids: .sequential())
+    }
+
+    /// A harness for a restarted server: a new hub over the same store, loaded from it.
+    func restarted(settings: Settings? = nil) throws -> HubHarness {
+        let next = HubHarness(settings: settings ?? hub.settings, configurations: hub.configurations,
+                              authenticator: hub.authenticator, stored: try store.loadState(), store: store)
+        next.clock.advance(clock.now - next.clock.now)
+        return next
     }
 
     mutating func open() -> ConnectionID {
@@ -34,8 +51,36 @@ struct HubHarness {
 
     @discardableResult
     mutating func run(_ event: HubEvent) -> [Effect] {
-        let produced = hub.handle(event)
+        var produced = perform(hub.handle(event))
+        while completesLoads, !pendingLoads.isEmpty {
+            produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
+        }
+        return produced
+    }
+
+    /// Completes every waiting load, in order; returns what the hub produced.
+    @discardableResult
+    mutating func completeLoads() -> [Effect] {
+        var produced: [Effect] = []
+        while !pendingLoads.isEmpty {
+            produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
+        }
+        return produced
+    }
+
+    /// Does what the runtime does with the store effects: applies persists in order and queues loads.
+    private mutating func perform(_ produced: [Effect]) -> [Effect] {
         effects += produced
+        for effect in produced {
+            switch effect {
+            case .persist(let commands):
+                do { try store.apply(commands) } catch { Issue.record("the store refused a batch: \(error)") }
+            case .load(let request):
+                pendingLoads.append(request)
+            default:
+                break
+            }
+        }
         return produced
     }
 
@@ -107,4 +152,46 @@ extension Array where Element == Effect {
     var probes: [ConnectionID] {
         compactMap { effect in if case .probe(let target) = effect { target } else { nil } }
     }
+}
+
+// MARK: Documents
+
+extension HubHarness {
+    /// Creates a document from the scene and returns its id.
+    mutating func createDocument(_ connection: ConnectionID, title: String = "Plan", text: String = "") -> String {
+        let reply = request(connection, "createDocument", ["title": .string(title), "text": .string(text)])
+        #expect(reply["ok"] == true, "createDocument failed: \(reply)")
+        return reply["result"]?["document"]?["id"]?.stringValue ?? ""
+    }
+
+    /// Opens a document (completing its load) and returns the reply.
+    mutating func openDocument(_ connection: ConnectionID, _ document: String, revision: Int64? = nil) -> JSONValue {
+        var fields: [String: JSONValue] = ["document": .string(document)]
+        if let revision { fields["revision"] = .int(revision) }
+        return request(connection, "openDocument", fields)
+    }
+
+    /// Sends an edit and returns the reply.
+    mutating func edit(_ connection: ConnectionID, _ document: String, revision: Int64, _ operation: JSONValue,
+                       opId: String) -> JSONValue {
+        request(connection, "edit", ["document": .string(document), "revision": .int(revision),
+                                     "operation": operation, "opId": .string(opId)])
+    }
+
+    /// The document's text as stored: the snapshot with the logged operations after it applied.
+    /// Persists reach the store as they are emitted, so this is also what a restart would see.
+    func text(of document: String) -> String? {
+        guard let stored = try? store.loadDocument(DocumentID(document), retention: 0) else { return nil }
+        var text = stored.snapshotText
+        for entry in stored.operations where entry.revision > stored.snapshotRevision {
+            guard let next = try? entry.operation.apply(to: text) else { return nil }
+            text = next
+        }
+        return text
+    }
+}
+
+extension JSONValue {
+    /// The `error.code` of a failed reply.
+    var errorCode: String? { self["error"]?["code"]?.stringValue }
 }

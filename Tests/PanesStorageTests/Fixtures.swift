@@ -34,4 +34,23 @@ enum Fixtures {
     static let workspaceDomain = PreferenceDomain(workspace: "acme", user: nil)
     static let adaDomain = PreferenceDomain(workspace: "acme", user: "ada")
     static let bobDomain = PreferenceDomain(workspace: "acme", user: "bob")
+
+    // MARK: Documents
+
+    /// A document record with a title that trips naive encoders.
+    static func document(id: String = "doc_a1", workspace: String = "acme", revision: Int64 = 0,
+                         length: Int = 0) -> DocumentRecord {
+        DocumentRecord(id: DocumentID(id), workspace: workspace, title: "Plan ✍️ \"Q3\" — 草稿", createdAt: 1_700_000_000_000,
+                       createdBy: "zoë", modifiedAt: 1_700_000_000_000, revision: revision, length: length)
+    }
+
+    /// An operation at `revision` inserting `text` at the end of a document of `length` scalars.
+    static func appended(_ text: String, at revision: Int64, after length: Int) -> StoredOperation {
+        var operation = TextOperation()
+        operation.retain(length)
+        operation.insert(text)
+        return StoredOperation(revision: revision, operation: operation, opId: "sess-\(revision):\(revision)",
+                               author: DocumentAuthor(scene: "scn_\(revision)", user: "zoë", name: "Zoë 🦊"),
+                               createdAt: 1_700_000_000_000 + revision)
+    }
 }

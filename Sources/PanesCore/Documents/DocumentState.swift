@@ -1,2 +1,75 @@
-/// The workspace documents the hub knows: summaries of all, open documents in full.
-struct DocumentState: Sendable {}
+/// The workspace documents the hub knows: every document's record, the open ones in full,
+/// and who is watching the list.
+///
+/// Memory model: records of all documents stay (small: the sidebar's data); a document's text
+/// and log are held only while some scene has it open (`open`), and are dropped as soon as the
+/// last one closes it or ends. Opening a document that is not held loads it from the store
+/// off the service thread (`loading`), so the hub never blocks on a read.
+struct DocumentState: Sendable {
+    var records: [DocumentID: DocumentRecord] = [:]
+    var byWorkspace: [String: Set<DocumentID>] = [:]
+    /// Documents held in memory; each has at least one participant.
+    var open: [DocumentID: OpenDocument] = [:]
+    /// Documents being read from the store, with the `openDocument` requests waiting for them.
+    /// One load per document, however many scenes ask.
+    var loading: [DocumentID: [PendingOpen]] = [:]
+    /// The documents each scene has open, so a scene's end finds them without a scan.
+    var openedBy: [SceneID: Set<DocumentID>] = [:]
+    /// Scenes observing the document list, per workspace.
+    var observers: [String: Set<SceneID>] = [:]
+    /// Documents whose text changed since list observers and switcher entries were last told,
+    /// with when they were last told; announced by `documentsTick`.
+    var modified: Set<DocumentID> = []
+    var lastAnnounced: [DocumentID: Millis] = [:]
+    /// The latest preview of each modified document, taken when it changed, so the switcher
+    /// can be refreshed after the document has been evicted.
+    var previews: [DocumentID: JSONValue] = [:]
+
+    /// The records loaded at start; no text is held until a document is opened.
+    init(stored: [DocumentRecord] = []) {
+        for record in stored { insert(record) }
+    }
+
+    /// Adds a new document's record.
+    mutating func insert(_ record: DocumentRecord) {
+        records[record.id] = record
+        byWorkspace[record.workspace, default: []].insert(record.id)
+    }
+
+    /// Forgets a document entirely; returns its record.
+    mutating func remove(_ id: DocumentID) -> DocumentRecord? {
+        guard let record = records.removeValue(forKey: id) else { return nil }
+        byWorkspace[record.workspace]?.remove(id)
+        if byWorkspace[record.workspace]?.isEmpty == true { byWorkspace[record.workspace] = nil }
+        if let document = open.removeValue(forKey: id) {
+            for scene in document.participants.keys { close(id, by: scene) }
+        }
+        modified.remove(id)
+        lastAnnounced[id] = nil
+        previews[id] = nil
+        return record
+    }
+
+    /// Removes `id` from the scene's open set.
+    mutating func close(_ id: DocumentID, by scene: SceneID) {
+        openedBy[scene]?.remove(id)
+        if openedBy[scene]?.isEmpty == true { openedBy[scene] = nil }
+    }
+
+    /// The summary's `participants`: the scenes that have the document open.
+    func participants(of id: DocumentID) -> [JSONValue] {
+        open[id]?.orderedParticipants.map(\.summaryJSON) ?? []
+    }
+
+    /// A summary as lists and replies show it.
+    func summary(_ id: DocumentID) -> JSONValue {
+        records[id]?.json(participants: participants(of: id)) ?? .null
+    }
+}
+
+/// An `openDocument` waiting for its document to load.
+struct PendingOpen: Sendable {
+    let scene: SceneID
+    let requestID: RequestID
+    let revision: Int64?
+}

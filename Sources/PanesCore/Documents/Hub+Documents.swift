@@ -1,6 +1,175 @@
+import Logging
+
+/// Workspace documents: the request dispatch, the list and its observers, and creating,
+/// renaming and deleting documents. Opening, editing and presence have their own files.
+///
+/// Access: a scene sees only the documents of its own workspace; any other id reads as
+/// `document_not_found`, whether or not it exists elsewhere. Viewers may list, open and share
+/// presence; changing anything needs `editor` or `owner`.
 extension Hub {
-    mutating func handle(_ request: DocumentRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? { nil }
-    mutating func documentsSceneWillEnd(_ scene: Scene) {}
-    mutating func documentsTick(now: Millis) {}
-    mutating func loaded(_ result: LoadResult) {}
+    /// Handles a document request; nil when the reply comes later (an open waiting for a load).
+    mutating func handle(_ request: DocumentRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
+        let scene = self.scene(sceneID)
+        switch request {
+        case .observeDocuments:
+            return observeDocuments(scene)
+        case .unobserveDocuments:
+            documents.observers[scene.owner.workspace]?.remove(sceneID)
+            return [:]
+        case .createDocument(let title, let text):
+            return try createDocument(title: title, text: text, scene: scene)
+        case .renameDocument(let id, let title):
+            return try renameDocument(id, title: title, scene: scene)
+        case .deleteDocument(let id):
+            return try deleteDocument(id, scene: scene)
+        case .openDocument(let id, let revision, let requestID):
+            return try openDocument(id, revision: revision, requestID: requestID, scene: scene)
+        case .closeDocument(let id):
+            return try closeDocument(id, scene: scene)
+        case .edit(let id, let revision, let operation, let opId):
+            return try edit(id, revision: revision, operation: operation, opId: opId, scene: scene)
+        case .setPresence(let id, let update):
+            return try setPresence(id, update, scene: scene)
+        }
+    }
+
+    /// Whether a document with this id exists in the workspace: for drops of document items
+    /// between users, who may share only what both can see.
+    public func documentIsVisible(_ id: String, inWorkspace workspace: String) -> Bool {
+        documents.records[DocumentID(id)]?.workspace == workspace
+    }
+
+    /// Documents stored, held in memory, and being loaded: for `/metrics`, and to check that
+    /// a document nobody has open is not held.
+    public var documentCounts: (stored: Int, loaded: Int, loading: Int) {
+        (documents.records.count, documents.open.count, documents.loading.count)
+    }
+
+    // MARK: Access
+
+    /// The document's record, if the scene's workspace has it; anything else is reported as
+    /// not found, so ids of other workspaces reveal nothing.
+    func record(_ id: DocumentID, for scene: Scene) throws(PanesError) -> DocumentRecord {
+        guard let record = documents.records[id], record.workspace == scene.owner.workspace else {
+            throw PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
+        }
+        return record
+    }
+
+    /// Refuses viewers.
+    func requireEditor(_ scene: Scene, to action: String) throws(PanesError) {
+        guard scene.role >= .editor else {
+            throw PanesError(.forbidden, "a \(scene.role.rawValue) may not \(action) in workspace "
+                                 + "`\(scene.owner.workspace)`; it needs the role editor or owner")
+        }
+    }
+
+    // MARK: The list
+
+    /// The workspace's documents; the scene hears of every change from now on.
+    mutating func observeDocuments(_ scene: Scene) -> JSONValue {
+        documents.observers[scene.owner.workspace, default: []].insert(scene.id)
+        let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+            .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
+            .map { $0.json(participants: documents.participants(of: $0.id)) }
+        return ["documents": .array(list)]
+    }
+
+    /// Tells the workspace's list observers about a change. `summary` defaults to the
+    /// document's current one (a deleted document's is passed in).
+    mutating func announce(_ change: ServerEvent.DocumentChange, _ id: DocumentID, workspace: String,
+                           summary: JSONValue? = nil) {
+        let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0]?.connection }.sorted()
+        guard !watchers.isEmpty else { return }
+        broadcast(.event(.documentsChanged(change, summary ?? documents.summary(id))), to: watchers)
+    }
+
+    // MARK: Create, rename, delete
+
+    /// A new document with `text` as revision 0.
+    mutating func createDocument(title: String, text: String, scene: Scene) throws(PanesError) -> JSONValue {
+        try requireEditor(scene, to: "create documents")
+        let workspace = scene.owner.workspace
+        let count = documents.byWorkspace[workspace]?.count ?? 0
+        guard count < settings.maxDocumentsPerWorkspace else {
+            throw PanesError(.tooMany, "workspace `\(workspace)` already has \(count) documents "
+                                 + "(setting `maxDocumentsPerWorkspace`); delete some")
+        }
+        let record = DocumentRecord(id: DocumentID(ids.token("doc_")), workspace: workspace, title: title,
+                                    createdAt: now(), createdBy: scene.owner.user, modifiedAt: now(),
+                                    length: text.unicodeScalars.count)
+        documents.insert(record)
+        persist(.createDocument(record, text: text))
+        logger.info("document created", metadata: ["document": "\(record.id)", "workspace": "\(workspace)",
+                                                   "by": "\(scene.owner.user)"])
+        announce(.created, record.id, workspace: workspace)
+        return ["document": documents.summary(record.id)]
+    }
+
+    /// A new title; the switcher entries of windows showing the document follow it.
+    mutating func renameDocument(_ id: DocumentID, title: String, scene: Scene) throws(PanesError) -> JSONValue {
+        var record = try self.record(id, for: scene)
+        try requireEditor(scene, to: "rename documents")
+        guard record.title != title else { return ["document": documents.summary(id)] }
+        record.title = title
+        documents.records[id] = record
+        persist(.renameDocument(id, title: title))
+        announce(.renamed, id, workspace: record.workspace)
+        refreshSessions(showing: id, in: record.workspace, title: title, snapshot: nil)
+        return ["document": documents.summary(id)]
+    }
+
+    /// Deletes the document and its log. Scenes that have it open are told; dedicated windows
+    /// showing it are destroyed with `decline`; opens still waiting for it fail.
+    mutating func deleteDocument(_ id: DocumentID, scene: Scene) throws(PanesError) -> JSONValue {
+        let record = try self.record(id, for: scene)
+        try requireEditor(scene, to: "delete documents")
+        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
+        // The load stays in flight; with no entry here, its result is dropped when it comes.
+        let waiting = documents.loading.removeValue(forKey: id) ?? []
+        let summary = record.json(participants: [])
+        _ = documents.remove(id)
+        persist(.deleteDocument(id))
+        logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)"])
+
+        // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
+        let showing = sessionIDs(showing: id, in: record.workspace)
+        var told = Set(holders)
+        for session in showing { if let live = liveScenes[session] { told.insert(live) } }
+        let connections = told.compactMap { scenes[$0]?.connection }.sorted()
+        broadcast(.event(.documentDeleted(id)), to: connections)
+        for pending in waiting {
+            guard let waiter = scenes[pending.scene] else { continue }
+            fail(pending.requestID, request: "openDocument",
+                 PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: waiter.connection)
+        }
+        announce(.deleted, id, workspace: record.workspace, summary: summary)
+
+        for session in showing {
+            guard let stored = sessions[session],
+                  configurations.first(where: { $0.name == stored.configuration })?.kind == .dedicated
+            else { continue }
+            discard(session, animation: .decline, reason: "its document \(id) was deleted")
+        }
+        return ["document": .string(id.rawValue)]
+    }
+
+    /// Sessions of the workspace whose restoration activity targets the document, in a stable order.
+    func sessionIDs(showing id: DocumentID, in workspace: String) -> [SessionID] {
+        sessionsByOwner.filter { $0.key.workspace == workspace }.values.joined()
+            .filter { sessions[$0]?.restoration?.activity.targetContentIdentifier == id.rawValue }
+            .sorted()
+    }
+
+    // MARK: Hooks
+
+    /// The scene's observations, open documents and waiting opens end with it.
+    mutating func documentsSceneWillEnd(_ scene: Scene) {
+        documents.observers[scene.owner.workspace]?.remove(scene.id)
+        if documents.observers[scene.owner.workspace]?.isEmpty == true { documents.observers[scene.owner.workspace] = nil }
+        for id in (documents.openedBy[scene.id] ?? []).sorted() { leave(id, scene: scene.id) }
+        for (id, waiting) in documents.loading where waiting.contains(where: { $0.scene == scene.id }) {
+            documents.loading[id] = waiting.filter { $0.scene != scene.id }
+        }
+    }
 }

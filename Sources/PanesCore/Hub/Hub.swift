@@ -53,6 +53,7 @@ public struct Hub {
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults)
+        documents = DocumentState(stored: stored.documents)
         for session in stored.sessions {
             sessions[session.id] = session
             sessionsByOwner[session.owner, default: []].insert(session.id)

@@ -7,16 +7,38 @@ public protocol Store: AnyObject {
     func loadState() throws -> StoredState
     /// Applies the batch in one transaction: all of it is durable when this returns, or none.
     func apply(_ batch: [StoreCommand]) throws
+    /// One document's snapshot and log, for opening it: the operations after
+    /// `snapshotRevision - retention`, oldest first. Nil when there is no such document.
+    func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument?
+}
+
+extension Store {
+    /// Performs a read the hub asked for; a failing read becomes a result naming the failure,
+    /// so the hub can answer the requests that waited on it.
+    public func perform(_ request: LoadRequest) -> LoadResult {
+        switch request {
+        case .document(let id, let retention):
+            do {
+                return .document(id, try loadDocument(id, retention: retention))
+            } catch {
+                return .document(id, nil, failure: "\(error)")
+            }
+        }
+    }
 }
 
 /// What the hub loads at start.
 public struct StoredState: Sendable, Equatable {
     public var sessions: [SceneSession]
     public var preferences: [PreferenceDomain: StoredPreferences]
+    /// Every document's record (not its text), sorted by id.
+    public var documents: [DocumentRecord]
 
-    public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:]) {
+    public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:],
+                documents: [DocumentRecord] = []) {
         self.sessions = sessions
         self.preferences = preferences
+        self.documents = documents
     }
 }
 

@@ -7,6 +7,23 @@ public enum StoreCommand: Sendable, Equatable {
     /// Removes a value; `version` is the domain's version after the removal, kept so versions
     /// never go backwards across a restart.
     case removePreference(PreferenceDomain, keyPath: String, version: Int64)
+
+    // Documents. The log is per document; `snapshotDocument` is how it is compacted.
+
+    /// Stores a new document: its record, and `text` as its snapshot at `record.revision`.
+    /// A document with that id must not exist yet (the batch fails).
+    case createDocument(DocumentRecord, text: String)
+    /// Changes a document's title; nothing happens for an unknown document.
+    case renameDocument(DocumentID, title: String)
+    /// Appends one operation to the document's log and sets the document's revision to the
+    /// operation's, its length to `length` and its modified time to the operation's time. The
+    /// document must exist and must not have an operation at that revision yet (the batch fails).
+    case appendOperation(DocumentID, StoredOperation, length: Int)
+    /// Replaces the document's snapshot with `text` at `revision`, and deletes the logged
+    /// operations before `keepFrom` (compaction). Nothing happens for an unknown document.
+    case snapshotDocument(DocumentID, revision: Int64, text: String, keepFrom: Int64)
+    /// Deletes the document, its snapshot and its whole log.
+    case deleteDocument(DocumentID)
 }
 
 /// A preference domain: one user's preferences in a workspace, or the workspace's own.
@@ -24,11 +41,16 @@ public struct PreferenceDomain: Hashable, Sendable, CustomStringConvertible {
     public var description: String { user.map { "user:\($0)@\(workspace)" } ?? "workspace:\(workspace)" }
 }
 
-/// A read the hub needs from the store without blocking the service thread.
+/// A read the hub needs from the store without blocking the service thread. The runtime runs
+/// it on the store thread after every batch submitted before it, so it sees them all.
 public enum LoadRequest: Sendable, Equatable {
-    case placeholder
+    /// A document to open: its snapshot and the operations from `retention` before it on.
+    case document(DocumentID, retention: Int)
 }
 
-public enum LoadResult: Sendable {
-    case placeholder
+/// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
+public enum LoadResult: Sendable, Equatable {
+    /// The document, nil when the store has no such document; `failure` names what went wrong
+    /// when the read failed.
+    case document(DocumentID, StoredDocument?, failure: String? = nil)
 }

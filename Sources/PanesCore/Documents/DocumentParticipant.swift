@@ -1,0 +1,30 @@
+/// A scene that has a document open, and what it shares there (presence).
+struct DocumentParticipant: Sendable {
+    let scene: SceneID
+    let connection: ConnectionID
+    let user: String
+    /// The display name; the user's name until the scene sets another.
+    var name: String
+    var color: String?
+    /// At the document's current revision: moved through every operation as it is applied.
+    var selection: Selection?
+    /// Whether the scene has ever called `setPresence`: others hear that it left only then.
+    var shared = false
+    /// Opening order, so lists of participants come out the same every time.
+    let joined: Int
+
+    /// One entry of a summary's `participants`.
+    var summaryJSON: JSONValue {
+        .object(["scene": .string(scene.rawValue), "user": .string(user), "name": .string(name),
+                 "color": color.map(JSONValue.string)])
+    }
+
+    /// The `presence` event's fields (and one entry of `openDocument`'s `presence`).
+    func presenceJSON(document: DocumentID, revision: Int64, left: Bool = false) -> JSONValue {
+        [
+            "document": .string(document.rawValue), "revision": .int(revision), "scene": .string(scene.rawValue),
+            "user": .string(user), "name": .string(name), "color": JSONValue(color),
+            "selection": left ? .null : (selection?.json ?? .null), "left": .bool(left),
+        ]
+    }
+}

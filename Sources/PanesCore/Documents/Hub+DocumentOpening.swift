@@ -1,0 +1,153 @@
+import Logging
+
+/// Opening and closing documents: loading a document that is not in memory, catching a
+/// reconnecting client up, and evicting a document when its last scene leaves.
+///
+/// Load path: the first `openDocument` for a document that is not held emits
+/// `.load(.document(id))` and waits in `documents.loading`; later opens of the same document
+/// wait with it (one load). The runtime reads on the store thread after every batch submitted
+/// before the load, and hands the result back as `HubEvent.loaded`, which answers them all.
+extension Hub {
+    /// Opens at once if the document is held, else waits for a load and replies then (nil).
+    mutating func openDocument(_ id: DocumentID, revision: Int64?, requestID: RequestID,
+                               scene: Scene) throws(PanesError) -> JSONValue? {
+        let record = try self.record(id, for: scene)
+        if let revision, revision > record.revision {
+            throw PanesError(.revisionInFuture,
+                             "revision \(revision) is newer than the document's \(record.revision); open it without one",
+                             field: "revision")
+        }
+        if documents.open[id] != nil {
+            return try join(id, scene: scene, revision: revision)
+        }
+        let first = documents.loading[id] == nil
+        documents.loading[id, default: []].append(PendingOpen(scene: scene.id, requestID: requestID, revision: revision))
+        if first { effects.append(.load(.document(id, retention: settings.operationLogRetention))) }
+        return nil
+    }
+
+    /// Takes the scene out of the document; its presence leaves.
+    mutating func closeDocument(_ id: DocumentID, scene: Scene) throws(PanesError) -> JSONValue {
+        _ = try self.record(id, for: scene)
+        guard documents.open[id]?.participants[scene.id] != nil else {
+            throw PanesError(.documentNotOpen, "document \(id) is not open in this scene", field: "document")
+        }
+        leave(id, scene: scene.id)
+        return [:]
+    }
+
+    /// A load finished: answers every open that waited for it.
+    mutating func loaded(_ result: LoadResult) {
+        switch result {
+        case .document(let id, let stored, let failure):
+            // No entry: the document was deleted meanwhile, and its waiters were answered then.
+            guard let waiting = documents.loading.removeValue(forKey: id) else { return }
+            let live = waiting.filter { scenes[$0.scene] != nil }
+            do throws(PanesError) {
+                if let failure {
+                    logger.error("document load failed", metadata: ["document": "\(id)", "error": "\(failure)"])
+                    throw PanesError(.storageFailed, "the document could not be read from the store; retry")
+                }
+                guard let stored, let record = documents.records[id] else {
+                    logger.error("document missing from the store", metadata: ["document": "\(id)"])
+                    throw PanesError(.internalError, "document \(id) is missing from the store")
+                }
+                guard !live.isEmpty else { return }  // everyone waiting has gone: hold nothing
+                // Opens wait only for documents that are not held; should one be held anyway,
+                // it is newer than what the store read, so it stays.
+                if documents.open[id] == nil {
+                    let document = try OpenDocument(stored)
+                    if document.revision != record.revision || document.length != record.length {
+                        // The store is the authority on the text; the record follows it.
+                        logger.warning("document record disagreed with its log", metadata: [
+                            "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
+                        ])
+                        documents.records[id]?.revision = document.revision
+                        documents.records[id]?.length = document.length
+                    }
+                    documents.open[id] = document
+                    logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
+                }
+            } catch {
+                for pending in live {
+                    fail(pending.requestID, request: "openDocument", error, to: scenes[pending.scene]!.connection)
+                }
+                return
+            }
+            for pending in live {
+                let scene = scenes[pending.scene]!
+                do throws(PanesError) {
+                    let result = try join(id, scene: scene, revision: pending.revision)
+                    send(.reply(pending.requestID, result: result), to: scene.connection)
+                } catch {
+                    fail(pending.requestID, request: "openDocument", error, to: scene.connection)
+                }
+            }
+            if documents.open[id]?.participants.isEmpty == true { evict(id) }
+        }
+    }
+
+    /// Adds the scene to a loaded document and builds the `openDocument` result. Re-opening a
+    /// document the scene has open answers again and keeps its presence.
+    mutating func join(_ id: DocumentID, scene: Scene, revision: Int64?) throws(PanesError) -> JSONValue {
+        guard var document = documents.open[id] else {
+            throw PanesError(.internalError, "document \(id) is not loaded")
+        }
+        var result: [String: JSONValue] = ["revision": .int(document.revision)]
+        switch revision {
+        case nil:
+            result["text"] = .string(document.text)
+        case let base? where base > document.revision:
+            throw PanesError(.revisionInFuture,
+                             "revision \(base) is newer than the document's \(document.revision); open it without one",
+                             field: "revision")
+        case let base? where base == document.revision:
+            result["catchUp"] = "none"
+            result["operations"] = []
+        case let base? where base >= document.oldestBase:
+            result["catchUp"] = "operations"
+            result["operations"] = .array(document.operations(after: base).map(\.json))
+        case _?:
+            result["catchUp"] = "snapshot"
+            result["text"] = .string(document.text)
+        }
+        let joining = document.participants[scene.id] == nil
+        if joining {
+            document.participants[scene.id] = DocumentParticipant(
+                scene: scene.id, connection: scene.connection, user: scene.owner.user, name: scene.userName,
+                joined: document.joins)
+            document.joins += 1
+            documents.openedBy[scene.id, default: []].insert(id)
+        }
+        documents.open[id] = document
+        result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
+            .map { $0.presenceJSON(document: id, revision: document.revision) })
+        result["document"] = documents.summary(id)
+        keepInRestoration(id, scene: scene, preview: document.preview)
+        if joining { announce(.presence, id, workspace: scene.owner.workspace) }
+        return .object(result)
+    }
+
+    /// Takes the scene out of the document: others hear that its presence left, list
+    /// observers hear who is in it now, and the document is evicted if nobody is left.
+    mutating func leave(_ id: DocumentID, scene sceneID: SceneID) {
+        documents.close(id, by: sceneID)
+        guard var document = documents.open[id], let participant = document.participants.removeValue(forKey: sceneID)
+        else { return }
+        documents.open[id] = document
+        if participant.shared {
+            let others = document.participants.values.map(\.connection).sorted()
+            broadcast(.event(.presence(participant.presenceJSON(document: id, revision: document.revision, left: true))),
+                      to: others)
+        }
+        if document.participants.isEmpty { evict(id) }
+        if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
+    }
+
+    /// Drops the document's text and log from memory. Its stored state is complete already:
+    /// every change was persisted when it was applied.
+    mutating func evict(_ id: DocumentID) {
+        guard documents.open.removeValue(forKey: id) != nil else { return }
+        logger.debug("document unloaded", metadata: ["document": "\(id)"])
+    }
+}

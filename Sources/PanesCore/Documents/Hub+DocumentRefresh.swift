@@ -1,0 +1,63 @@
+/// The switcher and the sidebar follow documents: a session showing a document keeps it in
+/// its restoration activity, with the document's title and a preview of its text as the
+/// session's title and snapshot (requestSceneSessionRefresh, done by the server), and list
+/// observers hear of modifications, at most every `documentListIntervalMs` per document.
+extension Hub {
+    /// Announces documents modified since they were last announced, where the interval allows.
+    mutating func documentsTick(now: Millis) {
+        guard !documents.modified.isEmpty else { return }
+        let interval = Millis(settings.documentListIntervalMs)
+        for id in documents.modified.sorted() {
+            if let last = documents.lastAnnounced[id], now - last < interval { continue }
+            documents.modified.remove(id)
+            documents.lastAnnounced[id] = now
+            guard let record = documents.records[id] else { continue }
+            announce(.modified, id, workspace: record.workspace)
+            refreshSessions(showing: id, in: record.workspace, title: nil,
+                            snapshot: documents.previews.removeValue(forKey: id))
+        }
+    }
+
+    /// Makes the scene's session remember the document it opened, so "open in new window"
+    /// finds this window, and a restored window reopens it.
+    mutating func keepInRestoration(_ id: DocumentID, scene: Scene, preview: JSONValue) {
+        guard var session = sessions[scene.session], let record = documents.records[id] else { return }
+        let before = session
+        if session.restoration?.activity.targetContentIdentifier != id.rawValue {
+            // Keep the window's own kind of activity (a dedicated window's, a presenter's).
+            let configuration = configurations.first { $0.name == session.configuration }
+            let type = session.restoration?.activity.activityType
+                ?? configuration?.activityTypes.first { $0.hasPrefix("panes.document") && !$0.hasSuffix("*") }
+                ?? "panes.document"
+            let metadata = RestorationMetadata(savedAt: now(), serverVersion: serverVersion,
+                                               protocolVersion: Self.protocolVersion, clientVersion: scene.clientVersion)
+            session.restoration = Restoration(
+                activity: Activity(activityType: type, title: record.title, targetContentIdentifier: id.rawValue),
+                metadata: metadata)
+        }
+        session.title = record.title
+        session.snapshot = preview
+        guard session != before else { return }
+        sessions[session.id] = session
+        persist(.putSession(session))
+        sessionsChanged(for: scene.owner)
+    }
+
+    /// Updates the title and/or snapshot of every session of the workspace whose window shows
+    /// the document, live or not, and tells their switchers.
+    mutating func refreshSessions(showing id: DocumentID, in workspace: String, title: String?, snapshot: JSONValue?) {
+        guard title != nil || snapshot != nil else { return }
+        var owners: Set<OwnerKey> = []
+        for sessionID in sessionIDs(showing: id, in: workspace) {
+            guard var session = sessions[sessionID] else { continue }
+            let before = session
+            if let title { session.title = title }
+            if let snapshot { session.snapshot = snapshot }
+            guard session != before else { continue }
+            sessions[sessionID] = session
+            persist(.putSession(session))
+            owners.insert(session.owner)
+        }
+        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+    }
+}

@@ -1,0 +1,31 @@
+/// The documents' events (PROTOCOL.md, "Events"), each shape written once.
+extension ServerEvent {
+    /// What happened to a document in the list: `created`, `renamed`, `deleted`, `modified`
+    /// (its text changed) or `presence` (who has it open changed).
+    public enum DocumentChange: String, Sendable, CaseIterable {
+        case created, renamed, deleted, modified, presence
+    }
+
+    /// The document list changed; carries the document's summary after the change.
+    static func documentsChanged(_ change: DocumentChange, _ summary: JSONValue) -> ServerEvent {
+        ServerEvent("documentsChanged", ["change": .string(change.rawValue), "document": summary])
+    }
+
+    /// An operation another scene made, as the server applied it.
+    static func documentOperation(_ document: DocumentID, _ entry: StoredOperation) -> ServerEvent {
+        ServerEvent("documentOperation", [
+            "document": .string(document.rawValue), "revision": .int(entry.revision), "operation": entry.operation.json,
+            "opId": .string(entry.opId), "author": entry.author.json,
+        ])
+    }
+
+    /// A scene's presence in a document changed, or it left (`left: true`).
+    static func presence(_ fields: JSONValue) -> ServerEvent {
+        ServerEvent("presence", fields.objectValue ?? [:])
+    }
+
+    /// The document was deleted; it is closed for this scene.
+    static func documentDeleted(_ document: DocumentID) -> ServerEvent {
+        ServerEvent("documentDeleted", ["document": .string(document.rawValue)])
+    }
+}

@@ -1,0 +1,62 @@
+// Threading: like the rest of the store, called on the store thread only, between batches.
+public import PanesCore
+internal import PanesJSON
+
+extension SQLiteStore {
+    /// One document for opening: its record, snapshot, and the logged operations after
+    /// `snapshot_revision - retention`, oldest first; nil when there is no such document.
+    ///
+    /// - Throws: `SQLiteError`, and `DocumentLoadError` when a logged operation cannot be read
+    ///   back: a document whose history is damaged is refused rather than opened wrong.
+    public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
+        // One read transaction, so the log and the snapshot come from the same commit.
+        try connection.run("BEGIN")
+        defer { try? connection.run("COMMIT") }
+        var found: StoredDocument?
+        try connection.forEachRow(SQL.document, [.text(id.rawValue)]) { row in
+            found = StoredDocument(record: DocumentRecord(row: row), snapshotRevision: row.int64(at: 9),
+                                   snapshotText: row.text(at: 10) ?? "", operations: [])
+        }
+        guard var document = found else { return nil }
+        var failure: DocumentLoadError?
+        let after = document.snapshotRevision - Int64(retention)
+        try connection.forEachRow(SQL.operations, [.text(id.rawValue), .int(after)]) { row in
+            let revision = row.int64(at: 0)
+            do throws(PanesError) {
+                guard case .success(let json) = JSONCodec.decode(row.text(at: 1) ?? "") else {
+                    throw PanesError(.invalidOperation, "not JSON")
+                }
+                document.operations.append(StoredOperation(
+                    revision: revision, operation: try TextOperation(json: json), opId: row.text(at: 2) ?? "",
+                    author: DocumentAuthor(scene: row.text(at: 3) ?? "", user: row.text(at: 4) ?? "",
+                                           name: row.text(at: 5) ?? ""),
+                    createdAt: row.int64(at: 6)))
+            } catch {
+                failure = failure ?? DocumentLoadError(document: id, revision: revision, problem: error.message)
+            }
+        }
+        if let failure { throw failure }
+        return document
+    }
+
+    private enum SQL {
+        static let document = """
+            SELECT id, workspace, title, kind, created_at, created_by, modified_at, revision, length,
+                   snapshot_revision, snapshot_text
+            FROM documents WHERE id = ?1
+            """
+        static let operations = """
+            SELECT revision, operation, op_id, author_scene, author_user, author_name, created_at
+            FROM document_operations WHERE document = ?1 AND revision > ?2 ORDER BY revision
+            """
+    }
+}
+
+/// A logged operation that could not be read back.
+public struct DocumentLoadError: Error, Sendable, CustomStringConvertible {
+    public var document: DocumentID
+    public var revision: Int64
+    public var problem: String
+
+    public var description: String { "document \(document), operation \(revision): \(problem)" }
+}

@@ -1,0 +1,630 @@
+import PanesCore
+import Testing
+
+/// The convergence proof: several simulated clients, each running the browser's OT client
+/// state machine (`OTClient` below mirrors `web/lib/ot-client.js`), edit one document through
+/// the real `Hub` with every delivery order chosen at random: messages sit in each direction
+/// of each connection until the dice deliver them, loads complete whenever, connections drop
+/// mid-stream (losing whatever was in flight) and come back to catch up and resend, tabs
+/// reload and start over, documents are closed, evicted and reopened. Edits use astral-plane
+/// characters, combining marks and ZWJ sequences, and delete across each other's inserts.
+///
+/// After every seed: all clients, the server and the store hold the same text; every
+/// acknowledged operation is in the server's history exactly where its acknowledgement said;
+/// no operation was applied more often than it was sent; the stored log replays to the text.
+@Suite struct ConvergenceTests {
+    static let seeds: [UInt64] = Array(1...200)
+
+    @Test(arguments: seeds)
+    func everyClientConvergesOnTheServersText(seed: UInt64) throws {
+        var simulation = Simulation(seed: seed)
+        try simulation.run(steps: 2_000)
+        try simulation.settle()
+        try simulation.check()
+    }
+
+    /// The random schedule is only a proof if it reaches the hard paths: catch-ups of every
+    /// kind in both resend orders, duplicates, own operations coming back in a catch-up,
+    /// refused stale edits, loads after eviction and opIds reused after a reload.
+    @Test func theScheduleReachesEveryPath() throws {
+        var seen: Set<String> = []
+        for seed in Self.seeds.prefix(40) {
+            for (snapshotEvery, retention) in [(nil, nil), (2, 1)] as [(Int?, Int?)] {
+                var simulation = Simulation(seed: seed, snapshotEvery: snapshotEvery, retention: retention)
+                try simulation.run(steps: 400)
+                try simulation.settle()
+                try simulation.check()
+                seen.formUnion(simulation.clients.flatMap { $0.seen })
+                seen.formUnion(simulation.seen)
+            }
+        }
+        for path in ["catchUp fresh", "catchUp none", "catchUp operations", "catchUp operations, resend first",
+                     "catchUp snapshot", "duplicate reply", "own operation in catch-up", "edit revision_unavailable",
+                     "load after eviction", "op id reused after reload"] {
+            #expect(seen.contains(path), "never reached: \(path)")
+        }
+    }
+
+    /// Small logs and frequent snapshots, so reconnecting clients often get `snapshot`
+    /// catch-ups and in-flight edits get `revision_unavailable`.
+    @Test(arguments: Array(seeds.prefix(60)))
+    func convergenceHoldsWithATinyOperationLog(seed: UInt64) throws {
+        var simulation = Simulation(seed: seed &+ 10_000, snapshotEvery: 2, retention: 1)
+        try simulation.run(steps: 400)
+        try simulation.settle()
+        try simulation.check()
+    }
+}
+
+// MARK: - The simulation
+
+/// One run: a hub, a store, clients, and a random schedule.
+private struct Simulation {
+    var harness: HubHarness
+    var random: SplitMix64
+    var clients: [SimulatedClient] = []
+    /// Server-side paths reached (see `theScheduleReachesEveryPath`).
+    var seen: Set<String> = []
+    let document: String
+    let initialText: String
+
+    init(seed: UInt64, snapshotEvery: Int? = nil, retention: Int? = nil) {
+        random = SplitMix64(seed: seed)
+        var settings = Settings()
+        settings.rateLimitPerSecond = 1_000_000
+        settings.rateLimitBurst = 1_000_000
+        settings.documentListIntervalMs = 0
+        settings.snapshotEvery = snapshotEvery ?? [1, 3, 10, 100].randomElement(using: &random)!
+        settings.operationLogRetention = retention ?? [5, 20, 1_000].randomElement(using: &random)!
+        harness = HubHarness(settings: settings)
+        let (owner, _) = harness.connect(name: "owner")
+        initialText = Alphabet.text(length: Int.random(in: 0...12, using: &random), using: &random)
+        document = harness.createDocument(owner, title: "Shared", text: initialText)
+        harness.run(.closed(owner, abnormal: false))
+        harness.completesLoads = false
+        let count = Int.random(in: 2...4, using: &random)
+        for index in 0..<count { clients.append(SimulatedClient(name: "user\(index)")) }
+    }
+
+    // MARK: Steps
+
+    mutating func run(steps: Int) throws {
+        for _ in 0..<steps {
+            let index = Int.random(in: 0..<clients.count, using: &random)
+            let roll = Int.random(in: 0..<100, using: &random)
+            switch roll {
+            case 0..<25: edit(index)
+            case 25..<52:
+                for _ in 0..<Int.random(in: 1...3, using: &random) { try deliverToHub(index) }
+            case 52..<82:
+                for _ in 0..<Int.random(in: 1...4, using: &random) { try deliverToClient(index) }
+            case 82..<87: completeLoads()
+            case 87..<89: disconnect(index)
+            case 89..<93: connect(index)
+            case 93: reload(index)
+            case 94: reopen(index)
+            case 95..<98: sharePresence(index)
+            default:
+                harness.clock.advance(Millis.random(in: 0...50, using: &random))
+                route(harness.run(.tick))
+            }
+        }
+    }
+
+    /// Reconnects everyone and delivers everything until nothing is in flight.
+    mutating func settle() throws {
+        for index in clients.indices where clients[index].connection == nil { connect(index) }
+        for _ in 0..<10_000 {
+            var moved = false
+            if !harness.pendingLoads.isEmpty {
+                completeLoads()
+                moved = true
+            }
+            for index in clients.indices {
+                if !clients[index].outbox.isEmpty {
+                    try deliverToHub(index)
+                    moved = true
+                }
+                if !clients[index].inbox.isEmpty {
+                    try deliverToClient(index)
+                    moved = true
+                }
+            }
+            if !moved { return }
+        }
+        Issue.record("the simulation did not settle")
+    }
+
+    mutating func check() throws {
+        let server = try #require(harness.text(of: document), "the document is not in the store")
+        var revision: Int64?
+        for client in clients {
+            #expect(client.phase == .open, "\(client.name) is \(client.phase)")
+            #expect(client.ot?.state == .synchronized, "\(client.name) has unacknowledged edits")
+            #expect(client.text.unicodeScalars.elementsEqual(server.unicodeScalars),
+                    "\(client.name): \(client.text.debugDescription) != server \(server.debugDescription)")
+            revision = revision ?? client.ot?.revision
+            #expect(client.ot?.revision == revision, "\(client.name) is at another revision")
+        }
+
+        // The server's history, in the order it was made durable.
+        let history = harness.effects.persisted.compactMap { command -> StoredOperation? in
+            if case .appendOperation(_, let entry, _) = command { entry } else { nil }
+        }
+        #expect(history.map(\.revision) == (0..<history.count).map { Int64($0 + 1) })
+        #expect(Int64(history.count) == revision)
+        // Replaying it from the initial text gives the text everyone has.
+        var replayed = initialText
+        for entry in history { replayed = try entry.operation.apply(to: replayed) }
+        #expect(replayed.unicodeScalars.elementsEqual(server.unicodeScalars))
+        // Every acknowledgement names the revision its operation really has.
+        let byRevision = Dictionary(uniqueKeysWithValues: history.map { ($0.revision, $0.opId) })
+        for client in clients {
+            for (opId, revision) in client.acknowledged {
+                #expect(byRevision[revision] == opId, "\(client.name): \(opId) acknowledged as \(revision)")
+            }
+            // No operation applied more often than it was sent out as new.
+            for (opId, made) in client.madeIds {
+                let applied = history.count { $0.opId == opId }
+                #expect(applied <= made, "\(opId) applied \(applied) times but made \(made) times")
+                if applied > 1 { seen.insert("op id reused after reload") }
+            }
+        }
+        // Presence stayed inside the text.
+        let (reader, _) = harness.connect(name: "reader")
+        harness.completesLoads = true
+        let opened = harness.openDocument(reader, document)["result"]
+        for presence in opened?["presence"]?.arrayValue ?? [] {
+            for end in ["anchor", "head"] {
+                let position = presence["selection"]?[end]?.intValue ?? 0
+                #expect((0...Int64(server.unicodeScalars.count)).contains(position))
+            }
+        }
+        // A document nobody has open is not held; a restart reads back the same text.
+        harness.run(.closed(reader, abnormal: false))
+        for client in clients { if let connection = client.connection { harness.run(.closed(connection, abnormal: false)) } }
+        #expect(harness.hub.documentCounts.loaded == 0)
+        var restarted = try harness.restarted()
+        let (again, _) = restarted.connect(name: "later")
+        let reread = restarted.openDocument(again, document)["result"]?["text"]?.stringValue ?? ""
+        #expect(reread.unicodeScalars.elementsEqual(server.unicodeScalars))
+    }
+
+    // MARK: Client actions
+
+    /// A local edit, applied to the client's text at once and handed to its OT client.
+    mutating func edit(_ index: Int) {
+        guard clients[index].ot != nil else { return }
+        let operation = Alphabet.operation(on: clients[index].text, using: &random)
+        clients[index].text = try! operation.apply(to: clients[index].text)
+        try! clients[index].ot!.applyClient(operation)
+        clients[index].sendPending()
+    }
+
+    mutating func disconnect(_ index: Int) {
+        guard let connection = clients[index].connection else { return }
+        let abnormal = Bool.random(using: &random)
+        clients[index].dropConnection()
+        route(harness.run(.closed(connection, abnormal: abnormal)))
+    }
+
+    /// A new connection: `connect`, then (on its reply) `openDocument` from the client's revision.
+    mutating func connect(_ index: Int) {
+        guard clients[index].connection == nil else { return }
+        let connection = harness.open()
+        clients[index].connection = connection
+        clients[index].phase = .connecting
+        var fields: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(clients[index].name)]]
+        if let credentials = clients[index].credentials { fields["session"] = credentials }
+        clients[index].queue("connect", fields, as: .connect)
+    }
+
+    /// A reloaded tab: everything local is gone, unacknowledged edits too; it starts over from
+    /// a fresh open with a new OT client whose op ids count from 1 again.
+    mutating func reload(_ index: Int) {
+        disconnect(index)
+        clients[index].ot = nil
+        clients[index].text = ""
+    }
+
+    /// Closes the document and opens it again on the same connection, catching up from the
+    /// client's revision; the document may be evicted and loaded again in between.
+    mutating func reopen(_ index: Int) {
+        guard clients[index].phase == .open, clients[index].ot != nil else { return }
+        // Edits wait from here; the open goes out once the close is answered, so the revision
+        // it names counts every operation that arrived before the close.
+        clients[index].ot!.disconnected()
+        clients[index].phase = .opening
+        clients[index].queue("closeDocument", ["document": .string(document)], as: .reopen)
+    }
+
+    mutating func sharePresence(_ index: Int) {
+        guard clients[index].phase == .open, let ot = clients[index].ot else { return }
+        let length = clients[index].text.unicodeScalars.count
+        let anchor = Int64.random(in: 0...Int64(length), using: &random)
+        let head = Int64.random(in: 0...Int64(length), using: &random)
+        clients[index].queue("setPresence", ["document": .string(document), "revision": .int(ot.revision),
+                                             "selection": ["anchor": .int(anchor), "head": .int(head)],
+                                             "name": .string(clients[index].name)], as: .other)
+    }
+
+    // MARK: Delivery
+
+    mutating func deliverToHub(_ index: Int) throws {
+        guard let connection = clients[index].connection, !clients[index].outbox.isEmpty else { return }
+        let message = clients[index].outbox.removeFirst()
+        route(harness.run(.received(connection, message)))
+    }
+
+    mutating func completeLoads() {
+        if !harness.pendingLoads.isEmpty, harness.effects.contains(where: { if case .load = $0 { true } else { false } }) {
+            let loads = harness.effects.count { if case .load = $0 { true } else { false } }
+            if loads > 1 { seen.insert("load after eviction") }
+        }
+        route(harness.completeLoads())
+    }
+
+    /// Puts what the hub sent into the inboxes of the clients whose connection it was for.
+    mutating func route(_ effects: [Effect]) {
+        for index in clients.indices {
+            guard let connection = clients[index].connection else { continue }
+            clients[index].inbox += effects.messages(to: connection)
+        }
+    }
+
+    mutating func deliverToClient(_ index: Int) throws {
+        guard !clients[index].inbox.isEmpty else { return }
+        let message = clients[index].inbox.removeFirst()
+        let variant = Bool.random(using: &random)
+        if let outcome = try clients[index].receive(message, document: document, resendFirst: variant),
+           outcome == .mustReconnect
+        {
+            // The kept log no longer reaches the client's revision: re-open from scratch.
+            disconnect(index)
+            connect(index)
+        }
+    }
+}
+
+// MARK: - A client
+
+/// A browser tab: a connection, its in-flight messages, the document text and its OT client.
+private struct SimulatedClient {
+    enum Phase: Equatable { case disconnected, connecting, opening, open }
+    enum Request { case connect, open, reopen, edit, other }
+    enum Outcome { case mustReconnect }
+
+    let name: String
+    var connection: ConnectionID?
+    var credentials: JSONValue?
+    var phase = Phase.disconnected
+    var text = ""
+    var ot: OTClient?
+    /// Client to hub, not yet delivered.
+    var outbox: [JSONValue] = []
+    /// Hub to client, not yet processed.
+    var inbox: [JSONValue] = []
+    var requests: [Int64: Request] = [:]
+    var nextRequest: Int64 = 0
+    /// (opId, revision) for every acknowledgement this client had.
+    var acknowledged: [(String, Int64)] = []
+    /// How many distinct operations were sent under each op id (ids repeat after a reload).
+    var madeIds: [String: Int] = [:]
+    /// Op ids the current OT client has sent; a resend reuses one, a new client starts afresh.
+    var epochIds: Set<String> = []
+    /// Which paths this client went through, so a test can check the schedule reaches them all.
+    var seen: Set<String> = []
+
+    init(name: String) {
+        self.name = name
+    }
+
+    mutating func queue(_ type: String, _ fields: [String: JSONValue], as kind: Request) {
+        nextRequest += 1
+        var object = fields
+        object["type"] = .string(type)
+        object["id"] = .int(nextRequest)
+        requests[nextRequest] = kind
+        outbox.append(.object(object))
+    }
+
+    mutating func openDocument(_ document: String) {
+        var fields: [String: JSONValue] = ["document": .string(document)]
+        if let ot { fields["revision"] = .int(ot.revision) }
+        phase = .opening
+        queue("openDocument", fields, as: .open)
+    }
+
+    /// Turns what the OT client wants sent into `edit` requests.
+    mutating func sendPending() {
+        guard var ot else { return }
+        let sends = ot.takeSent()
+        self.ot = ot
+        for send in sends {
+            if epochIds.insert(send.opId).inserted { madeIds[send.opId, default: 0] += 1 }
+            queue("edit", ["document": .string(send.document ?? ""), "revision": .int(send.revision),
+                           "operation": send.operation.json, "opId": .string(send.opId)], as: .edit)
+        }
+    }
+
+    mutating func dropConnection() {
+        connection = nil
+        phase = .disconnected
+        outbox.removeAll()
+        inbox.removeAll()
+        requests.removeAll()
+        ot?.disconnected()
+    }
+
+    /// Processes one message from the hub.
+    mutating func receive(_ message: JSONValue, document: String, resendFirst: Bool) throws -> Outcome? {
+        if message["type"] == "reply" {
+            guard let id = message["re"]?.intValue, let kind = requests.removeValue(forKey: id) else {
+                Issue.record("\(name): a reply to nothing: \(message)")
+                return nil
+            }
+            guard message["ok"] == true else {
+                let code = message["error"]?["code"]?.stringValue
+                if kind == .edit, code == "revision_unavailable" {
+                    seen.insert("edit revision_unavailable")
+                    return .mustReconnect
+                }
+                // Presence made on a revision the log has forgotten is refused; it is only a caret.
+                if kind == .other, code == "revision_unavailable" { return nil }
+                Issue.record("\(name): \(kind) failed: \(message)")
+                return nil
+            }
+            let result = message["result"] ?? .null
+            switch kind {
+            case .connect:
+                credentials = ["id": result["session"]?["persistentIdentifier"] ?? .null,
+                               "secret": result["session"]?["secret"] ?? .null]
+                openDocument(document)
+            case .open:
+                try opened(result, document: document, resendFirst: resendFirst)
+            case .edit:
+                let opId = result["opId"]?.stringValue ?? ""
+                let revision = result["revision"]?.intValue ?? -1
+                acknowledged.append((opId, revision))
+                if result["duplicate"] == true { seen.insert("duplicate reply") }
+                if ot?.outstandingId == opId, ot?.serverAck(opId) == true {
+                    // Acknowledged; the buffer may go out now.
+                } else {
+                    // A duplicate reply after a resend: the op was acknowledged already.
+                    #expect(result["duplicate"] == true || ot == nil, "\(name): ack for \(opId) not in flight")
+                }
+                sendPending()
+            case .reopen:
+                openDocument(document)
+            case .other:
+                break
+            }
+            return nil
+        }
+        switch message["type"]?.stringValue {
+        case "documentOperation":
+            guard phase == .open || phase == .opening, ot != nil else { return nil }
+            try applyServer(message)
+        case "presence", "documentsChanged", "sessionsChanged":
+            break
+        default:
+            Issue.record("\(name): unexpected \(message)")
+        }
+        return nil
+    }
+
+    /// The `openDocument` reply: a first open, or a catch-up after a reconnect or re-open.
+    mutating func opened(_ result: JSONValue, document: String, resendFirst: Bool) throws {
+        let revision = result["revision"]?.intValue ?? -1
+        seen.insert("catchUp \(result["catchUp"]?.stringValue ?? "fresh")\(resendFirst ? ", resend first" : "")")
+        switch result["catchUp"]?.stringValue {
+        case nil, "snapshot":
+            // Fresh, or the log no longer reaches back: start over on the server's text; edits
+            // not acknowledged are lost (they were never acknowledged).
+            text = result["text"]?.stringValue ?? ""
+            epochIds = []
+            ot = OTClient(revision: revision, idPrefix: "\(name)", document: document)
+        case "none":
+            ot!.resend()
+        case "operations":
+            // The other order is just as valid: resend first (at the old revision), then apply
+            // the operations, which may acknowledge it; the server then answers `duplicate`.
+            if resendFirst { ot!.resend() }
+            for entry in result["operations"]?.arrayValue ?? [] { try applyServer(entry) }
+            if !resendFirst { ot!.resend() }
+        default:
+            Issue.record("\(name): unknown catchUp in \(result)")
+        }
+        #expect(ot?.revision == revision, "\(name): at \(ot?.revision ?? -1) after opening at \(revision)")
+        phase = .open
+        sendPending()
+    }
+
+    /// A server operation (an event or a caught-up one).
+    mutating func applyServer(_ entry: JSONValue) throws {
+        let operation = try TextOperation(json: entry["operation"] ?? .null)
+        let opId = entry["opId"]?.stringValue
+        let before = ot!.outstandingId
+        if let local = try ot!.applyServer(operation, opId: opId) {
+            text = try local.apply(to: text)
+        } else if let opId, opId == before {
+            acknowledged.append((opId, entry["revision"]?.intValue ?? -1))
+            seen.insert("own operation in catch-up")
+        }
+        sendPending()
+    }
+}
+
+// MARK: - The browser's OT client, in Swift
+
+/// `web/lib/ot-client.js`, line for line: at most one operation in flight, later edits
+/// buffered; incoming operations transformed with the server's argument order (the operation
+/// the server has not applied yet first). Instead of a `send` callback it collects sends.
+struct OTClient: Sendable {
+    enum State: Equatable, Sendable {
+        case synchronized
+        case awaitingConfirm(outstanding: TextOperation, opId: String)
+        case awaitingWithBuffer(outstanding: TextOperation, opId: String, buffer: TextOperation)
+    }
+
+    struct Send: Sendable {
+        var document: String?
+        var revision: Int64
+        var operation: TextOperation
+        var opId: String
+    }
+
+    private(set) var revision: Int64
+    let idPrefix: String
+    let document: String?
+    private var counter = 0
+    private(set) var state = State.synchronized
+    private(set) var connected = true
+    private var sent: [Send] = []
+
+    init(revision: Int64, idPrefix: String, document: String? = nil) {
+        self.revision = revision
+        self.idPrefix = idPrefix
+        self.document = document
+    }
+
+    var outstandingId: String? {
+        switch state {
+        case .synchronized: nil
+        case .awaitingConfirm(_, let opId), .awaitingWithBuffer(_, let opId, _): opId
+        }
+    }
+
+    /// What `send` would have been called with, in order; empties the list.
+    mutating func takeSent() -> [Send] {
+        defer { sent.removeAll() }
+        return sent
+    }
+
+    private mutating func nextId() -> String {
+        counter += 1
+        return "\(idPrefix):\(counter)"
+    }
+
+    private mutating func send(_ operation: TextOperation, _ opId: String) {
+        sent.append(Send(document: document, revision: revision, operation: operation, opId: opId))
+    }
+
+    mutating func applyClient(_ operation: TextOperation) throws {
+        if operation.isNoop { return }
+        switch state {
+        case .synchronized:
+            let opId = nextId()
+            state = .awaitingConfirm(outstanding: operation, opId: opId)
+            if connected { send(operation, opId) }
+        case .awaitingConfirm(let outstanding, let opId):
+            state = .awaitingWithBuffer(outstanding: outstanding, opId: opId, buffer: operation)
+        case .awaitingWithBuffer(let outstanding, let opId, let buffer):
+            state = .awaitingWithBuffer(outstanding: outstanding, opId: opId, buffer: try buffer.compose(operation))
+        }
+    }
+
+    mutating func applyServer(_ operation: TextOperation, opId: String?) throws -> TextOperation? {
+        if let opId, let outstanding = outstandingId, opId == outstanding {
+            _ = serverAck(nil)
+            return nil
+        }
+        revision += 1
+        switch state {
+        case .synchronized:
+            return operation
+        case .awaitingConfirm(let outstanding, let opId):
+            let (rebased, local) = try TextOperation.transform(outstanding, operation)
+            state = .awaitingConfirm(outstanding: rebased, opId: opId)
+            return local
+        case .awaitingWithBuffer(let outstanding, let opId, let buffer):
+            let (rebased, pastOutstanding) = try TextOperation.transform(outstanding, operation)
+            let (rebasedBuffer, local) = try TextOperation.transform(buffer, pastOutstanding)
+            state = .awaitingWithBuffer(outstanding: rebased, opId: opId, buffer: rebasedBuffer)
+            return local
+        }
+    }
+
+    @discardableResult
+    mutating func serverAck(_ opId: String?) -> Bool {
+        guard let outstanding = outstandingId, opId == nil || opId == outstanding else { return false }
+        revision += 1
+        switch state {
+        case .synchronized:
+            return false
+        case .awaitingConfirm:
+            state = .synchronized
+        case .awaitingWithBuffer(_, _, let buffer):
+            let next = nextId()
+            state = .awaitingConfirm(outstanding: buffer, opId: next)
+            if connected { send(buffer, next) }
+        }
+        return true
+    }
+
+    mutating func disconnected() {
+        connected = false
+    }
+
+    mutating func resend() {
+        connected = true
+        switch state {
+        case .synchronized: break
+        case .awaitingConfirm(let outstanding, let opId), .awaitingWithBuffer(let outstanding, let opId, _):
+            send(outstanding, opId)
+        }
+    }
+}
+
+// MARK: - Random edits
+
+/// Text pieces that trip up code counting the wrong unit: astral-plane characters, combining
+/// marks (alone and after a letter), skin-tone modifiers, ZWJ sequences, CJK, newlines.
+private enum Alphabet {
+    static let pieces = ["a", "b", "c", " ", "\n", "é", "e\u{301}", "\u{301}", "😀", "👍🏽", "👩‍💻", "\u{1D11E}", "中", "🇯🇵"]
+
+    static func text(length: Int, using random: inout SplitMix64) -> String {
+        var text = ""
+        while text.unicodeScalars.count < length { text += pieces.randomElement(using: &random)! }
+        return text
+    }
+
+    /// A random edit of `text`: an insert, a delete (often long, across others' inserts), a
+    /// replacement, or two edits in one operation.
+    static func operation(on text: String, using random: inout SplitMix64) -> TextOperation {
+        let length = text.unicodeScalars.count
+        var operation = TextOperation()
+        let kind = Int.random(in: 0..<4, using: &random)
+        let long = length > 60
+        if length == 0 || (kind == 0 && !long) {
+            let at = Int.random(in: 0...length, using: &random)
+            operation.retain(at)
+            operation.insert(Self.text(length: Int.random(in: 1...4, using: &random), using: &random))
+            operation.retain(length - at)
+        } else if kind == 1 || long {
+            let from = Int.random(in: 0..<length, using: &random)
+            let count = Int.random(in: 1...min(length - from, 8), using: &random)
+            operation.retain(from)
+            operation.delete(count)
+            operation.retain(length - from - count)
+        } else if kind == 2 {
+            let from = Int.random(in: 0..<length, using: &random)
+            let count = Int.random(in: 1...(length - from), using: &random)
+            operation.retain(from)
+            operation.delete(count)
+            operation.insert(Self.text(length: Int.random(in: 1...3, using: &random), using: &random))
+            operation.retain(length - from - count)
+        } else {
+            let lower = Int.random(in: 0...length, using: &random)
+            let upper = Int.random(in: lower...length, using: &random)
+            operation.retain(lower)
+            operation.insert(Self.text(length: 1, using: &random))
+            operation.retain(upper - lower)
+            if upper < length {
+                operation.delete(1)
+                operation.retain(length - upper - 1)
+            }
+        }
+        return operation
+    }
+}
