@@ -197,6 +197,23 @@ import Testing
         #expect(harness.request(source, "drop", ["drag": drag, "target": "scene"])["ok"] == true)
     }
 
+    @Test func anotherUserMayDropOnlyWorkspaceDocumentsBothCanSee() {
+        var harness = HubHarness()
+        let (alice, _) = harness.connect(name: "alice")
+        let (bob, _) = harness.connect(name: "bob")
+        let (stranger, _) = harness.connect(["workspace": "elsewhere"], name: "carol")
+        let document = harness.createDocument(alice, title: "Shared")
+        let shared: JSONValue = ["activity": ["activityType": "panes.document", "targetContentIdentifier": .string(document)]]
+        let drag = harness.request(alice, "beginDrag", ["items": [shared]])["result"]!["drag"]!
+        #expect(harness.request(stranger, "drop", ["drag": drag, "target": "scene"])["error"]?["code"] == "forbidden")
+        let dropped = harness.request(bob, "drop", ["drag": drag, "target": "scene"])
+        #expect(dropped["result"]?["items"]?.arrayValue?.first?["targetContentIdentifier"] == .string(document))
+
+        let missing: JSONValue = ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_none"]]
+        let second = harness.request(alice, "beginDrag", ["items": [missing]])["result"]!["drag"]!
+        #expect(harness.request(bob, "drop", ["drag": second, "target": "scene"])["error"]?["code"] == "forbidden")
+    }
+
     static let badDrags: [([String: JSONValue], String, String)] = [
         ([:], "missing_field", "items"),
         (["items": []], "invalid_field", "items"),
