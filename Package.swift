@@ -45,10 +45,10 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
-        // Benchmark tools (issue 7), plain C over libwebsockets, independent of the Swift modules.
+        // Benchmark tools (issue 7), plain C, independent of the Swift modules.
         .executableTarget(name: "panes-load", path: "Sources/panes-load",
                           cSettings: [.define("_GNU_SOURCE")],
-                          linkerSettings: [.linkedLibrary("websockets"), .linkedLibrary("m")]),
+                          linkerSettings: [.linkedLibrary("m")]),
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
                           linkerSettings: [.linkedLibrary("websockets")]),
 

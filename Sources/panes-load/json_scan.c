@@ -1,7 +1,7 @@
 /*
  * Just enough JSON scanning to read the servers' replies without a parser:
  * find a key, skip whitespace and the colon, read an integer or a string.
- * Every read is bounded by `len`, since lws buffers are not NUL-terminated.
+ * Every read is bounded by `len`: received buffers are not NUL-terminated.
  * Good for the flat, known messages of the benchmark; not a general parser.
  */
 #include "load.h"

@@ -46,7 +46,6 @@ struct client {
 	uint8_t state;
 	uint8_t raw;           /* a raw TCP connection (nchan's HTTP publisher), not a WebSocket */
 	uint8_t phase;         /* ws.c's own progress: TCP, upgrade, open */
-	uint8_t want_out;      /* EPOLLOUT is registered */
 	uint8_t msg_binary;    /* opcode of the fragmented message being reassembled */
 	uint32_t last_seq;     /* highest write seq delivered to this client */
 	uint32_t frames;       /* update frames counted (for protocols matched by arrival order) */
@@ -163,8 +162,8 @@ int net_init(void);
 /** Arms `t` to fire once, `delay_ns` from now (re-arming moves it). */
 void timer_set(struct timer *t, uint64_t delay_ns, void (*cb)(struct timer *t));
 void timer_cancel(struct timer *t);
-/** Registers `fd` for input, and for output too when `out` is set. */
-int net_watch(struct client *c, int add, int out);
+/** Registers `c`'s socket for input and output, edge-triggered, once. */
+int net_watch(struct client *c);
 void net_forget(struct client *c);
 void net_run(void);
 
@@ -172,8 +171,8 @@ void net_run(void);
 int ws_resolve(const char *host, int port);
 /** Starts a non-blocking connect; the outcome arrives through client.c. */
 int ws_connect(struct client *c, const char *source);
-/** Handles readiness on `c`'s socket. */
-void ws_service(struct client *c, int readable, int writable);
+/** Handles readiness (or an error) on `c`'s socket. */
+void ws_service(struct client *c, int readable, int writable, int error);
 int ws_send(struct client *c, const void *buf, size_t len, enum frame_kind kind);
 void ws_close(struct client *c);
 

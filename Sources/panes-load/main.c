@@ -1,7 +1,8 @@
 /*
  * panes-load: open many WebSocket connections from one process and measure
- * what a server does with them. See load.h for the shape and the threading
- * model, and `panes-load --help` for the options.
+ * what a server does with them. See load.h for the shape, the threading
+ * model and why it has its own WebSocket client, and `panes-load --help`
+ * for the options.
  *
  *   panes-load connect --protocol panes --port P --n 10000 --hold -1
  *   panes-load fanout  --protocol raw   --port P --n 1000 --writes 200
@@ -31,7 +32,7 @@ static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &p
 static const struct workload *const workloads[] = { &workload_connect, &workload_fanout };
 
 static int quiet;
-static lws_sorted_usec_list_t progress_timer, stdin_timer, deadline_timer;
+static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
 
 uint64_t
 now_ns(void)
@@ -85,37 +86,43 @@ finish(int exit_code)
 	g.t_end = now_ns();
 	snap_cpu(&g.cpu_end);
 	report_result();
-	lws_cancel_service(g.ctx);
 }
 
 static void
 on_signal(int sig)
 {
 	(void)sig;
-	g.interrupted = 1;
-	if (g.ctx)
-		lws_cancel_service(g.ctx);
+	g.interrupted = 1; /* epoll_wait returns EINTR; the loop finishes */
+}
+
+#define MS 1000000ull
+
+static void
+show_progress(struct timer *t)
+{
+	if (g.t_all_ready)
+		return;
+	progress("%d/%d ready, %d failed, %d connecting", g.ready, g.total, g.failed,
+		 g.inflight_connects);
+	timer_set(t, 1000 * MS, show_progress);
 }
 
 static void
-show_progress(lws_sorted_usec_list_t *sul)
+check_connects(struct timer *t)
 {
-	(void)sul;
+	clients_check_timeouts(now_ns());
 	if (!g.t_all_ready)
-		progress("%d/%d ready, %d failed, %d connecting", g.ready, g.total, g.failed,
-			 g.inflight_connects);
-	lws_sul_schedule(g.ctx, 0, &progress_timer, show_progress, LWS_US_PER_SEC);
+		timer_set(t, 250 * MS, check_connects);
 }
 
 /* stdin carries "go" (start measuring) and EOF (stop holding, finish). */
 static void
-watch_stdin(lws_sorted_usec_list_t *sul)
+watch_stdin(struct timer *t)
 {
 	static char line[64];
 	static size_t used;
 	struct pollfd p = { .fd = 0, .events = POLLIN };
 
-	(void)sul;
 	while (!g.stdin_eof && poll(&p, 1, 0) > 0) {
 		char ch;
 		ssize_t n = read(0, &ch, 1);
@@ -149,13 +156,13 @@ watch_stdin(lws_sorted_usec_list_t *sul)
 		}
 	}
 	if (!g.finished && !g.stdin_eof)
-		lws_sul_schedule(g.ctx, 0, &stdin_timer, watch_stdin, 20 * LWS_US_PER_MS);
+		timer_set(t, 20 * MS, watch_stdin);
 }
 
 static void
-deadline(lws_sorted_usec_list_t *sul)
+deadline(struct timer *t)
 {
-	(void)sul;
+	(void)t;
 	note_error("timed out after %.0f s", g.opt.timeout);
 	finish(3);
 }
@@ -170,6 +177,7 @@ usage(FILE *out)
 	      "  --concurrency K                  connects in flight at once (256)\n"
 	      "  --sources A,B,..  --per-source M bind local addresses, M connections each (25000)\n"
 	      "  --stop-after-failures F          give up connecting after F failures in a row (200)\n"
+	      "  --connect-timeout S              one connection's connect + handshake limit (10)\n"
 	      "  --hold S                         connect: hold S seconds after ready; -1 = until stdin EOF (0)\n"
 	      "  --wait-go                        after `ready`, wait for a \"go\" line on stdin\n"
 	      "  --writes W --warmup U            measured and unmeasured changes (100, 10)\n"
@@ -197,7 +205,7 @@ static int
 parse(int argc, char **argv)
 {
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
-	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT,
+	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
 	       O_QUIET, O_HELP };
 	static const struct option longs[] = {
@@ -207,7 +215,7 @@ parse(int argc, char **argv)
 		{ "hold", 1, 0, O_HOLD }, { "wait-go", 0, 0, O_GO }, { "writes", 1, 0, O_WRITES },
 		{ "warmup", 1, 0, O_WARMUP }, { "inflight", 1, 0, O_INFLIGHT }, { "rate", 1, 0, O_RATE },
 		{ "payload", 1, 0, O_PAYLOAD }, { "write-timeout", 1, 0, O_WTIMEOUT },
-		{ "timeout", 1, 0, O_TIMEOUT }, { "user", 1, 0, O_USER }, { "users", 1, 0, O_USERS },
+		{ "timeout", 1, 0, O_TIMEOUT }, { "connect-timeout", 1, 0, O_CTIMEOUT }, { "user", 1, 0, O_USER }, { "users", 1, 0, O_USERS },
 		{ "workspace", 1, 0, O_WORKSPACE }, { "domain", 1, 0, O_DOMAIN },
 		{ "key-path", 1, 0, O_KEYPATH }, { "channel", 1, 0, O_CHANNEL },
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
@@ -219,6 +227,7 @@ parse(int argc, char **argv)
 
 	*o = (struct options){ .host = "127.0.0.1", .concurrency = 256, .writes = 100, .warmup = 10,
 			       .inflight = 1, .payload = 64, .timeout = 600, .write_timeout = 10,
+			       .connect_timeout = 10,
 			       .stop_after_failures = 200, .per_source = 25000, .user = "bench",
 			       .users = 1, .workspace = "bench", .domain = "user",
 			       .key_path = "bench.value", .channel = "bench" };
@@ -247,6 +256,7 @@ parse(int argc, char **argv)
 		case O_PAYLOAD: o->payload = atoi(optarg); break;
 		case O_WTIMEOUT: o->write_timeout = atof(optarg); break;
 		case O_TIMEOUT: o->timeout = atof(optarg); break;
+		case O_CTIMEOUT: o->connect_timeout = atof(optarg); break;
 		case O_USER: o->user = optarg; break;
 		case O_USERS: o->users = atoi(optarg); break;
 		case O_WORKSPACE: o->workspace = optarg; break;
@@ -278,7 +288,6 @@ parse(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	struct lws_context_creation_info info;
 	int rc = parse(argc, argv);
 
 	if (rc)
@@ -286,26 +295,19 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	lws_set_log_level(LLL_ERR, NULL);
 
 	g.clients = calloc((size_t)g.opt.n + 1, sizeof(*g.clients));
 	if (!g.clients)
 		return 1;
-	for (int i = 0; i <= g.opt.n; i++)
+	for (int i = 0; i <= g.opt.n; i++) {
 		g.clients[i].index = (uint32_t)i;
+		g.clients[i].fd = -1;
+	}
 	hist_init(&g.connect_hist);
 	if (g.work->setup() || g.proto->prepare())
 		return 1;
-
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = load_protocols;
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
-	info.timeout_secs = 20;
-	info.connect_timeout_secs = 20;
-	g.ctx = lws_create_context(&info);
-	if (!g.ctx) {
-		fprintf(stderr, "panes-load: lws_create_context failed\n");
+	if (net_init() || ws_resolve(g.opt.host, g.opt.port)) {
+		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", g.opt.host);
 		return 1;
 	}
 
@@ -313,26 +315,15 @@ main(int argc, char **argv)
 		 g.opt.port);
 	g.t_begin = now_ns();
 	snap_cpu(&g.cpu_begin);
-	lws_sul_schedule(g.ctx, 0, &progress_timer, show_progress, LWS_US_PER_SEC);
-	lws_sul_schedule(g.ctx, 0, &deadline_timer, deadline,
-			 (lws_usec_t)(g.opt.timeout * LWS_US_PER_SEC));
+	timer_set(&progress_timer, 1000 * MS, show_progress);
+	timer_set(&connect_timer, 250 * MS, check_connects);
+	timer_set(&deadline_timer, (uint64_t)(g.opt.timeout * 1e9), deadline);
 	if (g.opt.wait_go || g.opt.hold < 0)
-		lws_sul_schedule(g.ctx, 0, &stdin_timer, watch_stdin, 20 * LWS_US_PER_MS);
+		timer_set(&stdin_timer, 20 * MS, watch_stdin);
 	clients_pump();
 
-	/*
-	 * lws' own poll() loop. (Debian's lws 4.1.6 is built without
-	 * LWS_WITH_EXTERNAL_POLL, so it cannot be driven from epoll: each turn
-	 * costs O(connections) in the kernel, as it does for an lws server.)
-	 */
-	while (!g.finished) {
-		if (lws_service(g.ctx, 0) < 0)
-			break;
-		if (g.interrupted && !g.finished)
-			finish(g.work == &workload_connect && g.t_all_ready ? 0 : 130);
-	}
+	net_run();
 	if (!g.finished)
 		finish(1);
-	lws_context_destroy(g.ctx);
 	return g.exit_code;
 }

@@ -73,7 +73,7 @@ nchan_write(struct client *w, uint32_t seq)
 			 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%.*s",
 			 g.opt.channel, g.opt.host, g.opt.port, n, (int)n, payload);
 
-	client_send(w, req, (size_t)r, LWS_WRITE_RAW, seq);
+	client_send(w, req, (size_t)r, SEND_RAW, seq);
 }
 
 static int

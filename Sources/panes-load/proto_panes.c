@@ -21,7 +21,7 @@ panes_path(const struct client *c)
 static void
 send_text(struct client *c, const char *text, int len, uint32_t seq)
 {
-	client_send(c, text, (size_t)len, LWS_WRITE_TEXT, seq);
+	client_send(c, text, (size_t)len, SEND_TEXT, seq);
 }
 
 static void

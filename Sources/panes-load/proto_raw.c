@@ -36,7 +36,7 @@ raw_write(struct client *w, uint32_t seq)
 	char payload[8192];
 	size_t n = make_payload(payload, sizeof(payload), seq, g.opt.payload);
 
-	client_send(w, payload, n, LWS_WRITE_TEXT, seq);
+	client_send(w, payload, n, SEND_TEXT, seq);
 }
 
 static int

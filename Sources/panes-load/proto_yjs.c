@@ -55,7 +55,7 @@ yjs_write(struct client *w, uint32_t seq)
 		note_error("yjs: no prepared update %u (file has %u)", seq, count);
 		return;
 	}
-	client_send(w, msgs[seq - 1], lens[seq - 1], LWS_WRITE_BINARY, seq);
+	client_send(w, msgs[seq - 1], lens[seq - 1], SEND_BINARY, seq);
 }
 
 static int

@@ -5,7 +5,7 @@
  */
 #include "load.h"
 
-static lws_sorted_usec_list_t hold_timer;
+static struct timer hold_timer;
 
 static int
 connect_setup(void)
@@ -18,9 +18,9 @@ connect_setup(void)
 }
 
 static void
-hold_over(lws_sorted_usec_list_t *sul)
+hold_over(struct timer *t)
 {
-	(void)sul;
+	(void)t;
 	finish(0);
 }
 
@@ -28,8 +28,7 @@ static void
 connect_start(void)
 {
 	if (g.opt.hold >= 0)
-		lws_sul_schedule(g.ctx, 0, &hold_timer, hold_over,
-				 (lws_usec_t)(g.opt.hold * LWS_US_PER_SEC));
+		timer_set(&hold_timer, (uint64_t)(g.opt.hold * 1e9), hold_over);
 	else if (g.stdin_eof)
 		finish(0);
 	/* else main.c finishes when stdin closes */

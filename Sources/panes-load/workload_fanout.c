@@ -30,7 +30,7 @@ static int outstanding, live_observers;
 static uint64_t completed, lost, missing, stray, duplicates, deliveries;
 static uint64_t t_measure_begin, t_measure_end;
 static struct hist last_hist, each_hist, ack_hist;
-static lws_sorted_usec_list_t pace_timer, watchdog_timer;
+static struct timer pace_timer, watchdog_timer;
 
 static void pump(void);
 
@@ -110,9 +110,9 @@ send_next(uint64_t now)
 }
 
 static void
-pace(lws_sorted_usec_list_t *sul)
+pace(struct timer *t)
 {
-	(void)sul;
+	(void)t;
 	pump();
 }
 
@@ -133,8 +133,7 @@ pump(void)
 		if (g.opt.rate > 0) {
 			uint64_t due = g.t_start + (uint64_t)((double)(next_seq - 1) * 1e9 / g.opt.rate);
 			if (now < due) {
-				lws_sul_schedule(g.ctx, 0, &pace_timer, pace,
-						 (lws_usec_t)((due - now) / 1000 + 1));
+				timer_set(&pace_timer, due - now, pace);
 				return;
 			}
 		}
@@ -160,14 +159,13 @@ sweep(uint64_t now, int timeouts)
 }
 
 static void
-watchdog(lws_sorted_usec_list_t *sul)
+watchdog(struct timer *t)
 {
-	(void)sul;
 	sweep(now_ns(), 1);
 	maybe_finish();
 	pump();
 	if (!g.finished)
-		lws_sul_schedule(g.ctx, 0, &watchdog_timer, watchdog, 100 * LWS_US_PER_MS);
+		timer_set(t, 100 * 1000000ull, watchdog);
 }
 
 static void
@@ -183,7 +181,7 @@ fanout_start(void)
 		finish(2);
 		return;
 	}
-	lws_sul_schedule(g.ctx, 0, &watchdog_timer, watchdog, 100 * LWS_US_PER_MS);
+	timer_set(&watchdog_timer, 100 * 1000000ull, watchdog);
 	pump();
 }
 

@@ -1,0 +1,178 @@
+"""The systems measured side by side, each started fresh on loopback for every run.
+
+A system knows how to get itself ready (packages, binaries), how to start on a
+free port, which process to watch for memory and CPU, and what panes-load
+needs to speak to it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import ROOT, procs, setup
+
+READY_LINE = r"listening on http://[0-9.]+:(\d+)"
+
+# Limits a real server keeps and a benchmark must lift (see PROTOCOL.md, Settings.swift).
+PANES_SETTINGS = {
+    "maxSessionsPerUser": 100000,
+    "rateLimitPerSecond": 100000,
+    "rateLimitBurst": 100000,
+    "maxOutboundQueue": 100000,
+}
+
+
+@dataclass
+class Running:
+    proc: subprocess.Popen
+    port: int
+    workdir: str
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+@dataclass
+class System:
+    name: str
+    label: str
+    protocol: str
+    note: str
+    packages: list[str] = field(default_factory=list)
+    unavailable: Optional[str] = None
+
+    def prepare(self, ctx) -> None:
+        if self.packages:
+            self.unavailable = setup.ensure_packages(self.packages, ctx.allow_install)
+
+    def argv(self, ctx, workdir: str, port: int) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> Optional[dict]:
+        return None
+
+    def fixed_port(self) -> bool:
+        """True if the script must pick the port (the server cannot report one)."""
+        return False
+
+    def start(self, ctx, workdir: str) -> Running:
+        os.makedirs(workdir, exist_ok=True)
+        port = procs.free_port() if self.fixed_port() else 0
+        proc = procs.start(self.argv(ctx, workdir, port), log=os.path.join(workdir, "server.log"),
+                           env=self.env(), cwd=workdir)
+        if self.fixed_port():
+            if not procs.wait_for_port(port, 30, proc):
+                procs.stop(proc)
+                raise RuntimeError(f"{self.label} did not start (see {workdir}/server.log)")
+        else:
+            m = procs.wait_for_line(proc, READY_LINE, 60)
+            if not m:
+                procs.stop(proc)
+                raise RuntimeError(f"{self.label} did not print its port (see {workdir}/server.log)")
+            port = int(m.group(1))
+        procs.drain(proc)
+        return Running(proc, port, workdir)
+
+    def generator_args(self, ctx, workload: str, n: int) -> list[str]:
+        return []
+
+
+class Panes(System):
+    def __init__(self, store: str = "sqlite"):
+        memory = store == "memory"
+        super().__init__(
+            name="panes-mem" if memory else "panes",
+            label="Panes (memory store)" if memory else "Panes",
+            protocol="panes",
+            note=("Panes with --store memory: same protocol, JSON and state, nothing written to disk."
+                  if memory else
+                  "Panes as shipped: SQLite store, synchronous=full; every preference write is durable "
+                  "(committed with fsync) before its reply and before observers hear of it."))
+        self.store = store
+
+    def prepare(self, ctx) -> None:
+        self.unavailable = ctx.panes_unavailable
+
+    def argv(self, ctx, workdir, port):
+        config = os.path.join(workdir, "panes-config.json")
+        with open(config, "w") as f:
+            json.dump({"settings": PANES_SETTINGS}, f)
+        return [ctx.panes_bin, "serve", "--host", "127.0.0.1", "--port", "0",
+                "--data", os.path.join(workdir, "data"), "--store", self.store,
+                "--config", config, "--log-level", "warning"]
+
+    def generator_args(self, ctx, workload, n):
+        if workload == "connect":
+            # 100 scenes per user, as many windows of many people, not one person's 50k.
+            return ["--users", str(max(1, n // 100))]
+        return []
+
+
+class Raw(System):
+    def __init__(self):
+        super().__init__(
+            name="raw", label="raw lws broadcast", protocol="raw",
+            note="panes-raw-broadcast: the same libwebsockets (4.1, poll loop) relaying each frame to every "
+                 "other client; no protocol, JSON, state or storage. The ceiling for an lws server.")
+
+    def prepare(self, ctx):
+        self.unavailable = ctx.tool_unavailable
+
+    def argv(self, ctx, workdir, port):
+        return [setup.binary("panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0"]
+
+
+class Nchan(System):
+    MODULE = "/usr/lib/nginx/modules/ngx_nchan_module.so"
+
+    def __init__(self):
+        super().__init__(
+            name="nchan", label="nchan (nginx)", protocol="nchan",
+            packages=["nginx-light", "libnginx-mod-nchan"],
+            note="nginx-light + libnginx-mod-nchan, one process (master_process off), memory storage: "
+                 "a publish is not made durable. Writer publishes by HTTP POST on a keep-alive "
+                 "connection; observers are WebSocket subscribers.")
+
+    def fixed_port(self):
+        return True
+
+    def argv(self, ctx, workdir, port):
+        with open(os.path.join(ROOT, "bench", "nchan", "nginx.conf.in")) as f:
+            conf = f.read()
+        conf = conf.replace("@DIR@", workdir).replace("@PORT@", str(port)).replace("@MODULE@", self.MODULE)
+        path = os.path.join(workdir, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["nginx", "-p", workdir, "-e", os.path.join(workdir, "error.log"), "-c", path]
+
+
+class YWebsocket(System):
+    def __init__(self):
+        super().__init__(
+            name="yjs", label="y-websocket", protocol="yjs",
+            packages=["nodejs", "node-y-websocket", "node-ws", "node-yjs"],
+            note="Debian's node-y-websocket server code (setupWSConnection) on Node, documents in memory "
+                 "(no persistence). Each change is a real Yjs update (an insert of `payload` characters), "
+                 "sent as a binary sync frame; the server applies it and broadcasts it to every client "
+                 "of the document, the writer included.")
+
+    def env(self):
+        return dict(os.environ, NODE_PATH=setup.NODE_PATH)
+
+    def argv(self, ctx, workdir, port):
+        return ["node", os.path.join(ROOT, "bench", "y-websocket-server.js"), "0"]
+
+    def generator_args(self, ctx, workload, n):
+        args = ["--channel", f"doc-{workload}-{n}"]
+        if workload != "connect" and ctx.yjs_updates:
+            args += ["--updates", ctx.yjs_updates]
+        return args
+
+
+def all_systems() -> dict[str, System]:
+    systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory")]
+    return {s.name: s for s in systems}
