@@ -14,10 +14,20 @@ final class ServerConnection {
     var closeNow: (code: UInt16, reason: String)?
     /// The peer sent a close frame: the disconnect was deliberate, not a crash or a drop.
     var peerClosed = false
+    /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.
+    var lastHeard: UInt64
+    /// An idle ping went out and nothing has been heard since.
+    var idlePinged = false
 
-    init(id: UInt64, wsi: OpaquePointer) {
+    init(id: UInt64, wsi: OpaquePointer, now: UInt64) {
         self.id = id
         self.wsi = wsi
+        self.lastHeard = now
+    }
+
+    func heard(at now: UInt64) {
+        lastHeard = now
+        idlePinged = false
     }
 
     var closing: Bool { closeAfterFlush != nil || closeNow != nil }

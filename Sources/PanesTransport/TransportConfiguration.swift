@@ -15,19 +15,21 @@ public struct TransportConfiguration: Sendable {
     public var maxOutboundQueue: Int
     /// Close code used for a slow consumer (the protocol's 4008).
     public var slowConsumerCloseCode: UInt16
+    /// Close code used for a connection that stopped answering pings (the protocol's 4009).
+    public var unresponsiveCloseCode: UInt16
     public var origins: OriginPolicy
     /// permessage-deflate. Off by default: it keeps a compressor per connection (memory at
     /// tens of thousands of scenes) and compresses every broadcast once per receiver.
     public var deflate: Bool
-    /// Idle connections are pinged after this long, and dropped if still silent after twice it.
-    public var idlePingSeconds: Int
+    /// Connections silent this long are pinged, and closed if still silent after twice it.
+    public var idlePingMilliseconds: Int
     /// How often `WebSocketServerDelegate.serverTick()` runs.
     public var tickMilliseconds: Int
 
     public init(host: String = "127.0.0.1", port: Int = 8080, webRoot: String? = nil, subprotocol: String = "panes.v1",
                 webSocketPath: String = "/ws", maxMessageBytes: Int = 1 << 20, maxOutboundQueue: Int = 4096,
-                slowConsumerCloseCode: UInt16 = 4008, origins: OriginPolicy = .sameOrigin, deflate: Bool = false,
-                idlePingSeconds: Int = 30, tickMilliseconds: Int = 100) {
+                slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009, origins: OriginPolicy = .sameOrigin, deflate: Bool = false,
+                idlePingMilliseconds: Int = 30_000, tickMilliseconds: Int = 100) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -36,9 +38,10 @@ public struct TransportConfiguration: Sendable {
         self.maxMessageBytes = maxMessageBytes
         self.maxOutboundQueue = maxOutboundQueue
         self.slowConsumerCloseCode = slowConsumerCloseCode
+        self.unresponsiveCloseCode = unresponsiveCloseCode
         self.origins = origins
         self.deflate = deflate
-        self.idlePingSeconds = idlePingSeconds
+        self.idlePingMilliseconds = idlePingMilliseconds
         self.tickMilliseconds = tickMilliseconds
     }
 }

@@ -36,11 +36,12 @@ extension WebSocketServer {
             nextConnectionID += 1
             let id = nextConnectionID
             user?.storeBytes(of: id, as: UInt64.self)
-            connections[id] = ServerConnection(id: id, wsi: wsi)
+            connections[id] = ServerConnection(id: id, wsi: wsi, now: monotonicMilliseconds())
             delegate?.serverDidOpen(id)
 
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(user), !connection.closing else { return 0 }
+            connection.heard(at: monotonicMilliseconds())
             if lws_frame_is_binary(wsi) != 0 {
                 closeSoon(connection, code: 1003, reason: "binary frames are not part of the protocol")
                 return 0
@@ -64,7 +65,10 @@ extension WebSocketServer {
             }
 
         case LWS_CALLBACK_RECEIVE_PONG:
-            if let connection = connection(user) { delegate?.serverDidReceivePong(from: connection.id) }
+            if let connection = connection(user) {
+                connection.heard(at: monotonicMilliseconds())
+                delegate?.serverDidReceivePong(from: connection.id)
+            }
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let connection = connection(user) else { return 0 }

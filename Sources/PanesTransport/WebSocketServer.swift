@@ -21,6 +21,7 @@ public final class WebSocketServer: @unchecked Sendable {
     var connections: [UInt64: ServerConnection] = [:]
     var httpResponses: [UInt64: HTTPResponse] = [:]
     var nextConnectionID: UInt64 = 0
+    var lastIdleSweep: UInt64 = 0
     /// New WebSocket upgrades are refused once draining starts.
     public var acceptingConnections = true
     private let inbox = Inbox()
@@ -67,10 +68,12 @@ public final class WebSocketServer: @unchecked Sendable {
         info.vhost_name = UnsafePointer(keep(strdup("default")))
         info.timeout_secs = 20
 
+        // lws's own idle pings ("validity") keep every connection's timer in one sorted list and
+        // re-insert it, walking the whole list, on each connect and each received frame: O(n)
+        // per message at tens of thousands of scenes. A zero policy turns them off; `sweepIdle`
+        // pings silent connections instead, a few times a minute.
         let retry = allocate(lws_retry_bo_t.self, count: 1)
         retry.pointee = lws_retry_bo_t()
-        retry.pointee.secs_since_valid_ping = UInt16(configuration.idlePingSeconds)
-        retry.pointee.secs_since_valid_hangup = UInt16(configuration.idlePingSeconds * 2)
         info.retry_and_idle_policy = UnsafePointer(retry)
 
         if configuration.deflate {
@@ -166,6 +169,7 @@ public final class WebSocketServer: @unchecked Sendable {
             guard let sul else { return }
             let server = Unmanaged<WebSocketServer>.fromOpaque(pws_timer_owner(sul)).takeUnretainedValue()
             server.delegate?.serverTick()
+            server.sweepIdle()
             server.scheduleTick()
         }, Int64(configuration.tickMilliseconds) * 1000)
     }

@@ -68,7 +68,8 @@ struct Serve: ParsableCommand {
             host: host, port: port,
             webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
-            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, origins: origins, deflate: deflate)
+            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
+            origins: origins, deflate: deflate, idlePingMilliseconds: settings.idlePingMs)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, serverVersion: Panes.version, logger: logger)

@@ -11,6 +11,7 @@ public struct Settings: Sendable, Equatable {
     public var rateLimitBurst = 400
     public var drainReconnectAfterMs = 1_000
     public var drainTimeoutMs = 5_000
+    public var idlePingMs = 30_000
 
     // Sessions
     public var maxSessionsPerUser = 1_000
@@ -67,6 +68,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "drainTimeoutMs", keyPath: \.drainTimeoutMs,
               meaning: "On SIGTERM, the longest the server waits for queues and the store to flush.",
               range: 0...600_000),
+        .init(name: "idlePingMs", keyPath: \.idlePingMs,
+              meaning: "A connection silent this long is pinged; still silent after twice it, it is closed with 4009.",
+              range: 1_000...3_600_000),
         .init(name: "maxSessionsPerUser", keyPath: \.maxSessionsPerUser,
               meaning: "Sessions one user may keep in one workspace; more gets `too_many`.", range: 1...1_000_000),
         .init(name: "maxUserInfoBytes", keyPath: \.maxUserInfoBytes,

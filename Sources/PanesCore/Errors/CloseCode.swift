@@ -20,6 +20,8 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     case replaced = 4002
     /// The client read too slowly and its outbound queue overflowed: reconnect and catch up.
     case slowConsumer = 4008
+    /// The client answered no ping for twice `idlePingMs`: it is gone, or its network is.
+    case unresponsive = 4009
 
     public var meaning: String {
         switch self {
@@ -33,6 +35,7 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
         case .sessionDestroyed: "The session was destroyed (after `sessionDestroyed`)."
         case .replaced: "This connection stopped answering pings and another resumed its session."
         case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`): the client read too slowly."
+        case .unresponsive: "No answer to pings for twice `idlePingMs`."
         }
     }
 }

@@ -93,6 +93,7 @@ extension Hub {
         scenes[sceneID] = scene
         liveScenes[sessionID] = sceneID
         scenesByOwner[session.owner, default: []].insert(sceneID)
+        stateCounts[session.owner, default: StateCounts()].add(scene.state)
         connections[connection]?.phase = .scene(sceneID)
         metrics.lifecycle[LifecycleEvent.willConnect.rawValue, default: 0] += 1
         logger.info("willConnect", metadata: [

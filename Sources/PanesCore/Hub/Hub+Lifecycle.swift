@@ -14,6 +14,8 @@ extension Hub {
         scene.state = target
         scenes[sceneID] = scene
         if previous != target {
+            stateCounts[scene.owner]?.remove(previous)
+            stateCounts[scene.owner]?.add(target)
             updateAppState(scene.owner)
             sessionsChanged(for: scene.owner)
         }
@@ -22,7 +24,7 @@ extension Hub {
 
     /// The user's app state is the highest state of their scenes; logged when it changes.
     mutating func updateAppState(_ owner: OwnerKey) {
-        let state = scenesByOwner[owner]?.compactMap { scenes[$0]?.state }.max()
+        let state = stateCounts[owner]?.highest
         guard appStates[owner] != state else { return }
         logger.info("app state", metadata: [
             "owner": "\(owner)", "from": "\(appStates[owner]?.rawValue ?? "notRunning")",
@@ -52,6 +54,10 @@ extension Hub {
         guard let scene = scenes.removeValue(forKey: sceneID) else { return }
         scenesByOwner[scene.owner]?.remove(sceneID)
         if scenesByOwner[scene.owner]?.isEmpty == true { scenesByOwner[scene.owner] = nil }
+        stateCounts[scene.owner]?.remove(scene.state)
+        if stateCounts[scene.owner]?.isEmpty == true { stateCounts[scene.owner] = nil }
+        switcherWatchers[scene.owner]?.remove(sceneID)
+        if switcherWatchers[scene.owner]?.isEmpty == true { switcherWatchers[scene.owner] = nil }
         if liveScenes[scene.session] == sceneID { liveScenes[scene.session] = nil }
         metrics.lifecycle[LifecycleEvent.didDisconnect.rawValue, default: 0] += 1
         logger.info("didDisconnect", metadata: [

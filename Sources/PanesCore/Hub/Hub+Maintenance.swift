@@ -5,8 +5,8 @@ import Logging
 extension Hub {
     mutating func tick() {
         let now = now()
-        for (id, connection) in connections {
-            if case .awaitingConnect = connection.phase, now - connection.openedAt > Millis(settings.connectTimeoutMs) {
+        for id in awaitingConnect.popExpired(now: now) {
+            if case .awaitingConnect? = connections[id]?.phase {
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")
             }
         }

@@ -37,8 +37,13 @@ extension Hub {
     }
 
     mutating func listSessions(watch: Bool, scene sceneID: SceneID) -> JSONValue {
-        scenes[sceneID]!.watchesSessions = watch
-        return sessionList(for: scene(sceneID).owner)
+        let owner = scene(sceneID).owner
+        if watch {
+            switcherWatchers[owner, default: []].insert(sceneID)
+        } else {
+            switcherWatchers[owner]?.remove(sceneID)
+        }
+        return sessionList(for: owner)
     }
 
     /// The switcher's view: every session of the user, live or not, newest first.
@@ -68,9 +73,9 @@ extension Hub {
 
     /// Tells every scene of the user that shows the switcher that the list changed.
     mutating func sessionsChanged(for owner: OwnerKey) {
-        let watchers = (scenesByOwner[owner] ?? []).compactMap { scenes[$0] }.filter(\.watchesSessions)
-        guard !watchers.isEmpty else { return }
-        broadcast(.event(.sessionsChanged(sessionList(for: owner))), to: watchers.map(\.connection))
+        guard let watchers = switcherWatchers[owner], !watchers.isEmpty else { return }
+        broadcast(.event(.sessionsChanged(sessionList(for: owner))),
+                  to: watchers.compactMap { scenes[$0]?.connection }.sorted())
     }
 
     mutating func requestDestruction(_ id: SessionID, animation: DismissalAnimation, scene sceneID: SceneID) throws(PanesError) -> JSONValue? {

@@ -25,6 +25,12 @@ public struct Hub {
     /// The live scene of each session; at most one.
     var liveScenes: [SessionID: SceneID] = [:]
     var scenesByOwner: [OwnerKey: Set<SceneID>] = [:]
+    /// Each user's scenes counted by state: the app state without a scan of every scene.
+    var stateCounts: [OwnerKey: StateCounts] = [:]
+    /// Scenes showing the switcher (`listSessions` with `watch`), per user.
+    var switcherWatchers: [OwnerKey: Set<SceneID>] = [:]
+    /// Connections still to send `connect`, oldest first, for the connect timeout.
+    var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
     var tickets: [String: Ticket] = [:]
     var appStates: [OwnerKey: ActivationState] = [:]
@@ -67,6 +73,7 @@ public struct Hub {
             connections[connection] = Connection(
                 id: connection, openedAt: now(),
                 bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: now()))
+            awaitingConnect.append(connection, deadline: now() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)

@@ -15,8 +15,6 @@ public struct Scene: Sendable {
     /// When a restoration activity was handed back; an abnormal disconnect soon after counts
     /// towards a clean start.
     public var restoredAt: Millis?
-    /// Whether this scene gets `sessionsChanged` (the switcher is showing).
-    public var watchesSessions = false
 
     public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
                 role: Role, traits: Traits, clientVersion: String, connectedAt: Millis) {
