@@ -1,0 +1,52 @@
+"""Global preferences: a setting changed in one tab shows in every tab at once (issue 6)."""
+
+from conftest import Workbench, create_document, open_document, wait_ready
+from playwright.sync_api import expect
+
+
+def font_size(page) -> str:
+    return page.evaluate("() => getComputedStyle(document.querySelector('#editor')).fontSize")
+
+
+def test_a_setting_toggled_in_tab_a_shows_in_tabs_b_and_c(bench: Workbench, needs, capabilities):
+    needs("preferences")
+    a, b, c = bench.open(), bench.open(), bench.open()
+    if capabilities.documents:
+        document = create_document(a, "Counting", "one two three four")
+        for page in (a, b, c):
+            page.bring_to_front()
+            open_document(page, document)
+    for page in (a, b, c):
+        expect(page.locator("html")).to_have_attribute("data-theme", "system")
+        expect(page.locator("#word-count")).to_be_hidden()
+
+    a.bring_to_front()
+    a.locator("#open-settings").click()
+    settings = a.locator("#settings")
+    expect(settings).to_be_visible()
+    settings.get_by_text("Word count bar").click()
+    settings.get_by_role("button", name="Dark").click()
+    settings.get_by_role("button", name="Larger text").click()
+    settings.get_by_role("button", name="Larger text").click()
+
+    for page in (a, b, c):
+        expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        page.wait_for_function("() => getComputedStyle(document.querySelector('#editor')).fontSize === '17px'")
+        if capabilities.documents:
+            expect(page.locator("#word-count")).to_be_visible()
+            expect(page.locator("#word-count")).to_contain_text("4 words")
+        else:
+            expect(page.locator("#pref-word-count")).to_be_checked()
+
+    # A window opened later starts with the current values (observed with `initial`).
+    d = bench.open()
+    expect(d.locator("html")).to_have_attribute("data-theme", "dark")
+    assert font_size(d) == "17px"
+
+    # And a change from B reaches A.
+    b.bring_to_front()
+    b.keyboard.press("Alt+Comma")
+    b.locator("#settings").get_by_role("button", name="Light").click()
+    for page in (a, c, d):
+        expect(page.locator("html")).to_have_attribute("data-theme", "light")
+    wait_ready(d)

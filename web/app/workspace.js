@@ -1,0 +1,644 @@
+// @ts-check
+/**
+ * The workspace window: state and the actions every part of the UI shares (open a document,
+ * show or hide the sidebar, make and close windows), and state restoration. The parts that
+ * draw are in their own modules: sidebar.js, settings.js, switcher.js, commands.js,
+ * dragdrop.js.
+ *
+ * @module app/workspace
+ */
+import { COMPACT_MAX_WIDTH, openTicketWindow } from '../lib/browser.js';
+import { DocumentList, DocumentSession } from '../lib/documents.js';
+import { codePointLength } from '../lib/ot.js';
+import { TextBinding } from '../lib/text-binding.js';
+import { byId, h, icons, initials } from './dom.js';
+import { confirmDialog, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
+import { StateSaver } from './restoration.js';
+
+/** @typedef {import('../lib/panes-client.js').PanesClient} PanesClient */
+/** @typedef {import('../lib/panes-client.js').Activity} Activity */
+/** @typedef {import('../lib/panes-client.js').ConnectResult} ConnectResult */
+/** @typedef {import('../lib/documents.js').DocumentSummary} DocumentSummary */
+/** @typedef {import('../lib/ot.js').Selection} Selection */
+
+export const DOCUMENT_ACTIVITY = 'panes.document';
+export const WORKSPACE_ACTIVITY = 'panes.workspace';
+
+/**
+ * @typedef {object} OpenOptions
+ * @property {number} [scroll] restore this scroll position
+ * @property {Selection | null} [selection] restore this selection (code points)
+ * @property {boolean} [focus] focus the editor once open
+ * @property {boolean} [showDetail] in compact layout, go to the document (default true)
+ */
+
+export class Workspace {
+  /**
+   * @param {PanesClient} client
+   * @param {{ name: string, color: string, workspace: string }} identity
+   */
+  constructor(client, identity) {
+    this.client = client;
+    this.identity = identity;
+    this.app = byId('app');
+    this.editor = byId('editor', HTMLTextAreaElement);
+    this.editorWrap = byId('editor-wrap');
+    this.welcome = byId('welcome');
+    this.titleInput = byId('document-title', HTMLInputElement);
+    this.note = byId('window-note', HTMLTextAreaElement);
+    this.participantsList = byId('participants');
+    this.wordCount = byId('word-count');
+
+    this.list = new DocumentList(client);
+    /** @type {string | null} */
+    this.documentId = null;
+    /** @type {DocumentSession | null} */
+    this.doc = null;
+    /** @type {TextBinding | null} */
+    this.binding = null;
+    this.sidebarShown = true;
+    /** @type {'regular' | 'compact'} */
+    this.layout = 'regular';
+    /** @type {'list' | 'detail'} */
+    this.view = 'list';
+    this.prefs = { showWordCount: false, theme: 'system', fontSize: 15 };
+    this.restored = false;
+    /** What the document being opened should restore, until it is open. @type {OpenOptions | null} */
+    this.opening = null;
+    /** This window asked for its own destruction (Close Window). */
+    this.closingSelf = false;
+    /** The title is flagged: another window asked for this one, and the browser kept focus elsewhere. */
+    this.flagged = false;
+    /** Listeners for state changes the other modules draw (`render`). @type {Set<() => void>} */
+    this.renderers = new Set();
+    this.saver = new StateSaver(client, () => this.activity(), () => this.summary());
+  }
+
+  start() {
+    const compact = window.matchMedia(`(max-width: ${COMPACT_MAX_WIDTH}px)`);
+    const applyLayout = () => this.setLayout(compact.matches ? 'compact' : 'regular');
+    compact.addEventListener('change', applyLayout);
+    applyLayout();
+
+    this.list.on('change', () => this.render());
+    this.list.on('unsupported', () => this.render());
+    this.list.start();
+
+    this.client.on('connect', (/** @type {import('../lib/panes-client.js').ConnectEvent} */ event) => {
+      if (event.first) this.restore(event.result);
+      else if (event.sessionChanged) this.pushUserInfo();
+    });
+    this.client.on('activate', (/** @type {{ activity: Activity }} */ event) => this.activated(event.activity));
+    this.client.on('documentsChanged', (/** @type {any} */ event) => {
+      if (event.document?.id === this.documentId && event.change === 'renamed') this.renderHeader();
+    });
+
+    this.note.addEventListener('input', () => this.saver.schedule());
+    this.editor.addEventListener('scroll', () => this.saver.schedule(250));
+    this.titleInput.addEventListener('change', () => this.commitTitle());
+    this.titleInput.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        this.commitTitle();
+        this.editor.focus();
+      } else if (event.key === 'Escape') {
+        this.titleInput.value = this.currentTitle();
+        this.editor.focus();
+      }
+    });
+    window.addEventListener('pagehide', () => this.saver.flush());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') this.saver.flush();
+    });
+    window.addEventListener('focus', () => this.clearFlag());
+    this.render();
+  }
+
+  // MARK: Restoration
+
+  /**
+   * Brings the window back as it was: from a handed-over activity (a ticket: a drop, "Open in
+   * New Window") or, failing that, from the session's restoration activity.
+   * @param {ConnectResult} result
+   */
+  async restore(result) {
+    const params = new URL(location.href).searchParams;
+    const requested = params.get('open');
+    if (requested) {
+      params.delete('open');
+      history.replaceState(history.state, '', `${location.pathname}${params.toString() ? `?${params}` : ''}`);
+    }
+    const handedOver =
+      result.connectionOptions?.userActivities?.[0] ??
+      (requested ? { activityType: DOCUMENT_ACTIVITY, targetContentIdentifier: requested } : null);
+    const stored = result.restoration?.status === 'restored' ? result.session.stateRestorationActivity ?? null : null;
+    const activity = handedOver ?? stored;
+    const info = activity?.userInfo ?? {};
+    const sessionInfo = result.session.userInfo ?? {};
+    this.setSidebar(sessionInfo.sidebar !== false, { save: false });
+    this.note.value = typeof info.note === 'string' ? info.note : '';
+    if (result.forkedFrom) toast('This window is a copy of another one. Changes here stay in this window.');
+    if (result.restoration?.status === 'cleanStart') {
+      toast('This window started fresh: restoring it failed several times.');
+    }
+    if (activity?.targetContentIdentifier && activity.activityType !== WORKSPACE_ACTIVITY) {
+      const selection = Array.isArray(info.selection) ? { anchor: info.selection[0], head: info.selection[1] } : null;
+      await this.openDocument(activity.targetContentIdentifier, {
+        scroll: typeof info.scroll === 'number' ? info.scroll : 0,
+        selection,
+        showDetail: info.view !== 'list',
+        focus: Boolean(handedOver),
+      });
+    } else {
+      this.setView('list');
+    }
+    this.restored = true;
+    this.saver.enabled = true;
+    this.app.dataset.ready = 'true';
+    this.saver.schedule(handedOver ? 0 : 350);
+    this.render();
+  }
+
+  /** The state restoration activity that describes this window now. @returns {Activity} */
+  activity() {
+    /** @type {Record<string, any>} */
+    const userInfo = { note: this.note.value, view: this.view };
+    if (this.documentId) {
+      if (this.binding) {
+        userInfo.scroll = Math.round(this.editor.scrollTop);
+        const selection = this.binding.selection();
+        if (selection) userInfo.selection = [selection.anchor, selection.head];
+      } else if (this.opening) {
+        // Still opening: keep what is being restored.
+        userInfo.scroll = this.opening.scroll ?? 0;
+        if (this.opening.selection) userInfo.selection = [this.opening.selection.anchor, this.opening.selection.head];
+      }
+      return {
+        activityType: DOCUMENT_ACTIVITY,
+        title: this.currentTitle(),
+        targetContentIdentifier: this.documentId,
+        userInfo,
+      };
+    }
+    return { activityType: WORKSPACE_ACTIVITY, title: 'Panes', userInfo };
+  }
+
+  /**
+   * The switcher's title and snapshot for this window, or null when the server keeps them
+   * itself (it follows the document a window has open).
+   */
+  summary() {
+    if (this.documentId) return null;
+    return { title: 'Panes', snapshot: this.note.value.slice(0, 400) };
+  }
+
+  pushUserInfo() {
+    this.client.setUserInfo({ sidebar: this.sidebarShown }, { merge: true }).catch(() => {});
+  }
+
+  /** True when edits are waiting to reach the server. */
+  pendingEdits() {
+    return Boolean(this.doc && !this.doc.synchronized);
+  }
+
+  // MARK: Layout
+
+  /** @param {'regular' | 'compact'} layout */
+  setLayout(layout) {
+    this.layout = layout;
+    this.app.dataset.layout = layout;
+    this.render();
+  }
+
+  /** @param {'list' | 'detail'} view */
+  setView(view) {
+    if (this.view === view) return;
+    this.view = view;
+    this.app.dataset.view = view;
+    this.saver.schedule();
+  }
+
+  /**
+   * Shows or hides the sidebar (regular layout). Kept per window, in the session's userInfo.
+   * @param {boolean} shown
+   * @param {{ save?: boolean }} [options]
+   */
+  setSidebar(shown, options = {}) {
+    this.sidebarShown = shown;
+    this.app.dataset.sidebar = shown ? 'shown' : 'hidden';
+    const toggle = byId('toggle-sidebar');
+    toggle.setAttribute('aria-pressed', String(shown));
+    if (options.save !== false) {
+      this.client.setUserInfo({ sidebar: shown }, { merge: true }).catch((error) => {
+        if (error.code !== 'disconnected') toast(describeError(error, 'save the sidebar state'));
+      });
+    }
+  }
+
+  toggleSidebar() {
+    if (this.layout === 'compact') {
+      this.setView(this.view === 'list' ? 'detail' : 'list');
+      return;
+    }
+    this.setSidebar(!this.sidebarShown);
+  }
+
+  /** Puts the caret in the window note (showing the sidebar if needed). */
+  focusNote() {
+    if (this.layout === 'compact') this.setView('list');
+    else if (!this.sidebarShown) this.setSidebar(true);
+    this.note.focus();
+  }
+
+  // MARK: Documents
+
+  /** @param {string} [id] */
+  summaryOf(id = this.documentId ?? '') {
+    return this.list.documents.get(id) ?? (this.doc?.id === id ? this.doc.summary : null) ?? null;
+  }
+
+  currentTitle() {
+    return this.summaryOf()?.title ?? 'Untitled';
+  }
+
+  /**
+   * Shows a document in this window.
+   * @param {string} id
+   * @param {OpenOptions} [options]
+   */
+  async openDocument(id, options = {}) {
+    if (options.showDetail !== false) this.setView('detail');
+    if (this.documentId === id && this.doc && !this.doc.gone) {
+      if (options.focus) this.editor.focus();
+      return;
+    }
+    this.closeDocument({ save: false, keepView: true });
+    this.documentId = id;
+    this.app.dataset.document = id;
+    const session = new DocumentSession(this.client, id, { name: this.identity.name, color: this.identity.color });
+    this.doc = session;
+    this.opening = options;
+    this.render();
+    // Saved before the open: the server keeps the opened document in the restoration activity,
+    // and finding it already there, leaves this window's note and scroll in it.
+    this.saver.flush();
+    try {
+      await session.open();
+    } catch (error) {
+      if (this.doc !== session) return;
+      this.doc = null;
+      this.documentId = null;
+      delete this.app.dataset.document;
+      const e = /** @type {any} */ (error);
+      if (e.code !== 'unknown_type') toast(describeError(e, 'open the document'));
+      this.setView('list');
+      this.render();
+      this.saver.schedule(0);
+      return;
+    }
+    if (this.doc !== session) {
+      session.close();
+      return;
+    }
+    this.opening = null;
+    this.binding = new TextBinding(session, this.editor, {
+      onSelectionChange: () => this.saver.schedule(),
+      onChange: (change) => {
+        this.renderWordCount();
+        if (!change.remote) this.saver.schedule(800);
+      },
+    });
+    session.on('presence', () => this.renderParticipants());
+    session.on('deleted', () => {
+      if (this.doc !== session) return;
+      toast(`“${session.summary?.title ?? 'The document'}” was deleted.`);
+      this.closeDocument();
+    });
+    session.on('reset', (/** @type {{ lostLocalEdits: boolean }} */ event) => {
+      if (event.lostLocalEdits) toast('Some of your latest changes could not be merged and were discarded.');
+    });
+    session.on('error', (/** @type {any} */ error) => toast(describeError(error, 'save your change')));
+    this.render();
+    const { selection, scroll } = options;
+    if (options.focus) this.editor.focus({ preventScroll: true });
+    if (selection) this.binding.select(selection);
+    if (scroll) {
+      // After layout, so the text is there to scroll.
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+      this.editor.scrollTop = scroll;
+    }
+    this.saver.schedule();
+  }
+
+  /**
+   * Stops showing the current document.
+   * @param {{ save?: boolean, keepView?: boolean }} [options]
+   */
+  closeDocument(options = {}) {
+    this.binding?.destroy();
+    this.binding = null;
+    this.doc?.close();
+    this.doc = null;
+    this.documentId = null;
+    delete this.app.dataset.document;
+    if (this.layout === 'compact' && !options.keepView) this.setView('list');
+    this.render();
+    if (options.save !== false) this.saver.schedule(0);
+  }
+
+  async createDocument() {
+    if (this.list.supported === false) {
+      toast('This server doesn’t have documents yet.');
+      return;
+    }
+    const existing = new Set([...this.list.documents.values()].map((d) => d.title));
+    let title = 'Untitled';
+    for (let n = 2; existing.has(title); n++) title = `Untitled ${n}`;
+    try {
+      const result = await this.client.request('createDocument', { title, text: '' });
+      const summary = /** @type {DocumentSummary} */ (result.document);
+      this.list.documents.set(summary.id, summary);
+      this.render();
+      await this.openDocument(summary.id);
+      this.titleInput.focus();
+      this.titleInput.select();
+    } catch (error) {
+      toast(describeError(error, 'create a document'));
+    }
+  }
+
+  commitTitle() {
+    const id = this.documentId;
+    const title = this.titleInput.value.trim();
+    if (!id || !title || title === this.currentTitle()) {
+      this.titleInput.value = this.currentTitle();
+      return;
+    }
+    this.renameDocument(id, title);
+  }
+
+  /**
+   * @param {string} id
+   * @param {string} [title] asks for one when absent
+   */
+  async renameDocument(id, title) {
+    const current = this.summaryOf(id)?.title ?? '';
+    const next = title ?? (await promptDialog({ title: 'Rename Document', value: current, confirm: 'Rename' }));
+    if (!next || !next.trim() || next.trim() === current) return;
+    try {
+      const result = await this.client.request('renameDocument', { document: id, title: next.trim() });
+      this.list.documents.set(id, { ...this.summaryOf(id), ...result.document });
+      if (this.doc?.id === id) this.doc.summary = { ...this.doc.summary, ...result.document };
+      this.render();
+      this.saver.schedule();
+    } catch (error) {
+      this.titleInput.value = this.currentTitle();
+      toast(describeError(error, 'rename the document'));
+    }
+  }
+
+  /** @param {string} id */
+  async deleteDocument(id) {
+    const title = this.summaryOf(id)?.title ?? 'this document';
+    const ok = await confirmDialog({
+      title: `Delete “${title}”?`,
+      message: 'It is deleted for everyone in this workspace, and windows showing it close it.',
+      confirm: 'Delete',
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      await this.client.request('deleteDocument', { document: id });
+      this.list.documents.delete(id);
+      if (this.documentId === id) this.closeDocument();
+      this.render();
+    } catch (error) {
+      toast(describeError(error, 'delete the document'));
+    }
+  }
+
+  /**
+   * Moves to the previous or next document of the list.
+   * @param {number} step
+   */
+  stepDocument(step) {
+    const documents = this.list.sorted();
+    if (documents.length === 0) return;
+    const index = documents.findIndex((d) => d.id === this.documentId);
+    const next = documents[Math.min(Math.max(index + step, 0), documents.length - 1)] ?? documents[0];
+    this.openDocument(next.id);
+  }
+
+  // MARK: Windows
+
+  /**
+   * "Open in New Window": the window already showing the document comes forward; otherwise a
+   * new window opens on it.
+   * @param {string} id
+   */
+  async openInNewWindow(id) {
+    const activity = { activityType: DOCUMENT_ACTIVITY, title: this.summaryOf(id)?.title ?? '', targetContentIdentifier: id };
+    try {
+      const result = await this.client.requestActivation(activity);
+      if (result.action === 'open' && result.url) {
+        this.openURL(result.url);
+      } else if (result.action === 'activated') {
+        if (result.session === this.client.session?.persistentIdentifier) {
+          this.openDocument(id);
+          this.flash();
+        } else {
+          toast(`“${activity.title}” is already open in another window; it was brought forward.`);
+        }
+      }
+    } catch (error) {
+      if (/** @type {any} */ (error).code === 'unknown_type') {
+        // A server without windows: a new tab with its own session, told what to open.
+        const url = `${freshWindowURL()}&open=${encodeURIComponent(id)}`;
+        if (!window.open(url, '_blank')) this.blocked(url);
+        return;
+      }
+      toast(describeError(error, 'open a new window'));
+    }
+  }
+
+  /** A new, empty window ("+", or the New Window shortcut). */
+  async newWindow() {
+    if (this.client.supports('requestActivation')) {
+      try {
+        const result = await this.client.requestActivation({ activityType: WORKSPACE_ACTIVITY, title: 'Panes' });
+        if (result.action === 'open' && result.url) {
+          this.openURL(result.url);
+          return;
+        }
+      } catch (error) {
+        if (/** @type {any} */ (error).code !== 'unknown_type') {
+          toast(describeError(error, 'open a new window'));
+          return;
+        }
+      }
+    }
+    // A server without windows: a new tab that starts its own session.
+    if (!window.open(freshWindowURL(), '_blank')) this.blocked(freshWindowURL());
+  }
+
+  /**
+   * Opens a window for a ticket URL; if the browser blocks it, offers a link instead.
+   * @param {string} url
+   */
+  openURL(url) {
+    const opened = openTicketWindow(url, { workspace: this.identity.workspace });
+    if (!opened) this.blocked(url);
+  }
+
+  /** @param {string} url */
+  blocked(url) {
+    toast('Your browser blocked the new window.', {
+      action: 'Open it',
+      onAction: () => openTicketWindow(url, { workspace: this.identity.workspace }),
+      duration: 15000,
+    });
+  }
+
+  /** Closes this window: its session is destroyed, and the window closes with the animation. */
+  async closeWindow() {
+    const session = this.client.session?.persistentIdentifier;
+    if (!session) return;
+    await this.saver.whenSaved().catch(() => {});
+    this.closingSelf = true;
+    this.client.requestDestruction(session, 'standard').catch((error) => toast(describeError(error, 'close the window')));
+  }
+
+  /**
+   * Another window asked for this one (`activate`): show what it asked for, and come forward.
+   * Browsers often refuse `focus()`, so the title is flagged and the window flashes too.
+   * @param {Activity} activity
+   */
+  activated(activity) {
+    const target = activity?.targetContentIdentifier;
+    if (target && activity.activityType !== WORKSPACE_ACTIVITY && target !== this.documentId) this.openDocument(target);
+    else if (target) this.setView('detail');
+    window.focus();
+    this.flash();
+    if (!document.hasFocus()) {
+      this.flagged = true;
+      this.renderTitle();
+    }
+  }
+
+  flash() {
+    this.app.classList.remove('flash');
+    void this.app.offsetWidth; // restart the animation
+    this.app.classList.add('flash');
+    this.app.dataset.activated = String(Date.now());
+    setTimeout(() => this.app.classList.remove('flash'), 1500);
+  }
+
+  clearFlag() {
+    if (!this.flagged) return;
+    this.flagged = false;
+    this.renderTitle();
+  }
+
+  // MARK: Rendering
+
+  /** @param {() => void} renderer */
+  onRender(renderer) {
+    this.renderers.add(renderer);
+  }
+
+  render() {
+    this.renderHeader();
+    this.renderParticipants();
+    this.renderWordCount();
+    this.renderWelcome();
+    for (const renderer of this.renderers) renderer();
+  }
+
+  renderTitle() {
+    const base = this.documentId ? `${this.currentTitle()} — Panes` : 'Panes';
+    document.title = this.flagged ? `• ${base}` : base;
+  }
+
+  renderHeader() {
+    const open = Boolean(this.documentId);
+    this.titleInput.hidden = !open;
+    if (document.activeElement !== this.titleInput) this.titleInput.value = open ? this.currentTitle() : '';
+    byId('open-in-new-window').hidden = !open;
+    this.editorWrap.hidden = !open || !this.binding;
+    this.welcome.hidden = open && Boolean(this.binding);
+    this.renderTitle();
+  }
+
+  renderWelcome() {
+    if (this.welcome.hidden) return;
+    if (this.documentId && !this.binding) {
+      this.welcome.replaceChildren(h('p', {}, this.client.connected ? 'Opening…' : 'Opening once the connection is back…'));
+      return;
+    }
+    const supported = this.list.supported !== false;
+    this.welcome.replaceChildren(
+      h('div', { class: 'welcome-icon', html: icons.pages }),
+      h('h2', {}, 'No Document Open'),
+      h('p', {}, supported
+        ? 'Choose a document in the sidebar, or start a new one. Drag a document out to open it in its own window.'
+        : 'This server doesn’t have documents yet. The window note in the sidebar is still kept for this window.'),
+      supported
+        ? h('button', { type: 'button', class: 'button primary', onclick: () => this.createDocument() }, 'New Document')
+        : '',
+    );
+  }
+
+  renderParticipants() {
+    const list = this.participantsList;
+    const people = this.doc?.participants() ?? [];
+    const me = { name: `${this.identity.name} (you)`, color: this.identity.color };
+    const everyone = this.doc ? [me, ...people.map((p) => ({ name: p.name || p.user, color: p.color ?? '#8e8e93' }))] : [];
+    const shown = everyone.length > 1 ? everyone : [];
+    const visible = shown.slice(0, 5);
+    list.replaceChildren(
+      ...visible.map((p) =>
+        h('li', { title: p.name },
+          h('span', { class: 'avatar', style: { background: p.color }, 'aria-label': p.name }, initials(p.name.replace(/ \(you\)$/, ''))))),
+      shown.length > visible.length
+        ? h('li', { title: shown.slice(5).map((p) => p.name).join(', ') }, h('span', { class: 'avatar more' }, `+${shown.length - visible.length}`))
+        : '',
+    );
+    list.hidden = shown.length === 0;
+    list.setAttribute('aria-label', shown.length ? `Here: ${shown.map((p) => p.name).join(', ')}` : 'Nobody else is here');
+  }
+
+  renderWordCount() {
+    const shown = this.prefs.showWordCount && Boolean(this.binding);
+    this.wordCount.hidden = !shown;
+    if (!shown) return;
+    const text = this.doc?.text ?? '';
+    const words = countWords(text);
+    const characters = codePointLength(text);
+    this.wordCount.replaceChildren(
+      h('span', { dataset: { testid: 'words' } }, `${words.toLocaleString()} ${words === 1 ? 'word' : 'words'}`),
+      h('span', {}, `${characters.toLocaleString()} ${characters === 1 ? 'character' : 'characters'}`),
+    );
+  }
+
+  /** Applies preferences to the page. */
+  applyPreferences() {
+    document.documentElement.dataset.theme = ['light', 'dark'].includes(this.prefs.theme) ? this.prefs.theme : 'system';
+    document.documentElement.style.setProperty('--editor-font-size', `${this.prefs.fontSize}px`);
+    this.renderWordCount();
+    this.binding?.refresh();
+  }
+}
+
+/** @type {Intl.Segmenter | null} */
+const segmenter = typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'word' }) : null;
+
+/**
+ * Words in a text, as a word processor counts them.
+ * @param {string} text
+ */
+export function countWords(text) {
+  if (!segmenter) return (text.match(/\S+/g) ?? []).length;
+  let count = 0;
+  for (const segment of segmenter.segment(text)) if (segment.isWordLike) count++;
+  return count;
+}
