@@ -261,6 +261,18 @@ import Testing
         #expect(again.persisted.isEmpty)
     }
 
+    @Test func openingADocumentKeepsTheWindowsOwnActivityUserInfo() {
+        var harness = HubHarness()
+        let (a, _) = harness.connect()
+        let id = harness.createDocument(a, title: "Plan", text: "hello")
+        _ = harness.request(a, "updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_other",
+                                                               "userInfo": ["note": "window note"]]])
+        let opened = harness.send(a, "openDocument", ["document": .string(id)])
+        let saved = opened.persisted.compactMap { if case .putSession(let s) = $0 { s } else { nil } }.last
+        #expect(saved?.restoration?.activity.targetContentIdentifier == id)
+        #expect(saved?.restoration?.activity.userInfo == ["note": "window note"])
+    }
+
     @Test func aDedicatedWindowKeepsItsOwnActivityType() {
         var harness = HubHarness()
         let (a, _) = harness.connect()

@@ -240,3 +240,34 @@ import Testing
         #expect(reply["error"]?["code"] == "too_many")
     }
 }
+
+@Suite struct HubReopeningTests {
+    @Test func reopeningAClosedWindowForItsOwnContentRestoresItWhole() {
+        var harness = HubHarness()
+        let (shower, _) = harness.connect()
+        _ = harness.request(shower, "updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_1",
+                                                                    "userInfo": ["scroll": 420, "note": "keep me"]]])
+        harness.run(.closed(shower, abnormal: false))
+        let (asker, _) = harness.connect()
+        let ticket = harness.request(asker, "requestActivation", ["activity": ["activityType": "panes.document",
+                                                                               "targetContentIdentifier": "doc_1"]])["result"]!["ticket"]!
+        let (_, reopened) = harness.connect(["ticket": ticket])
+        #expect(reopened["restoration"]?["status"] == "restored")
+        #expect(reopened["session"]?["stateRestorationActivity"]?["userInfo"] == ["scroll": 420, "note": "keep me"])
+        #expect(reopened["connectionOptions"]?["userActivities"] == [])
+    }
+
+    @Test func reopeningAClosedWindowForOtherContentHandsThatContentOver() {
+        var harness = HubHarness()
+        let (shower, showing) = harness.connect()
+        _ = harness.request(shower, "updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_1"]])
+        harness.run(.closed(shower, abnormal: false))
+        let (asker, _) = harness.connect()
+        let ticket = harness.request(asker, "requestActivation", [
+            "session": showing["session"]!["persistentIdentifier"]!,
+            "activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_2"]])["result"]!["ticket"]!
+        let (_, reopened) = harness.connect(["ticket": ticket])
+        #expect(reopened["restoration"]?["status"] == "superseded")
+        #expect(reopened["connectionOptions"]?["userActivities"]?.arrayValue?.first?["targetContentIdentifier"] == "doc_2")
+    }
+}

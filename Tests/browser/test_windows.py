@@ -10,7 +10,7 @@ real drag runs, and the server side is the same protocol.
 
 import re
 
-from conftest import Workbench, create_document, open_document, session_id, wait_ready
+from conftest import Workbench, create_document, open_document, saved, session_id, wait_ready
 from playwright.sync_api import Page, expect
 
 DRAG_TYPE = "application/x-panes-drag"
@@ -171,3 +171,32 @@ def test_a_new_window_from_the_switcher_plus(bench: Workbench, needs):
     wait_ready(child)
     assert session_id(child) != session_id(a)
     expect(a.locator("#switcher .session-card")).to_have_count(2)
+
+
+def test_reopening_a_closed_window_from_the_switcher_restores_it_whole(bench: Workbench, needs):
+    """A window closed and reopened from the switcher comes back on its document, with its note:
+    the server hands back the window's own restoration activity, not a bare one."""
+    needs("windows", "documents")
+    a = bench.open()
+    document = create_document(a, "Reopened", "some text")
+    with a.context.expect_page() as opened:
+        a.keyboard.press("Alt+Shift+N")  # New Window
+    child = bench.watch(opened.value)
+    wait_ready(child)
+    open_document(child, document)
+    child.locator("#window-note").fill("note kept across a close")
+    saved(child)
+    child_session = session_id(child)
+    child.close()
+
+    a.bring_to_front()
+    a.locator("#open-switcher").click()
+    card = a.locator(f'#switcher .session-card[data-session="{child_session}"]')
+    expect(card.locator(".session-state")).to_have_text("Closed")
+    with a.context.expect_page() as reopened:
+        card.locator(".session-open").click()
+    again = bench.watch(reopened.value)
+    wait_ready(again)
+    assert session_id(again) == child_session
+    expect(again.locator("#app")).to_have_attribute("data-document", document)
+    expect(again.locator("#window-note")).to_have_value("note kept across a close")

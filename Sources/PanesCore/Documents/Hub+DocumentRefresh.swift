@@ -31,8 +31,11 @@ extension Hub {
                 ?? "panes.document"
             let metadata = RestorationMetadata(savedAt: now(), serverVersion: serverVersion,
                                                protocolVersion: Self.protocolVersion, clientVersion: scene.clientVersion)
+            // The activity's userInfo is the window's own state (its note, say): it stays.
             session.restoration = Restoration(
-                activity: Activity(activityType: type, title: record.title, targetContentIdentifier: id.rawValue),
+                activity: Activity(activityType: type, title: record.title,
+                                   userInfo: session.restoration?.activity.userInfo ?? [:],
+                                   targetContentIdentifier: id.rawValue),
                 metadata: metadata)
         }
         session.title = record.title

@@ -72,7 +72,13 @@ extension Hub {
             session = made
             created = true
         }
-        let ticket = Ticket(id: ids.token("tkt_"), owner: owner, session: session.id, handedOver: [activity],
+        // Reopening a window for what it already showed restores it whole (scroll, selection,
+        // note): its stored activity is richer than the request's, so nothing is handed over.
+        let restoresItself = !created && session.restoration != nil
+            && (activity.targetContentIdentifier == nil
+                || activity.targetContentIdentifier == session.restoration?.activity.targetContentIdentifier)
+        let ticket = Ticket(id: ids.token("tkt_"), owner: owner, session: session.id,
+                            handedOver: restoresItself ? [] : [activity],
                             expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
         tickets[ticket.id] = ticket
         if created { sessionsChanged(for: owner) }
