@@ -55,7 +55,11 @@ public final class WebSocketServer: @unchecked Sendable {
         protocols[1].name = UnsafePointer(keep(strdup(configuration.subprotocol)))
         protocols[1].callback = webSocketCallback
         protocols[1].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[1].rx_buffer_size = 64 * 1024
+        // lws allocates this much per connection. Messages larger than it arrive in pieces,
+        // which the RECEIVE handler joins, so a small buffer costs nothing but memory saved.
+        protocols[1].rx_buffer_size = 4 * 1024
+        // Without this lws would also cut every send to rx_buffer_size bytes.
+        protocols[1].tx_packet_size = 128 * 1024
         protocols[2] = lws_protocols()
 
         var info = lws_context_creation_info()
