@@ -106,7 +106,9 @@ public struct Hub {
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
-            metrics.requests[failure.type.map(metricName) ?? "(invalid)", default: 0] += 1
+            // Requests that did not decode are counted together: their `type` is the client's
+            // text and must not grow the metric's label space.
+            metrics.requests["(invalid)", default: 0] += 1
             fail(failure.id, request: failure.type, failure.error, to: connectionID)
             return
         case .success(let decoded):
@@ -208,9 +210,6 @@ public struct Hub {
         connections[connection] = state
         effects.append(.close(connection, code, reason: reason))
     }
-
-    /// Keeps request-type metric labels to the known set, so junk types cannot grow the label space.
-    private func metricName(_ type: String) -> String { "(invalid)" }
 
     // MARK: Lookup
 
