@@ -71,6 +71,21 @@ struct protocol {
 	void (*message)(struct client *c, const unsigned char *buf, size_t len, int binary);
 	/** Publish change `seq` through the writer. */
 	void (*write)(struct client *writer, uint32_t seq);
+	/*
+	 * Documents (the docs workload); NULL where a protocol has none. Each
+	 * answer comes back through the workload's doc_* callbacks.
+	 */
+	/** Create the benchmark's document -> doc_created. */
+	void (*doc_create)(struct client *c);
+	/** Open document `doc` -> doc_opened. */
+	void (*doc_open)(struct client *c, const char *doc);
+	/**
+	 * Send this editor's edit number `k` (from 0): one character inserted at
+	 * `pos` of a document `length` scalars long at `revision` -> doc_acked for
+	 * the author, doc_operation for every other editor.
+	 */
+	void (*doc_edit)(struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
+			 uint64_t length);
 };
 
 /** What the clients do once connected, and what is measured. */
@@ -89,6 +104,15 @@ struct workload {
 	void (*dropped)(struct client *c);
 	/** Extra fields for the result object, each written as `,"key":value`. */
 	void (*report)(FILE *out);
+	/* Documents: the answers to the protocol's doc_* requests (docs workload). */
+	void (*doc_created)(struct client *c, const char *doc);
+	void (*doc_opened)(struct client *c, uint64_t revision, uint64_t length, uint64_t now);
+	/** The author's edit `k` was accepted as `revision`. */
+	void (*doc_acked)(struct client *c, uint32_t k, uint64_t revision, uint64_t now);
+	/** Editor `author`'s edit `k` reached `c` as `revision`. */
+	void (*doc_operation)(struct client *c, uint32_t author, uint32_t k, uint64_t revision, uint64_t now);
+	/** The server refused a request (a reply with ok:false); `what` names the request. */
+	void (*refused)(struct client *c, const char *what, const char *why);
 };
 
 struct options {
@@ -118,6 +142,8 @@ struct options {
 	const char *channel;    /* nchan channel / yjs document name */
 	const char *updates;    /* yjs: file of prepared update messages */
 	int first_index;        /* index offset, so several processes name users apart */
+	double duration;        /* docs: seconds measured */
+	double warmup_time;     /* docs: seconds typed before measuring */
 };
 
 struct rusage_snap {
@@ -137,6 +163,9 @@ struct load {
 	int gave_up;            /* stopped connecting after too many failures */
 	int observe;            /* observers must subscribe after the hello (fanout) */
 	int started, finished, stdin_eof, go;
+	/** Called (once) on the next "go" line after the first: a workload's later stage. */
+	void (*on_go)(void);
+	uint64_t refused;       /* replies with ok:false, of any request */
 	volatile int interrupted;
 	int exit_code;
 	uint64_t t_begin, t_all_ready, t_start, t_end;
@@ -202,6 +231,6 @@ size_t make_payload(char *out, size_t cap, uint32_t seq, int size);
 
 /* Registered protocols and workloads. */
 extern const struct protocol proto_panes, proto_raw, proto_nchan, proto_yjs;
-extern const struct workload workload_connect, workload_fanout;
+extern const struct workload workload_connect, workload_fanout, workload_docs;
 
 #endif

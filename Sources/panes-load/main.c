@@ -6,8 +6,9 @@
  *
  *   panes-load connect --protocol panes --port P --n 10000 --hold -1
  *   panes-load fanout  --protocol raw   --port P --n 1000 --writes 200
+ *   panes-load docs    --protocol panes --port P --n 100 --users 100 --rate 5 --duration 30
  *
- * stdout: JSON lines (`ready`, then `result`); stderr: progress and errors.
+ * stdout: JSON lines (`ready`, [docs: `opened`], then `result`); stderr: progress and errors.
  * Exit code: 0 ok, 1 bad usage or setup, 2 the run measured less than asked
  * (lost changes, nobody connected), 3 timed out, 130 interrupted.
  */
@@ -29,7 +30,7 @@ struct load g;
 static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &proto_nchan,
 						    &proto_yjs };
 /* A new workload is one file with a `struct workload`, and one entry here. */
-static const struct workload *const workloads[] = { &workload_connect, &workload_fanout };
+static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs };
 
 static int quiet;
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
@@ -146,11 +147,15 @@ watch_stdin(struct timer *t)
 				g.t_start = now_ns();
 				g.work->start();
 			}
+		} else if (!strcmp(line, "go") && g.on_go) {
+			void (*stage)(void) = g.on_go; /* a workload's later stage (docs: start typing) */
+			g.on_go = NULL;
+			stage();
 		}
 	}
 	if (g.stdin_eof) {
 		/* Holding connections for a reader, or waiting for a go that will never come. */
-		if (g.opt.hold < 0 || (g.opt.wait_go && !g.started)) {
+		if (g.opt.hold < 0 || (g.opt.wait_go && !g.started) || g.on_go) {
 			finish(g.started || g.work == &workload_connect ? 0 : 130);
 			return;
 		}
@@ -170,10 +175,10 @@ deadline(struct timer *t)
 static void
 usage(FILE *out)
 {
-	fputs("usage: panes-load connect|fanout [options]\n"
+	fputs("usage: panes-load connect|fanout|docs [options]\n"
 	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
 	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
-	      "  --n N                            idle connections (connect) or observers (fanout)\n"
+	      "  --n N                            idle connections (connect), observers (fanout), editors (docs)\n"
 	      "  --concurrency K                  connects in flight at once (256)\n"
 	      "  --sources A,B,..  --per-source M bind local addresses, M connections each (25000)\n"
 	      "  --stop-after-failures F          give up connecting after F failures in a row (200)\n"
@@ -184,11 +189,14 @@ usage(FILE *out)
 	      "  --inflight K --rate R            changes outstanding at once (1), per second (0 = no limit)\n"
 	      "  --payload B                      application payload bytes per change (64)\n"
 	      "  --write-timeout S                a change not everywhere after S seconds is lost (10)\n"
+	      "  --duration S --warmup-time U     docs: seconds measured, typed before measuring (10, 2)\n"
+	      "                                   (--rate R: docs, edits per second per editor; 0 = 5)\n"
 	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
 	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
 	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
 	      "  --channel C                      nchan channel / y-websocket document (bench)\n"
 	      "  --updates FILE                   yjs: prepared updates from bench/yjs-updates.js\n"
+	      "                                   (docs: every editor's own, scripts/bench_lib/yjs_editors.js)\n"
 	      "  --first-index I                  offset of this process's clients, to name users apart\n"
 	      "  --quiet                          no progress on stderr\n",
 	      out);
@@ -207,7 +215,7 @@ parse(int argc, char **argv)
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
-	       O_QUIET, O_HELP };
+	       O_DURATION, O_WARMUP_TIME, O_QUIET, O_HELP };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -219,6 +227,7 @@ parse(int argc, char **argv)
 		{ "workspace", 1, 0, O_WORKSPACE }, { "domain", 1, 0, O_DOMAIN },
 		{ "key-path", 1, 0, O_KEYPATH }, { "channel", 1, 0, O_CHANNEL },
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
+		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
@@ -230,7 +239,8 @@ parse(int argc, char **argv)
 			       .connect_timeout = 10,
 			       .stop_after_failures = 200, .per_source = 25000, .user = "bench",
 			       .users = 1, .workspace = "bench", .domain = "user",
-			       .key_path = "bench.value", .channel = "bench" };
+			       .key_path = "bench.value", .channel = "bench", .duration = 10,
+			       .warmup_time = 2 };
 	if (argc < 2 || argv[1][0] == '-') {
 		usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? -1 : 1;
@@ -265,6 +275,8 @@ parse(int argc, char **argv)
 		case O_CHANNEL: o->channel = optarg; break;
 		case O_UPDATES: o->updates = optarg; break;
 		case O_FIRST: o->first_index = atoi(optarg); break;
+		case O_DURATION: o->duration = atof(optarg); break;
+		case O_WARMUP_TIME: o->warmup_time = atof(optarg); break;
 		case O_QUIET: quiet = 1; break;
 		case O_HELP: usage(stdout); return -1;
 		default: usage(stderr); return 1;

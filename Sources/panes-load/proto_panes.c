@@ -4,12 +4,18 @@
  * on the benchmark's key path and is ready when that is acknowledged. The
  * writer sends `setPreference` with id 1000+seq and a value carrying `seq`;
  * observers match the `preferenceChanged` they get by that `seq`.
+ *
+ * Documents (docs workload): `createDocument` is id 3, `openDocument` id 4,
+ * and an editor's edit k is `edit` with id 1000+k and opId "e<editor>:<k>",
+ * by which the others match the `documentOperation` they get.
  */
 #include "load.h"
 
 #include <string.h>
 
 #define WRITE_ID_BASE 1000
+#define CREATE_ID 3
+#define OPEN_ID 4
 
 static const char *
 panes_path(const struct client *c)
@@ -71,6 +77,52 @@ is(const char *v, const char *end, const char *text)
 	return v && (size_t)(end - v) >= n && !memcmp(v, text, n);
 }
 
+/* Reads `"e<editor>:<k>"` at `v`; 0 if it is not one of ours. */
+static int
+parse_op_id(const char *v, const char *end, uint32_t *author, uint32_t *k)
+{
+	unsigned long long a = 0, n = 0;
+	int da = 0, dn = 0;
+
+	if (!v || end - v < 5 || v[0] != '"' || v[1] != 'e')
+		return 0;
+	for (v += 2; v < end && *v >= '0' && *v <= '9'; v++, da++)
+		a = a * 10 + (unsigned)(*v - '0');
+	if (v >= end || *v != ':')
+		return 0;
+	for (v++; v < end && *v >= '0' && *v <= '9'; v++, dn++)
+		n = n * 10 + (unsigned)(*v - '0');
+	if (!da || !dn || v >= end || *v != '"')
+		return 0;
+	*author = (uint32_t)a;
+	*k = (uint32_t)n;
+	return 1;
+}
+
+static void
+document_operation(struct client *c, const char *buf, size_t len)
+{
+	uint32_t author, k;
+	long long revision = json_int(buf, len, "revision", -1);
+
+	if (!g.work->doc_operation)
+		return;
+	if (!parse_op_id(json_value(buf, len, "opId"), buf + len, &author, &k) || revision < 0) {
+		note_error("client %u: a documentOperation without our opId or revision", c->index);
+		return;
+	}
+	g.work->doc_operation(c, author, k, (uint64_t)revision, now_ns());
+}
+
+static void
+refused(struct client *c, const char *buf, size_t len, const char *what, char *why, size_t cap)
+{
+	reply_error(buf, len, what, why, cap);
+	g.refused++;
+	if (g.work->refused)
+		g.work->refused(c, what, why);
+}
+
 static void
 panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binary)
 {
@@ -87,12 +139,43 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 			g.work->delivered(c, (uint32_t)seq, now_ns());
 		return;
 	}
+	if (is(type, end, "\"documentOperation\"")) {
+		document_operation(c, buf, len);
+		return;
+	}
 	if (!is(type, end, "\"reply\""))
 		return; /* other pushes (scene state, …) are not measured */
 
 	long long re = json_int(buf, len, "re", -1);
 	int ok = is(json_value(buf, len, "ok"), end, "true");
 
+	if (g.work->doc_acked && (re == CREATE_ID || re == OPEN_ID || re >= WRITE_ID_BASE)) {
+		const char *what = re == CREATE_ID ? "createDocument" : re == OPEN_ID ? "openDocument" : "edit";
+		char doc[128];
+		if (!ok) {
+			refused(c, buf, len, what, why, sizeof(why));
+			note_error("client %u: %s", c->index, why);
+		} else if (re == CREATE_ID) {
+			if (json_copy_string(buf, len, "id", doc, sizeof(doc)) && g.work->doc_created)
+				g.work->doc_created(c, doc);
+			else
+				note_error("createDocument: no document id in the reply");
+		} else if (re == OPEN_ID) {
+			long long revision = json_int(buf, len, "revision", -1);
+			long long length = json_int(buf, len, "length", -1);
+			if (revision < 0 || length < 0)
+				note_error("openDocument: no revision or length in the reply");
+			else if (g.work->doc_opened)
+				g.work->doc_opened(c, (uint64_t)revision, (uint64_t)length, now_ns());
+		} else {
+			long long revision = json_int(buf, len, "revision", -1);
+			g.work->doc_acked(c, (uint32_t)(re - WRITE_ID_BASE), revision < 0 ? 0 : (uint64_t)revision,
+					  now_ns());
+		}
+		return;
+	}
+	if (!ok)
+		g.refused++;
 	if (re == 1) {
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
@@ -128,6 +211,47 @@ panes_write(struct client *w, uint32_t seq)
 	send_text(w, msg, n, seq);
 }
 
+static void
+panes_doc_create(struct client *c)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg),
+			 "{\"type\":\"createDocument\",\"id\":%d,\"title\":\"bench %s\"}", CREATE_ID,
+			 g.work->name);
+	send_text(c, msg, n, 0);
+}
+
+static void
+panes_doc_open(struct client *c, const char *doc)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "{\"type\":\"openDocument\",\"id\":%d,\"document\":\"%s\"}",
+			 OPEN_ID, doc);
+	send_text(c, msg, n, 0);
+}
+
+/* One character inserted at `pos`: [pos, "c", length - pos], zero retains left out. */
+static void
+panes_doc_edit(struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
+	       uint64_t length)
+{
+	char msg[512], head[32] = "", tail[32] = "";
+	uint32_t editor = c->index + (uint32_t)g.opt.first_index;
+
+	if (pos > length)
+		pos = length;
+	if (pos)
+		snprintf(head, sizeof(head), "%llu,", (unsigned long long)pos);
+	if (length > pos)
+		snprintf(tail, sizeof(tail), ",%llu", (unsigned long long)(length - pos));
+	int n = snprintf(msg, sizeof(msg),
+			 "{\"type\":\"edit\",\"id\":%u,\"document\":\"%s\",\"revision\":%llu,"
+			 "\"operation\":[%s\"%c\"%s],\"opId\":\"e%u:%u\"}",
+			 WRITE_ID_BASE + k, doc, (unsigned long long)revision, head, 'a' + (int)(editor % 26),
+			 tail, editor, k);
+	send_text(c, msg, n, 0);
+}
+
 static int
 panes_prepare(void)
 {
@@ -142,4 +266,7 @@ const struct protocol proto_panes = {
 	.opened = panes_opened,
 	.message = panes_message,
 	.write = panes_write,
+	.doc_create = panes_doc_create,
+	.doc_open = panes_doc_open,
+	.doc_edit = panes_doc_edit,
 };

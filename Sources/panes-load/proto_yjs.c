@@ -8,6 +8,15 @@
  * client receives is matched to write k (all clients join before writing).
  *
  * File format: repeated [u32 little-endian length][message bytes].
+ *
+ * Documents (docs workload): every editor is already in the document once
+ * connected, so creating and opening it are immediate. The file then holds
+ * each editor's own updates, editor after editor, K each
+ * (scripts/bench_lib/yjs_editors.js): editor i's Y.Doc has client id i+1 and
+ * its k-th update inserts one character after its own previous one, so it
+ * needs nothing but its own earlier updates and the server integrates them
+ * in any interleaving. A received update names its author and edit by the
+ * client id and clock of its first struct (one character = one clock).
  */
 #include "load.h"
 
@@ -20,6 +29,44 @@ static size_t file_len;
 static const unsigned char **msgs;
 static uint32_t *lens;
 static uint32_t count;
+static uint32_t per_editor; /* docs: updates per editor */
+
+/* lib0's varUint: 7 bits a byte, least significant first. */
+static int
+read_var(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* [0 sync][2 update][len] then the update: [clients][structs][client][clock]… */
+static void
+doc_update(struct client *c, const unsigned char *buf, size_t len)
+{
+	const unsigned char *p = buf + 2, *end = buf + len;
+	uint64_t ulen, clients, structs, client, clock;
+
+	if (!read_var(&p, end, &ulen) || !read_var(&p, end, &clients) || !read_var(&p, end, &structs) ||
+	    !read_var(&p, end, &client) || !read_var(&p, end, &clock) || clients < 1 || client < 1) {
+		note_error("client %u: a Yjs update that does not name its client and clock", c->index);
+		return;
+	}
+	uint32_t author = (uint32_t)(client - 1);
+	if (author == c->index + (uint32_t)g.opt.first_index) {
+		if (g.work->doc_acked)
+			g.work->doc_acked(c, (uint32_t)clock, 0, now_ns()); /* our own, applied and echoed */
+	} else if (g.work->doc_operation)
+		g.work->doc_operation(c, author, (uint32_t)clock, 0, now_ns());
+}
 
 static const char *
 yjs_path(const struct client *c)
@@ -40,6 +87,10 @@ yjs_message(struct client *c, const unsigned char *buf, size_t len, int binary)
 	/* Only sync/update frames; sync step 1 (0,0,…) and awareness (1,…) are not changes. */
 	if (!binary || len < 2 || buf[0] != 0 || buf[1] != 2)
 		return;
+	if (g.work->doc_operation) {
+		doc_update(c, buf, len);
+		return;
+	}
 	c->frames++;
 	if (c->role == ROLE_WRITER) {
 		if (g.work->acked)
@@ -56,6 +107,37 @@ yjs_write(struct client *w, uint32_t seq)
 		return;
 	}
 	client_send(w, msgs[seq - 1], lens[seq - 1], SEND_BINARY, seq);
+}
+
+static void
+yjs_doc_create(struct client *c)
+{
+	if (g.work->doc_created)
+		g.work->doc_created(c, g.opt.channel);
+}
+
+static void
+yjs_doc_open(struct client *c, const char *doc)
+{
+	(void)doc; /* joined when connected: ws://HOST:PORT/CHANNEL */
+	if (g.work->doc_opened)
+		g.work->doc_opened(c, 0, 0, now_ns());
+}
+
+static void
+yjs_doc_edit(struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
+	     uint64_t length)
+{
+	static int warned;
+	uint32_t editor = c->index + (uint32_t)g.opt.first_index;
+
+	(void)doc, (void)revision, (void)pos, (void)length;
+	if (k >= per_editor || (uint64_t)editor * per_editor + k >= count) {
+		if (!warned++)
+			note_error("yjs: no prepared update %u for editor %u (%u each)", k, editor, per_editor);
+		return;
+	}
+	client_send(c, msgs[editor * per_editor + k], lens[editor * per_editor + k], SEND_BINARY, 0);
 }
 
 static int
@@ -96,6 +178,15 @@ yjs_prepare(void)
 		lens[count] = n;
 		off += 4 + n;
 	}
+	if (g.work->doc_operation) {
+		per_editor = count / (uint32_t)(g.opt.n + g.opt.first_index);
+		if (!per_editor) {
+			note_error("yjs: %s holds %u updates, too few for %d editors", g.opt.updates, count,
+				   g.opt.n);
+			return 1;
+		}
+		return 0;
+	}
 	if (count < (uint32_t)(g.opt.writes + g.opt.warmup)) {
 		note_error("yjs: %s holds %u updates, the run needs %d", g.opt.updates, count,
 			   g.opt.writes + g.opt.warmup);
@@ -112,4 +203,7 @@ const struct protocol proto_yjs = {
 	.opened = yjs_opened,
 	.message = yjs_message,
 	.write = yjs_write,
+	.doc_create = yjs_doc_create,
+	.doc_open = yjs_doc_open,
+	.doc_edit = yjs_doc_edit,
 };

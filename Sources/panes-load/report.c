@@ -97,8 +97,8 @@ report_result(void)
 	fprintf(stdout, ",\"cpu_connect_s\":%.4f,\"cpu_run_s\":%.4f,\"cpu_total_s\":%.4f",
 		g.t_all_ready ? cpu_between(&g.cpu_begin, &g.cpu_ready) : cpu_between(&g.cpu_begin, &end),
 		g.t_all_ready ? cpu_between(&g.cpu_ready, &end) : 0.0, cpu_between(&g.cpu_begin, &end));
-	fprintf(stdout, ",\"run_seconds\":%.6f",
-		g.t_start ? (double)(g.t_end - g.t_start) / 1e9 : 0.0);
+	fprintf(stdout, ",\"run_seconds\":%.6f,\"refused\":%llu",
+		g.t_start ? (double)(g.t_end - g.t_start) / 1e9 : 0.0, (unsigned long long)g.refused);
 	if (g.work->report && g.started)
 		g.work->report(stdout);
 	fputs("}\n", stdout);

@@ -80,6 +80,16 @@ def make_yjs_updates(path: str, count: int, chars: int) -> Optional[str]:
     return None
 
 
+def make_yjs_editor_updates(path: str, editors: int, per_editor: int) -> Optional[str]:
+    """docs: each of `editors` editors' own `per_editor` one-character updates; an error or None."""
+    r = subprocess.run(["node", os.path.join(ROOT, "scripts", "bench_lib", "yjs_editors.js"), str(editors),
+                        str(per_editor), path], capture_output=True, text=True,
+                       env=dict(os.environ, NODE_PATH=NODE_PATH))
+    if r.returncode != 0:
+        return f"yjs_editors.js failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
+
+
 def versions() -> dict:
     """Versions of what is measured, for the record."""
     def pkg(name):

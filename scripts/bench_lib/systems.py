@@ -44,6 +44,13 @@ class System:
     note: str
     packages: list[str] = field(default_factory=list)
     unavailable: Optional[str] = None
+    # Workloads this system can run; `docs` needs a document model (Panes, y-websocket).
+    workloads: tuple[str, ...] = ("connect", "fanout", "throughput")
+    # docs: opening a document is a request of its own (Panes), not implied by connecting.
+    separate_open: bool = False
+
+    def supports(self, workload: str) -> bool:
+        return workload in self.workloads
 
     def prepare(self, ctx) -> None:
         if self.packages:
@@ -90,8 +97,9 @@ class Panes(System):
             protocol="panes",
             note=("Panes with --store memory: same protocol, JSON and state, nothing written to disk."
                   if memory else
-                  "Panes as shipped: SQLite store, synchronous=full; every preference write is durable "
-                  "(committed with fsync) before its reply and before observers hear of it."))
+                  "Panes as shipped: SQLite store, synchronous=full; every preference write and document "
+                  "edit is durable (committed with fsync) before its reply and before others hear of it."),
+            workloads=("connect", "fanout", "throughput", "docs"), separate_open=True)
         self.store = store
 
     def prepare(self, ctx) -> None:
@@ -109,6 +117,9 @@ class Panes(System):
         if workload == "connect":
             # 100 scenes per user, as many windows of many people, not one person's 50k.
             return ["--users", str(max(1, n // 100))]
+        if workload == "docs":
+            # E people (editor-0 …) in one workspace, one scene each.
+            return ["--user", "editor", "--users", str(n), "--workspace", "bench-docs"]
         return []
 
 
@@ -158,7 +169,11 @@ class YWebsocket(System):
             note="Debian's node-y-websocket server code (setupWSConnection) on Node, documents in memory "
                  "(no persistence). Each change is a real Yjs update (an insert of `payload` characters), "
                  "sent as a binary sync frame; the server applies it and broadcasts it to every client "
-                 "of the document, the writer included.")
+                 "of the document, the writer included. docs: editor i's Y.Doc (client id i+1) types one "
+                 "character after its own previous one in the shared Y.Text, updates prepared by "
+                 "scripts/bench_lib/yjs_editors.js; its own echo is its acknowledgement (nothing is "
+                 "durable), and a client is in the document from the moment it connects.",
+            workloads=("connect", "fanout", "throughput", "docs"))
 
     def env(self):
         return dict(os.environ, NODE_PATH=setup.NODE_PATH)
@@ -168,6 +183,9 @@ class YWebsocket(System):
 
     def generator_args(self, ctx, workload, n):
         args = ["--channel", f"doc-{workload}-{n}"]
+        if workload == "docs":
+            path = ctx.yjs_editor_updates.get(n)
+            return args + (["--updates", path] if path else [])
         if workload != "connect" and ctx.yjs_updates:
             args += ["--updates", ctx.yjs_updates]
         return args

@@ -5,6 +5,9 @@
 - fanout: one writer, N observers; each change is written once the previous
   one has reached every observer. Latency = write -> the LAST observer has it.
 - throughput: as fanout, with several changes in flight: changes/s sustained.
+- docs (issue 5): E editors typing into one document at a steady rate; ops/s
+  sustained, latency = an edit's send -> the LAST other editor has it, and the
+  server's memory per open document.
 
 Memory per connection = (VmRSS with N connected - VmRSS before) / connected.
 CPU = utime + stime from /proc for the server, and the generator's own
@@ -158,6 +161,122 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
     elif connected < n + 1:
         row["status"] = "partial"
         row["reason"] = f"only {connected - 1} of {n} observers connected: {r.get('first_error', '')}"
+    if row["status"] != "ok":
+        log(f"  {system.label}: {row['status']}: {row['reason']}")
+    return row
+
+
+def run_docs(ctx, system, editors: int) -> dict:
+    """E editors, one document, each typing `ctx.docs_rate` edits a second.
+
+    Memory is read four times: before anyone connects, with E editors connected,
+    with the document open by all of them, and after typing. Per open document =
+    opened - connected; per editor = (opened - before) / E, i.e. a connection and
+    its share of the open document. CPU is over the typing phase (warm-up,
+    measured window and the last edits' arrival) for server and generator alike.
+    """
+    row = _row("docs", editors, system)
+    if system.protocol == "yjs" and not ctx.yjs_editor_updates.get(editors):
+        row["status"], row["reason"] = "unavailable", "no prepared Yjs updates for the editors"
+        return row
+    workdir = ctx.run_dir(f"docs-{system.name}-{editors}")
+    running = system.start(ctx, workdir)
+    opened = None
+    mem_connected = mem_opened = mem_end = None
+    try:
+        time.sleep(SETTLE)
+        base, cpu0 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
+        args = ["docs", "--protocol", system.protocol, "--port", str(running.port), "--n", str(editors),
+                "--rate", f"{ctx.docs_rate:g}", "--warmup-time", f"{ctx.docs_warmup:g}",
+                "--duration", f"{ctx.docs_seconds:g}", "--wait-go", "--quiet",
+                "--timeout", str(ctx.timeout), "--write-timeout", str(ctx.write_timeout),
+                *system.generator_args(ctx, "docs", editors)]
+        gen = Generator(args, os.path.join(workdir, "load.log"))
+        ready = gen.wait("ready", ctx.timeout)
+        cpu1 = cpu2 = cpu3 = procs.cpu_seconds(running.pid)
+        phase = procs.Phase()
+        if ready:
+            time.sleep(SETTLE)
+            mem_connected, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
+            gen.send("go")  # create the document, everyone opens it
+            opened = gen.wait("opened", ctx.timeout)
+        if opened:
+            time.sleep(SETTLE)
+            mem_opened, cpu2 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
+            phase = procs.Phase()
+            gen.send("go")  # type
+        result = gen.finish(ctx.timeout)
+        cpu3 = procs.cpu_seconds(running.pid)
+        phase.end()
+        mem_end = procs.memory_kb(running.pid)
+        alive = running.proc.poll() is None
+    finally:
+        procs.stop(running.proc)
+
+    r = result or ready or {}
+    connected = r.get("ready", 0)
+    memory = {"base_rss_kb": base["rss_kb"]}
+    if mem_connected:
+        memory |= {"connected_rss_kb": mem_connected["rss_kb"],
+                   "per_conn_kb": round((mem_connected["rss_kb"] - base["rss_kb"]) / connected, 2)
+                   if connected else None}
+    if mem_opened and mem_connected:
+        doc_kb = mem_opened["rss_kb"] - mem_connected["rss_kb"]
+        memory |= {"opened_rss_kb": mem_opened["rss_kb"],
+                   # y-websocket: a client is in its document from the moment it connects
+                   "doc_open_kb": doc_kb if system.separate_open else None,
+                   "per_editor_kb": round((mem_opened["rss_kb"] - base["rss_kb"]) / connected, 2)
+                   if connected else None}
+    if mem_end and mem_opened:
+        memory |= {"end_rss_kb": mem_end["rss_kb"], "hwm_kb": mem_end["hwm_kb"],
+                   "typing_growth_kb": mem_end["rss_kb"] - mem_opened["rss_kb"]}
+    gen_cpu = r.get("cpu_typing_s")
+    row.update({
+        "connected": connected,
+        "failed": r.get("failed", editors),
+        "editors": editors,
+        "connect_seconds": r.get("connect_seconds"),
+        "open_seconds": (opened or {}).get("open_seconds"),
+        "rate_per_editor": ctx.docs_rate, "warmup_s": ctx.docs_warmup, "measure_s": ctx.docs_seconds,
+        "latency_ms": _ms(r.get("latency_last_ns")),
+        "each_latency_ms": _ms(r.get("latency_each_ns")),
+        "ack_ms": _ms(r.get("ack_ns")),
+        "open_ms": _ms((opened or {}).get("open_ns")),
+        "offered_ops_per_sec": r.get("offered_ops_per_sec"),
+        "ops_per_sec": r.get("ops_per_sec"),
+        "ops_per_second_min": r.get("ops_per_second_min"),
+        "ops_per_second_max": r.get("ops_per_second_max"),
+        "offered": r.get("offered"), "skipped": r.get("skipped"), "skipped_share": r.get("skipped_share"),
+        "lost": r.get("lost"), "unacked": r.get("unacked"),
+        "refused": r.get("refused"), "refused_edits": r.get("refused_edits"),
+        "final_revision": r.get("final_revision"), "editors_behind": r.get("editors_behind"),
+        "memory": memory,
+        "cpu": {"server_s": round(cpu3 - cpu2, 3), "generator_s": gen_cpu,
+                **phase.background(cpu3 - cpu2, gen_cpu),
+                "connect_server_s": round(cpu1 - cpu0, 3), "connect_generator_s": r.get("cpu_connect_s"),
+                "open_server_s": round(cpu2 - cpu1, 3), "open_generator_s": (opened or {}).get("cpu_open_s")},
+        "generator": r,
+        "opened": opened,
+    })
+    problems = []
+    if r.get("refused"):
+        problems.append(f"{r['refused']} requests refused by the server (ok:false; "
+                        f"{r.get('refused_edits', 0)} edits): {r.get('first_error', '')}")
+    if r.get("lost") or r.get("unacked"):
+        problems.append(f"{r.get('lost', 0)} edits did not reach every editor and {r.get('unacked', 0)} were "
+                        f"not acknowledged within {ctx.write_timeout:g} s")
+    if r.get("editors_behind"):
+        problems.append(f"{r['editors_behind']} editors ended on another revision than the last")
+    if not result:
+        row["status"], row["reason"] = "failed", ("server exited" if not alive else "no result from panes-load")
+    elif not row["latency_ms"]:
+        row["status"] = "unavailable"
+        row["reason"] = r.get("first_error") or "no edit reached every other editor"
+    elif problems:
+        row["status"], row["reason"] = "partial", "; ".join(problems)
+    elif connected < editors:
+        row["status"] = "partial"
+        row["reason"] = f"only {connected} of {editors} editors connected: {r.get('first_error', '')}"
     if row["status"] != "ok":
         log(f"  {system.label}: {row['status']}: {row['reason']}")
     return row
