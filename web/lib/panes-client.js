@@ -342,16 +342,7 @@ export class PanesClient extends Emitter {
   close() {
     this.closedByUser = true;
     this.clearTimers();
-    const socket = this.socket;
-    this.socket = null;
-    if (socket) {
-      detach(socket);
-      try {
-        socket.close(1000, 'closed by the client');
-      } catch {
-        /* already closed */
-      }
-    }
+    this.releaseSocket('closed by the client');
     this.failAll((type) => closedError(type));
     this.setStatus({ status: 'closed' });
   }
@@ -518,16 +509,7 @@ export class PanesClient extends Emitter {
     }
     // `fix` or `giveUp`: trying again cannot help.
     this.clearTimers();
-    const socket = this.socket;
-    this.socket = null;
-    if (socket) {
-      detach(socket);
-      try {
-        socket.close(1000, 'cannot connect');
-      } catch {
-        /* ignore */
-      }
-    }
+    this.releaseSocket('cannot connect');
     this.failAll((type) => closedError(type));
     this.setStatus({ status: 'failed', error });
     this.emit('error', error);
@@ -541,15 +523,26 @@ export class PanesClient extends Emitter {
    * @param {number} [wait] overrides the backoff delay
    */
   abandonSocket(code, reason, wait) {
+    if (!this.releaseSocket(reason)) return;
+    this.socketClosed(code, reason, wait);
+  }
+
+  /**
+   * Lets go of the socket without hearing from it again: its handlers are detached first, so
+   * its own close event cannot start a reconnect. Returns whether there was one.
+   * @param {string} reason
+   */
+  releaseSocket(reason) {
     const socket = this.socket;
-    if (!socket) return;
+    if (!socket) return false;
+    this.socket = null;
     detach(socket);
     try {
       socket.close(1000, reason);
     } catch {
-      /* ignore */
+      /* already closed */
     }
-    this.socketClosed(code, reason, wait);
+    return true;
   }
 
   /**
