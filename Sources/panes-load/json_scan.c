@@ -85,3 +85,15 @@ make_payload(char *out, size_t cap, uint32_t seq, int size)
 	memcpy(out + n + pad, "\"}", 3);
 	return (size_t)size;
 }
+
+void
+deliver_seq(struct client *c, const unsigned char *buf, size_t len, int binary)
+{
+	long long seq;
+
+	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
+		return;
+	seq = json_int((const char *)buf, len, "seq", -1);
+	if (seq > 0)
+		g.work->delivered(c, (uint32_t)seq, now_ns());
+}

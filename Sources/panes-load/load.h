@@ -228,6 +228,8 @@ long long json_int(const char *buf, size_t len, const char *key, long long fallb
 size_t json_copy_string(const char *buf, size_t len, const char *key, char *out, size_t cap);
 /** Writes `{"seq":SEQ,"pad":"xx…"}` padded to `size` bytes (at least the bare object). */
 size_t make_payload(char *out, size_t cap, uint32_t seq, int size);
+/* An observer received a text frame carrying a "seq": report the delivery to the workload. */
+void deliver_seq(struct client *c, const unsigned char *buf, size_t len, int binary);
 
 /* Registered protocols and workloads. */
 extern const struct protocol proto_panes, proto_raw, proto_nchan, proto_yjs;

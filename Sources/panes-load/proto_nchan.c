@@ -50,17 +50,11 @@ publisher_rx(const char *buf, size_t len)
 static void
 nchan_message(struct client *c, const unsigned char *buf, size_t len, int binary)
 {
-	long long seq;
-
 	if (c->raw) {
 		publisher_rx((const char *)buf, len);
 		return;
 	}
-	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
-		return;
-	seq = json_int((const char *)buf, len, "seq", -1);
-	if (seq > 0)
-		g.work->delivered(c, (uint32_t)seq, now_ns());
+	deliver_seq(c, buf, len, binary);
 }
 
 static void

@@ -21,13 +21,7 @@ raw_opened(struct client *c)
 static void
 raw_message(struct client *c, const unsigned char *buf, size_t len, int binary)
 {
-	long long seq;
-
-	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
-		return;
-	seq = json_int((const char *)buf, len, "seq", -1);
-	if (seq > 0)
-		g.work->delivered(c, (uint32_t)seq, now_ns());
+	deliver_seq(c, buf, len, binary);
 }
 
 static void
