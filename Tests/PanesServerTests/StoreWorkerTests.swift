@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import PanesCore
+@testable import PanesServer
+import Synchronization
+import Testing
+
+/// The store thread: group commit, retries, and a store that cannot commit.
+@Suite struct StoreWorkerTests {
+    /// A store whose next `failures` applies throw, counting what it commits.
+    final class FlakyStore: Store, @unchecked Sendable {
+        let inner = MemoryStore()
+        var failures: Int
+        var applied: [[StoreCommand]] = []
+
+        init(failures: Int) { self.failures = failures }
+
+        func loadState() throws -> StoredState { try inner.loadState() }
+        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
+            try inner.loadDocument(id, retention: retention)
+        }
+        func apply(_ batch: [StoreCommand]) throws {
+            if failures > 0 {
+                failures -= 1
+                throw MemoryStoreError.injectedFailure
+            }
+            applied.append(batch)
+            try inner.apply(batch)
+        }
+    }
+
+    /// Records what the worker reports.
+    final class Reports: Sendable {
+        let durable = Mutex<[UInt64]>([])
+        let failures = Mutex<[String]>([])
+    }
+
+    func worker(_ store: FlakyStore, _ reports: Reports) -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"),
+                    onDurable: { sequence in reports.durable.withLock { $0.append(sequence) } },
+                    onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
+                    onLoaded: { _ in })
+    }
+
+    static func session(_ number: Int) -> StoreCommand {
+        .putSession(SceneSession(id: SessionID("s\(number)"), secret: "x", owner: OwnerKey(workspace: "w", user: "u"),
+                                 role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
+    }
+
+    @Test func batchesSubmittedTogetherAreCommittedTogetherAndReportedInOrder() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        // Submitted before the thread starts, so all three are pending at its first look.
+        for sequence in 1...3 { worker.submit([Self.session(Int(sequence))], sequence: UInt64(sequence)) }
+        worker.start()
+        worker.stop()
+        #expect(store.applied.count == 1, "one transaction for all three batches")
+        #expect(store.applied.first?.count == 3)
+        #expect(reports.durable.withLock { $0 } == [3])
+    }
+
+    @Test func aCommitThatFailsBrieflyIsRetriedAndThenReportedDurable() {
+        let store = FlakyStore(failures: 2)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        worker.start()
+        worker.submit([Self.session(1)], sequence: 1)
+        worker.stop()
+        #expect(reports.durable.withLock { $0 } == [1])
+        #expect(reports.failures.withLock { $0 }.isEmpty)
+    }
+
+    @Test func aStoreThatCannotCommitIsReportedAndNothingIsAcknowledged() {
+        let store = FlakyStore(failures: .max)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        worker.start()
+        worker.submit([Self.session(1)], sequence: 1)
+        worker.stop()
+        #expect(reports.durable.withLock { $0 }.isEmpty, "never durable, so never acknowledged")
+        #expect(reports.failures.withLock { $0 }.count == 1)
+        #expect(store.applied.isEmpty)
+    }
+}
