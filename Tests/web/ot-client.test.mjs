@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { OTClient } from '../../web/lib/ot-client.js';
+import { seededRandom } from './seeded-random.mjs';
 import {
   apply,
   codePointLength,
@@ -137,15 +138,7 @@ describe('OTClient states', () => {
 
 /** mulberry32 */
 function makeRandom(seed) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (/** @type {number} */ n) => Math.floor(next() * n);
+  const { int } = seededRandom(seed);
   const pieces = ['a', 'b', ' ', 'é', 'e\u0301', '漢', '😀', '𝒳', '👩\u200d💻'];
   const text = (/** @type {number} */ max) => Array.from({ length: int(max + 1) }, () => pieces[int(pieces.length)]).join('');
   return { int, text };

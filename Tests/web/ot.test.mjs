@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { seededRandom } from './seeded-random.mjs';
 import {
   MAX_COMPONENT_LENGTH,
   OTError,
@@ -33,16 +34,7 @@ const fixtureURL = new URL('../Fixtures/ot-vectors.json', import.meta.url);
 
 /** @param {number} seed */
 function makeRandom(seed) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  /** @param {number} n an integer in 0..<n */
-  const int = (n) => Math.floor(next() * n);
+  const { int } = seededRandom(seed);
   const pieces = ['a', 'b', 'c', ' ', '\n', 'é', 'e\u0301', '\u0308', '漢', '字', '😀', '𝒳', '👩\u200d💻', '🇫🇷'];
   /** @param {number} maxPieces */
   const text = (maxPieces) => {
