@@ -90,7 +90,8 @@ class Server:
 
 @dataclass
 class Capabilities:
-    """Which request families the server answers (others get `unknown_type`)."""
+    """Which request families the server answers (others get `unknown_type`). All are
+    required: `needs` fails a test whose feature is missing."""
 
     preferences: bool
     windows: bool
@@ -139,12 +140,14 @@ def capabilities(server: Server) -> Capabilities:
 
 @pytest.fixture
 def needs(capabilities: Capabilities):
-    """`needs("documents", "windows")` skips the test when the server lacks a feature."""
+    """`needs("documents", "windows")` fails the test when the server lacks a feature: every
+    feature here is implemented, so a request answered with `unknown_type` is a regression,
+    and a skip would hide it."""
 
     def check(*features: str) -> None:
         missing = [f for f in features if not getattr(capabilities, f)]
         if missing:
-            pytest.skip(f"the server does not implement {', '.join(missing)} yet (requests get unknown_type)")
+            pytest.fail(f"the server answers unknown_type for {', '.join(missing)}: a feature this test needs is missing")
 
     return check
 

@@ -8,14 +8,13 @@ def font_size(page) -> str:
     return page.evaluate("() => getComputedStyle(document.querySelector('#editor')).fontSize")
 
 
-def test_a_setting_toggled_in_tab_a_shows_in_tabs_b_and_c(bench: Workbench, needs, capabilities):
-    needs("preferences")
+def test_a_setting_toggled_in_tab_a_shows_in_tabs_b_and_c(bench: Workbench, needs):
+    needs("preferences", "documents")
     a, b, c = bench.open(), bench.open(), bench.open()
-    if capabilities.documents:
-        document = create_document(a, "Counting", "one two three four")
-        for page in (a, b, c):
-            page.bring_to_front()
-            open_document(page, document)
+    document = create_document(a, "Counting", "one two three four")
+    for page in (a, b, c):
+        page.bring_to_front()
+        open_document(page, document)
     for page in (a, b, c):
         expect(page.locator("html")).to_have_attribute("data-theme", "system")
         expect(page.locator("#word-count")).to_be_hidden()
@@ -32,11 +31,8 @@ def test_a_setting_toggled_in_tab_a_shows_in_tabs_b_and_c(bench: Workbench, need
     for page in (a, b, c):
         expect(page.locator("html")).to_have_attribute("data-theme", "dark")
         page.wait_for_function("() => getComputedStyle(document.querySelector('#editor')).fontSize === '17px'")
-        if capabilities.documents:
-            expect(page.locator("#word-count")).to_be_visible()
-            expect(page.locator("#word-count")).to_contain_text("4 words")
-        else:
-            expect(page.locator("#pref-word-count")).to_be_checked()
+        expect(page.locator("#word-count")).to_be_visible()
+        expect(page.locator("#word-count")).to_contain_text("4 words")
 
     # A window opened later starts with the current values (observed with `initial`).
     d = bench.open()
