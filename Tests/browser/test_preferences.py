@@ -46,3 +46,32 @@ def test_a_setting_toggled_in_tab_a_shows_in_tabs_b_and_c(bench: Workbench, need
     for page in (a, c, d):
         expect(page.locator("html")).to_have_attribute("data-theme", "light")
     wait_ready(d)
+
+
+def test_the_settings_button_answers_every_click(bench: Workbench):
+    page = bench.open()
+    gear, settings = page.locator("#open-settings"), page.locator("#settings")
+    gear.click()
+    expect(settings).to_be_visible()
+    gear.click()  # a click on the gear while open closes it…
+    expect(settings).to_be_hidden()
+    gear.click()  # …and the next one, right after, opens it again
+    expect(settings).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(settings).to_be_hidden()
+    gear.click()
+    expect(settings).to_be_visible()
+
+
+def test_the_font_size_is_applied_in_the_unit_it_is_labelled_in(bench: Workbench, needs):
+    needs("preferences")
+    page = bench.open()
+    page.locator("#open-settings").click()
+    label = page.locator("#pref-font-size")
+    for _ in range(2):
+        text = label.inner_text()
+        value, unit = text.split()
+        pixels = float(value) * {"px": 1, "pt": 4 / 3}[unit]
+        assert font_size(page) == f"{pixels:g}px", f"labelled {text}, applied {font_size(page)}"
+        page.get_by_role("button", name="Larger text").click()
+        expect(label).not_to_have_text(text)
