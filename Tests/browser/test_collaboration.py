@@ -80,7 +80,8 @@ def test_two_windows_of_one_person_and_a_second_person_converge(bench: Workbench
     for page in (first, second, carol):
         expect(page.locator("#editor")).to_have_value(final)
     assert sorted(final) == sorted("abc" + "1111" + "2222" + "33"), texts
-    expect(carol.locator("#participants li")).to_have_count(3)
+    expect(carol.locator("#participants li")).to_have_count(2)  # people, not windows
+    expect(carol.locator("#participants")).to_have_attribute("aria-label", "Here: Carol (you), Alice in 2 windows")
 
 
 def test_remote_selections_stay_on_their_text_when_the_window_resizes(bench: Workbench, needs):

@@ -102,4 +102,4 @@ def test_every_action_has_a_shortcut_listed_in_the_help_overlay(bench: Workbench
     expect(page.locator(".document-row", has_text="Written with the keyboard")).to_be_visible()
     expect(page.locator("#editor")).to_be_focused()
     # Buttons say their shortcut.
-    expect(page.locator("#toggle-sidebar")).to_have_attribute("title", "Toggle Sidebar (Alt+S)")
+    expect(page.locator("#toggle-sidebar")).to_have_attribute("data-tooltip", "Toggle Sidebar (Alt+S)")
