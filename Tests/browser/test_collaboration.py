@@ -1,19 +1,12 @@
 """Collaboration: several windows and several people in one document, with presence, and each
 window's cursor kept where its owner left it (issue 6)."""
 
-from conftest import Workbench, create_document, open_document
+from conftest import Workbench, create_document, open_document, place_caret
 from playwright.sync_api import Page, expect
 
 
 def caret(page: Page) -> list:
     return page.locator("#editor").evaluate("e => [e.selectionStart, e.selectionEnd]")
-
-
-def place_caret(page: Page, offset: int) -> None:
-    page.bring_to_front()
-    page.locator("#editor").focus()
-    page.locator("#editor").evaluate(f"e => e.setSelectionRange({offset}, {offset})")
-    page.locator("#editor").dispatch_event("select")
 
 
 def test_edits_in_a_appear_in_b_with_bs_cursor_kept_in_place(bench: Workbench, needs):
