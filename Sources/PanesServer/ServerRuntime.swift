@@ -43,6 +43,7 @@ public final class ServerRuntime: @unchecked Sendable {
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
                   authenticator: authenticator, stored: stored, preferenceDefaults: configuration.preferenceDefaults,
+                  managedPreferences: configuration.managedPreferences,
                   serverVersion: serverVersion, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
@@ -179,9 +180,16 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let event: HubEvent
-        switch JSONCodec.decode(message) {
-        case .success(let json): event = .received(ConnectionID(connection), json)
-        case .failure(let error): event = .unreadable(ConnectionID(connection), reason: error.description)
+        let id = ConnectionID(connection)
+        switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
+        case .success(let json):
+            event = .received(id, json)
+        case .failure(let error) where error.kind == .tooDeep:
+            event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
+        case .failure(let error) where error.kind == .numberOutOfRange:
+            event = .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
+        case .failure(let error):
+            event = .unreadable(id, reason: error.description)
         }
         perform(hub.handle(event))
     }

@@ -33,11 +33,12 @@ struct HubHarness {
     private(set) var pendingCommits: [Commit] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore()) {
+         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
+         managedPreferences: ManagedPreferences = ManagedPreferences()) {
         let clock = clock
         self.store = store
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator, stored: stored,
-                  serverVersion: "test", now: { clock.now }, ids: .sequential())
+                  managedPreferences: managedPreferences, serverVersion: "test", now: { clock.now }, ids: .sequential())
     }
 
     /// A harness for a restarted server: a new hub over the same store, loaded from it.

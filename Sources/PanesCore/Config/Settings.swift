@@ -5,6 +5,7 @@
 public struct Settings: Sendable, Equatable {
     // Transport
     public var maxMessageBytes = 1 << 20
+    public var maxJSONDepth = 64
     public var maxOutboundQueue = 4096
     public var connectTimeoutMs = 10_000
     public var rateLimitPerSecond = 200
@@ -56,6 +57,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxMessageBytes", keyPath: \.maxMessageBytes,
               meaning: "Largest WebSocket message accepted; a bigger one closes the connection with 1009.",
               range: 1_024...(64 << 20)),
+        .init(name: "maxJSONDepth", keyPath: \.maxJSONDepth,
+              meaning: "Deepest nesting of arrays and objects in one message; deeper gets `nesting_too_deep`.",
+              range: 4...512),
         .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
               meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
         .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,

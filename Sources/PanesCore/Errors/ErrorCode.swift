@@ -29,6 +29,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unsupportedActivity = "unsupported_activity"
     case invalidKeyPath = "invalid_key_path"
     case unknownDomain = "unknown_domain"
+    case nestingTooDeep = "nesting_too_deep"
+    case numberOutOfRange = "number_out_of_range"
 
     // 2xxx: the state changed or is not there.
     case sessionNotFound = "session_not_found"
@@ -75,6 +77,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unsupportedActivity: 1014
         case .invalidKeyPath: 1015
         case .unknownDomain: 1016
+        case .nestingTooDeep: 1017
+        case .numberOutOfRange: 1018
         case .sessionNotFound: 2000
         case .versionConflict: 2001
         case .ticketInvalid: 2002
@@ -127,6 +131,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unsupportedActivity: "No scene configuration accepts this activity type."
         case .invalidKeyPath: "The key path is not dot-separated segments of letters, digits, `_` or `-`."
         case .unknownDomain: "The preference domain is not `user` or `workspace`."
+        case .nestingTooDeep: "Arrays and objects are nested deeper than `maxJSONDepth`."
+        case .numberOutOfRange: "A number cannot be held exactly: an integer outside 64 bits, or a real beyond a double."
         case .sessionNotFound: "No session you may use has this identifier and secret; start a new one."
         case .versionConflict: "Compare-and-set failed: the value changed since the version you read."
         case .ticketInvalid: "The window ticket is unknown, used, expired, or not yours."

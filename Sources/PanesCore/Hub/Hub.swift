@@ -59,7 +59,7 @@ public struct Hub {
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), stored: StoredState = StoredState(),
-                preferenceDefaults: PreferenceDefaults = .standard,
+                preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
                 serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
@@ -71,7 +71,7 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
-        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults)
+        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()
         for session in stored.sessions {
