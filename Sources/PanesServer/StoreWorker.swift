@@ -7,6 +7,10 @@
 //
 // Reads (`load`) wait in the same queue as batches, so a read runs after every batch
 // submitted before it and sees it; its result goes back through `onLoaded` the same way.
+//
+// Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
+// every `checkpointIntervalMs` and once when the thread stops: the connection is this
+// thread's alone.
 import Foundation
 import Logging
 import PanesCore
@@ -24,6 +28,7 @@ final class StoreWorker: @unchecked Sendable {
     private let onDurable: @Sendable (UInt64) -> Void
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
+    private let checkpointInterval: TimeInterval
 
     private enum Work {
         case commit(sequence: UInt64, commands: [StoreCommand])
@@ -34,13 +39,15 @@ final class StoreWorker: @unchecked Sendable {
     private(set) var commits = 0
     private(set) var committedCommands = 0
 
-    init(store: any Store, logger: Logger, onDurable: @escaping @Sendable (UInt64) -> Void,
+    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000,
+         onDurable: @escaping @Sendable (UInt64) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void) {
         self.store = store
         self.logger = logger
         self.onDurable = onDurable
         self.onFailure = onFailure
         self.onLoaded = onLoaded
+        self.checkpointInterval = Double(checkpointIntervalMs) / 1000
     }
 
     func start() {
@@ -81,14 +88,19 @@ final class StoreWorker: @unchecked Sendable {
     }
 
     private func loop() {
+        var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping { condition.wait() }
+            while pending.isEmpty && !stopping && Date() < nextCheckpoint { _ = condition.wait(until: nextCheckpoint) }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             let done = stopping && batch.isEmpty
             condition.unlock()
             if done { break }
+            if Date() >= nextCheckpoint {
+                checkpoint()
+                nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
+            }
 
             // Consecutive batches commit as one transaction; a read ends the run first, so it
             // sees every batch submitted before it and none after.
@@ -123,7 +135,18 @@ final class StoreWorker: @unchecked Sendable {
             }
             if failed || !flush() { break }
         }
+        checkpoint()
         finished.signal()
+    }
+
+    /// A failed checkpoint loses nothing (the log still holds every commit); it is logged and
+    /// tried again at the next interval.
+    private func checkpoint() {
+        do {
+            try store.checkpoint()
+        } catch {
+            logger.warning("store checkpoint failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Tries a few times (a busy disk, a transient lock), then gives up: the runtime treats a

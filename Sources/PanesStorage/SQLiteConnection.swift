@@ -47,6 +47,10 @@ final class SQLiteConnection: @unchecked Sendable {
             try execute("PRAGMA foreign_keys=ON")
             switch mode {
             case .readWrite(let synchronous):
+                try FilePermissions.makePrivate(databaseAt: path)
+                // Deleted rows are overwritten with zeros, not just unlinked: destroyed sessions
+                // and deleted documents must not stay readable in the file.
+                try execute("PRAGMA secure_delete=ON")
                 try execute("PRAGMA synchronous=\(synchronous.rawValue)")
                 // On macOS fsync leaves the data in the drive's cache; F_FULLFSYNC does not.
                 // Elsewhere this is a no-op.
@@ -74,6 +78,17 @@ final class SQLiteConnection: @unchecked Sendable {
             throw SQLiteError(.sqlite(resultCode: SQLITE_ERROR),
                               "could not switch to write-ahead logging (journal mode is \(mode ?? "unknown"))",
                               sql: "PRAGMA journal_mode=WAL", path: path)
+        }
+    }
+
+    /// Copies every page of the write-ahead log into the database and truncates the log to
+    /// zero bytes, so page images from before a deletion no longer exist anywhere. Returns
+    /// false when a reader held it back (it is tried again next time).
+    @discardableResult
+    func checkpointTruncatingLog() throws(SQLiteError) -> Bool {
+        try withStatement("PRAGMA wal_checkpoint(TRUNCATE)") { statement throws(SQLiteError) in
+            // One row: busy (1 if a reader or writer blocked it), log frames, frames checkpointed.
+            try statement.step() ? statement.int64(at: 0) == 0 : false
         }
     }
 

@@ -5,6 +5,7 @@ import Logging
 extension Hub {
     mutating func tick() {
         let now = now()
+        expireTokens(now: now)
         for id in awaitingConnect.popExpired(now: now) {
             if case .awaitingConnect? = connections[id]?.phase {
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")

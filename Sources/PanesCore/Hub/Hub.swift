@@ -12,6 +12,8 @@ public struct Hub {
     public let settings: Settings
     public let configurations: [SceneConfiguration]
     public let authenticator: Authenticator
+    /// How session secrets are hashed and compared; only hashes are kept.
+    public let secretHasher: SecretHasher
     public let serverVersion: String
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
@@ -39,13 +41,15 @@ public struct Hub {
     var documents = DocumentState()
     var draining = false
     var lastIdleSweep: Millis = 0
+    /// When each scene's token stops being accepted, soonest first (`Hub+Tokens.swift`).
+    var tokenExpiries = DeadlineQueue<SceneID>()
     public internal(set) var metrics = Metrics()
 
     /// Effects produced while handling the current event, in order.
     var effects: [Effect] = []
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-                authenticator: Authenticator = .open(), stored: StoredState = StoredState(),
+                authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
                 preferenceDefaults: PreferenceDefaults = .standard,
                 serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
@@ -53,6 +57,7 @@ public struct Hub {
         self.settings = settings
         self.configurations = configurations
         self.authenticator = authenticator
+        self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.logger = logger
         self.now = now
@@ -161,6 +166,8 @@ public struct Hub {
             return try requestDestruction(session, animation: animation, scene: sceneID)
         case .ping:
             return ["now": .int(now())]
+        case .refreshToken(let token):
+            return try refreshToken(token, scene: sceneID)
         case .preferences(let request):
             return try handle(request, from: sceneID)
         case .windows(let request):

@@ -9,6 +9,8 @@ public enum ClientMessage: Sendable, Equatable {
     case listSessions(watch: Bool)
     case requestDestruction(SessionID, animation: DismissalAnimation)
     case ping
+    /// A new token for the scene before its current one expires (`Hub+Tokens.swift`).
+    case refreshToken(String)
     // Features, each decoded and handled in its own files.
     case preferences(PreferenceRequest)
     case windows(WindowRequest)
@@ -24,6 +26,7 @@ public enum ClientMessage: Sendable, Equatable {
         case .listSessions: "listSessions"
         case .requestDestruction: "requestDestruction"
         case .ping: "ping"
+        case .refreshToken: "refreshToken"
         case .preferences(let request): request.type
         case .windows(let request): request.type
         case .documents(let request): request.type

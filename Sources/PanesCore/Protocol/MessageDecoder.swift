@@ -69,6 +69,9 @@ public struct MessageDecoder: Sendable {
             return .requestDestruction(session, animation: animation)
         case "ping":
             return .ping
+        case "refreshToken":
+            guard let token = try token(fields, "token") else { throw .missing("token") }
+            return .refreshToken(token)
         default:
             if let request = try PreferenceRequest.decode(type: type, fields, self) { return .preferences(request) }
             if let request = try WindowRequest.decode(type: type, fields, self) { return .windows(request) }
@@ -86,7 +89,7 @@ public struct MessageDecoder: Sendable {
         }
         var credentials = ConnectRequest.Credentials.name("guest")
         if let auth = try fields.reader("auth") {
-            if let token = try auth.string("token", maxLength: 512) {
+            if let token = try token(auth, "token") {
                 credentials = .token(token)
             } else if let name = try auth.string("name", maxLength: 64) {
                 let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
