@@ -19,20 +19,30 @@ public import PanesCore
 public struct JWTVerifier: TokenVerifier {
     public let configuration: JWTConfiguration
     public let clockSkewMs: Int
+    /// Signature outcomes by token (`jwtCacheEntries`); the claims are checked on every use.
+    let cache: VerificationCache
 
     /// Longest `sub` and `name`, in bytes.
     static let maxNameBytes = 128
 
-    public init(configuration: JWTConfiguration, clockSkewMs: Int) {
+    /// - Parameter cacheEntries: how many tokens' signature outcomes to keep; 0 keeps none.
+    public init(configuration: JWTConfiguration, clockSkewMs: Int, cacheEntries: Int = 0) {
         self.configuration = configuration
         self.clockSkewMs = clockSkewMs
+        self.cache = VerificationCache(capacity: cacheEntries)
     }
 
     public func verify(_ token: String, now: Millis) throws(PanesError) -> VerifiedToken {
-        let parts = try JWTParts(token)
-        let key = try key(for: parts.header)
-        try JWTSignature.verify(token, parts: parts, key: key)
-        return try identity(parts.claims, now: now)
+        let outcome = cache.outcome(for: token) { () throws(PanesError) -> [String: JSONValue] in
+            let parts = try JWTParts(token)
+            let key = try key(for: parts.header)
+            try JWTSignature.verify(token, parts: parts, key: key)
+            return parts.claims
+        }
+        switch outcome {
+        case .signed(let claims): return try identity(claims, now: now)
+        case .refused(let error): throw error
+        }
     }
 
     /// The configured key the header names, if the header asks for exactly its algorithm.

@@ -86,6 +86,9 @@ struct Serve: ParsableCommand {
 
     /// The authenticator `--auth` asks for, from its file.
     private func makeAuthenticator(settings: Settings, logger: Logger) throws -> Authenticator {
+        if jwtKeys != nil && auth != .jwt {
+            throw ValidationError("--jwt-keys is only used with --auth jwt (this server would ignore it: --auth \(auth.rawValue))")
+        }
         switch auth {
         case .open:
             return .open()
@@ -105,7 +108,8 @@ struct Serve: ParsableCommand {
                 logger.warning("the JWT key file holds HS256 secrets and is readable by other users; chmod 600 it",
                                metadata: ["file": "\(jwtKeys)"])
             }
-            return .verified(JWTVerifier(configuration: configuration, clockSkewMs: settings.jwtClockSkewMs))
+            return .verified(JWTVerifier(configuration: configuration, clockSkewMs: settings.jwtClockSkewMs,
+                                         cacheEntries: settings.jwtCacheEntries))
         }
     }
 

@@ -109,5 +109,9 @@ import Testing
         let (weak, weakErrors) = try ServerProcess.runToExit(["serve", "--port", "0", "--store", "memory",
                                                               "--auth", "jwt", "--jwt-keys", file.path])
         #expect(weak != 0 && weakErrors.contains("at least 32"), "\(weakErrors)")
+
+        let (ignored, ignoredErrors) = try ServerProcess.runToExit(["serve", "--port", "0", "--store", "memory",
+                                                                    "--jwt-keys", file.path])
+        #expect(ignored != 0 && ignoredErrors.contains("only used with --auth jwt"), "\(ignoredErrors)")
     }
 }

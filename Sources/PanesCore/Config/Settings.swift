@@ -43,6 +43,7 @@ public struct Settings: Sendable, Equatable {
     // Security
     public var maxTokenBytes = 8 << 10
     public var jwtClockSkewMs = 30_000
+    public var jwtCacheEntries = 10_000
     public var walCheckpointIntervalMs = 60_000
 
     public init() {}
@@ -129,6 +130,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,
               meaning: "With `--auth jwt`, how far a token's `exp` and `nbf` may be off the server's clock and still be accepted.",
               range: 0...300_000),
+        .init(name: "jwtCacheEntries", keyPath: \.jwtCacheEntries,
+              meaning: "With `--auth jwt`, tokens whose signature was checked are remembered (by SHA-256) up to this many, so a user's other tabs and reconnects skip the check; 0 turns it off.",
+              range: 0...1_000_000),
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),

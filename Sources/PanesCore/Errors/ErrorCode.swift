@@ -6,7 +6,7 @@
 /// |---|---|---|
 /// | 1000–1999 | the request is wrong | fix it; sending it again unchanged fails again |
 /// | 2000–2999 | the state changed or is not there | refresh its view (re-read, re-open), then decide |
-/// | 3000–3999 | not permitted | give up; only another identity or role helps |
+/// | 3000–3999 | not permitted | give up; only another identity or role (or a new token) helps |
 /// | 4000–4999 | the server cannot do it now | retry later with backoff (`retryAfterMs` when given) |
 ///
 /// The table is the single source for PROTOCOL.md's error list; tests check they agree.
