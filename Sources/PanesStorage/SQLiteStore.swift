@@ -45,18 +45,19 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         self.connection = connection
     }
 
-    /// Checkpoints (see `checkpoint()`) and closes the database now rather than when the store
-    /// is released. Later calls fail.
+    /// Checkpoints (waiting for readers, unlike `checkpoint()`) and closes the database now
+    /// rather than when the store is released. Later calls fail.
     public func close() {
-        if !isReadOnly { try? checkpoint() }
+        if !isReadOnly { _ = try? connection.checkpointTruncatingLog(wait: true) }
         connection.close()
     }
 
     /// Folds the write-ahead log into the database file and truncates the log to zero bytes:
-    /// with `secure_delete` on, deleted rows are then gone from both files.
+    /// with `secure_delete` on, deleted rows are then gone from both files. Does not wait for
+    /// a reader in the way (an inspector): the next checkpoint tries again.
     public func checkpoint() throws {
         guard !isReadOnly else { return }
-        try connection.checkpointTruncatingLog()
+        try connection.checkpointTruncatingLog(wait: false)
     }
 
     /// Applies every command of the batch in one transaction: when this returns all of them are

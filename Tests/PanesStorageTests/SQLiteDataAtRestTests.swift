@@ -58,6 +58,24 @@ import Testing
         #expect(try store.loadState().sessions == [Fixtures.fullSession()])
     }
 
+    @Test func aPeriodicCheckpointDoesNotWaitForAReaderAndTheNextOneTruncates() throws {
+        let store = try SQLiteStore(path: path)
+        try store.apply([.putSession(Fixtures.bareSession(id: "s1"))])
+        // An inspector in the middle of a read holds an older snapshot of the log.
+        let inspector = try SQLiteStore.openReadOnly(path: path)
+        try inspector.connection.run("BEGIN")
+        #expect(try inspector.connection.integer("SELECT count(*) FROM sessions") == 1)
+        try store.apply([.putSession(Fixtures.bareSession(id: "s2"))])
+
+        #expect(try store.connection.checkpointTruncatingLog(wait: false) == false, "held back, not waited for")
+        try store.checkpoint()
+        #expect(try size(path + "-wal") > 0)
+
+        try inspector.connection.run("COMMIT")
+        try store.checkpoint()
+        #expect(try size(path + "-wal") == 0)
+    }
+
     @Test func deletedSessionsAndDocumentsLeaveNoBytesBehind() throws {
         var session = Fixtures.bareSession(id: "doomed")
         session.userInfo = ["note": "userinfo-marker-5f1c9a"]
