@@ -79,7 +79,12 @@ enum Migrations {
                 PRIMARY KEY (document, revision)
             ) WITHOUT ROWID;
             """),
-        Migration(version: 3, name: "session secrets stored as SHA-256 hashes") { connection in
+        Migration(version: 3, name: "sessions remember whether a scene was live", sql: """
+            -- Set while a scene is connected, cleared when it leaves: a session live when the server
+            -- was killed counts as active until the restart, not idle since its last write.
+            ALTER TABLE sessions ADD COLUMN live_since INTEGER;
+            """),
+        Migration(version: 4, name: "session secrets stored as SHA-256 hashes") { connection in
             try connection.execute("ALTER TABLE sessions RENAME COLUMN secret TO secret_hash")
             var plain: [(id: String, secret: String)] = []
             try connection.forEachRow("SELECT id, secret_hash FROM sessions") { row in

@@ -5,13 +5,13 @@ import Testing
     @Test func popsOnlyWhatExpiredSoonestFirstWhateverTheInsertionOrder() {
         var queue = DeadlineQueue<String>()
         let deadlines: [(String, Millis)] = [("e", 50), ("a", 10), ("d", 40), ("b", 20), ("f", 60), ("c", 30), ("b2", 20)]
-        for (item, deadline) in deadlines { queue.insert(item, deadline: deadline) }
-        #expect(queue.popExpired(now: 9) == [])
-        let first = queue.popExpired(now: 20)
+        for (item, deadline) in deadlines { queue.push(item, at: deadline) }
+        #expect(queue.popDue(now: 9).map(\.key) == [])
+        let first = queue.popDue(now: 20).map(\.key)
         #expect(first.first == "a" && Set(first.dropFirst()) == ["b", "b2"] && first.count == 3)
-        #expect(queue.popExpired(now: 45) == ["c", "d"])
+        #expect(queue.popDue(now: 45).map(\.key) == ["c", "d"])
         #expect(queue.count == 2)
-        #expect(queue.popExpired(now: 1_000) == ["e", "f"])
+        #expect(queue.popDue(now: 1_000).map(\.key) == ["e", "f"])
         #expect(queue.count == 0)
     }
 
@@ -22,9 +22,9 @@ import Testing
             // A fixed scramble (multiplication modulo a prime), with repeats from the modulus.
             let deadline = Millis(index * 7_919 % 1_009)
             deadlines.append(deadline)
-            queue.insert(index, deadline: deadline)
+            queue.push(index, at: deadline)
         }
-        let popped = queue.popExpired(now: 1_009).map { deadlines[$0] }
+        let popped = queue.popDue(now: 1_009).map(\.key).map { deadlines[$0] }
         #expect(popped == deadlines.sorted())
     }
 }

@@ -47,6 +47,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unauthenticated = "unauthenticated"
     case notAMember = "not_a_member"
     case forbidden = "forbidden"
+    case preferenceLocked = "preference_locked"
     case tokenExpired = "token_expired"
 
     // 4xxx: try again later.
@@ -89,7 +90,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: 3000
         case .notAMember: 3001
         case .forbidden: 3002
-        case .tokenExpired: 3003
+        case .preferenceLocked: 3003
+        case .tokenExpired: 3004
         case .rateLimited: 4000
         case .serverDraining: 4001
         case .storageFailed: 4002
@@ -141,6 +143,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: "The token is not valid."
         case .notAMember: "The user is not a member of that workspace."
         case .forbidden: "The user's role in the workspace does not allow this."
+        case .preferenceLocked: "The key is locked by the server's managed preferences; no one may change it."
         case .tokenExpired: "The token has expired; get a new one from the application and send it again."
         case .rateLimited: "Too many requests; wait `retryAfterMs` and send again."
         case .serverDraining: "The server is shutting down; reconnect after `reconnectAfterMs`."

@@ -1,17 +1,17 @@
-/// Items with deadlines in any order (a binary min-heap), for deadlines that do not grow with
-/// the clock, such as token expiries: a tick costs only what has expired, not one look at
-/// every scene.
-///
-/// Entries are never removed early: when an item's deadline changes or it goes away, the
-/// caller pushes the new deadline and ignores stale entries as they pop (checking the item's
-/// current deadline), and rebuilds the queue when stale entries pile up.
-struct DeadlineQueue<Item: Sendable>: Sendable {
-    private var heap: [(deadline: Millis, item: Item)] = []
+/// Keys with deadlines, earliest first (a binary heap). Entries are never updated in place:
+/// a key whose deadline moved is pushed again, and whoever pops an entry checks it is still
+/// due (lazy deletion). So every operation is O(log n), and the hub can tell the runtime
+/// exactly when it next has work, instead of waking up on a fixed tick.
+struct DeadlineQueue<Key: Sendable>: Sendable {
+    private var heap: [(deadline: Millis, key: Key)] = []
 
+    var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
+    /// The earliest deadline, if any.
+    var nextDeadline: Millis? { heap.first?.deadline }
 
-    mutating func insert(_ item: Item, deadline: Millis) {
-        heap.append((deadline, item))
+    mutating func push(_ key: Key, at deadline: Millis) {
+        heap.append((deadline, key))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -21,33 +21,25 @@ struct DeadlineQueue<Item: Sendable>: Sendable {
         }
     }
 
-    /// Removes and returns the items whose deadline is at or before `now`, soonest first.
-    mutating func popExpired(now: Millis) -> [Item] {
-        var expired: [Item] = []
+    /// Removes and returns the entries due at `now`, earliest first.
+    mutating func popDue(now: Millis) -> [(deadline: Millis, key: Key)] {
+        var due: [(deadline: Millis, key: Key)] = []
         while let first = heap.first, first.deadline <= now {
-            expired.append(first.item)
-            heap.swapAt(0, heap.count - 1)
-            heap.removeLast()
-            siftDown(from: 0)
+            due.append(first)
+            let last = heap.removeLast()
+            guard !heap.isEmpty else { break }
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+                if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+                guard smallest != parent else { break }
+                heap.swapAt(parent, smallest)
+                parent = smallest
+            }
         }
-        return expired
-    }
-
-    /// Drops every entry, for a rebuild.
-    mutating func removeAll() {
-        heap.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func siftDown(from start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
+        return due
     }
 }

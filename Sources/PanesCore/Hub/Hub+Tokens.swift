@@ -10,7 +10,7 @@ extension Hub {
     mutating func scheduleTokenExpiry(of scene: inout Scene, at expiresAt: Millis?) {
         scene.tokenExpiresAt = expiresAt
         guard let expiresAt else { return }
-        tokenExpiries.insert(scene.id, deadline: expiresAt + Millis(settings.jwtClockSkewMs))
+        tokenExpiries.push(scene.id, at: expiresAt + Millis(settings.jwtClockSkewMs))
     }
 
     /// `refreshToken`: replaces the scene's token. Role and display name follow the new token,
@@ -42,10 +42,10 @@ extension Hub {
         ]
     }
 
-    /// Closes the scenes whose token has expired. Called on every tick; costs only what expired.
+    /// Closes the scenes whose token has expired. Runs from `tick`; costs only what expired.
     mutating func expireTokens(now: Millis) {
         let skew = Millis(settings.jwtClockSkewMs)
-        for sceneID in tokenExpiries.popExpired(now: now) {
+        for (_, sceneID) in tokenExpiries.popDue(now: now) {
             // Entries outlive refreshes and closed scenes; only the scene's current expiry counts.
             guard let scene = scenes[sceneID], let expiresAt = scene.tokenExpiresAt, expiresAt + skew <= now,
                   case .scene? = connections[scene.connection]?.phase
@@ -55,9 +55,9 @@ extension Hub {
         }
         // Stale entries (refreshed or ended scenes) pile up between expiries; rebuild now and then.
         if tokenExpiries.count > 2 * scenes.count + 1_024 {
-            tokenExpiries.removeAll()
+            tokenExpiries = DeadlineQueue()
             for scene in scenes.values {
-                if let expiresAt = scene.tokenExpiresAt { tokenExpiries.insert(scene.id, deadline: expiresAt + skew) }
+                if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + skew) }
             }
         }
     }
