@@ -37,18 +37,21 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Loads the stored state, starts listening and the store thread. Call `run()` next, on
     /// the thread that should serve.
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
-                store: any Store, authenticator: Authenticator, serverVersion: String, logger: Logger) throws {
+                store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
+                logger: Logger) throws {
         self.logger = logger
         self.settings = configuration.settings
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
-                  authenticator: authenticator, stored: stored, preferenceDefaults: configuration.preferenceDefaults,
+                  authenticator: authenticator, secretHasher: secretHasher, stored: stored,
+                  preferenceDefaults: configuration.preferenceDefaults,
                   managedPreferences: configuration.managedPreferences,
                   serverVersion: serverVersion, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
+                             checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })

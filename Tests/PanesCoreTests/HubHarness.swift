@@ -37,8 +37,9 @@ struct HubHarness {
          managedPreferences: ManagedPreferences = ManagedPreferences()) {
         let clock = clock
         self.store = store
-        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator, stored: stored,
-                  managedPreferences: managedPreferences, serverVersion: "test", now: { clock.now }, ids: .sequential())
+        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
+                  secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
+                  serverVersion: "test", now: { clock.now }, ids: .sequential())
     }
 
     /// A harness for a restarted server: a new hub over the same store, loaded from it.
@@ -151,6 +152,12 @@ struct HubHarness {
 }
 
 import Testing
+
+extension SecretHasher {
+    /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
+    /// tested in PanesSecurityTests.
+    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 })
+}
 
 extension Array where Element == Effect {
     /// Messages (replies and events) sent to one connection, in order, as JSON.
