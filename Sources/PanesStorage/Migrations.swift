@@ -77,6 +77,11 @@ enum Migrations {
                 PRIMARY KEY (document, revision)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 3, name: "sessions remember whether a scene was live", sql: """
+            -- Set while a scene is connected, cleared when it leaves: a session live when the server
+            -- was killed counts as active until the restart, not idle since its last write.
+            ALTER TABLE sessions ADD COLUMN live_since INTEGER;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -11,7 +11,7 @@ import Testing
     final class FlakyStore: Store, @unchecked Sendable {
         let inner = MemoryStore()
         var failures: Int
-        var applied: [[StoreCommand]] = []
+        var applied: [[StoreWrite]] = []
 
         init(failures: Int) { self.failures = failures }
 
@@ -19,25 +19,32 @@ import Testing
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             try inner.loadDocument(id, retention: retention)
         }
-        func apply(_ batch: [StoreCommand]) throws {
+        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
+            try inner.loadPreferences(domain)
+        }
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             if failures > 0 {
                 failures -= 1
                 throw MemoryStoreError.injectedFailure
             }
-            applied.append(batch)
-            try inner.apply(batch)
+            applied.append(writes)
+            return try inner.apply(writes)
         }
     }
 
     /// Records what the worker reports.
     final class Reports: Sendable {
         let durable = Mutex<[UInt64]>([])
+        let outcomes = Mutex<[(CommitID, CommitOutcome)]>([])
         let failures = Mutex<[String]>([])
     }
 
     func worker(_ store: FlakyStore, _ reports: Reports) -> StoreWorker {
         StoreWorker(store: store, logger: Logger(label: "test"),
-                    onDurable: { sequence in reports.durable.withLock { $0.append(sequence) } },
+                    onApplied: { report in
+                        if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                        reports.outcomes.withLock { $0 += report.outcomes }
+                    },
                     onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
                     onLoaded: { _ in })
     }
@@ -52,7 +59,7 @@ import Testing
         let reports = Reports()
         let worker = worker(store, reports)
         // Submitted before the thread starts, so all three are pending at its first look.
-        for sequence in 1...3 { worker.submit([Self.session(Int(sequence))], sequence: UInt64(sequence)) }
+        for sequence in 1...3 { worker.submit(.persist([Self.session(Int(sequence))]), sequence: UInt64(sequence)) }
         worker.start()
         worker.stop()
         #expect(store.applied.count == 1, "one transaction for all three batches")
@@ -60,12 +67,35 @@ import Testing
         #expect(reports.durable.withLock { $0 } == [3])
     }
 
+    @Test func commitsShareTheTransactionAndEachGetsItsOutcomeInOrder() throws {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        let domain = PreferenceDomain(workspace: "w", user: "u")
+        func set(_ id: UInt64, base: Int64) -> StoreWrite {
+            .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: base,
+                           commands: [.putPreference(domain, keyPath: "k", value: .int(Int64(id)), version: base + 1)]))
+        }
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(set(1, base: 0), sequence: nil)
+        // Made on version 0 too: another writer got there first, so it is refused, not applied.
+        worker.submit(set(2, base: 0), sequence: nil)
+        worker.submit(set(3, base: 1), sequence: nil)
+        worker.start()
+        worker.stop()
+        #expect(store.applied.count == 1)
+        #expect(reports.durable.withLock { $0 } == [1])
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [1, 2, 3])
+        #expect(reports.outcomes.withLock { $0.map(\.1) } == [.committed, .conflict, .committed])
+        #expect(try store.inner.loadPreferences(domain)?.values["k"]?.value == 3)
+    }
+
     @Test func aCommitThatFailsBrieflyIsRetriedAndThenReportedDurable() {
         let store = FlakyStore(failures: 2)
         let reports = Reports()
         let worker = worker(store, reports)
         worker.start()
-        worker.submit([Self.session(1)], sequence: 1)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
         worker.stop()
         #expect(reports.durable.withLock { $0 } == [1])
         #expect(reports.failures.withLock { $0 }.isEmpty)
@@ -76,7 +106,7 @@ import Testing
         let reports = Reports()
         let worker = worker(store, reports)
         worker.start()
-        worker.submit([Self.session(1)], sequence: 1)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
         worker.stop()
         #expect(reports.durable.withLock { $0 }.isEmpty, "never durable, so never acknowledged")
         #expect(reports.failures.withLock { $0 }.count == 1)

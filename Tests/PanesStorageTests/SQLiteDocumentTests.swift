@@ -27,7 +27,7 @@ import Testing
             old.close()
         }
         let store = try SQLiteStore(path: path)
-        #expect(try Migrations.version(of: store.connection) == 2)
+        #expect(try Migrations.version(of: store.connection) == Migrations.latest)
         #expect(try store.loadState().sessions == [Fixtures.bareSession(id: "b2")])
         try store.apply([.createDocument(Fixtures.document(), text: "hello")])
         #expect(try store.loadState().documents == [Fixtures.document()])

@@ -30,6 +30,8 @@ public struct Settings: Sendable, Equatable {
     // Preferences
     public var maxObservationsPerScene = 256
     public var maxPreferenceValueBytes = 16 << 10
+    public var maxPreferenceKeys = 20_000
+    public var maxPreferenceBytes = 8 << 20
     public var workspacePreferenceWriters = Role.editor
 
     // Documents
@@ -104,6 +106,12 @@ public struct Settings: Sendable, Equatable {
               meaning: "Preference observations one scene may hold.", range: 1...100_000),
         .init(name: "maxPreferenceValueBytes", keyPath: \.maxPreferenceValueBytes,
               meaning: "Encoded size of one preference value.", range: 16...(16 << 20)),
+        .init(name: "maxPreferenceKeys", keyPath: \.maxPreferenceKeys,
+              meaning: "Keys one preference domain (a user's, or a workspace's) may hold; more gets `too_many`.",
+              range: 1...10_000_000),
+        .init(name: "maxPreferenceBytes", keyPath: \.maxPreferenceBytes,
+              meaning: "Encoded bytes of every key and value in one preference domain; more gets `too_large`.",
+              range: 1_024...(1 << 30)),
         .init(name: "maxDocumentScalars", keyPath: \.maxDocumentScalars,
               meaning: "Length of one document in Unicode scalar values.", range: 1_024...(256 << 20)),
         .init(name: "maxOperationBytes", keyPath: \.maxOperationBytes,

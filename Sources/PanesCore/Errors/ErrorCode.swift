@@ -47,6 +47,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unauthenticated = "unauthenticated"
     case notAMember = "not_a_member"
     case forbidden = "forbidden"
+    case preferenceLocked = "preference_locked"
 
     // 4xxx: try again later.
     case rateLimited = "rate_limited"
@@ -88,6 +89,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: 3000
         case .notAMember: 3001
         case .forbidden: 3002
+        case .preferenceLocked: 3003
         case .rateLimited: 4000
         case .serverDraining: 4001
         case .storageFailed: 4002
@@ -139,6 +141,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: "The token is not valid."
         case .notAMember: "The user is not a member of that workspace."
         case .forbidden: "The user's role in the workspace does not allow this."
+        case .preferenceLocked: "The key is locked by the server's managed preferences; no one may change it."
         case .rateLimited: "Too many requests; wait `retryAfterMs` and send again."
         case .serverDraining: "The server is shutting down; reconnect after `reconnectAfterMs`."
         case .storageFailed: "The store could not make the change durable; nothing was applied. Retry."

@@ -47,9 +47,11 @@ extension Hub {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
+            let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
             pendingConnects[target, default: []].append(PendingConnect(
                 connection: connection, requestID: requestID, request: request, identity: identity,
-                handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs)))
+                handedOver: handedOver, deadline: deadline))
+            probeDeadlines.push(target, at: deadline)
             connections[connection]?.phase = .probing(target)
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
@@ -68,6 +70,7 @@ extension Hub {
                                    configuration: configuration.name, createdAt: now(), lastActiveAt: now())
         sessions[session.id] = session
         sessionsByOwner[owner, default: []].insert(session.id)
+        idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
         return session
     }
 
@@ -82,8 +85,15 @@ extension Hub {
             session.failedRestores = 0
         }
         session.lastActiveAt = now()
+        session.liveSince = now()
         sessions[sessionID] = session
-        if status == .cleanStart { persist(.putSession(session)) }
+        if status == .cleanStart {
+            persist(.putSession(session))
+        } else {
+            // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
+            // wait for it.
+            effects.append(.persistQuietly([.putSession(session)]))
+        }
 
         let sceneID = SceneID(ids.token("scn_"))
         var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,

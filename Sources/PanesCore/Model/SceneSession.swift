@@ -19,11 +19,15 @@ public struct SceneSession: Sendable, Equatable {
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
     /// restoration activity is dropped.
     public var failedRestores: Int
+    /// Set while a scene is live on the session (persisted at connect, cleared at disconnect):
+    /// a session that was live when the server was killed counts as active until the restart,
+    /// so it is not swept as idle.
+    public var liveSince: Millis?
 
     public init(id: SessionID, secret: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
-                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0) {
+                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil) {
         self.id = id
         self.secret = secret
         self.owner = owner
@@ -36,6 +40,7 @@ public struct SceneSession: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastActiveAt = lastActiveAt
         self.failedRestores = failedRestores
+        self.liveSince = liveSince
     }
 
     /// The session as a scene sees it on connect. The secret is included only there: it is how

@@ -5,11 +5,16 @@
 public protocol Store: AnyObject {
     /// Everything the hub keeps in memory, read once at start.
     func loadState() throws -> StoredState
-    /// Applies the batch in one transaction: all of it is durable when this returns, or none.
-    func apply(_ batch: [StoreCommand]) throws
+    /// Applies the writes in one transaction, in order: when this returns, every persist and
+    /// every commit whose outcome is `.committed` is durable; a commit whose channel is no
+    /// longer at its base is left out (`.conflict`) without failing the others. When it throws,
+    /// nothing was applied.
+    func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome]
     /// One document's snapshot and log, for opening it: the operations after
     /// `snapshotRevision - retention`, oldest first. Nil when there is no such document.
     func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument?
+    /// One preference domain as stored; nil when nothing is stored for it.
+    func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences?
 }
 
 extension Store {
@@ -23,7 +28,18 @@ extension Store {
             } catch {
                 return .document(id, nil, failure: "\(error)")
             }
+        case .preferences(let domain):
+            do {
+                return .preferences(domain, try loadPreferences(domain))
+            } catch {
+                return .preferences(domain, nil, failure: "\(error)")
+            }
         }
+    }
+
+    /// Applies persists only, in one transaction: for tests and tools.
+    public func apply(_ commands: [StoreCommand]) throws {
+        _ = try apply([StoreWrite.persist(commands)])
     }
 }
 
