@@ -1,6 +1,6 @@
 // The public surface of `panes-client`: everything its one entry point exports, and nothing
 // else. The JavaScript in `lib/` implements it; `scripts/test` checks with `tsc` that the
-// implementation matches this file in both directions (Tests/web/types/conformance.ts).
+// implementation matches this file in both directions (Tests/web/types/conformance.mts).
 //
 // Protocol: PROTOCOL.md in the Panes repository. Servers may add events and fields in
 // compatible ways, so event payloads and results are open to extra fields.
