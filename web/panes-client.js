@@ -15,7 +15,8 @@
  */
 export { PanesClient, PROTOCOL_VERSION, SUBPROTOCOL, CLIENT_VERSION } from './lib/panes-client.js';
 export { PanesError, actionForNumber } from './lib/errors.js';
-export { DocumentList, DocumentSession, openDocument } from './lib/documents.js';
+export { DocumentList } from './lib/document-list.js';
+export { DocumentSession, openDocument } from './lib/documents.js';
 export { DRAG_MIME_TYPE } from './lib/dragdrop.js';
 export { TextBinding, withAlpha } from './lib/text-binding.js';
 export {

@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * Workspace documents over a `PanesClient`: the live list (`DocumentList`) and one open,
- * collaboratively edited document (`DocumentSession`).
+ * One open, collaboratively edited document (`DocumentSession`). (The live list of the
+ * workspace's documents, `DocumentList`, is `document-list.js`, re-exported here.)
  *
  * A `DocumentSession` keeps the document's text and revision and runs the OT client of
  * `ot-client.js` (one operation in flight, later edits buffered, incoming operations
@@ -20,6 +20,8 @@ import { OTClient } from './ot-client.js';
 import { apply, codePointLength } from './ot.js';
 import { Presence } from './presence.js';
 
+export { DocumentList } from './document-list.js';
+
 /** @typedef {import('../types/panes-client.js').Operation} Operation */
 /** @typedef {import('../types/panes-client.js').Selection} Selection */
 /** @typedef {import('../types/panes-client.js').Participant} Participant */
@@ -28,81 +30,10 @@ import { Presence } from './presence.js';
 /** @typedef {import('../types/panes-client.js').DocumentChange} DocumentChange */
 /** @typedef {import('../types/panes-client.js').DocumentStatus} DocumentStatus */
 /** @typedef {import('../types/panes-client.js').DocumentSessionOptions} DocumentSessionOptions */
-/** @typedef {import('../types/panes-client.js').DocumentListEvents} DocumentListEvents */
 /** @typedef {import('../types/panes-client.js').DocumentSessionEvents} DocumentSessionEvents */
 /** @typedef {import('../types/panes-client.js').Author} Author */
 /** @typedef {import('./panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('./errors.js').PanesError} PanesError */
-
-/**
- * The workspace's documents, kept current across reconnects.
- * @extends {EventSource<DocumentListEvents>}
- */
-export class DocumentList extends EventSource {
-  #client;
-  /** @type {Map<string, DocumentSummary>} */
-  documents = new Map();
-  /**
-   * False once the server answered `unknown_type`; null until known.
-   * @type {boolean | null}
-   */
-  supported = null;
-  loaded = false;
-  #stopped = false;
-  /** @type {Array<() => void>} */
-  #offs = [];
-
-  /** @param {PanesClient} client */
-  constructor(client) {
-    super();
-    this.#client = client;
-  }
-
-  start() {
-    this.#offs.push(
-      this.#client.on('documentsChanged', (event) => {
-        if (this.#stopped || !event.document) return;
-        const document = event.document;
-        if (event.change === 'deleted') this.documents.delete(document.id);
-        else this.documents.set(document.id, { ...this.documents.get(document.id), ...document });
-        emit(this, 'change', { change: event.change, document });
-      }),
-      this.#client.onEveryConnection(() => this.#load()),
-    );
-    return this;
-  }
-
-  #load() {
-    this.#client
-      .request('observeDocuments', {}, { queue: false })
-      .then((result) => {
-        if (this.#stopped) return;
-        this.supported = true;
-        this.loaded = true;
-        this.documents = new Map((result.documents ?? []).map((/** @type {DocumentSummary} */ d) => [d.id, d]));
-        emit(this, 'change', { change: 'reset' });
-      })
-      .catch((/** @type {PanesError} */ error) => {
-        if (error.code === 'unknown_type') {
-          this.supported = false;
-          emit(this, 'unsupported', error);
-        }
-      });
-  }
-
-  /** Documents by title (as the server lists them), so the list stays put while people type; ties by id. */
-  sorted() {
-    return [...this.documents.values()].sort(
-      (a, b) => a.title.localeCompare(b.title, undefined, { sensitivity: 'base' }) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    );
-  }
-
-  stop() {
-    this.#stopped = true;
-    for (const off of this.#offs.splice(0)) off();
-    if (this.#client.connected) this.#client.request('unobserveDocuments', {}, { queue: false }).catch(() => {});
-  }
-}
 
 /** Makes op-id prefixes unique per page load, so a reloaded page never reuses an op id. */
 const loadNonce = Math.floor(Math.random() * 36 ** 6).toString(36);
