@@ -283,13 +283,11 @@ describe('a destroyed session', { timeout: 20_000 }, () => {
     assert.ok(!list.sessions.some((s) => s.persistentIdentifier === session.persistentIdentifier));
   });
 
-  // Issue 13, item 8: the server must send the reply to destroying one's own session before
-  // the close frame. Today's server (main at f25c7b9) closes first: these fail, and are marked
-  // `todo` until the server's fix lands (then remove the mark). The client is ready for either
-  // order: the next test shows it failing clearly instead of waiting for ever.
-  const SERVER_FIX_PENDING = 'issue 13 item 8: the server sends close 4001 before the reply';
+  // Issue 13, item 8: the server sends the reply to destroying one's own session before the
+  // close frame (it closed first, with no reply, before main's 2d71275). The client is ready
+  // for either order: the next test shows it failing clearly instead of waiting for ever.
   for (const round of [1, 2, 3]) {
-    test(`destroying its own session resolves with the reply, then the client ends (round ${round})`, { todo: SERVER_FIX_PENDING }, async () => {
+    test(`destroying its own session resolves with the reply, then the client ends (round ${round})`, async () => {
       const client = clientOf(server, { workspace: freshWorkspace() });
       const { session } = await client.start();
       const destroyed = next(client, 'destroyed');

@@ -77,7 +77,9 @@ describe('the package', { timeout: 120_000 }, () => {
     });
   }
 
-  test("with Node's own WebSocket (no `ws`), and with only the entry point importable", async () => {
+  test("with Node's own WebSocket (no `ws`), and with only the entry point importable", async (t) => {
+    const probe = await run('node', ['--experimental-websocket', '-e', 'process.stdout.write(typeof WebSocket)']).catch(() => ({ stdout: '' }));
+    if (probe.stdout !== 'function') return t.skip(`this Node (${process.version}) has no WebSocket of its own`);
     const dir = await project(tarball);
     copyFileSync(join(dir, 'node_modules/panes-client/examples/socket-test.mjs'), join(dir, 'socket-test.mjs'));
     const bare = { ...process.env, NODE_PATH: '' };
