@@ -24,6 +24,8 @@ let package = Package(
                        providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
 
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
@@ -31,8 +33,12 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // JSON text <-> JSONValue, through jansson. The only importer of CJansson.
         .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson"], swiftSettings: swiftSettings),
+        // Hashes, constant-time comparison and JWT verification. The only importer of COpenSSL and CJWT.
+        .target(name: "PanesSecurity", dependencies: ["PanesCore", "PanesJSON", "COpenSSL", "CJWT"],
+                swiftSettings: swiftSettings),
         // SQLite persistence. The only importer of CSQLite.
-        .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CSQLite"],
+                swiftSettings: swiftSettings),
         // WebSocket + HTTP server and client over libwebsockets. The only importer of CLibWebSockets.
         .target(name: "PanesTransport", dependencies: ["CLibWebSockets"], swiftSettings: swiftSettings),
         // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
@@ -42,6 +48,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
                           dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
+                                         "PanesSecurity",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
@@ -52,11 +59,21 @@ let package = Package(
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
                           linkerSettings: [.linkedLibrary("websockets")]),
 
+        // Test-only: makes keys with the `openssl` command and signs tokens with libjwt, for the
+        // security and end-to-end tests. Never linked into `panes`.
+        .target(name: "PanesSecurityTestSupport", dependencies: ["PanesCore", "PanesJSON", "CJWT"],
+                path: "Tests/PanesSecurityTestSupport", swiftSettings: swiftSettings),
+
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore", "PanesSecurity"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PanesSecurityTests",
+                    dependencies: ["PanesSecurity", "PanesSecurityTestSupport", "PanesCore", "PanesJSON"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
-                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport"],
+                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
+                                   "PanesSecurityTestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -37,17 +37,21 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Loads the stored state, starts listening and the store thread. Call `run()` next, on
     /// the thread that should serve.
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
-                store: any Store, authenticator: Authenticator, serverVersion: String, logger: Logger) throws {
+                store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
+                logger: Logger) throws {
         self.logger = logger
         self.settings = configuration.settings
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
-                  authenticator: authenticator, stored: stored, preferenceDefaults: configuration.preferenceDefaults,
+                  authenticator: authenticator, secretHasher: secretHasher, stored: stored,
+                  preferenceDefaults: configuration.preferenceDefaults,
+                  managedPreferences: configuration.managedPreferences,
                   serverVersion: serverVersion, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
+                             checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
@@ -179,9 +183,16 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let event: HubEvent
-        switch JSONCodec.decode(message) {
-        case .success(let json): event = .received(ConnectionID(connection), json)
-        case .failure(let error): event = .unreadable(ConnectionID(connection), reason: error.description)
+        let id = ConnectionID(connection)
+        switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
+        case .success(let json):
+            event = .received(id, json)
+        case .failure(let error) where error.kind == .tooDeep:
+            event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
+        case .failure(let error) where error.kind == .numberOutOfRange:
+            event = .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
+        case .failure(let error):
+            event = .unreadable(id, reason: error.description)
         }
         perform(hub.handle(event))
     }

@@ -7,6 +7,10 @@
 //
 // Reads (`load`) wait in the same queue as writes, so a read runs after every write
 // submitted before it and sees it; its result goes back through `onLoaded` the same way.
+//
+// Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
+// every `checkpointIntervalMs` and once when the thread stops: the connection is this
+// thread's alone.
 import Foundation
 import Logging
 import PanesCore
@@ -30,6 +34,7 @@ final class StoreWorker: @unchecked Sendable {
     private let onApplied: @Sendable (StoreReport) -> Void
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
+    private let checkpointInterval: TimeInterval
 
     private enum Work {
         /// `sequence` is the persist's number for the durability barrier; nil for commits and
@@ -43,13 +48,15 @@ final class StoreWorker: @unchecked Sendable {
     private(set) var commits = 0
     private(set) var committedWrites = 0
 
-    init(store: any Store, logger: Logger, onApplied: @escaping @Sendable (StoreReport) -> Void,
+    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000,
+         onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void) {
         self.store = store
         self.logger = logger
         self.onApplied = onApplied
         self.onFailure = onFailure
         self.onLoaded = onLoaded
+        self.checkpointInterval = Double(checkpointIntervalMs) / 1000
     }
 
     func start() {
@@ -91,14 +98,19 @@ final class StoreWorker: @unchecked Sendable {
     }
 
     private func loop() {
+        var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping { condition.wait() }
+            while pending.isEmpty && !stopping && Date() < nextCheckpoint { _ = condition.wait(until: nextCheckpoint) }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             let done = stopping && batch.isEmpty
             condition.unlock()
             if done { break }
+            if Date() >= nextCheckpoint {
+                checkpoint()
+                nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
+            }
 
             // Consecutive writes commit as one transaction; a read ends the run first, so it
             // sees every write submitted before it and none after.
@@ -137,7 +149,18 @@ final class StoreWorker: @unchecked Sendable {
             }
             if failed || !flush() { break }
         }
+        checkpoint()
         finished.signal()
+    }
+
+    /// A failed checkpoint loses nothing (the log still holds every commit); it is logged and
+    /// tried again at the next interval.
+    private func checkpoint() {
+        do {
+            try store.checkpoint()
+        } catch {
+            logger.warning("store checkpoint failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Tries a few times (a busy disk, a transient lock), then gives up: the runtime treats a

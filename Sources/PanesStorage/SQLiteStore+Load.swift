@@ -86,7 +86,7 @@ extension SQLiteStore {
             }
         }
         return SceneSession(
-            id: SessionID(id), secret: row.text(at: 3) ?? "",
+            id: SessionID(id), secretHash: row.text(at: 3) ?? "",
             owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
             role: role, configuration: row.text(at: 5) ?? "", title: row.text(at: 6) ?? "",
             snapshot: decode(row.text(at: 7), record: record, field: "snapshot", issues: &issues),
@@ -128,7 +128,7 @@ extension SQLiteStore {
 
     private enum SQL {
         static let sessions = """
-            SELECT id, workspace, user, secret, role, configuration, title, snapshot, user_info,
+            SELECT id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
                    restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since
             FROM sessions ORDER BY id
             """

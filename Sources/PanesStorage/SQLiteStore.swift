@@ -34,16 +34,30 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         // Before anything is written: switching to WAL already changes the file header.
         try Migrations.refuseNewer(connection)
         try connection.enableWriteAheadLog()
+        let before = try Migrations.version(of: connection)
         try Migrations.migrate(connection)
+        // A migration may rewrite sensitive columns (migration 4 hashes plain secrets): their
+        // old values must not wait in the log for the next periodic checkpoint.
+        if before < Migrations.latest { try connection.checkpointTruncatingLog() }
     }
 
     init(readOnly connection: SQLiteConnection) {
         self.connection = connection
     }
 
-    /// Closes the database now rather than when the store is released. Later calls fail.
+    /// Checkpoints (waiting for readers, unlike `checkpoint()`) and closes the database now
+    /// rather than when the store is released. Later calls fail.
     public func close() {
+        if !isReadOnly { _ = try? connection.checkpointTruncatingLog(wait: true) }
         connection.close()
+    }
+
+    /// Folds the write-ahead log into the database file and truncates the log to zero bytes:
+    /// with `secure_delete` on, deleted rows are then gone from both files. Does not wait for
+    /// a reader in the way (an inspector): the next checkpoint tries again.
+    public func checkpoint() throws {
+        guard !isReadOnly else { return }
+        try connection.checkpointTruncatingLog(wait: false)
     }
 
     /// Applies every write in one transaction: when this returns all of them are on disk (but
@@ -103,7 +117,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .putSession(let session):
             try connection.run(SQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
-                .text(session.secret), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),
@@ -165,12 +179,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     private enum SQL {
         static let upsertSession = """
-            INSERT INTO sessions (id, workspace, user, secret, role, configuration, title, snapshot, user_info,
+            INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
                                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
                                   live_since)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT (id) DO UPDATE SET
-                workspace = excluded.workspace, user = excluded.user, secret = excluded.secret,
+                workspace = excluded.workspace, user = excluded.user, secret_hash = excluded.secret_hash,
                 role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                 snapshot = excluded.snapshot, user_info = excluded.user_info,
                 restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,

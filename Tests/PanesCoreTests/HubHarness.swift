@@ -33,10 +33,12 @@ struct HubHarness {
     private(set) var pendingCommits: [Commit] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore()) {
+         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
+         managedPreferences: ManagedPreferences = ManagedPreferences()) {
         let clock = clock
         self.store = store
-        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator, stored: stored,
+        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
+                  secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
                   serverVersion: "test", now: { clock.now }, ids: .sequential())
     }
 
@@ -150,6 +152,12 @@ struct HubHarness {
 }
 
 import Testing
+
+extension SecretHasher {
+    /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
+    /// tested in PanesSecurityTests.
+    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 })
+}
 
 extension Array where Element == Effect {
     /// Messages (replies and events) sent to one connection, in order, as JSON.

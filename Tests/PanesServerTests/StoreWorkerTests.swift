@@ -12,8 +12,17 @@ import Testing
         let inner = MemoryStore()
         var failures: Int
         var applied: [[StoreWrite]] = []
+        /// Signalled at every checkpoint, with what had been applied by then.
+        let checkpoints = Mutex<[Int]>([])
+        let checkpointed = DispatchSemaphore(value: 0)
 
         init(failures: Int) { self.failures = failures }
+
+        func checkpoint() throws {
+            let count = applied.count
+            checkpoints.withLock { $0.append(count) }
+            checkpointed.signal()
+        }
 
         func loadState() throws -> StoredState { try inner.loadState() }
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
@@ -50,7 +59,7 @@ import Testing
     }
 
     static func session(_ number: Int) -> StoreCommand {
-        .putSession(SceneSession(id: SessionID("s\(number)"), secret: "x", owner: OwnerKey(workspace: "w", user: "u"),
+        .putSession(SceneSession(id: SessionID("s\(number)"), secretHash: "x", owner: OwnerKey(workspace: "w", user: "u"),
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
     }
 
@@ -111,5 +120,20 @@ import Testing
         #expect(reports.durable.withLock { $0 }.isEmpty, "never durable, so never acknowledged")
         #expect(reports.failures.withLock { $0 }.count == 1)
         #expect(store.applied.isEmpty)
+    }
+
+    @Test func theStoreIsCheckpointedEveryIntervalAndOnceMoreWhenTheThreadStops() {
+        let store = FlakyStore(failures: 0)
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"), checkpointIntervalMs: 1_000,
+                                 onApplied: { _ in }, onFailure: { _ in }, onLoaded: { _ in })
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        // With nothing else to do, the thread wakes for the checkpoint on its own.
+        #expect(store.checkpointed.wait(timeout: .now() + 30) == .success)
+        worker.submit(.persist([Self.session(2)]), sequence: 2)
+        worker.stop()
+        let checkpoints = store.checkpoints.withLock { $0 }
+        #expect(checkpoints.first == 1, "the periodic checkpoint came after the first commit")
+        #expect(checkpoints.last == 2, "the last checkpoint came after the last commit, at stop")
     }
 }

@@ -25,6 +25,6 @@ require_swift() {
 
 # What building and running the server needs.
 server_dependencies() {
-  apt_install libwebsockets-dev libjansson-dev libsqlite3-dev pkg-config curl
+  apt_install libwebsockets-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev pkg-config curl
   require_swift
 }

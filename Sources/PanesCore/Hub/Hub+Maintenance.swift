@@ -1,11 +1,12 @@
 import Logging
 
-/// The passing of time: connect timeouts, unanswered liveness probes, expired tickets, idle
-/// sessions; and draining on SIGTERM.
+/// The passing of time: connect timeouts, unanswered liveness probes, expired tickets and
+/// tokens, idle sessions; and draining on SIGTERM.
 extension Hub {
     /// Runs whatever is due; everything else waits for `nextDeadline`.
     mutating func tick() {
         let now = now()
+        expireTokens(now: now)
         for id in awaitingConnect.popExpired(now: now) {
             if case .awaitingConnect? = connections[id]?.phase {
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")
@@ -49,7 +50,8 @@ extension Hub {
     /// runtime sleeps until then instead of waking on a fixed tick.
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
-         idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline]
+         idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
+         tokenExpiries.nextDeadline]
             .compactMap { $0 }.min()
     }
 

@@ -17,6 +17,8 @@ public struct Hub {
     public let settings: Settings
     public let configurations: [SceneConfiguration]
     public let authenticator: Authenticator
+    /// How session secrets are hashed and compared; only hashes are kept.
+    public let secretHasher: SecretHasher
     public let serverVersion: String
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
@@ -43,6 +45,8 @@ public struct Hub {
     var ticketDeadlines = DeadlineQueue<String>()
     /// Sessions without a live scene, by when they become idle enough to discard.
     var idleDeadlines = DeadlineQueue<SessionID>()
+    /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
+    var tokenExpiries = DeadlineQueue<SceneID>()
     var appStates: [OwnerKey: ActivationState] = [:]
     var preferences: PreferenceState
     var drags = DragState()
@@ -58,20 +62,21 @@ public struct Hub {
     var effects: [Effect] = []
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-                authenticator: Authenticator = .open(), stored: StoredState = StoredState(),
-                preferenceDefaults: PreferenceDefaults = .standard,
+                authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
+                preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
                 serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
         self.configurations = configurations
         self.authenticator = authenticator
+        self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.logger = logger
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
-        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults)
+        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()
         for session in stored.sessions {

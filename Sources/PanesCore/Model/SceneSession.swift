@@ -3,8 +3,10 @@
 public struct SceneSession: Sendable, Equatable {
     /// `persistentIdentifier`.
     public let id: SessionID
-    /// Required with the identifier to resume; the identifier alone is not a credential.
-    public var secret: String
+    /// The hash (`SecretHasher`) of the secret that, with the identifier, resumes the session;
+    /// the identifier alone is not a credential. The secret itself is never stored, on disk or
+    /// in memory: it is handed to the client once, in the `connect` reply.
+    public var secretHash: String
     public let owner: OwnerKey
     public var role: SceneConfiguration.SessionRole
     public var configuration: String
@@ -24,12 +26,12 @@ public struct SceneSession: Sendable, Equatable {
     /// so it is not swept as idle.
     public var liveSince: Millis?
 
-    public init(id: SessionID, secret: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
+    public init(id: SessionID, secretHash: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
                 createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil) {
         self.id = id
-        self.secret = secret
+        self.secretHash = secretHash
         self.owner = owner
         self.role = role
         self.configuration = configuration
@@ -44,12 +46,14 @@ public struct SceneSession: Sendable, Equatable {
     }
 
     /// The session as a scene sees it on connect. The secret is included only there: it is how
-    /// the client resumes later, and it is never listed.
-    /// - Parameter handBack: whether the restoration activity is handed back (not stale).
-    public func json(includeSecret: Bool, handBack: Bool) -> JSONValue {
+    /// the client resumes later, and it is never listed. Its hash is never included.
+    /// - Parameters:
+    ///   - secret: the plain secret to hand to the client (only in a `connect` reply), or nil.
+    ///   - handBack: whether the restoration activity is handed back (not stale).
+    public func json(secret: String?, handBack: Bool) -> JSONValue {
         .object([
             "persistentIdentifier": .string(id.rawValue),
-            "secret": includeSecret ? .string(secret) : nil,
+            "secret": secret.map(JSONValue.string),
             "role": .string(role.rawValue),
             "configuration": .string(configuration),
             "title": .string(title),

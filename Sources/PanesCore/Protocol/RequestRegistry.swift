@@ -4,6 +4,7 @@ enum RequestRegistry {
         // Scenes and sessions
         ConnectRequest.self, LifecycleRequest.self, UpdateTraitsRequest.self, UpdateActivityRequest.self,
         SetUserInfoRequest.self, ListSessionsRequest.self, DestructionRequest.self, PingRequest.self,
+        RefreshTokenRequest.self,
         // Preferences
         ObserveRequest.self, UnobserveRequest.self, SetPreferenceRequest.self, RemovePreferenceRequest.self,
         // Windows, drag and drop

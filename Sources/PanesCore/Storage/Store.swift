@@ -13,11 +13,18 @@ public protocol Store: AnyObject {
     /// One document's snapshot and log, for opening it: the operations after
     /// `snapshotRevision - retention`, oldest first. Nil when there is no such document.
     func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument?
+    /// Clears what deleted data leaves behind outside the live records (SQLite: folds the
+    /// write-ahead log into the database and truncates it). The store thread calls it every
+    /// `walCheckpointIntervalMs` and once more at a clean shutdown.
+    func checkpoint() throws
     /// One preference domain as stored; nil when nothing is stored for it.
     func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences?
 }
 
 extension Store {
+    /// Stores that keep nothing beside their records have nothing to clear.
+    public func checkpoint() throws {}
+
     /// Performs a read the hub asked for; a failing read becomes a result naming the failure,
     /// so the hub can answer the requests that waited on it.
     public func perform(_ request: LoadRequest) -> LoadResult {

@@ -44,7 +44,8 @@ extension Hub {
                 throw PanesError(.unsupportedActivity, "no scene configuration accepts `\(activity.activityType)`",
                                  field: "activity.activityType")
             }
-            var made = try makeSession(owner: owner, configuration: configuration)
+            // Its secret is dropped: the ticket's connect issues the one the window gets.
+            var made = try makeSession(owner: owner, configuration: configuration).session
             made.title = activity.title ?? ""
             // What the window will show, so a second "open" of the same content finds it even
             // before the new window connects.

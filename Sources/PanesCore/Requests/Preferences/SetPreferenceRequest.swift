@@ -10,7 +10,9 @@ struct SetPreferenceRequest: Request {
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
         kind = try DomainKind.read(fields)
         keyPath = try KeyPath.read(fields)
-        value = try fields.required("value")
+        // `null` is a value like any other; only a missing `value` is missing.
+        guard let value = fields.present("value") else { throw .missing("value") }
+        self.value = value
         let size = value.encodedSize
         guard size <= settings.maxPreferenceValueBytes else {
             throw .tooLarge("value", size: size, limit: settings.maxPreferenceValueBytes, setting: "maxPreferenceValueBytes")

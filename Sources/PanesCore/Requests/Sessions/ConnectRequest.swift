@@ -49,7 +49,7 @@ public struct ConnectRequest: Request, Equatable {
         }
         credentials = .name("guest")
         if let auth = try fields.reader("auth") {
-            if let token = try auth.string("token", maxLength: 8192) {
+            if let token = try auth.token("token", settings: settings) {
                 credentials = .token(token)
             } else if let name = try auth.string("name", maxLength: 64) {
                 let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
