@@ -33,6 +33,8 @@ export const CLIENT_VERSION = 'panes-client/0.2.0';
 /** Close codes after which the client does not resume its session. */
 const CLOSE_SESSION_DESTROYED = 4001;
 const CLOSE_SESSION_TAKEN = 4002;
+/** The scene's token expired: reconnect at once with a new one (when `auth` can make one). */
+const CLOSE_TOKEN_EXPIRED = 4010;
 
 /** @type {Timers} */
 const defaultTimers = {
@@ -62,6 +64,7 @@ function socketFactory(options) {
 export class Connection {
   /** @readonly */ url;
   /** @readonly */ workspace;
+  /** @type {Record<string, any> | (() => Record<string, any> | Promise<Record<string, any>>)} */
   #auth;
   #clientName;
   #traits;
@@ -261,13 +264,46 @@ export class Connection {
     }, this.#connectTimeoutMs);
   }
 
+  /**
+   * Sends `connect` on the current socket, once `auth` is known (a function may fetch a fresh
+   * token first).
+   */
   #sendConnect() {
+    const socket = this.#socket;
+    const auth = this.#auth;
+    if (typeof auth !== 'function') {
+      this.#sendConnectWith(auth);
+      return;
+    }
+    Promise.resolve()
+      .then(() => auth())
+      .then(
+        (value) => {
+          if (this.#socket === socket) this.#sendConnectWith(value ?? {});
+        },
+        () => {
+          // The application could not provide credentials now: try again later.
+          if (this.#socket === socket) this.#abandonSocket(1000, 'no credentials', this.#nextBackoff(false));
+        },
+      );
+  }
+
+  /**
+   * A new token for later connections, after `refreshToken` replaced the scene's.
+   * @param {string} token
+   */
+  tokenRefreshed(token) {
+    if (typeof this.#auth !== 'function') this.#auth = { ...this.#auth, token };
+  }
+
+  /** @param {Record<string, any>} auth */
+  #sendConnectWith(auth) {
     const traits = this.#traits;
     const fields = {
       protocol: PROTOCOL_VERSION,
       client: this.#clientName,
       workspace: this.workspace,
-      auth: this.#auth,
+      auth,
       traits: typeof traits === 'function' ? traits() : traits,
       state: { ...this.lifecycle },
       ...this.#store.connectFields(),
@@ -399,6 +435,7 @@ export class Connection {
     if (code === CLOSE_SESSION_TAKEN) this.#store.store(null); // another connection resumed it: start anew
     if (wasConnected) this.#emit('disconnect', { code, reason });
     let delay = wait ?? this.#nextBackoff(!reached);
+    if (code === CLOSE_TOKEN_EXPIRED) delay = 0; // nothing is wrong with the server: get a new token and come back
     if (this.#goingAway) {
       delay = this.#goingAway.reconnectAfterMs + Math.round(this.random() * 250);
       this.#goingAway = null;

@@ -159,6 +159,16 @@ export class PanesClient extends EventSource {
     return this.#connection.onEveryConnection(hook);
   }
 
+  /**
+   * @param {string} token
+   * @returns {Promise<{ user: { id: string, name: string, role: string }, auth: { expiresAt: number | null } }>}
+   */
+  async refreshToken(token) {
+    const result = await this.request('refreshToken', { token });
+    this.#connection.tokenRefreshed(token);
+    return result;
+  }
+
   // MARK: Scenes and sessions
 
   /** @param {LifecycleState} state */

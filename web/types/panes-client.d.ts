@@ -50,6 +50,8 @@ export interface ConnectResult {
   scene: string;
   workspace: string;
   user: { id: string; name: string; role: string };
+  /** When the credential stops being accepted (ms), or null; `refreshToken` before then. */
+  auth?: { expiresAt: number | null };
   session: Session;
   created: boolean;
   /** The session this one was forked from (a duplicated tab); absent or null otherwise. */
@@ -313,8 +315,12 @@ export interface ClientOptions {
   url: string;
   /** Default `default`. */
   workspace?: string;
-  /** `{ name: 'Alice' }` with `--auth open`, `{ token: '…' }` with `--auth tokens`. */
-  auth?: Record<string, any>;
+  /**
+   * `{ name: 'Alice' }` with `--auth open`, `{ token: '…' }` with `--auth tokens` or `--auth jwt`;
+   * or a function that returns them (or a promise of them), called before every `connect`, so
+   * a reconnect (after close 4010, an expired token) gets a fresh token from the application.
+   */
+  auth?: Record<string, any> | (() => Record<string, any> | Promise<Record<string, any>>);
   /** Client name and version, kept in restoration metadata. */
   client?: string;
   traits?: Traits | (() => Traits);
@@ -351,6 +357,7 @@ export interface RequestOptions {
 /** Requests with typed fields and results; `request` takes any other type too. */
 export interface Requests {
   ping: [{}, { now: number }];
+  refreshToken: [{ token: string }, { user: { id: string; name: string; role: string }; auth: { expiresAt: number | null } }];
   lifecycle: [LifecycleState, { state: string }];
   updateActivity: [{ activity: Activity | null }, { savedAt: number; metadata: Record<string, any> }];
   setUserInfo: [{ userInfo: Record<string, any>; mode?: 'replace' | 'merge' }, { userInfo: Record<string, any> }];
@@ -425,6 +432,11 @@ export declare class PanesClient extends EventSource<PanesClientEvents> {
   /** Any request: resolves with its result, rejects with a `PanesError`. */
   request<T extends keyof Requests>(type: T, fields?: Requests[T][0], options?: RequestOptions): Promise<Requests[T][1]>;
   request(type: string, fields?: Record<string, any>, options?: RequestOptions): Promise<any>;
+  /**
+   * Replaces the scene's token before it expires (`auth.expiresAt`), without reconnecting; later
+   * connections use it too (unless `auth` is a function, which is asked again).
+   */
+  refreshToken(token: string): Promise<{ user: { id: string; name: string; role: string }; auth: { expiresAt: number | null } }>;
   /** Runs `hook` on every connection from now on (and now, if connected), before queued requests; returns its remover. */
   onEveryConnection(hook: (event: ConnectEvent) => void): () => void;
 

@@ -40,11 +40,15 @@ export class PanesServer {
   /**
    * @param {object} [options]
    * @param {Record<string, any>} [options.settings] the configuration file's `settings`
-   * @param {string[]} [options.args] more `panes serve` arguments
+   * @param {Record<string, string>} [options.files] files written into the data folder first (mode 0600)
+   * @param {string[] | ((data: string) => string[])} [options.args] more `panes serve` arguments
+   *   (a function gets the data folder, to name those files)
    */
   constructor(options = {}) {
     this.data = mkdtempSync(join(tmpdir(), 'panes-js-'));
-    this.args = ['serve', '--port', '0', '--data', this.data, '--log-level', 'warning', ...(options.args ?? [])];
+    for (const [name, content] of Object.entries(options.files ?? {})) writeFileSync(join(this.data, name), content, { mode: 0o600 });
+    const extra = typeof options.args === 'function' ? options.args(this.data) : options.args ?? [];
+    this.args = ['serve', '--port', '0', '--data', this.data, '--log-level', 'warning', ...extra];
     if (options.settings) {
       const file = join(this.data, 'config.json');
       writeFileSync(file, JSON.stringify({ settings: options.settings }));
