@@ -52,7 +52,7 @@ def top(data: str, sort: str, limit: int = TOP) -> list[tuple[float, str]]:
     for line in r.stdout.splitlines():
         m = re.match(r"\s+([\d.]+)%\s+(.*\S)", line)
         if m:
-            rows.append((float(m.group(1)), m.group(2)))
+            rows.append((float(m.group(1)), m.group(2).strip()))
     names = _demangle("\n".join(name for _, name in rows)).splitlines()
     return [(pct, name) for (pct, _), name in zip(rows, names)][:limit]
 

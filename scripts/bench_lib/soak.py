@@ -81,6 +81,8 @@ def run_soak(ctx, system, n: int) -> dict:
     rss = [s["rss_kb"] for s in window]
     d, w = docs_result or {}, writes_result or {}
     connected = sum(r["ready"] for r in held if r) if n else 0
+    server_s = sum(s["cores"] for s in samples) * every
+    gen_s = (d.get("cpu_typing_s") or 0) + (w.get("cpu_write_s") or 0)
     row.update({
         "connected": connected, "seconds": seconds, "sample_every_s": every, "editors": EDITORS,
         "edit_rate": EDITORS * EDIT_RATE, "pref_rate": PREF_RATE,
@@ -95,8 +97,8 @@ def run_soak(ctx, system, n: int) -> dict:
         "skipped": d.get("skipped"), "refused": (d.get("refused") or 0) + (w.get("refused") or 0),
         "lost": (d.get("lost") or 0) + (w.get("lost") or 0),
         "samples": samples,
-        "cpu": {"server_s": round(sum(s["cores"] for s in samples) * every, 3), "generator_s": None,
-                **phase.background()},
+        "cpu": {"server_s": round(server_s, 3), "generator_s": round(gen_s, 3),
+                **phase.background(server_s, gen_s)},
         "generator": {"docs": d, "writes": w},
     })
     if not alive:

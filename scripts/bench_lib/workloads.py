@@ -75,7 +75,6 @@ def run_connect(ctx, system, n: int) -> dict:
         base, cpu0 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         phase = procs.Phase()
         gens, readies = hold(ctx, system, running.port, n, workdir, name="load")
-        parts = gens
         settle()
         mem, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         phase.end()
@@ -88,7 +87,7 @@ def run_connect(ctx, system, n: int) -> dict:
     connected = sum(r["ready"] for r in got)
     gen_cpu = round(sum(r.get("cpu_connect_s", 0) for r in got), 3)
     row.update({
-        "processes": len(parts),
+        "processes": len(gens),
         "connected": connected,
         "failed": n - connected,
         "connect_seconds": max((r["connect_seconds"] for r in got), default=None),
