@@ -147,7 +147,8 @@ def idle_table(rows: list[dict]) -> str:
             continue
         idle, empty = r.get("idle") or {}, r.get("empty") or {}
         raw = by.get((r["n"], _same_loop_raw(r["system"]) or ""))
-        ratio = _ratio(idle.get("cores"), ((raw or {}).get("idle") or {}).get("cores")) if raw else ""
+        raw_cores = ((raw or {}).get("idle") or {}).get("cores")
+        ratio = "" if not raw else "raw lws: 0" if raw_cores == 0 else _ratio(idle.get("cores"), raw_cores)
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} | {_num(idle.get('cores'))} "
                      f"| {_num(idle.get('wakeups_per_sec'))} | {_num(empty.get('cores'))} · "
                      f"{_num(empty.get('wakeups_per_sec'))} | {_num(_mem(r))} | {ratio} |")

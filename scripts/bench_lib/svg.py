@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 W, H = 680, 400
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 110  # room for the axis labels and the legend below
-PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777",
+PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#78350f", "#ca8a04", "#db2777",
            "#4b5563", "#65a30d"]
 
 
@@ -38,10 +38,10 @@ def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks, t = [], start
-    while t <= hi + step * 1e-9:
-        ticks.append(round(t, 12))
+    ticks, t = [start], start
+    while t < hi - step * 1e-9:  # up to the first tick at or above `hi`
         t += step
+        ticks.append(round(t, 12))
     return ticks
 
 
