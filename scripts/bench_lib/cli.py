@@ -345,6 +345,8 @@ def main(argv) -> int:
                 for sub in os.listdir(os.path.join(out_dir, "runs")) if os.path.isdir(os.path.join(out_dir, "runs")) else []:
                     if sub.startswith(f"{w}-{s.name}-"):
                         shutil.rmtree(os.path.join(out_dir, "runs", sub, d), ignore_errors=True)
+        if s.event_loop(ctx):
+            row["event_loop"] = s.event_loop(ctx)
         runs.append(row)
         _summary(row)
     rows = _medians(runs)

@@ -114,9 +114,12 @@ def docs_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _same_loop_raw(system: str) -> Optional[str]:
-    """The raw lws server on the loop a Panes system runs on (Panes' default loop is poll today)."""
-    return {"panes": "raw", "panes-poll": "raw", "panes-libev": "raw-libev"}.get(system)
+def _same_loop_raw(row: dict, rows: list[dict]) -> Optional[dict]:
+    """For a Panes row, the raw lws row with the same N on the same event loop."""
+    if not row["system"].startswith("panes") or not row.get("event_loop"):
+        return None
+    return next((r for r in rows if r["system"].startswith("raw") and r["n"] == row["n"]
+                 and r.get("event_loop") == row["event_loop"]), None)
 
 
 def _bad(r: dict) -> bool:
@@ -140,13 +143,12 @@ def idle_table(rows: list[dict]) -> str:
     head = ("| N idle | system | connected | server CPU, cores | wake-ups/s | empty server: cores · wake-ups/s "
             "| server KiB/conn | Panes ÷ raw lws on the same loop |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    by = {(r["n"], r["system"]): r for r in rows}
     for r in rows:
         if _bad(r):
             lines.append(_failed_line(r, f"{r['n']:,}", 8))
             continue
         idle, empty = r.get("idle") or {}, r.get("empty") or {}
-        raw = by.get((r["n"], _same_loop_raw(r["system"]) or ""))
+        raw = _same_loop_raw(r, rows)
         raw_cores = ((raw or {}).get("idle") or {}).get("cores")
         ratio = "" if not raw else "raw lws: 0" if raw_cores == 0 else _ratio(idle.get("cores"), raw_cores)
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} | {_num(idle.get('cores'))} "
@@ -159,13 +161,12 @@ def cul_table(rows: list[dict]) -> str:
     head = ("| N idle | system | connected | server CPU per connect, ms: median · p90 · max | CPU until ready, "
             "median ms | latency median · max ms | idle cores | Panes ÷ raw lws on the same loop (CPU median) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    by = {(r["n"], r["system"]): r for r in rows}
     for r in rows:
         if _bad(r):
             lines.append(_failed_line(r, f"{r['n']:,}", 8))
             continue
         c, t, lat = r.get("connect_cpu_ms") or {}, r.get("connect_cpu_to_reply_ms") or {}, r.get("latency_ms") or {}
-        raw = by.get((r["n"], _same_loop_raw(r["system"]) or ""))
+        raw = _same_loop_raw(r, rows)
         ratio = _ratio(c.get("p50"), ((raw or {}).get("connect_cpu_ms") or {}).get("p50")) if raw else ""
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} "
                      f"| {_num(c.get('p50'))} · {_num(c.get('p90'))} · {_num(c.get('max'))} | {_num(t.get('p50'))} "

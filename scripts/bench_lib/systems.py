@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Optional
@@ -95,6 +96,10 @@ class System:
     def generator_args(self, ctx, workload: str, n: int) -> list[str]:
         return []
 
+    def event_loop(self, ctx) -> Optional[str]:
+        """The event loop this system runs on, for comparing like with like (None: not lws)."""
+        return None
+
 
 PANES_WORKLOADS = ("connect", "fanout", "throughput", "docs", "docsize", "idle", "connect-under-load",
                    "acklat", "prefwrite", "soak")
@@ -124,6 +129,12 @@ class Panes(System):
         self.unavailable = ctx.panes_unavailable
         if not self.unavailable and self.loop and "--event-loop" not in ctx.panes_serve_help():
             self.unavailable = "this panes has no `serve --event-loop` option"
+
+    def event_loop(self, ctx) -> Optional[str]:
+        if self.loop:
+            return self.loop
+        m = re.search(r"--event-loop[\s\S]*?default: (\w+)", ctx.panes_serve_help())
+        return m.group(1) if m else "poll"  # a server without the option has only lws's poll loop
 
     def argv(self, ctx, workdir, port):
         config = os.path.join(workdir, "panes-config.json")
@@ -166,6 +177,9 @@ class Raw(System):
     def prepare(self, ctx):
         super().prepare(ctx)
         self.unavailable = self.unavailable or ctx.tool_unavailable
+
+    def event_loop(self, ctx) -> Optional[str]:
+        return self.loop
 
     def argv(self, ctx, workdir, port):
         return [setup.binary("panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0",
