@@ -211,7 +211,8 @@ main(int argc, char **argv)
 	info.port = port;
 	info.iface = host;
 	info.protocols = protocols;
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	/* IPv4 only, as Panes: bind the address asked for, not every interface's IPv6 wildcard. */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS | LWS_SERVER_OPTION_DISABLE_IPV6;
 	if (use_libev)
 		info.options |= LWS_SERVER_OPTION_LIBEV;
 	ctx = lws_create_context(&info);
