@@ -558,7 +558,10 @@ export interface DocumentSummary {
   createdAt: number;
   modifiedAt: number;
   createdBy?: string;
+  /** The first `maxListedParticipants` scenes to have opened it. */
   participants?: Participant[];
+  /** How many scenes have it open, listed or not. */
+  participantCount?: number;
 }
 
 /** Someone else's place in an open document, in local coordinates. */
