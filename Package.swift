@@ -24,6 +24,8 @@ let package = Package(
                        providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // libev, the event loop lws runs on (through Debian's libwebsockets-evlib-ev plugin).
+        .systemLibrary(name: "CLibEV", providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]),
 
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
@@ -33,8 +35,10 @@ let package = Package(
         .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson"], swiftSettings: swiftSettings),
         // SQLite persistence. The only importer of CSQLite.
         .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "CSQLite"], swiftSettings: swiftSettings),
-        // WebSocket + HTTP server and client over libwebsockets. The only importer of CLibWebSockets.
-        .target(name: "PanesTransport", dependencies: ["CLibWebSockets"], swiftSettings: swiftSettings),
+        // WebSocket + HTTP server over libwebsockets on libev. The only importer of CLibWebSockets and CLibEV.
+        .target(name: "PanesTransport",
+                dependencies: ["CLibWebSockets", "CLibEV", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: swiftSettings),
         // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
         .target(name: "PanesServer",
                 dependencies: ["PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
@@ -52,11 +56,18 @@ let package = Package(
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
                           linkerSettings: [.linkedLibrary("websockets")]),
 
+        // Code only tests use: a WebSocket client over POSIX sockets (raw frames too), and an
+        // in-process transport harness. Never a dependency of a shipped target.
+        .target(name: "PanesTestSupport", dependencies: ["PanesTransport"], path: "Tests/PanesTestSupport",
+                swiftSettings: swiftSettings),
+
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
-                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport"],
+                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -4,18 +4,13 @@
 #define PANES_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
-#include <sys/socket.h>
 
 /// LWS_PRE is a macro: the headroom lws needs in front of every payload it writes.
 static inline size_t pws_pre(void) { return LWS_PRE; }
 
 /// Server option bits are macros built from casts that Swift does not import.
-static inline uint64_t pws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
-static inline uint64_t pws_option_http_headers_security_best_practices(void) {
-    return LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
-}
 static inline uint64_t pws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
-static inline uint64_t pws_option_explicit_vhosts(void) { return LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
+static inline uint64_t pws_option_libev(void) { return LWS_SERVER_OPTION_LIBEV; }
 
 /// A message is complete only when this is the final fragment and nothing of it is left
 /// to arrive (lws may split one frame over several RECEIVE callbacks).
@@ -25,10 +20,6 @@ static inline int pws_message_complete(struct lws *wsi) {
 
 /// lwsl_* are variadic macros; these route one preformatted line through lws's logger.
 static inline void pws_log_err(const char *line) { lwsl_err("%s\n", line); }
-static inline void pws_log_notice(const char *line) { lwsl_notice("%s\n", line); }
-
-/// CONTEXT_PORT_NO_LISTEN is a macro; a client-only context uses it.
-static inline int pws_port_no_listen(void) { return CONTEXT_PORT_NO_LISTEN; }
 
 /// A scheduled callback needs a stable C struct with room to find its owner again; Swift
 /// cannot declare C structs, so the timer and its owner pointer live together here.
@@ -42,15 +33,28 @@ static inline void pws_timer_schedule(struct lws_context *context, struct pws_ti
     lws_sul_schedule(context, 0, &timer->sul, callback, microseconds);
 }
 
-/// Recovers the timer from the list entry lws hands back (the entry is the first member).
-static inline void *pws_timer_owner(lws_sorted_usec_list_t *sul) {
-    return ((struct pws_timer *)sul)->owner;
+static inline void pws_timer_cancel(struct pws_timer *timer) { lws_sul_cancel(&timer->sul); }
+
+/// Whether the timer is waiting to fire (lws keeps it in its list until then).
+static inline int pws_timer_is_scheduled(struct pws_timer *timer) {
+    return !lws_dll2_is_detached(&timer->sul.list);
 }
 
-/// Ends a connection without a close frame, as a crashed peer would: for tests that need an
-/// abnormal disconnect.
-static inline void pws_shutdown_socket(struct lws *wsi) {
-    shutdown(lws_get_socket_fd(wsi), SHUT_RDWR);
+/// Recovers the timer from the list entry lws hands back (the entry is the first member).
+static inline struct pws_timer *pws_timer_from(lws_sorted_usec_list_t *sul) {
+    return (struct pws_timer *)sul;
+}
+
+/// lws_rx_flow_control's flag word is built from enum values Swift imports as a distinct type.
+static inline int pws_rx_flow(struct lws *wsi, int enable) {
+    return lws_rx_flow_control(wsi, (enable ? LWS_RXFLOW_REASON_APPLIES_ENABLE : LWS_RXFLOW_REASON_APPLIES_DISABLE)
+                                        | LWS_RXFLOW_REASON_USER_BOOL);
+}
+
+/// Drops a connection that cannot be closed politely (its peer reads nothing, so a close frame
+/// never gets out): lws closes the socket after `seconds`. LWS_TO_KILL_ASYNC is a macro.
+static inline void pws_close_within(struct lws *wsi, int seconds) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, seconds > 0 ? seconds : LWS_TO_KILL_ASYNC);
 }
 
 #endif

@@ -27,13 +27,18 @@ struct Serve: ParsableCommand {
     var auth = AuthMode.open
     @Option(help: "Tokens file (JSON) for --auth tokens.") var tokens: String?
     @Option(help: "Folder served at / (the browser client).") var web: String?
-    @Option(name: .customLong("allow-origin"), help: "A browser origin allowed besides the server's own (repeatable).")
-    var allowOrigins: [String] = []
+    @Option(name: [.customLong("allowed-origin"), .customLong("allow-origin")],
+            help: "A browser origin (scheme://host[:port]) allowed besides the server's own (repeatable).")
+    var allowedOrigins: [String] = []
+    @Option(help: "Where browsers reach the server, e.g. https://panes.example.com (default: http://HOST:PORT).")
+    var publicURL: String?
     @Flag(help: "Offer permessage-deflate (costs memory and CPU per connection).") var deflate = false
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(help: "Event loop: libev (epoll) or poll (lws's own; for comparison).") var eventLoop = EventLoop.libev
+    @Option(help: "Log level.") var logLevel = Logger.Level.info
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        try checkTransportOptions()
+        let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -60,16 +65,7 @@ struct Serve: ParsableCommand {
             backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .full ? .full : .normal)
         }
 
-        let webRoot = web ?? defaultWebRoot()
-        let settings = configuration.settings
-        let origins: OriginPolicy = (allowOrigins + configuration.allowedOrigins).isEmpty
-            ? .sameOrigin : .allowList(allowOrigins + configuration.allowedOrigins)
-        let transport = TransportConfiguration(
-            host: host, port: port,
-            webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-            maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
-            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
-            origins: origins, deflate: deflate, idlePingMilliseconds: settings.idlePingMs)
+        let transport = try transportConfiguration(configuration, logger: logger)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, serverVersion: Panes.version, logger: logger)
@@ -79,13 +75,6 @@ struct Serve: ParsableCommand {
         let code = runtime.run()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])
         if code != 0 { throw ExitCode(code) }
-    }
-
-    /// `web/` next to the working directory, or next to the executable's package, if present.
-    private func defaultWebRoot() -> String? {
-        let candidates = ["web", URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("../../../web").standardizedFileURL.path]
-        return candidates.first { FileManager.default.fileExists(atPath: "\($0)/index.html") }
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// The real `panes` binary on an ephemeral port, with its own data folder.
@@ -65,7 +65,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func client(origin: String? = nil) throws -> TestClient {
-        try TestClient(WebSocketClient(host: "127.0.0.1", port: port, origin: origin))
+        try TestClient(WebSocketClient(port: port, options: .init(origin: origin)))
     }
 
     func kill(_ signal: Int32 = SIGKILL) {
