@@ -29,4 +29,42 @@ static inline const char *pev_backend_name(void *loop) {
     }
 }
 
+/// A one-shot timer on the loop that calls `fire(owner)`. Panes schedules its own timers here
+/// rather than with lws_sul: lws 4.1's libev plugin re-arms its single timer with
+/// ev_timer_set on a running watcher, which libev ignores, so a lws_sul due sooner than the
+/// one already armed fires only when that later one does.
+struct pev_timer {
+    ev_timer watcher;
+    void (*fire)(void *owner);
+    void *owner;
+};
+
+static void pev_timer_fired(struct ev_loop *loop, ev_timer *watcher, int revents) {
+    (void)loop; (void)revents;
+    struct pev_timer *timer = (struct pev_timer *)watcher;
+    timer->fire(timer->owner);
+}
+
+static inline void pev_timer_init(struct pev_timer *timer, void (*fire)(void *owner), void *owner) {
+    ev_timer_init(&timer->watcher, pev_timer_fired, 0., 0.);
+    timer->fire = fire;
+    timer->owner = owner;
+}
+
+/// (Re)schedules the timer `seconds` from now, measured from the current time rather than
+/// the loop's cached one, so it never fires early by however long this turn has run.
+static inline void pev_timer_schedule(void *loop, struct pev_timer *timer, double seconds) {
+    struct ev_loop *ev = (struct ev_loop *)loop;
+    ev_timer_stop(ev, &timer->watcher);
+    ev_now_update(ev);
+    ev_timer_set(&timer->watcher, seconds, 0.);
+    ev_timer_start(ev, &timer->watcher);
+}
+
+static inline void pev_timer_cancel(void *loop, struct pev_timer *timer) {
+    ev_timer_stop((struct ev_loop *)loop, &timer->watcher);
+}
+
+static inline int pev_timer_is_scheduled(struct pev_timer *timer) { return ev_is_active(&timer->watcher); }
+
 #endif

@@ -4,6 +4,7 @@
 #define PANES_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#include <string.h>
 
 /// LWS_PRE is a macro: the headroom lws needs in front of every payload it writes.
 static inline size_t pws_pre(void) { return LWS_PRE; }
@@ -25,12 +26,23 @@ static inline void pws_log_err(const char *line) { lwsl_err("%s\n", line); }
 /// cannot declare C structs, so the timer and its owner pointer live together here.
 struct pws_timer {
     lws_sorted_usec_list_t sul;
+    void (*fire)(void *owner);
     void *owner;
 };
 
-static inline void pws_timer_schedule(struct lws_context *context, struct pws_timer *timer,
-                                      sul_cb_t callback, int64_t microseconds) {
-    lws_sul_schedule(context, 0, &timer->sul, callback, microseconds);
+static void pws_timer_fired(lws_sorted_usec_list_t *sul) {
+    struct pws_timer *timer = (struct pws_timer *)sul; /* the entry is the first member */
+    timer->fire(timer->owner);
+}
+
+static inline void pws_timer_init(struct pws_timer *timer, void (*fire)(void *owner), void *owner) {
+    memset(timer, 0, sizeof *timer);
+    timer->fire = fire;
+    timer->owner = owner;
+}
+
+static inline void pws_timer_schedule(struct lws_context *context, struct pws_timer *timer, int64_t microseconds) {
+    lws_sul_schedule(context, 0, &timer->sul, pws_timer_fired, microseconds);
 }
 
 static inline void pws_timer_cancel(struct pws_timer *timer) { lws_sul_cancel(&timer->sul); }
@@ -40,11 +52,6 @@ static inline int pws_timer_is_scheduled(struct pws_timer *timer) {
     return !lws_dll2_is_detached(&timer->sul.list);
 }
 
-/// Recovers the timer from the list entry lws hands back (the entry is the first member).
-static inline struct pws_timer *pws_timer_from(lws_sorted_usec_list_t *sul) {
-    return (struct pws_timer *)sul;
-}
-
 /// lws_rx_flow_control's flag word is built from enum values Swift imports as a distinct type.
 static inline int pws_rx_flow(struct lws *wsi, int enable) {
     return lws_rx_flow_control(wsi, (enable ? LWS_RXFLOW_REASON_APPLIES_ENABLE : LWS_RXFLOW_REASON_APPLIES_DISABLE)
@@ -52,9 +59,10 @@ static inline int pws_rx_flow(struct lws *wsi, int enable) {
 }
 
 /// Drops a connection that cannot be closed politely (its peer reads nothing, so a close frame
-/// never gets out): lws closes the socket after `seconds`. LWS_TO_KILL_ASYNC is a macro.
-static inline void pws_close_within(struct lws *wsi, int seconds) {
-    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, seconds > 0 ? seconds : LWS_TO_KILL_ASYNC);
+/// never gets out), at once. Only from outside that connection's own callbacks (a timer).
+/// LWS_TO_KILL_SYNC is a macro.
+static inline void pws_drop_now(struct lws *wsi) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
 }
 
 #endif

@@ -16,7 +16,7 @@ extension WebSocketServer {
         for connection in expired.stuck {
             configuration.logger.notice("dropping a connection whose close never completed",
                                         metadata: ["connection": "\(connection.id)"])
-            pws_close_within(connection.wsi, 0)
+            pws_drop_now(connection.wsi)
         }
         armIdleTimer()
     }

@@ -33,9 +33,9 @@ public final class WebSocketServer: @unchecked Sendable {
     private let inbox = Inbox()
     private let stopRequested = Atomic<Bool>(false)
     /// The idle detector's one timer, set for its earliest deadline.
-    private var idleTimer: UnsafeMutablePointer<pws_timer>?
+    private var idleTimer: LoopTimer?
     /// The delegate's one wake-up timer (`wake(atMonotonicMilliseconds:)`).
-    private var wakeTimer: UnsafeMutablePointer<pws_timer>?
+    private var wakeTimer: LoopTimer?
     /// C strings and structs lws keeps pointers to for the context's whole life.
     private var retained: [UnsafeMutableRawPointer] = []
 
@@ -45,10 +45,10 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     deinit {
+        idleTimer?.invalidate()
+        wakeTimer?.invalidate()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
-        idleTimer?.deallocate()
-        wakeTimer?.deallocate()
         for pointer in retained { free(pointer) }
     }
 
@@ -131,8 +131,8 @@ public final class WebSocketServer: @unchecked Sendable {
         if let eventLoop {
             configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])
         }
-        idleTimer = makeTimer()
-        wakeTimer = makeTimer()
+        idleTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in expireIdle() }
+        wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in delegate?.serverDidWake() }
     }
 
     /// Runs the service loop on the calling thread until `stop()`.
@@ -172,14 +172,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Calls `serverDidWake()` once, at `deadline` (or at once if it has passed), replacing any
     /// wake-up asked for before. The server does nothing between deadlines: there is no tick.
     public func wake(atMonotonicMilliseconds deadline: UInt64) {
-        guard let context, let wakeTimer else { return }
         let now = Self.monotonicMilliseconds()
-        let delay = deadline > now ? Int64(deadline - now) * 1000 : 0
-        pws_timer_schedule(context, wakeTimer, { sul in
-            guard let sul else { return }
-            let server = Unmanaged<WebSocketServer>.fromOpaque(pws_timer_from(sul).pointee.owner).takeUnretainedValue()
-            server.delegate?.serverDidWake()
-        }, delay)
+        wakeTimer?.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
     }
 
     /// `wake(atMonotonicMilliseconds:)` that many milliseconds from now.
@@ -192,6 +186,9 @@ public final class WebSocketServer: @unchecked Sendable {
     public func send(_ frame: OutboundFrame, to id: UInt64) {
         guard let connection = connections[id], !connection.closing else { return }
         if connection.queue.count >= configuration.maxOutboundQueue {
+            configuration.logger.notice("closing a connection that reads too slowly", metadata: [
+                "connection": "\(id)", "queued": "\(connection.queue.count)", "code": "\(configuration.slowConsumerCloseCode)",
+            ])
             closeSoon(connection, code: configuration.slowConsumerCloseCode, reason: "outbound queue overflow")
             return
         }
@@ -268,24 +265,13 @@ public final class WebSocketServer: @unchecked Sendable {
         armIdleTimer()
     }
 
+    /// Sets the idle timer for the detector's earliest deadline unless it is already set:
+    /// deadlines only ever move later (hearing from a connection moves it to the back), so a
+    /// set timer is never too late, at worst early, and then `expireIdle` sets it again.
     func armIdleTimer() {
-        guard let context, let idleTimer, pws_timer_is_scheduled(idleTimer) == 0, let deadline = idle.nextDeadline else {
-            return
-        }
+        guard let idleTimer, !idleTimer.isScheduled, let deadline = idle.nextDeadline else { return }
         let now = Self.monotonicMilliseconds()
-        let delay = deadline > now ? Int64(deadline - now) * 1000 : 0
-        pws_timer_schedule(context, idleTimer, { sul in
-            guard let sul else { return }
-            let server = Unmanaged<WebSocketServer>.fromOpaque(pws_timer_from(sul).pointee.owner).takeUnretainedValue()
-            server.expireIdle()
-        }, delay)
-    }
-
-    private func makeTimer() -> UnsafeMutablePointer<pws_timer> {
-        let timer = UnsafeMutablePointer<pws_timer>.allocate(capacity: 1)
-        timer.initialize(to: pws_timer())
-        timer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
-        return timer
+        idleTimer.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
     }
 
     private func makeMounts() -> UnsafeMutablePointer<lws_http_mount>? {

@@ -194,10 +194,11 @@ public final class WebSocketClient: @unchecked Sendable {
         return frames
     }
 
-    /// For a client that does not read in the background: reads what is there now and
-    /// parses it, for tests that let a stalled peer catch up.
-    public func readNow(timeout: Double) -> [WebSocketFrame] {
-        shared.readLoop(answersPeer: false, stopAt: Date(timeIntervalSinceNow: timeout))
+    /// For a client that does not read in the background (a stalled peer catching up): reads
+    /// until a close frame arrives, the connection ends or `timeout` seconds pass, and returns
+    /// every frame read.
+    public func readUntilClose(timeout: Double) -> [WebSocketFrame] {
+        shared.readLoop(answersPeer: false, stopAt: Date(timeIntervalSinceNow: timeout), stopAtClose: true)
         return framesUntilEnd(timeout: 0)
     }
 
@@ -311,7 +312,7 @@ private final class Shared: @unchecked Sendable {
     }
 
     /// The reader thread's loop (or, with `stopAt`, one bounded pass on the caller's thread).
-    func readLoop(answersPeer: Bool, stopAt: Date? = nil) {
+    func readLoop(answersPeer: Bool, stopAt: Date? = nil, stopAtClose: Bool = false) {
         defer {
             if stopAt == nil {
                 condition.lock()
@@ -328,6 +329,7 @@ private final class Shared: @unchecked Sendable {
                 frames.append(frame)
                 condition.broadcast()
                 condition.unlock()
+                if stopAtClose && frame.kind == .close { return }
             }
             switch readSome(until: stopAt ?? .distantFuture) {
             case .data: continue
