@@ -7,13 +7,16 @@ import Testing
 /// does not wait for it longer than `drainTimeoutMs`.
 @Suite struct TransportBackpressureTests {
     @Test func aClientThatNeverReadsIsClosedWith4008WhenItsQueueOverflows() throws {
-        let server = try ServerProcess(config: ["settings": ["maxOutboundQueue": 16, "maxUserInfoBytes": 1_048_576]],
-                                       extra: ["--store", "memory", "--log-level", "notice"])
+        // idlePingMs also bounds how long a close may take to get out; a long one keeps that
+        // from racing this test on a loaded machine.
+        let server = try ServerProcess(
+            config: ["settings": ["maxOutboundQueue": 16, "maxUserInfoBytes": 1_048_576, "idlePingMs": 600_000]],
+            extra: ["--store", "memory", "--log-level", "notice"])
         let client = try Self.stalledClient(server)
         Self.sendLargeRequests(32, over: client)
-        #expect(server.waitForLog("closing a connection that reads too slowly"))
+        #expect(server.waitForLog("closing a connection that reads too slowly", timeout: 120))
         // Catching up now: the replies that were already on their way, then the close.
-        let frames = client.readUntilClose(timeout: 30)
+        let frames = client.readUntilClose(timeout: 120)
         #expect(frames.last?.closeCode == CloseCode.slowConsumer.rawValue, "\(frames.count) frames")
         #expect(frames.last?.closeReason == "outbound queue overflow")
         #expect(frames.count < 34, "not every reply was sent: the queue was dropped")
@@ -25,7 +28,7 @@ import Testing
         let client = try Self.stalledClient(server)
         Self.sendLargeRequests(16, over: client)
         let read = #"panes_messages_in_total{type="setUserInfo"} 16"#
-        #expect(try Self.poll(30) { try server.http("/metrics").body.contains(read) }, "the server read every request")
+        #expect(try Self.poll(120) { try server.http("/metrics").body.contains(read) }, "the server read every request")
         server.kill(SIGTERM)
         let status = server.waitForExit(timeout: 60)
         #expect(status == 0, "the server exited, and cleanly")
