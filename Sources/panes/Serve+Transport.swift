@@ -10,6 +10,7 @@ public import PanesTransport
 extension Serve {
     /// Refuses option values and combinations that would otherwise be ignored or be unsafe.
     func checkTransportOptions() throws {
+        guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1") }
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be from 0 to 65535 (0 picks a free port), not \(port)")
         }
@@ -22,6 +23,9 @@ extension Serve {
         }
         if tokens != nil && auth != .tokens {
             throw ValidationError("--tokens is read only with --auth tokens (here --auth is \(auth.rawValue))")
+        }
+        if let sync, store == .memory {
+            throw ValidationError("--sync \(sync.rawValue) applies to the SQLite store only (here --store memory)")
         }
         if let web, !FileManager.default.fileExists(atPath: "\(web)/index.html") {
             throw ValidationError("--web \(web) is not a folder with an index.html")

@@ -19,8 +19,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (printed on start).") var port = 8080
     @Option(help: "Folder for the SQLite database (created if missing).") var data = "data"
     @Option(help: "Where state is kept: sqlite (durable) or memory (tests, benchmarks).") var store = StoreKind.sqlite
-    @Option(help: "SQLite synchronous mode: full survives power loss, normal survives a crashed process.")
-    var sync = Sync.full
+    @Option(help: "SQLite synchronous mode: full (default) survives power loss, normal survives a crashed process.")
+    var sync: Sync?
     @Option(help: "Configuration file (JSON): settings, scene configurations, preference defaults, origins.")
     var config: String?
     @Option(help: "open: any display name, any workspace. tokens: only tokens listed in --tokens.")
@@ -62,7 +62,7 @@ struct Serve: ParsableCommand {
             backing = MemoryStore()
         case .sqlite:
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .full ? .full : .normal)
+            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full)
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)

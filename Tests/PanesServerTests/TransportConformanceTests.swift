@@ -256,7 +256,8 @@ import Testing
     // MARK: Helpers
 
     static func start(_ loop: String = "libev", config: JSONValue? = nil) throws -> (ServerProcess, WebSocketClient) {
-        let server = try ServerProcess(config: config, extra: ["--store", "memory", "--event-loop", loop])
+        let loopOption = loop == "libev" ? [] : ["--event-loop", loop] // libev is the default
+        let server = try ServerProcess(config: config, extra: ["--store", "memory"] + loopOption)
         var options = WebSocketClient.Options()
         options.answersPeer = false
         return (server, try WebSocketClient(port: server.port, options: options))

@@ -13,6 +13,8 @@ import Testing
         (["--port=-1"], "--port must be from 0 to 65535"),
         (["--store", "disk"], "invalid for '--store <store>'"),
         (["--sync", "sometimes"], "invalid for '--sync <sync>'"),
+        (["--sync", "normal"], "--sync normal applies to the SQLite store only"),
+        (["--host", ""], "--host must name an address"),
         (["--auth", "trust-me"], "--auth"),
         (["--host", "0.0.0.0"], "--auth open lets anyone"),
         (["--host", "192.168.1.10", "--auth", "open"], "--auth tokens --tokens FILE, or --auth jwt"),
