@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // libev, the event loop lws runs on (through Debian's libwebsockets-evlib-ev plugin).
         .systemLibrary(name: "CLibEV", providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
 
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
@@ -33,8 +35,12 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // JSON text <-> JSONValue, through jansson. The only importer of CJansson.
         .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson"], swiftSettings: swiftSettings),
+        // Hashes, constant-time comparison and JWT verification. The only importer of COpenSSL and CJWT.
+        .target(name: "PanesSecurity", dependencies: ["PanesCore", "PanesJSON", "COpenSSL", "CJWT"],
+                swiftSettings: swiftSettings),
         // SQLite persistence. The only importer of CSQLite.
-        .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CSQLite"],
+                swiftSettings: swiftSettings),
         // WebSocket + HTTP server over libwebsockets on libev. The only importer of CLibWebSockets and CLibEV.
         .target(name: "PanesTransport",
                 dependencies: ["CLibWebSockets", "CLibEV", .product(name: "Logging", package: "swift-log")],
@@ -46,6 +52,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
                           dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
+                                         "PanesSecurity",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
@@ -60,14 +67,23 @@ let package = Package(
         // in-process transport harness. Never a dependency of a shipped target.
         .target(name: "PanesTestSupport", dependencies: ["PanesTransport"], path: "Tests/PanesTestSupport",
                 swiftSettings: swiftSettings),
+        // Test-only: makes keys with the `openssl` command and signs tokens with libjwt, for the
+        // security and end-to-end tests. Never linked into `panes`.
+        .target(name: "PanesSecurityTestSupport", dependencies: ["PanesCore", "PanesJSON", "CJWT"],
+                path: "Tests/PanesSecurityTestSupport", swiftSettings: swiftSettings),
 
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore", "PanesSecurity"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PanesSecurityTests",
+                    dependencies: ["PanesSecurity", "PanesSecurityTestSupport", "PanesCore", "PanesJSON"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
-                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesTestSupport"],
+                    dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
+                                   "PanesSecurityTestSupport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

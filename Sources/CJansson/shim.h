@@ -8,9 +8,10 @@
 /// json_typeof is a macro over the struct's `type` field.
 static inline json_type pjs_typeof(const json_t *json) { return json_typeof(json); }
 
-/// JSON_REAL_PRECISION(n) is a function-like macro; 17 digits round-trip every double.
+/// JSON_REAL_PRECISION(n) is a function-like macro; 17 digits round-trip every double. Keys
+/// are sorted so the same message is the same bytes in every process (logs, golden files).
 static inline size_t pjs_flags_compact_real17(void) {
-    return JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY;
+    return JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY;
 }
 
 /// The same flags, plus sorted keys and indentation, for files that people read.

@@ -7,11 +7,32 @@ public import PanesCore
 public enum JSONCodec {
     /// Why a frame is not JSON, with jansson's position for the client's benefit.
     public struct DecodeError: Error, Sendable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            /// Not JSON text.
+            case malformed
+            /// Nested deeper than allowed.
+            case tooDeep
+            /// A number JSON can write but this server cannot hold exactly (an integer outside
+            /// 64 bits, a real beyond a double).
+            case numberOutOfRange
+        }
+
+        public let kind: Kind
         public let description: String
+
+        init(_ kind: Kind = .malformed, description: String) {
+            self.kind = kind
+            self.description = description
+        }
     }
 
     /// Parses one JSON text. Duplicate keys are refused: which one wins is not defined.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
+    /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
+    ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
+        if let depth = depthOverLimit(bytes, maxDepth) {
+            return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
+        }
         var error = json_error_t()
         guard let base = bytes.baseAddress,
               let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count,
@@ -19,10 +40,36 @@ public enum JSONCodec {
         else {
             if bytes.isEmpty { return .failure(DecodeError(description: "the frame is empty")) }
             let text = withUnsafeBytes(of: &error.text) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            return .failure(DecodeError(description: "\(text) at line \(error.line), column \(error.column)"))
+            // jansson's own words for numbers it cannot hold (load.c): "too big integer",
+            // "too big negative integer", "real number overflow".
+            let outOfRange = text.hasPrefix("too big") || text.hasPrefix("real number overflow")
+            return .failure(DecodeError(outOfRange ? .numberOutOfRange : .malformed,
+                                        description: "\(text) at line \(error.line), column \(error.column)"))
         }
         defer { pjs_release(root) }
         return .success(value(of: root))
+    }
+
+    /// The depth reached, if it passes `limit`: brackets outside strings, counted in one pass.
+    private static func depthOverLimit(_ bytes: UnsafeRawBufferPointer, _ limit: Int) -> Int? {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return depth }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return nil
     }
 
     public static func decode(_ bytes: [UInt8]) -> Result<JSONValue, DecodeError> {

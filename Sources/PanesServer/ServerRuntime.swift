@@ -37,24 +37,29 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Loads the stored state, starts listening and the store thread. Call `run()` next, on
     /// the thread that should serve.
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
-                store: any Store, authenticator: Authenticator, serverVersion: String, logger: Logger) throws {
+                store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
+                logger: Logger) throws {
         self.logger = logger
         self.settings = configuration.settings
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
-                  authenticator: authenticator, stored: stored, preferenceDefaults: configuration.preferenceDefaults,
+                  authenticator: authenticator, secretHasher: secretHasher, stored: stored,
+                  preferenceDefaults: configuration.preferenceDefaults,
+                  managedPreferences: configuration.managedPreferences,
                   serverVersion: serverVersion, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
-                             onDurable: { sequence in box.runtime?.transport.post { box.runtime?.becameDurable(sequence) } },
+                             checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
+                             onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
         box.runtime = self
         transport.delegate = self
         try transport.start()
         worker.start()
+        perform(hub.start())
         logger.info("loaded", metadata: ["sessions": "\(stored.sessions.count)"])
     }
 
@@ -76,15 +81,24 @@ public final class ServerRuntime: @unchecked Sendable {
             switch effect {
             case .send(let message, let connection):
                 emit(.frame(encode(message), [connection.rawValue]))
+            case .sendNow(let message, let connection):
+                deliver(.frame(encode(message), [connection.rawValue]))
             case .broadcast(let message, let connections):
                 emit(.frame(encode(message), connections.map(\.rawValue)))
             case .persist(let commands):
                 submittedSequence += 1
-                worker.submit(commands, sequence: submittedSequence)
+                worker.submit(.persist(commands), sequence: submittedSequence)
+            case .persistQuietly(let commands):
+                worker.submit(.persist(commands), sequence: nil)
+            case .commit(let commit):
+                // Holds nothing back: the hub says nothing about a commit until its outcome.
+                worker.submit(.commit(commit), sequence: nil)
             case .close(let connection, let code, let reason):
                 emit(.close(connection.rawValue, code, reason))
             case .probe(let connection):
-                emit(.probe(connection.rawValue))
+                // A liveness probe never waits for the disk: a slow fsync must not make a live
+                // tab look dead and hand its session to a duplicate.
+                deliver(.probe(connection.rawValue))
             case .load(let request):
                 // Runs on the store thread behind every batch submitted so far; `didLoad`
                 // brings the result back here.
@@ -114,6 +128,14 @@ public final class ServerRuntime: @unchecked Sendable {
         case .probe(let connection):
             transport.ping(connection)
         }
+    }
+
+    /// A transaction is durable: releases what waited for its persists, then lets the hub
+    /// apply its commits. Runs on the service thread (posted by the store thread).
+    private func applied(_ report: StoreReport) {
+        if let durable = report.durable { becameDurable(durable) }
+        for (id, outcome) in report.outcomes { perform(hub.handle(.committed(id, outcome))) }
+        checkDrain()
     }
 
     private func becameDurable(_ sequence: UInt64) {
@@ -147,6 +169,7 @@ public final class ServerRuntime: @unchecked Sendable {
     private func checkDrain() {
         guard let deadline = drainDeadline else { return }
         let flushed = hub.drained && heldHead == held.count && durableSequence == submittedSequence
+            && hub.commitsInFlight == 0
         if (flushed && transport.connectionCount == 0) || Self.wallClock() >= deadline {
             logger.notice("drained", metadata: ["connectionsLeft": "\(transport.connectionCount)"])
             transport.stop()
@@ -161,9 +184,16 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let event: HubEvent
-        switch JSONCodec.decode(message) {
-        case .success(let json): event = .received(ConnectionID(connection), json)
-        case .failure(let error): event = .unreadable(ConnectionID(connection), reason: error.description)
+        let id = ConnectionID(connection)
+        switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
+        case .success(let json):
+            event = .received(id, json)
+        case .failure(let error) where error.kind == .tooDeep:
+            event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
+        case .failure(let error) where error.kind == .numberOutOfRange:
+            event = .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
+        case .failure(let error):
+            event = .unreadable(id, reason: error.description)
         }
         perform(hub.handle(event))
     }
@@ -209,7 +239,7 @@ extension ServerRuntime: WebSocketServerDelegate {
         text.gauge("panes_connections", "Open WebSocket connections.", [([:], transport.connectionCount)])
         let store = worker.statistics
         text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])
-        text.counter("panes_store_commands_total", "Changes committed to the store.", [([:], store.commands)])
+        text.counter("panes_store_writes_total", "Persists and channel commits applied.", [([:], store.writes)])
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
         text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
         let documents = hub.documentCounts

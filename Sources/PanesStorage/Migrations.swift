@@ -1,3 +1,5 @@
+internal import PanesSecurity
+
 /// The schema's history. Adding to the schema is appending one entry to `all`; an entry that
 /// has shipped is never edited, because databases out there already ran it.
 ///
@@ -77,6 +79,24 @@ enum Migrations {
                 PRIMARY KEY (document, revision)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 3, name: "sessions remember whether a scene was live", sql: """
+            -- Set while a scene is connected, cleared when it leaves: a session live when the server
+            -- was killed counts as active until the restart, not idle since its last write.
+            ALTER TABLE sessions ADD COLUMN live_since INTEGER;
+            """),
+        Migration(version: 4, name: "session secrets stored as SHA-256 hashes") { connection in
+            try connection.execute("ALTER TABLE sessions RENAME COLUMN secret TO secret_hash")
+            var plain: [(id: String, secret: String)] = []
+            try connection.forEachRow("SELECT id, secret_hash FROM sessions") { row in
+                plain.append((row.text(at: 0) ?? "", row.text(at: 1) ?? ""))
+            }
+            // secure_delete (set on every read-write connection) overwrites the old values in
+            // their pages; the store checkpoints after migrating, so none stays in the log.
+            for (id, secret) in plain {
+                try connection.run("UPDATE sessions SET secret_hash = ?2 WHERE id = ?1",
+                                   [.text(id), .text(Digest.sha256Hex(secret))])
+            }
+        },
     ]
 
     /// The schema version this build writes and reads.

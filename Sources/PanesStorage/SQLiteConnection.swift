@@ -18,6 +18,7 @@ final class SQLiteConnection: @unchecked Sendable {
 
     let path: String
     let mode: Mode
+    let busyTimeoutMs: Int32
     private var handle: OpaquePointer?
     /// Prepared once per SQL text: the store runs the same few statements thousands of times.
     private var statements: [String: OpaquePointer] = [:]
@@ -29,6 +30,7 @@ final class SQLiteConnection: @unchecked Sendable {
     init(path: String, mode: Mode, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
         self.path = path
         self.mode = mode
+        self.busyTimeoutMs = busyTimeoutMs
         let flags = switch mode {
         case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         case .readOnly: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
@@ -47,6 +49,10 @@ final class SQLiteConnection: @unchecked Sendable {
             try execute("PRAGMA foreign_keys=ON")
             switch mode {
             case .readWrite(let synchronous):
+                try FilePermissions.makePrivate(databaseAt: path)
+                // Deleted rows are overwritten with zeros, not just unlinked: destroyed sessions
+                // and deleted documents must not stay readable in the file.
+                try execute("PRAGMA secure_delete=ON")
                 try execute("PRAGMA synchronous=\(synchronous.rawValue)")
                 // On macOS fsync leaves the data in the drive's cache; F_FULLFSYNC does not.
                 // Elsewhere this is a no-op.
@@ -74,6 +80,22 @@ final class SQLiteConnection: @unchecked Sendable {
             throw SQLiteError(.sqlite(resultCode: SQLITE_ERROR),
                               "could not switch to write-ahead logging (journal mode is \(mode ?? "unknown"))",
                               sql: "PRAGMA journal_mode=WAL", path: path)
+        }
+    }
+
+    /// Copies every page of the write-ahead log into the database and truncates the log to
+    /// zero bytes, so page images from before a deletion no longer exist anywhere. Returns
+    /// false when a reader held it back (it is tried again next time).
+    /// - Parameter wait: whether to wait up to the busy timeout for readers (an inspector) to
+    ///   finish. Periodic checkpoints do not: they run on the store thread, and commits (and so
+    ///   acknowledgements) wait behind them.
+    @discardableResult
+    func checkpointTruncatingLog(wait: Bool = true) throws(SQLiteError) -> Bool {
+        if !wait { sqlite3_busy_timeout(handle, 0) }
+        defer { if !wait { sqlite3_busy_timeout(handle, busyTimeoutMs) } }
+        return try withStatement("PRAGMA wal_checkpoint(TRUNCATE)") { statement throws(SQLiteError) in
+            // One row: busy (1 if a reader or writer blocked it), log frames, frames checkpointed.
+            try statement.step() ? statement.int64(at: 0) == 0 : false
         }
     }
 

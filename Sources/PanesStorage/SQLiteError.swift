@@ -16,6 +16,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidCommand
         /// A test asked for a failure in the middle of a batch.
         case injectedFault
+        /// The data folder or a database file cannot be made private to this user (not ours,
+        /// or its mode cannot be changed).
+        case notPrivate
     }
 
     public var reason: Reason

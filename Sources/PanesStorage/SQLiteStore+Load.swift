@@ -50,6 +50,25 @@ extension SQLiteStore {
         return (state, issues)
     }
 
+    /// One preference domain as stored; nil when nothing is stored for it.
+    public func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
+        let user = domain.user ?? ""
+        try connection.run("BEGIN")
+        defer { try? connection.run("COMMIT") }
+        guard let version = try connection.integer(SQL.domainVersion, [.text(domain.workspace), .text(user)]) else {
+            return nil
+        }
+        var stored = StoredPreferences(version: version)
+        var issues: [LoadIssue] = []
+        try connection.forEachRow(SQL.domainValues, [.text(domain.workspace), .text(user)]) { row in
+            let keyPath = row.text(at: 0) ?? ""
+            guard let value = decode(row.text(at: 1), record: "preference \(domain) \(keyPath)", field: "value",
+                                     issues: &issues) else { return }
+            stored.values[keyPath] = VersionedValue(value: value, version: row.int64(at: 2))
+        }
+        return stored
+    }
+
     private func session(from row: SQLiteStatement, issues: inout [LoadIssue]) -> SceneSession {
         let id = row.text(at: 0) ?? ""
         let record = "session \(id)"
@@ -67,14 +86,15 @@ extension SQLiteStore {
             }
         }
         return SceneSession(
-            id: SessionID(id), secret: row.text(at: 3) ?? "",
+            id: SessionID(id), secretHash: row.text(at: 3) ?? "",
             owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
             role: role, configuration: row.text(at: 5) ?? "", title: row.text(at: 6) ?? "",
             snapshot: decode(row.text(at: 7), record: record, field: "snapshot", issues: &issues),
             userInfo: userInfo,
             restoration: restoration(activity: row.text(at: 9), metadata: row.text(at: 10), record: record, issues: &issues),
             createdAt: row.int64(at: 11), lastActiveAt: row.int64(at: 12),
-            failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)))
+            failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)),
+            liveSince: row.isNull(at: 14) ? nil : row.int64(at: 14))
     }
 
     private func restoration(activity: String?, metadata: String?, record: String,
@@ -108,11 +128,13 @@ extension SQLiteStore {
 
     private enum SQL {
         static let sessions = """
-            SELECT id, workspace, user, secret, role, configuration, title, snapshot, user_info,
-                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores
+            SELECT id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
+                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since
             FROM sessions ORDER BY id
             """
         static let domains = "SELECT workspace, user, version FROM preference_domains"
+        static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"
+        static let domainValues = "SELECT key_path, value, version FROM preferences WHERE workspace = ?1 AND user = ?2"
         static let preferences = "SELECT workspace, user, key_path, value, version FROM preferences"
         static let documents = """
             SELECT id, workspace, title, kind, created_at, created_by, modified_at, revision, length

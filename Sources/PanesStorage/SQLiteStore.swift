@@ -34,34 +34,81 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         // Before anything is written: switching to WAL already changes the file header.
         try Migrations.refuseNewer(connection)
         try connection.enableWriteAheadLog()
+        let before = try Migrations.version(of: connection)
         try Migrations.migrate(connection)
+        // A migration may rewrite sensitive columns (migration 4 hashes plain secrets): their
+        // old values must not wait in the log for the next periodic checkpoint.
+        if before < Migrations.latest { try connection.checkpointTruncatingLog() }
     }
 
     init(readOnly connection: SQLiteConnection) {
         self.connection = connection
     }
 
-    /// Closes the database now rather than when the store is released. Later calls fail.
+    /// Checkpoints (waiting for readers, unlike `checkpoint()`) and closes the database now
+    /// rather than when the store is released. Later calls fail.
     public func close() {
+        if !isReadOnly { _ = try? connection.checkpointTruncatingLog(wait: true) }
         connection.close()
     }
 
-    /// Applies every command of the batch in one transaction: when this returns all of them are
-    /// on disk, and when it throws none of them is.
-    public func apply(_ batch: [StoreCommand]) throws {
+    /// Folds the write-ahead log into the database file and truncates the log to zero bytes:
+    /// with `secure_delete` on, deleted rows are then gone from both files. Does not wait for
+    /// a reader in the way (an inspector): the next checkpoint tries again.
+    public func checkpoint() throws {
+        guard !isReadOnly else { return }
+        try connection.checkpointTruncatingLog(wait: false)
+    }
+
+    /// Applies every write in one transaction: when this returns all of them are on disk (but
+    /// a commit whose channel moved on, which is left out and reported as a conflict), and when
+    /// it throws none of them is.
+    public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
         guard !isReadOnly else {
             throw SQLiteError(.readOnly, "the store was opened read-only, for inspection", path: path)
         }
-        guard !batch.isEmpty else { return }
+        guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
-        try connection.transaction {
-            for (index, command) in batch.enumerated() {
+        var index = 0
+        func write(_ commands: [StoreCommand]) throws {
+            for command in commands {
                 if index == failAfter {
                     throw SQLiteError(.injectedFault, "injected failure after \(index) commands", path: path)
                 }
-                try write(command)
+                try self.write(command)
+                index += 1
             }
+        }
+        return try connection.transaction {
+            var outcomes: [CommitID: CommitOutcome] = [:]
+            for entry in writes {
+                switch entry {
+                case .persist(let commands):
+                    try write(commands)
+                case .commit(let commit):
+                    // One process owns the file, so this holds unless something is wrong; checked
+                    // all the same, as every store checks it.
+                    guard try version(of: commit.channel) == commit.base else {
+                        outcomes[commit.id] = .conflict
+                        continue
+                    }
+                    try write(commit.commands)
+                    outcomes[commit.id] = .committed
+                }
+            }
+            return outcomes
+        }
+    }
+
+    /// A channel's current version: a domain's version (0 when none), a document's revision
+    /// (-1 when there is no such document).
+    private func version(of channel: Channel) throws -> Int64 {
+        switch channel {
+        case .preferences(let domain):
+            try connection.integer(SQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
+        case .document(let id):
+            try connection.integer(SQL.documentRevision, [.text(id.rawValue)]) ?? -1
         }
     }
 
@@ -70,11 +117,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .putSession(let session):
             try connection.run(SQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
-                .text(session.secret), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
+                session.liveSince.map { .int($0) } ?? .null,
             ])
         case .deleteSession(let id):
             try connection.run(SQL.deleteSession, [.text(id.rawValue)])
@@ -131,17 +179,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     private enum SQL {
         static let upsertSession = """
-            INSERT INTO sessions (id, workspace, user, secret, role, configuration, title, snapshot, user_info,
-                                  restoration_activity, restoration_meta, created_at, last_active_at, failed_restores)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
+                                  restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
+                                  live_since)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT (id) DO UPDATE SET
-                workspace = excluded.workspace, user = excluded.user, secret = excluded.secret,
+                workspace = excluded.workspace, user = excluded.user, secret_hash = excluded.secret_hash,
                 role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                 snapshot = excluded.snapshot, user_info = excluded.user_info,
                 restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
                 created_at = excluded.created_at, last_active_at = excluded.last_active_at,
-                failed_restores = excluded.failed_restores
+                failed_restores = excluded.failed_restores, live_since = excluded.live_since
             """
+        static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"
+        static let documentRevision = "SELECT revision FROM documents WHERE id = ?1"
         static let deleteSession = "DELETE FROM sessions WHERE id = ?1"
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user, version) VALUES (?1, ?2, ?3)

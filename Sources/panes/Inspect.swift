@@ -27,7 +27,7 @@ struct InspectionReport {
     var json: JSONValue {
         [
             "sessions": .array(state.sessions.map { session in
-                var object = session.json(includeSecret: false, handBack: true).objectValue ?? [:]
+                var object = session.json(secret: nil, handBack: true).objectValue ?? [:]
                 object["workspace"] = .string(session.owner.workspace)
                 object["user"] = .string(session.owner.user)
                 object["failedRestores"] = JSONValue(session.failedRestores)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PanesCore
 import PanesJSON
+import PanesSecurity
 import PanesServer
 import PanesStorage
 import PanesTransport
@@ -12,7 +13,7 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the server.")
 
     enum StoreKind: String, ExpressibleByArgument { case sqlite, memory }
-    enum AuthMode: String, ExpressibleByArgument { case open, tokens }
+    enum AuthMode: String, ExpressibleByArgument { case open, tokens, jwt }
     enum Sync: String, ExpressibleByArgument { case full, normal }
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
@@ -23,9 +24,11 @@ struct Serve: ParsableCommand {
     var sync: Sync?
     @Option(help: "Configuration file (JSON): settings, scene configurations, preference defaults, origins.")
     var config: String?
-    @Option(help: "open: any display name, any workspace. tokens: only tokens listed in --tokens.")
+    @Option(help: "open: any display name, any workspace. tokens: only tokens listed in --tokens. jwt: tokens your app signs, checked with the keys in --jwt-keys.")
     var auth = AuthMode.open
     @Option(help: "Tokens file (JSON) for --auth tokens.") var tokens: String?
+    @Option(help: "Key file (JSON) for --auth jwt: issuer, audience and keys (HS256 secrets, RS256/ES256 public keys), each with a kid.")
+    var jwtKeys: String?
     @Option(help: "Folder served at / (the browser client).") var web: String?
     @Option(name: [.customLong("allowed-origin"), .customLong("allow-origin")],
             help: "A browser origin (scheme://host[:port]) allowed besides the server's own (repeatable).")
@@ -48,27 +51,27 @@ struct Serve: ParsableCommand {
 
         var configuration = ServerConfiguration()
         if let config { configuration = try ServerConfiguration(json: readJSON(config, what: "configuration")) }
-        let authenticator: Authenticator
-        switch auth {
-        case .open: authenticator = .open()
-        case .tokens:
-            guard let tokens else { throw ValidationError("--auth tokens needs --tokens FILE") }
-            authenticator = try Authenticator.tokens(json: readJSON(tokens, what: "tokens"))
-        }
+        let authenticator = try makeAuthenticator(settings: configuration.settings, logger: logger)
 
         let backing: any Store
         switch store {
         case .memory:
             backing = MemoryStore()
         case .sqlite:
-            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            // Everything the server creates (database, log, shared-memory index) is for this user only.
+            umask(0o077)
+            if case .tightened(let mode) = try DataFolder.prepare(data) {
+                logger.notice("the data folder was readable by others; made it private (0700)",
+                              metadata: ["folder": "\(data)", "previousMode": "\(String(mode, radix: 8))"])
+            }
             backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full)
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
-                                        authenticator: authenticator, serverVersion: Panes.version, logger: logger)
+                                        authenticator: authenticator, secretHasher: .sha256,
+                                        serverVersion: Panes.version, logger: logger)
         // Scripts and tests wait for this exact line to learn the port.
         let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.rawValue)\(store == .sqlite ? " in \(data)" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
@@ -76,6 +79,43 @@ struct Serve: ParsableCommand {
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])
         if code != 0 { throw ExitCode(code) }
     }
+
+    /// The authenticator `--auth` asks for, from its file.
+    private func makeAuthenticator(settings: Settings, logger: Logger) throws -> Authenticator {
+        if jwtKeys != nil && auth != .jwt {
+            throw ValidationError("--jwt-keys is only used with --auth jwt (this server would ignore it: --auth \(auth.rawValue))")
+        }
+        switch auth {
+        case .open:
+            return .open()
+        case .tokens:
+            guard let tokens else { throw ValidationError("--auth tokens needs --tokens FILE") }
+            return try Authenticator.tokens(json: readJSON(tokens, what: "tokens"))
+        case .jwt:
+            guard let jwtKeys else { throw ValidationError("--auth jwt needs --jwt-keys FILE (issuer, audience and keys)") }
+            let directory = URL(fileURLWithPath: jwtKeys).deletingLastPathComponent().path
+            let configuration: JWTConfiguration
+            do {
+                configuration = try JWTConfiguration(json: readJSON(jwtKeys, what: "JWT key"), directory: directory)
+            } catch let error as PanesError {
+                throw ValidationError("the JWT key file \(jwtKeys): \(error.message)")
+            }
+            if configuration.keys.values.contains(where: { $0.algorithm == .hs256 }), isReadableByOthers(jwtKeys) {
+                logger.warning("the JWT key file holds HS256 secrets and is readable by other users; chmod 600 it",
+                               metadata: ["file": "\(jwtKeys)"])
+            }
+            return .verified(JWTVerifier(configuration: configuration, clockSkewMs: settings.jwtClockSkewMs,
+                                         cacheEntries: settings.jwtCacheEntries))
+        }
+    }
+
+    private func isReadableByOthers(_ path: String) -> Bool {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int else {
+            return false
+        }
+        return mode & 0o077 != 0
+    }
+
 }
 
 /// Reads and parses a JSON file, naming the file in errors.

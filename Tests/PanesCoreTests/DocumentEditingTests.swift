@@ -19,15 +19,19 @@ import Testing
         let (a, b, id) = Self.twoEditors(&harness, text: "héllo")
         let (c, _) = harness.connect(name: "carol")
         _ = harness.openDocument(c, id)
-        let produced = harness.send(a, "edit", ["document": .string(id), "revision": 0, "operation": [5, " wörld 🌍"],
+        harness.completesCommits = false
+        let proposed = harness.send(a, "edit", ["document": .string(id), "revision": 0, "operation": [5, " wörld 🌍"],
                                                 "opId": "s1:1"])
-        // Persist first: the runtime holds everything after it until it is durable.
-        guard case .persist(let commands)? = produced.first,
-              case .appendOperation(let document, let entry, let length)? = commands.first
+        // Committed first: nothing is said about the edit until its commit is durable.
+        guard case .commit(let commit)? = proposed.first, proposed.count == 1,
+              case .appendOperation(let document, let entry, let length)? = commit.commands.first
         else {
-            Issue.record("the edit was not persisted first: \(produced)")
+            Issue.record("the edit was not committed first: \(proposed)")
             return
         }
+        #expect(commit.channel == .document(DocumentID(id)))
+        #expect(commit.base == 0)
+        let produced = harness.completeCommits()
         #expect(document == DocumentID(id))
         #expect(entry.revision == 1)
         #expect(entry.opId == "s1:1")

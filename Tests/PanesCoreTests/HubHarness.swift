@@ -25,12 +25,20 @@ struct HubHarness {
     /// `completeLoads()`, so a test can act while a document is loading.
     var completesLoads = true
     private(set) var pendingLoads: [LoadRequest] = []
+    /// When true (the default), channel commits are applied to the store and their outcome
+    /// fed back at the end of the event that made them, as a store thread that is never slow
+    /// would. When false they wait in `pendingCommits` until `completeCommits()`, so a test can
+    /// act while a commit is in flight (a slow disk).
+    var completesCommits = true
+    private(set) var pendingCommits: [Commit] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore()) {
+         authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
+         managedPreferences: ManagedPreferences = ManagedPreferences()) {
         let clock = clock
         self.store = store
-        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator, stored: stored,
+        hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
+                  secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
                   serverVersion: "test", now: { clock.now }, ids: .sequential())
     }
 
@@ -52,8 +60,30 @@ struct HubHarness {
     @discardableResult
     mutating func run(_ event: HubEvent) -> [Effect] {
         var produced = perform(hub.handle(event))
-        while completesLoads, !pendingLoads.isEmpty {
-            produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
+        while (completesLoads && !pendingLoads.isEmpty) || (completesCommits && !pendingCommits.isEmpty) {
+            if completesCommits, !pendingCommits.isEmpty {
+                produced += completeCommits()
+            } else {
+                produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
+            }
+        }
+        return produced
+    }
+
+    /// Applies every waiting commit to the store, in order, and feeds back each outcome;
+    /// returns what the hub produced.
+    @discardableResult
+    mutating func completeCommits(_ outcome: CommitOutcome? = nil) -> [Effect] {
+        var produced: [Effect] = []
+        while !pendingCommits.isEmpty {
+            let commit = pendingCommits.removeFirst()
+            var result = outcome ?? .committed
+            if outcome == nil {
+                do { result = try store.apply([.commit(commit)])[commit.id] ?? .failed("no outcome") } catch {
+                    Issue.record("the store refused a commit: \(error)")
+                }
+            }
+            produced += perform(hub.handle(.committed(commit.id, result)))
         }
         return produced
     }
@@ -73,8 +103,10 @@ struct HubHarness {
         effects += produced
         for effect in produced {
             switch effect {
-            case .persist(let commands):
+            case .persist(let commands), .persistQuietly(let commands):
                 do { try store.apply(commands) } catch { Issue.record("the store refused a batch: \(error)") }
+            case .commit(let commit):
+                pendingCommits.append(commit)
             case .load(let request):
                 pendingLoads.append(request)
             default:
@@ -121,12 +153,19 @@ struct HubHarness {
 
 import Testing
 
+extension SecretHasher {
+    /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
+    /// tested in PanesSecurityTests.
+    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 })
+}
+
 extension Array where Element == Effect {
     /// Messages (replies and events) sent to one connection, in order, as JSON.
     func messages(to connection: ConnectionID) -> [JSONValue] {
         compactMap { effect in
             switch effect {
             case .send(let message, let target) where target == connection: message.json
+            case .sendNow(let message, let target) where target == connection: message.json
             case .broadcast(let message, let targets) where targets.contains(connection): message.json
             default: nil
             }
@@ -137,9 +176,14 @@ extension Array where Element == Effect {
         messages(to: connection).filter { $0["type"] == .string(name) }
     }
 
+    /// Every command the effects store: persists and channel commits.
     var persisted: [StoreCommand] {
         flatMap { effect -> [StoreCommand] in
-            if case .persist(let commands) = effect { commands } else { [] }
+            switch effect {
+            case .persist(let commands), .persistQuietly(let commands): commands
+            case .commit(let commit): commit.commands
+            default: []
+            }
         }
     }
 

@@ -234,7 +234,7 @@ import Testing
         _ = first.request(scene, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 22])
         let store = MemoryStore()
         try! store.apply(first.effects.persisted)
-        var second = HubHarness(stored: try! store.loadState())
+        var second = HubHarness(stored: try! store.loadState(), store: store)
         let (again, _) = second.connect()
         let initial = second.send(again, "observe", ["domain": "user", "keyPath": "editor.fontSize", "options": ["initial"]])
             .events(to: again, named: "preferenceChanged")[0]

@@ -191,7 +191,8 @@ import Testing
         #expect(harness.request(source, "drop", ["drag": drag, "target": "scene", "scene": "scn_gone"])["error"]?["code"] == "scene_not_found")
         let unsupported = harness.request(source, "drop", ["drag": drag, "target": "newWindow"])
         #expect(unsupported["error"]?["code"] == "unsupported_activity")
-        #expect(harness.effects.persisted.filter { if case .putSession = $0 { true } else { false } }.count == 2,
+        let stored = harness.effects.compactMap { effect -> [StoreCommand]? in if case .persist(let c) = effect { c } else { nil } }
+        #expect(stored.joined().filter { if case .putSession = $0 { true } else { false } }.count == 2,
                 "only the two connects stored sessions")
         // After all that, the drag is still droppable.
         #expect(harness.request(source, "drop", ["drag": drag, "target": "scene"])["ok"] == true)

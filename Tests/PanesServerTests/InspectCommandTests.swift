@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesTestSupport
 import PanesJSON
+import PanesSecurity
 import Testing
 
 @Suite struct InspectCommandTests {
@@ -41,5 +42,22 @@ import Testing
         #expect(session?["persistentIdentifier"] == .string(id))
         #expect(session?["secret"] == nil, "secrets are never printed")
         #expect(session?["restorationMetadata"]?["protocolVersion"] == 1)
+    }
+
+    @Test func inspectShowsNeitherSecretsNorTheirHashes() throws {
+        let server = try ServerProcess()
+        let tab = try server.client()
+        let created = tab.connect()
+        _ = tab.request("setUserInfo", ["userInfo": ["sidebar": true]])
+        let secret = try #require(created["session"]?["secret"]?.stringValue)
+        let id = try #require(created["session"]?["persistentIdentifier"]?.stringValue)
+
+        for json in [false, true] {
+            let output = try inspect(server.data, json: json)
+            #expect(output.contains(id), "the session is listed")
+            #expect(!output.contains(secret))
+            #expect(!output.contains(Digest.sha256Hex(secret)))
+            #expect(!output.lowercased().contains("secret"))
+        }
     }
 }

@@ -11,39 +11,55 @@ import Testing
     final class FlakyStore: Store, @unchecked Sendable {
         let inner = MemoryStore()
         var failures: Int
-        var applied: [[StoreCommand]] = []
+        var applied: [[StoreWrite]] = []
+        /// Signalled at every checkpoint, with what had been applied by then.
+        let checkpoints = Mutex<[Int]>([])
+        let checkpointed = DispatchSemaphore(value: 0)
 
         init(failures: Int) { self.failures = failures }
+
+        func checkpoint() throws {
+            let count = applied.count
+            checkpoints.withLock { $0.append(count) }
+            checkpointed.signal()
+        }
 
         func loadState() throws -> StoredState { try inner.loadState() }
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             try inner.loadDocument(id, retention: retention)
         }
-        func apply(_ batch: [StoreCommand]) throws {
+        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
+            try inner.loadPreferences(domain)
+        }
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             if failures > 0 {
                 failures -= 1
                 throw MemoryStoreError.injectedFailure
             }
-            applied.append(batch)
-            try inner.apply(batch)
+            applied.append(writes)
+            return try inner.apply(writes)
         }
     }
 
     /// Records what the worker reports.
     final class Reports: Sendable {
         let durable = Mutex<[UInt64]>([])
+        let outcomes = Mutex<[(CommitID, CommitOutcome)]>([])
         let failures = Mutex<[String]>([])
     }
 
     func worker(_ store: FlakyStore, _ reports: Reports) -> StoreWorker {
         StoreWorker(store: store, logger: Logger(label: "test"),
-                    onDurable: { sequence in reports.durable.withLock { $0.append(sequence) } },
+                    onApplied: { report in
+                        if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                        reports.outcomes.withLock { $0 += report.outcomes }
+                    },
                     onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
                     onLoaded: { _ in })
     }
 
     static func session(_ number: Int) -> StoreCommand {
-        .putSession(SceneSession(id: SessionID("s\(number)"), secret: "x", owner: OwnerKey(workspace: "w", user: "u"),
+        .putSession(SceneSession(id: SessionID("s\(number)"), secretHash: "x", owner: OwnerKey(workspace: "w", user: "u"),
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
     }
 
@@ -52,7 +68,7 @@ import Testing
         let reports = Reports()
         let worker = worker(store, reports)
         // Submitted before the thread starts, so all three are pending at its first look.
-        for sequence in 1...3 { worker.submit([Self.session(Int(sequence))], sequence: UInt64(sequence)) }
+        for sequence in 1...3 { worker.submit(.persist([Self.session(Int(sequence))]), sequence: UInt64(sequence)) }
         worker.start()
         worker.stop()
         #expect(store.applied.count == 1, "one transaction for all three batches")
@@ -60,12 +76,35 @@ import Testing
         #expect(reports.durable.withLock { $0 } == [3])
     }
 
+    @Test func commitsShareTheTransactionAndEachGetsItsOutcomeInOrder() throws {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        let domain = PreferenceDomain(workspace: "w", user: "u")
+        func set(_ id: UInt64, base: Int64) -> StoreWrite {
+            .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: base,
+                           commands: [.putPreference(domain, keyPath: "k", value: .int(Int64(id)), version: base + 1)]))
+        }
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(set(1, base: 0), sequence: nil)
+        // Made on version 0 too: another writer got there first, so it is refused, not applied.
+        worker.submit(set(2, base: 0), sequence: nil)
+        worker.submit(set(3, base: 1), sequence: nil)
+        worker.start()
+        worker.stop()
+        #expect(store.applied.count == 1)
+        #expect(reports.durable.withLock { $0 } == [1])
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [1, 2, 3])
+        #expect(reports.outcomes.withLock { $0.map(\.1) } == [.committed, .conflict, .committed])
+        #expect(try store.inner.loadPreferences(domain)?.values["k"]?.value == 3)
+    }
+
     @Test func aCommitThatFailsBrieflyIsRetriedAndThenReportedDurable() {
         let store = FlakyStore(failures: 2)
         let reports = Reports()
         let worker = worker(store, reports)
         worker.start()
-        worker.submit([Self.session(1)], sequence: 1)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
         worker.stop()
         #expect(reports.durable.withLock { $0 } == [1])
         #expect(reports.failures.withLock { $0 }.isEmpty)
@@ -76,10 +115,25 @@ import Testing
         let reports = Reports()
         let worker = worker(store, reports)
         worker.start()
-        worker.submit([Self.session(1)], sequence: 1)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
         worker.stop()
         #expect(reports.durable.withLock { $0 }.isEmpty, "never durable, so never acknowledged")
         #expect(reports.failures.withLock { $0 }.count == 1)
         #expect(store.applied.isEmpty)
+    }
+
+    @Test func theStoreIsCheckpointedEveryIntervalAndOnceMoreWhenTheThreadStops() {
+        let store = FlakyStore(failures: 0)
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"), checkpointIntervalMs: 1_000,
+                                 onApplied: { _ in }, onFailure: { _ in }, onLoaded: { _ in })
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        // With nothing else to do, the thread wakes for the checkpoint on its own.
+        #expect(store.checkpointed.wait(timeout: .now() + 30) == .success)
+        worker.submit(.persist([Self.session(2)]), sequence: 2)
+        worker.stop()
+        let checkpoints = store.checkpoints.withLock { $0 }
+        #expect(checkpoints.first == 1, "the periodic checkpoint came after the first commit")
+        #expect(checkpoints.last == 2, "the last checkpoint came after the last commit, at stop")
     }
 }

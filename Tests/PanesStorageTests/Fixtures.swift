@@ -8,7 +8,7 @@ enum Fixtures {
     /// marks, quotes, backslashes, newlines and an embedded NUL.
     static func fullSession(id: String = "a1") -> SceneSession {
         SceneSession(
-            id: SessionID(id), secret: "s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
+            id: SessionID(id), secretHash: "hash-of-s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
             role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟",
             snapshot: ["text": "Première ligne\nsecond line \"quoted\" \\ back\u{0}slash"],
             userInfo: [
@@ -27,7 +27,7 @@ enum Fixtures {
 
     /// Every optional left out and every collection empty.
     static func bareSession(id: String = "b2") -> SceneSession {
-        SceneSession(id: SessionID(id), secret: "x", owner: owner, role: .window, configuration: "workspace",
+        SceneSession(id: SessionID(id), secretHash: "x", owner: owner, role: .window, configuration: "workspace",
                      createdAt: 0, lastActiveAt: 0)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesSecurity
 @testable import PanesStorage
 import Testing
 
@@ -27,8 +28,10 @@ import Testing
             old.close()
         }
         let store = try SQLiteStore(path: path)
-        #expect(try Migrations.version(of: store.connection) == 2)
-        #expect(try store.loadState().sessions == [Fixtures.bareSession(id: "b2")])
+        #expect(try Migrations.version(of: store.connection) == Migrations.latest)
+        var session = Fixtures.bareSession(id: "b2")
+        session.secretHash = Digest.sha256Hex("x") // migration 4 hashed the plain secret
+        #expect(try store.loadState().sessions == [session])
         try store.apply([.createDocument(Fixtures.document(), text: "hello")])
         #expect(try store.loadState().documents == [Fixtures.document()])
     }

@@ -90,7 +90,8 @@ class Server:
 
 @dataclass
 class Capabilities:
-    """Which request families the server answers (others get `unknown_type`)."""
+    """Which request families the server answers (others get `unknown_type`). All are
+    required: `needs` fails a test whose feature is missing."""
 
     preferences: bool
     windows: bool
@@ -139,12 +140,14 @@ def capabilities(server: Server) -> Capabilities:
 
 @pytest.fixture
 def needs(capabilities: Capabilities):
-    """`needs("documents", "windows")` skips the test when the server lacks a feature."""
+    """`needs("documents", "windows")` fails the test when the server lacks a feature: every
+    feature here is implemented, so a request answered with `unknown_type` is a regression,
+    and a skip would hide it."""
 
     def check(*features: str) -> None:
         missing = [f for f in features if not getattr(capabilities, f)]
         if missing:
-            pytest.skip(f"the server does not implement {', '.join(missing)} yet (requests get unknown_type)")
+            pytest.fail(f"the server answers unknown_type for {', '.join(missing)}: a feature this test needs is missing")
 
     return check
 
@@ -250,3 +253,20 @@ def session_id(page: Page) -> str:
 
 def long_text(lines: int = 200) -> str:
     return "\n".join(f"Line {n}: the quick brown fox jumps over the lazy dog." for n in range(1, lines + 1))
+
+
+def overlap(a: dict, b: dict) -> float:
+    """The area two bounding boxes (`{x, y, width, height}`) share, in square pixels."""
+    width = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+    height = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+    return max(width, 0) * max(height, 0)
+
+
+def place_caret(page: Page, offset: int, length: int = 0) -> None:
+    """Puts this window's caret (or a selection) in the editor, and shares it."""
+    page.bring_to_front()
+    page.locator("#editor").focus()
+    page.locator("#editor").evaluate(
+        "(e, [start, end]) => { e.setSelectionRange(start, end); e.dispatchEvent(new Event('select')) }",
+        [offset, offset + length],
+    )

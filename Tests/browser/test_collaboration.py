@@ -1,19 +1,12 @@
 """Collaboration: several windows and several people in one document, with presence, and each
 window's cursor kept where its owner left it (issue 6)."""
 
-from conftest import Workbench, create_document, open_document
+from conftest import Workbench, create_document, open_document, place_caret
 from playwright.sync_api import Page, expect
 
 
 def caret(page: Page) -> list:
     return page.locator("#editor").evaluate("e => [e.selectionStart, e.selectionEnd]")
-
-
-def place_caret(page: Page, offset: int) -> None:
-    page.bring_to_front()
-    page.locator("#editor").focus()
-    page.locator("#editor").evaluate(f"e => e.setSelectionRange({offset}, {offset})")
-    page.locator("#editor").dispatch_event("select")
 
 
 def test_edits_in_a_appear_in_b_with_bs_cursor_kept_in_place(bench: Workbench, needs):
@@ -80,7 +73,8 @@ def test_two_windows_of_one_person_and_a_second_person_converge(bench: Workbench
     for page in (first, second, carol):
         expect(page.locator("#editor")).to_have_value(final)
     assert sorted(final) == sorted("abc" + "1111" + "2222" + "33"), texts
-    expect(carol.locator("#participants li")).to_have_count(3)
+    expect(carol.locator("#participants li")).to_have_count(2)  # people, not windows
+    expect(carol.locator("#participants")).to_have_attribute("aria-label", "Here: Carol (you), Alice in 2 windows")
 
 
 def test_remote_selections_stay_on_their_text_when_the_window_resizes(bench: Workbench, needs):

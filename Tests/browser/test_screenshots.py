@@ -1,12 +1,14 @@
-"""Screenshots of the workspace for the README: the regular layout, the compact layout, and
-two people collaborating. Written to $PANES_SCREENSHOTS (e.g. docs/screenshots), or to
-test-results/browser/screenshots; the test also checks the scenes it sets up."""
+"""Screenshots of the workspace for the README: the regular layout, the compact layout, two
+people collaborating (one of them in two windows), and the switcher. Written to
+$PANES_SCREENSHOTS (e.g. docs/screenshots), or to test-results/browser/screenshots; the test
+also checks the scenes it sets up."""
 
 import base64
 import os
+import re
 from pathlib import Path
 
-from conftest import ARTIFACTS, ROOT, Workbench, create_document, open_document
+from conftest import ARTIFACTS, ROOT, Workbench, create_document, open_document, saved
 from playwright.sync_api import Page, expect
 
 PLAN = """Q3 Launch Plan
@@ -84,11 +86,12 @@ def put_caret(page: Page, needle: str, length: int = 0) -> None:
     )
 
 
-def test_screenshots_of_both_layouts_and_of_two_collaborating_windows(bench: Workbench, needs, browser):
+def test_screenshots_of_both_layouts_collaboration_and_the_switcher(bench: Workbench, needs, browser):
     needs("documents", "preferences")
     out = output_dir()
 
-    # Regular: Alice, light theme, word count on, Grace editing the same plan.
+    # Regular: Ada, light theme, word count on, Grace editing the same plan, and a second
+    # window of Ada's further down.
     alice = bench.open("Ada")
     ids = seed(alice)
     plan = ids["Q3 Launch Plan"]
@@ -99,14 +102,31 @@ def test_screenshots_of_both_layouts_and_of_two_collaborating_windows(bench: Wor
     set_preferences(grace, **{"appearance.theme": "dark", "editor.fontSize": 15})
     grace.bring_to_front()
     open_document(grace, plan)
+    second = bench.open("Ada")
+    open_document(second, plan)
+    second.locator("#window-note").fill("Second look at the risks")
+    put_caret(second, "Real-time editing", len("Real-time editing"))
     put_caret(grace, "performance pass", len("performance pass"))
     put_caret(alice, "Owners")
-    expect(alice.locator(".pn-remote-label")).to_have_text("Grace")
-    expect(grace.locator(".pn-remote-label")).to_have_text("Ada")
+    expect(alice.locator(".pn-remote-label")).to_have_text(["Grace", re.compile(r"^You\W*window 2$")])
+    expect(grace.locator(".pn-remote-label")).to_have_text([re.compile(r"^Ada\W*window 2$"), re.compile(r"^Ada\W*window 1$")])
+    expect(alice.locator("#participants")).to_have_attribute("aria-label", "Here: Ada (you) in 2 windows, Grace")
     expect(alice.locator("#word-count")).to_be_visible()
     alice.bring_to_front()
     alice.locator("#editor").evaluate("e => e.blur()")
     alice.screenshot(path=str(out / "regular.png"))
+
+    # The switcher: Ada's windows told apart by their notes and documents.
+    offsite = bench.open("Ada")
+    offsite.locator("#window-note").fill("Offsite: book the harbour lunch")
+    for page in (alice, second, offsite):
+        saved(page)
+    alice.bring_to_front()
+    alice.keyboard.press("Alt+W")
+    expect(alice.locator("#switcher .session-note")).to_have_count(3)
+    alice.screenshot(path=str(out / "switcher.png"))
+    alice.keyboard.press("Escape")
+    expect(alice.locator("#switcher")).to_be_hidden()
 
     # Collaboration: the two windows side by side, each showing the other's place.
     alice.set_viewport_size({"width": 900, "height": 640})
@@ -134,5 +154,5 @@ def test_screenshots_of_both_layouts_and_of_two_collaborating_windows(bench: Wor
     compose(desk, [list_view, detail_view], out / "compact.png", background="#2a2f38")
     desk.close()
 
-    for name in ("regular.png", "compact.png", "collaboration.png"):
+    for name in ("regular.png", "compact.png", "collaboration.png", "switcher.png"):
         assert (out / name).stat().st_size > 10_000

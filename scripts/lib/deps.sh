@@ -26,6 +26,7 @@ require_swift() {
 # What building and running the server needs.
 server_dependencies() {
   # libwebsockets-evlib-ev: lws's libev plugin, the default event loop (libev-dev for its header).
-  apt_install libwebsockets-dev libwebsockets-evlib-ev libev-dev libjansson-dev libsqlite3-dev pkg-config curl
+  apt_install libwebsockets-dev libwebsockets-evlib-ev libev-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev \
+    pkg-config curl
   require_swift
 }

@@ -2,7 +2,7 @@
 /**
  * Every action of the workspace as a command with a keyboard shortcut, listed in the help
  * overlay the way a Mac app's menu bar lists every command. Buttons name their command in
- * `data-command` and show its shortcut in their tooltip.
+ * `data-command` and show its name and shortcut in their tooltip (tooltip.js).
  *
  * Shortcuts use Alt because browsers keep Ctrl/⌘+N, W and T for themselves; on a Mac they
  * use Control-Option (⌃⌥), since Option alone types characters (⌥S is ß). Keys are matched by
@@ -114,12 +114,13 @@ export function installCommands(ws) {
     }
   });
 
-  for (const button of document.querySelectorAll('[data-command]')) {
+  for (const button of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-command]'))) {
     const command = COMMANDS.find((c) => c.id === button.getAttribute('data-command'));
     if (!command) continue;
     const label = button.getAttribute('aria-label') ?? command.title;
     const keys = shortcutLabel(command.id);
-    button.setAttribute('title', keys ? `${label} (${keys})` : label);
+    button.setAttribute('aria-label', label);
+    button.dataset.tooltip = keys ? `${label} (${keys})` : label; // see tooltip.js
     if (command.key) button.setAttribute('aria-keyshortcuts', ariaShortcut(command));
     button.addEventListener('click', () => run(command.id));
   }

@@ -8,7 +8,7 @@
 import { byId, h } from './dom.js';
 
 /** @typedef {import('../lib/errors.js').PanesError} PanesError */
-/** @typedef {import('../lib/panes-client.js').PanesClient} PanesClient */
+/** @typedef {import('../panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('../lib/panes-client.js').StatusChange} StatusChange */
 
 /**

@@ -6,7 +6,7 @@
  *
  * @module app/main
  */
-import { connectInBrowser, removeTicketFromURL } from '../lib/browser.js';
+import { connectInBrowser, removeTicketFromURL } from '../panes-client.js';
 import { installCommands } from './commands.js';
 import { byId, icons } from './dom.js';
 import { installDragAndDrop } from './dragdrop.js';
@@ -15,6 +15,7 @@ import { loadIdentity } from './identity.js';
 import { installSettings } from './settings.js';
 import { installSidebar } from './sidebar.js';
 import { installSwitcher } from './switcher.js';
+import { installTooltips } from './tooltip.js';
 import { Workspace } from './workspace.js';
 
 const identity = loadIdentity();
@@ -42,7 +43,7 @@ for (const [id, icon] of /** @type {const} */ ([
   ['open-in-new-window', 'newWindow'],
   ['open-switcher', 'windows'],
   ['open-settings', 'gear'],
-  ['open-help', 'keyboard'],
+  ['open-help', 'help'],
 ])) {
   byId(id).innerHTML = icons[icon];
 }
@@ -66,6 +67,7 @@ installCommands(workspace);
 installSettings(workspace);
 installSwitcher(workspace);
 installDragAndDrop(workspace);
+installTooltips();
 workspace.start();
 
 Object.defineProperty(window, 'panes', { value: { client, workspace }, configurable: true });

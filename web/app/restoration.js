@@ -15,7 +15,7 @@
  * @module app/restoration
  */
 
-/** @typedef {import('../lib/panes-client.js').PanesClient} PanesClient */
+/** @typedef {import('../panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('../lib/panes-client.js').Activity} Activity */
 
 export class StateSaver {

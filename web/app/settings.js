@@ -139,7 +139,7 @@ export function installSettings(ws) {
   const renderControls = () => {
     wordCount.checked = ws.prefs.showWordCount;
     for (const b of themeButtons) b.setAttribute('aria-pressed', String(b.dataset.theme === ws.prefs.theme));
-    fontOutput.textContent = `${ws.prefs.fontSize} pt`;
+    fontOutput.textContent = `${ws.prefs.fontSize} px`; // applied in CSS pixels (Workspace.applyPreferences)
     smaller.toggleAttribute('disabled', ws.prefs.fontSize <= FONT_MIN);
     larger.toggleAttribute('disabled', ws.prefs.fontSize >= FONT_MAX);
     note.textContent = shared
@@ -147,14 +147,27 @@ export function installSettings(ws) {
       : 'This server doesn’t share settings yet; they apply to this browser only.';
   };
 
-  let closedAt = 0;
+  // A press on the gear while the popover is open light-dismisses it (at pointerup, before the
+  // click): that click must not open it again. Remember the press itself, not a time, so the
+  // next click opens it however soon it comes.
+  let pressedWhileOpen = false;
+  button.addEventListener('pointerdown', () => {
+    pressedWhileOpen = popover.matches(':popover-open');
+  });
+  window.addEventListener('pointerup', () => {
+    // The click, if any, is dispatched in this same task; a press that ends elsewhere is forgotten.
+    if (pressedWhileOpen) setTimeout(() => {
+      pressedWhileOpen = false;
+    });
+  });
   const open = () => {
-    // A click on the gear while open first light-dismisses the popover: that click closes it.
-    if (Date.now() - closedAt < 300) return;
+    const dismissedByThisPress = pressedWhileOpen;
+    pressedWhileOpen = false;
     if (popover.matches(':popover-open')) {
       popover.hidePopover();
       return;
     }
+    if (dismissedByThisPress) return;
     const sheet = ws.layout === 'compact';
     popover.classList.toggle('sheet', sheet);
     popover.style.left = popover.style.top = '';
@@ -171,7 +184,6 @@ export function installSettings(ws) {
   popover.addEventListener('toggle', (event) => {
     const isOpen = /** @type {ToggleEvent} */ (event).newState === 'open';
     button.setAttribute('aria-expanded', String(isOpen));
-    if (!isOpen) closedAt = Date.now();
   });
   renderControls();
   ws.applyPreferences();

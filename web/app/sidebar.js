@@ -58,8 +58,10 @@ export function installSidebar(ws) {
   /** @param {DocumentSummary} d */
   const row = (d) => {
     const selected = d.id === ws.documentId;
-    const people = (d.participants ?? []).filter((p) => p.scene !== ws.client.scene);
-    const label = `${d.title}${people.length ? `, ${people.length} ${people.length === 1 ? 'other person' : 'others'} here` : ''}`;
+    // Other people, once each however many windows they have it open in.
+    const me = ws.client.user?.id ?? ws.identity.name;
+    const people = [...new Map((d.participants ?? []).filter((p) => p.user !== me).map((p) => [p.user, p])).values()];
+    const label = `${d.title}${people.length ? `, ${people.length} ${people.length === 1 ? 'other person' : 'other people'} here` : ''}`;
     return h('li', {
       class: 'document-row',
       role: 'option',

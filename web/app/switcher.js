@@ -1,15 +1,18 @@
 // @ts-check
 /**
- * The switcher (App Exposé): every session of this user in the workspace, live or closed,
- * with its title, snapshot and state. Choosing one brings its window forward (or reopens a
- * closed one in a new tab); × closes it — its window plays the dismissal animation and goes
- * away, and its state is discarded; "+" makes a new window.
+ * The switcher (App Exposé): every session of this user in the workspace, live or closed.
+ * Two windows often show the same document, so a card shows what tells them apart: the
+ * document (or that there is none), a preview, the window's note, its state and when it was
+ * last active. Choosing one brings its window forward (or reopens a closed one in a new tab);
+ * × closes it — its window plays the dismissal animation and goes away, and its state is
+ * discarded; "+" makes a new window.
  *
  * @module app/switcher
  */
 import { byId, h, icons, relativeTime } from './dom.js';
 import { describeError, toast } from './feedback.js';
-import { DOCUMENT_ACTIVITY, WORKSPACE_ACTIVITY } from './workspace.js';
+import { forgetOtherNotes, isNotesChange, knownNotes } from './switcher-notes.js';
+import { DOCUMENT_ACTIVITY, NO_DOCUMENT_TITLE, WORKSPACE_ACTIVITY } from './workspace.js';
 
 /** @typedef {import('./workspace.js').Workspace} Workspace */
 /** @typedef {import('../lib/panes-client.js').SessionSummary} SessionSummary */
@@ -32,6 +35,8 @@ export function installSwitcher(ws) {
   let latest = null;
   /** Sessions being closed, hidden at once while the server confirms. @type {Set<string>} */
   const closing = new Set();
+  /** @type {Record<string, string>} window notes this browser knows, by session */
+  let notes = {};
 
   const grid = h('ul', { class: 'switcher-grid', 'aria-label': 'Windows' });
   const summary = h('p', { class: 'switcher-summary' });
@@ -46,6 +51,8 @@ export function installSwitcher(ws) {
   const render = () => {
     const own = ws.client.session?.persistentIdentifier;
     const sessions = (latest?.sessions ?? []).filter((s) => !closing.has(s.persistentIdentifier));
+    notes = knownNotes(ws.identity.workspace);
+    if (own) notes[own] = ws.note.value.trim();
     const live = sessions.filter((s) => s.state !== 'disconnected').length;
     summary.textContent = latest
       ? `${sessions.length} ${sessions.length === 1 ? 'window' : 'windows'}, ${live} open · app ${describeAppState(latest.appState)}`
@@ -63,26 +70,36 @@ export function installSwitcher(ws) {
    * @param {boolean} current
    */
   const card = (s, current) => {
-    const title = s.title || (s.targetContentIdentifier ? 'Document' : 'New Window');
-    const snapshot = s.snapshot?.text ?? '';
-    const image = s.snapshot?.image;
+    const target = s.targetContentIdentifier ?? null;
+    const title = target ? s.title || ws.summaryOf(target)?.title || 'Untitled document' : NO_DOCUMENT_TITLE;
+    // A window without a document sends its note as its snapshot (see Workspace.summary).
+    const note = notes[s.persistentIdentifier] || (target ? '' : s.snapshot?.text?.trim() ?? '');
+    const preview = target ? s.snapshot?.text ?? '' : '';
+    const image = target ? s.snapshot?.image : undefined;
+    const state = STATE_LABELS[s.state] ?? s.state;
+    const when = relativeTime(s.lastActiveAt);
     return h('li', {
       class: 'session-card',
       dataset: { session: s.persistentIdentifier, state: s.state, current: String(current) },
     },
     h('button', {
-      type: 'button', class: 'session-open', 'aria-label': `${title}, ${STATE_LABELS[s.state] ?? s.state}${current ? ', this window' : ''}`,
+      type: 'button', class: 'session-open',
+      'aria-label': [title, note && `note: ${note}`, state, current ? 'this window' : `active ${when}`].filter(Boolean).join(', '),
       onclick: () => choose(s),
     },
-    h('div', { class: 'session-titlebar' }, h('span', { class: 'session-title' }, title)),
+    h('div', { class: 'session-titlebar' },
+      h('span', { class: 'session-icon', html: target ? icons.document : icons.pages }),
+      h('span', { class: 'session-title' }, title)),
+    note ? h('div', { class: 'session-note' }, note) : '',
     image
       ? h('img', { class: 'session-snapshot', src: image, alt: '' })
-      : h('div', { class: 'session-snapshot' }, snapshot || (s.targetContentIdentifier ? '' : 'No document open')),
+      : h('div', { class: 'session-snapshot', dataset: { empty: String(!preview.trim()) } },
+        preview.trim() ? preview : target ? 'Empty document' : 'Nothing open in this window'),
     h('div', { class: 'session-footer' },
       h('span', { class: 'state-dot', dataset: { state: s.state } }),
-      h('span', { class: 'session-state' }, STATE_LABELS[s.state] ?? s.state),
+      h('span', { class: 'session-state' }, state),
       h('span', { style: { flex: '1' } }),
-      current ? h('span', { class: 'badge' }, 'This window') : h('span', {}, relativeTime(s.lastActiveAt)))),
+      current ? h('span', { class: 'badge' }, 'This window') : h('span', { class: 'session-time', title: new Date(s.lastActiveAt).toLocaleString() }, when))),
     h('button', {
       type: 'button', class: 'session-close', html: icons.close,
       'aria-label': `Close ${title}`, title: 'Close this window and discard its state',
@@ -101,7 +118,7 @@ export function installSwitcher(ws) {
     }
     const activity = s.targetContentIdentifier
       ? { activityType: DOCUMENT_ACTIVITY, title: s.title, targetContentIdentifier: s.targetContentIdentifier }
-      : { activityType: WORKSPACE_ACTIVITY, title: s.title || 'Panes' };
+      : { activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE };
     try {
       const result = await ws.client.requestActivation(activity, { session: s.persistentIdentifier });
       if (result.action === 'open' && result.url) ws.openURL(result.url);
@@ -139,6 +156,7 @@ export function installSwitcher(ws) {
     watch = ws.client.watchSessions((list) => {
       const first = latest === null;
       latest = list;
+      forgetOtherNotes(ws.identity.workspace, new Set(list.sessions.map((s) => s.persistentIdentifier)));
       for (const id of [...closing]) {
         if (!list.sessions.some((s) => s.persistentIdentifier === id)) closing.delete(id);
       }
@@ -150,6 +168,10 @@ export function installSwitcher(ws) {
     });
   };
   dialog.addEventListener('panes:open', open);
+  // Another window of this browser changed its note.
+  window.addEventListener('storage', (event) => {
+    if (dialog.open && latest && isNotesChange(event, ws.identity.workspace)) render();
+  });
   dialog.addEventListener('close', () => {
     watch?.stop();
     watch = null;

@@ -7,15 +7,14 @@
  *
  * @module app/workspace
  */
-import { COMPACT_MAX_WIDTH, openTicketWindow } from '../lib/browser.js';
-import { DocumentList, DocumentSession } from '../lib/documents.js';
-import { codePointLength } from '../lib/ot.js';
-import { TextBinding } from '../lib/text-binding.js';
-import { byId, h, icons, initials } from './dom.js';
+import { COMPACT_MAX_WIDTH, DocumentList, DocumentSession, TextBinding, openTicketWindow, ot } from '../panes-client.js';
+import { byId, h, icons } from './dom.js';
 import { confirmDialog, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
+import { CaretLabels, peopleIn, renderPeople } from './presence.js';
 import { StateSaver } from './restoration.js';
+import { rememberNote } from './switcher-notes.js';
 
-/** @typedef {import('../lib/panes-client.js').PanesClient} PanesClient */
+/** @typedef {import('../panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('../lib/panes-client.js').Activity} Activity */
 /** @typedef {import('../lib/panes-client.js').ConnectResult} ConnectResult */
 /** @typedef {import('../lib/documents.js').DocumentSummary} DocumentSummary */
@@ -23,6 +22,8 @@ import { StateSaver } from './restoration.js';
 
 export const DOCUMENT_ACTIVITY = 'panes.document';
 export const WORKSPACE_ACTIVITY = 'panes.workspace';
+/** The switcher's title for a window showing no document. */
+export const NO_DOCUMENT_TITLE = 'No document open';
 
 /**
  * @typedef {object} OpenOptions
@@ -44,7 +45,7 @@ export class Workspace {
     this.editor = byId('editor', HTMLTextAreaElement);
     this.editorWrap = byId('editor-wrap');
     this.welcome = byId('welcome');
-    this.titleInput = byId('document-title', HTMLInputElement);
+    this.titleInput = byId('document-title', HTMLTextAreaElement);
     this.note = byId('window-note', HTMLTextAreaElement);
     this.participantsList = byId('participants');
     this.wordCount = byId('word-count');
@@ -56,6 +57,14 @@ export class Workspace {
     this.doc = null;
     /** @type {TextBinding | null} */
     this.binding = null;
+    /** @type {CaretLabels | null} */
+    this.caretLabels = null;
+    /** Documents this window deleted: their `deleted` event is our own doing. @type {Set<string>} */
+    this.deletedHere = new Set();
+    /** Documents being deleted by another window of this browser (this person). @type {Set<string>} */
+    this.deletedElsewhere = new Set();
+    /** Tells this browser's other windows of a deletion before the server tells everyone. */
+    this.siblingWindows = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(`panes.windows.${identity.workspace}`);
     this.sidebarShown = true;
     /** @type {'regular' | 'compact'} */
     this.layout = 'regular';
@@ -93,9 +102,22 @@ export class Workspace {
       if (event.document?.id === this.documentId && event.change === 'renamed') this.renderHeader();
     });
 
-    this.note.addEventListener('input', () => this.saver.schedule());
+    this.note.addEventListener('input', () => {
+      this.saver.schedule();
+      this.rememberNote();
+    });
+    this.siblingWindows?.addEventListener('message', (event) => {
+      const { deleting, failed } = event.data ?? {};
+      if (typeof deleting !== 'string') return;
+      if (failed) this.deletedElsewhere.delete(deleting);
+      else this.deletedElsewhere.add(deleting);
+    });
     this.editor.addEventListener('scroll', () => this.saver.schedule(250));
     this.titleInput.addEventListener('change', () => this.commitTitle());
+    // A title is one line, even when it wraps (and when a newline is pasted into it).
+    this.titleInput.addEventListener('input', () => {
+      if (/[\r\n]/.test(this.titleInput.value)) this.titleInput.value = this.titleInput.value.replace(/\s*[\r\n]+\s*/g, ' ');
+    });
     this.titleInput.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') {
         event.preventDefault();
@@ -137,6 +159,7 @@ export class Workspace {
     const sessionInfo = result.session.userInfo ?? {};
     this.setSidebar(sessionInfo.sidebar !== false, { save: false });
     this.note.value = typeof info.note === 'string' ? info.note : '';
+    this.rememberNote();
     if (result.forkedFrom) toast('This window is a copy of another one. Changes here stay in this window.');
     if (result.restoration?.status === 'cleanStart') {
       toast('This window started fresh: restoring it failed several times.');
@@ -180,7 +203,7 @@ export class Workspace {
         userInfo,
       };
     }
-    return { activityType: WORKSPACE_ACTIVITY, title: 'Panes', userInfo };
+    return { activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE, userInfo };
   }
 
   /**
@@ -189,7 +212,13 @@ export class Workspace {
    */
   summary() {
     if (this.documentId) return null;
-    return { title: 'Panes', snapshot: this.note.value.slice(0, 400) };
+    return { title: NO_DOCUMENT_TITLE, snapshot: this.note.value.slice(0, 400) };
+  }
+
+  /** Keeps this window's note where the switcher of this browser's other windows finds it. */
+  rememberNote() {
+    const session = this.client.session?.persistentIdentifier;
+    if (session) rememberNote(this.identity.workspace, session, this.note.value);
   }
 
   pushUserInfo() {
@@ -308,10 +337,15 @@ export class Workspace {
         if (!change.remote) this.saver.schedule(800);
       },
     });
+    this.caretLabels = new CaretLabels(this.editorWrap, session, () => this.self());
     session.on('presence', () => this.renderParticipants());
     session.on('deleted', () => {
       if (this.doc !== session) return;
-      toast(`“${session.summary?.title ?? 'The document'}” was deleted.`);
+      const title = `“${session.summary?.title ?? 'The document'}”`;
+      // This window's own deletion is confirmed by deleteDocument, once the server has done it.
+      if (!this.deletedHere.has(id)) {
+        toast(this.deletedElsewhere.has(id) ? `You deleted ${title} in another window.` : `${title} was deleted, so it was closed here.`);
+      }
       this.closeDocument();
     });
     session.on('reset', (/** @type {{ lostLocalEdits: boolean }} */ event) => {
@@ -335,6 +369,8 @@ export class Workspace {
    * @param {{ save?: boolean, keepView?: boolean }} [options]
    */
   closeDocument(options = {}) {
+    this.caretLabels?.destroy();
+    this.caretLabels = null;
     this.binding?.destroy();
     this.binding = null;
     this.doc?.close();
@@ -407,12 +443,17 @@ export class Workspace {
       danger: true,
     });
     if (!ok) return;
+    this.deletedHere.add(id);
+    this.siblingWindows?.postMessage({ deleting: id });
     try {
       await this.client.request('deleteDocument', { document: id });
       this.list.documents.delete(id);
       if (this.documentId === id) this.closeDocument();
       this.render();
+      toast(`You deleted “${title}”.`);
     } catch (error) {
+      this.deletedHere.delete(id);
+      this.siblingWindows?.postMessage({ deleting: id, failed: true });
       toast(describeError(error, 'delete the document'));
     }
   }
@@ -465,7 +506,7 @@ export class Workspace {
   async newWindow() {
     if (this.client.supports('requestActivation')) {
       try {
-        const result = await this.client.requestActivation({ activityType: WORKSPACE_ACTIVITY, title: 'Panes' });
+        const result = await this.client.requestActivation({ activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE });
         if (result.action === 'open' && result.url) {
           this.openURL(result.url);
           return;
@@ -588,23 +629,18 @@ export class Workspace {
     );
   }
 
+  /** This person and window, as presence reports them. @returns {import('./presence.js').Self} */
+  self() {
+    return {
+      user: this.client.user?.id ?? this.identity.name,
+      name: this.identity.name,
+      color: this.identity.color,
+      scene: this.client.scene ?? '',
+    };
+  }
+
   renderParticipants() {
-    const list = this.participantsList;
-    const people = this.doc?.participants() ?? [];
-    const me = { name: `${this.identity.name} (you)`, color: this.identity.color };
-    const everyone = this.doc ? [me, ...people.map((p) => ({ name: p.name || p.user, color: p.color ?? '#8e8e93' }))] : [];
-    const shown = everyone.length > 1 ? everyone : [];
-    const visible = shown.slice(0, 5);
-    list.replaceChildren(
-      ...visible.map((p) =>
-        h('li', { title: p.name },
-          h('span', { class: 'avatar', style: { background: p.color }, 'aria-label': p.name }, initials(p.name.replace(/ \(you\)$/, ''))))),
-      shown.length > visible.length
-        ? h('li', { title: shown.slice(5).map((p) => p.name).join(', ') }, h('span', { class: 'avatar more' }, `+${shown.length - visible.length}`))
-        : '',
-    );
-    list.hidden = shown.length === 0;
-    list.setAttribute('aria-label', shown.length ? `Here: ${shown.map((p) => p.name).join(', ')}` : 'Nobody else is here');
+    renderPeople(this.participantsList, this.doc ? peopleIn(this.doc, this.self()) : [], this.client.scene ?? '');
   }
 
   renderWordCount() {
@@ -613,7 +649,7 @@ export class Workspace {
     if (!shown) return;
     const text = this.doc?.text ?? '';
     const words = countWords(text);
-    const characters = codePointLength(text);
+    const characters = ot.codePointLength(text);
     this.wordCount.replaceChildren(
       h('span', { dataset: { testid: 'words' } }, `${words.toLocaleString()} ${words === 1 ? 'word' : 'words'}`),
       h('span', {}, `${characters.toLocaleString()} ${characters === 1 ? 'character' : 'characters'}`),

@@ -1,9 +1,13 @@
-/// Who a connection is: from a display name (`--auth open`) or a token (`--auth tokens`).
+/// Who a connection is: from a display name (`--auth open`), a listed token (`--auth tokens`)
+/// or a signed token checked by a verifier (`--auth jwt`).
 public enum Authenticator: Sendable {
     /// Any display name and any workspace; everyone is `openRole` everywhere. For local use.
     case open(role: Role = .owner)
     /// Only listed tokens, each with the workspaces its user belongs to and a role there.
     case tokens([String: TokenGrant])
+    /// Tokens an application signs for its users (JWT); the verifier checks signature and
+    /// claims, and the token names the workspaces and roles.
+    case verified(any TokenVerifier)
 
     public struct TokenGrant: Sendable, Equatable {
         public var user: String
@@ -22,9 +26,14 @@ public enum Authenticator: Sendable {
         public var user: String
         public var name: String
         public var role: Role
+        /// When the credential stops being accepted; the scene is closed with 4010 then unless
+        /// it sends `refreshToken` first. Nil for credentials that do not expire.
+        public var expiresAt: Millis? = nil
     }
 
-    public func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String) throws(PanesError) -> Identity {
+    /// The identity behind `credentials` in `workspace`, as of `now`.
+    public func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
+                             now: Millis) throws(PanesError) -> Identity {
         switch (self, credentials) {
         case (.open(let role), .name(let name)):
             return Identity(user: name, name: name, role: role)
@@ -42,6 +51,22 @@ public enum Authenticator: Sendable {
                                  field: "workspace")
             }
             return Identity(user: grant.user, name: grant.name, role: role)
+        case (.verified, .name):
+            throw PanesError(.unauthenticated, "this server requires `auth.token` (a signed token)", field: "auth.token")
+        case (.verified(let verifier), .token(let token)):
+            let verified: VerifiedToken
+            do {
+                verified = try verifier.verify(token, now: now)
+            } catch {
+                var error = error
+                error.field = error.field ?? "auth.token"
+                throw error
+            }
+            guard let role = verified.workspaces[workspace] else {
+                throw PanesError(.notAMember, "\(verified.user) is not a member of workspace `\(workspace)`",
+                                 field: "workspace")
+            }
+            return Identity(user: verified.user, name: verified.name, role: role, expiresAt: verified.expiresAt)
         }
     }
 

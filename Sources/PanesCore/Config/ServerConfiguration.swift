@@ -1,5 +1,5 @@
 /// Everything the configuration file declares: settings, the scene manifest, registered
-/// preference defaults and allowed browser origins.
+/// preference defaults, the operator's managed preferences and allowed browser origins.
 ///
 /// ```json
 /// { "settings": { "maxUserInfoBytes": 65536 },
@@ -11,12 +11,14 @@ public struct ServerConfiguration: Sendable {
     public var sceneConfigurations = SceneConfiguration.defaults
     public var allowedOrigins: [String] = []
     public var preferenceDefaults = PreferenceDefaults.standard
+    public var managedPreferences = ManagedPreferences()
 
     public init() {}
 
     public init(json: JSONValue) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid("configuration", "must be a JSON object") }
-        let known: Set<String> = ["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults"]
+        let known: Set<String> = ["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults",
+                                  "managedPreferences"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw .invalid(unknown, "is not a configuration key (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -34,6 +36,9 @@ public struct ServerConfiguration: Sendable {
         }
         if let defaults = fields.value("preferenceDefaults") {
             preferenceDefaults = try PreferenceDefaults(json: defaults)
+        }
+        if let managed = fields.value("managedPreferences") {
+            managedPreferences = try ManagedPreferences(json: managed, defaults: preferenceDefaults)
         }
         allowedOrigins = try (fields.array("allowedOrigins") ?? []).enumerated().map { index, value throws(PanesError) in
             guard let origin = value.stringValue else { throw .invalid("allowedOrigins[\(index)]", "must be a string") }

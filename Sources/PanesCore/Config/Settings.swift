@@ -5,6 +5,7 @@
 public struct Settings: Sendable, Equatable {
     // Transport
     public var maxMessageBytes = 1 << 20
+    public var maxJSONDepth = 64
     public var maxOutboundQueue = 4096
     public var connectTimeoutMs = 10_000
     public var rateLimitPerSecond = 200
@@ -30,6 +31,8 @@ public struct Settings: Sendable, Equatable {
     // Preferences
     public var maxObservationsPerScene = 256
     public var maxPreferenceValueBytes = 16 << 10
+    public var maxPreferenceKeys = 20_000
+    public var maxPreferenceBytes = 8 << 20
     public var workspacePreferenceWriters = Role.editor
 
     // Documents
@@ -39,6 +42,12 @@ public struct Settings: Sendable, Equatable {
     public var operationLogRetention = 1_000
     public var snapshotEvery = 100
     public var documentListIntervalMs = 250
+
+    // Security
+    public var maxTokenBytes = 8 << 10
+    public var jwtClockSkewMs = 30_000
+    public var jwtCacheEntries = 10_000
+    public var walCheckpointIntervalMs = 60_000
 
     public init() {}
 
@@ -54,6 +63,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxMessageBytes", keyPath: \.maxMessageBytes,
               meaning: "Largest WebSocket message accepted; a bigger one closes the connection with 1009.",
               range: 1_024...(64 << 20)),
+        .init(name: "maxJSONDepth", keyPath: \.maxJSONDepth,
+              meaning: "Deepest nesting of arrays and objects in one message; deeper gets `nesting_too_deep`.",
+              range: 4...512),
         .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
               meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
         .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,
@@ -104,6 +116,12 @@ public struct Settings: Sendable, Equatable {
               meaning: "Preference observations one scene may hold.", range: 1...100_000),
         .init(name: "maxPreferenceValueBytes", keyPath: \.maxPreferenceValueBytes,
               meaning: "Encoded size of one preference value.", range: 16...(16 << 20)),
+        .init(name: "maxPreferenceKeys", keyPath: \.maxPreferenceKeys,
+              meaning: "Keys one preference domain (a user's, or a workspace's) may hold; more gets `too_many`.",
+              range: 1...10_000_000),
+        .init(name: "maxPreferenceBytes", keyPath: \.maxPreferenceBytes,
+              meaning: "Encoded bytes of every key and value in one preference domain; more gets `too_large`.",
+              range: 1_024...(1 << 30)),
         .init(name: "maxDocumentScalars", keyPath: \.maxDocumentScalars,
               meaning: "Length of one document in Unicode scalar values.", range: 1_024...(256 << 20)),
         .init(name: "maxOperationBytes", keyPath: \.maxOperationBytes,
@@ -119,6 +137,17 @@ public struct Settings: Sendable, Equatable {
         .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
               meaning: "Modifications to a document are announced to document-list observers at most this often.",
               range: 0...60_000),
+        .init(name: "maxTokenBytes", keyPath: \.maxTokenBytes,
+              meaning: "Length of a token in `connect` (`auth.token`) or `refreshToken`.", range: 256...(64 << 10)),
+        .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,
+              meaning: "With `--auth jwt`, how far a token's `exp` and `nbf` may be off the server's clock and still be accepted.",
+              range: 0...300_000),
+        .init(name: "jwtCacheEntries", keyPath: \.jwtCacheEntries,
+              meaning: "With `--auth jwt`, tokens whose signature was checked are remembered (by SHA-256) up to this many, so a user's other tabs and reconnects skip the check; 0 turns it off.",
+              range: 0...1_000_000),
+        .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
+              meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
+              range: 1_000...86_400_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range

@@ -24,6 +24,8 @@ struct DocumentState: Sendable {
     /// The latest preview of each modified document, taken when it changed, so the switcher
     /// can be refreshed after the document has been evicted.
     var previews: [DocumentID: JSONValue] = [:]
+    /// When each modified document may next be announced.
+    var announceDeadlines = DeadlineQueue<DocumentID>()
 
     /// The records loaded at start; no text is held until a document is opened.
     init(stored: [DocumentRecord] = []) {

@@ -1,47 +1,149 @@
+import Logging
+
 /// Editing: the server orders every change. An operation made on an older revision is
-/// transformed past everything accepted since, applied, logged, made durable, acknowledged,
+/// transformed past everything accepted since, committed, and only then applied, acknowledged
 /// and sent to every other scene that has the document open.
+///
+/// Each document is a channel (`CommitState`): one commit in flight, and the edits that arrive
+/// meanwhile go together in the next one, so a busy document costs one commit per batch, not
+/// per keystroke.
 extension Hub {
-    /// Applies a client's operation made on `revision`; the reply is the revision it became.
+    /// Checks what can be checked now and queues the edit; the reply follows its commit.
     mutating func edit(_ id: DocumentID, revision: Int64, operation: TextOperation, opId: String,
-                       scene: Scene) throws(PanesError) -> JSONValue {
-        var record = try self.record(id, for: scene)
+                       _ context: RequestContext) throws(PanesError) -> JSONValue? {
+        let scene = self.scene(context.scene)
+        _ = try record(id, for: scene)
         try requireEditor(scene, to: "edit documents")
-        guard var document = documents.open[id], let participant = document.participants[scene.id] else {
+        guard let participant = documents.open[id]?.participants[scene.id] else {
             throw PanesError(.documentNotOpen, "open document \(id) before editing it", field: "document")
         }
-        // A resend after a reconnect: the first one was applied, so this one is not. A real
-        // resend is always based on a revision before the original's, because a client that has
-        // seen that revision has seen its operation applied; an id reused at or after it (a
-        // reloaded tab counting from 1 again) is a new operation. The reply still waits for
-        // durability: the runtime holds it behind the original's persist.
-        if let original = document.applied[opId], revision < original {
-            return ["revision": .int(original), "opId": .string(opId), "duplicate": true]
-        }
-        let rebased = try document.rebase(operation, from: revision)
-        guard rebased.targetLength <= settings.maxDocumentScalars else {
-            throw PanesError(.tooLarge, "the document would be \(rebased.targetLength) Unicode scalars, over the limit "
-                                 + "of \(settings.maxDocumentScalars) (setting `maxDocumentScalars`)", field: "operation")
-        }
         let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: participant.name)
-        let entry = try document.apply(rebased, opId: opId, author: author, authorScene: scene.id, at: now())
-        var commands: [StoreCommand] = [.appendOperation(id, entry, length: document.length)]
-        if let snapshot = document.compact(snapshotEvery: settings.snapshotEvery,
-                                           retention: settings.operationLogRetention) {
+        commits.documentWriters[id, default: ChannelQueue()].waiting.append(
+            DocumentEdit(context: context, revision: revision, operation: operation, opId: opId, author: author))
+        startDocumentBatch(id)
+        return nil
+    }
+
+    /// If the document has no commit in flight, rebases and applies every waiting edit to a
+    /// copy of the document and commits them as one.
+    mutating func startDocumentBatch(_ id: DocumentID) {
+        guard var writer = commits.documentWriters[id], !writer.busy, !writer.waiting.isEmpty else { return }
+        let edits = writer.waiting
+        writer.waiting = []
+        guard let document = documents.open[id] else {
+            // Deleted (or never loaded) while the edits waited.
+            commits.documentWriters[id] = nil
+            for edit in edits {
+                fail(edit.context.id, request: EditRequest.type,
+                     PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document"),
+                     to: edit.context.connection)
+            }
+            return
+        }
+        var working = document
+        var outcomes: [DocumentBatch.Outcome] = []
+        var commands: [StoreCommand] = []
+        for edit in edits {
+            // A resend after a reconnect: the first one was applied, so this one is not. A real
+            // resend is always based on a revision before the original's, because a client that
+            // has seen that revision has seen its operation applied; an id reused at or after it
+            // (a reloaded tab counting from 1 again) is a new operation.
+            if let original = working.applied[edit.opId], edit.revision < original {
+                outcomes.append(.duplicate(revision: original))
+                continue
+            }
+            do throws(PanesError) {
+                let rebased = try working.rebase(edit.operation, from: edit.revision)
+                guard rebased.targetLength <= settings.maxDocumentScalars else {
+                    throw PanesError(.tooLarge, "the document would be \(rebased.targetLength) Unicode scalars, over the "
+                                         + "limit of \(settings.maxDocumentScalars) (setting `maxDocumentScalars`)",
+                                     field: "operation")
+                }
+                let entry = try working.apply(rebased, opId: edit.opId, author: edit.author, at: now())
+                commands.append(.appendOperation(id, entry, length: working.length))
+                outcomes.append(.applied(entry))
+            } catch {
+                outcomes.append(.failed(error))
+            }
+        }
+        if let snapshot = working.compact(snapshotEvery: settings.snapshotEvery, retention: settings.operationLogRetention) {
             commands.append(snapshot)
         }
-        documents.open[id] = document
-        record.revision = document.revision
-        record.length = document.length
-        record.modifiedAt = entry.createdAt
-        documents.records[id] = record
-        documents.modified.insert(id)
-        documents.previews[id] = document.preview
+        let batch = DocumentBatch(edits: edits, outcomes: outcomes, working: working)
+        guard !commands.isEmpty else {
+            commits.documentWriters[id] = nil
+            answer(batch, in: id)
+            return
+        }
+        let commitID = commits.makeID()
+        writer.inFlight = commitID
+        commits.documentWriters[id] = writer
+        commits.pending[commitID] = .document(id, batch)
+        effects.append(.commit(Commit(id: commitID, channel: .document(id), base: document.revision, commands: commands)))
+    }
 
-        // Persist first: the broadcast and the reply are held until it is durable.
-        effects.append(.persist(commands))
-        let others = document.participants.values.filter { $0.scene != scene.id }.map(\.connection).sorted()
-        broadcast(.event(.documentOperation(id, entry)), to: others)
-        return ["revision": .int(entry.revision), "opId": .string(opId)]
+    /// The outcome of a document commit: applies and answers, or requeues after a conflict.
+    mutating func documentCommitted(_ id: DocumentID, _ batch: DocumentBatch, _ outcome: CommitOutcome) {
+        commits.documentWriters[id]?.inFlight = nil
+        switch outcome {
+        case .committed:
+            if var document = documents.open[id] {
+                document.adoptText(of: batch.working)
+                for case .applied(let entry) in batch.outcomes {
+                    document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
+                }
+                documents.open[id] = document
+                if var record = documents.records[id] {
+                    record.revision = document.revision
+                    record.length = document.length
+                    if case .applied(let last)? = batch.outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
+                        record.modifiedAt = last.createdAt
+                    }
+                    documents.records[id] = record
+                    markModified(id, preview: document.preview)
+                }
+            }
+            answer(batch, in: id)
+        case .conflict:
+            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
+            commits.documentWriters[id]?.catchingUp = true
+            effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+            return
+        case .failed(let reason):
+            logger.error("document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])
+            let error = PanesError(.storageFailed, "the edit could not be stored; nothing was changed, retry",
+                                   retryAfterMs: 1_000)
+            for (edit, result) in zip(batch.edits, batch.outcomes) {
+                if case .failed(let own) = result {
+                    fail(edit.context.id, request: EditRequest.type, own, to: edit.context.connection)
+                } else {
+                    fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+                }
+            }
+        }
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        if documents.open[id]?.participants.isEmpty == true { evict(id) }
+        startDocumentBatch(id)
+    }
+
+    /// Replies to each edit, and sends each applied operation to the document's other scenes.
+    mutating func answer(_ batch: DocumentBatch, in id: DocumentID) {
+        for (edit, outcome) in zip(batch.edits, batch.outcomes) {
+            switch outcome {
+            case .failed(let error):
+                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+            case .duplicate(let revision):
+                send(.reply(edit.context.id, result: ["revision": .int(revision), "opId": .string(edit.opId),
+                                                      "duplicate": true]), to: edit.context.connection)
+            case .applied(let entry):
+                send(.reply(edit.context.id, result: ["revision": .int(entry.revision), "opId": .string(edit.opId)]),
+                     to: edit.context.connection)
+                if let document = documents.open[id] {
+                    let others = document.participants.values.filter { $0.scene.rawValue != entry.author.scene }
+                        .map(\.connection).sorted()
+                    broadcast(.event(.documentOperation(id, entry)), to: others)
+                }
+            }
+        }
     }
 }

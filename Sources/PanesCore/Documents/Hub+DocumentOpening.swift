@@ -39,7 +39,13 @@ extension Hub {
     /// A load finished: answers every open that waited for it.
     mutating func loaded(_ result: LoadResult) {
         switch result {
+        case .preferences(let domain, let stored, let failure):
+            preferencesLoaded(domain, stored, failure: failure)
         case .document(let id, let stored, let failure):
+            if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
+                documentCaughtUp(id, stored, failure: failure)
+                return
+            }
             // No entry: the document was deleted meanwhile, and its waiters were answered then.
             guard let waiting = documents.loading.removeValue(forKey: id) else { return }
             let live = waiting.filter { scenes[$0.scene] != nil }
@@ -147,6 +153,8 @@ extension Hub {
     /// Drops the document's text and log from memory. Its stored state is complete already:
     /// every change was persisted when it was applied.
     mutating func evict(_ id: DocumentID) {
+        // A commit in flight applies to the document when it comes back; it goes after that.
+        guard commits.documentWriters[id] == nil else { return }
         guard documents.open.removeValue(forKey: id) != nil else { return }
         logger.debug("document unloaded", metadata: ["document": "\(id)"])
     }

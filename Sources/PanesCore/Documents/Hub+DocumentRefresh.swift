@@ -3,13 +3,19 @@
 /// session's title and snapshot (requestSceneSessionRefresh, done by the server), and list
 /// observers hear of modifications, at most every `documentListIntervalMs` per document.
 extension Hub {
-    /// Announces documents modified since they were last announced, where the interval allows.
+    /// Notes that a document's text changed: list observers and the switcher entries of
+    /// windows showing it hear of it, at most every `documentListIntervalMs`.
+    mutating func markModified(_ id: DocumentID, preview: JSONValue) {
+        documents.previews[id] = preview
+        guard documents.modified.insert(id).inserted else { return }
+        let due = max(now(), (documents.lastAnnounced[id] ?? .min) + Millis(settings.documentListIntervalMs))
+        documents.announceDeadlines.push(id, at: due)
+    }
+
+    /// Announces the modified documents whose interval has passed.
     mutating func documentsTick(now: Millis) {
-        guard !documents.modified.isEmpty else { return }
-        let interval = Millis(settings.documentListIntervalMs)
-        for id in documents.modified.sorted() {
-            if let last = documents.lastAnnounced[id], now - last < interval { continue }
-            documents.modified.remove(id)
+        for (_, id) in documents.announceDeadlines.popDue(now: now) {
+            guard documents.modified.remove(id) != nil else { continue }
             documents.lastAnnounced[id] = now
             guard let record = documents.records[id] else { continue }
             announce(.modified, id, workspace: record.workspace)

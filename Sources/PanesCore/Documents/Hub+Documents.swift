@@ -7,32 +7,6 @@ import Logging
 /// `document_not_found`, whether or not it exists elsewhere. Viewers may list, open and share
 /// presence; changing anything needs `editor` or `owner`.
 extension Hub {
-    /// Handles a document request; nil when the reply comes later (an open waiting for a load).
-    mutating func handle(_ request: DocumentRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
-        let scene = self.scene(sceneID)
-        switch request {
-        case .observeDocuments:
-            return observeDocuments(scene)
-        case .unobserveDocuments:
-            documents.observers[scene.owner.workspace]?.remove(sceneID)
-            return [:]
-        case .createDocument(let title, let text):
-            return try createDocument(title: title, text: text, scene: scene)
-        case .renameDocument(let id, let title):
-            return try renameDocument(id, title: title, scene: scene)
-        case .deleteDocument(let id):
-            return try deleteDocument(id, scene: scene)
-        case .openDocument(let id, let revision, let requestID):
-            return try openDocument(id, revision: revision, requestID: requestID, scene: scene)
-        case .closeDocument(let id):
-            return try closeDocument(id, scene: scene)
-        case .edit(let id, let revision, let operation, let opId):
-            return try edit(id, revision: revision, operation: operation, opId: opId, scene: scene)
-        case .setPresence(let id, let update):
-            return try setPresence(id, update, scene: scene)
-        }
-    }
-
     /// Whether a document with this id exists in the workspace: for drops of document items
     /// between users, who may share only what both can see.
     public func documentIsVisible(_ id: String, inWorkspace workspace: String) -> Bool {
@@ -127,6 +101,11 @@ extension Hub {
         let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
         // The load stays in flight; with no entry here, its result is dropped when it comes.
         let waiting = documents.loading.removeValue(forKey: id) ?? []
+        // Edits waiting for the document's next commit fail; one in flight is answered when
+        // its commit comes back (it was made before the deletion).
+        let edits = commits.documentWriters[id]?.waiting ?? []
+        commits.documentWriters[id]?.waiting = []
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
         let summary = record.json(participants: [])
         _ = documents.remove(id)
         persist(.deleteDocument(id))
@@ -138,6 +117,10 @@ extension Hub {
         for session in showing { if let live = liveScenes[session] { told.insert(live) } }
         let connections = told.compactMap { scenes[$0]?.connection }.sorted()
         broadcast(.event(.documentDeleted(id)), to: connections)
+        for edit in edits {
+            fail(edit.context.id, request: EditRequest.type,
+                 PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: edit.context.connection)
+        }
         for pending in waiting {
             guard let waiter = scenes[pending.scene] else { continue }
             fail(pending.requestID, request: "openDocument",

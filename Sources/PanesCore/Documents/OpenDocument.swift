@@ -99,9 +99,9 @@ struct OpenDocument: Sendable {
         return rebased
     }
 
-    /// Applies an operation that fits the current text, logs it and moves every shared
-    /// selection through it. Returns the log entry.
-    mutating func apply(_ operation: TextOperation, opId: String, author: DocumentAuthor, authorScene: SceneID,
+    /// Applies an operation that fits the current text and logs it. Returns the log entry.
+    /// Selections are moved separately (`moveSelections`), once the operation is committed.
+    mutating func apply(_ operation: TextOperation, opId: String, author: DocumentAuthor,
                         at time: Millis) throws(PanesError) -> StoredOperation {
         text = try operation.apply(to: text)
         length = operation.targetLength
@@ -109,11 +109,26 @@ struct OpenDocument: Sendable {
         let entry = StoredOperation(revision: revision, operation: operation, opId: opId, author: author, createdAt: time)
         log.append(entry)
         applied[opId] = revision
+        return entry
+    }
+
+    /// Moves every shared selection through an applied operation.
+    mutating func moveSelections(through operation: TextOperation, authorScene: SceneID) {
         for (scene, participant) in participants {
             guard let selection = participant.selection else { continue }
             participants[scene]!.selection = selection.transformed(by: operation, isOwnEdit: scene == authorScene)
         }
-        return entry
+    }
+
+    /// Takes the text and log of `other`, a copy of this document that a committed batch was
+    /// applied to; keeps this document's participants, which may have changed meanwhile.
+    mutating func adoptText(of other: OpenDocument) {
+        text = other.text
+        length = other.length
+        revision = other.revision
+        snapshotRevision = other.snapshotRevision
+        log = other.log
+        applied = other.applied
     }
 
     /// Every `snapshotEvery` operations: takes a snapshot and forgets the log before

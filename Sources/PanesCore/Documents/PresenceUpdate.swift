@@ -21,7 +21,7 @@ public struct PresenceUpdate: Sendable, Equatable {
 
     /// Reads `revision`, `selection`, `name` and `color` from a `setPresence` request.
     init(_ fields: FieldReader) throws(PanesError) {
-        revision = try fields.int("revision", in: 0...DocumentRequest.maxRevision)
+        revision = try fields.int("revision", in: 0...DocumentFields.maxRevision)
         if let value = fields.value("selection") {
             selection = .some(try Selection(json: value))
         } else if fields.object.keys.contains("selection") {

@@ -25,6 +25,8 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     case slowConsumer = 4008
     /// The client answered no ping for twice `idlePingMs`: it is gone, or its network is.
     case unresponsive = 4009
+    /// The scene's token expired and no `refreshToken` replaced it: get a new token, reconnect.
+    case tokenExpired = 4010
 
     public var meaning: String {
         switch self {
@@ -40,6 +42,7 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
         case .replaced: "This connection stopped answering pings and another resumed its session."
         case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`): the client read too slowly."
         case .unresponsive: "No answer to pings for twice `idlePingMs`."
+        case .tokenExpired: "The scene's token expired before a `refreshToken` replaced it."
         }
     }
 }

@@ -6,7 +6,7 @@
 /// |---|---|---|
 /// | 1000–1999 | the request is wrong | fix it; sending it again unchanged fails again |
 /// | 2000–2999 | the state changed or is not there | refresh its view (re-read, re-open), then decide |
-/// | 3000–3999 | not permitted | give up; only another identity or role helps |
+/// | 3000–3999 | not permitted | give up; only another identity or role (or a new token) helps |
 /// | 4000–4999 | the server cannot do it now | retry later with backoff (`retryAfterMs` when given) |
 ///
 /// The table is the single source for PROTOCOL.md's error list; tests check they agree.
@@ -29,6 +29,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unsupportedActivity = "unsupported_activity"
     case invalidKeyPath = "invalid_key_path"
     case unknownDomain = "unknown_domain"
+    case nestingTooDeep = "nesting_too_deep"
+    case numberOutOfRange = "number_out_of_range"
 
     // 2xxx: the state changed or is not there.
     case sessionNotFound = "session_not_found"
@@ -47,6 +49,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unauthenticated = "unauthenticated"
     case notAMember = "not_a_member"
     case forbidden = "forbidden"
+    case preferenceLocked = "preference_locked"
+    case tokenExpired = "token_expired"
 
     // 4xxx: try again later.
     case rateLimited = "rate_limited"
@@ -74,6 +78,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unsupportedActivity: 1014
         case .invalidKeyPath: 1015
         case .unknownDomain: 1016
+        case .nestingTooDeep: 1017
+        case .numberOutOfRange: 1018
         case .sessionNotFound: 2000
         case .versionConflict: 2001
         case .ticketInvalid: 2002
@@ -88,6 +94,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: 3000
         case .notAMember: 3001
         case .forbidden: 3002
+        case .preferenceLocked: 3003
+        case .tokenExpired: 3004
         case .rateLimited: 4000
         case .serverDraining: 4001
         case .storageFailed: 4002
@@ -125,6 +133,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unsupportedActivity: "No scene configuration accepts this activity type."
         case .invalidKeyPath: "The key path is not dot-separated segments of letters, digits, `_` or `-`."
         case .unknownDomain: "The preference domain is not `user` or `workspace`."
+        case .nestingTooDeep: "Arrays and objects are nested deeper than `maxJSONDepth`."
+        case .numberOutOfRange: "A number cannot be held exactly: an integer outside 64 bits, or a real beyond a double."
         case .sessionNotFound: "No session you may use has this identifier and secret; start a new one."
         case .versionConflict: "Compare-and-set failed: the value changed since the version you read."
         case .ticketInvalid: "The window ticket is unknown, used, expired, or not yours."
@@ -139,6 +149,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unauthenticated: "The token is not valid."
         case .notAMember: "The user is not a member of that workspace."
         case .forbidden: "The user's role in the workspace does not allow this."
+        case .preferenceLocked: "The key is locked by the server's managed preferences; no one may change it."
+        case .tokenExpired: "The token has expired; get a new one from the application and send it again."
         case .rateLimited: "Too many requests; wait `retryAfterMs` and send again."
         case .serverDraining: "The server is shutting down; reconnect after `reconnectAfterMs`."
         case .storageFailed: "The store could not make the change durable; nothing was applied. Retry."

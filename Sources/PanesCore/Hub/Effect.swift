@@ -2,12 +2,22 @@
 ///
 /// Ordering contract: a `send`, `broadcast` or `close` that follows a `persist` is not
 /// performed until that persist is durable. So nothing leaves the server that depends on
-/// state a crash could still lose, and an acknowledgement always means "saved".
+/// state a crash could still lose, and an acknowledgement always means "saved". A `commit`
+/// holds nothing back: the hub does not apply it, nor say anything about it, until its
+/// outcome comes back as `HubEvent.committed`. `sendNow` and `probe` reveal no stored state
+/// and are never held, so a slow disk cannot make a live client look dead.
 public enum Effect: Sendable, Equatable {
     case send(ServerMessage, to: ConnectionID)
     /// The same message to many connections: encoded once.
     case broadcast(ServerMessage, to: [ConnectionID])
+    /// Sent at once, ahead of anything held for durability: liveness answers only.
+    case sendNow(ServerMessage, to: ConnectionID)
     case persist([StoreCommand])
+    /// Persisted in order with everything else, but holds nothing back: bookkeeping that no
+    /// reply or event reports.
+    case persistQuietly([StoreCommand])
+    /// A compare-and-set write to a channel; its outcome comes back as `HubEvent.committed`.
+    case commit(Commit)
     /// Close after the connection's queued messages are written.
     case close(ConnectionID, CloseCode, reason: String)
     /// Send a WebSocket ping; a pong comes back as `HubEvent.pong`.
@@ -23,12 +33,17 @@ public enum HubEvent: Sendable {
     case received(ConnectionID, JSONValue)
     /// A frame that was not valid JSON; `reason` is the parser's message.
     case unreadable(ConnectionID, reason: String)
+    /// A frame that is valid JSON but nested deeper than `maxJSONDepth`, or with a number
+    /// outside the exact range: refused with its own error code.
+    case refused(ConnectionID, PanesError)
     /// The connection closed. `abnormal` when no close frame came (a crash or a network drop)
     /// or the close code was not a normal one.
     case closed(ConnectionID, abnormal: Bool)
     case pong(ConnectionID)
     case loaded(LoadResult)
-    /// Called a few times a second: expiries, probes, idle-session clean-up.
+    case committed(CommitID, CommitOutcome)
+    /// Time passed: the runtime sends this at `Hub.nextDeadline` (and may send it at any other
+    /// time: work that is not due yet is left alone).
     case tick
     /// SIGTERM: stop accepting scenes, tell every scene to reconnect later.
     case drain

@@ -13,7 +13,7 @@ extension Hub {
         guard !draining else {
             throw PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
         }
-        let identity = try authenticator.authenticate(request.credentials, workspace: request.workspace)
+        let identity = try authenticator.authenticate(request.credentials, workspace: request.workspace, now: now())
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
 
         let target: SessionID
@@ -29,17 +29,17 @@ extension Hub {
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
             guard let session = sessions[resume.id], session.owner == owner,
-                  Self.constantTimeEqual(session.secret, resume.secret)
+                  secretHasher.matches(resume.secret, stored: session.secretHash)
             else {
                 throw PanesError(.sessionNotFound, "no session of yours has that identifier and secret", field: "session")
             }
             target = session.id
         } else {
             let configuration = configurations[0]
-            let session = try makeSession(owner: owner, configuration: configuration)
+            let (session, secret) = try makeSession(owner: owner, configuration: configuration)
             persist(.putSession(session))
             attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
-                   handedOver: [], created: true, forkedFrom: nil)
+                   secret: secret, handedOver: [], created: true, forkedFrom: nil)
             return
         }
 
@@ -47,49 +47,81 @@ extension Hub {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
+            let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
             pendingConnects[target, default: []].append(PendingConnect(
                 connection: connection, requestID: requestID, request: request, identity: identity,
-                handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs)))
+                handedOver: handedOver, deadline: deadline))
+            probeDeadlines.push(target, at: deadline)
             connections[connection]?.phase = .probing(target)
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
         attach(connection, requestID: requestID, request: request, identity: identity, session: target,
-               handedOver: handedOver, created: false, forkedFrom: nil)
+               secret: Self.provenSecret(of: request), handedOver: handedOver, created: false, forkedFrom: nil)
     }
 
-    /// A new session record, not yet stored.
-    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration) throws(PanesError) -> SceneSession {
+    /// A new session record, not yet stored, and its secret: the record keeps only its hash,
+    /// so this is the one moment the secret exists, to be handed to the client or dropped.
+    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration) throws(PanesError)
+        -> (session: SceneSession, secret: String) {
         let count = sessionsByOwner[owner]?.count ?? 0
         guard count < settings.maxSessionsPerUser else {
             throw PanesError(.tooMany, "\(owner) already has \(count) sessions (setting `maxSessionsPerUser`); discard some")
         }
-        let session = SceneSession(id: ids.sessionID(), secret: ids.secret(), owner: owner, role: configuration.role,
-                                   configuration: configuration.name, createdAt: now(), lastActiveAt: now())
+        let secret = ids.secret()
+        let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.hash(secret), owner: owner,
+                                   role: configuration.role, configuration: configuration.name,
+                                   createdAt: now(), lastActiveAt: now())
         sessions[session.id] = session
         sessionsByOwner[owner, default: []].insert(session.id)
-        return session
+        idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+        return (session, secret)
+    }
+
+    /// The secret a resuming `connect` proved (its `session.secret`), to echo in the reply; nil
+    /// for a ticket, which proves no secret: the session then gets a new one.
+    static func provenSecret(of request: ConnectRequest) -> String? {
+        request.ticket == nil ? request.resume?.secret : nil
     }
 
     /// Makes the connection a scene of the session and replies to its `connect`.
+    /// - Parameter secret: the session's secret for the reply: the new session's, or the one a
+    ///   resume proved. Nil (a ticket) issues a new one, which replaces the old.
     mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
-                         identity: Authenticator.Identity, session sessionID: SessionID, handedOver: [Activity],
-                         created: Bool, forkedFrom: SessionID?) {
+                         identity: Authenticator.Identity, session sessionID: SessionID, secret: String?,
+                         handedOver: [Activity], created: Bool, forkedFrom: SessionID?) {
         var session = sessions[sessionID]!
+        let handedSecret: String
+        if let secret {
+            handedSecret = secret
+        } else {
+            handedSecret = ids.secret()
+            session.secretHash = secretHasher.hash(handedSecret)
+            sessions[sessionID] = session
+            persist(.putSession(session))
+        }
         let status = restorationStatus(of: session, handedOver: handedOver)
         if status == .cleanStart {
             session.restoration = nil
             session.failedRestores = 0
         }
         session.lastActiveAt = now()
+        session.liveSince = now()
         sessions[sessionID] = session
-        if status == .cleanStart { persist(.putSession(session)) }
+        if status == .cleanStart {
+            persist(.putSession(session))
+        } else {
+            // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
+            // wait for it.
+            effects.append(.persistQuietly([.putSession(session)]))
+        }
 
         let sceneID = SceneID(ids.token("scn_"))
         var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
                           userName: identity.name, role: identity.role, traits: request.traits,
                           clientVersion: request.clientVersion, connectedAt: now())
         if status == .restored { scene.restoredAt = now() }
+        scheduleTokenExpiry(of: &scene, at: identity.expiresAt)
         scenes[sceneID] = scene
         liveScenes[sessionID] = sceneID
         scenesByOwner[session.owner, default: []].insert(sceneID)
@@ -106,7 +138,8 @@ extension Hub {
             "scene": .string(sceneID.rawValue),
             "user": ["id": .string(identity.user), "name": .string(identity.name), "role": .string(identity.role.rawValue)],
             "workspace": .string(session.owner.workspace),
-            "session": session.json(includeSecret: true, handBack: status == .restored),
+            "session": session.json(secret: handedSecret, handBack: status == .restored),
+            "auth": ["expiresAt": identity.expiresAt.map(JSONValue.int) ?? .null],
             "created": .bool(created),
             "forkedFrom": forkedFrom.map { .string($0.rawValue) },
             "connectionOptions": ["userActivities": .array(handedOver.map(\.json))],
@@ -168,8 +201,8 @@ extension Hub {
             }
             if liveScenes[session] == nil {
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
-                       identity: pending.identity, session: session, handedOver: pending.handedOver,
-                       created: false, forkedFrom: nil)
+                       identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
+                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
             } else {
                 fork(session, for: pending)
             }
@@ -181,7 +214,8 @@ extension Hub {
         let source = sessions[original]!
         let configuration = configurations.first { $0.name == source.configuration } ?? configurations[0]
         do throws(PanesError) {
-            var session = try makeSession(owner: source.owner, configuration: configuration)
+            let (made, secret) = try makeSession(owner: source.owner, configuration: configuration)
+            var session = made
             session.userInfo = source.userInfo
             session.restoration = source.restoration
             session.title = source.title
@@ -189,20 +223,11 @@ extension Hub {
             sessions[session.id] = session
             persist(.putSession(session))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
-                   identity: pending.identity, session: session.id, handedOver: pending.handedOver,
+                   identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)
         } catch {
             connections[pending.connection]?.phase = .awaitingConnect
             fail(pending.requestID, request: "connect", error, to: pending.connection)
         }
-    }
-
-    /// Compares secrets in time independent of where they differ.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for i in 0..<x.count { difference |= x[i] ^ y[i] }
-        return difference == 0
     }
 }

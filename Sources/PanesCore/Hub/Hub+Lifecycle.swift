@@ -67,6 +67,8 @@ extension Hub {
 
         if var session = sessions[scene.session] {
             session.lastActiveAt = now()
+            session.liveSince = nil
+            idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
             if let restoredAt = scene.restoredAt, abnormal, now() - restoredAt <= Millis(settings.cleanStartWindowMs) {
                 session.failedRestores += 1
                 logger.notice("scene ended abnormally soon after a restore", metadata: [

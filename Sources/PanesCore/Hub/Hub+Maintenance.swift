@@ -1,16 +1,19 @@
 import Logging
 
-/// The passing of time: connect timeouts, unanswered liveness probes, expired tickets, idle
-/// sessions; and draining on SIGTERM.
+/// The passing of time: connect timeouts, unanswered liveness probes, expired tickets and
+/// tokens, idle sessions; and draining on SIGTERM.
 extension Hub {
+    /// Runs whatever is due; everything else waits for `nextDeadline`.
     mutating func tick() {
         let now = now()
+        expireTokens(now: now)
         for id in awaitingConnect.popExpired(now: now) {
             if case .awaitingConnect? = connections[id]?.phase {
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")
             }
         }
-        for (session, waiting) in pendingConnects where waiting.contains(where: { $0.deadline <= now }) {
+        for (_, session) in probeDeadlines.popDue(now: now) {
+            guard let waiting = pendingConnects[session], waiting.contains(where: { $0.deadline <= now }) else { continue }
             // The live scene never answered: it is a dead socket the kernel has not noticed yet.
             if let sceneID = liveScenes[session], let scene = scenes[sceneID] {
                 logger.notice("scene did not answer a liveness probe; its session is resumed elsewhere",
@@ -21,7 +24,8 @@ extension Hub {
                 resolvePendingConnects(of: session)
             }
         }
-        for (id, ticket) in tickets where ticket.expiresAt <= now {
+        for (_, id) in ticketDeadlines.popDue(now: now) {
+            guard let ticket = tickets[id], ticket.expiresAt <= now else { continue }
             tickets[id] = nil
             if ticket.madeSession, liveScenes[ticket.session] == nil,
                let session = sessions[ticket.session], session.lastActiveAt == session.createdAt
@@ -30,12 +34,37 @@ extension Hub {
             }
         }
         expireFeatures(now: now)
-        if now - lastIdleSweep >= 60_000 {
-            lastIdleSweep = now
-            let cutoff = now - Millis(settings.sessionMaxIdleMs)
-            let idle = sessions.values.filter { liveScenes[$0.id] == nil && $0.lastActiveAt < cutoff }.map(\.id)
-            for id in idle { discard(id, animation: .standard, reason: "idle longer than sessionMaxIdleMs") }
+        for (deadline, id) in idleDeadlines.popDue(now: now) {
+            guard let session = sessions[id], liveScenes[id] == nil else { continue }
+            let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
+            if due > now {
+                // Active since this entry was queued: look again when it would be idle.
+                if due != deadline { idleDeadlines.push(id, at: due) }
+                continue
+            }
+            discard(id, animation: .standard, reason: "idle longer than sessionMaxIdleMs")
         }
+    }
+
+    /// When the hub next has something to do (a timeout, an expiry, an announcement), so the
+    /// runtime sleeps until then instead of waking on a fixed tick.
+    public var nextDeadline: Millis? {
+        [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
+         idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
+         tokenExpiries.nextDeadline]
+            .compactMap { $0 }.min()
+    }
+
+    /// Work to do once, after loading: sessions that were live when the server last stopped
+    /// count as active until now (see `init`); writing that down keeps it true after another
+    /// crash.
+    public mutating func start() -> [Effect] {
+        for id in recoveredSessions.sorted() {
+            if let session = sessions[id] { persist(.putSession(session)) }
+        }
+        recoveredSessions = []
+        defer { effects.removeAll(keepingCapacity: true) }
+        return effects
     }
 
     /// Features expire their own timed state here (drags, throttled notifications).

@@ -4,14 +4,21 @@ public import Logging
 ///
 /// Events go in (`handle(_:)`), effects come out; it does no I/O and reads the time only
 /// through the injected clock. One owner: the runtime calls it from the lws service thread
-/// only, so no locks are needed. Features live in extensions: `Hub+Connect.swift`,
-/// `Hub+Lifecycle.swift`, `Hub+Sessions.swift`, `Hub+Maintenance.swift`.
+/// only, so no locks are needed. Requests are one file each under `Requests/`; features live
+/// in extensions (`Hub+Connect.swift`, `Hub+Preferences.swift`, …).
+///
+/// What the hub holds is what the store has committed: writes to ordered channels (preference
+/// domains, document logs) are applied when their commit comes back (`Hub+Commits.swift`);
+/// single-writer state (sessions, document records) is applied at once and persisted, with
+/// everything said about it held until it is durable (see `Effect`).
 public struct Hub {
     public static let protocolVersion = 1
 
     public let settings: Settings
     public let configurations: [SceneConfiguration]
     public let authenticator: Authenticator
+    /// How session secrets are hashed and compared; only hashes are kept.
+    public let secretHasher: SecretHasher
     public let serverVersion: String
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
@@ -32,37 +39,58 @@ public struct Hub {
     /// Connections still to send `connect`, oldest first, for the connect timeout.
     var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
+    /// When each waiting liveness probe gives up.
+    var probeDeadlines = DeadlineQueue<SessionID>()
     var tickets: [String: Ticket] = [:]
+    var ticketDeadlines = DeadlineQueue<String>()
+    /// Sessions without a live scene, by when they become idle enough to discard.
+    var idleDeadlines = DeadlineQueue<SessionID>()
+    /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
+    var tokenExpiries = DeadlineQueue<SceneID>()
     var appStates: [OwnerKey: ActivationState] = [:]
     var preferences: PreferenceState
     var drags = DragState()
     var documents = DocumentState()
+    /// Channel writes waiting for their commit, and the requests queued behind them.
+    var commits = CommitState()
     var draining = false
-    var lastIdleSweep: Millis = 0
+    /// Sessions that were live when the server last stopped; `start()` writes their new state.
+    var recoveredSessions: [SessionID] = []
     public internal(set) var metrics = Metrics()
 
     /// Effects produced while handling the current event, in order.
     var effects: [Effect] = []
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
-                authenticator: Authenticator = .open(), stored: StoredState = StoredState(),
-                preferenceDefaults: PreferenceDefaults = .standard,
+                authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
+                preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
                 serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
         self.configurations = configurations
         self.authenticator = authenticator
+        self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.logger = logger
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
-        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults)
+        preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
+        let started = now()
         for session in stored.sessions {
+            var session = session
+            // A session that had a live scene when the server stopped (or was killed) was in use
+            // until then: it is not idle, whatever its last write says.
+            if session.liveSince != nil {
+                session.lastActiveAt = max(session.lastActiveAt, started)
+                session.liveSince = nil
+                recoveredSessions.append(session.id)
+            }
             sessions[session.id] = session
             sessionsByOwner[session.owner, default: []].insert(session.id)
+            idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
         }
     }
 
@@ -78,15 +106,17 @@ public struct Hub {
         case .received(let connection, let json):
             receive(json, on: connection)
         case .unreadable(let connection, let reason):
-            guard connections[connection] != nil else { break }
-            metrics.requests["(unreadable)", default: 0] += 1
-            fail(nil, request: nil, PanesError(.malformedJSON, "the frame is not valid JSON: \(reason)"), to: connection)
+            refuse(PanesError(.malformedJSON, "the frame is not valid JSON: \(reason)"), on: connection)
+        case .refused(let connection, let error):
+            refuse(error, on: connection)
         case .closed(let connection, let abnormal):
             connectionClosed(connection, abnormal: abnormal)
         case .pong(let connection):
             pongReceived(from: connection)
         case .loaded(let result):
             loaded(result)
+        case .committed(let id, let outcome):
+            committed(id, outcome)
         case .tick:
             tick()
         case .drain:
@@ -109,22 +139,24 @@ public struct Hub {
             // Requests that did not decode are counted together: their `type` is the client's
             // text and must not grow the metric's label space.
             metrics.requests["(invalid)", default: 0] += 1
-            fail(failure.id, request: failure.type, failure.error, to: connectionID)
+            if !allowed {
+                fail(failure.id, request: nil, rateLimited(retryAfter), to: connectionID)
+            } else {
+                fail(failure.id, request: failure.type, failure.error, to: connectionID)
+            }
             return
         case .success(let decoded):
             request = decoded
         }
-        metrics.requests[request.message.type, default: 0] += 1
+        metrics.requests[request.type, default: 0] += 1
         guard allowed else {
-            fail(request.id, request: request.message.type, PanesError(
-                .rateLimited, "over \(settings.rateLimitPerSecond) requests a second (setting `rateLimitPerSecond`)",
-                retryAfterMs: retryAfter), to: connectionID)
+            fail(request.id, request: request.type, rateLimited(retryAfter), to: connectionID)
             return
         }
         do throws(PanesError) {
             switch connection.phase {
             case .awaitingConnect:
-                guard case .connect(let connect) = request.message else {
+                guard let connect = request.request as? ConnectRequest else {
                     throw PanesError(.notConnected, "send `connect` first")
                 }
                 try self.connect(connect, requestID: request.id, on: connectionID)
@@ -133,41 +165,30 @@ public struct Hub {
             case .closing:
                 return
             case .scene(let sceneID):
-                if let result = try handle(request.message, from: sceneID) {
+                let context = RequestContext(id: request.id, scene: sceneID, connection: connectionID)
+                if let result = try request.request.handle(&self, context) {
                     send(.reply(request.id, result: result), to: connectionID)
                 }
             }
         } catch {
-            fail(request.id, request: request.message.type, error, to: connectionID)
+            fail(request.id, request: request.type, error, to: connectionID)
         }
     }
 
-    /// Handles a request from a connected scene. Returns the reply's result, or nil when the
-    /// handler replies itself. A handler validates everything before it changes anything, so
-    /// a thrown error always leaves state as it was.
-    mutating func handle(_ message: ClientMessage, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
-        switch message {
-        case .connect:
-            throw PanesError(.alreadyConnected, "this connection is already scene \(sceneID)")
-        case .lifecycle(let visible, let focused):
-            return reportLifecycle(visible: visible, focused: focused, scene: sceneID)
-        case .updateActivity(let activity):
-            return updateActivity(activity, scene: sceneID)
-        case .setUserInfo(let userInfo, let merge):
-            return try setUserInfo(userInfo, merge: merge, scene: sceneID)
-        case .listSessions(let watch):
-            return listSessions(watch: watch, scene: sceneID)
-        case .requestDestruction(let session, let animation):
-            return try requestDestruction(session, animation: animation, scene: sceneID)
-        case .ping:
-            return ["now": .int(now())]
-        case .preferences(let request):
-            return try handle(request, from: sceneID)
-        case .windows(let request):
-            return try handle(request, from: sceneID)
-        case .documents(let request):
-            return try handle(request, from: sceneID)
-        }
+    /// A frame that never became a request (not JSON, too deep, a number out of range). It
+    /// still counts against the connection's rate limit: a flood of garbage is a flood.
+    mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
+        guard var connection = connections[connectionID] else { return }
+        if case .closing = connection.phase { return }
+        let (allowed, retryAfter) = connection.bucket.take(now: now())
+        connections[connectionID] = connection
+        metrics.requests["(unreadable)", default: 0] += 1
+        fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
+    }
+
+    func rateLimited(_ retryAfter: Int) -> PanesError {
+        PanesError(.rateLimited, "over \(settings.rateLimitPerSecond) requests a second (setting `rateLimitPerSecond`)",
+                   retryAfterMs: retryAfter)
     }
 
     // MARK: Effects
@@ -175,6 +196,12 @@ public struct Hub {
     mutating func send(_ message: ServerMessage, to connection: ConnectionID) {
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
+    }
+
+    /// Sends ahead of anything held for durability: only for messages that reveal no stored state.
+    mutating func sendUnheld(_ message: ServerMessage, to connection: ConnectionID) {
+        metrics.messagesOut += 1
+        effects.append(.sendNow(message, to: connection))
     }
 
     mutating func broadcast(_ message: ServerMessage, to connections: [ConnectionID]) {
@@ -189,6 +216,12 @@ public struct Hub {
 
     mutating func persist(_ commands: StoreCommand...) {
         effects.append(.persist(commands))
+    }
+
+    /// Keeps a changed session and persists it.
+    mutating func store(_ session: SceneSession) {
+        sessions[session.id] = session
+        persist(.putSession(session))
     }
 
     mutating func fail(_ id: RequestID?, request: String?, _ error: PanesError, to connection: ConnectionID) {
@@ -222,5 +255,11 @@ public struct Hub {
             throw PanesError(.sessionNotFound, "no session \(id) of yours", field: "session")
         }
         return session
+    }
+
+    /// Metadata for a restoration activity saved now by this scene.
+    func restorationMetadata(for scene: Scene) -> RestorationMetadata {
+        RestorationMetadata(savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
+                            clientVersion: scene.clientVersion)
     }
 }

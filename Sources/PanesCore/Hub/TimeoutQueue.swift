@@ -9,16 +9,24 @@ struct TimeoutQueue: Sendable {
         entries.append((connection, deadline))
     }
 
+    /// The earliest deadline still queued (it may belong to a connection that has connected
+    /// since: waking for it costs one look).
+    var nextDeadline: Millis? { head < entries.count ? entries[head].deadline : nil }
+
     /// Removes and returns the connections whose deadline has passed; the caller checks each
     /// is still waiting (most have connected long before).
     mutating func popExpired(now: Millis) -> [ConnectionID] {
         var expired: [ConnectionID] = []
-        while head < entries.count, entries[head].deadline < now {
+        while head < entries.count, entries[head].deadline <= now {
             expired.append(entries[head].connection)
             head += 1
         }
         if head > 1024, head * 2 > entries.count {
             entries.removeFirst(head)
+            head = 0
+        }
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
             head = 0
         }
         return expired

@@ -3,8 +3,10 @@
 public struct SceneSession: Sendable, Equatable {
     /// `persistentIdentifier`.
     public let id: SessionID
-    /// Required with the identifier to resume; the identifier alone is not a credential.
-    public var secret: String
+    /// The hash (`SecretHasher`) of the secret that, with the identifier, resumes the session;
+    /// the identifier alone is not a credential. The secret itself is never stored, on disk or
+    /// in memory: it is handed to the client once, in the `connect` reply.
+    public var secretHash: String
     public let owner: OwnerKey
     public var role: SceneConfiguration.SessionRole
     public var configuration: String
@@ -19,13 +21,17 @@ public struct SceneSession: Sendable, Equatable {
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
     /// restoration activity is dropped.
     public var failedRestores: Int
+    /// Set while a scene is live on the session (persisted at connect, cleared at disconnect):
+    /// a session that was live when the server was killed counts as active until the restart,
+    /// so it is not swept as idle.
+    public var liveSince: Millis?
 
-    public init(id: SessionID, secret: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
+    public init(id: SessionID, secretHash: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
-                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0) {
+                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil) {
         self.id = id
-        self.secret = secret
+        self.secretHash = secretHash
         self.owner = owner
         self.role = role
         self.configuration = configuration
@@ -36,15 +42,18 @@ public struct SceneSession: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastActiveAt = lastActiveAt
         self.failedRestores = failedRestores
+        self.liveSince = liveSince
     }
 
     /// The session as a scene sees it on connect. The secret is included only there: it is how
-    /// the client resumes later, and it is never listed.
-    /// - Parameter handBack: whether the restoration activity is handed back (not stale).
-    public func json(includeSecret: Bool, handBack: Bool) -> JSONValue {
+    /// the client resumes later, and it is never listed. Its hash is never included.
+    /// - Parameters:
+    ///   - secret: the plain secret to hand to the client (only in a `connect` reply), or nil.
+    ///   - handBack: whether the restoration activity is handed back (not stale).
+    public func json(secret: String?, handBack: Bool) -> JSONValue {
         .object([
             "persistentIdentifier": .string(id.rawValue),
-            "secret": includeSecret ? .string(secret) : nil,
+            "secret": secret.map(JSONValue.string),
             "role": .string(role.rawValue),
             "configuration": .string(configuration),
             "title": .string(title),

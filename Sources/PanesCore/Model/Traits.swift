@@ -12,5 +12,11 @@ public struct Traits: Sendable, Equatable {
         self.pointer = pointer
     }
 
+    /// Reads a `traits` object; absent fields keep their defaults.
+    init(_ fields: FieldReader) throws(PanesError) {
+        width = try fields.choice("width", Width.self) ?? .regular
+        pointer = try fields.choice("pointer", Pointer.self) ?? .fine
+    }
+
     public var json: JSONValue { ["width": .string(width.rawValue), "pointer": .string(pointer.rawValue)] }
 }

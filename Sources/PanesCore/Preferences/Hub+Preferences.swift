@@ -1,28 +1,13 @@
+import Logging
+
 /// Key-value observation over the wire: observe a key or a subtree, set and remove values
 /// (optionally compare-and-set), and tell every observing scene of every change, once, in
 /// version order.
+///
+/// Writes go through the domain's channel (`CommitState`): checked against the committed
+/// values plus the earlier writes of the same batch, committed together, and applied, answered
+/// and announced only once the store has committed them.
 extension Hub {
-    mutating func handle(_ request: PreferenceRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
-        let scene = self.scene(sceneID)
-        switch request {
-        case .observe(let kind, let keyPath, let options):
-            return try observe(kind, keyPath, options, scene: scene)
-        case .unobserve(let id):
-            guard let index = preferences.observations[sceneID]?.list.firstIndex(where: { $0.id == id }) else {
-                throw PanesError(.observationNotFound, "this scene has no observation \(id)", field: "observation")
-            }
-            let removed = preferences.observations[sceneID]!.list.remove(at: index)
-            if !preferences.observations[sceneID]!.list.contains(where: { $0.domain == removed.domain }) {
-                preferences.observers[removed.domain]?.remove(sceneID)
-            }
-            return [:]
-        case .set(let kind, let keyPath, let value, let ifVersion):
-            return try change(kind, keyPath, to: value, ifVersion: ifVersion, scene: scene)
-        case .remove(let kind, let keyPath, let ifVersion):
-            return try change(kind, keyPath, to: nil, ifVersion: ifVersion, scene: scene)
-        }
-    }
-
     /// A scene's own user domain, or its workspace's domain.
     func preferenceDomain(_ kind: DomainKind, for scene: Scene) -> PreferenceDomain {
         PreferenceDomain(workspace: scene.owner.workspace, user: kind == .user ? scene.owner.user : nil)
@@ -49,7 +34,8 @@ extension Hub {
                 send(.event(ServerEvent("preferenceChanged", JSONValue.object([
                     "domain": .string(kind.rawValue), "keyPath": .string(key.string), "version": .int(current.version),
                     "observations": [.int(Int64(observation.id))], "new": current.value, "initial": true,
-                    "isDefault": current.isDefault ? true : nil,
+                    "isDefault": current.source == .default ? true : nil,
+                    "locked": current.source == .locked ? true : nil,
                 ]).objectValue!)), to: scene.connection)
             }
             if keys.isEmpty {
@@ -62,51 +48,209 @@ extension Hub {
         return ["observation": .int(Int64(observation.id))]
     }
 
-    /// Sets (`value` non-nil) or removes a key. Validates everything first, so a refused change
-    /// leaves no trace; a change to the value already there is a no-op that notifies no one.
-    mutating func change(_ kind: DomainKind, _ key: KeyPath, to value: JSONValue?, ifVersion: Int64?,
-                         scene: Scene) throws(PanesError) -> JSONValue {
+    mutating func unobserve(_ id: Int, scene sceneID: SceneID) throws(PanesError) {
+        guard let index = preferences.observations[sceneID]?.list.firstIndex(where: { $0.id == id }) else {
+            throw PanesError(.observationNotFound, "this scene has no observation \(id)", field: "observation")
+        }
+        let removed = preferences.observations[sceneID]!.list.remove(at: index)
+        if !preferences.observations[sceneID]!.list.contains(where: { $0.domain == removed.domain }) {
+            preferences.observers[removed.domain]?.remove(sceneID)
+        }
+    }
+
+    // MARK: Writes
+
+    /// Checks what needs no state, then queues the write on its domain's channel. The reply
+    /// comes when the write's commit does (nil here).
+    mutating func requestPreferenceChange(_ kind: DomainKind, _ key: KeyPath, to value: JSONValue?, ifVersion: Int64?,
+                                          _ context: RequestContext) throws(PanesError) -> JSONValue? {
+        let scene = self.scene(context.scene)
         if kind == .workspace, scene.role < settings.workspacePreferenceWriters {
             throw PanesError(.forbidden, "writing workspace preferences needs the role `\(settings.workspacePreferenceWriters.rawValue)` (setting `workspacePreferenceWriters`); you are `\(scene.role.rawValue)`")
         }
-        let domain = preferenceDomain(kind, for: scene)
+        if let managed = preferences.managed.value(kind, key), managed.locked {
+            throw PanesError(.preferenceLocked, "`\(key)` is locked by the server's managed preferences; it cannot be changed",
+                             field: "keyPath")
+        }
         if let value, let registration = preferences.defaults.registration(kind, key), !registration.type.admits(value) {
             throw PanesError(.typeMismatch, "`\(key)` takes \(registration.type.rawValue) values (its registered default's type), not \(value.typeName)",
                              field: "value")
         }
-        if let conflict = preferences.conflict(domain, kind, with: key) {
-            throw PanesError(.keyPathConflict, "`\(key)` nests with `\(conflict)`, which already has a value; a key cannot lie inside, or above, another",
+        let domain = preferenceDomain(kind, for: scene)
+        commits.preferenceWriters[domain, default: ChannelQueue()].waiting.append(
+            PreferenceWrite(context: context, kind: kind, key: key, value: value, ifVersion: ifVersion))
+        startPreferenceBatch(domain)
+        return nil
+    }
+
+    /// If the domain has no commit in flight, checks every waiting write in order against the
+    /// committed values and the batch's earlier writes, and commits the changes as one.
+    mutating func startPreferenceBatch(_ domain: PreferenceDomain) {
+        guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
+        let writes = writer.waiting
+        writer.waiting = []
+        let state = preferences.domains[domain] ?? PreferenceDomainState()
+        var batch = PreferenceBatch(state: state)
+        var commands: [StoreCommand] = []
+        var outcomes: [PreferenceOutcome] = []
+        for write in writes {
+            do throws(PanesError) {
+                let outcome = try check(write, in: domain, batch: batch)
+                if case .changed(let version, _) = outcome {
+                    batch.apply(write.key.string, write.value, version: version)
+                    if let value = write.value {
+                        commands.append(.putPreference(domain, keyPath: write.key.string, value: value, version: version))
+                    } else {
+                        commands.append(.removePreference(domain, keyPath: write.key.string, version: version))
+                    }
+                }
+                outcomes.append(outcome)
+            } catch {
+                outcomes.append(.failed(error))
+            }
+        }
+        if commands.isEmpty {
+            commits.preferenceWriters[domain] = nil
+            answer(writes, outcomes, in: domain, applying: false)
+            return
+        }
+        let id = commits.makeID()
+        writer.inFlight = id
+        commits.preferenceWriters[domain] = writer
+        commits.pending[id] = .preferences(domain, writes, outcomes)
+        effects.append(.commit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands)))
+    }
+
+    /// Whether one write of a batch is allowed, and what it does.
+    func check(_ write: PreferenceWrite, in domain: PreferenceDomain, batch: PreferenceBatch) throws(PanesError) -> PreferenceOutcome {
+        let key = write.key
+        if let conflict = batch.nesting(key) ?? registeredNesting(key, write.kind).map({ "`\($0)`" }) {
+            throw PanesError(.keyPathConflict, "`\(key)` nests with \(conflict), which already has a value; a key cannot lie inside, or above, another",
                              field: "keyPath")
         }
-        let stored = preferences.domains[domain]?.values[key.string]
-        if let ifVersion, ifVersion != (stored?.version ?? 0) {
+        let stored = batch.value(key.string)
+        if let ifVersion = write.ifVersion, ifVersion != (stored?.version ?? 0) {
             throw PanesError(.versionConflict, "`\(key)` is at version \(stored?.version ?? 0), not \(ifVersion)", field: "ifVersion")
         }
-        let before = preferences.effective(domain, kind, key)
-        let unchanged = value.map { new in before.map { $0.value.sameValue(as: new) } ?? false } ?? (stored == nil)
-        if unchanged {
-            return ["version": .int(before?.version ?? 0), "changed": false]
+        let before = preferences.effective(domain, write.kind, key, stored: stored)
+        let unchanged = write.value.map { new in before.map { $0.value.sameValue(as: new) } ?? false } ?? (stored == nil)
+        if unchanged { return .unchanged(version: before?.version ?? 0) }
+        if let value = write.value {
+            if stored == nil, batch.count >= settings.maxPreferenceKeys {
+                throw PanesError(.tooMany, "the \(domain.kind) domain already holds \(batch.count) keys (setting `maxPreferenceKeys`); remove some",
+                                 field: "keyPath")
+            }
+            let grown = batch.bytes - (stored.map { PreferenceDomainState.size(of: key.string, $0.value) } ?? 0)
+                + PreferenceDomainState.size(of: key.string, value)
+            if grown > settings.maxPreferenceBytes {
+                throw PanesError(.tooLarge, "the \(domain.kind) domain would hold \(grown) bytes, over the limit of \(settings.maxPreferenceBytes) (setting `maxPreferenceBytes`)",
+                                 field: "value")
+            }
         }
+        return .changed(version: batch.version + 1, old: before?.value)
+    }
 
-        var domainState = preferences.domains[domain] ?? StoredPreferences()
-        domainState.version += 1
-        let version = domainState.version
-        if let value {
-            domainState.values[key.string] = VersionedValue(value: value, version: version)
-            persist(.putPreference(domain, keyPath: key.string, value: value, version: version))
-        } else {
-            domainState.values[key.string] = nil
-            persist(.removePreference(domain, keyPath: key.string, version: version))
+    /// A registered default or managed key that nests with `key`: such keys cannot both exist.
+    func registeredNesting(_ key: KeyPath, _ kind: DomainKind) -> KeyPath? {
+        preferences.defaults.registrations[kind]?.keys.first { $0.nests(with: key) }
+            ?? preferences.managed.keys(kind).first { $0.nests(with: key) }
+    }
+
+    /// The outcome of a preference commit: applies and answers, or requeues after a conflict.
+    mutating func preferencesCommitted(_ domain: PreferenceDomain, _ writes: [PreferenceWrite],
+                                       _ outcomes: [PreferenceOutcome], _ outcome: CommitOutcome) {
+        commits.preferenceWriters[domain]?.inFlight = nil
+        switch outcome {
+        case .committed:
+            answer(writes, outcomes, in: domain, applying: true)
+        case .conflict:
+            // Another node wrote first: read what it wrote, then check these again on top of it.
+            commits.preferenceWriters[domain]?.waiting.insert(contentsOf: writes, at: 0)
+            commits.preferenceWriters[domain]?.catchingUp = true
+            effects.append(.load(.preferences(domain)))
+            return
+        case .failed(let reason):
+            logger.error("preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
+            let error = PanesError(.storageFailed, "the change could not be stored; nothing was changed, retry",
+                                   retryAfterMs: 1_000)
+            answer(writes, outcomes.map { if case .failed = $0 { $0 } else { .failed(error) } }, in: domain, applying: false)
         }
-        preferences.domains[domain] = domainState
-        notifyObservers(of: key, in: domain, kind: kind, version: version, old: before?.value)
-        return ["version": .int(version), "changed": true]
+        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
+        startPreferenceBatch(domain)
+    }
+
+    /// Replies to each write in order; with `applying`, first applies each change and tells
+    /// its observers.
+    mutating func answer(_ writes: [PreferenceWrite], _ outcomes: [PreferenceOutcome], in domain: PreferenceDomain,
+                         applying: Bool) {
+        for (write, outcome) in zip(writes, outcomes) {
+            switch outcome {
+            case .failed(let error):
+                fail(write.context.id, request: write.type, error, to: write.context.connection)
+            case .unchanged(let version):
+                send(.reply(write.context.id, result: ["version": .int(version), "changed": false]),
+                     to: write.context.connection)
+            case .changed(let version, let old):
+                guard applying else { continue }
+                preferences.domains[domain, default: PreferenceDomainState()].apply(write.key.string, write.value, version: version)
+                send(.reply(write.context.id, result: ["version": .int(version), "changed": true]),
+                     to: write.context.connection)
+                notifyObservers(of: write.key, in: domain, kind: write.kind, version: version, old: old)
+            }
+        }
+    }
+
+    /// A domain as the store has it now (after a conflict): applies every difference to the
+    /// domain held here, in version order, telling observers, then lets the waiting writes go.
+    mutating func preferencesLoaded(_ domain: PreferenceDomain, _ stored: StoredPreferences?, failure: String?) {
+        commits.preferenceWriters[domain]?.catchingUp = false
+        if let failure {
+            logger.error("preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
+            let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
+            let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
+            answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+            return
+        }
+        let stored = stored ?? StoredPreferences()
+        guard stored.version > (preferences.domains[domain]?.version ?? 0) else {
+            // A conflict with nothing newer in the store: retrying would only conflict again.
+            logger.critical("preference commit conflicted but the store holds nothing newer",
+                            metadata: ["domain": "\(domain)", "stored": "\(stored.version)"])
+            let error = PanesError(.internalError, "the preferences could not be stored; retry later", retryAfterMs: 5_000)
+            let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
+            answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+            return
+        }
+        applyStored(stored, to: domain)
+        startPreferenceBatch(domain)
+    }
+
+    /// Brings the domain held here to `stored`, announcing each changed key in version order.
+    mutating func applyStored(_ stored: StoredPreferences, to domain: PreferenceDomain) {
+        let held = preferences.domains[domain] ?? PreferenceDomainState()
+        guard stored.version > held.version else { return }
+        var changes: [(key: String, value: JSONValue?, version: Int64)] = []
+        for (key, value) in stored.values where held.values[key] != value {
+            changes.append((key, value.value, value.version))
+        }
+        for key in held.values.keys where stored.values[key] == nil {
+            changes.append((key, nil, stored.version))
+        }
+        let kind: DomainKind = domain.user == nil ? .workspace : .user
+        for change in changes.sorted(by: { ($0.version, $0.key) < ($1.version, $1.key) }) {
+            guard let key = try? KeyPath(change.key) else { continue }
+            let old = preferences.effective(domain, kind, key)?.value
+            preferences.domains[domain, default: PreferenceDomainState()].apply(change.key, change.value, version: change.version)
+            notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
+        }
+        preferences.domains[domain, default: PreferenceDomainState()].apply(version: stored.version)
     }
 
     /// One `preferenceChanged` per observing scene, listing that scene's matching observations.
     /// Scenes whose notification is identical share one encoded message.
     mutating func notifyObservers(of key: KeyPath, in domain: PreferenceDomain, kind: DomainKind, version: Int64,
                                   old: JSONValue?) {
+        guard let observers = preferences.observers[domain], !observers.isEmpty else { return }
         let now = preferences.effective(domain, kind, key)
         struct Shape: Hashable {
             let ids: [Int]
@@ -115,7 +259,7 @@ extension Hub {
         }
         var groups: [Shape: [ConnectionID]] = [:]
         var order: [Shape] = []
-        for sceneID in preferences.observers[domain] ?? [] {
+        for sceneID in observers {
             guard let scene = scenes[sceneID], let observations = preferences.observations[sceneID] else { continue }
             var ids: [Int] = []
             var options: ObservationOptions = []
@@ -128,14 +272,16 @@ extension Hub {
             if groups[shape] == nil { order.append(shape) }
             groups[shape, default: []].append(scene.connection)
         }
+        let removed = preferences.domains[domain]?.values[key.string] == nil
         for shape in order {
             let event = ServerEvent("preferenceChanged", JSONValue.object([
                 "domain": .string(kind.rawValue), "keyPath": .string(key.string), "version": .int(version),
                 "observations": .array(shape.ids.map { .int(Int64($0)) }),
                 "new": shape.wantsNew ? now?.value : nil,
                 "old": shape.wantsOld ? (old ?? .null) : nil,
-                "removed": preferences.domains[domain]?.values[key.string] == nil ? true : nil,
-                "isDefault": now?.isDefault == true ? true : nil,
+                "removed": removed ? true : nil,
+                "isDefault": now?.source == .default ? true : nil,
+                "locked": now?.source == .locked ? true : nil,
             ]).objectValue!)
             broadcast(.event(event), to: groups[shape]!.sorted())
         }
@@ -147,5 +293,53 @@ extension Hub {
             preferences.observers[domain]?.remove(scene.id)
             if preferences.observers[domain]?.isEmpty == true { preferences.observers[domain] = nil }
         }
+    }
+}
+
+/// A domain's committed values seen through the pending writes of one batch, so each write is
+/// checked as if the earlier ones had been applied, without copying the domain.
+struct PreferenceBatch {
+    let state: PreferenceDomainState
+    /// Keys written by the batch so far: their value after it (nil when removed).
+    private var written: [String: VersionedValue?] = [:]
+    /// Change in the number of stored keys below each prefix, from the batch's writes.
+    private var belowDelta: [String: Int] = [:]
+    private(set) var version: Int64
+    private(set) var count: Int
+    private(set) var bytes: Int
+
+    init(state: PreferenceDomainState) {
+        self.state = state
+        version = state.version
+        count = state.count
+        bytes = state.bytes
+    }
+
+    func value(_ key: String) -> VersionedValue? {
+        if let written = written[key] { return written }
+        return state.values[key]
+    }
+
+    /// A held key that nests with `key`, described for an error: one of its prefixes, or
+    /// "a key below it" (which one is not worth a scan of the domain).
+    func nesting(_ key: KeyPath) -> String? {
+        for prefix in PreferenceDomainState.prefixes(of: key.string) where value(prefix) != nil {
+            return "`\(prefix)`"
+        }
+        if (state.below[key.string] ?? 0) + (belowDelta[key.string] ?? 0) > 0 { return "a key below it" }
+        return nil
+    }
+
+    mutating func apply(_ key: String, _ value: JSONValue?, version: Int64) {
+        let before = self.value(key)
+        if let before { bytes -= PreferenceDomainState.size(of: key, before.value) }
+        if let value { bytes += PreferenceDomainState.size(of: key, value) }
+        let delta = (value == nil ? 0 : 1) - (before == nil ? 0 : 1)
+        if delta != 0 {
+            count += delta
+            for prefix in PreferenceDomainState.prefixes(of: key) { belowDelta[prefix, default: 0] += delta }
+        }
+        written[key] = .some(value.map { VersionedValue(value: $0, version: version) })
+        self.version = version
     }
 }

@@ -20,6 +20,10 @@ public struct FieldReader: Sendable {
         }
     }
 
+    /// A value that is present, `null` included: for the fields where `null` is a value and
+    /// differs from leaving the field out (a preference's value).
+    public func present(_ key: String) -> JSONValue? { object[key] }
+
     public func required(_ key: String) throws(PanesError) -> JSONValue {
         guard let value = value(key) else { throw .missing(path(key)) }
         return value

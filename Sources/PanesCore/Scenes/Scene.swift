@@ -5,9 +5,13 @@ public struct Scene: Sendable {
     public let connection: ConnectionID
     public let session: SessionID
     public let owner: OwnerKey
-    /// The user's display name and role in the workspace, fixed at connect.
-    public let userName: String
-    public let role: Role
+    /// The user's display name and role in the workspace, from connect; a `refreshToken`
+    /// replaces them with the new token's.
+    public var userName: String
+    public var role: Role
+    /// When the scene's token expires (its `exp`); the scene is closed with 4010
+    /// `jwtClockSkewMs` later. Nil for credentials that do not expire.
+    public var tokenExpiresAt: Millis?
     public var traits: Traits
     public var state: ActivationState
     public let clientVersion: String

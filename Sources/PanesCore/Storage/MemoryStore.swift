@@ -1,26 +1,29 @@
 /// A store that keeps everything in memory: for tests and `--store memory`. Not durable.
 ///
-/// It follows the same contract as the SQLite store, down to which commands fail a batch, so
-/// the conformance tests hold it to the same behaviour.
+/// It follows the same contract as the SQLite store, down to which commands fail a batch and
+/// when a commit conflicts, so the conformance tests hold it to the same behaviour.
 public final class MemoryStore: Store {
-    private var state = StoredState()
-    private var sessionIndex: [SessionID: Int] = [:]
+    private var sessions: [SessionID: SceneSession] = [:]
+    private var preferences: [PreferenceDomain: StoredPreferences] = [:]
     private var documents: [DocumentID: StoredDocument] = [:]
     /// Set to make the next `apply` fail, to test how the hub handles a failing store.
     public var failNextApply = false
     /// Set to make the next `loadDocument` fail, to test how the hub answers a failed load.
     public var failNextLoad = false
+    /// Undo records of the transaction in progress: what to put back if it fails. Restoring
+    /// only what a batch touched keeps a transaction's cost that of its writes.
+    private var undo: [() -> Void] = []
 
     public init() {}
 
     /// Everything stored, sessions sorted by id as the SQLite store returns them (byte order,
     /// which is SQLite's), so both stores hand the hub the same state.
     public func loadState() throws -> StoredState {
-        var loaded = state
-        loaded.sessions.sort { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) }
-        loaded.documents = documents.values.map(\.record)
-            .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) }
-        return loaded
+        StoredState(
+            sessions: sessions.values.sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            preferences: preferences,
+            documents: documents.values.map(\.record)
+                .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) })
     }
 
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
@@ -34,67 +37,100 @@ public final class MemoryStore: Store {
         return document
     }
 
-    public func apply(_ batch: [StoreCommand]) throws {
+    public func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
+        preferences[domain]
+    }
+
+    public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
         if failNextApply {
             failNextApply = false
             throw MemoryStoreError.injectedFailure
         }
-        // All or nothing, as a transaction: work on copies and keep them only if every command fits.
-        let saved = (state, sessionIndex, documents)
+        undo.removeAll()
+        var outcomes: [CommitID: CommitOutcome] = [:]
         do {
-            for command in batch { try apply(command) }
+            for write in writes {
+                switch write {
+                case .persist(let commands):
+                    for command in commands { try apply(command) }
+                case .commit(let commit):
+                    guard version(of: commit.channel) == commit.base else {
+                        outcomes[commit.id] = .conflict
+                        continue
+                    }
+                    for command in commit.commands { try apply(command) }
+                    outcomes[commit.id] = .committed
+                }
+            }
         } catch {
-            (state, sessionIndex, documents) = saved
+            for restore in undo.reversed() { restore() }
+            undo.removeAll()
             throw error
+        }
+        undo.removeAll()
+        return outcomes
+    }
+
+    /// A channel's current version, as a commit's base is checked against.
+    private func version(of channel: Channel) -> Int64 {
+        switch channel {
+        case .preferences(let domain): preferences[domain]?.version ?? 0
+        case .document(let id): documents[id]?.record.revision ?? -1
         }
     }
 
     private func apply(_ command: StoreCommand) throws {
         switch command {
         case .putSession(let session):
-            if let index = sessionIndex[session.id] {
-                state.sessions[index] = session
-            } else {
-                sessionIndex[session.id] = state.sessions.count
-                state.sessions.append(session)
-            }
+            remember(session.id, in: \.sessions)
+            sessions[session.id] = session
         case .deleteSession(let id):
-            guard let index = sessionIndex.removeValue(forKey: id) else { return }
-            state.sessions.remove(at: index)
-            for i in index..<state.sessions.count { sessionIndex[state.sessions[i].id] = i }
+            remember(id, in: \.sessions)
+            sessions[id] = nil
         case .putPreference(let domain, let keyPath, let value, let version):
-            state.preferences[domain, default: StoredPreferences()].values[keyPath] =
-                VersionedValue(value: value, version: version)
-            state.preferences[domain]!.version = max(state.preferences[domain]!.version, version)
+            remember(domain, in: \.preferences)
+            preferences[domain, default: StoredPreferences()].values[keyPath] = VersionedValue(value: value, version: version)
+            preferences[domain]!.version = max(preferences[domain]!.version, version)
         case .removePreference(let domain, let keyPath, let version):
-            state.preferences[domain, default: StoredPreferences()].values[keyPath] = nil
-            state.preferences[domain]!.version = max(state.preferences[domain]!.version, version)
+            remember(domain, in: \.preferences)
+            preferences[domain, default: StoredPreferences()].values[keyPath] = nil
+            preferences[domain]!.version = max(preferences[domain]!.version, version)
         case .createDocument(let record, let text):
             guard documents[record.id] == nil else { throw MemoryStoreError.documentExists(record.id) }
+            remember(record.id, in: \.documents)
             documents[record.id] = StoredDocument(record: record, snapshotRevision: record.revision,
                                                   snapshotText: text, operations: [])
         case .renameDocument(let id, let title):
+            remember(id, in: \.documents)
             documents[id]?.record.title = title
         case .appendOperation(let id, let operation, let length):
-            guard var document = documents[id] else { throw MemoryStoreError.noSuchDocument(id) }
-            guard !document.operations.contains(where: { $0.revision == operation.revision }) else {
+            guard documents[id] != nil else { throw MemoryStoreError.noSuchDocument(id) }
+            guard documents[id]!.operations.last.map({ $0.revision < operation.revision }) ?? true,
+                  !documents[id]!.operations.contains(where: { $0.revision == operation.revision })
+            else {
                 throw MemoryStoreError.revisionExists(id, operation.revision)
             }
-            document.operations.append(operation)
-            document.operations.sort { $0.revision < $1.revision }
-            document.record.revision = operation.revision
-            document.record.length = length
-            document.record.modifiedAt = operation.createdAt
-            documents[id] = document
+            remember(id, in: \.documents)
+            documents[id]!.operations.append(operation)
+            documents[id]!.record.revision = operation.revision
+            documents[id]!.record.length = length
+            documents[id]!.record.modifiedAt = operation.createdAt
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            guard var document = documents[id] else { return }
-            document.snapshotRevision = revision
-            document.snapshotText = text
-            document.operations.removeAll { $0.revision < keepFrom }
-            documents[id] = document
+            guard documents[id] != nil else { return }
+            remember(id, in: \.documents)
+            documents[id]!.snapshotRevision = revision
+            documents[id]!.snapshotText = text
+            documents[id]!.operations.removeAll { $0.revision < keepFrom }
         case .deleteDocument(let id):
+            remember(id, in: \.documents)
             documents[id] = nil
         }
+    }
+
+    /// Records the entry's value before the transaction changes it.
+    private func remember<Key: Hashable, Value>(_ key: Key, in table: ReferenceWritableKeyPath<MemoryStore, [Key: Value]>) {
+        let before = self[keyPath: table][key]
+        undo.append { [unowned self] in self[keyPath: table][key] = before }
     }
 }
 

@@ -5,14 +5,26 @@
 public protocol Store: AnyObject {
     /// Everything the hub keeps in memory, read once at start.
     func loadState() throws -> StoredState
-    /// Applies the batch in one transaction: all of it is durable when this returns, or none.
-    func apply(_ batch: [StoreCommand]) throws
+    /// Applies the writes in one transaction, in order: when this returns, every persist and
+    /// every commit whose outcome is `.committed` is durable; a commit whose channel is no
+    /// longer at its base is left out (`.conflict`) without failing the others. When it throws,
+    /// nothing was applied.
+    func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome]
     /// One document's snapshot and log, for opening it: the operations after
     /// `snapshotRevision - retention`, oldest first. Nil when there is no such document.
     func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument?
+    /// Clears what deleted data leaves behind outside the live records (SQLite: folds the
+    /// write-ahead log into the database and truncates it). The store thread calls it every
+    /// `walCheckpointIntervalMs` and once more at a clean shutdown.
+    func checkpoint() throws
+    /// One preference domain as stored; nil when nothing is stored for it.
+    func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences?
 }
 
 extension Store {
+    /// Stores that keep nothing beside their records have nothing to clear.
+    public func checkpoint() throws {}
+
     /// Performs a read the hub asked for; a failing read becomes a result naming the failure,
     /// so the hub can answer the requests that waited on it.
     public func perform(_ request: LoadRequest) -> LoadResult {
@@ -23,7 +35,18 @@ extension Store {
             } catch {
                 return .document(id, nil, failure: "\(error)")
             }
+        case .preferences(let domain):
+            do {
+                return .preferences(domain, try loadPreferences(domain))
+            } catch {
+                return .preferences(domain, nil, failure: "\(error)")
+            }
         }
+    }
+
+    /// Applies persists only, in one transaction: for tests and tools.
+    public func apply(_ commands: [StoreCommand]) throws {
+        _ = try apply([StoreWrite.persist(commands)])
     }
 }
 

@@ -46,6 +46,8 @@ public struct PreferenceDomain: Hashable, Sendable, CustomStringConvertible {
 public enum LoadRequest: Sendable, Equatable {
     /// A document to open: its snapshot and the operations from `retention` before it on.
     case document(DocumentID, retention: Int)
+    /// A preference domain as stored now: to catch up after a conflicting commit.
+    case preferences(PreferenceDomain)
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -53,4 +55,6 @@ public enum LoadResult: Sendable, Equatable {
     /// The document, nil when the store has no such document; `failure` names what went wrong
     /// when the read failed.
     case document(DocumentID, StoredDocument?, failure: String? = nil)
+    /// The domain, nil when nothing is stored for it.
+    case preferences(PreferenceDomain, StoredPreferences?, failure: String? = nil)
 }

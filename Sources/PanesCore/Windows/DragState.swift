@@ -16,4 +16,6 @@ struct DragState: Sendable {
     }
 
     var drags: [String: Drag] = [:]
+    /// When each drag expires.
+    var deadlines = DeadlineQueue<String>()
 }

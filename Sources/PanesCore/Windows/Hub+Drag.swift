@@ -8,6 +8,7 @@ extension Hub {
         let drag = DragState.Drag(id: ids.token("drg_"), owner: scene.owner, source: scene.id, sourceSession: scene.session,
                                   items: items, expiresAt: now() + Millis(settings.dragLifetimeMs))
         drags.drags[drag.id] = drag
+        drags.deadlines.push(drag.id, at: drag.expiresAt)
         return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
     }
 
@@ -106,7 +107,8 @@ extension Hub {
     }
 
     mutating func expireDrags(now: Millis) {
-        for drag in drags.drags.values where drag.expiresAt <= now {
+        for (_, id) in drags.deadlines.popDue(now: now) {
+            guard let drag = drags.drags[id], drag.expiresAt <= now else { continue }
             if drag.phase == .pending { endDrag(drag, reason: "expired") }
             drags.drags[drag.id] = nil
         }

@@ -3,22 +3,6 @@ import Logging
 /// Making windows: bring forward the window that shows some content, or hand out a ticket for
 /// a new one (requestSceneSessionActivation); refresh a session's switcher entry.
 extension Hub {
-    mutating func handle(_ request: WindowRequest, from sceneID: SceneID) throws(PanesError) -> JSONValue? {
-        let scene = self.scene(sceneID)
-        switch request {
-        case .requestActivation(let activity, let session):
-            return try requestActivation(activity, session: session, from: scene)
-        case .requestRefresh(let session, let title, let snapshot, let activity):
-            return try requestRefresh(session, title: title, snapshot: snapshot, activity: activity, from: scene)
-        case .beginDrag(let items):
-            return beginDrag(items, from: scene)
-        case .drop(let drag, let target, let operation, let targetScene):
-            return try drop(drag, target: target, operation: operation, onto: targetScene, from: scene)
-        case .cancelDrag(let drag):
-            return try cancelDrag(drag, from: scene)
-        }
-    }
-
     mutating func requestActivation(_ activity: Activity, session named: SessionID?, from scene: Scene) throws(PanesError) -> JSONValue {
         var target: SceneSession?
         if let named {
@@ -60,7 +44,8 @@ extension Hub {
                 throw PanesError(.unsupportedActivity, "no scene configuration accepts `\(activity.activityType)`",
                                  field: "activity.activityType")
             }
-            var made = try makeSession(owner: owner, configuration: configuration)
+            // Its secret is dropped: the ticket's connect issues the one the window gets.
+            var made = try makeSession(owner: owner, configuration: configuration).session
             made.title = activity.title ?? ""
             // What the window will show, so a second "open" of the same content finds it even
             // before the new window connects.
@@ -81,6 +66,7 @@ extension Hub {
                             handedOver: restoresItself ? [] : [activity],
                             expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
         tickets[ticket.id] = ticket
+        ticketDeadlines.push(ticket.id, at: ticket.expiresAt)
         if created { sessionsChanged(for: owner) }
         return [
             "session": .string(session.id.rawValue), "ticket": .string(ticket.id),

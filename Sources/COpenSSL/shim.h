@@ -1,0 +1,50 @@
+// What Swift needs from OpenSSL's libcrypto (3.x): SHA-256, HMAC-SHA-256, a constant-time
+// comparison, and reading a PEM public key to check its type and size. Each wrapper is `pso_`
+// prefixed and says why it exists.
+#ifndef PANES_COPENSSL_SHIM_H
+#define PANES_COPENSSL_SHIM_H
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+
+/// One call for a SHA-256 digest: EVP_Digest needs the EVP_MD and an engine argument Swift
+/// would otherwise spell at every call site. `out` holds 32 bytes. Returns 1 on success.
+static inline int pso_sha256(const void *data, size_t length, unsigned char *out) {
+    unsigned int written = 0;
+    return EVP_Digest(data, length, out, &written, EVP_sha256(), NULL) == 1 && written == 32;
+}
+
+/// HMAC-SHA-256 in one call, so the key and message never need an HMAC context in Swift.
+/// `out` holds 32 bytes. Returns 1 on success.
+static inline int pso_hmac_sha256(const void *key, int keyLength, const unsigned char *data, size_t length,
+                                  unsigned char *out) {
+    unsigned int written = 0;
+    return HMAC(EVP_sha256(), key, keyLength, data, length, out, &written) != NULL && written == 32;
+}
+
+/// Reads a PEM public key (`-----BEGIN PUBLIC KEY-----`) from memory. PEM_read_bio_PUBKEY
+/// takes a passphrase callback Swift would have to spell as a nil C function pointer.
+static inline EVP_PKEY *pso_read_public_key(const void *pem, int length) {
+    BIO *bio = BIO_new_mem_buf(pem, length);
+    if (bio == NULL) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+    BIO_free(bio);
+    return key;
+}
+
+/// The curve's short name of an EC key ("prime256v1" for P-256), or 0 if it has none;
+/// EVP_PKEY_get_utf8_string_param needs the OSSL_PKEY_PARAM_GROUP_NAME macro.
+static inline int pso_ec_curve_name(const EVP_PKEY *key, char *name, size_t capacity) {
+    size_t length = 0;
+    return EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, name, capacity, &length);
+}
+
+/// EVP_PKEY_RSA and EVP_PKEY_EC are macros over NIDs; Swift sees the NIDs but not the names.
+static inline int pso_key_is_rsa(const EVP_PKEY *key) { return EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA; }
+static inline int pso_key_is_ec(const EVP_PKEY *key) { return EVP_PKEY_get_base_id(key) == EVP_PKEY_EC; }
+
+#endif

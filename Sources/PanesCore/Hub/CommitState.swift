@@ -1,0 +1,32 @@
+/// Writes to ordered channels in flight: at most one commit per channel at a time, and the
+/// requests that arrived meanwhile queued behind it, to go together as the next commit (group
+/// commit per channel). A channel catching up after a conflict takes no new commit until the
+/// catch-up has been applied.
+struct CommitState: Sendable {
+    var nextID: UInt64 = 0
+    var pending: [CommitID: PendingCommit] = [:]
+    var preferenceWriters: [PreferenceDomain: ChannelQueue<PreferenceWrite>] = [:]
+    var documentWriters: [DocumentID: ChannelQueue<DocumentEdit>] = [:]
+
+    mutating func makeID() -> CommitID {
+        nextID += 1
+        return CommitID(nextID)
+    }
+}
+
+/// One channel's writer: the commit in flight, if any, and what waits for it.
+struct ChannelQueue<Item: Sendable>: Sendable {
+    var inFlight: CommitID?
+    /// Reading what another node committed after a conflict.
+    var catchingUp = false
+    var waiting: [Item] = []
+
+    var busy: Bool { inFlight != nil || catchingUp }
+    var isIdle: Bool { !busy && waiting.isEmpty }
+}
+
+/// What a commit in flight will do once its outcome is known.
+enum PendingCommit: Sendable {
+    case preferences(PreferenceDomain, [PreferenceWrite], [PreferenceOutcome])
+    case document(DocumentID, DocumentBatch)
+}

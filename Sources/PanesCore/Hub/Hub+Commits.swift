@@ -1,0 +1,65 @@
+import Logging
+
+/// Outcomes of channel commits, routed to the feature that made them. See `Commit` for why
+/// the hub applies a channel write only after its commit.
+extension Hub {
+    mutating func committed(_ id: CommitID, _ outcome: CommitOutcome) {
+        guard let pending = commits.pending.removeValue(forKey: id) else {
+            logger.error("outcome for an unknown commit", metadata: ["commit": "\(id)"])
+            return
+        }
+        switch pending {
+        case .preferences(let domain, let writes, let outcomes):
+            preferencesCommitted(domain, writes, outcomes, outcome)
+        case .document(let document, let batch):
+            documentCommitted(document, batch, outcome)
+        }
+    }
+
+    /// Commits waiting for their outcome, for `/metrics` and the drain.
+    public var commitsInFlight: Int { commits.pending.count }
+
+    /// A document read after a conflict: applies what other nodes committed since this node's
+    /// revision, as if their edits had arrived here, then lets the waiting edits go.
+    mutating func documentCaughtUp(_ id: DocumentID, _ stored: StoredDocument?, failure: String?) {
+        commits.documentWriters[id]?.catchingUp = false
+        guard failure == nil, let stored, var document = documents.open[id] else {
+            let error = failure == nil
+                ? PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
+                : PanesError(.storageFailed, "the document could not be read from the store; retry", retryAfterMs: 1_000)
+            for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
+                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+            }
+            return
+        }
+        guard stored.record.revision > document.revision else {
+            // A conflict with nothing newer in the store: retrying would only conflict again.
+            logger.critical("document commit conflicted but the store holds nothing newer",
+                            metadata: ["document": "\(id)", "stored": "\(stored.record.revision)"])
+            let error = PanesError(.internalError, "the edit could not be stored; retry later", retryAfterMs: 5_000)
+            for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
+                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+            }
+            return
+        }
+        for entry in stored.operations where entry.revision > document.revision {
+            guard entry.revision == document.revision + 1 else { break }
+            do throws(PanesError) {
+                _ = try document.apply(entry.operation, opId: entry.opId, author: entry.author, at: entry.createdAt)
+            } catch {
+                logger.error("a committed operation does not fit the document held here",
+                             metadata: ["document": "\(id)", "revision": "\(entry.revision)"])
+                break
+            }
+            document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
+            broadcast(.event(.documentOperation(id, entry)), to: document.participants.values.map(\.connection).sorted())
+        }
+        documents.open[id] = document
+        if var record = documents.records[id] {
+            record.revision = document.revision
+            record.length = document.length
+            documents.records[id] = record
+        }
+        startDocumentBatch(id)
+    }
+}

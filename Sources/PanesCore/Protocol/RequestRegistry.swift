@@ -1,0 +1,24 @@
+/// Every request type the server handles: the one table a new request is added to.
+enum RequestRegistry {
+    static let all: [any Request.Type] = [
+        // Scenes and sessions
+        ConnectRequest.self, LifecycleRequest.self, UpdateTraitsRequest.self, UpdateActivityRequest.self,
+        SetUserInfoRequest.self, ListSessionsRequest.self, DestructionRequest.self, PingRequest.self,
+        RefreshTokenRequest.self,
+        // Preferences
+        ObserveRequest.self, UnobserveRequest.self, SetPreferenceRequest.self, RemovePreferenceRequest.self,
+        // Windows, drag and drop
+        ActivationRequest.self, RefreshRequest.self, BeginDragRequest.self, DropRequest.self, CancelDragRequest.self,
+        // Documents
+        ObserveDocumentsRequest.self, UnobserveDocumentsRequest.self, CreateDocumentRequest.self,
+        RenameDocumentRequest.self, DeleteDocumentRequest.self, OpenDocumentRequest.self, CloseDocumentRequest.self,
+        EditRequest.self, SetPresenceRequest.self,
+    ]
+
+    static let byType: [String: any Request.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })
+}
+
+extension Hub {
+    /// The wire names of every request, for the schema and documentation tests.
+    public static var requestTypes: [String] { RequestRegistry.all.map { $0.type } }
+}

@@ -1,0 +1,18 @@
+/// `removePreference`: removes a value (readers see the default again), optionally
+/// compare-and-set on the key's version.
+struct RemovePreferenceRequest: Request {
+    static let type = "removePreference"
+    let kind: DomainKind
+    let keyPath: KeyPath
+    let ifVersion: Int64?
+
+    init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
+        kind = try DomainKind.read(fields)
+        keyPath = try KeyPath.read(fields)
+        ifVersion = try fields.int("ifVersion", in: 0...Int64.max)
+    }
+
+    func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
+        try hub.requestPreferenceChange(kind, keyPath, to: nil, ifVersion: ifVersion, context)
+    }
+}

@@ -1,0 +1,82 @@
+/// `connect`: makes a connection a scene, of a new, resumed, forked or ticketed session.
+/// Handled by `Hub.connect` (Hub+Connect.swift) before the connection is a scene; sent again
+/// on a scene it is an error.
+public struct ConnectRequest: Request, Equatable {
+    public static let type = "connect"
+
+    public enum Credentials: Sendable, Equatable {
+        case name(String)
+        case token(String)
+    }
+
+    public var protocolVersion: Int
+    public var clientVersion: String
+    public var workspace: String
+    public var credentials: Credentials
+    public var traits: Traits
+    /// Identifier and secret of the session to resume.
+    public var resume: Resume?
+    /// A single-use window ticket from `requestActivation` or a drop; wins over `resume`.
+    public var ticket: String?
+    public var visible: Bool?
+    public var focused: Bool?
+
+    public struct Resume: Sendable, Equatable {
+        public var id: SessionID
+        public var secret: String
+    }
+
+    public init(protocolVersion: Int = 1, clientVersion: String = "test", workspace: String = "default",
+                credentials: Credentials = .name("alice"), traits: Traits = Traits(),
+                resume: Resume? = nil, ticket: String? = nil, visible: Bool? = nil, focused: Bool? = nil) {
+        self.protocolVersion = protocolVersion
+        self.clientVersion = clientVersion
+        self.workspace = workspace
+        self.credentials = credentials
+        self.traits = traits
+        self.resume = resume
+        self.ticket = ticket
+        self.visible = visible
+        self.focused = focused
+    }
+
+    public init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
+        protocolVersion = Int(try fields.requiredInt("protocol", in: 0...1_000))
+        clientVersion = try fields.string("client", maxLength: 128) ?? "unknown"
+        workspace = try fields.string("workspace", maxLength: 64) ?? "default"
+        guard MessageDecoder.isName(workspace) else {
+            throw .invalid("workspace", "must be 1 to 64 letters, digits, `.`, `_` or `-`")
+        }
+        credentials = .name("guest")
+        if let auth = try fields.reader("auth") {
+            if let token = try auth.token("token", settings: settings) {
+                credentials = .token(token)
+            } else if let name = try auth.string("name", maxLength: 64) {
+                let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+                guard !trimmed.isEmpty else { throw .invalid("auth.name", "must not be empty") }
+                credentials = .name(trimmed)
+            } else {
+                throw .missing("auth.name")
+            }
+        }
+        traits = try fields.reader("traits").map { reader throws(PanesError) in try Traits(reader) } ?? Traits()
+        if let session = try fields.reader("session") {
+            resume = Resume(id: SessionID(try session.requiredString("id", maxLength: 64)),
+                            secret: try session.requiredString("secret", maxLength: 64))
+        }
+        ticket = try fields.string("ticket", maxLength: 64)
+        if let state = try fields.reader("state") {
+            visible = try state.bool("visible")
+            focused = try state.bool("focused")
+        }
+    }
+
+    public func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
+        throw PanesError(.alreadyConnected, "this connection is already scene \(context.scene)")
+    }
+}
+
+/// How a destroyed session's window goes away (UIWindowScene.DismissalAnimation).
+public enum DismissalAnimation: String, Sendable, CaseIterable {
+    case standard, commit, decline
+}

@@ -1,0 +1,64 @@
+/// A write to one ordered channel (a preference domain, a document's log) that the store
+/// applies only if the channel is still at `base`: compare-and-set on the channel's version.
+///
+/// The hub never applies such a write before the store has committed it. On one node the
+/// channel never moves under the hub, so a commit always succeeds; with several nodes on one
+/// database another node may have written first, and the outcome says so (`conflict`): the
+/// hub then catches the channel up and tries again. This is how every node agrees on one
+/// order per channel.
+public struct Commit: Sendable, Equatable {
+    public let id: CommitID
+    public let channel: Channel
+    /// The channel's version the write was made on; its commands take it to `base + n`.
+    public let base: Int64
+    public let commands: [StoreCommand]
+
+    public init(id: CommitID, channel: Channel, base: Int64, commands: [StoreCommand]) {
+        self.id = id
+        self.channel = channel
+        self.base = base
+        self.commands = commands
+    }
+}
+
+/// Numbers the hub's commits so their outcomes find their way back.
+public struct CommitID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "commit \(rawValue)" }
+}
+
+/// A sequence of changes with a version that every node orders the same way.
+public enum Channel: Hashable, Sendable, CustomStringConvertible {
+    /// A preference domain; its version is the domain's version.
+    case preferences(PreferenceDomain)
+    /// A document's operation log; its version is the document's revision.
+    case document(DocumentID)
+
+    public var description: String {
+        switch self {
+        case .preferences(let domain): "preferences:\(domain)"
+        case .document(let id): "document:\(id)"
+        }
+    }
+}
+
+/// What became of a commit.
+public enum CommitOutcome: Sendable, Equatable {
+    /// Durable: the hub applies it and answers.
+    case committed
+    /// The channel was no longer at `base`: nothing was written; catch up and retry.
+    case conflict
+    /// The store could not commit it (the database is unreachable, say): nothing was written;
+    /// the requests get a retryable error.
+    case failed(String)
+}
+
+/// One unit of work for the store, in the order the hub emitted it.
+public enum StoreWrite: Sendable, Equatable {
+    /// Changes with a single writer (sessions, document records): always applied.
+    case persist([StoreCommand])
+    /// A compare-and-set write to a channel.
+    case commit(Commit)
+}

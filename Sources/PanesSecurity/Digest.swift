@@ -1,0 +1,64 @@
+// Threading: libcrypto (OpenSSL 3) is safe to call from any thread at once; these functions
+// keep no state of their own. The hub calls them on the service thread (hashing a resumed
+// session's secret), the store thread calls them in a migration, and the JWT verifier on the
+// service thread.
+internal import COpenSSL
+
+/// SHA-256, HMAC-SHA-256 and constant-time comparison from OpenSSL's libcrypto: no hand-written
+/// cryptography in Panes.
+public enum Digest {
+    /// The SHA-256 digest of `bytes` (32 bytes).
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let ok = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                pso_sha256(input.baseAddress, input.count, output.baseAddress)
+            }
+        }
+        // Fails only if libcrypto cannot allocate; a wrong hash would be worse than stopping.
+        precondition(ok == 1, "libcrypto could not compute SHA-256")
+        return digest
+    }
+
+    /// The SHA-256 digest of the string's UTF-8, as 64 lowercase hex digits.
+    public static func sha256Hex(_ string: String) -> String {
+        hex(sha256(Array(string.utf8)))
+    }
+
+    /// HMAC-SHA-256 of `message` under `key` (32 bytes).
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var mac = [UInt8](repeating: 0, count: 32)
+        let ok = key.withUnsafeBytes { key in
+            message.withUnsafeBufferPointer { message in
+                mac.withUnsafeMutableBufferPointer { output in
+                    pso_hmac_sha256(key.baseAddress, Int32(key.count), message.baseAddress, message.count,
+                                    output.baseAddress)
+                }
+            }
+        }
+        precondition(ok == 1, "libcrypto could not compute HMAC-SHA-256")
+        return mac
+    }
+
+    /// Whether `a` and `b` are equal, in time that depends only on their length (which is not
+    /// secret: digests and MACs have a fixed size), never on where they differ.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, x.count) == 0 }
+        }
+    }
+
+    /// Lowercase hex.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,106 @@
+import PanesCore
+import PanesJSON
+import Testing
+
+/// The codec every frame goes through: what it accepts, what it refuses and why, and that
+/// what it writes reads back the same.
+@Suite struct JSONCodecTests {
+    static let values: [JSONValue] = [
+        .null, true, false, 0, -1, .int(Int64.max), .int(Int64.min), 1.5, -0.25, 1e-300, 1.7976931348623157e308,
+        "", "plain", "quote \" backslash \\ slash /", "controls \u{0} \u{1} \n \t \u{1F}",
+        "unicode é 日本 🌍 \u{1F468}\u{200D}\u{1F469}", "e\u{301}",
+        [], [1, "two", [3], ["four": 4]], [:], ["a": ["b": ["c": .null]]], ["": "empty key", "ü": "ü"],
+    ]
+
+    @Test(arguments: values)
+    func everyValueRoundTripsExactly(_ value: JSONValue) {
+        let bytes = JSONCodec.encode(value)
+        guard case .success(let back) = JSONCodec.decode(bytes) else {
+            Issue.record("did not read back: \(String(decoding: bytes, as: UTF8.self))")
+            return
+        }
+        #expect(back == value)
+        if !Self.containsReal(value) {
+            #expect(value.encodedSize == bytes.count, "encodedSize counts the bytes written")
+        }
+    }
+
+    static func containsReal(_ value: JSONValue) -> Bool {
+        switch value {
+        case .double: true
+        case .array(let items): items.contains(where: containsReal)
+        case .object(let members): members.values.contains(where: containsReal)
+        default: false
+        }
+    }
+
+    @Test func keysAreWrittenInSortedOrderSoTheSameMessageIsTheSameBytes() {
+        let value: JSONValue = ["type": "reply", "re": 1, "ok": true, "result": ["z": 1, "a": 2, "m": ["y": 0, "b": 0]]]
+        #expect(JSONCodec.encodeString(value) == #"{"ok":true,"re":1,"result":{"a":2,"m":{"b":0,"y":0},"z":1},"type":"reply"}"#)
+    }
+
+    @Test func integersAndRealsStayApart() throws {
+        #expect(try JSONCodec.decode("[1, 1.0, -0, 1e2]").get() == [1, 1.0, 0, 100.0])
+    }
+
+    @Test(arguments: ["9223372036854775808", "-9223372036854775809", "[1, 99999999999999999999999]", "1e400", "-1e400"])
+    func numbersOutsideTheExactRangeAreReportedAsSuch(_ text: String) {
+        guard case .failure(let error) = JSONCodec.decode(text) else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(error.kind == .numberOutOfRange, "\(error.description)")
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "nul", "\"unterminated", "[1] [2]", "{\"a\":1,\"a\":2}"])
+    func malformedTextIsReportedWithTheReason(_ text: String) {
+        guard case .failure(let error) = JSONCodec.decode(text) else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(error.kind == .malformed)
+        #expect(!error.description.isEmpty)
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        guard case .failure(let error) = JSONCodec.decode([0x22, 0xC3, 0x28, 0x22]) else {
+            Issue.record("accepted invalid UTF-8")
+            return
+        }
+        #expect(error.kind == .malformed)
+    }
+
+    static func decode(_ text: String, maxDepth: Int) -> Result<JSONValue, JSONCodec.DecodeError> {
+        Array(text.utf8).withUnsafeBytes { JSONCodec.decode($0, maxDepth: maxDepth) }
+    }
+
+    @Test func nestingIsLimitedBeforeParsing() {
+        let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect((try? Self.decode(ok, maxDepth: 64).get()) != nil)
+        guard case .failure(let error) = Self.decode(deep, maxDepth: 64) else {
+            Issue.record("accepted 65 levels")
+            return
+        }
+        #expect(error.kind == .tooDeep)
+        // Brackets inside strings are text, not nesting.
+        let quoted = "[\"" + String(repeating: "[{\\\"", count: 1_000) + "\"]"
+        #expect((try? Self.decode(quoted, maxDepth: 4).get()) != nil)
+        // A hostile depth never reaches the parser.
+        guard case .failure(let hostile) = Self.decode(String(repeating: "[", count: 1_000_000), maxDepth: 64) else {
+            Issue.record("accepted a million levels")
+            return
+        }
+        #expect(hostile.kind == .tooDeep)
+    }
+
+    @Test func encodingLeavesRoomForTheTransportsHeadroom() {
+        let bytes = JSONCodec.encode(["a": 1], headroom: 16)
+        #expect(bytes.prefix(16).allSatisfy { $0 == 0 })
+        #expect(String(decoding: bytes.dropFirst(16), as: UTF8.self) == #"{"a":1}"#)
+    }
+
+    @Test func nonFiniteRealsTravelAsNull() {
+        #expect(JSONCodec.encodeString([.double(.nan), .double(.infinity)]) == "[null,null]")
+    }
+}
