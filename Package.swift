@@ -58,9 +58,10 @@ let package = Package(
                           swiftSettings: swiftSettings),
         // Benchmark tools (issue 7), plain C, independent of the Swift modules.
         .executableTarget(name: "panes-load", path: "Sources/panes-load",
-                          cSettings: [.define("_GNU_SOURCE")],
+                          cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("m")]),
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
+                          cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("websockets")]),
 
         // Code only tests use: a WebSocket client over POSIX sockets (raw frames too), and an
