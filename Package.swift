@@ -24,6 +24,8 @@ let package = Package(
                        providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // libev, the event loop lws runs on (through Debian's libwebsockets-evlib-ev plugin).
+        .systemLibrary(name: "CLibEV", providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
 
@@ -39,8 +41,10 @@ let package = Package(
         // SQLite persistence. The only importer of CSQLite.
         .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CSQLite"],
                 swiftSettings: swiftSettings),
-        // WebSocket + HTTP server and client over libwebsockets. The only importer of CLibWebSockets.
-        .target(name: "PanesTransport", dependencies: ["CLibWebSockets"], swiftSettings: swiftSettings),
+        // WebSocket + HTTP server over libwebsockets on libev. The only importer of CLibWebSockets and CLibEV.
+        .target(name: "PanesTransport",
+                dependencies: ["CLibWebSockets", "CLibEV", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: swiftSettings),
         // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
         .target(name: "PanesServer",
                 dependencies: ["PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
@@ -60,6 +64,10 @@ let package = Package(
                           cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("websockets")]),
 
+        // Code only tests use: a WebSocket client over POSIX sockets (raw frames too), and an
+        // in-process transport harness. Never a dependency of a shipped target.
+        .target(name: "PanesTestSupport", dependencies: ["PanesTransport"], path: "Tests/PanesTestSupport",
+                swiftSettings: swiftSettings),
         // Test-only: makes keys with the `openssl` command and signs tokens with libjwt, for the
         // security and end-to-end tests. Never linked into `panes`.
         .target(name: "PanesSecurityTestSupport", dependencies: ["PanesCore", "PanesJSON", "CJWT"],
@@ -72,9 +80,11 @@ let package = Package(
         .testTarget(name: "PanesSecurityTests",
                     dependencies: ["PanesSecurity", "PanesSecurityTestSupport", "PanesCore", "PanesJSON"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
                     dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
-                                   "PanesSecurityTestSupport"],
+                                   "PanesSecurityTestSupport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -4,18 +4,14 @@
 #define PANES_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
-#include <sys/socket.h>
+#include <string.h>
 
 /// LWS_PRE is a macro: the headroom lws needs in front of every payload it writes.
 static inline size_t pws_pre(void) { return LWS_PRE; }
 
 /// Server option bits are macros built from casts that Swift does not import.
-static inline uint64_t pws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
-static inline uint64_t pws_option_http_headers_security_best_practices(void) {
-    return LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
-}
 static inline uint64_t pws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
-static inline uint64_t pws_option_explicit_vhosts(void) { return LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
+static inline uint64_t pws_option_libev(void) { return LWS_SERVER_OPTION_LIBEV; }
 
 /// A message is complete only when this is the final fragment and nothing of it is left
 /// to arrive (lws may split one frame over several RECEIVE callbacks).
@@ -25,32 +21,48 @@ static inline int pws_message_complete(struct lws *wsi) {
 
 /// lwsl_* are variadic macros; these route one preformatted line through lws's logger.
 static inline void pws_log_err(const char *line) { lwsl_err("%s\n", line); }
-static inline void pws_log_notice(const char *line) { lwsl_notice("%s\n", line); }
-
-/// CONTEXT_PORT_NO_LISTEN is a macro; a client-only context uses it.
-static inline int pws_port_no_listen(void) { return CONTEXT_PORT_NO_LISTEN; }
 
 /// A scheduled callback needs a stable C struct with room to find its owner again; Swift
 /// cannot declare C structs, so the timer and its owner pointer live together here.
 struct pws_timer {
     lws_sorted_usec_list_t sul;
+    void (*fire)(void *owner);
     void *owner;
 };
 
-static inline void pws_timer_schedule(struct lws_context *context, struct pws_timer *timer,
-                                      sul_cb_t callback, int64_t microseconds) {
-    lws_sul_schedule(context, 0, &timer->sul, callback, microseconds);
+static void pws_timer_fired(lws_sorted_usec_list_t *sul) {
+    struct pws_timer *timer = (struct pws_timer *)sul; /* the entry is the first member */
+    timer->fire(timer->owner);
 }
 
-/// Recovers the timer from the list entry lws hands back (the entry is the first member).
-static inline void *pws_timer_owner(lws_sorted_usec_list_t *sul) {
-    return ((struct pws_timer *)sul)->owner;
+static inline void pws_timer_init(struct pws_timer *timer, void (*fire)(void *owner), void *owner) {
+    memset(timer, 0, sizeof *timer);
+    timer->fire = fire;
+    timer->owner = owner;
 }
 
-/// Ends a connection without a close frame, as a crashed peer would: for tests that need an
-/// abnormal disconnect.
-static inline void pws_shutdown_socket(struct lws *wsi) {
-    shutdown(lws_get_socket_fd(wsi), SHUT_RDWR);
+static inline void pws_timer_schedule(struct lws_context *context, struct pws_timer *timer, int64_t microseconds) {
+    lws_sul_schedule(context, 0, &timer->sul, pws_timer_fired, microseconds);
+}
+
+static inline void pws_timer_cancel(struct pws_timer *timer) { lws_sul_cancel(&timer->sul); }
+
+/// Whether the timer is waiting to fire (lws keeps it in its list until then).
+static inline int pws_timer_is_scheduled(struct pws_timer *timer) {
+    return !lws_dll2_is_detached(&timer->sul.list);
+}
+
+/// lws_rx_flow_control's flag word is built from enum values Swift imports as a distinct type.
+static inline int pws_rx_flow(struct lws *wsi, int enable) {
+    return lws_rx_flow_control(wsi, (enable ? LWS_RXFLOW_REASON_APPLIES_ENABLE : LWS_RXFLOW_REASON_APPLIES_DISABLE)
+                                        | LWS_RXFLOW_REASON_USER_BOOL);
+}
+
+/// Drops a connection that cannot be closed politely (its peer reads nothing, so a close frame
+/// never gets out), at once. Only from outside that connection's own callbacks (a timer).
+/// LWS_TO_KILL_SYNC is a macro.
+static inline void pws_drop_now(struct lws *wsi) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
 }
 
 #endif

@@ -68,6 +68,7 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Serves until drained (SIGTERM) or stopped. Returns the process exit code.
     public func run() -> Int32 {
         transport.installSignalHandlers()
+        transport.wake(afterMilliseconds: 100)
         transport.run()
         worker.stop()
         return exitCode
@@ -219,9 +220,10 @@ extension ServerRuntime: WebSocketServerDelegate {
         perform(hub.handle(.pong(ConnectionID(connection))))
     }
 
-    public func serverTick() {
+    public func serverDidWake() {
         perform(hub.handle(.tick))
         checkDrain()
+        transport.wake(afterMilliseconds: 100)
     }
 
     public func serverDidReceiveTerminationSignal() {

@@ -1,11 +1,13 @@
 internal import CLibWebSockets
 
-/// One accepted WebSocket: its partial inbound message and its outbound queue. Touched only
-/// on the service thread.
+/// One accepted WebSocket: its partial inbound message, its outbound queue and its place in
+/// the idle detector's lists. Touched only on the service thread.
 final class ServerConnection {
     let id: UInt64
     let wsi: OpaquePointer
     var inbound: [UInt8] = []
+    /// UTF-8 state of the text message being received, across its fragments.
+    var utf8 = UTF8Validator()
     var queue = FrameQueue()
     var pingWanted = false
     /// Close once the queue is written (a deliberate close: destroyed session, drain).
@@ -14,20 +16,23 @@ final class ServerConnection {
     var closeNow: (code: UInt16, reason: String)?
     /// The peer sent a close frame: the disconnect was deliberate, not a crash or a drop.
     var peerClosed = false
+    /// `pauseReading` is in effect.
+    var readingPaused = false
+
+    // Idle detection (see `IdleDetector`).
     /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.
     var lastHeard: UInt64
-    /// An idle ping went out and nothing has been heard since.
-    var idlePinged = false
+    /// When the server asked this connection to close (for dropping one that never finishes).
+    var closeRequestedAt: UInt64 = 0
+    /// The idle list this connection is in, and its neighbours there.
+    unowned(unsafe) var list: ConnectionList?
+    unowned(unsafe) var previous: ServerConnection?
+    var next: ServerConnection?
 
     init(id: UInt64, wsi: OpaquePointer, now: UInt64) {
         self.id = id
         self.wsi = wsi
         self.lastHeard = now
-    }
-
-    func heard(at now: UInt64) {
-        lastHeard = now
-        idlePinged = false
     }
 
     var closing: Bool { closeAfterFlush != nil || closeNow != nil }

@@ -1,5 +1,7 @@
-/// How the WebSocket server listens and what it accepts. Plain values: built by the runtime
-/// from the server's settings.
+public import Logging
+
+/// How the WebSocket server listens and what it accepts. Plain values: built by the command
+/// line from the server's settings.
 public struct TransportConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port; read the real one from `WebSocketServer.port`.
@@ -9,7 +11,7 @@ public struct TransportConfiguration: Sendable {
     public var subprotocol: String
     /// The only path that upgrades to a WebSocket.
     public var webSocketPath: String
-    /// Messages over this close the connection with 1009.
+    /// Messages over this close the connection with 1009, as soon as a frame header announces it.
     public var maxMessageBytes: Int
     /// Messages queued for one connection before it is closed as too slow.
     public var maxOutboundQueue: Int
@@ -17,19 +19,24 @@ public struct TransportConfiguration: Sendable {
     public var slowConsumerCloseCode: UInt16
     /// Close code used for a connection that stopped answering pings (the protocol's 4009).
     public var unresponsiveCloseCode: UInt16
-    public var origins: OriginPolicy
+    /// Which browser pages and `Host` names may use the server.
+    public var origins: OriginConfiguration
     /// permessage-deflate. Off by default: it keeps a compressor per connection (memory at
     /// tens of thousands of scenes) and compresses every broadcast once per receiver.
     public var deflate: Bool
-    /// Connections silent this long are pinged, and closed if still silent after twice it.
+    /// Connections silent this long are pinged, and closed if still silent after twice it. A
+    /// connection told to close that cannot be written to is dropped after this long too.
     public var idlePingMilliseconds: Int
-    /// How often `WebSocketServerDelegate.serverTick()` runs.
-    public var tickMilliseconds: Int
+    public var eventLoop: EventLoop
+    /// Refused requests are logged here, with their reason.
+    public var logger: Logger
 
     public init(host: String = "127.0.0.1", port: Int = 8080, webRoot: String? = nil, subprotocol: String = "panes.v1",
                 webSocketPath: String = "/ws", maxMessageBytes: Int = 1 << 20, maxOutboundQueue: Int = 4096,
-                slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009, origins: OriginPolicy = .sameOrigin, deflate: Bool = false,
-                idlePingMilliseconds: Int = 30_000, tickMilliseconds: Int = 100) {
+                slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009,
+                origins: OriginConfiguration = OriginConfiguration(), deflate: Bool = false,
+                idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev,
+                logger: Logger = Logger(label: "panes.transport")) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -42,27 +49,17 @@ public struct TransportConfiguration: Sendable {
         self.origins = origins
         self.deflate = deflate
         self.idlePingMilliseconds = idlePingMilliseconds
-        self.tickMilliseconds = tickMilliseconds
+        self.eventLoop = eventLoop
+        self.logger = logger
     }
 }
 
-/// Which browser origins may open a WebSocket. Requests without an `Origin` header come from
-/// non-browser clients (scripts, tests, `panes` itself) and are always allowed: the check
-/// exists to stop other web pages from riding a user's browser into the server.
-public enum OriginPolicy: Sendable, Equatable {
-    /// The page must come from this server (`Origin`'s host:port equals the `Host` header).
-    case sameOrigin
-    /// Same origin, or one of these exact origins (`http://localhost:3000`).
-    case allowList([String])
-    /// Any origin: for development only.
-    case any
-
-    public func allows(origin: String?, host: String?) -> Bool {
-        guard let origin, !origin.isEmpty else { return true }
-        if case .any = self { return true }
-        if case .allowList(let list) = self, list.contains(origin) { return true }
-        guard let host else { return false }
-        let withoutScheme = origin.split(separator: "://", maxSplits: 1).last.map(String.init) ?? origin
-        return withoutScheme == host
-    }
+/// The event loop lws runs on.
+public enum EventLoop: String, Sendable, CaseIterable {
+    /// lws's own `poll()` loop: every turn scans every socket, so each event costs in
+    /// proportion to the connections held. Kept for comparison in benchmarks.
+    case poll
+    /// libev (epoll on Linux) through lws's event-library plugin: a turn costs in proportion
+    /// to the sockets that are ready, not to those held.
+    case libev
 }

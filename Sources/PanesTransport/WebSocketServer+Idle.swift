@@ -1,38 +1,23 @@
 internal import CLibWebSockets
+import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Finding dead peers: a connection silent for `idlePingMilliseconds` is pinged; one still
-/// silent after twice that is closed. A peer that crashed or lost its network never sends a
-/// FIN, so without this its scene would look live forever.
+/// What the idle detector's timer does when a deadline comes: ping the silent, close the
+/// unresponsive, drop the connections whose close never finished; then set the timer for
+/// the next deadline. See `IdleDetector`.
 extension WebSocketServer {
-    /// Runs from the tick, but looks at the connections only a few times a minute: the
-    /// deadlines are tens of seconds, so a coarse sweep is exact enough and costs O(n) rarely.
-    func sweepIdle() {
-        let now = monotonicMilliseconds()
-        let interval = UInt64(max(configuration.idlePingMilliseconds / 4, configuration.tickMilliseconds))
-        guard now >= lastIdleSweep + interval else { return }
-        lastIdleSweep = now
-        let pingAfter = UInt64(configuration.idlePingMilliseconds)
-        for connection in connections.values where !connection.closing {
-            let silent = now - connection.lastHeard
-            if silent >= 2 * pingAfter {
-                connection.queue.removeAll()
-                connection.closeNow = (configuration.unresponsiveCloseCode, "no answer to pings")
-                lws_callback_on_writable(connection.wsi)
-            } else if silent >= pingAfter && !connection.idlePinged {
-                connection.idlePinged = true
-                ping(connection.id)
-            }
+    func expireIdle() {
+        let expired = idle.expire(at: Self.monotonicMilliseconds())
+        for connection in expired.ping {
+            ping(connection.id)
         }
+        for connection in expired.unresponsive {
+            closeSoon(connection, code: configuration.unresponsiveCloseCode, reason: "no answer to pings")
+        }
+        for connection in expired.stuck {
+            configuration.logger.notice("dropping a connection whose close never completed",
+                                        metadata: ["connection": "\(connection.id)"])
+            pws_drop_now(connection.wsi)
+        }
+        armIdleTimer()
     }
-}
-
-/// Milliseconds from an arbitrary start that never jumps with the wall clock.
-func monotonicMilliseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
 }

@@ -1,9 +1,11 @@
 // Threading model: lws runs one service thread (LWS_MAX_SMP is 1 in Debian's build). The
-// thread that calls `run()` becomes it: every lws callback, every delegate call and every
-// mutation of `connections` happens there. Other threads talk to the server only through
-// `post(_:)` (a locked inbox plus `lws_cancel_service`) and the signal flag; both are safe
-// from any thread. That is why the class can be `@unchecked Sendable`.
+// thread that calls `run()` becomes it: every lws callback, every timer, every delegate call
+// and every mutation of `connections` happens there. Other threads talk to the server only
+// through `post(_:)` (a locked inbox plus `lws_cancel_service`), `stop()` and the signal flag;
+// those are safe from any thread. That is why the class can be `@unchecked Sendable`.
+internal import CLibEV
 internal import CLibWebSockets
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,27 +18,37 @@ public final class WebSocketServer: @unchecked Sendable {
     public weak var delegate: (any WebSocketServerDelegate)?
     /// The port actually listened on (differs from the configuration's when that was 0).
     public private(set) var port: Int = 0
+    /// The origins and `Host` names accepted, known once listening (the port may be chosen then).
+    public private(set) var originPolicy = OriginPolicy(allowed: [])
 
     var context: OpaquePointer?
+    /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
+    private var eventLoop: UnsafeMutableRawPointer?
     var connections: [UInt64: ServerConnection] = [:]
     var httpResponses: [UInt64: HTTPResponse] = [:]
     var nextConnectionID: UInt64 = 0
-    var lastIdleSweep: UInt64 = 0
-    /// New WebSocket upgrades are refused once draining starts.
+    /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true
+    let idle: IdleDetector
     private let inbox = Inbox()
     private let stopRequested = Atomic<Bool>(false)
-    private var timer: UnsafeMutablePointer<pws_timer>?
+    /// The idle detector's one timer, set for its earliest deadline.
+    private var idleTimer: LoopTimer?
+    /// The delegate's one wake-up timer (`wake(atMonotonicMilliseconds:)`).
+    private var wakeTimer: LoopTimer?
     /// C strings and structs lws keeps pointers to for the context's whole life.
     private var retained: [UnsafeMutableRawPointer] = []
 
     public init(configuration: TransportConfiguration) {
         self.configuration = configuration
+        idle = IdleDetector(pingAfterMilliseconds: configuration.idlePingMilliseconds)
     }
 
     deinit {
+        idleTimer?.invalidate()
+        wakeTimer?.invalidate()
         if let context { lws_context_destroy(context) }
-        timer?.deallocate()
+        if let eventLoop { pev_loop_destroy(eventLoop) }
         for pointer in retained { free(pointer) }
     }
 
@@ -68,14 +80,16 @@ public final class WebSocketServer: @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.mounts = UnsafePointer(makeMounts())
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.options = pws_option_validate_utf8() | pws_option_disable_ipv6()
+        // No LWS_SERVER_OPTION_VALIDATE_UTF8: `UTF8Validator` checks text (lws's check would also
+        // drop a connection whose close reason is not UTF-8 without the 1007 close it owes).
+        info.options = pws_option_disable_ipv6()
         info.vhost_name = UnsafePointer(keep(strdup("default")))
         info.timeout_secs = 20
 
         // lws's own idle pings ("validity") keep every connection's timer in one sorted list and
         // re-insert it, walking the whole list, on each connect and each received frame: O(n)
-        // per message at tens of thousands of scenes. A zero policy turns them off; `sweepIdle`
-        // pings silent connections instead, a few times a minute.
+        // per message at tens of thousands of scenes. A zero policy turns them off;
+        // `IdleDetector` pings silent connections instead.
         let retry = allocate(lws_retry_bo_t.self, count: 1)
         retry.pointee = lws_retry_bo_t()
         info.retry_and_idle_policy = UnsafePointer(retry)
@@ -90,7 +104,22 @@ public final class WebSocketServer: @unchecked Sendable {
             info.extensions = UnsafePointer(extensions)
         }
 
+        // A foreign libev loop: lws runs on it through its libev plugin, and the server keeps
+        // the handle so `stop()` can break it (lws offers no way to end its own loop early).
+        let foreignLoops = allocate(UnsafeMutableRawPointer?.self, count: 1)
+        if configuration.eventLoop == .libev {
+            guard let loop = pev_loop_new() else { throw TransportError.eventLoopFailed("libev could not create a loop") }
+            eventLoop = loop
+            foreignLoops[0] = loop
+            info.options |= pws_option_libev()
+            info.foreign_loops = foreignLoops
+        }
+
         guard let context = lws_create_context(&info) else {
+            if configuration.eventLoop == .libev {
+                throw TransportError.eventLoopFailed(
+                    "lws could not start on libev (is Debian's libwebsockets-evlib-ev installed?) or could not listen on \(configuration.host):\(configuration.port)")
+            }
             throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
         }
         self.context = context
@@ -98,17 +127,21 @@ public final class WebSocketServer: @unchecked Sendable {
             throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
         }
         port = Int(lws_get_vhost_listen_port(vhost))
-
-        let timer = UnsafeMutablePointer<pws_timer>.allocate(capacity: 1)
-        timer.initialize(to: pws_timer())
-        timer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
-        self.timer = timer
-        scheduleTick()
+        originPolicy = configuration.origins.policy(bindHost: configuration.host, port: port)
+        if let eventLoop {
+            configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])
+        }
+        idleTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in expireIdle() }
+        wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in delegate?.serverDidWake() }
     }
 
     /// Runs the service loop on the calling thread until `stop()`.
     public func run() {
         guard let context else { return }
+        if let eventLoop {
+            if !stopRequested.load(ordering: .acquiring) { pev_run(eventLoop) }
+            return
+        }
         while !stopRequested.load(ordering: .acquiring) {
             if lws_service(context, 0) < 0 { break }
         }
@@ -126,18 +159,40 @@ public final class WebSocketServer: @unchecked Sendable {
         if let context { lws_cancel_service(context) }
     }
 
+    /// Milliseconds on the clock `wake(atMonotonicMilliseconds:)` uses: from an arbitrary
+    /// start, never jumping with the wall clock.
+    public static func monotonicMilliseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
+    }
+
     // MARK: Service-thread API
+
+    /// Calls `serverDidWake()` once, at `deadline` (or at once if it has passed), replacing any
+    /// wake-up asked for before. The server does nothing between deadlines: there is no tick.
+    public func wake(atMonotonicMilliseconds deadline: UInt64) {
+        let now = Self.monotonicMilliseconds()
+        wakeTimer?.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
+    }
+
+    /// `wake(atMonotonicMilliseconds:)` that many milliseconds from now.
+    public func wake(afterMilliseconds delay: Int) {
+        wake(atMonotonicMilliseconds: Self.monotonicMilliseconds() + UInt64(max(delay, 0)))
+    }
 
     /// Queues a frame. A connection whose queue is over `maxOutboundQueue` is closed as a slow
     /// consumer instead: one stuck client must not grow the server's memory without bound.
     public func send(_ frame: OutboundFrame, to id: UInt64) {
         guard let connection = connections[id], !connection.closing else { return }
         if connection.queue.count >= configuration.maxOutboundQueue {
-            connection.queue.removeAll()
-            connection.closeNow = (configuration.slowConsumerCloseCode, "outbound queue overflow")
-        } else {
-            connection.queue.push(frame)
+            configuration.logger.notice("closing a connection that reads too slowly", metadata: [
+                "connection": "\(id)", "queued": "\(connection.queue.count)", "code": "\(configuration.slowConsumerCloseCode)",
+            ])
+            closeSoon(connection, code: configuration.slowConsumerCloseCode, reason: "outbound queue overflow")
+            return
         }
+        connection.queue.push(frame)
         lws_callback_on_writable(connection.wsi)
     }
 
@@ -145,6 +200,7 @@ public final class WebSocketServer: @unchecked Sendable {
     public func close(_ id: UInt64, code: UInt16, reason: String) {
         guard let connection = connections[id], !connection.closing else { return }
         connection.closeAfterFlush = (code, reason)
+        closeRequested(connection)
         lws_callback_on_writable(connection.wsi)
     }
 
@@ -153,6 +209,28 @@ public final class WebSocketServer: @unchecked Sendable {
         guard let connection = connections[id], !connection.closing else { return }
         connection.pingWanted = true
         lws_callback_on_writable(connection.wsi)
+    }
+
+    /// Stops reading from a connection (lws rx flow control): nothing more of it is received,
+    /// and once the kernel's buffers fill, its sender is held back by TCP. For a connection
+    /// whose pending work is over a bound. Writing to it goes on. While paused, its silence
+    /// is not held against it (its pongs are among what is not being read).
+    public func pauseReading(_ id: UInt64) {
+        guard let connection = connections[id], !connection.readingPaused else { return }
+        connection.readingPaused = true
+        if !connection.closing { idle.forget(connection) }
+        _ = pws_rx_flow(connection.wsi, 0)
+    }
+
+    /// Reads from a paused connection again, starting with what arrived meanwhile.
+    public func resumeReading(_ id: UInt64) {
+        guard let connection = connections[id], connection.readingPaused else { return }
+        connection.readingPaused = false
+        if !connection.closing {
+            idle.heard(connection, at: Self.monotonicMilliseconds())
+            armIdleTimer()
+        }
+        _ = pws_rx_flow(connection.wsi, 1)
     }
 
     /// Messages queued for a connection, for metrics and tests.
@@ -165,17 +243,35 @@ public final class WebSocketServer: @unchecked Sendable {
     func drainInbox() {
         for work in inbox.drain() { work() }
         if SignalRelay.takePending() { delegate?.serverDidReceiveTerminationSignal() }
+        if let eventLoop, stopRequested.load(ordering: .acquiring) { pev_break(eventLoop) }
     }
 
-    func scheduleTick() {
-        guard let context, let timer else { return }
-        pws_timer_schedule(context, timer, { sul in
-            guard let sul else { return }
-            let server = Unmanaged<WebSocketServer>.fromOpaque(pws_timer_owner(sul)).takeUnretainedValue()
-            server.delegate?.serverTick()
-            server.sweepIdle()
-            server.scheduleTick()
-        }, Int64(configuration.tickMilliseconds) * 1000)
+    /// Closing at the next chance, dropping what is queued (protocol violation, overflow).
+    /// Closing from inside RECEIVE breaks permessage-deflate's state, so the close frame goes
+    /// out from the next WRITEABLE callback instead.
+    func closeSoon(_ connection: ServerConnection, code: UInt16, reason: String) {
+        guard connection.closeNow == nil else { return }
+        connection.queue.removeAll()
+        connection.inbound = []
+        connection.closeNow = (code, reason)
+        closeRequested(connection)
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    /// A close was asked for: if it never completes (the peer reads nothing, so not even the
+    /// close frame leaves), the idle detector drops the connection `idlePingMilliseconds` later.
+    private func closeRequested(_ connection: ServerConnection) {
+        idle.closeRequested(connection, at: Self.monotonicMilliseconds())
+        armIdleTimer()
+    }
+
+    /// Sets the idle timer for the detector's earliest deadline unless it is already set:
+    /// deadlines only ever move later (hearing from a connection moves it to the back), so a
+    /// set timer is never too late, at worst early, and then `expireIdle` sets it again.
+    func armIdleTimer() {
+        guard let idleTimer, !idleTimer.isScheduled, let deadline = idle.nextDeadline else { return }
+        let now = Self.monotonicMilliseconds()
+        idleTimer.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
     }
 
     private func makeMounts() -> UnsafeMutablePointer<lws_http_mount>? {
@@ -241,12 +337,12 @@ public final class WebSocketServer: @unchecked Sendable {
 
 public enum TransportError: Error, CustomStringConvertible {
     case listenFailed(host: String, port: Int)
-    case connectFailed(String)
+    case eventLoopFailed(String)
 
     public var description: String {
         switch self {
         case .listenFailed(let host, let port): "could not listen on \(host):\(port)"
-        case .connectFailed(let reason): "could not connect: \(reason)"
+        case .eventLoopFailed(let reason): reason
         }
     }
 }

@@ -2,17 +2,18 @@
 /// called `WebSocketServer.run()`, and must not block: it is the thread that owns live state.
 public protocol WebSocketServerDelegate: AnyObject {
     func serverDidOpen(_ connection: UInt64)
-    /// A complete text message. The buffer is valid only during the call.
+    /// A complete text message, valid UTF-8. The buffer is valid only during the call.
     func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64)
     /// `abnormal` when the peer went away without a close frame (crash, network drop) and the
     /// server had not asked it to close.
     func serverDidClose(_ connection: UInt64, abnormal: Bool)
     func serverDidReceivePong(from connection: UInt64)
-    /// Runs every `tickMilliseconds`.
-    func serverTick()
+    /// The deadline given to `WebSocketServer.wake(atMonotonicMilliseconds:)` has come. Called
+    /// once per call to `wake`; set the next deadline from here.
+    func serverDidWake()
     /// SIGTERM or SIGINT arrived (after `installSignalHandlers()`).
     func serverDidReceiveTerminationSignal()
     /// A dynamic HTTP response for `path`, or nil for 404. Files under `webRoot` are served
-    /// without asking.
+    /// without asking. Called only for requests that passed the `Host` and `Origin` checks.
     func serverHTTPResponse(for path: String) -> HTTPResponse?
 }

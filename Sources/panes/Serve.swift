@@ -20,8 +20,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (printed on start).") var port = 8080
     @Option(help: "Folder for the SQLite database (created if missing).") var data = "data"
     @Option(help: "Where state is kept: sqlite (durable) or memory (tests, benchmarks).") var store = StoreKind.sqlite
-    @Option(help: "SQLite synchronous mode: full survives power loss, normal survives a crashed process.")
-    var sync = Sync.full
+    @Option(help: "SQLite synchronous mode: full (default) survives power loss, normal survives a crashed process.")
+    var sync: Sync?
     @Option(help: "Configuration file (JSON): settings, scene configurations, preference defaults, origins.")
     var config: String?
     @Option(help: "open: any display name, any workspace. tokens: only tokens listed in --tokens. jwt: tokens your app signs, checked with the keys in --jwt-keys.")
@@ -30,13 +30,18 @@ struct Serve: ParsableCommand {
     @Option(help: "Key file (JSON) for --auth jwt: issuer, audience and keys (HS256 secrets, RS256/ES256 public keys), each with a kid.")
     var jwtKeys: String?
     @Option(help: "Folder served at / (the browser client).") var web: String?
-    @Option(name: .customLong("allow-origin"), help: "A browser origin allowed besides the server's own (repeatable).")
-    var allowOrigins: [String] = []
+    @Option(name: [.customLong("allowed-origin"), .customLong("allow-origin")],
+            help: "A browser origin (scheme://host[:port]) allowed besides the server's own (repeatable).")
+    var allowedOrigins: [String] = []
+    @Option(help: "Where browsers reach the server, e.g. https://panes.example.com (default: http://HOST:PORT).")
+    var publicURL: String?
     @Flag(help: "Offer permessage-deflate (costs memory and CPU per connection).") var deflate = false
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(help: "Event loop: libev (epoll) or poll (lws's own; for comparison).") var eventLoop = EventLoop.libev
+    @Option(help: "Log level.") var logLevel = Logger.Level.info
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        try checkTransportOptions()
+        let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -59,19 +64,10 @@ struct Serve: ParsableCommand {
                 logger.notice("the data folder was readable by others; made it private (0700)",
                               metadata: ["folder": "\(data)", "previousMode": "\(String(mode, radix: 8))"])
             }
-            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .full ? .full : .normal)
+            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full)
         }
 
-        let webRoot = web ?? defaultWebRoot()
-        let settings = configuration.settings
-        let origins: OriginPolicy = (allowOrigins + configuration.allowedOrigins).isEmpty
-            ? .sameOrigin : .allowList(allowOrigins + configuration.allowedOrigins)
-        let transport = TransportConfiguration(
-            host: host, port: port,
-            webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-            maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
-            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
-            origins: origins, deflate: deflate, idlePingMilliseconds: settings.idlePingMs)
+        let transport = try transportConfiguration(configuration, logger: logger)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
@@ -120,12 +116,6 @@ struct Serve: ParsableCommand {
         return mode & 0o077 != 0
     }
 
-    /// `web/` next to the working directory, or next to the executable's package, if present.
-    private func defaultWebRoot() -> String? {
-        let candidates = ["web", URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("../../../web").standardizedFileURL.path]
-        return candidates.first { FileManager.default.fileExists(atPath: "\($0)/index.html") }
-    }
 }
 
 /// Reads and parses a JSON file, naming the file in errors.

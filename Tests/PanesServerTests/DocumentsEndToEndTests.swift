@@ -1,7 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// Documents through the real binary over real sockets: concurrent editing, durability

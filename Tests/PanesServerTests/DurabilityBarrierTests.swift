@@ -3,6 +3,7 @@ import Logging
 import PanesCore
 import PanesJSON
 import PanesServer
+import PanesTestSupport
 import PanesTransport
 import Synchronization
 import Testing
@@ -73,7 +74,7 @@ import Testing
         var port: Int { runtime.transport.port }
 
         func client() throws -> TestClient {
-            try TestClient(WebSocketClient(host: "127.0.0.1", port: port))
+            try TestClient(WebSocketClient(port: port))
         }
 
         func stop() {

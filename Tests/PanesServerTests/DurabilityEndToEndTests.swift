@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// Whatever the server acknowledged survives SIGKILL.

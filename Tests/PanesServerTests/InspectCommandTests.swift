@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-import PanesTransport
+import PanesTestSupport
 import PanesJSON
 import PanesSecurity
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// Preferences over real sockets: one toggle, every window.

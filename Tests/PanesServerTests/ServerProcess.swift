@@ -1,7 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// The real `panes` binary on an ephemeral port, with its own data folder.
@@ -12,8 +12,10 @@ final class ServerProcess: @unchecked Sendable {
     private let output = Pipe()
     let errors = Pipe()
     let arguments: [String]
-    /// Everything the server wrote to stderr, read after it exits.
-    private(set) var log = ""
+    /// What the server has written to stderr so far, read as it comes (a server whose stderr
+    /// pipe filled up would block).
+    var log: String { stderr.text }
+    private let stderr = StreamedText()
 
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("panes")
@@ -40,6 +42,7 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        stderr.follow(errors.fileHandleForReading)
         // The banner line carries the port.
         var buffer = Data()
         let deadline = Date(timeIntervalSinceNow: 20)
@@ -56,7 +59,12 @@ final class ServerProcess: @unchecked Sendable {
             }
         }
         process.terminate()
-        throw ServerProcessError.didNotStart(String(data: errors.fileHandleForReading.availableData, encoding: .utf8) ?? "")
+        throw ServerProcessError.didNotStart(stderr.text)
+    }
+
+    /// Waits until the server's stderr contains `text`.
+    func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
+        stderr.wait(for: text, timeout: timeout)
     }
 
     /// Starts another server on the same data folder, for restart tests.
@@ -65,7 +73,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func client(origin: String? = nil) throws -> TestClient {
-        try TestClient(WebSocketClient(host: "127.0.0.1", port: port, origin: origin))
+        try TestClient(WebSocketClient(port: port, options: .init(origin: origin)))
     }
 
     func kill(_ signal: Int32 = SIGKILL) {
@@ -76,7 +84,7 @@ final class ServerProcess: @unchecked Sendable {
     @discardableResult
     func wait() -> Int32 {
         process.waitUntilExit()
-        log = String(data: errors.fileHandleForReading.readDataToEndOfFile(), encoding: .utf8) ?? ""
+        stderr.waitForEnd()
         return process.terminationStatus
     }
 
@@ -99,6 +107,50 @@ final class ServerProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: data)
+    }
+}
+
+/// Text from a pipe, collected on a thread of its own as it arrives.
+final class StreamedText: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data = Data()
+    private var ended = false
+
+    var text: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func follow(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                condition.lock()
+                if chunk.isEmpty { ended = true } else { data += chunk }
+                condition.broadcast()
+                condition.unlock()
+                if chunk.isEmpty { return }
+            }
+        }
+    }
+
+    /// Waits until `needle` has appeared (true) or `timeout` seconds passed or the pipe ended.
+    func wait(for needle: String, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !String(decoding: data, as: UTF8.self).contains(needle) {
+            if ended || !condition.wait(until: deadline) { return String(decoding: data, as: UTF8.self).contains(needle) }
+        }
+        return true
+    }
+
+    func waitForEnd() {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        condition.lock()
+        while !ended && condition.wait(until: deadline) {}
+        condition.unlock()
     }
 }
 

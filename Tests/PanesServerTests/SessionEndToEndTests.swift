@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// Scene sessions over real sockets against the real binary.

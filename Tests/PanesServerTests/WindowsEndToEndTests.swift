@@ -1,7 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
-import PanesTransport
+import PanesTestSupport
 import Testing
 
 /// Windows that make windows, over real sockets.

@@ -25,6 +25,8 @@ require_swift() {
 
 # What building and running the server needs.
 server_dependencies() {
-  apt_install libwebsockets-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev pkg-config curl
+  # libwebsockets-evlib-ev: lws's libev plugin, the default event loop (libev-dev for its header).
+  apt_install libwebsockets-dev libwebsockets-evlib-ev libev-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev \
+    pkg-config curl
   require_swift
 }

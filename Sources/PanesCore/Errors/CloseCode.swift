@@ -4,9 +4,12 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     case normal = 1000
     /// The server is draining (SIGTERM): reconnect after the announced delay.
     case goingAway = 1001
+    /// A frame that breaks RFC 6455 (reserved bits or opcodes, bad fragmentation, an invalid
+    /// close code). Sent by the transport.
+    case protocolError = 1002
     /// A binary frame or other frame the protocol does not use.
     case unsupportedData = 1003
-    /// A text frame that is not valid UTF-8.
+    /// A text frame (or a close reason) that is not valid UTF-8.
     case invalidPayload = 1007
     /// A message over `maxMessageBytes`: the connection cannot continue mid-frame.
     case messageTooBig = 1009
@@ -29,8 +32,9 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
         switch self {
         case .normal: "The scene ended on purpose."
         case .goingAway: "The server is shutting down (after `goingAway`)."
+        case .protocolError: "A frame that breaks RFC 6455 (reserved bits or opcodes, bad fragmentation, an invalid close code)."
         case .unsupportedData: "A binary frame; the protocol only uses text frames."
-        case .invalidPayload: "A text frame that is not valid UTF-8."
+        case .invalidPayload: "A text frame or close reason that is not valid UTF-8."
         case .messageTooBig: "A message over `maxMessageBytes`."
         case .internalError: "An unexpected server fault."
         case .connectTimeout: "No `connect` within `connectTimeoutMs`."

@@ -1,0 +1,73 @@
+/// Which browser origins may use the server, as configured; `OriginPolicy` is what the server
+/// checks once it knows its real port.
+public struct OriginConfiguration: Sendable, Equatable {
+    /// Other origins allowed besides the server's own (`--allowed-origin`, `allowedOrigins`).
+    public var allowed: [WebOrigin]
+    /// Where browsers reach the server (`--public-url`), when that is not its bind address.
+    public var publicURL: WebOrigin?
+
+    public init(allowed: [WebOrigin] = [], publicURL: WebOrigin? = nil) {
+        self.allowed = allowed
+        self.publicURL = publicURL
+    }
+
+    /// The server's own origins: the public URL, plus `http://HOST:PORT` for the bind address
+    /// (and `localhost` / `127.0.0.1` for a loopback bind). Only this server can serve a page
+    /// from its own bind address, so those are always safe to trust; nothing here is ever
+    /// taken from a request's `Host` header, which a DNS-rebinding page controls.
+    public func policy(bindHost: String, port: Int) -> OriginPolicy {
+        var own: [WebOrigin] = []
+        if let publicURL { own.append(publicURL) }
+        var hosts = [bindHost]
+        if WebOrigin.isLoopback(bindHost) { hosts += ["localhost", "127.0.0.1"] }
+        for host in hosts {
+            if let origin = WebOrigin(scheme: "http", host: host, port: port) { own.append(origin) }
+        }
+        return OriginPolicy(allowed: own + allowed)
+    }
+}
+
+/// The check every HTTP request and WebSocket upgrade goes through.
+///
+/// - `Origin`: absent is allowed (scripts, server-side clients and tests send none; browsers
+///   always send one on WebSocket upgrades); present, it must equal an allowed origin exactly
+///   (scheme, host case-insensitively, port with defaults normalised). `null`, empty and
+///   malformed origins are refused.
+/// - `Host`: required, and must name an allowed origin's host and port. A page on
+///   `evil.example` that rebinds its name to this server sends `Host: evil.example`, so it
+///   can neither open a WebSocket nor read `/metrics`.
+public struct OriginPolicy: Sendable {
+    public let allowed: [WebOrigin]
+    private let origins: Set<WebOrigin>
+    /// `host:port` for every allowed origin, and the bare host when its port is the default.
+    private let authorities: Set<String>
+
+    public init(allowed: [WebOrigin]) {
+        var unique: [WebOrigin] = []
+        for origin in allowed where !unique.contains(origin) { unique.append(origin) }
+        self.allowed = unique
+        origins = Set(unique)
+        var authorities = Set<String>()
+        for origin in unique {
+            authorities.insert("\(origin.host):\(origin.port)")
+            if origin.port == WebOrigin.defaultPort(origin.scheme) { authorities.insert(origin.host) }
+        }
+        self.authorities = authorities
+    }
+
+    /// Nil when the request may proceed, else why not.
+    public func refusal(origin: String?, host: String?) -> String? {
+        guard let host else { return "no Host header" }
+        guard authorities.contains(Self.normalisedAuthority(host)) else { return "Host \(host) is not one of this server's names" }
+        guard let origin else { return nil }
+        guard let parsed = WebOrigin(origin) else { return "Origin \"\(origin)\" is not a valid origin" }
+        guard origins.contains(parsed) else { return "Origin \(origin) is not allowed" }
+        return nil
+    }
+
+    /// Host names compare case-insensitively; `host:80` needs no special case because an
+    /// origin with a default port is listed both with and without it.
+    static func normalisedAuthority(_ host: String) -> String {
+        host.lowercased()
+    }
+}

@@ -1,0 +1,84 @@
+public import ArgumentParser
+import Foundation
+public import Logging
+import PanesCore
+public import PanesTransport
+
+/// The transport half of `panes serve`: checking the options that shape listening (a bad value
+/// stops the start with a message; nothing falls back silently) and building the transport's
+/// configuration from them and the configuration file.
+extension Serve {
+    /// Refuses option values and combinations that would otherwise be ignored or be unsafe.
+    func checkTransportOptions() throws {
+        guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1") }
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("--port must be from 0 to 65535 (0 picks a free port), not \(port)")
+        }
+        if auth == .open && !WebOrigin.isLoopback(host) {
+            throw ValidationError("""
+                --auth open lets anyone who can reach the server act as any user, so it listens on \
+                loopback only, and --host \(host) is not a loopback address. Use an authenticating mode \
+                (--auth tokens --tokens FILE, or --auth jwt), or --host 127.0.0.1.
+                """)
+        }
+        if tokens != nil && auth != .tokens {
+            throw ValidationError("--tokens is read only with --auth tokens (here --auth is \(auth.rawValue))")
+        }
+        if let sync, store == .memory {
+            throw ValidationError("--sync \(sync.rawValue) applies to the SQLite store only (here --store memory)")
+        }
+        if let web, !FileManager.default.fileExists(atPath: "\(web)/index.html") {
+            throw ValidationError("--web \(web) is not a folder with an index.html")
+        }
+        _ = try origins(configured: [])
+    }
+
+    /// The listening, limits and origins, from the options and the configuration file.
+    func transportConfiguration(_ configuration: ServerConfiguration, logger: Logger) throws -> TransportConfiguration {
+        let settings = configuration.settings
+        let webRoot = web ?? defaultWebRoot()
+        return TransportConfiguration(
+            host: host, port: port,
+            webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
+            slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
+            origins: try origins(configured: configuration.allowedOrigins), deflate: deflate,
+            idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, logger: logger)
+    }
+
+    /// `web/` next to the working directory, or next to the executable's package, if present.
+    private func defaultWebRoot() -> String? {
+        let candidates = ["web", URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("../../../web").standardizedFileURL.path]
+        return candidates.first { FileManager.default.fileExists(atPath: "\($0)/index.html") }
+    }
+
+    /// `--allowed-origin`, the configuration file's `allowedOrigins` and `--public-url`, each
+    /// parsed strictly: an origin that would never match is a mistake to report, not to skip.
+    private func origins(configured: [String]) throws -> OriginConfiguration {
+        var allowed: [WebOrigin] = []
+        for text in allowedOrigins {
+            guard let origin = WebOrigin(text) else {
+                throw ValidationError("--allowed-origin \(text) is not an origin: write scheme://host[:port] (http or https, no path)")
+            }
+            allowed.append(origin)
+        }
+        for (index, text) in configured.enumerated() {
+            guard let origin = WebOrigin(text) else {
+                throw ValidationError("allowedOrigins[\(index)] in \(config ?? "the configuration") is \"\(text)\", not an origin: write scheme://host[:port] (http or https, no path)")
+            }
+            allowed.append(origin)
+        }
+        var configuration = OriginConfiguration(allowed: allowed)
+        if let publicURL {
+            guard let origin = WebOrigin(url: publicURL) else {
+                throw ValidationError("--public-url \(publicURL) is not an http or https URL with a host")
+            }
+            configuration.publicURL = origin
+        }
+        return configuration
+    }
+}
+
+extension EventLoop: ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {}

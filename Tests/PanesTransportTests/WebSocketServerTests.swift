@@ -1,0 +1,141 @@
+import Foundation
+import PanesTestSupport
+import PanesTransport
+import Testing
+
+/// The transport alone, in process, over real sockets: what the runtime can ask of it.
+@Suite struct WebSocketServerTests {
+    static let loops: [EventLoop] = [.libev, .poll]
+
+    @Test(arguments: loops)
+    func pausingReadingHoldsTheSenderBackAndResumingDeliversEverythingInOrder(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        let client = try harness.client()
+        client.send("first")
+        #expect(harness.recorder.wait { $0.messages.count == 1 })
+        let id = harness.recorder.snapshot.messages[0].connection
+        harness.onServiceThread { $0.pauseReading(id) }
+
+        // Write until the kernel's buffers are full: only possible because nobody reads.
+        let message = WebSocketFrame.text(String(repeating: "x", count: 64 * 1024)).encoded()
+        var sentMessages = 0
+        var pending = message[...]
+        var blocked = false
+        while sentMessages < 4_000 {
+            let written = client.sendWithoutWaiting(Array(pending))
+            #expect(written >= 0)
+            if written == pending.count {
+                sentMessages += 1
+                pending = message[...]
+            } else {
+                pending = pending.dropFirst(written)
+                if !client.waitUntilWritable(timeout: 1) { blocked = true; break }
+            }
+        }
+        #expect(blocked, "the server kept reading a paused connection (\(sentMessages) messages went through)")
+        #expect(harness.recorder.snapshot.messages.count == 1, "nothing was delivered while paused")
+
+        harness.onServiceThread { $0.resumeReading(id) }
+        let rest = client.sendWithoutWaiting(Array(pending))
+        if rest < pending.count {
+            #expect(client.waitUntilWritable(timeout: 10))
+            client.sendRaw(Array(pending.dropFirst(max(rest, 0))))
+        }
+        sentMessages += 1
+        client.send("last")
+        #expect(harness.recorder.wait(timeout: 30) { $0.messages.count == sentMessages + 2 })
+        let texts = harness.recorder.snapshot.messages.map(\.text)
+        #expect(texts.first == "first" && texts.last == "last")
+        #expect(texts.dropFirst().dropLast().allSatisfy { $0.utf8.count == 64 * 1024 })
+    }
+
+    @Test(arguments: loops)
+    func aWakeUpFiresOnceNotBeforeItsDeadlineAndALaterCallReplacesIt(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        let armed = harness.onServiceThread { server in
+            server.wake(afterMilliseconds: 20)
+            server.wake(afterMilliseconds: 300) // replaces the first
+            return WebSocketServer.monotonicMilliseconds()
+        }
+        #expect(harness.recorder.wait { $0.wakes.count == 1 })
+        #expect(harness.recorder.snapshot.wakes[0] >= armed + 300, "the replaced 20 ms wake-up did not fire")
+        // A second wake-up, as a marker: when it has fired, the first has not fired again.
+        harness.onServiceThread { $0.wake(afterMilliseconds: 50) }
+        #expect(harness.recorder.wait { $0.wakes.count == 2 })
+        let third = harness.onServiceThread { _ in harness.recorder.snapshot.wakes.count }
+        #expect(third == 2)
+    }
+
+    @Test(arguments: loops)
+    func aSilentConnectionIsPingedAfterTheIntervalAndClosedWith4009AfterTwice(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(idlePingMilliseconds: 200, eventLoop: loop))
+        var options = WebSocketClient.Options()
+        options.answersPeer = false
+        let connectedAt = WebSocketServer.monotonicMilliseconds()
+        let client = try harness.client(options)
+        let ping = client.nextFrame(timeout: 10)
+        let pingedAt = WebSocketServer.monotonicMilliseconds()
+        #expect(ping?.kind == .ping)
+        #expect(pingedAt >= connectedAt + 200, "not pinged before its interval")
+        let close = client.nextFrame(timeout: 10)
+        #expect(close?.closeCode == 4009)
+        #expect(WebSocketServer.monotonicMilliseconds() >= connectedAt + 400)
+        #expect(harness.recorder.wait { $0.closed.count == 1 })
+        #expect(harness.recorder.snapshot.closed.first?.abnormal == false, "the server closed it on purpose")
+    }
+
+    @Test func aConnectionThatAnswersPingsIsKeptAndItsPongsAreReported() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(idlePingMilliseconds: 100))
+        let client = try harness.client()
+        #expect(harness.recorder.wait { $0.pongs.count >= 3 })
+        client.send("still here")
+        #expect(harness.recorder.wait { $0.messages.count == 1 })
+        #expect(harness.recorder.snapshot.closed.isEmpty)
+    }
+
+    @Test func aCloseThatCannotBeWrittenIsDroppedAfterTheIdleInterval() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(idlePingMilliseconds: 300))
+        var options = WebSocketClient.Options()
+        options.readsInBackground = false
+        options.receiveBufferBytes = 4096
+        let client = try harness.client(options)
+        #expect(harness.recorder.wait { $0.opened.count == 1 })
+        let id = harness.recorder.snapshot.opened[0]
+        // Far more than the kernel buffers hold for a reader that reads nothing, then a close
+        // that has to wait behind it.
+        let frame = OutboundFrame(text: String(repeating: "y", count: 256 * 1024))
+        harness.onServiceThread { server in
+            for _ in 0..<16 { server.send(frame, to: id) }
+            server.close(id, code: 1000, reason: "done")
+        }
+        #expect(harness.recorder.wait { $0.closed.count == 1 }, "the stuck connection was dropped")
+        withExtendedLifetime(client) {}
+    }
+
+    @Test func refusedRequestsGetAStatusAndAReasonNotASilentClose() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        var badOrigin = WebSocketClient.Options(origin: "http://evil.example")
+        badOrigin.timeout = 5
+        #expect { try harness.client(badOrigin) } throws: { error in
+            guard case WebSocketClient.Failure.refused(let status, let body) = error else { return false }
+            return status == 403 && body.contains("not allowed")
+        }
+        var noSubprotocol = WebSocketClient.Options()
+        noSubprotocol.subprotocols = []
+        #expect { try harness.client(noSubprotocol) } throws: { error in
+            guard case WebSocketClient.Failure.refused(let status, _) = error else { return false }
+            return status == 400
+        }
+        var wrongPath = WebSocketClient.Options()
+        wrongPath.path = "/elsewhere"
+        #expect { try harness.client(wrongPath) } throws: { error in
+            guard case WebSocketClient.Failure.refused(let status, _) = error else { return false }
+            return status == 404
+        }
+        harness.onServiceThread { $0.acceptingConnections = false }
+        #expect { try harness.client() } throws: { error in
+            guard case WebSocketClient.Failure.refused(let status, _) = error else { return false }
+            return status == 503
+        }
+    }
+}
