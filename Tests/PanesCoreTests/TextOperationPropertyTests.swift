@@ -86,6 +86,19 @@ struct TextOperationPropertyTests {
         }
     }
 
+    /// The rope (what the server holds) and the string (what clients and the JS vectors use)
+    /// give the same text for every operation, many components and all.
+    @Test func applyingToARopeEqualsApplyingToAString() {
+        forEachSeed { seed, random in
+            let doc = random.text(maxPieces: Int.random(in: 0...400, using: &random))
+            let op = random.operation(on: doc)
+            let rope = Rope(doc)
+            let result = try op.apply(to: rope)
+            #expect(String(result).scalars == (try op.apply(to: doc)).scalars, "seed \(seed): \(op)")
+            #expect(rope == Rope(doc), "seed \(seed): applying changed the original rope")
+        }
+    }
+
     @Test func composeIsAssociative() {
         forEachSeed { seed, random in
             let doc = random.text(maxPieces: 16)

@@ -1,0 +1,58 @@
+/// Byte-level work on leaf chunks: finding where a scalar starts, cutting and joining chunks
+/// at scalar boundaries. Chunks are native Swift strings, so their UTF-8 is contiguous and
+/// reading it copies nothing.
+extension String {
+    /// Calls `body` with the string's UTF-8, without copying it when it is native.
+    func withUTF8Buffer<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return copy.withUTF8(body)
+    }
+
+    /// A string made of the given UTF-8 byte ranges of `parts`, in order, allocated once at
+    /// its exact size. Every range starts and ends on a scalar boundary.
+    static func joining(_ parts: [(String, Range<Int>)]) -> String {
+        let total = parts.reduce(0) { $0 + $1.1.count }
+        guard total > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: total) { target in
+            var written = 0
+            for (part, range) in parts where !range.isEmpty {
+                part.withUTF8Buffer { source in
+                    let slice = UnsafeBufferPointer(rebasing: source[range])
+                    _ = UnsafeMutableBufferPointer(rebasing: target[written...]).initialize(fromContentsOf: slice)
+                }
+                written += range.count
+            }
+            return written
+        }
+    }
+
+    /// The bytes `range` of this string, as a string of their own.
+    func utf8Slice(_ range: Range<Int>) -> String {
+        if range == 0..<utf8.count { return self }
+        return .joining([(self, range)])
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The byte offset where scalar number `offset` starts; `count` for the end.
+    /// - Parameter summary: the buffer's counts; a buffer of single-byte scalars needs no scan.
+    func byteOffset(ofScalar offset: Int, summary: RopeSummary) -> Int {
+        if summary.scalars == summary.utf8 { return offset }
+        if offset == summary.scalars { return count }
+        var seen = 0
+        for index in indices where self[index] & 0xC0 != 0x80 {
+            if seen == offset { return index }
+            seen += 1
+        }
+        return count
+    }
+
+    /// The scalar boundary nearest to `target` at or before it (a scalar is at most four
+    /// bytes, so this looks back at most three).
+    func scalarBoundary(atOrBefore target: Int) -> Int {
+        var index = target
+        while index > 0, index < count, self[index] & 0xC0 == 0x80 { index -= 1 }
+        return index
+    }
+}
