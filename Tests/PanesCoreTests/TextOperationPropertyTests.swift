@@ -99,6 +99,17 @@ struct TextOperationPropertyTests {
         }
     }
 
+    /// What the snapshot's byte count adds up, without encoding: the same as the wire form's size.
+    @Test func encodedSizeIsTheSizeOfTheWireForm() {
+        forEachSeed { seed, random in
+            let op = random.operation(on: random.text(maxPieces: 24))
+            #expect(op.encodedSize == op.json.encodedSize, "seed \(seed): \(op)")
+        }
+        let big = TextOperation([.retain(1_234_567), .insert("a\"b\n\u{1}"), .delete(10), .retain(9)])
+        #expect(big.encodedSize == #"[1234567,"a\"b\n\u0001",-10,9]"#.utf8.count)
+        #expect(TextOperation().encodedSize == 2)
+    }
+
     @Test func composeIsAssociative() {
         forEachSeed { seed, random in
             let doc = random.text(maxPieces: 16)

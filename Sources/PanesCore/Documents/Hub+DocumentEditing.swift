@@ -15,7 +15,7 @@ extension Hub {
         // seen that revision has seen its operation applied; an id reused at or after it (a
         // reloaded tab counting from 1 again) is a new operation. The reply still waits for
         // durability: the runtime holds it behind the original's persist.
-        if let original = document.applied[opId], revision < original {
+        if let original = document.appliedRevision(of: opId, after: revision) {
             return ["revision": .int(original), "opId": .string(opId), "duplicate": true]
         }
         let rebased = try document.rebase(operation, from: revision)
@@ -27,6 +27,7 @@ extension Hub {
         let entry = try document.apply(rebased, opId: opId, author: author, authorScene: scene.id, at: now())
         var commands: [StoreCommand] = [.appendOperation(id, entry, length: document.length)]
         if let snapshot = document.compact(snapshotEvery: settings.snapshotEvery,
+                                           snapshotEveryBytes: settings.snapshotEveryBytes,
                                            retention: settings.operationLogRetention) {
             commands.append(snapshot)
         }

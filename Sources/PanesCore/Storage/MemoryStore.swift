@@ -89,7 +89,7 @@ public final class MemoryStore: Store {
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
             guard var document = documents[id] else { return }
             document.snapshotRevision = revision
-            document.snapshotText = text
+            document.snapshotText = String(text)
             document.operations.removeAll { $0.revision < keepFrom }
             documents[id] = document
         case .deleteDocument(let id):
