@@ -40,10 +40,25 @@ extension UnsafeBufferPointer<UInt8> {
     func byteOffset(ofScalar offset: Int, summary: RopeSummary) -> Int {
         if summary.scalars == summary.utf8 { return offset }
         if offset == summary.scalars { return count }
+        // Skip whole words while the scalars starting in them stay before the one wanted.
         var seen = 0
-        for index in indices where self[index] & 0xC0 != 0x80 {
-            if seen == offset { return index }
-            seen += 1
+        var index = 0
+        if let base = baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let starts = 8 - RopeSummary.continuationMask(word).nonzeroBitCount
+                guard seen + starts <= offset else { break }
+                seen += starts
+                index += 8
+            }
+        }
+        while index < count {
+            if self[index] & 0xC0 != 0x80 {
+                if seen == offset { return index }
+                seen += 1
+            }
+            index += 1
         }
         return count
     }
@@ -54,5 +69,24 @@ extension UnsafeBufferPointer<UInt8> {
         var index = target
         while index > 0, index < count, self[index] & 0xC0 == 0x80 { index -= 1 }
         return index
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether two buffers of the same length hold the same bytes; eight at a time.
+    func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+        guard count == other.count else { return false }
+        guard let left = baseAddress, let right = other.baseAddress else { return true }
+        var index = 0
+        while index + 8 <= count {
+            guard left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                == right.loadUnaligned(fromByteOffset: index, as: UInt64.self) else { return false }
+            index += 8
+        }
+        while index < count {
+            guard self[index] == other[index] else { return false }
+            index += 1
+        }
+        return true
     }
 }

@@ -19,7 +19,7 @@ public struct Rope: Sendable {
 
     /// The rope of `text`, in O(n).
     public init(_ text: String) {
-        root = Self.tree(of: text, summary: RopeSummary(text))
+        root = text.utf8.count <= RopeNode.maxLeafBytes ? RopeNode(leaf: text) : Self.tree(ofLarge: text)
     }
 
     init(root: RopeNode) {
@@ -58,7 +58,11 @@ public struct Rope: Sendable {
 
     /// A balanced tree holding `text`: full leaves, then full inner nodes, level by level.
     static func tree(of text: String, summary: RopeSummary) -> RopeNode {
-        if summary.utf8 <= RopeNode.maxLeafBytes { return RopeNode(leaf: text, summary: summary) }
+        summary.utf8 <= RopeNode.maxLeafBytes ? RopeNode(leaf: text, summary: summary) : tree(ofLarge: text)
+    }
+
+    /// `tree(of:summary:)` for more than one leaf of text, counting each leaf as it is cut.
+    private static func tree(ofLarge text: String) -> RopeNode {
         var level = text.withUTF8Buffer { leaves(of: $0) }
         while level.count > 1 {
             level = evenGroups(of: level, atMost: RopeNode.maxChildren).map { RopeNode(children: Array($0)) }
@@ -113,7 +117,30 @@ extension Rope: Equatable {
     public static func == (lhs: Rope, rhs: Rope) -> Bool {
         guard lhs.root.summary == rhs.root.summary else { return false }
         if lhs.root === rhs.root { return true }
-        return lhs.chunks.lazy.flatMap(\.utf8).elementsEqual(rhs.chunks.lazy.flatMap(\.utf8))
+        // Chunks fall at different places in the two trees: walk both, byte range by byte range.
+        var left = lhs.chunks, right = rhs.chunks
+        var a = "", b = ""
+        var i = 0, j = 0  // bytes of `a` and `b` already compared
+        while true {
+            if i == a.utf8.count {
+                guard let next = left.next() else { return true }  // equal lengths: both end here
+                (a, i) = (next, 0)
+            }
+            if j == b.utf8.count {
+                guard let next = right.next() else { return true }
+                (b, j) = (next, 0)
+            }
+            let count = Swift.min(a.utf8.count - i, b.utf8.count - j)
+            let same = a.withUTF8Buffer { x in
+                b.withUTF8Buffer { y in
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: x[i..<i + count]))
+                        .hasSameBytes(as: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: y[j..<j + count])))
+                }
+            }
+            guard same else { return false }
+            i += count
+            j += count
+        }
     }
 }
 

@@ -86,16 +86,36 @@ struct RopeSummary: Sendable, Equatable {
     }
 
     /// Counts UTF-8 bytes: a scalar starts at every byte that is not a continuation byte
-    /// (`10xxxxxx`), and a scalar needs two UTF-16 units exactly when it takes four bytes.
+    /// (`10xxxxxx`), and a scalar needs two UTF-16 units exactly when it takes four bytes
+    /// (`11110xxx`). Eight bytes at a time, as bit masks: the same in any build mode.
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         var continuations = 0
         var fourByteLeads = 0
-        for byte in bytes {
-            continuations &+= byte & 0xC0 == 0x80 ? 1 : 0
-            fourByteLeads &+= byte >= 0xF0 ? 1 : 0
+        var index = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                continuations &+= Self.continuationMask(word).nonzeroBitCount
+                fourByteLeads &+= (word & word << 1 & word << 2 & word << 3 & Self.highBits).nonzeroBitCount
+                index += 8
+            }
+        }
+        while index < bytes.count {
+            continuations &+= bytes[index] & 0xC0 == 0x80 ? 1 : 0
+            fourByteLeads &+= bytes[index] >= 0xF0 ? 1 : 0
+            index += 1
         }
         let scalars = bytes.count - continuations
         self.init(utf8: bytes.count, scalars: scalars, utf16: scalars + fourByteLeads)
+    }
+
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The high bit of each byte of `word` that is a continuation byte: bit 7 set, bit 6 clear.
+    /// (Shifting left by one moves each byte's bit 6 to its bit 7 and nothing else there.)
+    static func continuationMask(_ word: UInt64) -> UInt64 {
+        word & ~(word << 1) & highBits
     }
 
     static func += (lhs: inout RopeSummary, rhs: RopeSummary) {
