@@ -51,6 +51,13 @@ let package = Package(
                           linkerSettings: [.linkedLibrary("m")]),
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
                           linkerSettings: [.linkedLibrary("websockets")]),
+        // The document micro-benchmark: CPU and allocations per edit, by document size.
+        .executableTarget(name: "panes-docbench",
+                          dependencies: ["PanesCore", "PanesStorage", "CAllocationCounter",
+                                         .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: swiftSettings),
+        // Counts the process's heap allocations by interposing malloc; linked by panes-docbench only.
+        .target(name: "CAllocationCounter"),
 
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
