@@ -8,7 +8,7 @@ enum ApplyBench {
         var random = SplitMix64(seed: seed)
         var length = startLength
         return (0..<count).map { _ in
-            let key = Typing.keystroke(length: length, using: &random)
+            let key = Typing.keystroke(length: length, around: startLength, using: &random)
             var operation = TextOperation()
             operation.retain(key.at)
             operation.insert(key.insert)

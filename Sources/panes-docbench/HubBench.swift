@@ -94,7 +94,7 @@ struct HubBench {
         for index in 0..<count {
             let base = max(lengths.count - 1 - lag, 0)
             let length = lengths[base]
-            let key = Typing.keystroke(length: length, using: &random)
+            let key = Typing.keystroke(length: length, around: lengths[0], using: &random)
             var operation = TextOperation()
             operation.retain(key.at)
             operation.insert(key.insert)

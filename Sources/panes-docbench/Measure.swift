@@ -64,13 +64,15 @@ enum Typing {
     }
 
     /// A keystroke in a document of `length` scalars: typing one to three characters, or
-    /// deleting one, somewhere in it.
-    static func keystroke(length: Int, using random: inout SplitMix64) -> (at: Int, delete: Int, insert: String) {
-        let at = Int.random(in: 0...length, using: &random)
-        if at < length && Int.random(in: 0..<10, using: &random) < 3 { return (at, 1, "") }
-        let insert = String((0..<Int.random(in: 1...3, using: &random)).map { _ in
-            "abcdefghij é😀".randomElement(using: &random)!
-        })
-        return (at, 0, insert)
+    /// deleting as many, somewhere in it; deleting the more likely the more the document has
+    /// grown past `around`, so a long run keeps it near that size.
+    static func keystroke(length: Int, around: Int,
+                          using random: inout SplitMix64) -> (at: Int, delete: Int, insert: String) {
+        let count = Int.random(in: 1...3, using: &random)
+        let growth = Double(length - around) / Double(max(around, 64))
+        let deleting = length >= count && Double.random(in: 0..<1, using: &random) < 0.5 + min(max(growth, -0.5), 0.5)
+        if deleting { return (Int.random(in: 0...(length - count), using: &random), count, "") }
+        let insert = String((0..<count).map { _ in "abcdefghij é😀".randomElement(using: &random)! })
+        return (Int.random(in: 0...length, using: &random), 0, insert)
     }
 }

@@ -24,6 +24,7 @@ enum StoreBench {
         defer { store.close() }
         let id = DocumentID("doc_bench")
         var length = text.unicodeScalars.count
+        let around = length
         try store.apply([.createDocument(DocumentRecord(id: id, workspace: "bench", title: "Bench", createdAt: 0,
                                                         createdBy: "bench", modifiedAt: 0, length: length),
                                          text: text)])
@@ -34,7 +35,7 @@ enum StoreBench {
         var wall = wallClock()
         let append = try Meter.measure(operations: appends) {
             for _ in 0..<appends {
-                let key = Typing.keystroke(length: length, using: &random)
+                let key = Typing.keystroke(length: length, around: around, using: &random)
                 var operation = TextOperation()
                 operation.retain(key.at)
                 operation.insert(key.insert)

@@ -9,22 +9,21 @@ extension String {
         return copy.withUTF8(body)
     }
 
-    /// A string made of the given UTF-8 byte ranges of `parts`, in order, allocated once at
-    /// its exact size. Every range starts and ends on a scalar boundary.
+    /// A string made of the given UTF-8 byte ranges of `parts`, in order, allocated once.
+    /// Every range starts and ends on a scalar boundary.
+    ///
+    /// Appends slices of the scalar views: their bytes are copied as they are, where making a
+    /// string from raw bytes would validate them all again (most of an edit's cost).
     static func joining(_ parts: [(String, Range<Int>)]) -> String {
-        let total = parts.reduce(0) { $0 + $1.1.count }
-        guard total > 0 else { return "" }
-        return String(unsafeUninitializedCapacity: total) { target in
-            var written = 0
-            for (part, range) in parts where !range.isEmpty {
-                part.withUTF8Buffer { source in
-                    let slice = UnsafeBufferPointer(rebasing: source[range])
-                    _ = UnsafeMutableBufferPointer(rebasing: target[written...]).initialize(fromContentsOf: slice)
-                }
-                written += range.count
-            }
-            return written
+        var result = String()
+        result.reserveCapacity(parts.reduce(0) { $0 + $1.1.count })
+        for (part, range) in parts where !range.isEmpty {
+            let lower = part.utf8.index(part.utf8.startIndex, offsetBy: range.lowerBound)
+            let upper = part.utf8.index(lower, offsetBy: range.count)
+            // The scalar view, not the string: a string slice would round to whole characters.
+            result.append(contentsOf: Substring(part.unicodeScalars[lower..<upper]))
         }
+        return result
     }
 
     /// The bytes `range` of this string, as a string of their own.
