@@ -88,7 +88,8 @@ private struct Simulation {
         settings.operationLogRetention = retention ?? [5, 20, 1_000].randomElement(using: &random)!
         harness = HubHarness(settings: settings)
         let (owner, _) = harness.connect(name: "owner")
-        initialText = large ? Alphabet.largeText(length: Int.random(in: 90_000...450_000, using: &random), using: &random)
+        initialText = large
+            ? Alphabet.largeText(length: Int.random(in: 90_000...450_000, using: &random), using: &random)
             : Alphabet.text(length: Int.random(in: 0...12, using: &random), using: &random)
         document = harness.createDocument(owner, title: "Shared", text: initialText)
         harness.run(.closed(owner, abnormal: false))
@@ -152,7 +153,8 @@ private struct Simulation {
         for client in clients {
             #expect(client.phase == .open, "\(client.name) is \(client.phase)")
             #expect(client.ot?.state == .synchronized, "\(client.name) has unacknowledged edits")
-            #expect(client.text == server, "\(client.name): \(client.text.prefix(200).debugDescription)… != server \(server.prefix(200).debugDescription)…")
+            let (mine, theirs) = (client.text.prefix(200).debugDescription, server.prefix(200).debugDescription)
+            #expect(client.text == server, "\(client.name): \(mine)… != server \(theirs)…")
             revision = revision ?? client.ot?.revision
             #expect(client.ot?.revision == revision, "\(client.name) is at another revision")
         }

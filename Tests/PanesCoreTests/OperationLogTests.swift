@@ -9,14 +9,14 @@ struct OperationLogTests {
                         author: DocumentAuthor(scene: "s", user: "u", name: "U"), createdAt: 0)
     }
 
-    @Test(arguments: 0..<40 as Range<UInt64>)
+    @Test(arguments: 0..<12 as Range<UInt64>)
     func appendsAndDropsMatchAnArray(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         var log = OperationLog()
         var model: [StoredOperation] = []
         var next: Int64 = 1
         var copies: [(OperationLog, [StoredOperation])] = []
-        for _ in 0..<300 {
+        for _ in 0..<200 {
             if Int.random(in: 0..<5, using: &random) == 0 {
                 let count = Int.random(in: 0...model.count, using: &random)
                 log.removeFirst(count)
@@ -28,9 +28,9 @@ struct OperationLogTests {
                     next += 1
                 }
             }
-            #expect(log.count == model.count)
-            #expect(log.map(\.revision) == model.map(\.revision), "seed \(seed)")
-            if let last = model.last { #expect(log.last == last) }
+            #expect(log.count == model.count, "seed \(seed)")
+            #expect(log.first == model.first && log.last == model.last, "seed \(seed)")
+            if model.count < 200 { #expect(log.map(\.revision) == model.map(\.revision), "seed \(seed)") }
             if Int.random(in: 0..<10, using: &random) == 0 { copies.append((log, model)) }
         }
         // Copies kept their contents while the original went on changing.

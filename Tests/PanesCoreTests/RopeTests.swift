@@ -210,7 +210,8 @@ struct RopeTests {
 enum RopeChecker {
     /// The structure and the counts: heights, sizes, fan-out, and each node's counts adding up
     /// from its children. O(nodes), reading no text.
-    static func expectBalanced(_ rope: Rope, _ context: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectBalanced(_ rope: Rope, _ context: @autoclosure () -> String,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
         var problems: [String] = []
         check(rope.root, isRoot: true, rescan: false, path: "root", problems: &problems)
         #expect(problems.isEmpty, "\(context()): \(problems.prefix(5))", sourceLocation: sourceLocation)

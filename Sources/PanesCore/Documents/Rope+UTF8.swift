@@ -9,27 +9,37 @@ extension String {
         return copy.withUTF8(body)
     }
 
-    /// A string made of the given UTF-8 byte ranges of `parts`, in order, allocated once.
-    /// Every range starts and ends on a scalar boundary.
-    ///
-    /// Appends slices of the scalar views: their bytes are copied as they are, where making a
-    /// string from raw bytes would validate them all again (most of an edit's cost).
-    static func joining(_ parts: [(String, Range<Int>)]) -> String {
+    /// A string of the given UTF-8 byte ranges of up to three strings, in order, allocated
+    /// once. Every range starts and ends on a scalar boundary.
+    static func joining(_ first: String, _ firstBytes: Range<Int>, _ second: String, _ secondBytes: Range<Int>,
+                        _ third: String = "", _ thirdBytes: Range<Int> = 0..<0) -> String {
         var result = String()
-        result.reserveCapacity(parts.reduce(0) { $0 + $1.1.count })
-        for (part, range) in parts where !range.isEmpty {
-            let lower = part.utf8.index(part.utf8.startIndex, offsetBy: range.lowerBound)
-            let upper = part.utf8.index(lower, offsetBy: range.count)
-            // The scalar view, not the string: a string slice would round to whole characters.
-            result.append(contentsOf: Substring(part.unicodeScalars[lower..<upper]))
-        }
+        result.reserveCapacity(firstBytes.count + secondBytes.count + thirdBytes.count)
+        result.append(first, bytes: firstBytes)
+        result.append(second, bytes: secondBytes)
+        result.append(third, bytes: thirdBytes)
         return result
+    }
+
+    /// Appends the bytes `range` of `part`, which start and end on scalar boundaries.
+    ///
+    /// Appends a slice of the scalar view: its bytes are copied as they are, where making a
+    /// string from raw bytes would validate them all again (most of an edit's cost). The scalar
+    /// view, not the string: a string slice would round to whole characters.
+    mutating func append(_ part: String, bytes range: Range<Int>) {
+        guard !range.isEmpty else { return }
+        let lower = part.utf8.index(part.utf8.startIndex, offsetBy: range.lowerBound)
+        let upper = part.utf8.index(lower, offsetBy: range.count)
+        append(contentsOf: Substring(part.unicodeScalars[lower..<upper]))
     }
 
     /// The bytes `range` of this string, as a string of their own.
     func utf8Slice(_ range: Range<Int>) -> String {
         if range == 0..<utf8.count { return self }
-        return .joining([(self, range)])
+        var slice = String()
+        slice.reserveCapacity(range.count)
+        slice.append(self, bytes: range)
+        return slice
     }
 }
 

@@ -14,8 +14,8 @@ extension RopeNode {
                 let size = bytes.count - (upper - lower) + inserted.utf8
                 guard size <= maxLeafBytes, isRoot || size >= minLeafBytes else { return nil }
                 let removed = RopeSummary(UnsafeBufferPointer(rebasing: bytes[lower..<upper]))
-                let edited = String.joining([(node.text, 0..<lower), (text, 0..<inserted.utf8),
-                                             (node.text, upper..<bytes.count)])
+                let edited = String.joining(node.text, 0..<lower, text, 0..<inserted.utf8,
+                                            node.text, upper..<bytes.count)
                 return RopeNode(leaf: edited, summary: node.summary - removed + inserted)
             }
         }
@@ -109,8 +109,8 @@ extension RopeNode {
         if left.isLeaf {
             let total = left.summary.utf8 + right.summary.utf8
             if total <= maxLeafBytes {
-                return [RopeNode(leaf: .joining([(left.text, 0..<left.summary.utf8), (right.text, 0..<total - left.summary.utf8)]),
-                                 summary: left.summary + right.summary)]
+                let text = String.joining(left.text, 0..<left.summary.utf8, right.text, 0..<right.summary.utf8)
+                return [RopeNode(leaf: text, summary: left.summary + right.summary)]
             }
             if left.isBigEnough && right.isBigEnough { return [left, right] }
             return evenLeaves(left, right)
@@ -131,9 +131,9 @@ extension RopeNode {
         } else {
             leftBytes + right.text.withUTF8Buffer { $0.scalarBoundary(atOrBefore: total / 2 - leftBytes) }
         }
-        let first = String.joining([(left.text, 0..<min(cut, leftBytes)), (right.text, 0..<max(cut - leftBytes, 0))])
-        let second = String.joining([(left.text, min(cut, leftBytes)..<leftBytes),
-                                     (right.text, max(cut - leftBytes, 0)..<right.summary.utf8)])
+        let first = String.joining(left.text, 0..<min(cut, leftBytes), right.text, 0..<max(cut - leftBytes, 0))
+        let second = String.joining(left.text, min(cut, leftBytes)..<leftBytes,
+                                    right.text, max(cut - leftBytes, 0)..<right.summary.utf8)
         let firstNode = RopeNode(leaf: first)
         return [firstNode, RopeNode(leaf: second, summary: left.summary + right.summary - firstNode.summary)]
     }
