@@ -63,6 +63,13 @@ let package = Package(
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
                           cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("websockets")]),
+        // The document micro-benchmark: CPU and allocations per edit, by document size.
+        .executableTarget(name: "panes-docbench",
+                          dependencies: ["PanesCore", "PanesStorage", "CAllocationCounter",
+                                         .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: swiftSettings),
+        // Counts the process's heap allocations by interposing malloc; linked by panes-docbench only.
+        .target(name: "CAllocationCounter"),
 
         // Code only tests use: a WebSocket client over POSIX sockets (raw frames too), and an
         // in-process transport harness. Never a dependency of a shipped target.

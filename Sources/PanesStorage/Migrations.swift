@@ -97,6 +97,20 @@ enum Migrations {
                                    [.text(id), .text(Digest.sha256Hex(secret))])
             }
         },
+        Migration(version: 5, name: "document snapshots in a table of their own", sql: """
+            -- SQLite rewrites a whole row on UPDATE, so with the snapshot in `documents` every
+            -- appended operation (which advances the document's revision) read and wrote the text
+            -- again. Here the text is written only when a snapshot is taken.
+            CREATE TABLE document_snapshots (
+                document TEXT NOT NULL PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+                revision INTEGER NOT NULL,      -- the text is the document at this revision
+                text TEXT NOT NULL
+            );
+            INSERT INTO document_snapshots (document, revision, text)
+                SELECT id, snapshot_revision, snapshot_text FROM documents;
+            ALTER TABLE documents DROP COLUMN snapshot_text;
+            ALTER TABLE documents DROP COLUMN snapshot_revision;
+            """),
     ]
 
     /// The schema version this build writes and reads.

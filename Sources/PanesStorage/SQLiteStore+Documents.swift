@@ -4,7 +4,7 @@ internal import PanesJSON
 
 extension SQLiteStore {
     /// One document for opening: its record, snapshot, and the logged operations after
-    /// `snapshot_revision - retention`, oldest first; nil when there is no such document.
+    /// the snapshot's revision `- retention`, oldest first; nil when there is no such document.
     ///
     /// - Throws: `SQLiteError`, and `DocumentLoadError` when a logged operation cannot be read
     ///   back: a document whose history is damaged is refused rather than opened wrong.
@@ -41,9 +41,9 @@ extension SQLiteStore {
 
     private enum SQL {
         static let document = """
-            SELECT id, workspace, title, kind, created_at, created_by, modified_at, revision, length,
-                   snapshot_revision, snapshot_text
-            FROM documents WHERE id = ?1
+            SELECT d.id, d.workspace, d.title, d.kind, d.created_at, d.created_by, d.modified_at, d.revision, d.length,
+                   s.revision, s.text
+            FROM documents AS d JOIN document_snapshots AS s ON s.document = d.id WHERE d.id = ?1
             """
         static let operations = """
             SELECT revision, operation, op_id, author_scene, author_user, author_name, created_at

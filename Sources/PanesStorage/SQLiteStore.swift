@@ -139,8 +139,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try connection.run(SQL.insertDocument, [
                 .text(record.id.rawValue), .text(record.workspace), .text(record.title), .text(record.kind),
                 .int(record.createdAt), .text(record.createdBy), .int(record.modifiedAt), .int(record.revision),
-                .int(Int64(record.length)), .int(record.revision), .text(text),
+                .int(Int64(record.length)),
             ])
+            try connection.run(SQL.insertSnapshot, [.text(record.id.rawValue), .int(record.revision), .text(text)])
         case .renameDocument(let id, let title):
             try connection.run(SQL.renameDocument, [.text(id.rawValue), .text(title)])
         case .appendOperation(let id, let operation, let length):
@@ -154,7 +155,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 .text(id.rawValue), .int(operation.revision), .int(Int64(length)), .int(operation.createdAt),
             ])
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            try connection.run(SQL.snapshotDocument, [.text(id.rawValue), .int(revision), .text(text)])
+            // Read out of the rope here, on the store thread, not by the hub.
+            try connection.run(SQL.snapshotDocument, [.text(id.rawValue), .int(revision), .text(String(text))])
             try connection.run(SQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
@@ -204,10 +206,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             """
         static let deletePreference = "DELETE FROM preferences WHERE workspace = ?1 AND user = ?2 AND key_path = ?3"
         static let insertDocument = """
-            INSERT INTO documents (id, workspace, title, kind, created_at, created_by, modified_at, revision, length,
-                                   snapshot_revision, snapshot_text)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            INSERT INTO documents (id, workspace, title, kind, created_at, created_by, modified_at, revision, length)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             """
+        static let insertSnapshot = "INSERT INTO document_snapshots (document, revision, text) VALUES (?1, ?2, ?3)"
         static let renameDocument = "UPDATE documents SET title = ?2 WHERE id = ?1"
         static let insertOperation = """
             INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
@@ -215,7 +217,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """
         static let advanceDocument = "UPDATE documents SET revision = ?2, length = ?3, modified_at = ?4 WHERE id = ?1"
-        static let snapshotDocument = "UPDATE documents SET snapshot_revision = ?2, snapshot_text = ?3 WHERE id = ?1"
+        static let snapshotDocument = "UPDATE document_snapshots SET revision = ?2, text = ?3 WHERE document = ?1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = ?1 AND revision < ?2"
         static let deleteDocument = "DELETE FROM documents WHERE id = ?1"
     }

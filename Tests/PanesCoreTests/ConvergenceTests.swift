@@ -54,6 +54,16 @@ import Testing
         try simulation.settle()
         try simulation.check()
     }
+
+    /// Documents of 200 KB to 1 MB: the same schedule over the server's rope, with cuts and
+    /// pastes of thousands of scalars among the keystrokes, and snapshots of the whole text.
+    @Test(arguments: 1...20 as ClosedRange<UInt64>)
+    func convergenceHoldsOnLargeDocuments(seed: UInt64) throws {
+        var simulation = Simulation(seed: seed &+ 20_000, large: true)
+        try simulation.run(steps: 300)
+        try simulation.settle()
+        try simulation.check()
+    }
 }
 
 // MARK: - The simulation
@@ -68,7 +78,7 @@ private struct Simulation {
     let document: String
     let initialText: String
 
-    init(seed: UInt64, snapshotEvery: Int? = nil, retention: Int? = nil) {
+    init(seed: UInt64, snapshotEvery: Int? = nil, retention: Int? = nil, large: Bool = false) {
         random = SplitMix64(seed: seed)
         var settings = Settings()
         settings.rateLimitPerSecond = 1_000_000
@@ -78,7 +88,9 @@ private struct Simulation {
         settings.operationLogRetention = retention ?? [5, 20, 1_000].randomElement(using: &random)!
         harness = HubHarness(settings: settings)
         let (owner, _) = harness.connect(name: "owner")
-        initialText = Alphabet.text(length: Int.random(in: 0...12, using: &random), using: &random)
+        initialText = large
+            ? Alphabet.largeText(length: Int.random(in: 90_000...450_000, using: &random), using: &random)
+            : Alphabet.text(length: Int.random(in: 0...12, using: &random), using: &random)
         document = harness.createDocument(owner, title: "Shared", text: initialText)
         harness.run(.closed(owner, abnormal: false))
         harness.completesLoads = false
@@ -136,13 +148,13 @@ private struct Simulation {
     }
 
     mutating func check() throws {
-        let server = try #require(harness.text(of: document), "the document is not in the store")
+        let server = try #require(harness.rope(of: document), "the document is not in the store")
         var revision: Int64?
         for client in clients {
             #expect(client.phase == .open, "\(client.name) is \(client.phase)")
             #expect(client.ot?.state == .synchronized, "\(client.name) has unacknowledged edits")
-            #expect(client.text.unicodeScalars.elementsEqual(server.unicodeScalars),
-                    "\(client.name): \(client.text.debugDescription) != server \(server.debugDescription)")
+            let (mine, theirs) = (client.text.prefix(200).debugDescription, server.prefix(200).debugDescription)
+            #expect(client.text == server, "\(client.name): \(mine)… != server \(theirs)…")
             revision = revision ?? client.ot?.revision
             #expect(client.ot?.revision == revision, "\(client.name) is at another revision")
         }
@@ -154,9 +166,9 @@ private struct Simulation {
         #expect(history.map(\.revision) == (0..<history.count).map { Int64($0 + 1) })
         #expect(Int64(history.count) == revision)
         // Replaying it from the initial text gives the text everyone has.
-        var replayed = initialText
+        var replayed = Rope(initialText)
         for entry in history { replayed = try entry.operation.apply(to: replayed) }
-        #expect(replayed.unicodeScalars.elementsEqual(server.unicodeScalars))
+        #expect(replayed == server)
         // Every acknowledgement names the revision its operation really has.
         let byRevision = Dictionary(uniqueKeysWithValues: history.map { ($0.revision, $0.opId) })
         for client in clients {
@@ -177,7 +189,7 @@ private struct Simulation {
         for presence in opened?["presence"]?.arrayValue ?? [] {
             for end in ["anchor", "head"] {
                 let position = presence["selection"]?[end]?.intValue ?? 0
-                #expect((0...Int64(server.unicodeScalars.count)).contains(position))
+                #expect((0...Int64(server.scalarCount)).contains(position))
             }
         }
         // A document nobody has open is not held; a restart reads back the same text.
@@ -187,7 +199,7 @@ private struct Simulation {
         var restarted = try harness.restarted()
         let (again, _) = restarted.connect(name: "later")
         let reread = restarted.openDocument(again, document)["result"]?["text"]?.stringValue ?? ""
-        #expect(reread.unicodeScalars.elementsEqual(server.unicodeScalars))
+        #expect(Rope(reread) == server)
     }
 
     // MARK: Client actions
@@ -195,7 +207,7 @@ private struct Simulation {
     /// A local edit, applied to the client's text at once and handed to its OT client.
     mutating func edit(_ index: Int) {
         guard clients[index].ot != nil else { return }
-        let operation = Alphabet.operation(on: clients[index].text, using: &random)
+        let operation = Alphabet.operation(length: clients[index].text.scalarCount, using: &random)
         clients[index].text = try! operation.apply(to: clients[index].text)
         try! clients[index].ot!.applyClient(operation)
         clients[index].sendPending()
@@ -240,7 +252,7 @@ private struct Simulation {
 
     mutating func sharePresence(_ index: Int) {
         guard clients[index].phase == .open, let ot = clients[index].ot else { return }
-        let length = clients[index].text.unicodeScalars.count
+        let length = clients[index].text.scalarCount
         let anchor = Int64.random(in: 0...Int64(length), using: &random)
         let head = Int64.random(in: 0...Int64(length), using: &random)
         clients[index].queue("setPresence", ["document": .string(document), "revision": .int(ot.revision),
@@ -298,7 +310,8 @@ private struct SimulatedClient {
     var connection: ConnectionID?
     var credentials: JSONValue?
     var phase = Phase.disconnected
-    var text = ""
+    /// A rope, as the server's, so megabyte documents cost a client O(log n) per operation.
+    var text = Rope()
     var ot: OTClient?
     /// Client to hub, not yet delivered.
     var outbox: [JSONValue] = []
@@ -421,7 +434,7 @@ private struct SimulatedClient {
         case nil, "snapshot":
             // Fresh, or the log no longer reaches back: start over on the server's text; edits
             // not acknowledged are lost (they were never acknowledged).
-            text = result["text"]?.stringValue ?? ""
+            text = Rope(result["text"]?.stringValue ?? "")
             epochIds = []
             ot = OTClient(revision: revision, idPrefix: "\(name)", document: document)
         case "none":
@@ -585,14 +598,26 @@ private enum Alphabet {
 
     static func text(length: Int, using random: inout SplitMix64) -> String {
         var text = ""
-        while text.unicodeScalars.count < length { text += pieces.randomElement(using: &random)! }
+        var count = 0
+        while count < length {
+            let piece = pieces.randomElement(using: &random)!
+            text += piece
+            count += piece.unicodeScalars.count
+        }
         return text
     }
 
-    /// A random edit of `text`: an insert, a delete (often long, across others' inserts), a
-    /// replacement, or two edits in one operation.
-    static func operation(on text: String, using random: inout SplitMix64) -> TextOperation {
-        let length = text.unicodeScalars.count
+    /// About `length` scalars: a random block, repeated (building it all piece by piece would
+    /// cost the suite seconds in a debug build).
+    static func largeText(length: Int, using random: inout SplitMix64) -> String {
+        let block = text(length: 5_000, using: &random)
+        return String(repeating: block, count: max(length / 5_000, 1))
+    }
+
+    /// A random edit of a text of `length` scalars: an insert, a delete (often long, across
+    /// others' inserts), a replacement, or two edits in one operation.
+    static func operation(length: Int, using random: inout SplitMix64) -> TextOperation {
+        if length > 10_000 { return largeOperation(length: length, using: &random) }
         var operation = TextOperation()
         let kind = Int.random(in: 0..<4, using: &random)
         let long = length > 60
@@ -625,6 +650,28 @@ private enum Alphabet {
                 operation.retain(length - upper - 1)
             }
         }
+        return operation
+    }
+
+    /// An edit of a large document: mostly keystrokes (an insert, a delete or a replacement
+    /// of a few scalars anywhere), now and then a cut or a paste of thousands, and sometimes
+    /// two edits in one operation.
+    static func largeOperation(length: Int, using random: inout SplitMix64) -> TextOperation {
+        var operation = TextOperation()
+        var position = 0
+        for _ in 0..<(Int.random(in: 0..<4, using: &random) == 0 ? 2 : 1) {
+            let at = Int.random(in: position...(position + (length - position) / 2), using: &random)
+            operation.retain(at - position)
+            let roll = Int.random(in: 0..<20, using: &random)
+            let deleted = roll == 0 ? Int.random(in: 1...4_000, using: &random)
+                : roll < 8 ? Int.random(in: 0...8, using: &random) : 0
+            let inserted = roll == 1 ? Int.random(in: 1...3_000, using: &random)
+                : roll >= 5 ? Int.random(in: 1...4, using: &random) : 0
+            operation.insert(text(length: inserted, using: &random))
+            operation.delete(min(deleted, length - at))
+            position = at + min(deleted, length - at)
+        }
+        operation.retain(length - position)
         return operation
     }
 }

@@ -140,6 +140,30 @@ import Testing
         #expect(harness.edit(a, id, revision: 3, [3, "z"], opId: "a:old").errorCode == "revision_unavailable")
     }
 
+    /// A few large operations do not wait for `snapshotEvery`: once the operations since the
+    /// last snapshot add up to `snapshotEveryBytes` (their wire size), the text is snapshotted.
+    @Test func compactionAlsoSnapshotsOnceTheOperationsAddUpToSnapshotEveryBytes() throws {
+        var settings = Settings()
+        settings.snapshotEvery = 1_000
+        settings.snapshotEveryBytes = 2_048
+        var harness = HubHarness(settings: settings)
+        let (a, _, id) = Self.twoEditors(&harness)
+        let piece = String(repeating: "ü", count: 500)  // 1,000 bytes of UTF-8
+        var snapshots: [Int64] = []
+        for revision in 0..<5 {
+            let operation: JSONValue = revision == 0 ? [.string(piece)] : [.int(Int64(revision * 500)), .string(piece)]
+            let produced = harness.send(a, "edit", ["document": .string(id), "revision": .int(Int64(revision)),
+                                                    "operation": operation, "opId": .string("a:\(revision)")])
+            for case .snapshotDocument(_, let at, let text, _) in produced.persisted {
+                snapshots.append(at)
+                #expect(text.scalarCount == Int(at) * 500)
+            }
+        }
+        // Three operations pass 2 KiB (1,004 + 1,008 + 1,009 bytes); the next two, 2,018, do not.
+        #expect(snapshots == [3])
+        #expect(try harness.store.loadDocument(DocumentID(id), retention: 0)?.snapshotRevision == 3)
+    }
+
     // MARK: Refusals
 
     @Test func editingAnUnopenedDocumentIsRefused() {

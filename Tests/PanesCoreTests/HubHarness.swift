@@ -228,8 +228,13 @@ extension HubHarness {
     /// The document's text as stored: the snapshot with the logged operations after it applied.
     /// Persists reach the store as they are emitted, so this is also what a restart would see.
     func text(of document: String) -> String? {
+        rope(of: document).map(String.init)
+    }
+
+    /// `text(of:)` as a rope: replaying the log costs O(log n) per operation, not the whole text.
+    func rope(of document: String) -> Rope? {
         guard let stored = try? store.loadDocument(DocumentID(document), retention: 0) else { return nil }
-        var text = stored.snapshotText
+        var text = Rope(stored.snapshotText)
         for entry in stored.operations where entry.revision > stored.snapshotRevision {
             guard let next = try? entry.operation.apply(to: text) else { return nil }
             text = next

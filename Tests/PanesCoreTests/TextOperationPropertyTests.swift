@@ -86,6 +86,30 @@ struct TextOperationPropertyTests {
         }
     }
 
+    /// The rope (what the server holds) and the string (what clients and the JS vectors use)
+    /// give the same text for every operation, many components and all.
+    @Test func applyingToARopeEqualsApplyingToAString() {
+        forEachSeed { seed, random in
+            let doc = random.text(maxPieces: Int.random(in: 0...400, using: &random))
+            let op = random.operation(on: doc)
+            let rope = Rope(doc)
+            let result = try op.apply(to: rope)
+            #expect(String(result).scalars == (try op.apply(to: doc)).scalars, "seed \(seed): \(op)")
+            #expect(rope == Rope(doc), "seed \(seed): applying changed the original rope")
+        }
+    }
+
+    /// What the snapshot's byte count adds up, without encoding: the same as the wire form's size.
+    @Test func encodedSizeIsTheSizeOfTheWireForm() {
+        forEachSeed { seed, random in
+            let op = random.operation(on: random.text(maxPieces: 24))
+            #expect(op.encodedSize == op.json.encodedSize, "seed \(seed): \(op)")
+        }
+        let big = TextOperation([.retain(1_234_567), .insert("a\"b\n\u{1}"), .delete(10), .retain(9)])
+        #expect(big.encodedSize == #"[1234567,"a\"b\n\u0001",-10,9]"#.utf8.count)
+        #expect(TextOperation().encodedSize == 2)
+    }
+
     @Test func composeIsAssociative() {
         forEachSeed { seed, random in
             let doc = random.text(maxPieces: 16)

@@ -143,6 +143,24 @@ struct TextOperationTests {
         let result = try op.apply(to: doc)
         #expect(result.unicodeScalars.count == op.targetLength)
         #expect(result.unicodeScalars.count == 999_000)
+        // The rope the server holds comes to the same text, a thousand edits in one operation.
+        let rope = try op.apply(to: Rope(doc))
+        #expect(rope.scalarCount == 999_000)
+        #expect(rope.unicodeScalars.elementsEqual(result.unicodeScalars))
+    }
+
+    @Test func applyToARopeRejectsAnOperationOfAnotherLength() {
+        #expect(throws: PanesError(.invalidOperation, "the operation spans 3 Unicode scalars but the document has 4",
+                                   field: "operation")) {
+            try TextOperation([.retain(3)]).apply(to: Rope("a😀bc"))
+        }
+    }
+
+    @Test func applyToARopeCountsScalarsAsTheStringVersionDoes() throws {
+        let op = TextOperation([.retain(1), .insert("👍"), .delete(1), .retain(2), .delete(1), .insert("𝒴")])
+        #expect(try op.apply(to: Rope("a😀b𝒳c")) == Rope("a👍b𝒳𝒴"))
+        #expect(try TextOperation([.retain(3), .delete(1), .insert("o"), .retain(2)]).apply(to: Rope("cafe\u{301}!"))
+                    == Rope("cafo\u{301}!"))
     }
 
     // MARK: Compose

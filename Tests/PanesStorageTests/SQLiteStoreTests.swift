@@ -143,7 +143,8 @@ import Testing
         try store.connection.forEachRow("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") { row in
             tables.append(row.text(at: 0) ?? "")
         }
-        #expect(tables == ["document_operations", "documents", "preference_domains", "preferences", "sessions"])
+        #expect(tables == ["document_operations", "document_snapshots", "documents", "preference_domains", "preferences",
+                           "sessions"])
         #expect(try store.connection.integer(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sessions_by_owner'") == 1)
     }

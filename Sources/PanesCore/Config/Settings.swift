@@ -41,6 +41,7 @@ public struct Settings: Sendable, Equatable {
     public var maxDocumentsPerWorkspace = 10_000
     public var operationLogRetention = 1_000
     public var snapshotEvery = 100
+    public var snapshotEveryBytes = 1 << 20
     public var documentListIntervalMs = 250
     public var maxListedParticipants = 32
 
@@ -135,6 +136,10 @@ public struct Settings: Sendable, Equatable {
         .init(name: "snapshotEvery", keyPath: \.snapshotEvery,
               meaning: "A document's text is snapshotted to the store every this many operations.",
               range: 1...1_000_000),
+        .init(name: "snapshotEveryBytes", keyPath: \.snapshotEveryBytes,
+              meaning: "A document's text is also snapshotted once the operations since the last snapshot add up to this "
+                  + "many bytes (encoded), so a few large operations do not wait for `snapshotEvery`.",
+              range: 1_024...(1 << 30)),
         .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
               meaning: "Modifications to a document are announced to document-list observers at most this often.",
               range: 0...60_000),

@@ -48,7 +48,7 @@ extension Hub {
             // resend is always based on a revision before the original's, because a client that
             // has seen that revision has seen its operation applied; an id reused at or after it
             // (a reloaded tab counting from 1 again) is a new operation.
-            if let original = working.applied[edit.opId], edit.revision < original {
+            if let original = working.appliedRevision(of: edit.opId, after: edit.revision) {
                 outcomes.append(.duplicate(revision: original))
                 continue
             }
@@ -66,7 +66,8 @@ extension Hub {
                 outcomes.append(.failed(error))
             }
         }
-        if let snapshot = working.compact(snapshotEvery: settings.snapshotEvery, retention: settings.operationLogRetention) {
+        if let snapshot = working.compact(snapshotEvery: settings.snapshotEvery, snapshotEveryBytes: settings.snapshotEveryBytes,
+                                          retention: settings.operationLogRetention) {
             commands.append(snapshot)
         }
         let batch = DocumentBatch(edits: edits, outcomes: outcomes, working: working)

@@ -102,7 +102,7 @@ extension Hub {
         var result: [String: JSONValue] = ["revision": .int(document.revision)]
         switch revision {
         case nil:
-            result["text"] = .string(document.text)
+            result["text"] = .string(String(document.text))
         case let base? where base > document.revision:
             throw PanesError(.revisionInFuture,
                              "revision \(base) is newer than the document's \(document.revision); open it without one",
@@ -115,7 +115,7 @@ extension Hub {
             result["operations"] = .array(document.operations(after: base).map(\.json))
         case _?:
             result["catchUp"] = "snapshot"
-            result["text"] = .string(document.text)
+            result["text"] = .string(String(document.text))
         }
         let joining = document.participants[scene.id] == nil
         if joining {

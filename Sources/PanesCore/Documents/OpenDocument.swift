@@ -3,18 +3,23 @@
 ///
 /// The log in memory is exactly what the store keeps (see `compact`), so every revision the
 /// store could serve for catch-up is served from here, and nothing older is held.
+///
+/// Cost: the text is a `Rope` and the log an `OperationLog`, so copying a document is O(1) and
+/// applying an operation of k components to it (or to a copy) is O(k log n) plus a bounded
+/// piece of the log: nothing is proportional to the document's length. Only `String(text)`
+/// (an open reply) and the store's writing a snapshot read the whole text.
 struct OpenDocument: Sendable {
     let id: DocumentID
-    private(set) var text: String
-    /// `text`'s length in scalars, kept so it is never counted again.
-    private(set) var length: Int
+    private(set) var text: Rope
+    /// `text`'s length in scalars, O(1).
+    var length: Int { text.scalarCount }
     private(set) var revision: Int64
     /// The revision of the store's latest snapshot.
     private(set) var snapshotRevision: Int64
+    /// The encoded size of the operations applied since that snapshot (`TextOperation.encodedSize`).
+    private(set) var bytesSinceSnapshot = 0
     /// Logged operations, oldest first and contiguous: `log[i].revision == log[0].revision + i`.
-    private(set) var log: [StoredOperation]
-    /// Client op id to the revision it was applied as, for every logged operation.
-    private(set) var applied: [String: Int64] = [:]
+    private(set) var log: OperationLog
     var participants: [SceneID: DocumentParticipant] = [:]
     /// Counts openings, for `DocumentParticipant.joined`.
     var joins = 0
@@ -23,7 +28,7 @@ struct OpenDocument: Sendable {
     /// - Throws: `.internalError` when the stored operations do not fit the snapshot.
     init(_ stored: StoredDocument) throws(PanesError) {
         id = stored.record.id
-        var text = stored.snapshotText
+        var text = Rope(stored.snapshotText)
         var revision = stored.snapshotRevision
         for entry in stored.operations where entry.revision > stored.snapshotRevision {
             guard entry.revision == revision + 1 else {
@@ -36,30 +41,40 @@ struct OpenDocument: Sendable {
                                      + error.message)
             }
             revision = entry.revision
+            bytesSinceSnapshot += entry.operation.encodedSize
         }
         self.text = text
-        self.length = text.unicodeScalars.count
         self.revision = revision
         self.snapshotRevision = stored.snapshotRevision
         // Keep only the contiguous run that ends at the current revision.
-        var log = stored.operations
+        var log = stored.operations[...]
         if let gap = log.indices.last(where: { $0 > 0 && log[$0].revision != log[$0 - 1].revision + 1 }) {
-            log.removeFirst(gap)
+            log = log[gap...]
         }
         // A log that stops short of the text cannot transform anything safely: catch-ups then
         // get the whole text instead.
         if log.last?.revision != revision { log = [] }
-        self.log = log
-        for entry in log { applied[entry.opId] = entry.revision }
+        self.log = OperationLog(log)
     }
 
     /// The oldest revision an operation may be based on: the log reaches back to it.
     var oldestBase: Int64 { log.first.map { $0.revision - 1 } ?? revision }
 
     /// The logged operations after `base`, oldest first. `base` must be in `oldestBase...revision`.
-    func operations(after base: Int64) -> ArraySlice<StoredOperation> {
-        guard let first = log.first, base < revision else { return [] }
+    func operations(after base: Int64) -> OperationLog.SubSequence {
+        guard let first = log.first, base < revision else { return log[log.endIndex...] }
         return log[Int(base + 1 - first.revision)...]
+    }
+
+    /// The revision an operation with this client op id was applied as, if that was after
+    /// `base`: a resend of it. The newest such operation wins (ids repeat after a reload).
+    /// Looks only at the operations after `base`, which `rebase` walks anyway.
+    func appliedRevision(of opId: String, after base: Int64) -> Int64? {
+        for entry in log.reversed() {
+            guard entry.revision > base else { break }
+            if entry.opId == opId { return entry.revision }
+        }
+        return nil
     }
 
     /// The document's length at `base`, a revision in `oldestBase...revision`.
@@ -104,11 +119,10 @@ struct OpenDocument: Sendable {
     mutating func apply(_ operation: TextOperation, opId: String, author: DocumentAuthor,
                         at time: Millis) throws(PanesError) -> StoredOperation {
         text = try operation.apply(to: text)
-        length = operation.targetLength
         revision += 1
+        bytesSinceSnapshot += operation.encodedSize
         let entry = StoredOperation(revision: revision, operation: operation, opId: opId, author: author, createdAt: time)
         log.append(entry)
-        applied[opId] = revision
         return entry
     }
 
@@ -121,33 +135,36 @@ struct OpenDocument: Sendable {
     }
 
     /// Takes the text and log of `other`, a copy of this document that a committed batch was
-    /// applied to; keeps this document's participants, which may have changed meanwhile.
+    /// applied to; keeps this document's participants, which may have changed meanwhile. The
+    /// rope and the log share their storage with the copy, so this costs nothing per byte.
     mutating func adoptText(of other: OpenDocument) {
         text = other.text
-        length = other.length
         revision = other.revision
         snapshotRevision = other.snapshotRevision
+        bytesSinceSnapshot = other.bytesSinceSnapshot
         log = other.log
-        applied = other.applied
     }
 
-    /// Every `snapshotEvery` operations: takes a snapshot and forgets the log before
-    /// `snapshot - retention`, returning the store command that does the same on disk.
-    mutating func compact(snapshotEvery: Int, retention: Int) -> StoreCommand? {
-        guard revision - snapshotRevision >= Int64(snapshotEvery) else { return nil }
+    /// Every `snapshotEvery` operations, or once they add up to `snapshotEveryBytes`: takes a
+    /// snapshot and forgets the log before `snapshot - retention`, returning the store command
+    /// that does the same on disk. The command holds the rope, not a string: the store thread
+    /// reads the text out, so the hub never copies it.
+    mutating func compact(snapshotEvery: Int, snapshotEveryBytes: Int, retention: Int) -> StoreCommand? {
+        guard revision - snapshotRevision >= Int64(snapshotEvery) || bytesSinceSnapshot >= snapshotEveryBytes else {
+            return nil
+        }
         snapshotRevision = revision
+        bytesSinceSnapshot = 0
         let keepFrom = revision - Int64(retention) + 1
         if let first = log.first, first.revision < keepFrom {
-            let drop = min(log.count, Int(keepFrom - first.revision))
-            for entry in log[..<drop] where applied[entry.opId] == entry.revision { applied[entry.opId] = nil }
-            log.removeFirst(drop)
+            log.removeFirst(min(log.count, Int(keepFrom - first.revision)))
         }
         return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom)
     }
 
     /// The switcher's snapshot of the document: its first scalars.
     var preview: JSONValue {
-        ["text": .string(String(String.UnicodeScalarView(text.unicodeScalars.prefix(Self.previewScalars))))]
+        ["text": .string(text.prefix(Self.previewScalars))]
     }
 
     static let previewScalars = 120

@@ -60,3 +60,27 @@ extension TextOperation {
         })
     }
 }
+
+extension TextOperation {
+    /// The size in bytes of the wire form, `json`'s encoding, computed without building it:
+    /// what the operation costs to store and to send.
+    public var encodedSize: Int {
+        components.reduce(2 + max(components.count - 1, 0)) { size, component in
+            switch component {
+            case .retain(let count): size + Self.digits(count)
+            case .delete(let count): size + 1 + Self.digits(count)
+            case .insert(let text): size + JSONValue.encodedSize(of: text)
+            }
+        }
+    }
+
+    private static func digits(_ number: Int) -> Int {
+        var digits = 1
+        var rest = number
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+}

@@ -119,7 +119,7 @@ public final class MemoryStore: Store {
             guard documents[id] != nil else { return }
             remember(id, in: \.documents)
             documents[id]!.snapshotRevision = revision
-            documents[id]!.snapshotText = text
+            documents[id]!.snapshotText = String(text)
             documents[id]!.operations.removeAll { $0.revision < keepFrom }
         case .deleteDocument(let id):
             remember(id, in: \.documents)

@@ -21,7 +21,8 @@ public enum StoreCommand: Sendable, Equatable {
     case appendOperation(DocumentID, StoredOperation, length: Int)
     /// Replaces the document's snapshot with `text` at `revision`, and deletes the logged
     /// operations before `keepFrom` (compaction). Nothing happens for an unknown document.
-    case snapshotDocument(DocumentID, revision: Int64, text: String, keepFrom: Int64)
+    /// The text is a rope, shared with the hub's document at no cost; the store reads it out.
+    case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64)
     /// Deletes the document, its snapshot and its whole log.
     case deleteDocument(DocumentID)
 }
