@@ -97,6 +97,10 @@ enum Migrations {
                                    [.text(id), .text(Digest.sha256Hex(secret))])
             }
         },
+        Migration(version: 5, name: "sessions have a switcher subtitle", sql: """
+            -- The window's second line in the switcher (UIScene's subtitle), '' for none.
+            ALTER TABLE sessions ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -50,6 +50,11 @@ struct HubHarness {
         return next
     }
 
+    /// Runs the hub's start-up work, as the runtime does once after loading.
+    mutating func start() -> [Effect] {
+        perform(hub.start())
+    }
+
     mutating func open() -> ConnectionID {
         nextConnection += 1
         let connection = ConnectionID(nextConnection)
