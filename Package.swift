@@ -54,9 +54,10 @@ let package = Package(
                           swiftSettings: swiftSettings),
         // Benchmark tools (issue 7), plain C, independent of the Swift modules.
         .executableTarget(name: "panes-load", path: "Sources/panes-load",
-                          cSettings: [.define("_GNU_SOURCE")],
+                          cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("m")]),
         .executableTarget(name: "panes-raw-broadcast", path: "Sources/panes-raw-broadcast",
+                          cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
                           linkerSettings: [.linkedLibrary("websockets")]),
 
         // Test-only: makes keys with the `openssl` command and signs tokens with libjwt, for the

@@ -1,19 +1,23 @@
 // @ts-check
 /**
- * The Panes client library, in one import. See README-client.md.
+ * The Panes client library: its one entry point. Runs unchanged in browsers and in Node 20
+ * (pass `ws`'s `WebSocket` where there is no global one). Types: `types/panes-client.d.ts`.
  *
  * ```js
- * import { connectInBrowser, DocumentSession, TextBinding } from '/panes-client.js';
- * const client = connectInBrowser({ auth: { name: 'Alice' } });
+ * import { PanesClient } from 'panes-client';
+ * const client = new PanesClient({ url: 'ws://127.0.0.1:8080/ws', auth: { name: 'Alice' } });
+ * const { session } = await client.start();
  * ```
  *
- * @module panes
+ * In a page served by Panes: `import { connectInBrowser } from '/panes-client.js'`.
+ *
+ * @module panes-client
  */
 export { PanesClient, PROTOCOL_VERSION, SUBPROTOCOL, CLIENT_VERSION } from './lib/panes-client.js';
 export { PanesError, actionForNumber } from './lib/errors.js';
-export { backoffDelay } from './lib/backoff.js';
-export { Emitter } from './lib/emitter.js';
-export { DocumentList, DocumentSession, openDocument } from './lib/documents.js';
+export { DocumentList } from './lib/document-list.js';
+export { DocumentSession, openDocument } from './lib/documents.js';
+export { DRAG_MIME_TYPE } from './lib/dragdrop.js';
 export { TextBinding, withAlpha } from './lib/text-binding.js';
 export {
   connectInBrowser,
@@ -28,5 +32,4 @@ export {
   closeWindow,
   COMPACT_MAX_WIDTH,
 } from './lib/browser.js';
-export { OTClient } from './lib/ot-client.js';
 export * as ot from './lib/ot.js';

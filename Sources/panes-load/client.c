@@ -2,7 +2,7 @@
  * The connections' fate: pacing connects, counting who is ready, failed or
  * gone, and handing sends to ws.c.
  *
- * Threading: the only thread (see load.h).
+ * Threading: the only thread (see main.c).
  *
  * Connects are paced: at most `concurrency` clients are between "connect
  * started" and "ready or failed" at once, so the server's listen backlog is
@@ -11,10 +11,19 @@
  * to each in turn, so connections from several generator processes (or more
  * than one address's ~28k ephemeral ports) can reach one server port.
  */
-#include "load.h"
+#include "client.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include "clock.h"
+#include "cpu.h"
+#include "hist.h"
+#include "load.h"
+#include "protocol.h"
+#include "report.h"
+#include "workload.h"
+#include "ws.h"
 
 static int pumping;
 
@@ -27,10 +36,10 @@ writer_client(void)
 static void
 settle_check(void)
 {
-	if (g.t_all_ready || g.ready + g.failed < g.total)
+	if (g.t_all_ready || g.ready + g.failed < g.connect_limit)
 		return;
 	g.t_all_ready = now_ns();
-	snap_cpu(&g.cpu_ready);
+	cpu_snap(&g.cpu_ready);
 	report_ready();
 	if (!g.opt.wait_go || g.go) {
 		g.started = 1;
@@ -59,7 +68,7 @@ clients_pump(void)
 	if (pumping)
 		return; /* a failure inside connect_one calls back here */
 	pumping = 1;
-	while (!g.finished && !g.gave_up && g.next_connect < g.total &&
+	while (!g.finished && !g.gave_up && g.next_connect < g.connect_limit &&
 	       g.inflight_connects < g.opt.concurrency)
 		connect_one(&g.clients[g.next_connect++]);
 	pumping = 0;
@@ -109,6 +118,8 @@ client_ready(struct client *c)
 	g.ready++;
 	g.consecutive_failures = 0;
 	hist_record(&g.connect_hist, now - c->t_connect);
+	if (g.work->connected)
+		g.work->connected(c, 1, now);
 	clients_pump();
 }
 
@@ -130,6 +141,8 @@ client_fail(struct client *c, const char *why)
 	} else {
 		c->state = CS_FAILED;
 		g.failed++;
+		if (g.work->connected)
+			g.work->connected(c, 0, now_ns());
 		if (++g.consecutive_failures >= g.opt.stop_after_failures && !g.gave_up) {
 			g.gave_up = 1;
 			progress("giving up after %d consecutive connect failures",
@@ -137,8 +150,8 @@ client_fail(struct client *c, const char *why)
 			/* Everyone not yet started counts as failed: the server's cap is reached. */
 			for (int k = g.next_connect; k < g.total; k++)
 				g.clients[k].state = CS_FAILED;
-			g.failed += g.total - g.next_connect;
-			g.next_connect = g.total;
+			g.failed += g.connect_limit - g.next_connect;
+			g.next_connect = g.connect_limit;
 		}
 	}
 	note_error("client %u: %s", c->index, why ? why : "failed");

@@ -1,10 +1,5 @@
-/*
- * Just enough JSON scanning to read the servers' replies without a parser:
- * find a key, skip whitespace and the colon, read an integer or a string.
- * Every read is bounded by `len`: received buffers are not NUL-terminated.
- * Good for the flat, known messages of the benchmark; not a general parser.
- */
-#include "load.h"
+/* See json_scan.h. */
+#include "json_scan.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -70,30 +65,4 @@ json_copy_string(const char *buf, size_t len, const char *key, char *out, size_t
 	}
 	out[n] = 0;
 	return n;
-}
-
-size_t
-make_payload(char *out, size_t cap, uint32_t seq, int size)
-{
-	int bare = snprintf(out, cap, "{\"seq\":%u,\"pad\":\"\"}", seq);
-	int pad = size - bare;
-
-	if (pad <= 0 || (size_t)size >= cap)
-		return (size_t)bare;
-	int n = snprintf(out, cap, "{\"seq\":%u,\"pad\":\"", seq);
-	memset(out + n, 'x', (size_t)pad);
-	memcpy(out + n + pad, "\"}", 3);
-	return (size_t)size;
-}
-
-void
-deliver_seq(struct client *c, const unsigned char *buf, size_t len, int binary)
-{
-	long long seq;
-
-	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
-		return;
-	seq = json_int((const char *)buf, len, "seq", -1);
-	if (seq > 0)
-		g.work->delivered(c, (uint32_t)seq, now_ns());
 }

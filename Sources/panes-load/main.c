@@ -1,48 +1,74 @@
 /*
  * panes-load: open many WebSocket connections from one process and measure
- * what a server does with them. See load.h for the shape, the threading
- * model and why it has its own WebSocket client, and `panes-load --help`
- * for the options.
+ * what a server does with them. `panes-load --help` lists the options.
  *
  *   panes-load connect --protocol panes --port P --n 10000 --hold -1
  *   panes-load fanout  --protocol raw   --port P --n 1000 --writes 200
  *   panes-load docs    --protocol panes --port P --n 100 --users 100 --rate 5 --duration 30
+ *   panes-load writes  --protocol panes --port P --n 10 --users 10 --rate 1000 --duration 10
+ *   panes-load probe   --protocol panes --port P --n 50 --hold -1    # one connect per "go" line
  *
- * stdout: JSON lines (`ready`, [docs: `opened`], then `result`); stderr: progress and errors.
+ * stdout: JSON lines (`ready`, [docs: `opened`; writes: `filled`; probe:
+ * `connected`], then `result`); stderr: progress and errors.
  * Exit code: 0 ok, 1 bad usage or setup, 2 the run measured less than asked
  * (lost changes, nobody connected), 3 timed out, 130 interrupted.
+ *
+ * Shape: a *protocol* (proto_*.c, protocol.h) knows how to speak to one
+ * kind of server (Panes, the raw broadcast server, nchan, y-websocket); a
+ * *workload* (workload_*.c, workload.h) decides what the clients do once
+ * connected and what is measured. client.c paces connections and reports
+ * their fate; ws.c is the WebSocket client itself; net.c the loop and
+ * timers; load.h the run's options and state. Adding a workload is one file
+ * with a `struct workload` and one line in `workloads[]` below.
+ *
+ * Threading: one thread; everything runs from net.c's epoll loop. Signal
+ * handlers only set a flag.
+ *
+ * Why not libwebsockets' client: Debian's lws 4.1.6 has only its poll()
+ * loop for a client that owns its sockets (no LWS_WITH_EXTERNAL_POLL),
+ * which scans every socket on every turn. At 10k connections that made the
+ * generator cost as much CPU as the server it measures. Here a received
+ * frame costs one epoll event and one recv(): the least any client can pay.
  */
 #include "load.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "client.h"
+#include "clock.h"
+#include "cpu.h"
+#include "hist.h"
+#include "net.h"
+#include "proto_nchan.h"
+#include "proto_panes.h"
+#include "proto_raw.h"
+#include "proto_yjs.h"
+#include "report.h"
+#include "workload_connect.h"
+#include "workload_docs.h"
+#include "workload_fanout.h"
+#include "workload_probe.h"
+#include "workload_writes.h"
+#include "ws.h"
 
 struct load g;
 
 static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &proto_nchan,
 						    &proto_yjs };
 /* A new workload is one file with a `struct workload`, and one entry here. */
-static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs };
+static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs,
+						    &workload_probe, &workload_writes };
 
 static int quiet;
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
-
-uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void
 progress(const char *fmt, ...)
@@ -85,7 +111,7 @@ finish(int exit_code)
 	g.finished = 1;
 	g.exit_code = exit_code;
 	g.t_end = now_ns();
-	snap_cpu(&g.cpu_end);
+	cpu_snap(&g.cpu_end);
 	report_result();
 }
 
@@ -96,7 +122,7 @@ on_signal(int sig)
 	g.interrupted = 1; /* epoll_wait returns EINTR; the loop finishes */
 }
 
-#define MS 1000000ull
+#define MS NS_PER_MS
 
 static void
 show_progress(struct timer *t)
@@ -140,15 +166,18 @@ watch_stdin(struct timer *t)
 		}
 		line[used] = 0;
 		used = 0;
-		if (!strcmp(line, "go") && !g.go) {
+		if (strcmp(line, "go"))
+			continue;
+		if (!g.started) {
 			g.go = 1;
-			if (g.t_all_ready && !g.started) {
+			if (g.t_all_ready) {
 				g.started = 1;
 				g.t_start = now_ns();
 				g.work->start();
 			}
-		} else if (!strcmp(line, "go") && g.on_go) {
-			void (*stage)(void) = g.on_go; /* a workload's later stage (docs: start typing) */
+		} else if (g.on_go) {
+			/* A workload's later stage (docs: start typing; probe: one more connect). */
+			void (*stage)(void) = g.on_go;
 			g.on_go = NULL;
 			stage();
 		}
@@ -156,12 +185,18 @@ watch_stdin(struct timer *t)
 	if (g.stdin_eof) {
 		/* Holding connections for a reader, or waiting for a go that will never come. */
 		if (g.opt.hold < 0 || (g.opt.wait_go && !g.started) || g.on_go) {
-			finish(g.started || g.work == &workload_connect ? 0 : 130);
+			finish(g.started || g.hold_until_eof ? 0 : 130);
 			return;
 		}
 	}
 	if (!g.finished && !g.stdin_eof)
 		timer_set(t, 20 * MS, watch_stdin);
+}
+
+static int
+stop_running(void)
+{
+	return g.finished || g.interrupted;
 }
 
 static void
@@ -175,10 +210,11 @@ deadline(struct timer *t)
 static void
 usage(FILE *out)
 {
-	fputs("usage: panes-load connect|fanout|docs [options]\n"
+	fputs("usage: panes-load connect|fanout|docs|writes|probe [options]\n"
 	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
 	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
-	      "  --n N                            idle connections (connect), observers (fanout), editors (docs)\n"
+	      "  --n N                            idle connections (connect), observers (fanout), editors (docs),\n"
+	      "                                   writers (writes), most connects (probe)\n"
 	      "  --concurrency K                  connects in flight at once (256)\n"
 	      "  --sources A,B,..  --per-source M bind local addresses, M connections each (25000)\n"
 	      "  --stop-after-failures F          give up connecting after F failures in a row (200)\n"
@@ -189,8 +225,11 @@ usage(FILE *out)
 	      "  --inflight K --rate R            changes outstanding at once (1), per second (0 = no limit)\n"
 	      "  --payload B                      application payload bytes per change (64)\n"
 	      "  --write-timeout S                a change not everywhere after S seconds is lost (10)\n"
-	      "  --duration S --warmup-time U     docs: seconds measured, typed before measuring (10, 2)\n"
-	      "                                   (--rate R: docs, edits per second per editor; 0 = 5)\n"
+	      "  --duration S --warmup-time U     docs, writes: seconds measured, and before measuring (10, 2)\n"
+	      "                                   (--rate R: docs, edits per second per editor; 0 = 5;\n"
+	      "                                    writes: all writers together, open loop; 0 = closed loop)\n"
+	      "  --doc-bytes B                    docs: the document starts with B bytes of text (0)\n"
+	      "  --keys K                         writes: first fill the domain with K keys (0)\n"
 	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
 	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
 	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
@@ -215,7 +254,7 @@ parse(int argc, char **argv)
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
-	       O_DURATION, O_WARMUP_TIME, O_QUIET, O_HELP };
+	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_QUIET, O_HELP };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -228,6 +267,7 @@ parse(int argc, char **argv)
 		{ "key-path", 1, 0, O_KEYPATH }, { "channel", 1, 0, O_CHANNEL },
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
 		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
+		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
@@ -277,6 +317,8 @@ parse(int argc, char **argv)
 		case O_FIRST: o->first_index = atoi(optarg); break;
 		case O_DURATION: o->duration = atof(optarg); break;
 		case O_WARMUP_TIME: o->warmup_time = atof(optarg); break;
+		case O_DOC_BYTES: o->doc_bytes = atol(optarg); break;
+		case O_KEYS: o->keys = atoi(optarg); break;
 		case O_QUIET: quiet = 1; break;
 		case O_HELP: usage(stdout); return -1;
 		default: usage(stderr); return 1;
@@ -289,7 +331,8 @@ parse(int argc, char **argv)
 		if (!strcmp(protocols[i]->name, proto))
 			g.proto = protocols[i];
 	if (!g.work || !g.proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
-	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096) {
+	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096 || o->doc_bytes < 0 ||
+	    o->keys < 0) {
 		fprintf(stderr, "panes-load: bad arguments (workload %s, protocol %s, port %d, n %d)\n",
 			o->workload, proto, o->port, o->n);
 		return 1;
@@ -316,9 +359,12 @@ main(int argc, char **argv)
 		g.clients[i].fd = -1;
 	}
 	hist_init(&g.connect_hist);
+	g.connect_limit = -1;
 	if (g.work->setup() || g.proto->prepare())
 		return 1;
-	if (net_init() || ws_resolve(g.opt.host, g.opt.port)) {
+	if (g.connect_limit < 0)
+		g.connect_limit = g.total; /* probe sets its own: none until asked */
+	if (net_init(ws_service) || ws_resolve(g.opt.host, g.opt.port)) {
 		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", g.opt.host);
 		return 1;
 	}
@@ -326,7 +372,7 @@ main(int argc, char **argv)
 	progress("%s over %s: %d clients to %s:%d", g.work->name, g.proto->name, g.total, g.opt.host,
 		 g.opt.port);
 	g.t_begin = now_ns();
-	snap_cpu(&g.cpu_begin);
+	cpu_snap(&g.cpu_begin);
 	timer_set(&progress_timer, 1000 * MS, show_progress);
 	timer_set(&connect_timer, 250 * MS, check_connects);
 	timer_set(&deadline_timer, (uint64_t)(g.opt.timeout * 1e9), deadline);
@@ -334,7 +380,12 @@ main(int argc, char **argv)
 		timer_set(&stdin_timer, 20 * MS, watch_stdin);
 	clients_pump();
 
-	net_run();
+	if (net_run(stop_running) < 0) {
+		note_error("epoll_wait failed: %s", strerror(errno));
+		finish(1);
+	}
+	if (g.interrupted && !g.finished)
+		finish(g.hold_until_eof && g.t_all_ready ? 0 : 130);
 	if (!g.finished)
 		finish(1);
 	return g.exit_code;

@@ -1,29 +1,33 @@
 /*
- * The loop: one epoll set for every client socket, and a handful of one-shot
- * timers. A turn costs O(ready sockets + timers), never O(connections).
+ * The loop (see net.h). Sockets are registered once, edge-triggered for
+ * input and output, so a connection costs no epoll_ctl calls after the
+ * first: ws.c reads until a short read (the socket is drained; new data
+ * raises a new edge) and writes until the socket refuses (its next EPOLLOUT
+ * edge resumes the rest).
  *
- * Sockets are registered once, edge-triggered for input and output, so a
- * connection costs no epoll_ctl calls after the first: ws.c reads until a
- * short read (the socket is drained; new data raises a new edge) and writes
- * until the socket refuses (its next EPOLLOUT edge resumes the rest).
- *
- * Threading: the only thread (see load.h).
+ * Threading: the only thread.
  */
-#include "load.h"
+#include "net.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sys/epoll.h>
+
+#include "clock.h"
 
 #define MAX_TIMERS 32
 #define BATCH 1024
+#define MAX_WAIT_NS (100 * NS_PER_MS)
 
 static int epfd = -1;
+static net_handler *on_event;
 static struct timer *timers[MAX_TIMERS];
 static int ntimers;
 
 int
-net_init(void)
+net_init(net_handler *handler)
 {
+	on_event = handler;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	return epfd < 0 ? -1 : 0;
 }
@@ -50,27 +54,27 @@ timer_cancel(struct timer *t)
 }
 
 int
-net_watch(struct client *c)
+net_watch(int fd, void *ptr)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = c };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = ptr };
 
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev);
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 void
-net_forget(struct client *c)
+net_forget(int fd)
 {
-	if (c->fd >= 0)
-		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (fd >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
 /* Runs due timers; returns ms until the next one (at most 100). */
 static int
-run_timers(void)
+run_timers(int (*stop)(void))
 {
-	uint64_t now = now_ns(), next = now + 100 * 1000000ull;
+	uint64_t now = now_ns(), next = now + MAX_WAIT_NS;
 
-	for (int i = 0; i < ntimers && !g.finished; i++) {
+	for (int i = 0; i < ntimers && !stop(); i++) {
 		struct timer *t = timers[i];
 		if (t->due && t->due <= now) {
 			t->due = 0;
@@ -80,32 +84,26 @@ run_timers(void)
 		if (t->due && t->due < next)
 			next = t->due;
 	}
-	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+	return next <= now ? 0 : (int)((next - now + NS_PER_MS - 1) / NS_PER_MS);
 }
 
-void
-net_run(void)
+int
+net_run(int (*stop)(void))
 {
 	struct epoll_event evs[BATCH];
 
-	while (!g.finished) {
-		int wait_ms = run_timers();
-		if (g.finished)
+	while (!stop()) {
+		int wait_ms = run_timers(stop);
+		if (stop())
 			break;
 		int n = epoll_wait(epfd, evs, BATCH, wait_ms);
-		if (n < 0 && errno != EINTR) {
-			note_error("epoll_wait failed");
-			finish(1);
-			break;
-		}
-		for (int i = 0; i < n && !g.finished; i++) {
-			struct client *c = evs[i].data.ptr;
+		if (n < 0 && errno != EINTR)
+			return -1;
+		for (int i = 0; i < n && !stop(); i++) {
 			uint32_t e = evs[i].events;
-			if (c->fd >= 0)
-				ws_service(c, !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)), !!(e & EPOLLOUT),
-					   !!(e & EPOLLERR));
+			on_event(evs[i].data.ptr, !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)), !!(e & EPOLLOUT),
+				 !!(e & EPOLLERR));
 		}
-		if (g.interrupted && !g.finished)
-			finish(g.work == &workload_connect && g.t_all_ready ? 0 : 130);
 	}
+	return 0;
 }

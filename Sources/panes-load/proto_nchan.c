@@ -4,9 +4,15 @@
  * /pub/CHANNEL. Responses come back in order, so the k-th 2xx acknowledges
  * write k. Observers read `seq` out of the message body nchan relays.
  */
-#include "load.h"
+#include "proto_nchan.h"
 
 #include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "load.h"
+#include "payload.h"
+#include "workload.h"
 
 static char sub_path[256];
 static uint32_t acks;

@@ -5,13 +5,26 @@
  * writer sends `setPreference` with id 1000+seq and a value carrying `seq`;
  * observers match the `preferenceChanged` they get by that `seq`.
  *
- * Documents (docs workload): `createDocument` is id 3, `openDocument` id 4,
- * and an editor's edit k is `edit` with id 1000+k and opId "e<editor>:<k>",
- * by which the others match the `documentOperation` they get.
+ * Documents (docs workload): `createDocument` is id 3 (with --doc-bytes of
+ * initial text), `openDocument` id 4, and an editor's edit k is `edit` with
+ * id 1000+k and opId "e<editor>:<k>", by which the others match the
+ * `documentOperation` they get.
+ *
+ * Preferences (writes workload): write seq is `setPreference` with id
+ * 1000+seq on the key path the workload names; its reply acknowledges it.
  */
-#include "load.h"
+#include "proto_panes.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "json_scan.h"
+#include "load.h"
+#include "payload.h"
+#include "workload.h"
 
 #define WRITE_ID_BASE 1000
 #define CREATE_ID 3
@@ -194,6 +207,8 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 		if (!ok) {
 			reply_error(buf, len, "setPreference", why, sizeof(why));
 			note_error("%s", why);
+			if (g.work->write_refused)
+				g.work->write_refused((uint32_t)(re - WRITE_ID_BASE));
 		} else if (g.work->acked)
 			g.work->acked((uint32_t)(re - WRITE_ID_BASE), now_ns());
 	}
@@ -212,13 +227,41 @@ panes_write(struct client *w, uint32_t seq)
 }
 
 static void
-panes_doc_create(struct client *c)
+panes_pref_set(struct client *c, uint32_t seq, const char *key_path)
 {
-	char msg[256];
+	char value[8192], msg[8192 + 512];
+	size_t vlen = make_payload(value, sizeof(value), seq, g.opt.payload);
 	int n = snprintf(msg, sizeof(msg),
-			 "{\"type\":\"createDocument\",\"id\":%d,\"title\":\"bench %s\"}", CREATE_ID,
-			 g.work->name);
-	send_text(c, msg, n, 0);
+			 "{\"type\":\"setPreference\",\"id\":%u,\"domain\":\"%s\",\"keyPath\":\"%s\","
+			 "\"value\":%.*s}",
+			 WRITE_ID_BASE + seq, g.opt.domain, key_path, (int)vlen, value);
+	send_text(c, msg, n, seq);
+}
+
+/* The initial text: lines of lower-case letters, so a 1 MB document looks like prose, not one run. */
+static void
+panes_doc_create(struct client *c, size_t text_bytes)
+{
+	size_t cap = 128 + text_bytes * 2, n;
+	char *msg = malloc(cap);
+
+	if (!msg) {
+		note_error("createDocument: no memory for %zu bytes of text", text_bytes);
+		return;
+	}
+	n = (size_t)snprintf(msg, cap, "{\"type\":\"createDocument\",\"id\":%d,\"title\":\"bench %s\",\"text\":\"",
+			     CREATE_ID, g.work->name);
+	for (size_t i = 0; i < text_bytes; i++) {
+		if (i % 64 == 63) {
+			memcpy(msg + n, "\\n", 2); /* an escaped newline: one byte of text */
+			n += 2;
+		} else
+			msg[n++] = (char)('a' + (i * 7 + i / 64) % 26);
+	}
+	memcpy(msg + n, "\"}", 2);
+	n += 2;
+	send_text(c, msg, (int)n, 0);
+	free(msg);
 }
 
 static void
@@ -266,6 +309,7 @@ const struct protocol proto_panes = {
 	.opened = panes_opened,
 	.message = panes_message,
 	.write = panes_write,
+	.pref_set = panes_pref_set,
 	.doc_create = panes_doc_create,
 	.doc_open = panes_doc_open,
 	.doc_edit = panes_doc_edit,

@@ -3,7 +3,11 @@
  * client sends reaches every other client. The writer sends the payload
  * object itself; observers read `seq` out of it.
  */
+#include "proto_raw.h"
+
+#include "client.h"
 #include "load.h"
+#include "payload.h"
 
 static const char *
 raw_path(const struct client *c)

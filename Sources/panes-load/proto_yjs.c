@@ -18,10 +18,15 @@
  * in any interleaving. A received update names its author and edit by the
  * client id and clock of its first struct (one character = one clock).
  */
-#include "load.h"
+#include "proto_yjs.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "load.h"
+#include "workload.h"
 
 static char doc_path[256];
 static unsigned char *file;
@@ -110,8 +115,10 @@ yjs_write(struct client *w, uint32_t seq)
 }
 
 static void
-yjs_doc_create(struct client *c)
+yjs_doc_create(struct client *c, size_t text_bytes)
 {
+	if (text_bytes)
+		note_error("yjs: documents start empty here (--doc-bytes is for Panes)");
 	if (g.work->doc_created)
 		g.work->doc_created(c, g.opt.channel);
 }

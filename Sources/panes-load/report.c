@@ -1,25 +1,18 @@
 /*
- * What panes-load prints on stdout: one JSON object per line. A `ready`
- * line once every connection has settled (connected or failed), then one
- * `result` line at the end. The generator's own CPU time is in both, so a
- * caller can put it beside the server's for the same phase.
+ * See report.h. The generator's own CPU time is in `ready` and `result`, so
+ * a caller can put it beside the server's for the same phase.
  */
-#include "load.h"
+#include "report.h"
 
-#include <string.h>
 #include <stdlib.h>
-#include <sys/resource.h>
+#include <string.h>
 #include <unistd.h>
 
-void
-snap_cpu(struct rusage_snap *s)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	s->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	s->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
+#include "cpu.h"
+#include "hist.h"
+#include "load.h"
+#include "protocol.h"
+#include "workload.h"
 
 static long
 self_rss_kb(void)
@@ -55,12 +48,6 @@ json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static double
-cpu_between(const struct rusage_snap *a, const struct rusage_snap *b)
-{
-	return (b->user + b->sys) - (a->user + a->sys);
-}
-
 static void
 common_fields(FILE *out, const char *event)
 {
@@ -89,7 +76,7 @@ report_ready(void)
 void
 report_result(void)
 {
-	struct rusage_snap end = g.cpu_end;
+	struct cpu_snap end = g.cpu_end;
 
 	common_fields(stdout, "result");
 	fprintf(stdout, ",\"exit_code\":%d,\"interrupted\":%s", g.exit_code,

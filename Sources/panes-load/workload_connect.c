@@ -3,7 +3,11 @@
  * report how long they took, then hold them so the caller can read the
  * server's memory, until --hold seconds pass or stdin reaches EOF.
  */
+#include "workload_connect.h"
+
+#include "client.h"
 #include "load.h"
+#include "net.h"
 
 static struct timer hold_timer;
 
@@ -14,6 +18,7 @@ connect_setup(void)
 	for (int i = 0; i < g.total; i++)
 		g.clients[i].role = ROLE_OBSERVER;
 	g.observe = 0;
+	g.hold_until_eof = 1;
 	return 0;
 }
 

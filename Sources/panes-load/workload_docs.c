@@ -30,13 +30,22 @@
  *   - ack: until the author's acknowledgement (Panes: after durable commit);
  * and ops/s = acknowledgements read during the measured window / its length.
  *
- * Threading: the only thread (see load.h).
+ * Threading: the only thread (see main.c).
  */
-#include "load.h"
+#include "workload_docs.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "client.h"
+#include "clock.h"
+#include "cpu.h"
+#include "hist.h"
+#include "load.h"
+#include "net.h"
+#include "protocol.h"
+#include "report.h"
 
 #define RING 64          /* an editor's edits that may still be travelling to the others */
 #define MAX_SECONDS 3600 /* per-second acknowledgement counts kept */
@@ -72,7 +81,7 @@ static uint64_t offered, skipped, sent, sent_measured, acked, acked_window, refu
 static uint32_t per_second[MAX_SECONDS];
 static struct hist last_hist, each_hist, ack_hist, open_hist;
 static struct timer tick_timer, drain_timer;
-static struct rusage_snap cpu_open0, cpu_open1, cpu_type0, cpu_type1;
+static struct cpu_snap cpu_open0, cpu_open1, cpu_type0, cpu_type1;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t
@@ -151,7 +160,7 @@ finish_docs(void)
 {
 	if (g.finished)
 		return;
-	snap_cpu(&cpu_type1);
+	cpu_snap(&cpu_type1);
 	t_done = now_ns();
 	finish(lost || unacked || refused_edits ? 2 : 0);
 }
@@ -173,7 +182,7 @@ drain_check(struct timer *t)
 	if (g.finished)
 		return;
 	if (now - t_stop < (uint64_t)(g.opt.write_timeout * 1e9)) {
-		timer_set(t, 100 * 1000000ull, drain_check);
+		timer_set(t, 100 * NS_PER_MS, drain_check);
 		return;
 	}
 	for (int i = 0; i < editors; i++) {
@@ -232,7 +241,7 @@ on_tick(struct timer *t)
 			typing = 0;
 			draining = 1;
 			t_stop = now;
-			timer_set(&drain_timer, 100 * 1000000ull, drain_check);
+			timer_set(&drain_timer, 100 * NS_PER_MS, drain_check);
 			check_done();
 			return;
 		}
@@ -259,7 +268,7 @@ on_tick(struct timer *t)
 static void
 begin_typing(void)
 {
-	snap_cpu(&cpu_type0);
+	cpu_snap(&cpu_type0);
 	t_type = now_ns();
 	t_mb = t_type + (uint64_t)(g.opt.warmup_time * 1e9);
 	t_me = t_mb + (uint64_t)(g.opt.duration * 1e9);
@@ -274,7 +283,7 @@ static void
 report_opened(void)
 {
 	t_all_opened = now_ns();
-	snap_cpu(&cpu_open1);
+	cpu_snap(&cpu_open1);
 	fprintf(stdout, "{\"event\":\"opened\",\"tool\":\"panes-load\",\"pid\":%d,\"workload\":\"docs\","
 		"\"protocol\":\"%s\",\"editors\":%d,\"opened\":%d,\"open_failed\":%d,\"document\":",
 		(int)getpid(), g.proto->name, live, opened, open_failed);
@@ -325,9 +334,9 @@ docs_start(void)
 		finish(2);
 		return;
 	}
-	snap_cpu(&cpu_open0);
+	cpu_snap(&cpu_open0);
 	t_opening = now_ns();
-	g.proto->doc_create(&g.clients[creator]);
+	g.proto->doc_create(&g.clients[creator], (size_t)g.opt.doc_bytes);
 }
 
 static void

@@ -11,9 +11,16 @@
  * Latencies start when the writer's frame is handed to the socket and end
  * when the observer's frame is read, on one monotonic clock.
  */
-#include "load.h"
+#include "workload_fanout.h"
 
 #include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "hist.h"
+#include "load.h"
+#include "net.h"
+#include "protocol.h"
 
 #define WINDOW 4096 /* most changes ever outstanding at once */
 
@@ -165,7 +172,7 @@ watchdog(struct timer *t)
 	maybe_finish();
 	pump();
 	if (!g.finished)
-		timer_set(t, 100 * 1000000ull, watchdog);
+		timer_set(t, 100 * NS_PER_MS, watchdog);
 }
 
 static void
@@ -181,7 +188,7 @@ fanout_start(void)
 		finish(2);
 		return;
 	}
-	timer_set(&watchdog_timer, 100 * 1000000ull, watchdog);
+	timer_set(&watchdog_timer, 100 * NS_PER_MS, watchdog);
 	pump();
 }
 

@@ -9,20 +9,25 @@
  * spoken to: the Sec-WebSocket-Accept value (any 101 is accepted) and
  * extensions (none are offered, so none may be used).
  *
- * Threading: the only thread (see load.h).
+ * Threading: the only thread (see main.c).
  */
-#include "load.h"
+#include "ws.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "load.h"
+#include "net.h"
+#include "protocol.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -90,7 +95,7 @@ void
 ws_close(struct client *c)
 {
 	if (c->fd >= 0) {
-		net_forget(c);
+		net_forget(c->fd);
 		close(c->fd);
 		c->fd = -1;
 	}
@@ -137,7 +142,7 @@ ws_connect(struct client *c, const char *source)
 	}
 	c->fd = fd;
 	c->phase = PH_TCP;
-	if (net_watch(c) < 0) {
+	if (net_watch(fd, c) < 0) {
 		int e = errno;
 		close(fd);
 		c->fd = -1;
@@ -427,8 +432,12 @@ connected(struct client *c)
 }
 
 void
-ws_service(struct client *c, int readable, int writable, int error)
+ws_service(void *client, int readable, int writable, int error)
 {
+	struct client *c = client;
+
+	if (c->fd < 0)
+		return; /* closed earlier in this batch of events */
 	if (c->phase == PH_TCP) {
 		if (error)
 			connect_failed(c);

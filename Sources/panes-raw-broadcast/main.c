@@ -4,8 +4,13 @@
  * binary) is sent to every other connected client, in order. No protocol,
  * no JSON, no state: what Panes would cost if those were free.
  *
- *   panes-raw-broadcast [--host 127.0.0.1] [--port 0]
+ *   panes-raw-broadcast [--host 127.0.0.1] [--port 0] [--event-loop poll|libev]
  * prints "listening on http://HOST:PORT" once it accepts connections.
+ *
+ * --event-loop picks lws's loop, so Panes can be compared with it on the
+ * same one: `poll` (lws's default: poll() over every socket, every turn) or
+ * `libev` (LWS_SERVER_OPTION_LIBEV: Debian's libwebsockets-evlib-ev plugin,
+ * epoll underneath; lws runs its own ev loop inside lws_service()).
  *
  * Threading: one lws service thread; everything below is touched only from
  * its callbacks (LWS_MAX_SMP is 1, as in lws's minimal-ws-server-ring).
@@ -19,8 +24,10 @@
  */
 #include <libwebsockets.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct msg {
 	struct msg *next;
@@ -41,7 +48,8 @@ struct peer {
 
 static struct peer *peers;
 static struct msg *newest;
-static int interrupted;
+static volatile sig_atomic_t interrupted;
+static int use_libev;
 static struct lws_context *ctx;
 
 /* Pass one message: drop our reference, free it if we were the last. */
@@ -167,6 +175,8 @@ static void
 on_signal(int sig)
 {
 	(void)sig;
+	if (use_libev)
+		_exit(0); /* ev_run() does not return for a cancel; nothing here needs flushing */
 	interrupted = 1;
 	if (ctx)
 		lws_cancel_service(ctx);
@@ -179,11 +189,19 @@ main(int argc, char **argv)
 	const char *host = "127.0.0.1";
 	int port = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--host"))
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 < argc && !strcmp(argv[i], "--host"))
 			host = argv[i + 1];
-		else if (!strcmp(argv[i], "--port"))
+		else if (i + 1 < argc && !strcmp(argv[i], "--port"))
 			port = atoi(argv[i + 1]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--event-loop") &&
+			 (!strcmp(argv[i + 1], "poll") || !strcmp(argv[i + 1], "libev")))
+			use_libev = !strcmp(argv[i + 1], "libev");
+		else {
+			fprintf(stderr, "usage: panes-raw-broadcast [--host ADDR] [--port N] "
+					"[--event-loop poll|libev]\n");
+			return 2;
+		}
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -193,15 +211,22 @@ main(int argc, char **argv)
 	info.port = port;
 	info.iface = host;
 	info.protocols = protocols;
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	/* IPv4 only, as Panes: bind the address asked for, not every interface's IPv6 wildcard. */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS | LWS_SERVER_OPTION_DISABLE_IPV6;
+	if (use_libev)
+		info.options |= LWS_SERVER_OPTION_LIBEV;
 	ctx = lws_create_context(&info);
-	if (!ctx)
+	if (!ctx) {
+		fprintf(stderr, "panes-raw-broadcast: cannot create the lws context%s\n",
+			use_libev ? " (is libwebsockets-evlib-ev installed?)" : "");
 		return 1;
+	}
 	printf("listening on http://%s:%d\n", host,
 	       lws_get_vhost_listen_port(lws_get_vhost_by_name(ctx, "default")));
 	fflush(stdout);
 
-	while (!interrupted && lws_service(ctx, 0) >= 0)
+	/* poll: one turn per call. libev: the whole ev loop runs inside the first call. */
+	while (!interrupted && lws_service(ctx, 0) >= 0 && !use_libev)
 		;
 	lws_context_destroy(ctx);
 	return 0;

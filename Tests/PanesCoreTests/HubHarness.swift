@@ -34,8 +34,9 @@ struct HubHarness {
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
          authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
-         managedPreferences: ManagedPreferences = ManagedPreferences()) {
+         managedPreferences: ManagedPreferences = ManagedPreferences(), startingAt: Millis? = nil) {
         let clock = clock
+        if let startingAt { clock.advance(startingAt - clock.now) }
         self.store = store
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
                   secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
@@ -44,10 +45,8 @@ struct HubHarness {
 
     /// A harness for a restarted server: a new hub over the same store, loaded from it.
     func restarted(settings: Settings? = nil) throws -> HubHarness {
-        let next = HubHarness(settings: settings ?? hub.settings, configurations: hub.configurations,
-                              authenticator: hub.authenticator, stored: try store.loadState(), store: store)
-        next.clock.advance(clock.now - next.clock.now)
-        return next
+        HubHarness(settings: settings ?? hub.settings, configurations: hub.configurations,
+                   authenticator: hub.authenticator, stored: try store.loadState(), store: store, startingAt: clock.now)
     }
 
     /// Runs the hub's start-up work, as the runtime does once after loading.
@@ -80,7 +79,11 @@ struct HubHarness {
     @discardableResult
     mutating func completeCommits(_ outcome: CommitOutcome? = nil) -> [Effect] {
         var produced: [Effect] = []
-        while !pendingCommits.isEmpty {
+        while !pendingCommits.isEmpty || (completesLoads && !pendingLoads.isEmpty) {
+            if pendingCommits.isEmpty {
+                produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
+                continue
+            }
             let commit = pendingCommits.removeFirst()
             var result = outcome ?? .committed
             if outcome == nil {

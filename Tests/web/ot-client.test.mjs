@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { OTClient } from '../../web/lib/ot-client.js';
-import { seededRandom } from './seeded-random.mjs';
+import { seededRandom } from './support/seeded-random.mjs';
 import {
   apply,
   codePointLength,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { seededRandom } from './seeded-random.mjs';
+import { seededRandom } from './support/seeded-random.mjs';
 import {
   MAX_COMPONENT_LENGTH,
   OTError,

@@ -90,3 +90,30 @@ def split(n: int) -> list[int]:
 def source_address(k: int, processes: int) -> list[str]:
     """Each process its own loopback source address once there is more than one (own port space)."""
     return ["--sources", f"127.0.0.{11 + k}"] if processes > 1 else []
+
+
+def hold(ctx, system, port: int, n: int, workdir: str, *, timeout: Optional[float] = None,
+         name: str = "hold") -> tuple[list[Generator], list[Optional[dict]]]:
+    """N idle connections (Panes: scenes, 100 per user), held until `release`; (generators, readies).
+
+    Past the per-process file cap they are spread over several processes, each with its own
+    loopback source address. `timeout` bounds how long they may be held (default: one run's).
+    """
+    import os
+    parts = split(n)
+    gens, offset = [], 0
+    for k, part in enumerate(parts):
+        args = ["connect", "--protocol", system.protocol, "--port", str(port), "--n", str(part),
+                "--hold", "-1", "--first-index", str(offset), "--concurrency", str(max(32, 256 // len(parts))),
+                "--quiet", "--timeout", str(timeout or ctx.timeout), *source_address(k, len(parts)),
+                *system.generator_args(ctx, "connect", n)]
+        gens.append(Generator(args, os.path.join(workdir, f"{name}-{k}.log")))
+        offset += part
+    return gens, [g.wait("ready", timeout or ctx.timeout) for g in gens]
+
+
+def release(gens: list[Generator], readies: list[Optional[dict]]) -> list[Optional[dict]]:
+    """Lets held connections go; each process's result (or its ready line if it gave none)."""
+    for g in gens:
+        g.close_stdin()
+    return [g.finish(30) or r for g, r in zip(gens, readies)]

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from typing import Optional
-
-from . import ROOT, log
 
 # Rows measured while other processes used more than this many cores are marked †.
 CONTENDED = 0.25
@@ -15,6 +12,25 @@ WORKLOAD_TEXT = {
     "connect": "connect: N idle connections; latency = one connection's connect (+ Panes `connect`)",
     "fanout": "fanout: 1 writer, N observers, one change at a time; latency = write until the LAST observer has it",
     "throughput": "throughput: as fanout with several changes in flight; changes/s sustained",
+    "docsize": "docsize (issue 14): as docs, with 50 editors each attempting 100 edits/s (more than the server "
+               "takes: sustained ops/s is its ceiling) into one document that starts with N bytes of text; "
+               "durable (Panes) and the memory store beside it",
+    "idle": "idle (issue 14): N idle connections (Panes: scenes, 100 per user) held and nothing happening; the "
+            "server's CPU over the window in cores (schedstat, every thread), and its wake-ups (context "
+            "switches) per second; *empty* = the same server before anyone connected",
+    "connect-under-load": "connect-under-load (issue 14): with N idle held, one more connection at a time "
+                          "(a new user's scene for Panes); server CPU from just before it until a short tail "
+                          "after it is ready, minus the server's idle burn over the same time; latency = the "
+                          "client's connect until ready",
+    "acklat": "acklat (issue 14): durable `setPreference` writes from 10 writers (each its own user and key) "
+              "on a fixed schedule of N writes/s in all (open loop); latency = from each write's *scheduled* "
+              "time to its acknowledgement, so a stall is never hidden. N = max: each writer keeps 32 writes "
+              "in flight (closed loop), and the acknowledged writes/s are the sustained ceiling",
+    "prefwrite": "prefwrite (issue 13 item 9): one user's domain holds N keys; that user writes one key, one "
+                 "write at a time; latency per write and the server's CPU per write",
+    "soak": "soak (issue 14): N idle scenes held while 20 editors type into one document (100 durable ops/s "
+            "in all) and one more user writes a preference ~7 times a second; the server's CPU and RSS "
+            "sampled every few seconds over the window; edit acknowledgement latency",
     "docs": "docs (issue 5): E editors on one document, each attempting one edit (a one-character insert "
             "at a pseudo-random position) every 1/rate s, at most one unacknowledged at a time (a tick that "
             "finds the previous edit unacknowledged is *skipped*: the server's backpressure); latency = an "
@@ -98,6 +114,163 @@ def docs_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _same_loop_raw(row: dict, rows: list[dict]) -> Optional[dict]:
+    """For a Panes row, the raw lws row with the same N on the same event loop."""
+    if not row["system"].startswith("panes") or not row.get("event_loop"):
+        return None
+    return next((r for r in rows if r["system"].startswith("raw") and r["n"] == row["n"]
+                 and r.get("event_loop") == row["event_loop"]), None)
+
+
+def _bad(r: dict) -> bool:
+    return r["status"] in ("unavailable", "failed", "skipped")
+
+
+def _flags(r: dict) -> str:
+    out = ""
+    if r["status"] == "partial":
+        out += " ⚠"
+    if ((r.get("cpu") or {}).get("other_cores") or 0) > CONTENDED:
+        out += " †"
+    return out
+
+
+def _failed_line(r: dict, first: str, cells: int) -> str:
+    return f"| {first} | {r['label']} | {r['status']} ({r['reason']}) |" + " |" * (cells - 3)
+
+
+def idle_table(rows: list[dict]) -> str:
+    head = ("| N idle | system | connected | server CPU, cores | wake-ups/s | empty server: cores · wake-ups/s "
+            "| server KiB/conn | Panes ÷ raw lws on the same loop |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 8))
+            continue
+        idle, empty = r.get("idle") or {}, r.get("empty") or {}
+        raw = _same_loop_raw(r, rows)
+        raw_cores = ((raw or {}).get("idle") or {}).get("cores")
+        ratio = "" if not raw else "raw lws: 0" if raw_cores == 0 else _ratio(idle.get("cores"), raw_cores)
+        lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} | {_num(idle.get('cores'))} "
+                     f"| {_num(idle.get('wakeups_per_sec'))} | {_num(empty.get('cores'))} · "
+                     f"{_num(empty.get('wakeups_per_sec'))} | {_num(_mem(r))} | {ratio} |")
+    return "\n".join(lines)
+
+
+def cul_table(rows: list[dict]) -> str:
+    head = ("| N idle | system | connected | server CPU per connect, ms: median · p90 · max | CPU until ready, "
+            "median ms | latency median · max ms | idle cores | Panes ÷ raw lws on the same loop (CPU median) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 8))
+            continue
+        c, t, lat = r.get("connect_cpu_ms") or {}, r.get("connect_cpu_to_reply_ms") or {}, r.get("latency_ms") or {}
+        raw = _same_loop_raw(r, rows)
+        ratio = _ratio(c.get("p50"), ((raw or {}).get("connect_cpu_ms") or {}).get("p50")) if raw else ""
+        lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} "
+                     f"| {_num(c.get('p50'))} · {_num(c.get('p90'))} · {_num(c.get('max'))} | {_num(t.get('p50'))} "
+                     f"| {_num(lat.get('p50'))} · {_num(lat.get('max'))} | {_num((r.get('idle') or {}).get('cores'))} "
+                     f"| {ratio} |")
+    return "\n".join(lines)
+
+
+def _rate(n: int) -> str:
+    return "max (closed loop)" if n == 0 else f"{n:,}/s"
+
+
+def acklat_table(rows: list[dict]) -> str:
+    head = ("| offered | system | acknowledged writes/s (min–max per s) | p50 ms | p99 ms | p99.9 ms | max ms "
+            "| p99 from send ms | latest send ms | server CPU per write ms | server cores |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in sorted(rows, key=lambda r: (r["n"] == 0, r["n"])):
+        if _bad(r):
+            lines.append(_failed_line(r, _rate(r["n"]), 11))
+            continue
+        cpu = r.get("cpu") or {}
+        lines.append(f"| {_rate(r['n'])} | {r['label']}{_flags(r)} | {_num(r.get('writes_per_sec'))} "
+                     f"({_num(r.get('writes_per_second_min'))}–{_num(r.get('writes_per_second_max'))}) "
+                     f"| {_num(_lat(r, 'p50'))} | {_num(_lat(r, 'p99'))} | {_num(_lat(r, 'p99_9'))} "
+                     f"| {_num(_lat(r, 'max'))} | {_num((r.get('ack_from_send_ms') or {}).get('p99'))} "
+                     f"| {_num(r.get('max_send_late_ms'))} | {_num(cpu.get('server_ms_per_write'))} "
+                     f"| {_num(cpu.get('server_cores'))} |")
+    return "\n".join(lines)
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 1e6:g} MB" if n >= 1e6 else f"{n / 1e3:g} kB" if n >= 1e3 else f"{n} B"
+
+
+def docsize_table(rows: list[dict]) -> str:
+    head = ("| document | system | editors | offered ops/s | sustained ops/s (min–max per s) | ack median · p99 ms "
+            "| → last editor median · p99 ms | server CPU per op ms | server KiB per open doc (÷ text) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, _bytes(r["n"]), 9))
+            continue
+        ack, mem, cpu = r.get("ack_ms") or {}, r.get("memory") or {}, r.get("cpu") or {}
+        per_text = mem.get("doc_open_per_text") if r["n"] >= 10000 else None  # a tiny text: no ratio
+        lines.append(f"| {_bytes(r['n'])} | {r['label']} | {r.get('connected', 0)}{_flags(r)} "
+                     f"| {_num(r.get('offered_ops_per_sec'))} | {_num(r.get('ops_per_sec'))} "
+                     f"({_num(r.get('ops_per_second_min'))}–{_num(r.get('ops_per_second_max'))}) "
+                     f"| {_num(ack.get('p50'))} · {_num(ack.get('p99'))} | {_num(_lat(r, 'p50'))} · "
+                     f"{_num(_lat(r, 'p99'))} | {_num(cpu.get('server_ms_per_op'))} "
+                     f"| {_num(mem.get('doc_open_kb'))}{f' ({per_text:g}×)' if per_text is not None else ''} |")
+    return "\n".join(lines)
+
+
+def prefwrite_table(rows: list[dict]) -> str:
+    head = ("| keys in the domain | system | writes/s, one at a time | latency p50 · p99 · max ms "
+            "| server CPU per write ms | filling the domain took s | ÷ the fewest keys (CPU per write) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    least = {}
+    for r in sorted(rows, key=lambda r: r["n"]):
+        if not _bad(r):
+            least.setdefault(r["system"], r)
+    for r in sorted(rows, key=lambda r: (r["system"], r["n"])):
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 7))
+            continue
+        cpu = (r.get("cpu") or {}).get("server_ms_per_write")
+        base = ((least.get(r["system"]) or {}).get("cpu") or {}).get("server_ms_per_write")
+        lines.append(f"| {r['n']:,} | {r['label']}{_flags(r)} | {_num(r.get('writes_per_sec'))} "
+                     f"| {_num(_lat(r, 'p50'))} · {_num(_lat(r, 'p99'))} · {_num(_lat(r, 'max'))} | {_num(cpu)} "
+                     f"| {_num(r.get('fill_seconds'))} | {_ratio(cpu, base)} |")
+    return "\n".join(lines)
+
+
+def soak_table(rows: list[dict]) -> str:
+    head = ("| N idle | system | minutes | CPU mean · max, cores | RSS mean · max MiB | edit ack p50 · p99 · max ms "
+            "| preference ack p50 · p99 ms | edits/s · preferences/s |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 8))
+            continue
+        c, m, p = r.get("cpu_cores") or {}, r.get("rss_kb") or {}, r.get("pref_ack_ms") or {}
+        mib = lambda v: None if v is None else v / 1024  # noqa: E731
+        lines.append(f"| {r['n']:,} | {r['label']}{_flags(r)} | {_num(r.get('seconds', 0) / 60)} "
+                     f"| {_num(c.get('mean'))} · {_num(c.get('max'))} | {_num(mib(m.get('mean')))} · "
+                     f"{_num(mib(m.get('max')))} | {_num(_lat(r, 'p50'))} · {_num(_lat(r, 'p99'))} · "
+                     f"{_num(_lat(r, 'max'))} | {_num(p.get('p50'))} · {_num(p.get('p99'))} "
+                     f"| {_num(r.get('ops_per_sec'))} · {_num(r.get('pref_writes_per_sec'))} |")
+    return "\n".join(lines)
+
+
+SECTIONS = [
+    # (workload, heading, table) in the order results.md shows them, after the peers' table
+    ("docs", "docs: E editors typing into one document", docs_table),
+    ("docsize", "docsize: 50 editors on a tiny and on a 1 MB document", docsize_table),
+    ("idle", "idle: what N idle connections cost, nothing happening", idle_table),
+    ("connect-under-load", "connect-under-load: one more connect with N idle held", cul_table),
+    ("acklat", "acklat: durable write latency, open loop, and the sustained ceiling", acklat_table),
+    ("prefwrite", "prefwrite: one preference write with few and many keys in the domain", prefwrite_table),
+    ("soak", "soak: idle scenes held while people work", soak_table),
+]
+PEER_WORKLOADS = ("connect", "fanout", "throughput")
+
+
 def table(rows: list[dict]) -> str:
     head = ("| workload | N | system | connected | median ms | p99 ms | p99.9 ms | max ms | all connected s "
             "| changes/s | server KiB/conn | CPU server / generator s | Panes ÷ system: median · p99 · KiB/conn |")
@@ -142,7 +315,7 @@ def footnotes(rows: list[dict], systems: dict, meta: dict) -> str:
            "results.json): treat it with care.", ""]
     for w in dict.fromkeys(r["workload"] for r in rows):
         out.append(f"- {WORKLOAD_TEXT.get(w, w)}")
-    if any(r["workload"] != "docs" for r in rows):
+    if any(r["workload"] in PEER_WORKLOADS for r in rows):
         out += [
             f"- Same machine, same run, same N and number of changes for every system; payload "
             f"{meta['payload']} bytes of application data per change (a JSON value for Panes, raw and "
@@ -151,7 +324,7 @@ def footnotes(rows: list[dict], systems: dict, meta: dict) -> str:
             "utime+stime and the generator's own, over the same phase (connecting for connect rows, "
             "measuring for the others); the generator must cost less than the server it measures.",
         ]
-    if any(r["workload"] == "docs" for r in rows):
+    if any(r["workload"] in ("docs", "docsize") for r in rows):
         d = (meta.get("plan") or {}).get("docs") or {}
         out += [
             f"- docs: {d.get('rate_per_editor', '?'):g} edits/s per editor, {d.get('warmup_s', '?'):g} s "
@@ -177,31 +350,24 @@ def footnotes(rows: list[dict], systems: dict, meta: dict) -> str:
     return "\n".join(out)
 
 
+def tables(rows: list[dict], level: str = "##") -> str:
+    """Every table for `rows`: the peers' (connect, fan-out, throughput), then one per other workload."""
+    text = ""
+    peers = [r for r in rows if r["workload"] in PEER_WORKLOADS]
+    if peers:
+        text += table(peers) + "\n\n"
+    for workload, heading, draw in SECTIONS:
+        mine = [r for r in rows if r["workload"] == workload]
+        if mine:
+            text += f"{level} {heading}\n\n" + draw(mine) + "\n\n"
+    return text
+
+
 def write(out_dir: str, rows: list[dict], systems: dict, meta: dict) -> str:
     os.makedirs(out_dir, exist_ok=True)
-    text = f"# Panes benchmark ({meta['mode']}, {meta['started']})\n\n"
-    others = [r for r in rows if r["workload"] != "docs"]
-    docs = [r for r in rows if r["workload"] == "docs"]
-    if others:
-        text += table(others) + "\n\n"
-    if docs:
-        text += "## docs: E editors typing into one document\n\n" + docs_table(docs) + "\n\n"
-    text += footnotes(rows, systems, meta) + "\n"
+    text = f"# Panes benchmark ({meta['mode']}, {meta['started']})\n\n" + tables(rows) + footnotes(rows, systems, meta) + "\n"
     with open(os.path.join(out_dir, "results.md"), "w") as f:
         f.write(text)
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=2)
     return text
-
-
-def plot(out_dir: str) -> Optional[str]:
-    """latency.png through Debian's python3 (where python3-matplotlib lives); None or why not."""
-    py = "/usr/bin/python3"
-    if not os.path.exists(py):
-        return "no /usr/bin/python3"
-    r = subprocess.run([py, os.path.join(ROOT, "scripts", "bench_lib", "plot.py"),
-                        os.path.join(out_dir, "results.json"), os.path.join(out_dir, "latency.png")],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        return (r.stderr.strip().splitlines() or ["plot failed"])[-1]
-    return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Optional
@@ -17,11 +18,19 @@ from . import ROOT, procs, setup
 READY_LINE = r"listening on http://[0-9.]+:(\d+)"
 
 # Limits a real server keeps and a benchmark must lift (see PROTOCOL.md, Settings.swift).
+# Written into the run's configuration file only if this server knows them (`panes settings`):
+# a server refuses unknown settings, and newer ones add limits (maxPreferenceKeys …).
 PANES_SETTINGS = {
     "maxSessionsPerUser": 100000,
     "rateLimitPerSecond": 100000,
     "rateLimitBurst": 100000,
     "maxOutboundQueue": 100000,
+    # docsize: a 1 MB document, created in one message, growing while 50 editors type
+    "maxMessageBytes": 8 << 20,
+    "maxDocumentScalars": 8 << 20,
+    # prefwrite: 10,000 keys in one user's domain (issue 13 item 9 adds these limits)
+    "maxPreferenceKeys": 100000,
+    "maxPreferenceBytes": 64 << 20,
 }
 
 
@@ -87,31 +96,55 @@ class System:
     def generator_args(self, ctx, workload: str, n: int) -> list[str]:
         return []
 
+    def event_loop(self, ctx) -> Optional[str]:
+        """The event loop this system runs on, for comparing like with like (None: not lws)."""
+        return None
+
+
+PANES_WORKLOADS = ("connect", "fanout", "throughput", "docs", "docsize", "idle", "connect-under-load",
+                   "acklat", "prefwrite", "soak")
+
 
 class Panes(System):
-    def __init__(self, store: str = "sqlite"):
+    """`panes serve`; `loop` adds `--event-loop LOOP` (None: the server's default loop)."""
+
+    def __init__(self, store: str = "sqlite", loop: Optional[str] = None):
         memory = store == "memory"
+        name = "panes-mem" if memory else "panes"
+        label = "Panes (memory store)" if memory else "Panes"
+        if loop:
+            name, label = f"{name}-{loop}", f"{label[:-1]}, {loop} loop)" if memory else f"Panes ({loop} loop)"
         super().__init__(
-            name="panes-mem" if memory else "panes",
-            label="Panes (memory store)" if memory else "Panes",
-            protocol="panes",
+            name=name, label=label, protocol="panes",
             note=("Panes with --store memory: same protocol, JSON and state, nothing written to disk."
                   if memory else
                   "Panes as shipped: SQLite store, synchronous=full; every preference write and document "
-                  "edit is durable (committed with fsync) before its reply and before others hear of it."),
-            workloads=("connect", "fanout", "throughput", "docs"), separate_open=True)
+                  "edit is durable (committed with fsync) before its reply and before others hear of it.")
+                 + (f" `panes serve --event-loop {loop}`." if loop else ""),
+            workloads=PANES_WORKLOADS, separate_open=True)
         self.store = store
+        self.loop = loop
 
     def prepare(self, ctx) -> None:
         self.unavailable = ctx.panes_unavailable
+        if not self.unavailable and self.loop and "--event-loop" not in ctx.panes_serve_help():
+            self.unavailable = "this panes has no `serve --event-loop` option"
+
+    def event_loop(self, ctx) -> Optional[str]:
+        if self.loop:
+            return self.loop
+        m = re.search(r"--event-loop[\s\S]*?default: (\w+)", ctx.panes_serve_help())
+        return m.group(1) if m else "poll"  # a server without the option has only lws's poll loop
 
     def argv(self, ctx, workdir, port):
         config = os.path.join(workdir, "panes-config.json")
+        known = ctx.panes_settings()
         with open(config, "w") as f:
-            json.dump({"settings": PANES_SETTINGS}, f)
+            json.dump({"settings": {k: v for k, v in PANES_SETTINGS.items() if k in known}}, f)
+        loop = ["--event-loop", self.loop] if self.loop else []
         return [ctx.panes_bin, "serve", "--host", "127.0.0.1", "--port", "0",
                 "--data", os.path.join(workdir, "data"), "--store", self.store,
-                "--config", config, "--log-level", "warning"]
+                "--config", config, "--log-level", "warning", *loop, *ctx.server_args]
 
     def generator_args(self, ctx, workload, n):
         if workload == "connect":
@@ -120,21 +153,37 @@ class Panes(System):
         if workload == "docs":
             # E people (editor-0 …) in one workspace, one scene each.
             return ["--user", "editor", "--users", str(n), "--workspace", "bench-docs"]
+        if workload == "probe":
+            return ["--user", "probe"]  # a person of their own, beside the idle ones
         return []
 
 
 class Raw(System):
-    def __init__(self):
+    """panes-raw-broadcast on lws's poll loop, or on its libev plugin (`loop="libev"`)."""
+
+    def __init__(self, loop: str = "poll"):
+        libev = loop == "libev"
         super().__init__(
-            name="raw", label="raw lws broadcast", protocol="raw",
-            note="panes-raw-broadcast: the same libwebsockets (4.1, poll loop) relaying each frame to every "
-                 "other client; no protocol, JSON, state or storage. The ceiling for an lws server.")
+            name="raw-libev" if libev else "raw",
+            label="raw lws broadcast (libev loop)" if libev else "raw lws broadcast",
+            protocol="raw",
+            packages=["libwebsockets-evlib-ev"] if libev else [],
+            workloads=("connect", "fanout", "throughput", "idle", "connect-under-load"),
+            note=(f"panes-raw-broadcast: the same libwebsockets (4.1, {'libev loop: Debian’s evlib plugin, epoll underneath' if libev else 'poll loop'}) "
+                  "relaying each frame to every other client; no protocol, JSON, state or storage. "
+                  "The ceiling for an lws server."))
+        self.loop = loop
 
     def prepare(self, ctx):
-        self.unavailable = ctx.tool_unavailable
+        super().prepare(ctx)
+        self.unavailable = self.unavailable or ctx.tool_unavailable
+
+    def event_loop(self, ctx) -> Optional[str]:
+        return self.loop
 
     def argv(self, ctx, workdir, port):
-        return [setup.binary("panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0"]
+        return [setup.binary("panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0",
+                "--event-loop", self.loop]
 
 
 class Nchan(System):
@@ -192,5 +241,6 @@ class YWebsocket(System):
 
 
 def all_systems() -> dict[str, System]:
-    systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory")]
+    systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory"), Raw("libev"),
+               Panes(loop="libev"), Panes(loop="poll")]
     return {s.name: s for s in systems}

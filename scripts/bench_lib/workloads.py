@@ -8,6 +8,11 @@
 - docs (issue 5): E editors typing into one document at a steady rate; ops/s
   sustained, latency = an edit's send -> the LAST other editor has it, and the
   server's memory per open document.
+- docsize (issue 14): the same with 50 editors as fast as the server lets them,
+  into a document that starts tiny or 1 MB long.
+
+The rows of issue 14 are in idle.py (idle, connect-under-load), writes.py
+(acklat, prefwrite) and soak.py.
 
 Memory per connection = (VmRSS with N connected - VmRSS before) / connected.
 CPU = utime + stime from /proc for the server, and the generator's own
@@ -15,14 +20,25 @@ getrusage, over the same phase (connecting, or measuring).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Optional
 
 from . import log, procs
-from .loadgen import Generator, source_address, split
+from .loadgen import Generator, hold, release
 
-SETTLE = 0.5  # seconds for a server to settle before its memory is read
+SETTLE = 0.5  # seconds for a server to settle before its memory is read (the smoke run: less)
+
+
+def settle() -> None:
+    time.sleep(SETTLE)
+
+
+def measuring(ctx, pid: int):
+    """Around a row's measured phase: `ctx.measure_hook(pid)` if set (profile: perf record), else nothing."""
+    hook = getattr(ctx, "measure_hook", None)
+    return hook(pid) if hook else contextlib.nullcontext()
 
 
 def _ms(hist: Optional[dict]) -> Optional[dict]:
@@ -55,27 +71,15 @@ def run_connect(ctx, system, n: int) -> dict:
     workdir = ctx.run_dir(f"connect-{system.name}-{n}")
     running = system.start(ctx, workdir)
     try:
-        time.sleep(SETTLE)
+        settle()
         base, cpu0 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         phase = procs.Phase()
-        parts = split(n)
-        gens, offset = [], 0
-        for k, part in enumerate(parts):
-            args = ["connect", "--protocol", system.protocol, "--port", str(running.port),
-                    "--n", str(part), "--hold", "-1", "--first-index", str(offset),
-                    "--concurrency", str(max(32, 256 // len(parts))), "--quiet",
-                    "--timeout", str(ctx.timeout), *source_address(k, len(parts)),
-                    *system.generator_args(ctx, "connect", n)]
-            gens.append(Generator(args, os.path.join(workdir, f"load-{k}.log")))
-            offset += part
-        readies = [g.wait("ready", ctx.timeout) for g in gens]
-        time.sleep(SETTLE)
+        gens, readies = hold(ctx, system, running.port, n, workdir, name="load")
+        settle()
         mem, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         phase.end()
         alive = running.proc.poll() is None
-        for g in gens:
-            g.close_stdin()
-        results = [g.finish(30) or r for g, r in zip(gens, readies)]
+        results = release(gens, readies)
     finally:
         procs.stop(running.proc)
 
@@ -83,7 +87,7 @@ def run_connect(ctx, system, n: int) -> dict:
     connected = sum(r["ready"] for r in got)
     gen_cpu = round(sum(r.get("cpu_connect_s", 0) for r in got), 3)
     row.update({
-        "processes": len(parts),
+        "processes": len(gens),
         "connected": connected,
         "failed": n - connected,
         "connect_seconds": max((r["connect_seconds"] for r in got), default=None),
@@ -110,7 +114,7 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
     workdir = ctx.run_dir(f"{workload}-{system.name}-{n}")
     running = system.start(ctx, workdir)
     try:
-        time.sleep(SETTLE)
+        settle()
         base, cpu0 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         args = ["fanout", "--protocol", system.protocol, "--port", str(running.port),
                 "--n", str(n), "--writes", str(writes), "--warmup", str(warmup),
@@ -119,11 +123,12 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
                 *system.generator_args(ctx, workload, n)]
         gen = Generator(args, os.path.join(workdir, "load.log"))
         ready = gen.wait("ready", ctx.timeout)
-        time.sleep(SETTLE)
+        settle()
         mem, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         phase = procs.Phase()
-        gen.send("go")
-        result = gen.finish(ctx.timeout)
+        with measuring(ctx, running.pid):
+            gen.send("go")
+            result = gen.finish(ctx.timeout)
         cpu2 = procs.cpu_seconds(running.pid)
         phase.end()
         alive = running.proc.poll() is None
@@ -166,8 +171,16 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
     return row
 
 
-def run_docs(ctx, system, editors: int) -> dict:
-    """E editors, one document, each typing `ctx.docs_rate` edits a second.
+def run_docsize(ctx, system, doc_bytes: int) -> dict:
+    """docsize: `ctx.docsize_editors` editors typing as fast as the server lets them into one
+    document that starts `doc_bytes` long (issue 14: a 1 MB document and a tiny one)."""
+    return run_docs(ctx, system, ctx.docsize_editors, workload="docsize", doc_bytes=doc_bytes,
+                    rate=ctx.docsize_rate, seconds=ctx.docsize_seconds, n=doc_bytes)
+
+
+def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: int = 0,
+             rate: Optional[float] = None, seconds: Optional[float] = None, n: Optional[int] = None) -> dict:
+    """E editors, one document, each typing `rate` (default `ctx.docs_rate`) edits a second.
 
     Memory is read four times: before anyone connects, with E editors connected,
     with the document open by all of them, and after typing. Per open document =
@@ -175,20 +188,23 @@ def run_docs(ctx, system, editors: int) -> dict:
     its share of the open document. CPU is over the typing phase (warm-up,
     measured window and the last edits' arrival) for server and generator alike.
     """
-    row = _row("docs", editors, system)
+    rate = rate or ctx.docs_rate
+    seconds = seconds or ctx.docs_seconds
+    n = editors if n is None else n
+    row = _row(workload, n, system)
     if system.protocol == "yjs" and not ctx.yjs_editor_updates.get(editors):
         row["status"], row["reason"] = "unavailable", "no prepared Yjs updates for the editors"
         return row
-    workdir = ctx.run_dir(f"docs-{system.name}-{editors}")
+    workdir = ctx.run_dir(f"{workload}-{system.name}-{n}")
     running = system.start(ctx, workdir)
     opened = None
     mem_connected = mem_opened = mem_end = None
     try:
-        time.sleep(SETTLE)
+        settle()
         base, cpu0 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
         args = ["docs", "--protocol", system.protocol, "--port", str(running.port), "--n", str(editors),
-                "--rate", f"{ctx.docs_rate:g}", "--warmup-time", f"{ctx.docs_warmup:g}",
-                "--duration", f"{ctx.docs_seconds:g}", "--wait-go", "--quiet",
+                "--rate", f"{rate:g}", "--warmup-time", f"{ctx.docs_warmup:g}",
+                "--duration", f"{seconds:g}", "--doc-bytes", str(doc_bytes), "--wait-go", "--quiet",
                 "--timeout", str(ctx.timeout), "--write-timeout", str(ctx.write_timeout),
                 *system.generator_args(ctx, "docs", editors)]
         gen = Generator(args, os.path.join(workdir, "load.log"))
@@ -196,12 +212,12 @@ def run_docs(ctx, system, editors: int) -> dict:
         cpu1 = cpu2 = cpu3 = procs.cpu_seconds(running.pid)
         phase = procs.Phase()
         if ready:
-            time.sleep(SETTLE)
+            settle()
             mem_connected, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
             gen.send("go")  # create the document, everyone opens it
             opened = gen.wait("opened", ctx.timeout)
         if opened:
-            time.sleep(SETTLE)
+            settle()
             mem_opened, cpu2 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
             phase = procs.Phase()
             gen.send("go")  # type
@@ -231,13 +247,16 @@ def run_docs(ctx, system, editors: int) -> dict:
         memory |= {"end_rss_kb": mem_end["rss_kb"], "hwm_kb": mem_end["hwm_kb"],
                    "typing_growth_kb": mem_end["rss_kb"] - mem_opened["rss_kb"]}
     gen_cpu = r.get("cpu_typing_s")
+    acks = r.get("acked") or 0
+    if mem_opened and mem_connected and doc_bytes:
+        memory["doc_open_per_text"] = round((mem_opened["rss_kb"] - mem_connected["rss_kb"]) * 1024 / doc_bytes, 2)
     row.update({
         "connected": connected,
         "failed": r.get("failed", editors),
         "editors": editors,
         "connect_seconds": r.get("connect_seconds"),
         "open_seconds": (opened or {}).get("open_seconds"),
-        "rate_per_editor": ctx.docs_rate, "warmup_s": ctx.docs_warmup, "measure_s": ctx.docs_seconds,
+        "rate_per_editor": rate, "warmup_s": ctx.docs_warmup, "measure_s": seconds, "doc_bytes": doc_bytes,
         "latency_ms": _ms(r.get("latency_last_ns")),
         "each_latency_ms": _ms(r.get("latency_each_ns")),
         "ack_ms": _ms(r.get("ack_ns")),
@@ -253,6 +272,7 @@ def run_docs(ctx, system, editors: int) -> dict:
         "memory": memory,
         "cpu": {"server_s": round(cpu3 - cpu2, 3), "generator_s": gen_cpu,
                 **phase.background(cpu3 - cpu2, gen_cpu),
+                "server_ms_per_op": round((cpu3 - cpu2) * 1000 / acks, 3) if acks else None,
                 "connect_server_s": round(cpu1 - cpu0, 3), "connect_generator_s": r.get("cpu_connect_s"),
                 "open_server_s": round(cpu2 - cpu1, 3), "open_generator_s": (opened or {}).get("cpu_open_s")},
         "generator": r,

@@ -3,16 +3,17 @@
  * A `PanesClient` wired to a browser window: the socket URL from the page's origin, the
  * session in `sessionStorage`, a window ticket from the URL (removed once used, so a reload
  * resumes by `sessionStorage`), traits from media queries, lifecycle from visibility and
- * focus, a quick reconnect when the network comes back, and the window closed with its
- * dismissal animation when its session is destroyed.
+ * focus, a retry at once when the network comes back or the page becomes visible, and the
+ * window closed with its dismissal animation when its session is destroyed.
  *
  * @module browser
  */
 import { PanesClient } from './panes-client.js';
 
-/** @typedef {import('./panes-client.js').Traits} Traits */
-/** @typedef {import('./panes-client.js').LifecycleState} LifecycleState */
-/** @typedef {'standard' | 'commit' | 'decline'} DismissalAnimation */
+/** @typedef {import('../types/panes-client.js').Traits} Traits */
+/** @typedef {import('../types/panes-client.js').LifecycleState} LifecycleState */
+/** @typedef {import('../types/panes-client.js').DismissalAnimation} DismissalAnimation */
+/** @typedef {import('../types/panes-client.js').BrowserClientOptions} BrowserClientOptions */
 
 /** The width below which a window is `compact` (a phone, or a narrow window). */
 export const COMPACT_MAX_WIDTH = 700;
@@ -49,20 +50,27 @@ export function currentLifecycle(win = window) {
 }
 
 /**
- * Reports visibility and focus changes to the server until the returned function is called.
+ * Reports visibility and focus changes to the server until the returned function is called,
+ * and skips the wait before the next reconnection attempt when the network comes back
+ * (`online`) or the page becomes visible: the moments a person looks at the window, or the
+ * moments the server most likely became reachable again.
  * @param {PanesClient} client
  * @param {Window} [win]
  * @returns {() => void}
  */
 export function bindLifecycle(client, win = window) {
   const report = () => client.setLifecycle(currentLifecycle(win));
-  const online = () => client.reconnectNow();
+  const retry = () => client.reconnectNow();
+  const visibility = () => {
+    report();
+    if (win.document.visibilityState === 'visible') retry();
+  };
   const targets = /** @type {Array<[EventTarget, string, () => void]>} */ ([
-    [win.document, 'visibilitychange', report],
+    [win.document, 'visibilitychange', visibility],
     [win, 'focus', report],
     [win, 'blur', report],
-    [win, 'pageshow', report],
-    [win, 'online', online],
+    [win, 'pageshow', visibility],
+    [win, 'online', retry],
   ]);
   for (const [target, type, fn] of targets) target.addEventListener(type, fn);
   return () => {
@@ -163,37 +171,24 @@ export function openTicketWindow(url, options = {}) {
 }
 
 /**
- * @typedef {object} BrowserClientOptions
- * @property {string} [workspace]
- * @property {Record<string, any>} [auth]
- * @property {string} [client]
- * @property {string} [url] default: this origin's `/ws`
- * @property {boolean} [closeOnDestroy] play the dismissal animation and close the window when
- *   the session is destroyed (default true)
- * @property {HTMLElement} [animate] what the dismissal animation moves (default `document.body`)
- * @property {() => void} [onClosed] the window could not be closed (not opened by a script): show
- *   a "closed" screen
- */
-
-/**
  * A client for this browser window, started. See the module comment for what it wires up.
- * @param {BrowserClientOptions & Partial<import('./panes-client.js').ClientOptions>} [options]
+ * @param {BrowserClientOptions} [options]
  * @returns {PanesClient}
  */
 export function connectInBrowser(options = {}) {
   const ticket = ticketFromURL();
   const client = new PanesClient({
-    url: options.url ?? socketURL(),
     storage: safeSessionStorage(),
     ticket,
     traits: () => currentTraits(),
     lifecycle: currentLifecycle(),
     ...options,
+    url: options.url ?? socketURL(),
   });
   client.on('ticketUsed', () => removeTicketFromURL());
   bindLifecycle(client);
   if (options.closeOnDestroy !== false) {
-    client.on('destroyed', async (/** @type {{ animation: string }} */ event) => {
+    client.on('destroyed', async (event) => {
       await playDismissal(options.animate ?? document.body, event.animation);
       if (!(await closeWindow())) options.onClosed?.();
     });

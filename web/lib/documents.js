@@ -1,191 +1,101 @@
 // @ts-check
 /**
- * Workspace documents over a `PanesClient`: the live list (`DocumentList`) and one open,
- * collaboratively edited document (`DocumentSession`).
+ * One open, collaboratively edited document (`DocumentSession`). (The live list of the
+ * workspace's documents, `DocumentList`, is `document-list.js`, re-exported here.)
  *
- * A `DocumentSession` keeps the document's text and revision, runs the OT client of
+ * A `DocumentSession` keeps the document's text and revision and runs the OT client of
  * `ot-client.js` (one operation in flight, later edits buffered, incoming operations
- * transformed past them), and tracks other people's selections. After a reconnect it re-opens
- * the document at the revision it has, applies what it missed (its own unacknowledged
- * operation among them, recognised by op id) and resends what is left, so edits made while
- * offline are kept and sent once back.
+ * transformed past them); presence is `presence.js`. After a reconnect it re-opens the
+ * document at the revision it has, applies what it missed (its own unacknowledged operation
+ * among them, recognised by op id) and resends what is left, so edits made while offline are
+ * kept and sent once back.
  *
  * Positions are Unicode code points, as on the wire; bindings convert from UTF-16.
  *
  * @module documents
  */
-import { Emitter } from './emitter.js';
+import { EventSource, emit } from './emitter.js';
+import { connectionOf } from './internal.js';
 import { OTClient } from './ot-client.js';
-import { apply, codePointLength, transformSelection } from './ot.js';
+import { apply, codePointLength } from './ot.js';
+import { Presence } from './presence.js';
 
-/** @typedef {import('./ot.js').Operation} Operation */
-/** @typedef {import('./ot.js').Selection} Selection */
+export { DocumentList } from './document-list.js';
+
+/** @typedef {import('../types/panes-client.js').Operation} Operation */
+/** @typedef {import('../types/panes-client.js').Selection} Selection */
+/** @typedef {import('../types/panes-client.js').Participant} Participant */
+/** @typedef {import('../types/panes-client.js').DocumentSummary} DocumentSummary */
+/** @typedef {import('../types/panes-client.js').RemotePresence} RemotePresence */
+/** @typedef {import('../types/panes-client.js').DocumentChange} DocumentChange */
+/** @typedef {import('../types/panes-client.js').DocumentStatus} DocumentStatus */
+/** @typedef {import('../types/panes-client.js').DocumentSessionOptions} DocumentSessionOptions */
+/** @typedef {import('../types/panes-client.js').DocumentSessionEvents} DocumentSessionEvents */
+/** @typedef {import('../types/panes-client.js').Author} Author */
 /** @typedef {import('./panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('./errors.js').PanesError} PanesError */
-
-/**
- * @typedef {object} Participant
- * @property {string} scene
- * @property {string} user
- * @property {string} name
- * @property {string} [color]
- */
-
-/**
- * A document summary, as the list and `openDocument` report it.
- * @typedef {object} DocumentSummary
- * @property {string} id
- * @property {string} title
- * @property {string} [kind]
- * @property {number} length
- * @property {number} revision
- * @property {number} createdAt
- * @property {number} modifiedAt
- * @property {string} [createdBy]
- * @property {Participant[]} [participants]
- */
-
-/**
- * Someone else's place in the document, in local coordinates.
- * @typedef {object} RemotePresence
- * @property {string} scene
- * @property {string} user
- * @property {string} name
- * @property {string} color
- * @property {Selection | null} selection
- * @property {number} updatedAt when their presence last arrived (ms since the epoch)
- */
-
-/**
- * @typedef {object} DocumentChange
- * @property {Operation | null} op the operation applied to the local text, or null for a reset
- * @property {boolean} remote made by someone else (or a reset)
- * @property {{ scene?: string, user?: string, name?: string } | null} [author]
- */
-
-/**
- * The workspace's documents, kept current across reconnects.
- * Events: `change` ({ change: 'reset' | 'created' | 'renamed' | 'deleted' | 'modified' | 'presence', document? }),
- * `unsupported` (the server has no documents).
- * @extends {Emitter<Record<string, any>>}
- */
-export class DocumentList extends Emitter {
-  /** @param {PanesClient} client */
-  constructor(client) {
-    super();
-    this.client = client;
-    /** @type {Map<string, DocumentSummary>} */
-    this.documents = new Map();
-    /** False once the server answered `unknown_type`; null until known. @type {boolean | null} */
-    this.supported = null;
-    this.loaded = false;
-    this.stopped = false;
-    /** @type {Array<() => void>} */
-    this.offs = [];
-  }
-
-  start() {
-    this.offs.push(
-      this.client.on('documentsChanged', (/** @type {any} */ event) => {
-        if (this.stopped || !event.document) return;
-        const document = /** @type {DocumentSummary} */ (event.document);
-        if (event.change === 'deleted') this.documents.delete(document.id);
-        else this.documents.set(document.id, { ...this.documents.get(document.id), ...document });
-        this.emit('change', { change: event.change, document });
-      }),
-      this.client.onEveryConnection(() => this.load()),
-    );
-    return this;
-  }
-
-  load() {
-    this.client
-      .request('observeDocuments', {}, { queue: false })
-      .then((result) => {
-        if (this.stopped) return;
-        this.supported = true;
-        this.loaded = true;
-        this.documents = new Map((result.documents ?? []).map((/** @type {DocumentSummary} */ d) => [d.id, d]));
-        this.emit('change', { change: 'reset' });
-      })
-      .catch((/** @type {PanesError} */ error) => {
-        if (error.code === 'unknown_type') {
-          this.supported = false;
-          this.emit('unsupported', error);
-        }
-      });
-  }
-
-  /**
-   * Documents by title (as the server lists them), so the list stays put while people type;
-   * ties by identifier.
-   */
-  sorted() {
-    return [...this.documents.values()].sort(
-      (a, b) => a.title.localeCompare(b.title, undefined, { sensitivity: 'base' }) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    );
-  }
-
-  stop() {
-    this.stopped = true;
-    for (const off of this.offs.splice(0)) off();
-    if (this.client.connected) this.client.request('unobserveDocuments', {}, { queue: false }).catch(() => {});
-  }
-}
 
 /** Makes op-id prefixes unique per page load, so a reloaded page never reuses an op id. */
 const loadNonce = Math.floor(Math.random() * 36 ** 6).toString(36);
 let openCount = 0;
 
 /**
- * One open document. Events: `change` (DocumentChange), `presence` (the remote map changed),
- * `status` ('open' | 'catchingUp' | 'closed' | 'deleted'), `deleted`, `error` (PanesError),
- * `reset` ({ lostLocalEdits }), `saved` (everything local is on the server).
- * @extends {Emitter<Record<string, any>>}
+ * One open document.
+ * @extends {EventSource<DocumentSessionEvents>}
  */
-export class DocumentSession extends Emitter {
+export class DocumentSession extends EventSource {
+  #client;
+  #connection;
+  /** @readonly */ id;
+  name;
+  color;
+  text = '';
+  /** @type {DocumentSummary | null} */
+  summary = null;
+  /** @type {DocumentStatus} */
+  status = 'opening';
+  readOnly = false;
+  /** @type {OTClient | null} */
+  #ot = null;
+  #presence;
+  #openEpoch = -1;
+  #reopening = false;
+  #reopenAgain = false;
+  /** @type {Array<() => void>} */
+  #offs = [];
+
   /**
    * @param {PanesClient} client
    * @param {string} documentId
-   * @param {{ name?: string, color?: string, historyLimit?: number }} [options]
+   * @param {DocumentSessionOptions} [options]
    */
   constructor(client, documentId, options = {}) {
     super();
-    this.client = client;
+    this.#client = client;
+    this.#connection = connectionOf(client);
     this.id = documentId;
     this.name = options.name ?? client.user?.name ?? '';
     this.color = options.color ?? '#3b82f6';
-    this.historyLimit = options.historyLimit ?? 500;
-    this.text = '';
-    /** @type {DocumentSummary | null} */
-    this.summary = null;
-    /** @type {OTClient | null} */
-    this.ot = null;
-    /** @type {'opening' | 'open' | 'catchingUp' | 'closed' | 'deleted'} */
-    this.status = 'opening';
-    /** Other scenes' selections, by scene. @type {Map<string, RemotePresence>} */
-    this.remote = new Map();
-    /**
-     * Server operations by revision, in server coordinates, to move late presence.
-     * @type {Array<{ revision: number, op: Operation }>}
-     */
-    this.history = [];
-    /** @type {Selection | null} */
-    this.selection = null;
-    this.presenceDirty = false;
-    this.presenceInFlight = false;
-    /** @type {any} */ this.presenceTimer = null;
-    this.openEpoch = -1;
-    this.reopening = false;
-    this.reopenAgain = false;
-    this.readOnly = false;
-    /** @type {Array<() => void>} */
-    this.offs = [];
+    this.#presence = new Presence({
+      historyLimit: options.historyLimit ?? 500,
+      timers: this.#connection.timers,
+      send: (selection) => this.#sendPresence(selection),
+    });
+  }
+
+  /** Other scenes' selections, by scene, in local coordinates. */
+  get remote() {
+    return this.#presence.remote;
+  }
+
+  /** This scene's selection, as last set. */
+  get selection() {
+    return this.#presence.selection;
   }
 
   /** True when every local edit is acknowledged by the server. */
   get synchronized() {
-    return !this.ot || this.ot.state.name === 'synchronized';
+    return !this.#ot || this.#ot.state.name === 'synchronized';
   }
 
   /** Closed or deleted: nothing more happens. */
@@ -195,7 +105,7 @@ export class DocumentSession extends Emitter {
 
   /** The server revision the local text is based on. */
   get revision() {
-    return this.ot?.revision ?? 0;
+    return this.#ot?.revision ?? 0;
   }
 
   /**
@@ -204,145 +114,50 @@ export class DocumentSession extends Emitter {
    * @returns {Promise<this>}
    */
   async open() {
-    this.offs.push(
-      this.client.on('documentOperation', (/** @type {any} */ event) => {
-        if (event.document !== this.id || !this.ot) return;
-        this.serverOperation(event.revision, event.operation, event.opId, event.author ?? null);
+    const client = this.#client;
+    this.#offs.push(
+      client.on('documentOperation', (event) => {
+        if (event.document !== this.id || !this.#ot) return;
+        try {
+          this.#serverOperation(event.revision, event.operation, event.opId, event.author ?? null);
+        } catch {
+          this.#reload(); // an operation that does not fit the local text: start afresh
+        }
       }),
-      this.client.on('presence', (/** @type {any} */ event) => {
-        if (event.document === this.id) this.remotePresence(event);
+      client.on('presence', (event) => {
+        if (event.document === this.id && this.#presence.received(event, this.#local())) emit(this, 'presence', {});
       }),
-      this.client.on('documentDeleted', (/** @type {any} */ event) => {
-        if (event.document === this.id) this.markDeleted();
+      client.on('documentDeleted', (event) => {
+        if (event.document === this.id) this.#markDeleted();
       }),
-      this.client.on('documentsChanged', (/** @type {any} */ event) => {
+      client.on('documentsChanged', (event) => {
         if (event.document?.id === this.id && event.change !== 'deleted') {
           this.summary = { ...this.summary, ...event.document };
-          if (event.change === 'presence') this.emit('presence', {});
+          if (event.change === 'presence') emit(this, 'presence', {});
         }
       }),
-      this.client.on('disconnect', () => this.ot?.disconnected()),
-      this.client.onEveryConnection(() => {
-        if (this.ot && this.status !== 'closed' && this.status !== 'deleted' && this.openEpoch !== this.client.epoch) {
-          this.ot.disconnected();
-          this.reopen();
-        }
+      client.on('disconnect', () => this.#ot?.disconnected()),
+      client.onEveryConnection(() => {
+        if (this.#ot && !this.gone && this.#openEpoch !== client.epoch) this.#reopen();
       }),
     );
     for (;;) {
       try {
-        const result = await this.client.request('openDocument', { document: this.id });
-        this.openEpoch = this.client.epoch;
-        this.start(result);
+        const result = await client.request('openDocument', { document: this.id });
+        this.#openEpoch = client.epoch;
+        this.#start(result);
         return this;
       } catch (error) {
         const e = /** @type {PanesError} */ (error);
         if (e.code !== 'disconnected' && e.code !== 'timeout') {
-          this.detach();
+          this.#detach();
           this.status = 'closed';
           throw e;
         }
         // The connection dropped while opening: try again once it is back.
-        await new Promise((resolve) => this.client.once('connect', resolve));
+        await new Promise((resolve) => client.once('connect', resolve));
       }
     }
-  }
-
-  /** @param {any} result an `openDocument` result without catch-up */
-  start(result) {
-    this.summary = result.document ?? this.summary;
-    this.text = String(result.text ?? '');
-    openCount += 1;
-    const prefix = `${this.client.session?.persistentIdentifier ?? 'anon'}.${loadNonce}${openCount.toString(36)}`;
-    this.ot = new OTClient({
-      revision: Number(result.revision ?? 0),
-      idPrefix: prefix,
-      send: (revision, op, opId) => this.sendEdit(revision, op, opId),
-    });
-    this.history = [];
-    this.remote.clear();
-    for (const presence of result.presence ?? []) this.remotePresence(presence);
-    this.setStatus('open');
-  }
-
-  /** @param {'opening' | 'open' | 'catchingUp' | 'closed' | 'deleted'} status */
-  setStatus(status) {
-    this.status = status;
-    this.emit('status', status);
-  }
-
-  /**
-   * Re-opens at the local revision and catches up: after a reconnect, or when an operation
-   * arrives out of order.
-   */
-  async reopen() {
-    if (!this.ot || this.status === 'closed' || this.status === 'deleted') return;
-    if (this.reopening) {
-      this.reopenAgain = true;
-      return;
-    }
-    this.reopening = true;
-    this.setStatus('catchingUp');
-    const ot = this.ot;
-    ot.disconnected();
-    try {
-      const result = await this.client.request('openDocument', { document: this.id, revision: ot.revision }, { queue: false });
-      if (this.ot !== ot || this.gone) return;
-      this.openEpoch = this.client.epoch;
-      this.summary = result.document ?? this.summary;
-      if (result.catchUp === 'snapshot') {
-        this.reset(result);
-      } else {
-        for (const entry of result.operations ?? []) {
-          this.serverOperation(entry.revision, entry.operation, entry.opId, entry.author ?? null);
-        }
-        if (Array.isArray(result.presence)) {
-          this.remote.clear();
-          for (const presence of result.presence) this.remotePresence(presence);
-          this.emit('presence', {});
-        }
-        this.ot.resend();
-      }
-      this.setStatus('open');
-      this.presenceDirty = this.selection !== null;
-      this.flushPresence();
-    } catch (error) {
-      const e = /** @type {PanesError} */ (error);
-      if (e.code === 'document_not_found') this.markDeleted();
-      else if (e.code === 'revision_in_future' || e.code === 'revision_unavailable') await this.reload();
-      // `disconnected`: the next connection re-opens.
-    } finally {
-      this.reopening = false;
-      if (this.reopenAgain) {
-        this.reopenAgain = false;
-        this.reopen();
-      }
-    }
-  }
-
-  /** Opens afresh, dropping unsent edits (when they cannot be applied). */
-  async reload() {
-    try {
-      const result = await this.client.request('openDocument', { document: this.id }, { queue: false });
-      this.openEpoch = this.client.epoch;
-      this.reset(result);
-      this.setStatus('open');
-    } catch (error) {
-      if (/** @type {PanesError} */ (error).code === 'document_not_found') this.markDeleted();
-    }
-  }
-
-  /**
-   * Takes the server's whole text. Unsent local edits cannot be carried over a snapshot.
-   * @param {any} result
-   */
-  reset(result) {
-    const lostLocalEdits = !this.synchronized;
-    const selection = this.selection;
-    this.start(result);
-    if (selection) this.selection = clampSelection(selection, codePointLength(this.text));
-    this.emit('change', /** @type {DocumentChange} */ ({ op: null, remote: true, author: null }));
-    this.emit('reset', { lostLocalEdits });
   }
 
   /**
@@ -350,134 +165,11 @@ export class DocumentSession extends Emitter {
    * @param {Operation} op
    */
   applyLocal(op) {
-    if (!this.ot || this.status === 'closed' || this.status === 'deleted') return;
+    if (!this.#ot || this.gone) return;
     this.text = apply(this.text, op);
-    for (const presence of this.remote.values()) {
-      if (presence.selection) presence.selection = transformSelection(op, presence.selection, false);
-    }
-    this.ot.applyClient(op);
-    this.emit('change', /** @type {DocumentChange} */ ({ op, remote: false, author: null }));
-  }
-
-  /**
-   * @param {number} revision
-   * @param {Operation} op
-   * @param {string} opId
-   */
-  sendEdit(revision, op, opId) {
-    const ot = this.ot;
-    this.client
-      .request('edit', { document: this.id, revision, operation: op, opId }, { queue: false })
-      .then((result) => {
-        if (this.ot !== ot || !ot) return;
-        if (ot.outstandingId !== opId) return; // acknowledged already, by the catch-up replay
-        const state = ot.state;
-        const acknowledged = state.name === 'synchronized' ? null : state.outstanding;
-        if (ot.serverAck(opId) && acknowledged) this.pushHistory(Number(result.revision ?? ot.revision), acknowledged);
-        if (this.synchronized) {
-          this.emit('saved', {});
-          this.flushPresence();
-        }
-      })
-      .catch((/** @type {PanesError} */ error) => {
-        if (this.ot !== ot || !ot || this.status === 'closed') return;
-        switch (error.code) {
-          case 'disconnected':
-          case 'closed':
-            return; // the next connection re-opens and resends
-          case 'timeout':
-          case 'document_not_open':
-          case 'revision_unavailable':
-          case 'revision_in_future':
-            this.reopen();
-            return;
-          case 'rate_limited':
-            this.client.timers.setTimeout(() => {
-              if (this.ot === ot && ot.outstandingId === opId && this.client.connected) ot.resend();
-            }, error.retryAfterMs ?? 250);
-            return;
-          case 'document_not_found':
-            this.markDeleted();
-            return;
-          default:
-            // invalid_operation, too_large, forbidden: this edit can never be applied.
-            if (error.code === 'forbidden') this.readOnly = true;
-            this.emit('error', error);
-            this.reload();
-        }
-      });
-  }
-
-  /**
-   * An operation the server applied, at `revision`.
-   * @param {number} revision
-   * @param {Operation} op
-   * @param {string | undefined} opId
-   * @param {{ scene?: string, user?: string, name?: string } | null} author
-   */
-  serverOperation(revision, op, opId, author) {
-    const ot = this.ot;
-    if (!ot) return;
-    if (revision <= ot.revision) return; // seen already
-    if (revision > ot.revision + 1) {
-      this.reopen(); // a gap: fetch what is missing
-      return;
-    }
-    this.pushHistory(revision, op);
-    const local = ot.applyServer(op, opId);
-    if (local === null) {
-      if (this.synchronized) this.emit('saved', {});
-      return; // our own operation, replayed: now acknowledged
-    }
-    this.text = apply(this.text, local);
-    for (const presence of this.remote.values()) {
-      if (!presence.selection) continue;
-      presence.selection = transformSelection(local, presence.selection, author?.scene === presence.scene);
-    }
-    this.emit('change', /** @type {DocumentChange} */ ({ op: local, remote: true, author }));
-  }
-
-  /**
-   * @param {number} revision
-   * @param {Operation} op
-   */
-  pushHistory(revision, op) {
-    this.history.push({ revision, op });
-    if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
-  }
-
-  /**
-   * A `presence` event (or an entry of `openDocument`'s `presence`).
-   * @param {any} event
-   */
-  remotePresence(event) {
-    if (!event || !event.scene || event.scene === this.client.scene) return;
-    if (event.left) {
-      this.remote.delete(event.scene);
-      this.emit('presence', {});
-      return;
-    }
-    /** @type {Selection | null} */
-    let selection = null;
-    if (event.selection && typeof event.selection.anchor === 'number') {
-      selection = { anchor: event.selection.anchor, head: event.selection.head ?? event.selection.anchor };
-      const from = Number(event.revision ?? this.revision);
-      for (const entry of this.history) {
-        if (entry.revision > from) selection = transformSelection(entry.op, selection, false);
-      }
-      if (this.ot) selection = this.ot.transformSelection(selection);
-      selection = clampSelection(selection, codePointLength(this.text));
-    }
-    const previous = this.remote.get(event.scene);
-    this.remote.set(event.scene, {
-      scene: event.scene,
-      user: event.user ?? previous?.user ?? '',
-      name: event.name ?? previous?.name ?? event.user ?? '',
-      color: event.color ?? previous?.color ?? '#888',
-      selection,
-      updatedAt: Date.now(),
-    });
-    this.emit('presence', {});
+    this.#presence.moveThrough(op, undefined);
+    this.#ot.applyClient(op);
+    emit(this, 'change', { op, remote: false, author: null });
   }
 
   /**
@@ -485,38 +177,7 @@ export class DocumentSession extends Emitter {
    * @param {Selection | null} selection
    */
   setSelection(selection) {
-    const same =
-      selection && this.selection
-        ? selection.anchor === this.selection.anchor && selection.head === this.selection.head
-        : selection === this.selection;
-    if (same) return;
-    this.selection = selection;
-    this.presenceDirty = true;
-    if (this.presenceTimer === null) {
-      this.presenceTimer = this.client.timers.setTimeout(() => {
-        this.presenceTimer = null;
-        this.flushPresence();
-      }, 30);
-    }
-  }
-
-  /** Sends the selection when everything local is acknowledged (its coordinates are then the server's). */
-  flushPresence() {
-    if (!this.presenceDirty || this.presenceInFlight || !this.ot || !this.synchronized) return;
-    if (this.status !== 'open' || !this.client.connected || !this.client.supports('setPresence')) return;
-    this.presenceDirty = false;
-    this.presenceInFlight = true;
-    this.client
-      .request(
-        'setPresence',
-        { document: this.id, revision: this.ot.revision, selection: this.selection, name: this.name, color: this.color },
-        { queue: false },
-      )
-      .catch(() => {})
-      .finally(() => {
-        this.presenceInFlight = false;
-        if (this.presenceDirty) this.flushPresence();
-      });
+    this.#presence.setSelection(selection);
   }
 
   /**
@@ -526,8 +187,9 @@ export class DocumentSession extends Emitter {
   participants() {
     /** @type {Map<string, Participant>} */
     const byScene = new Map();
+    const own = this.#client.scene;
     for (const p of this.summary?.participants ?? []) {
-      if (p.scene !== this.client.scene) byScene.set(p.scene, p);
+      if (p.scene !== own) byScene.set(p.scene, p);
     }
     for (const p of this.remote.values()) {
       byScene.set(p.scene, { ...byScene.get(p.scene), scene: p.scene, user: p.user, name: p.name, color: p.color });
@@ -535,46 +197,264 @@ export class DocumentSession extends Emitter {
     return [...byScene.values()];
   }
 
-  markDeleted() {
-    if (this.status === 'deleted') return;
-    this.setStatus('deleted');
-    this.detach();
-    this.emit('deleted', {});
-  }
-
-  detach() {
-    for (const off of this.offs.splice(0)) off();
-    if (this.presenceTimer !== null) this.client.timers.clearTimeout(this.presenceTimer);
-    this.presenceTimer = null;
+  /** Resolves once every local edit is acknowledged (at once if it is). */
+  whenSaved() {
+    if (this.synchronized) return Promise.resolve();
+    return /** @type {Promise<void>} */ (
+      new Promise((resolve) => {
+        const off = this.on('saved', () => {
+          if (!this.synchronized) return;
+          off();
+          resolve();
+        });
+      })
+    );
   }
 
   /** Stops following the document (`closeDocument`). */
   close() {
     if (this.status === 'closed') return;
-    const wasOpen = this.status !== 'deleted' && this.ot !== null;
-    this.setStatus('closed');
-    this.detach();
-    if (wasOpen && this.client.connected) {
-      this.client.request('closeDocument', { document: this.id }, { queue: false }).catch(() => {});
+    const wasOpen = this.status !== 'deleted' && this.#ot !== null;
+    this.#setStatus('closed');
+    this.#detach();
+    if (wasOpen && this.#client.connected) {
+      this.#client.request('closeDocument', { document: this.id }, { queue: false }).catch(() => {});
     }
   }
-}
 
-/**
- * @param {Selection} selection
- * @param {number} length
- * @returns {Selection}
- */
-function clampSelection(selection, length) {
-  const clamp = (/** @type {number} */ n) => Math.min(Math.max(n, 0), length);
-  return { anchor: clamp(selection.anchor), head: clamp(selection.head) };
+  // MARK: Internals
+
+  /** What presence needs to know about the local text. */
+  #local() {
+    const ot = this.#ot;
+    return {
+      scene: this.#client.scene,
+      revision: this.revision,
+      text: this.text,
+      pastUnacknowledged: (/** @type {Selection} */ s) => (ot ? ot.transformSelection(s) : s),
+    };
+  }
+
+  /** @param {any} result an `openDocument` result without catch-up */
+  #start(result) {
+    this.summary = result.document ?? this.summary;
+    this.text = String(result.text ?? '');
+    openCount += 1;
+    const prefix = `${this.#client.session?.persistentIdentifier ?? 'anon'}.${loadNonce}${openCount.toString(36)}`;
+    this.#ot = new OTClient({
+      revision: Number(result.revision ?? 0),
+      idPrefix: prefix,
+      send: (revision, op, opId) => this.#sendEdit(revision, op, opId),
+    });
+    this.#presence.reset();
+    for (const presence of result.presence ?? []) this.#presence.received(presence, this.#local());
+    this.#setStatus('open');
+  }
+
+  /** @param {DocumentStatus} status */
+  #setStatus(status) {
+    this.status = status;
+    emit(this, 'status', status);
+  }
+
+  /**
+   * Re-opens at the local revision and catches up: after a reconnect, or when an operation
+   * arrives out of order.
+   */
+  async #reopen() {
+    if (!this.#ot || this.gone) return;
+    if (this.#reopening) {
+      this.#reopenAgain = true;
+      return;
+    }
+    this.#reopening = true;
+    this.#setStatus('catchingUp');
+    const ot = this.#ot;
+    ot.disconnected();
+    try {
+      const result = await this.#client.request('openDocument', { document: this.id, revision: ot.revision }, { queue: false });
+      if (this.#ot !== ot || this.gone) return;
+      this.#openEpoch = this.#client.epoch;
+      this.summary = result.document ?? this.summary;
+      if (result.catchUp === 'snapshot') {
+        this.#reset(result);
+      } else {
+        for (const entry of result.operations ?? []) {
+          this.#serverOperation(entry.revision, entry.operation, entry.opId, entry.author ?? null);
+        }
+        if (Array.isArray(result.presence)) {
+          this.remote.clear();
+          for (const presence of result.presence) this.#presence.received(presence, this.#local());
+          emit(this, 'presence', {});
+        }
+        ot.resend();
+      }
+      this.#setStatus('open');
+      this.#presence.resend();
+    } catch (error) {
+      switch (/** @type {PanesError} */ (error).code) {
+        case 'document_not_found':
+          this.#markDeleted();
+          break;
+        case 'disconnected':
+        case 'closed':
+          break; // the next connection re-opens
+        case 'timeout':
+          this.#reopenAgain = true;
+          break;
+        default:
+          // revision_in_future, revision_unavailable, or operations that do not fit the local
+          // text: start afresh from the server's text.
+          await this.#reload();
+      }
+    } finally {
+      this.#reopening = false;
+      if (this.#reopenAgain) {
+        this.#reopenAgain = false;
+        this.#reopen();
+      }
+    }
+  }
+
+  /** Opens afresh, dropping unsent edits (when they cannot be applied). */
+  async #reload() {
+    try {
+      const result = await this.#client.request('openDocument', { document: this.id }, { queue: false });
+      this.#openEpoch = this.#client.epoch;
+      this.#reset(result);
+      this.#setStatus('open');
+    } catch (error) {
+      if (/** @type {PanesError} */ (error).code === 'document_not_found') this.#markDeleted();
+    }
+  }
+
+  /**
+   * Takes the server's whole text. Unsent local edits cannot be carried over a snapshot.
+   * @param {any} result
+   */
+  #reset(result) {
+    const lostLocalEdits = !this.synchronized;
+    this.#start(result);
+    this.#presence.clampLocal(codePointLength(this.text));
+    emit(this, 'change', { op: null, remote: true, author: null });
+    emit(this, 'reset', { lostLocalEdits });
+  }
+
+  /**
+   * @param {number} revision
+   * @param {Operation} op
+   * @param {string} opId
+   */
+  #sendEdit(revision, op, opId) {
+    const ot = this.#ot;
+    this.#client
+      .request('edit', { document: this.id, revision, operation: op, opId }, { queue: false })
+      .then((result) => {
+        if (this.#ot !== ot || !ot) return;
+        if (ot.outstandingId !== opId) return; // acknowledged already, by the catch-up replay
+        if (Number(result.revision) !== ot.revision + 1) {
+          // Operations applied before this one have not arrived yet (a gap being filled, or
+          // the reply to a resend): catching up from here replays this one too, and it is
+          // recognised by its op id. Counting it now would skip one of them.
+          this.#reopen();
+          return;
+        }
+        const state = ot.state;
+        const acknowledged = state.name === 'synchronized' ? null : state.outstanding;
+        if (ot.serverAck(opId) && acknowledged) this.#presence.record(Number(result.revision ?? ot.revision), acknowledged);
+        if (this.synchronized) {
+          emit(this, 'saved', {});
+          this.#presence.flush();
+        }
+      })
+      .catch((/** @type {PanesError} */ error) => {
+        if (this.#ot !== ot || !ot || this.status === 'closed') return;
+        switch (error.code) {
+          case 'disconnected':
+          case 'closed':
+            return; // the next connection re-opens and resends
+          case 'timeout':
+          case 'document_not_open':
+          case 'revision_unavailable':
+          case 'revision_in_future':
+            this.#reopen();
+            return;
+          case 'rate_limited':
+            this.#connection.timers.setTimeout(() => {
+              if (this.#ot === ot && ot.outstandingId === opId && this.#client.connected) ot.resend();
+            }, error.retryAfterMs ?? 250);
+            return;
+          case 'document_not_found':
+            this.#markDeleted();
+            return;
+          default:
+            // invalid_operation, too_large, forbidden: this edit can never be applied.
+            if (error.code === 'forbidden') this.readOnly = true;
+            emit(this, 'error', error);
+            this.#reload();
+        }
+      });
+  }
+
+  /**
+   * An operation the server applied, at `revision`.
+   * @param {number} revision
+   * @param {Operation} op
+   * @param {string | undefined} opId
+   * @param {Author | null} author
+   */
+  #serverOperation(revision, op, opId, author) {
+    const ot = this.#ot;
+    if (!ot) return;
+    if (revision <= ot.revision) return; // seen already
+    if (revision > ot.revision + 1) {
+      this.#reopen(); // a gap: fetch what is missing
+      return;
+    }
+    this.#presence.record(revision, op);
+    const local = ot.applyServer(op, opId);
+    if (local === null) {
+      if (this.synchronized) emit(this, 'saved', {});
+      return; // our own operation, replayed: now acknowledged
+    }
+    this.text = apply(this.text, local);
+    this.#presence.moveThrough(local, author?.scene);
+    emit(this, 'change', { op: local, remote: true, author });
+  }
+
+  /**
+   * Sends this scene's selection when everything local is acknowledged (its coordinates are
+   * then the server's); null when it cannot be placed now.
+   * @param {Selection | null} selection
+   */
+  #sendPresence(selection) {
+    const client = this.#client;
+    if (!this.#ot || !this.synchronized || this.status !== 'open' || !client.connected || !client.supports('setPresence')) return null;
+    return client.request(
+      'setPresence',
+      { document: this.id, revision: this.#ot.revision, selection, name: this.name, color: this.color },
+      { queue: false },
+    );
+  }
+
+  #markDeleted() {
+    if (this.status === 'deleted') return;
+    this.#setStatus('deleted');
+    this.#detach();
+    emit(this, 'deleted', {});
+  }
+
+  #detach() {
+    for (const off of this.#offs.splice(0)) off();
+    this.#presence.stop();
+  }
 }
 
 /**
  * Opens a document on `client`.
  * @param {PanesClient} client
  * @param {string} documentId
- * @param {{ name?: string, color?: string }} [options]
+ * @param {DocumentSessionOptions} [options]
  */
 export function openDocument(client, documentId, options) {
   return new DocumentSession(client, documentId, options).open();

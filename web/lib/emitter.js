@@ -1,31 +1,52 @@
 // @ts-check
 /**
- * A small typed event emitter: `on` returns the function that unsubscribes.
+ * Subscriptions for the library's public classes: `on` and `once` are public, emitting is
+ * not. A class extends `EventSource`; the library emits with this module's `emit`, which the
+ * package's entry point does not export, so an application cannot fake the client's events.
  *
  * @module emitter
  */
 
+/** @type {(source: EventSource<any>, type: string, payload: any) => void} */
+let emitTo = () => {};
+
 /**
  * @template {Record<string, any>} Events  event name → payload type
  */
-export class Emitter {
-  constructor() {
-    /** @type {Map<keyof Events, Set<(payload: any) => void>>} */
-    this.listeners = new Map();
+export class EventSource {
+  /** @type {Map<string, Set<(payload: any) => void>>} */
+  #listeners = new Map();
+
+  static {
+    emitTo = (source, type, payload) => {
+      const set = source.#listeners.get(type);
+      if (!set) return;
+      for (const listener of [...set]) {
+        try {
+          listener(payload);
+        } catch (error) {
+          // One listener's fault must not stop the others, nor the library: report it as
+          // an uncaught error would be.
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+    };
   }
 
   /**
    * Calls `listener` with every `type` event until the returned function is called.
-   * @template {keyof Events} K
+   * @template {keyof Events & string} K
    * @param {K} type
    * @param {(payload: Events[K]) => void} listener
    * @returns {() => void} unsubscribe
    */
   on(type, listener) {
-    let set = this.listeners.get(type);
+    let set = this.#listeners.get(type);
     if (!set) {
       set = new Set();
-      this.listeners.set(type, set);
+      this.#listeners.set(type, set);
     }
     set.add(listener);
     return () => {
@@ -35,7 +56,7 @@ export class Emitter {
 
   /**
    * Like `on`, for the next event only.
-   * @template {keyof Events} K
+   * @template {keyof Events & string} K
    * @param {K} type
    * @param {(payload: Events[K]) => void} listener
    * @returns {() => void} unsubscribe
@@ -47,25 +68,16 @@ export class Emitter {
     });
     return off;
   }
+}
 
-  /**
-   * Calls every listener of `type`. A listener that throws does not stop the others; the error
-   * is reported asynchronously, as an uncaught error would be.
-   * @template {keyof Events} K
-   * @param {K} type
-   * @param {Events[K]} payload
-   */
-  emit(type, payload) {
-    const set = this.listeners.get(type);
-    if (!set) return;
-    for (const listener of [...set]) {
-      try {
-        listener(payload);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
-  }
+/**
+ * Calls every listener of `type` on `source`. A listener that throws does not stop the others.
+ * @template {Record<string, any>} Events
+ * @template {keyof Events & string} K
+ * @param {EventSource<Events>} source
+ * @param {K} type
+ * @param {Events[K]} payload
+ */
+export function emit(source, type, payload) {
+  emitTo(source, type, payload);
 }

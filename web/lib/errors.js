@@ -7,22 +7,9 @@
  * @module errors
  */
 
-/**
- * What a client should do about an error: fix the request, re-read state, stop, or retry.
- * @typedef {'fix' | 'refresh' | 'giveUp' | 'retry'} ErrorAction
- */
+/** @typedef {import('../types/panes-client.js').ErrorAction} ErrorAction */
 
-/**
- * The `error` object of a failed reply.
- * @typedef {object} WireError
- * @property {string} code
- * @property {number} [number]
- * @property {ErrorAction} [action]
- * @property {string} [message]
- * @property {string} [field]
- * @property {number} [retryAfterMs]
- * @property {number} [reconnectAfterMs]
- */
+/** @typedef {import('../types/panes-client.js').WireError} WireError */
 
 /**
  * The action an error number's range implies (1000s fix, 2000s refresh, 3000s give up,
@@ -93,4 +80,17 @@ export function disconnectedError(request) {
  */
 export function closedError(request) {
   return new PanesError({ code: 'closed', action: 'giveUp', message: 'the client is closed' }, request);
+}
+
+/**
+ * The scene's session was destroyed (close code 4001) before the request was answered. For
+ * `requestDestruction` of the scene's own session this means the destruction happened but
+ * its reply was lost behind the close.
+ * @param {string} request
+ */
+export function destroyedError(request) {
+  return new PanesError(
+    { code: 'closed', action: 'giveUp', message: `the session was destroyed (close 4001) before \`${request}\` was answered` },
+    request,
+  );
 }

@@ -12,7 +12,7 @@
  */
 import { diffToOperation, scalarToUtf16, transformSelection, utf16ToScalar } from './ot.js';
 
-/** @typedef {import('./ot.js').Selection} Selection */
+/** @typedef {import('../types/panes-client.js').Selection} Selection */
 /** @typedef {import('./documents.js').DocumentSession} DocumentSession */
 /** @typedef {import('./documents.js').DocumentChange} DocumentChange */
 
@@ -122,17 +122,24 @@ function readText(root) {
   return text;
 }
 
-/**
- * @typedef {object} BindingOptions
- * @property {boolean} [showRemote] draw other people's selections (default true)
- * @property {(selection: Selection) => void} [onSelectionChange] the local selection changed (code points)
- * @property {(change: DocumentChange) => void} [onChange] the text changed (local or remote)
- */
+/** @typedef {import('../types/panes-client.js').BindingOptions} BindingOptions */
 
 /**
  * Keeps an element and a `DocumentSession` in step.
  */
 export class TextBinding {
+  /** @readonly */ session;
+  /** @readonly */ element;
+  #adapter;
+  #options;
+  #composing = false;
+  /** The element's text as last synchronised with the session. */
+  #value;
+  /** @type {Array<() => void>} */
+  #offs = [];
+  /** @type {PresenceLayer | null} */
+  #layer;
+
   /**
    * @param {DocumentSession} session
    * @param {HTMLTextAreaElement | HTMLElement} element a textarea, or a contenteditable element
@@ -140,48 +147,44 @@ export class TextBinding {
    */
   constructor(session, element, options = {}) {
     this.session = session;
-    this.adapter = element instanceof HTMLTextAreaElement ? textareaAdapter(element) : contentEditableAdapter(element);
+    this.#adapter = element instanceof HTMLTextAreaElement ? textareaAdapter(element) : contentEditableAdapter(element);
     this.element = element;
-    this.options = options;
-    this.composing = false;
-    /** The element's text as last synchronised with the session. */
-    this.value = session.text;
-    this.adapter.setText(session.text);
-    /** @type {Array<() => void>} */
-    this.offs = [];
-    this.layer = options.showRemote === false ? null : new PresenceLayer(this);
+    this.#options = options;
+    this.#value = session.text;
+    this.#adapter.setText(session.text);
+    this.#layer = options.showRemote === false ? null : new PresenceLayer(this, () => this.#value);
 
     const listen = (/** @type {EventTarget} */ target, /** @type {string} */ type, /** @type {(e: any) => void} */ fn) => {
       target.addEventListener(type, fn);
-      this.offs.push(() => target.removeEventListener(type, fn));
+      this.#offs.push(() => target.removeEventListener(type, fn));
     };
-    listen(element, 'input', () => this.localInput());
+    listen(element, 'input', () => this.#localInput());
     listen(element, 'compositionstart', () => {
-      this.composing = true;
+      this.#composing = true;
     });
     listen(element, 'compositionend', () => {
-      this.composing = false;
-      this.localInput();
+      this.#composing = false;
+      this.#localInput();
     });
-    listen(element.ownerDocument, 'selectionchange', () => this.reportSelection());
-    for (const type of ['select', 'keyup', 'mouseup', 'focus']) listen(element, type, () => this.reportSelection());
-    listen(element, 'scroll', () => this.layer?.position());
-    this.offs.push(
+    listen(element.ownerDocument, 'selectionchange', () => this.#reportSelection());
+    for (const type of ['select', 'keyup', 'mouseup', 'focus']) listen(element, type, () => this.#reportSelection());
+    listen(element, 'scroll', () => this.#layer?.position());
+    this.#offs.push(
       session.on('change', (/** @type {DocumentChange} */ change) => {
-        if (change.remote) this.remoteChange(change);
-        this.options.onChange?.(change);
-        this.layer?.render();
+        if (change.remote) this.#remoteChange(change);
+        this.#options.onChange?.(change);
+        this.#layer?.render();
       }),
-      session.on('presence', () => this.layer?.render()),
+      session.on('presence', () => this.#layer?.render()),
     );
-    this.layer?.render();
+    this.#layer?.render();
   }
 
   /** The local selection in code points, or null when the element has none. @returns {Selection | null} */
   selection() {
-    const s = this.adapter.getSelection();
+    const s = this.#adapter.getSelection();
     if (!s) return null;
-    const text = this.value;
+    const text = this.#value;
     const start = utf16ToScalar(text, s.start);
     const end = utf16ToScalar(text, s.end);
     return s.backward ? { anchor: end, head: start } : { anchor: start, head: end };
@@ -192,52 +195,52 @@ export class TextBinding {
    * @param {Selection} selection
    */
   select(selection) {
-    const text = this.value;
+    const text = this.#value;
     const anchor = scalarToUtf16(text, selection.anchor);
     const head = scalarToUtf16(text, selection.head);
-    this.adapter.setSelection(Math.min(anchor, head), Math.max(anchor, head), head < anchor);
-    this.reportSelection();
+    this.#adapter.setSelection(Math.min(anchor, head), Math.max(anchor, head), head < anchor);
+    this.#reportSelection();
   }
 
-  localInput() {
-    const text = this.adapter.getText();
-    if (text === this.value) return;
-    const op = diffToOperation(this.value, text);
-    this.value = text;
-    this.adapter.normalize?.();
+  #localInput() {
+    const text = this.#adapter.getText();
+    if (text === this.#value) return;
+    const op = diffToOperation(this.#value, text);
+    this.#value = text;
+    this.#adapter.normalize?.();
     this.session.applyLocal(op);
-    this.reportSelection();
+    this.#reportSelection();
   }
 
-  reportSelection() {
+  #reportSelection() {
     const element = this.element;
     if (element.ownerDocument.activeElement !== element) return;
     const selection = this.selection();
     if (!selection) return;
     this.session.setSelection(selection);
-    this.options.onSelectionChange?.(selection);
+    this.#options.onSelectionChange?.(selection);
   }
 
   /**
    * Puts a remote change into the element, keeping the local selection and scroll in place.
    * @param {DocumentChange} change
    */
-  remoteChange(change) {
+  #remoteChange(change) {
     // Input not yet seen by `localInput` (mid-composition) is folded in first, so nothing typed is lost.
-    if (this.adapter.getText() !== this.value && !this.composing) this.localInput();
+    if (this.#adapter.getText() !== this.#value && !this.#composing) this.#localInput();
     const element = this.element;
     const hadFocus = element.ownerDocument.activeElement === element;
     const before = this.selection();
     const scrollTop = element.scrollTop;
     const text = this.session.text;
-    this.value = text;
-    this.adapter.setText(text);
+    this.#value = text;
+    this.#adapter.setText(text);
     if (before) {
       const moved = change.op ? transformSelection(change.op, before, false) : before;
       const anchor = scalarToUtf16(text, moved.anchor);
       const head = scalarToUtf16(text, moved.head);
       if (hadFocus || element instanceof HTMLTextAreaElement) {
-        this.adapter.setSelection(Math.min(anchor, head), Math.max(anchor, head), head < anchor);
+        this.#adapter.setSelection(Math.min(anchor, head), Math.max(anchor, head), head < anchor);
       }
     }
     element.scrollTop = scrollTop;
@@ -245,12 +248,12 @@ export class TextBinding {
 
   /** Redraws remote selections (after a font or layout change). */
   refresh() {
-    this.layer?.render();
+    this.#layer?.render();
   }
 
   destroy() {
-    for (const off of this.offs.splice(0)) off();
-    this.layer?.destroy();
+    for (const off of this.#offs.splice(0)) off();
+    this.#layer?.destroy();
   }
 }
 
@@ -263,9 +266,13 @@ const LABEL_MS = 5000;
  * with the selections marked, scrolled with the textarea.
  */
 class PresenceLayer {
-  /** @param {TextBinding} binding */
-  constructor(binding) {
+  /**
+   * @param {TextBinding} binding
+   * @param {() => string} text the element's text, as the binding last synchronised it
+   */
+  constructor(binding, text) {
     this.binding = binding;
+    this.text = text;
     const element = binding.element;
     const doc = element.ownerDocument;
     this.root = doc.createElement('div');
@@ -325,7 +332,7 @@ class PresenceLayer {
       margin: '0',
       border: '0',
     });
-    const text = binding.value;
+    const text = this.text();
     /** @type {Array<{ at: number, kind: 'start' | 'end' | 'caret', index: number }>} */
     const marks = [];
     remote.forEach((p, index) => {

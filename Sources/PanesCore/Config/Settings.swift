@@ -42,6 +42,7 @@ public struct Settings: Sendable, Equatable {
     public var operationLogRetention = 1_000
     public var snapshotEvery = 100
     public var documentListIntervalMs = 250
+    public var maxListedParticipants = 32
 
     // Security
     public var maxTokenBytes = 8 << 10
@@ -137,6 +138,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
               meaning: "Modifications to a document are announced to document-list observers at most this often.",
               range: 0...60_000),
+        .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
+              meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
+              range: 1...10_000),
         .init(name: "maxTokenBytes", keyPath: \.maxTokenBytes,
               meaning: "Length of a token in `connect` (`auth.token`) or `refreshToken`.", range: 256...(64 << 10)),
         .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,

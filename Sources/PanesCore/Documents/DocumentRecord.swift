@@ -33,8 +33,12 @@ public struct DocumentRecord: Sendable, Equatable {
 
     /// The wire form of a summary (PROTOCOL.md, "observeDocuments").
     /// - Parameter participants: the scenes that have it open, as `DocumentParticipant.summaryJSON`.
-    func json(participants: [JSONValue]) -> JSONValue {
+    /// - Parameters:
+    ///   - participants: the listed ones (at most `maxListedParticipants`);
+    ///   - count: how many have it open in all.
+    func json(participants: [JSONValue], count: Int? = nil) -> JSONValue {
         [
+            "participantCount": JSONValue(count ?? participants.count),
             "id": .string(id.rawValue), "title": .string(title), "kind": .string(kind),
             "length": JSONValue(length), "revision": .int(revision),
             "createdAt": .int(createdAt), "modifiedAt": .int(modifiedAt), "createdBy": .string(createdBy),

@@ -58,14 +58,19 @@ struct DocumentState: Sendable {
         if openedBy[scene]?.isEmpty == true { openedBy[scene] = nil }
     }
 
-    /// The summary's `participants`: the scenes that have the document open.
-    func participants(of id: DocumentID) -> [JSONValue] {
-        open[id]?.orderedParticipants.map(\.summaryJSON) ?? []
+    /// The summary's `participants`: the first `limit` scenes to have opened the document.
+    /// Capped so that every opening costs each list observer O(1) bytes, not O(participants):
+    /// E editors opening a document would otherwise send O(E²) bytes to every observer.
+    func participants(of id: DocumentID, limit: Int) -> (listed: [JSONValue], count: Int) {
+        guard let document = open[id] else { return ([], 0) }
+        return (document.orderedParticipants.prefix(limit).map(\.summaryJSON), document.participants.count)
     }
 
     /// A summary as lists and replies show it.
-    func summary(_ id: DocumentID) -> JSONValue {
-        records[id]?.json(participants: participants(of: id)) ?? .null
+    func summary(_ id: DocumentID, limit: Int) -> JSONValue {
+        guard let record = records[id] else { return .null }
+        let participants = participants(of: id, limit: limit)
+        return record.json(participants: participants.listed, count: participants.count)
     }
 }
 

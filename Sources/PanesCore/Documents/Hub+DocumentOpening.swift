@@ -128,7 +128,7 @@ extension Hub {
         documents.open[id] = document
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
             .map { $0.presenceJSON(document: id, revision: document.revision) })
-        result["document"] = documents.summary(id)
+        result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
         keepInRestoration(id, scene: scene, preview: document.preview)
         if joining { announce(.presence, id, workspace: scene.owner.workspace) }
         return .object(result)

@@ -45,7 +45,7 @@ extension Hub {
         documents.observers[scene.owner.workspace, default: []].insert(scene.id)
         let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
-            .map { $0.json(participants: documents.participants(of: $0.id)) }
+            .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
         return ["documents": .array(list)]
     }
 
@@ -56,7 +56,8 @@ extension Hub {
                            summary: JSONValue? = nil, by: JSONValue? = nil) {
         let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0]?.connection }.sorted()
         guard !watchers.isEmpty else { return }
-        broadcast(.event(.documentsChanged(change, summary ?? documents.summary(id), by: by)), to: watchers)
+        let current = summary ?? documents.summary(id, limit: settings.maxListedParticipants)
+        broadcast(.event(.documentsChanged(change, current, by: by)), to: watchers)
     }
 
     // MARK: Create, rename, delete
@@ -78,20 +79,20 @@ extension Hub {
         logger.info("document created", metadata: ["document": "\(record.id)", "workspace": "\(workspace)",
                                                    "by": "\(scene.owner.user)"])
         announce(.created, record.id, workspace: workspace)
-        return ["document": documents.summary(record.id)]
+        return ["document": documents.summary(record.id, limit: settings.maxListedParticipants)]
     }
 
     /// A new title; the switcher entries of windows showing the document follow it.
     mutating func renameDocument(_ id: DocumentID, title: String, scene: Scene) throws(PanesError) -> JSONValue {
         var record = try self.record(id, for: scene)
         try requireEditor(scene, to: "rename documents")
-        guard record.title != title else { return ["document": documents.summary(id)] }
+        guard record.title != title else { return ["document": documents.summary(id, limit: settings.maxListedParticipants)] }
         record.title = title
         documents.records[id] = record
         persist(.renameDocument(id, title: title))
         announce(.renamed, id, workspace: record.workspace)
         refreshSessions(showing: id, in: record.workspace, title: title, snapshot: nil)
-        return ["document": documents.summary(id)]
+        return ["document": documents.summary(id, limit: settings.maxListedParticipants)]
     }
 
     /// Deletes the document and its log, and every reference to it: scenes that have it open

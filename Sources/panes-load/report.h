@@ -1,0 +1,17 @@
+/*
+ * What panes-load prints on stdout: one JSON object per line. A `ready`
+ * line once every connection has settled (connected or failed), then one
+ * `result` line at the end; workloads add lines of their own (docs:
+ * `opened`; probe: `connected`; writes: `filled`).
+ */
+#ifndef PANES_LOAD_REPORT_H
+#define PANES_LOAD_REPORT_H
+
+#include <stdio.h>
+
+void report_ready(void);
+void report_result(void);
+/** Writes `s` as a JSON string literal. */
+void json_string(FILE *out, const char *s);
+
+#endif

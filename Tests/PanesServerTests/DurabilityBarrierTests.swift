@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import PanesCore
+import PanesJSON
+import PanesServer
+import PanesTransport
+import Synchronization
+import Testing
+
+/// The runtime's promise under a slow disk, with the server in this process over a store
+/// whose commits block until the test lets them through: nothing that reports a write leaves
+/// before the write is durable, and nothing about liveness waits for the disk.
+@Suite(.serialized) struct DurabilityBarrierTests {
+    /// A memory store whose `apply` waits while the gate is closed.
+    final class GatedStore: Store, @unchecked Sendable {
+        let inner = MemoryStore()
+        private let gate = NSCondition()
+        private var closed = false
+        /// How many applies are waiting at the gate now.
+        private var waiting = 0
+
+        func close() { gate.lock(); closed = true; gate.unlock() }
+        func open() { gate.lock(); closed = false; gate.broadcast(); gate.unlock() }
+
+        /// Waits until a write is held at the gate.
+        func waitForHeldWrite(timeout: Double = 10) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            gate.lock()
+            defer { gate.unlock() }
+            while waiting == 0 {
+                if !gate.wait(until: deadline) { return false }
+            }
+            return true
+        }
+
+        func loadState() throws -> StoredState { try inner.loadState() }
+        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
+            try inner.loadDocument(id, retention: retention)
+        }
+        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
+            try inner.loadPreferences(domain)
+        }
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+            gate.lock()
+            waiting += 1
+            gate.broadcast()
+            while closed { gate.wait() }
+            waiting -= 1
+            gate.unlock()
+            return try inner.apply(writes)
+        }
+    }
+
+    /// A server in this process on a free port, serving until `stop()`.
+    final class InProcessServer: @unchecked Sendable {
+        let runtime: ServerRuntime
+        private let thread: Thread
+        private let done = DispatchSemaphore(value: 0)
+
+        init(store: any Store, settings: Settings) throws {
+            var configuration = ServerConfiguration()
+            configuration.settings = settings
+            runtime = try ServerRuntime(
+                configuration: configuration, transport: TransportConfiguration(host: "127.0.0.1", port: 0),
+                store: store, authenticator: .open(),
+                secretHasher: SecretHasher(hash: { "h:" + $0 }, equal: { $0 == $1 }), serverVersion: "test",
+                logger: Logger(label: "test"))
+            let runtime = runtime, done = done
+            thread = Thread { _ = runtime.run(); done.signal() }
+            thread.start()
+        }
+
+        var port: Int { runtime.transport.port }
+
+        func client() throws -> TestClient {
+            try TestClient(WebSocketClient(host: "127.0.0.1", port: port))
+        }
+
+        func stop() {
+            runtime.transport.stop()
+            done.wait()
+        }
+    }
+
+    @Test func anAckAndTheNotificationsWaitForTheCommitWhileLivenessDoesNot() throws {
+        var settings = Settings()
+        settings.livenessProbeTimeoutMs = 300
+        let store = GatedStore()
+        let server = try InProcessServer(store: store, settings: settings)
+        defer { store.open(); server.stop() }
+
+        let writer = try server.client()
+        let written = writer.connect()
+        let observer = try server.client()
+        _ = observer.connect()
+        #expect(observer.request("observe", ["domain": "user", "keyPath": "editor.fontSize"])["ok"] == true)
+
+        // The disk stalls.
+        store.close()
+        // Both kinds of write: a session's (persisted at once, everything after it held) and a
+        // preference's (a channel commit, applied only when committed).
+        writer.socket.send(#"{"type":"setUserInfo","id":"u1","userInfo":{"sidebar":true}}"#)
+        writer.socket.send(#"{"type":"setPreference","id":"w1","domain":"user","keyPath":"editor.fontSize","value":22}"#)
+        #expect(store.waitForHeldWrite(), "the writes reached the store")
+
+        // Liveness does not wait: a ping is answered, and a duplicated tab's probe reaches the
+        // live tab, which answers it, so the duplicate forks instead of taking the session over.
+        #expect(writer.request("ping", timeout: 5)["ok"] == true, "a ping is answered while the disk is stalled")
+        let duplicate = try server.client()
+        duplicate.socket.send(JSONCodec.encodeString([
+            "type": "connect", "id": "d1", "protocol": 1, "auth": ["name": "alice"],
+            "session": TestClient.credentials(written),
+        ]))
+        // Longer than the probe timeout: were the probe held behind the disk, the live tab
+        // could not answer in time and its session would be handed to the duplicate.
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(writer.next(timeout: 0.2) { $0["re"] == "w1" || $0["re"] == "u1" } == nil, "no ack before the commit")
+        #expect(observer.event("preferenceChanged", timeout: 0.2) == nil, "no notification before the commit")
+
+        store.open()
+        #expect(writer.next(timeout: 10) { $0["re"] == "u1" }?["ok"] == true)
+        #expect(writer.next(timeout: 10) { $0["re"] == "w1" }?["ok"] == true)
+        #expect(observer.event("preferenceChanged")?["new"] == 22)
+        let duplicateReply = duplicate.next(timeout: 10) { $0["re"] == "d1" }
+        #expect(duplicateReply?["result"]?["forkedFrom"] == written["session"]?["persistentIdentifier"],
+                "the duplicate forked: the live tab answered its probe during the stall")
+        #expect(writer.request("ping")["ok"] == true, "the original tab still has its session")
+        #expect(writer.closeCode == nil)
+    }
+}
