@@ -26,10 +26,12 @@ public final class ServerRuntime: @unchecked Sendable {
     private var heldHead = 0
     private var drainDeadline: Millis?
     private var storeFailed = false
+    private var metrics = RuntimeMetrics()
     public private(set) var exitCode: Int32 = 0
 
     private enum Output {
-        case frame(OutboundFrame, [UInt64])
+        /// `reply` names the request a frame answers, to time it.
+        case frame(OutboundFrame, [UInt64], reply: RequestID? = nil)
         case close(UInt64, CloseCode, String)
         case probe(UInt64)
     }
@@ -79,9 +81,9 @@ public final class ServerRuntime: @unchecked Sendable {
         for effect in effects {
             switch effect {
             case .send(let message, let connection):
-                emit(.frame(encode(message), [connection.rawValue]))
+                emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
             case .sendNow(let message, let connection):
-                deliver(.frame(encode(message), [connection.rawValue]))
+                deliver(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
             case .broadcast(let message, let connections):
                 emit(.frame(encode(message), connections.map(\.rawValue)))
             case .persist(let commands):
@@ -120,8 +122,9 @@ public final class ServerRuntime: @unchecked Sendable {
 
     private func deliver(_ output: Output) {
         switch output {
-        case .frame(let frame, let connections):
+        case .frame(let frame, let connections, let reply):
             for connection in connections { transport.send(frame, to: connection) }
+            if let reply, let connection = connections.first { metrics.replied(reply, on: connection) }
         case .close(let connection, let code, let reason):
             transport.close(connection, code: code.rawValue, reason: reason)
         case .probe(let connection):
@@ -132,9 +135,12 @@ public final class ServerRuntime: @unchecked Sendable {
     /// A transaction is durable: releases what waited for its persists, then lets the hub
     /// apply its commits. Runs on the service thread (posted by the store thread).
     private func applied(_ report: StoreReport) {
+        let start = RuntimeMetrics.now
         if let durable = report.durable { becameDurable(durable) }
         for (id, outcome) in report.outcomes { perform(hub.handle(.committed(id, outcome))) }
+        metrics.fannedOut(since: report.committedAt)
         checkDrain()
+        metrics.turn(since: start)
     }
 
     private func becameDurable(_ sequence: UInt64) {
@@ -178,14 +184,20 @@ public final class ServerRuntime: @unchecked Sendable {
 
 extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
+        let start = RuntimeMetrics.now
+        metrics.opened(connection)
         perform(hub.handle(.opened(ConnectionID(connection))))
+        metrics.turn(since: start)
     }
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
+        let start = RuntimeMetrics.now
+        defer { metrics.turn(since: start) }
         let event: HubEvent
         let id = ConnectionID(connection)
         switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
         case .success(let json):
+            metrics.received(json, on: connection, at: start)
             event = .received(id, json)
         case .failure(let error) where error.kind == .tooDeep:
             event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
@@ -198,6 +210,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     }
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {
+        metrics.closed(connection)
         perform(hub.handle(.closed(ConnectionID(connection), abnormal: abnormal)))
         checkDrain()
     }
@@ -246,6 +259,20 @@ extension ServerRuntime: WebSocketServerDelegate {
                    [([:], documents.loaded)])
         text.gauge("panes_documents_loading", "Documents being read from the store to be opened.",
                    [([:], documents.loading)])
+        text.histogram("panes_request_duration_seconds",
+                       "From a request's receipt to its reply leaving (durability included), by type.",
+                       metrics.acks.sorted { $0.key < $1.key }.map { (["type": $0.key], $0.value) })
+        text.histogram("panes_connect_duration_seconds", "From a socket opening to its `connect` reply leaving.",
+                       [([:], metrics.connects)])
+        text.histogram("panes_store_commit_duration_seconds", "Time to apply and make durable one store transaction.",
+                       [([:], worker.commitDurations)])
+        text.histogram("panes_fanout_duration_seconds",
+                       "From a store transaction being durable to the last message it caused being queued.",
+                       [([:], metrics.fanOut)])
+        text.histogram("panes_loop_turn_duration_seconds",
+                       "Time the service thread spends on Panes' work per event (a frame, an open, a commit).",
+                       [([:], metrics.turns)])
+        ProcessMetrics.render(into: &text)
         return text.text + hub.metricsText()
     }
 }

@@ -19,6 +19,8 @@ import PanesCore
 struct StoreReport: Sendable {
     var durable: UInt64?
     var outcomes: [(CommitID, CommitOutcome)]
+    /// When the transaction became durable (monotonic nanoseconds), to time the fan-out.
+    var committedAt: UInt64 = 0
 }
 
 /// Runs a store on its own thread with group commit.
@@ -47,6 +49,14 @@ final class StoreWorker: @unchecked Sendable {
     /// read under the lock.
     private(set) var commits = 0
     private(set) var committedWrites = 0
+    private var durations = Histogram()
+
+    /// How long transactions took to apply and become durable; read under the lock.
+    var commitDurations: Histogram {
+        condition.lock()
+        defer { condition.unlock() }
+        return durations
+    }
 
     init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
@@ -118,19 +128,22 @@ final class StoreWorker: @unchecked Sendable {
             var lastSequence: UInt64?
             func flush() -> Bool {
                 guard !writes.isEmpty else { return true }
+                let started = DispatchTime.now().uptimeNanoseconds
                 guard let outcomes = apply(writes) else {
                     onFailure("the store could not commit \(writes.count) writes")
                     return false
                 }
+                let committedAt = DispatchTime.now().uptimeNanoseconds
                 condition.lock()
                 commits += 1
                 committedWrites += writes.count
+                durations.observe(nanoseconds: committedAt - started)
                 condition.unlock()
                 let ordered = writes.compactMap { write -> (CommitID, CommitOutcome)? in
                     guard case .commit(let commit) = write else { return nil }
                     return (commit.id, outcomes[commit.id] ?? .failed("no outcome reported"))
                 }
-                onApplied(StoreReport(durable: lastSequence, outcomes: ordered))
+                onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
                 writes.removeAll(keepingCapacity: true)
                 lastSequence = nil
                 return true

@@ -46,11 +46,10 @@ public struct PrometheusText: Sendable {
 
     private mutating func family(_ name: String, _ type: String, _ help: String, _ samples: [([String: String], Int)]) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        for (labels, value) in samples {
-            let rendered = labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }
-            text += name + (rendered.isEmpty ? "" : "{\(rendered.joined(separator: ","))}") + " \(value)\n"
-        }
+        for (labels, value) in samples { text += Self.sample(name, labels, "\(value)") }
     }
+
+    mutating func append(_ lines: String) { text += lines }
 
     static func escape(_ value: String) -> String {
         var out = ""

@@ -10,7 +10,7 @@ public enum RequestID: Hashable, Sendable {
         }
     }
 
-    init?(json: JSONValue) {
+    public init?(json: JSONValue) {
         if let int = json.intValue {
             self = .int(int)
         } else if let string = json.stringValue, string.utf8.count <= 64 {

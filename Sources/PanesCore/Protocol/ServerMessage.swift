@@ -8,6 +8,15 @@ public enum ServerMessage: Sendable, Equatable {
     /// A pushed event: `{"type": name, …fields}`.
     case event(ServerEvent)
 
+    /// The request this message answers, if it is a reply.
+    public var replyTo: RequestID? {
+        switch self {
+        case .reply(let id, _): id
+        case .failure(let id, _, _): id
+        case .event: nil
+        }
+    }
+
     public var json: JSONValue {
         switch self {
         case .reply(let id, let result):
