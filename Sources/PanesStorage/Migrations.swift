@@ -111,6 +111,10 @@ enum Migrations {
             ALTER TABLE documents DROP COLUMN snapshot_text;
             ALTER TABLE documents DROP COLUMN snapshot_revision;
             """),
+        Migration(version: 6, name: "sessions have a switcher subtitle", sql: """
+            -- The window's second line in the switcher (UIScene's subtitle), '' for none.
+            ALTER TABLE sessions ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
+            """),
     ]
 
     /// The schema version this build writes and reads.

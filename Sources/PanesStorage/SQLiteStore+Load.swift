@@ -89,6 +89,7 @@ extension SQLiteStore {
             id: SessionID(id), secretHash: row.text(at: 3) ?? "",
             owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
             role: role, configuration: row.text(at: 5) ?? "", title: row.text(at: 6) ?? "",
+            subtitle: row.text(at: 15) ?? "",
             snapshot: decode(row.text(at: 7), record: record, field: "snapshot", issues: &issues),
             userInfo: userInfo,
             restoration: restoration(activity: row.text(at: 9), metadata: row.text(at: 10), record: record, issues: &issues),
@@ -129,7 +130,8 @@ extension SQLiteStore {
     private enum SQL {
         static let sessions = """
             SELECT id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
-                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since
+                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since,
+                   subtitle
             FROM sessions ORDER BY id
             """
         static let domains = "SELECT workspace, user, version FROM preference_domains"

@@ -122,7 +122,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
-                session.liveSince.map { .int($0) } ?? .null,
+                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
             ])
         case .deleteSession(let id):
             try connection.run(SQL.deleteSession, [.text(id.rawValue)])
@@ -183,15 +183,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         static let upsertSession = """
             INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
                                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
-                                  live_since)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                                  live_since, subtitle)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             ON CONFLICT (id) DO UPDATE SET
                 workspace = excluded.workspace, user = excluded.user, secret_hash = excluded.secret_hash,
                 role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                 snapshot = excluded.snapshot, user_info = excluded.user_info,
                 restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
                 created_at = excluded.created_at, last_active_at = excluded.last_active_at,
-                failed_restores = excluded.failed_restores, live_since = excluded.live_since
+                failed_restores = excluded.failed_restores, live_since = excluded.live_since,
+                subtitle = excluded.subtitle
             """
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = ?1"

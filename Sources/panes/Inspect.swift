@@ -50,6 +50,7 @@ struct InspectionReport {
             lines.append("session \(session.id)  \(session.owner.user)@\(session.owner.workspace)")
             lines.append("  configuration: \(session.configuration) (\(session.role.rawValue))")
             if !session.title.isEmpty { lines.append("  title: \(session.title)") }
+            if !session.subtitle.isEmpty { lines.append("  subtitle: \(session.subtitle)") }
             lines.append("  created: \(Self.date(session.createdAt))  last active: \(Self.date(session.lastActiveAt))")
             lines.append("  userInfo: \(JSONCodec.encodeString(.object(session.userInfo)))")
             if let restoration = session.restoration {
@@ -60,6 +61,7 @@ struct InspectionReport {
                 lines.append("    userInfo: \(JSONCodec.encodeString(.object(activity.userInfo)))")
                 let metadata = restoration.metadata
                 lines.append("    saved \(Self.date(metadata.savedAt)) by server \(metadata.serverVersion), protocol \(metadata.protocolVersion), client \(metadata.clientVersion)")
+                if metadata.documentGone { lines.append("    its document was deleted: not handed back") }
             } else {
                 lines.append("  restoration activity: none")
             }

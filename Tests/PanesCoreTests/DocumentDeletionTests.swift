@@ -28,7 +28,7 @@ import Testing
         _ = harness.openDocument(a, id)
         _ = harness.openDocument(b, id)
         let deleted = harness.send(a, "deleteDocument", ["document": .string(id)])
-        #expect(deleted.events(to: a, named: "documentDeleted") == [["type": "documentDeleted", "document": .string(id)]])
+        #expect(deleted.events(to: a, named: "documentDeleted").map { $0["document"] } == [.string(id)])
         #expect(deleted.events(to: b, named: "documentDeleted").count == 1)
         #expect(deleted.messages(to: a).last?["result"] == ["document": .string(id)])
         #expect(harness.hub.documentCounts == (stored: 0, loaded: 0, loading: 0))

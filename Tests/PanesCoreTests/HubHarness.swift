@@ -49,6 +49,11 @@ struct HubHarness {
                    authenticator: hub.authenticator, stored: try store.loadState(), store: store, startingAt: clock.now)
     }
 
+    /// Runs the hub's start-up work, as the runtime does once after loading.
+    mutating func start() -> [Effect] {
+        perform(hub.start())
+    }
+
     mutating func open() -> ConnectionID {
         nextConnection += 1
         let connection = ConnectionID(nextConnection)

@@ -51,6 +51,56 @@ import Testing
         #expect(harness.request(other, "listSessions")["result"]?["sessions"]?.arrayValue?.count == 2)
     }
 
+    @Test func aSubtitleIsSetBySavesAndRefreshesListedAndKeptAcrossRestarts() throws {
+        var harness = HubHarness()
+        let (watcher, _) = harness.connect()
+        _ = harness.request(watcher, "listSessions", ["watch": true])
+        let (window, result) = harness.connect()
+        let id = result["session"]!["persistentIdentifier"]!
+        let entry = { (effects: [Effect]) in
+            effects.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue?
+                .first { $0["persistentIdentifier"] == id }
+        }
+
+        let saved = harness.send(window, "updateActivity", ["activity": .null, "subtitle": "Compare with last year"])
+        #expect(entry(saved)?["subtitle"] == "Compare with last year")
+        // A save that leaves the subtitle out keeps it.
+        _ = harness.request(window, "updateActivity", ["activity": ["activityType": "panes.workspace"]])
+        let refreshed = harness.send(watcher, "requestRefresh", ["session": id, "subtitle": "Scratch: call Ada"])
+        #expect(entry(refreshed)?["subtitle"] == "Scratch: call Ada")
+        #expect(harness.request(watcher, "requestRefresh", ["session": id, "subtitle": .string(String(repeating: "x", count: 257))])
+            .errorCode == "invalid_field")
+        #expect(harness.request(window, "updateActivity", ["activity": .null, "subtitle": 7]).errorCode == "invalid_field")
+
+        harness.run(.closed(window, abnormal: false))
+        var restarted = try harness.restarted()
+        let (_, resumed) = restarted.connect(["session": HubHarness.credentials(result)])
+        #expect(resumed["session"]?["subtitle"] == "Scratch: call Ada")
+        let (other, _) = restarted.connect()
+        let listed = restarted.request(other, "listSessions")["result"]?["sessions"]?.arrayValue ?? []
+        #expect(listed.first { $0["persistentIdentifier"] == id }?["subtitle"] == "Scratch: call Ada")
+    }
+
+    @Test func aSaveThatChangesWhatTheSwitcherShowsTellsItsWatchers() {
+        var harness = HubHarness()
+        let (watcher, _) = harness.connect()
+        _ = harness.request(watcher, "listSessions", ["watch": true])
+        let (window, _) = harness.connect()
+        let first = harness.send(window, "updateActivity", ["activity": ["activityType": "panes.document",
+                                                                        "title": "Plan", "targetContentIdentifier": "doc_1"]])
+        #expect(first.events(to: watcher, named: "sessionsChanged").count == 1)
+        // Same title, other document: the switcher's card changes, so it must hear of it.
+        let moved = harness.send(window, "updateActivity", ["activity": ["activityType": "panes.document",
+                                                                        "title": "Plan", "targetContentIdentifier": "doc_2"]])
+        #expect(moved.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue?
+            .contains { $0["targetContentIdentifier"] == "doc_2" } == true)
+        // A scroll changes nothing the switcher shows.
+        let scrolled = harness.send(window, "updateActivity", ["activity": [
+            "activityType": "panes.document", "title": "Plan", "targetContentIdentifier": "doc_2", "userInfo": ["scroll": 9],
+        ]])
+        #expect(scrolled.events(to: watcher, named: "sessionsChanged").isEmpty)
+    }
+
     @Test(arguments: DismissalAnimation.allCases)
     func destroyingASessionClosesItsWindowWithTheAnimation(_ animation: DismissalAnimation) {
         var harness = HubHarness()

@@ -246,12 +246,13 @@ import Testing
     @Test func reopeningAClosedWindowForItsOwnContentRestoresItWhole() {
         var harness = HubHarness()
         let (shower, _) = harness.connect()
-        _ = harness.request(shower, "updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_1",
+        let id = JSONValue.string(harness.createDocument(shower))
+        _ = harness.request(shower, "updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": id,
                                                                     "userInfo": ["scroll": 420, "note": "keep me"]]])
         harness.run(.closed(shower, abnormal: false))
         let (asker, _) = harness.connect()
         let ticket = harness.request(asker, "requestActivation", ["activity": ["activityType": "panes.document",
-                                                                               "targetContentIdentifier": "doc_1"]])["result"]!["ticket"]!
+                                                                               "targetContentIdentifier": id]])["result"]!["ticket"]!
         let (_, reopened) = harness.connect(["ticket": ticket])
         #expect(reopened["restoration"]?["status"] == "restored")
         #expect(reopened["session"]?["stateRestorationActivity"]?["userInfo"] == ["scroll": 420, "note": "keep me"])

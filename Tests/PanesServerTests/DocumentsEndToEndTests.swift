@@ -204,6 +204,39 @@ import Testing
         #expect(Self.open(other, id).errorCode == "document_not_found")
     }
 
+    @Test func aDeletedDocumentLeavesNoTraceInOtherUsersSessionsEvenAfterAKill() throws {
+        let server = try ServerProcess()
+        let alice = try server.client(), bob = try server.client()
+        _ = alice.connect(name: "alice")
+        let bobSession = bob.connect(name: "bob")
+        let id = Self.create(alice, title: "Secret plan", text: "launch codes 1234")
+        _ = Self.open(bob, id)
+        _ = bob.request("updateActivity", ["activity": [
+            "activityType": "panes.document", "title": "Secret plan", "targetContentIdentifier": .string(id),
+            "userInfo": ["note": "bob's own words"],
+        ]])
+        bob.socket.close()
+        let inspector = InspectCommandTests()
+        #expect(try inspector.inspect(server.data, json: false).contains("Secret plan"), "the window showed it")
+
+        #expect(alice.request("deleteDocument", ["document": .string(id)])["ok"] == true)
+        for json in [false, true] {
+            let printed = try inspector.inspect(server.data, json: json)
+            #expect(printed.contains(bobSession["session"]!["persistentIdentifier"]!.stringValue!))
+            for trace in ["Secret plan", "launch codes", id] { #expect(!printed.contains(trace), "\(trace) is still stored") }
+            #expect(printed.contains("bob's own words"), "the window's own note stays")
+        }
+
+        server.kill()
+        server.wait()
+        let restarted = try server.restarted()
+        let back = try restarted.client()
+        let resumed = back.connect(["session": TestClient.credentials(bobSession)], name: "bob")
+        #expect(resumed["restoration"]?["status"] == "document_gone")
+        #expect(resumed["session"]?["stateRestorationActivity"] == .null)
+        #expect(resumed["session"]?["title"] == "")
+    }
+
     @Test func aDocumentIsUnloadedOnceNoSceneHasItOpen() throws {
         let server = try ServerProcess()
         let a = try server.client(), b = try server.client()

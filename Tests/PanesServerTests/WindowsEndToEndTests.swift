@@ -66,6 +66,33 @@ import Testing
         #expect(fresh["result"]?["action"] == "open")
     }
 
+    @Test func aRefreshReachesTheLiveWindowWhoseNextSaveKeepsIt() throws {
+        let server = try ServerProcess()
+        let window = try server.client()
+        let shown = window.connect()
+        let requester = try server.client()
+        let asking = requester.connect()
+        let session = shown["session"]!["persistentIdentifier"]!
+        let activity: JSONValue = ["activityType": "panes.workspace", "title": "Budget", "userInfo": ["note": "for Ada"]]
+        let reply = requester.request("requestRefresh", ["session": session, "title": "Budget", "subtitle": "for Ada",
+                                                         "snapshot": ["text": "Q3 numbers"], "activity": activity])
+        #expect(reply["ok"] == true)
+
+        let event = try #require(window.event("sessionRefreshed"))
+        #expect(event["session"] == session)
+        #expect(event["title"] == "Budget")
+        #expect(event["subtitle"] == "for Ada")
+        #expect(event["snapshot"] == ["text": "Q3 numbers"])
+        #expect(event["activity"]?["userInfo"] == ["note": "for Ada"])
+        #expect(event["requestedBy"] == ["scene": asking["scene"]!, "session": asking["session"]!["persistentIdentifier"]!])
+        // The window saves back what it was given, and the switcher keeps the refresh.
+        _ = window.request("updateActivity", ["activity": event["activity"]!])
+        let listed = requester.request("listSessions")["result"]?["sessions"]?.arrayValue?
+            .first { $0["persistentIdentifier"] == session }
+        #expect(listed?["title"] == "Budget")
+        #expect(listed?["subtitle"] == "for Ada")
+    }
+
     @Test(arguments: DismissalAnimation.allCases)
     func destructionClosesTheWindowWithEachAnimation(_ animation: DismissalAnimation) throws {
         let server = try ServerProcess()

@@ -9,7 +9,7 @@ enum Fixtures {
     static func fullSession(id: String = "a1") -> SceneSession {
         SceneSession(
             id: SessionID(id), secretHash: "hash-of-s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
-            role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟",
+            role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟", subtitle: "Compare \"Q2\" — ✍️\nlater",
             snapshot: ["text": "Première ligne\nsecond line \"quoted\" \\ back\u{0}slash"],
             userInfo: [
                 "sidebar": true, "colour": "#ff8800", "emoji": "👩🏽‍💻🇯🇵", "combining": "e\u{301}",
@@ -21,7 +21,7 @@ enum Fixtures {
                                    userInfo: ["scroll": 120, "selection": ["from": 3, "to": 9], "ünï": "cödé"],
                                    targetContentIdentifier: "doc-42"),
                 metadata: RestorationMetadata(savedAt: 1_700_000_000_123, serverVersion: "1.2.3",
-                                              protocolVersion: 2, clientVersion: "web/0.9")),
+                                              protocolVersion: 2, clientVersion: "web/0.9", documentGone: true)),
             createdAt: 1_699_999_999_000, lastActiveAt: 1_700_000_000_500, failedRestores: 2)
     }
 

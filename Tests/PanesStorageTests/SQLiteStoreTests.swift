@@ -149,6 +149,27 @@ import Testing
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sessions_by_owner'") == 1)
     }
 
+    @Test func aVersionFourDatabaseGainsSubtitlesAndKeepsItsSessions() throws {
+        do {
+            let old = try SQLiteConnection(path: path, mode: .readWrite(synchronous: .full))
+            for migration in Migrations.all.prefix(4) { try migration.apply(old) }
+            try old.execute("PRAGMA user_version = 4")
+            try old.run("""
+                INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, user_info,
+                                      created_at, last_active_at, failed_restores)
+                VALUES ('b2', 'acme', 'ada', 'x', 'window', 'workspace', '', '{}', 0, 0, 0)
+                """)
+            old.close()
+        }
+        let store = try SQLiteStore(path: path)
+        #expect(try Migrations.version(of: store.connection) == Migrations.latest)
+        #expect(try store.loadState().sessions == [Fixtures.bareSession(id: "b2")])
+        var titled = Fixtures.bareSession(id: "b2")
+        titled.subtitle = "Scratch: call Ada"
+        try store.apply([.putSession(titled)])
+        #expect(try SQLiteStore(path: path).loadState().sessions == [titled])
+    }
+
     @Test func migrationsAreNumberedOneByOne() {
         #expect(Migrations.all.map(\.version) == Array(1...Int64(Migrations.all.count)))
         #expect(Migrations.latest == Int64(Migrations.all.count))

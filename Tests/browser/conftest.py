@@ -205,6 +205,17 @@ class Workbench:
         wait_ready(page)
         return page
 
+    def open_elsewhere(self, person: str = "Alice") -> Page:
+        """A window of `person` in a browser context of its own, as on another device: it shares
+        nothing with the person's other windows (no storage, no BroadcastChannel) but the server."""
+        context = self.browser.new_context(viewport={"width": 1200, "height": 760})
+        context.add_init_script(f"localStorage.setItem('panes.name', {json.dumps(person)})")
+        self.contexts[f"{person} #{len(self.contexts)}"] = context
+        page = self.watch(context.new_page())
+        page.goto(self.url())
+        wait_ready(page)
+        return page
+
     def close(self) -> None:
         for context in self.contexts.values():
             context.close()

@@ -165,3 +165,30 @@ def test_a_server_restart_keeps_every_window_and_the_edits_made_meanwhile(browse
     finally:
         bench.close()
         server.stop()
+
+
+def test_a_refresh_from_another_window_is_taken_in_and_kept(bench: Workbench, needs):
+    """`requestRefresh` of a live window reaches it (`sessionRefreshed`): it shows the new
+    activity, and its next save keeps it instead of overwriting it (issue 12)."""
+    needs("windows", "documents")
+    window, other = bench.open(), bench.open()
+    document = create_document(other, "Budget", "Q3 numbers")
+    saved(window)
+    other.bring_to_front()
+    other.evaluate(
+        """async ([session, id]) => panes.client.requestRefresh({ session,
+             activity: { activityType: 'panes.document', title: 'Budget', targetContentIdentifier: id,
+                         userInfo: { note: 'Check with Ada' } } })""",
+        [session_id(window), document],
+    )
+    window.bring_to_front()
+    expect(window.locator("#app")).to_have_attribute("data-document", document)
+    expect(window.locator("#window-note")).to_have_value("Check with Ada")
+    window.locator("#editor").focus()
+    window.keyboard.press("End")
+    saved(window)
+
+    window.reload()
+    wait_ready(window)
+    expect(window.locator("#app")).to_have_attribute("data-document", document)
+    expect(window.locator("#window-note")).to_have_value("Check with Ada")

@@ -1,5 +1,6 @@
 """The switcher tells windows apart: each card shows the window's document (or that it has
-none), a preview, its note, and when it was last active (issue 12)."""
+none), a preview, its note (the session's subtitle, so every window of the user sees it, on
+any device), and when it was last active (issue 12)."""
 
 from conftest import Workbench, create_document, open_document, saved, session_id
 from playwright.sync_api import expect
@@ -33,3 +34,22 @@ def test_switcher_cards_show_what_differs_between_windows(bench: Workbench, need
     expect(card(bare).locator(".session-note")).to_have_text("Scratch: call Ada")
     texts = [card(page).inner_text() for page in (noted, plain, empty, bare)]
     assert len(set(texts)) == 4, f"two cards read the same: {texts}"
+
+
+def test_a_note_typed_on_one_device_shows_in_the_switcher_of_another(bench: Workbench, needs):
+    needs("windows")
+    desk, laptop = bench.open("Alice"), bench.open_elsewhere("Alice")
+    desk.bring_to_front()
+    desk.locator("#window-note").fill("Call Ada about the budget\nand the plan")
+    saved(desk)
+
+    laptop.bring_to_front()
+    laptop.keyboard.press("Alt+W")
+    card = laptop.locator(f'#switcher .session-card[data-session="{session_id(desk)}"]')
+    expect(card.locator(".session-note")).to_have_text("Call Ada about the budget")
+
+    # A change reaches a switcher that is already open.
+    desk.bring_to_front()
+    desk.locator("#window-note").fill("Budget sent")
+    saved(desk)
+    expect(card.locator(".session-note")).to_have_text("Budget sent")

@@ -60,7 +60,9 @@ describe('sessions', { timeout: 20_000 }, () => {
     const storage = new MemoryStorage();
     const first = clientOf(server, { workspace, storage });
     await first.start();
-    const activity = { activityType: 'panes.document', title: 'Plan', userInfo: { scroll: 340 }, targetContentIdentifier: 'doc_12' };
+    // A document that exists: one that does not is answered `document_gone` instead.
+    const { document } = await first.request('createDocument', { title: 'Plan' });
+    const activity = { activityType: 'panes.document', title: 'Plan', userInfo: { scroll: 340 }, targetContentIdentifier: document.id };
     const saved = await first.updateActivity(activity);
     assert.equal(typeof saved.savedAt, 'number');
     await first.setUserInfo({ sidebar: false, color: 'red' });

@@ -49,6 +49,22 @@ export function describeError(error, action) {
 }
 
 /**
+ * What to tell a window whose open document was deleted, naming who deleted it (the
+ * `documentDeleted` event's `by`).
+ * @param {string} title the document's title
+ * @param {{ user?: string, name?: string, scene?: string } | undefined} by absent from older servers
+ * @param {{ user: string | null, scene: string | null }} self this window's user and scene
+ * @returns {string | null} null for this window's own deletion, which its confirmation reports
+ */
+export function deletionMessage(title, by, self) {
+  const quoted = `“${title}”`;
+  if (by?.scene && by.scene === self.scene) return null;
+  if (by?.user && by.user === self.user) return `You deleted ${quoted} in another window.`;
+  if (by?.name) return `${by.name} deleted ${quoted}.`;
+  return `${quoted} was deleted, so it was closed here.`;
+}
+
+/**
  * Shows a short message at the bottom of the window.
  * @param {string} message
  * @param {{ action?: string, onAction?: () => void, duration?: number }} [options]

@@ -4,7 +4,8 @@
  * browser restart with restored tabs, or a server restart brings the window back as it was:
  *
  * - the restoration activity (`updateActivity`): the open document, its scroll position and
- *   selection, the compact view, and the window note;
+ *   selection, the compact view, and the window note; with it, the session's switcher
+ *   subtitle, the note's first line, which every window's switcher lists;
  * - `userInfo` (`setUserInfo`, merged): the sidebar shown or hidden;
  * - the switcher entry (`requestRefresh`): title and a text snapshot, for a window without a
  *   document (the server keeps those of a window showing a document in step with it).
@@ -23,11 +24,13 @@ export class StateSaver {
    * @param {PanesClient} client
    * @param {() => Activity} currentActivity
    * @param {() => { title: string, snapshot: string } | null} currentSummary null: nothing to refresh
+   * @param {() => string} [currentSubtitle] the session's switcher subtitle
    */
-  constructor(client, currentActivity, currentSummary) {
+  constructor(client, currentActivity, currentSummary, currentSubtitle = () => '') {
     this.client = client;
     this.currentActivity = currentActivity;
     this.currentSummary = currentSummary;
+    this.currentSubtitle = currentSubtitle;
     /** Nothing is saved before the window has restored what was saved before. */
     this.enabled = false;
     this.lastSaved = '';
@@ -72,14 +75,15 @@ export class StateSaver {
       this.notify();
       return; // the running save chains another; a reconnect saves again
     }
-    const activity = this.currentActivity();
-    const encoded = JSON.stringify(activity);
+    const { activity, subtitle } = this.current();
+    const encoded = JSON.stringify([activity, subtitle]);
     if (encoded === this.lastSaved) {
       this.notify();
       return;
     }
+    // Through `request`: the client's `updateActivity` takes only the activity.
     this.inFlight = this.client
-      .updateActivity(activity)
+      .request('updateActivity', { activity, subtitle })
       .then(() => {
         this.lastSaved = encoded;
       })
@@ -88,7 +92,7 @@ export class StateSaver {
       })
       .finally(() => {
         this.inFlight = null;
-        if (JSON.stringify(this.currentActivity()) !== this.lastSaved && this.client.connected) this.save();
+        if (this.encodedCurrent() !== this.lastSaved && this.client.connected) this.save();
         else this.notify();
       });
   }
@@ -111,9 +115,19 @@ export class StateSaver {
     });
   }
 
+  /** What a save sends now. */
+  current() {
+    return { activity: this.currentActivity(), subtitle: this.currentSubtitle() };
+  }
+
+  encodedCurrent() {
+    const { activity, subtitle } = this.current();
+    return JSON.stringify([activity, subtitle]);
+  }
+
   /** True when the latest state is on the server. */
   get saved() {
-    return !this.timer && !this.inFlight && JSON.stringify(this.currentActivity()) === this.lastSaved;
+    return !this.timer && !this.inFlight && this.encodedCurrent() === this.lastSaved;
   }
 
   notify() {

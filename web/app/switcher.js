@@ -2,8 +2,8 @@
 /**
  * The switcher (App Exposé): every session of this user in the workspace, live or closed.
  * Two windows often show the same document, so a card shows what tells them apart: the
- * document (or that there is none), a preview, the window's note, its state and when it was
- * last active. Choosing one brings its window forward (or reopens a closed one in a new tab);
+ * document (or that there is none), a preview, the window's note (the session's subtitle,
+ * which each window sets to its note's first line), its state and when it was last active. Choosing one brings its window forward (or reopens a closed one in a new tab);
  * × closes it — its window plays the dismissal animation and goes away, and its state is
  * discarded; "+" makes a new window.
  *
@@ -11,12 +11,15 @@
  */
 import { byId, h, icons, relativeTime } from './dom.js';
 import { describeError, toast } from './feedback.js';
-import { forgetOtherNotes, isNotesChange, knownNotes } from './switcher-notes.js';
 import { DOCUMENT_ACTIVITY, NO_DOCUMENT_TITLE, WORKSPACE_ACTIVITY } from './workspace.js';
 
 /** @typedef {import('./workspace.js').Workspace} Workspace */
 /** @typedef {import('../lib/panes-client.js').SessionSummary} SessionSummary */
 /** @typedef {import('../lib/panes-client.js').SessionList} SessionList */
+/**
+ * A listed session with its `subtitle`, which the client's types do not list yet.
+ * @typedef {SessionSummary & { subtitle?: string }} ListedSession
+ */
 
 const STATE_LABELS = /** @type {Record<string, string>} */ ({
   foregroundActive: 'Active',
@@ -35,8 +38,6 @@ export function installSwitcher(ws) {
   let latest = null;
   /** Sessions being closed, hidden at once while the server confirms. @type {Set<string>} */
   const closing = new Set();
-  /** @type {Record<string, string>} window notes this browser knows, by session */
-  let notes = {};
 
   const grid = h('ul', { class: 'switcher-grid', 'aria-label': 'Windows' });
   const summary = h('p', { class: 'switcher-summary' });
@@ -51,8 +52,6 @@ export function installSwitcher(ws) {
   const render = () => {
     const own = ws.client.session?.persistentIdentifier;
     const sessions = (latest?.sessions ?? []).filter((s) => !closing.has(s.persistentIdentifier));
-    notes = knownNotes(ws.identity.workspace);
-    if (own) notes[own] = ws.note.value.trim();
     const live = sessions.filter((s) => s.state !== 'disconnected').length;
     summary.textContent = latest
       ? `${sessions.length} ${sessions.length === 1 ? 'window' : 'windows'}, ${live} open · app ${describeAppState(latest.appState)}`
@@ -66,14 +65,15 @@ export function installSwitcher(ws) {
   };
 
   /**
-   * @param {SessionSummary} s
+   * @param {ListedSession} s
    * @param {boolean} current
    */
   const card = (s, current) => {
     const target = s.targetContentIdentifier ?? null;
     const title = target ? s.title || ws.summaryOf(target)?.title || 'Untitled document' : NO_DOCUMENT_TITLE;
-    // A window without a document sends its note as its snapshot (see Workspace.summary).
-    const note = notes[s.persistentIdentifier] || (target ? '' : s.snapshot?.text?.trim() ?? '');
+    // This window's own note as typed; the others' as their sessions' subtitles. A server
+    // without subtitles still has the note of a window without a document as its snapshot.
+    const note = current ? ws.subtitle() : s.subtitle ?? (target ? '' : s.snapshot?.text?.trim() ?? '');
     const preview = target ? s.snapshot?.text ?? '' : '';
     const image = target ? s.snapshot?.image : undefined;
     const state = STATE_LABELS[s.state] ?? s.state;
@@ -156,7 +156,6 @@ export function installSwitcher(ws) {
     watch = ws.client.watchSessions((list) => {
       const first = latest === null;
       latest = list;
-      forgetOtherNotes(ws.identity.workspace, new Set(list.sessions.map((s) => s.persistentIdentifier)));
       for (const id of [...closing]) {
         if (!list.sessions.some((s) => s.persistentIdentifier === id)) closing.delete(id);
       }
@@ -168,10 +167,6 @@ export function installSwitcher(ws) {
     });
   };
   dialog.addEventListener('panes:open', open);
-  // Another window of this browser changed its note.
-  window.addEventListener('storage', (event) => {
-    if (dialog.open && latest && isNotesChange(event, ws.identity.workspace)) render();
-  });
   dialog.addEventListener('close', () => {
     watch?.stop();
     watch = null;

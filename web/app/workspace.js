@@ -9,10 +9,9 @@
  */
 import { COMPACT_MAX_WIDTH, DocumentList, DocumentSession, TextBinding, openTicketWindow, ot } from '../panes-client.js';
 import { byId, h, icons } from './dom.js';
-import { confirmDialog, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
+import { confirmDialog, deletionMessage, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
 import { CaretLabels, peopleIn, renderPeople } from './presence.js';
 import { StateSaver } from './restoration.js';
-import { rememberNote } from './switcher-notes.js';
 
 /** @typedef {import('../panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('../lib/panes-client.js').Activity} Activity */
@@ -59,12 +58,10 @@ export class Workspace {
     this.binding = null;
     /** @type {CaretLabels | null} */
     this.caretLabels = null;
-    /** Documents this window deleted: their `deleted` event is our own doing. @type {Set<string>} */
-    this.deletedHere = new Set();
-    /** Documents being deleted by another window of this browser (this person). @type {Set<string>} */
-    this.deletedElsewhere = new Set();
-    /** Tells this browser's other windows of a deletion before the server tells everyone. */
-    this.siblingWindows = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(`panes.windows.${identity.workspace}`);
+    /** Who deleted each document, from `documentDeleted` (it comes before the session's `deleted`). @type {Map<string, any>} */
+    this.deletedBy = new Map();
+    /** The switcher title another window gave this one (`sessionRefreshed`), while it shows no document. @type {string | null} */
+    this.refreshedTitle = null;
     this.sidebarShown = true;
     /** @type {'regular' | 'compact'} */
     this.layout = 'regular';
@@ -80,7 +77,7 @@ export class Workspace {
     this.flagged = false;
     /** Listeners for state changes the other modules draw (`render`). @type {Set<() => void>} */
     this.renderers = new Set();
-    this.saver = new StateSaver(client, () => this.activity(), () => this.summary());
+    this.saver = new StateSaver(client, () => this.activity(), () => this.summary(), () => this.subtitle());
   }
 
   start() {
@@ -102,16 +99,12 @@ export class Workspace {
       if (event.document?.id === this.documentId && event.change === 'renamed') this.renderHeader();
     });
 
-    this.note.addEventListener('input', () => {
-      this.saver.schedule();
-      this.rememberNote();
+    this.client.on('documentDeleted', (/** @type {any} */ event) => {
+      if (typeof event.document === 'string') this.deletedBy.set(event.document, event.by);
     });
-    this.siblingWindows?.addEventListener('message', (event) => {
-      const { deleting, failed } = event.data ?? {};
-      if (typeof deleting !== 'string') return;
-      if (failed) this.deletedElsewhere.delete(deleting);
-      else this.deletedElsewhere.add(deleting);
-    });
+    this.client.on('sessionRefreshed', (/** @type {any} */ event) => this.refreshed(event));
+
+    this.note.addEventListener('input', () => this.saver.schedule());
     this.editor.addEventListener('scroll', () => this.saver.schedule(250));
     this.titleInput.addEventListener('change', () => this.commitTitle());
     // A title is one line, even when it wraps (and when a newline is pasted into it).
@@ -159,10 +152,13 @@ export class Workspace {
     const sessionInfo = result.session.userInfo ?? {};
     this.setSidebar(sessionInfo.sidebar !== false, { save: false });
     this.note.value = typeof info.note === 'string' ? info.note : '';
-    this.rememberNote();
     if (result.forkedFrom) toast('This window is a copy of another one. Changes here stay in this window.');
-    if (result.restoration?.status === 'cleanStart') {
+    // `document_gone` is newer than the client's types.
+    const status = /** @type {string | undefined} */ (result.restoration?.status);
+    if (status === 'cleanStart') {
       toast('This window started fresh: restoring it failed several times.');
+    } else if (status === 'document_gone') {
+      toast('The document this window showed was deleted.');
     }
     if (activity?.targetContentIdentifier && activity.activityType !== WORKSPACE_ACTIVITY) {
       const selection = Array.isArray(info.selection) ? { anchor: info.selection[0], head: info.selection[1] } : null;
@@ -203,7 +199,12 @@ export class Workspace {
         userInfo,
       };
     }
-    return { activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE, userInfo };
+    return { activityType: WORKSPACE_ACTIVITY, title: this.refreshedTitle ?? NO_DOCUMENT_TITLE, userInfo };
+  }
+
+  /** The switcher's subtitle for this window: the first line of its note. */
+  subtitle() {
+    return (this.note.value.split('\n').find((line) => line.trim()) ?? '').trim().slice(0, 120);
   }
 
   /**
@@ -212,13 +213,35 @@ export class Workspace {
    */
   summary() {
     if (this.documentId) return null;
-    return { title: NO_DOCUMENT_TITLE, snapshot: this.note.value.slice(0, 400) };
+    return { title: this.refreshedTitle ?? NO_DOCUMENT_TITLE, snapshot: this.note.value.slice(0, 400) };
   }
 
-  /** Keeps this window's note where the switcher of this browser's other windows finds it. */
-  rememberNote() {
-    const session = this.client.session?.persistentIdentifier;
-    if (session) rememberNote(this.identity.workspace, session, this.note.value);
+  /**
+   * Another window refreshed this one's session (`requestRefresh`): take the refresh in, so
+   * the next save keeps it instead of overwriting it. A new restoration activity is shown as a
+   * restored one would be; a new title is kept while this window shows no document.
+   * @param {{ title?: string, snapshot?: { text?: string }, activity?: Activity | null }} event
+   */
+  refreshed(event) {
+    const activity = event.activity;
+    if (activity) {
+      const info = activity.userInfo ?? {};
+      if (typeof info.note === 'string') this.note.value = info.note;
+      const target = activity.activityType !== WORKSPACE_ACTIVITY ? activity.targetContentIdentifier : null;
+      if (target) {
+        const selection = Array.isArray(info.selection) ? { anchor: info.selection[0], head: info.selection[1] } : null;
+        this.openDocument(target, { scroll: typeof info.scroll === 'number' ? info.scroll : 0, selection });
+      } else if (this.documentId) {
+        this.closeDocument({ save: false });
+      }
+    }
+    if (!this.documentId && !activity?.targetContentIdentifier && event.title) {
+      this.refreshedTitle = event.title === NO_DOCUMENT_TITLE ? null : event.title;
+      // What the server holds now: nothing to send back until this window changes it.
+      this.saver.lastRefresh = JSON.stringify([event.title, event.snapshot?.text ?? '']);
+    }
+    this.saver.schedule();
+    this.render();
   }
 
   pushUserInfo() {
@@ -302,6 +325,7 @@ export class Workspace {
       return;
     }
     this.closeDocument({ save: false, keepView: true });
+    this.refreshedTitle = null;
     this.documentId = id;
     this.app.dataset.document = id;
     const session = new DocumentSession(this.client, id, { name: this.identity.name, color: this.identity.color });
@@ -341,11 +365,10 @@ export class Workspace {
     session.on('presence', () => this.renderParticipants());
     session.on('deleted', () => {
       if (this.doc !== session) return;
-      const title = `“${session.summary?.title ?? 'The document'}”`;
       // This window's own deletion is confirmed by deleteDocument, once the server has done it.
-      if (!this.deletedHere.has(id)) {
-        toast(this.deletedElsewhere.has(id) ? `You deleted ${title} in another window.` : `${title} was deleted, so it was closed here.`);
-      }
+      const message = deletionMessage(session.summary?.title ?? 'The document', this.deletedBy.get(id),
+        { user: this.client.user?.id ?? null, scene: this.client.scene });
+      if (message) toast(message);
       this.closeDocument();
     });
     session.on('reset', (/** @type {{ lostLocalEdits: boolean }} */ event) => {
@@ -443,8 +466,6 @@ export class Workspace {
       danger: true,
     });
     if (!ok) return;
-    this.deletedHere.add(id);
-    this.siblingWindows?.postMessage({ deleting: id });
     try {
       await this.client.request('deleteDocument', { document: id });
       this.list.documents.delete(id);
@@ -452,8 +473,6 @@ export class Workspace {
       this.render();
       toast(`You deleted “${title}”.`);
     } catch (error) {
-      this.deletedHere.delete(id);
-      this.siblingWindows?.postMessage({ deleting: id, failed: true });
       toast(describeError(error, 'delete the document'));
     }
   }
@@ -596,7 +615,7 @@ export class Workspace {
   }
 
   renderTitle() {
-    const base = this.documentId ? `${this.currentTitle()} — Panes` : 'Panes';
+    const base = this.documentId ? `${this.currentTitle()} — Panes` : this.refreshedTitle ? `${this.refreshedTitle} — Panes` : 'Panes';
     document.title = this.flagged ? `• ${base}` : base;
   }
 

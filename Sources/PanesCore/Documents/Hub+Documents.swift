@@ -51,11 +51,13 @@ extension Hub {
 
     /// Tells the workspace's list observers about a change. `summary` defaults to the
     /// document's current one (a deleted document's is passed in).
+    /// - Parameter by: who made the change (`actor`), for a deletion.
     mutating func announce(_ change: ServerEvent.DocumentChange, _ id: DocumentID, workspace: String,
-                           summary: JSONValue? = nil) {
+                           summary: JSONValue? = nil, by: JSONValue? = nil) {
         let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0]?.connection }.sorted()
         guard !watchers.isEmpty else { return }
-        broadcast(.event(.documentsChanged(change, summary ?? documents.summary(id, limit: settings.maxListedParticipants))), to: watchers)
+        let current = summary ?? documents.summary(id, limit: settings.maxListedParticipants)
+        broadcast(.event(.documentsChanged(change, current, by: by)), to: watchers)
     }
 
     // MARK: Create, rename, delete
@@ -93,8 +95,10 @@ extension Hub {
         return ["document": documents.summary(id, limit: settings.maxListedParticipants)]
     }
 
-    /// Deletes the document and its log. Scenes that have it open are told; dedicated windows
-    /// showing it are destroyed with `decline`; opens still waiting for it fail.
+    /// Deletes the document and its log, and every reference to it: scenes that have it open
+    /// are told; dedicated windows showing it are destroyed with `decline`; every other session
+    /// showing it forgets it (`forgetDeletedDocument`), in the same batch as the deletion, and
+    /// their switchers are told; opens still waiting for it fail.
     mutating func deleteDocument(_ id: DocumentID, scene: Scene) throws(PanesError) -> JSONValue {
         let record = try self.record(id, for: scene)
         try requireEditor(scene, to: "delete documents")
@@ -108,15 +112,21 @@ extension Hub {
         if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
         let summary = record.json(participants: [])
         _ = documents.remove(id)
-        persist(.deleteDocument(id))
-        logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)"])
 
         // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
         let showing = sessionIDs(showing: id, in: record.workspace)
         var told = Set(holders)
         for session in showing { if let live = liveScenes[session] { told.insert(live) } }
+        // One batch, so no crash can leave a session pointing at the document, or holding its
+        // title and text, after the document itself is gone.
+        let references = forgetDeletedDocument(id, in: record.workspace)
+        effects.append(.persist([.deleteDocument(id)] + references.commands))
+        logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
+                                                   "sessions": "\(references.commands.count)"])
+
+        let by = actor(scene)
         let connections = told.compactMap { scenes[$0]?.connection }.sorted()
-        broadcast(.event(.documentDeleted(id)), to: connections)
+        broadcast(.event(.documentDeleted(id, by: by)), to: connections)
         for edit in edits {
             fail(edit.context.id, request: EditRequest.type,
                  PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: edit.context.connection)
@@ -126,14 +136,12 @@ extension Hub {
             fail(pending.requestID, request: "openDocument",
                  PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: waiter.connection)
         }
-        announce(.deleted, id, workspace: record.workspace, summary: summary)
+        announce(.deleted, id, workspace: record.workspace, summary: summary, by: by)
 
-        for session in showing {
-            guard let stored = sessions[session],
-                  configurations.first(where: { $0.name == stored.configuration })?.kind == .dedicated
-            else { continue }
-            discard(session, animation: .decline, reason: "its document \(id) was deleted")
+        for session in references.dedicated {
+            discard(session, animation: .decline, reason: "its document \(id) was deleted", persisted: true)
         }
+        for owner in references.owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
         return ["document": .string(id.rawValue)]
     }
 

@@ -6,9 +6,12 @@ extension ServerEvent {
         case created, renamed, deleted, modified, presence
     }
 
-    /// The document list changed; carries the document's summary after the change.
-    static func documentsChanged(_ change: DocumentChange, _ summary: JSONValue) -> ServerEvent {
-        ServerEvent("documentsChanged", ["change": .string(change.rawValue), "document": summary])
+    /// The document list changed; carries the document's summary after the change, and for a
+    /// deletion who deleted it (`{"user", "name", "scene"}`).
+    static func documentsChanged(_ change: DocumentChange, _ summary: JSONValue, by: JSONValue? = nil) -> ServerEvent {
+        var fields: [String: JSONValue] = ["change": .string(change.rawValue), "document": summary]
+        if let by { fields["by"] = by }
+        return ServerEvent("documentsChanged", fields)
     }
 
     /// An operation another scene made, as the server applied it.
@@ -24,8 +27,8 @@ extension ServerEvent {
         ServerEvent("presence", fields.objectValue ?? [:])
     }
 
-    /// The document was deleted; it is closed for this scene.
-    static func documentDeleted(_ document: DocumentID) -> ServerEvent {
-        ServerEvent("documentDeleted", ["document": .string(document.rawValue)])
+    /// The document was deleted, by `by` (`{"user", "name", "scene"}`); it is closed for this scene.
+    static func documentDeleted(_ document: DocumentID, by: JSONValue) -> ServerEvent {
+        ServerEvent("documentDeleted", ["document": .string(document.rawValue), "by": by])
     }
 }

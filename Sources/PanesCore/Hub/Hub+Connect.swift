@@ -100,6 +100,10 @@ extension Hub {
             sessions[sessionID] = session
             persist(.putSession(session))
         }
+        // A document deleted while its deletion could not reach this session's record (a save
+        // that raced the deletion): forgotten now, so nothing points at a dead identifier.
+        let forgets = refersToMissingDocument(session)
+        if forgets { session.forgetDocument() }
         let status = restorationStatus(of: session, handedOver: handedOver)
         if status == .cleanStart {
             session.restoration = nil
@@ -108,7 +112,7 @@ extension Hub {
         session.lastActiveAt = now()
         session.liveSince = now()
         sessions[sessionID] = session
-        if status == .cleanStart {
+        if status == .cleanStart || forgets {
             persist(.putSession(session))
         } else {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
@@ -162,6 +166,7 @@ extension Hub {
         guard let restoration = session.restoration else { return .none }
         if session.failedRestores >= settings.cleanStartThreshold { return .cleanStart }
         if !handedOver.isEmpty { return .superseded }
+        if restoration.metadata.documentGone { return .documentGone }
         if restoration.metadata.protocolVersion > Self.protocolVersion { return .incompatible }
         if now() - restoration.metadata.savedAt > Millis(settings.restorationMaxAgeMs) { return .stale }
         return .restored
@@ -219,6 +224,7 @@ extension Hub {
             session.userInfo = source.userInfo
             session.restoration = source.restoration
             session.title = source.title
+            session.subtitle = source.subtitle
             session.snapshot = source.snapshot
             sessions[session.id] = session
             persist(.putSession(session))

@@ -57,7 +57,7 @@ extension Hub {
 
     /// Work to do once, after loading: sessions that were live when the server last stopped
     /// count as active until now (see `init`); writing that down keeps it true after another
-    /// crash.
+    /// crash. Sessions that referred to a missing document are written without it.
     public mutating func start() -> [Effect] {
         for id in recoveredSessions.sorted() {
             if let session = sessions[id] { persist(.putSession(session)) }

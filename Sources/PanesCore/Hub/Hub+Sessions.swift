@@ -17,6 +17,7 @@ extension Hub {
         return .object([
             "persistentIdentifier": .string(session.id.rawValue),
             "title": .string(session.title.isEmpty ? (session.restoration?.activity.title ?? "") : session.title),
+            "subtitle": .string(session.subtitle),
             "snapshot": session.snapshot,
             "configuration": .string(session.configuration),
             "role": .string(session.role.rawValue),
@@ -28,6 +29,14 @@ extension Hub {
         ])
     }
 
+    /// What a switcher shows of a session that its own saves can change; a save that leaves it
+    /// as it was tells no switcher (the last-active time alone is not worth an event).
+    func switcherEntry(_ session: SceneSession) -> JSONValue {
+        var entry = sessionSummary(session).objectValue ?? [:]
+        entry["lastActiveAt"] = nil
+        return .object(entry)
+    }
+
     /// Tells every scene of the user that shows the switcher that the list changed.
     mutating func sessionsChanged(for owner: OwnerKey) {
         guard let watchers = switcherWatchers[owner], !watchers.isEmpty else { return }
@@ -37,16 +46,19 @@ extension Hub {
 
     /// Deletes a session and everything stored for it; its live scene is told to close with
     /// the animation, and the switcher watchers are told.
-    /// - Parameter reply: a `requestDestruction`'s answer, sent after the deletion is
-    ///   persisted and before the destroyed scene hears of it, so a scene destroying its own
-    ///   session gets its reply before the close.
+    /// - Parameters:
+    ///   - reply: a `requestDestruction`'s answer, sent after the deletion is persisted and
+    ///     before the destroyed scene hears of it, so a scene destroying its own session gets its
+    ///     reply before the close.
+    ///   - persisted: the caller has persisted the session's deletion already, in its own batch
+    ///     (a document's deletion and the windows that go with it).
     mutating func discard(_ id: SessionID, animation: DismissalAnimation, reason: String,
-                          reply: (context: RequestContext, result: JSONValue)? = nil) {
+                          reply: (context: RequestContext, result: JSONValue)? = nil, persisted: Bool = false) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         sessionsByOwner[session.owner]?.remove(id)
         if sessionsByOwner[session.owner]?.isEmpty == true { sessionsByOwner[session.owner] = nil }
         tickets = tickets.filter { $0.value.session != id }
-        persist(.deleteSession(id))
+        if !persisted { persist(.deleteSession(id)) }
         if let reply { send(.reply(reply.context.id, result: reply.result), to: reply.context.connection) }
         logger.info("session discarded", metadata: ["session": "\(id)", "owner": "\(session.owner)", "reason": "\(reason)"])
         if let sceneID = liveScenes[id], let scene = scenes[sceneID] {

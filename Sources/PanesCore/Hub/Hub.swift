@@ -54,7 +54,8 @@ public struct Hub {
     /// Channel writes waiting for their commit, and the requests queued behind them.
     var commits = CommitState()
     var draining = false
-    /// Sessions that were live when the server last stopped; `start()` writes their new state.
+    /// Sessions changed while loading, to be written by `start()`: those that were live when
+    /// the server last stopped, and those that referred to a document that is not stored.
     var recoveredSessions: [SessionID] = []
     public internal(set) var metrics = Metrics()
 
@@ -87,6 +88,10 @@ public struct Hub {
                 session.lastActiveAt = max(session.lastActiveAt, started)
                 session.liveSince = nil
                 recoveredSessions.append(session.id)
+            }
+            if let cleaned = session.forgettingMissingDocument(in: documents) {
+                session = cleaned
+                if recoveredSessions.last != session.id { recoveredSessions.append(session.id) }
             }
             sessions[session.id] = session
             sessionsByOwner[session.owner, default: []].insert(session.id)

@@ -16,6 +16,13 @@ public struct Activity: Sendable, Equatable {
         self.targetContentIdentifier = targetContentIdentifier
     }
 
+    /// The workspace document this activity shows: the target of a `panes.document` activity
+    /// or of one of its subtypes (`panes.document.dedicated`). Nil for other content.
+    public var document: String? {
+        guard activityType == "panes.document" || activityType.hasPrefix("panes.document.") else { return nil }
+        return targetContentIdentifier
+    }
+
     public var json: JSONValue {
         .object([
             "activityType": .string(activityType),

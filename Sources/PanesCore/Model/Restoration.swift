@@ -15,21 +15,28 @@ public struct RestorationMetadata: Sendable, Equatable {
     public var serverVersion: String
     public var protocolVersion: Int
     public var clientVersion: String
+    /// The document the activity showed was deleted (its target and title were dropped): the
+    /// activity is not handed back, and the connect says `document_gone`. Kept here, with the
+    /// rest of what is known about the archive, so it survives restarts in every store.
+    public var documentGone: Bool
 
-    public init(savedAt: Millis, serverVersion: String, protocolVersion: Int, clientVersion: String) {
+    public init(savedAt: Millis, serverVersion: String, protocolVersion: Int, clientVersion: String,
+                documentGone: Bool = false) {
         self.savedAt = savedAt
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
         self.clientVersion = clientVersion
+        self.documentGone = documentGone
     }
 
     public var json: JSONValue {
-        [
+        .object([
             "savedAt": .int(savedAt),
             "serverVersion": .string(serverVersion),
             "protocolVersion": .int(Int64(protocolVersion)),
             "clientVersion": .string(clientVersion),
-        ]
+            "documentGone": documentGone ? .bool(true) : nil,
+        ])
     }
 
     public init(json: JSONValue) throws(PanesError) {
@@ -39,6 +46,7 @@ public struct RestorationMetadata: Sendable, Equatable {
         serverVersion = try fields.string("serverVersion", maxLength: 64) ?? ""
         protocolVersion = Int(try fields.int("protocolVersion") ?? 0)
         clientVersion = try fields.string("clientVersion", maxLength: 256) ?? ""
+        documentGone = try fields.bool("documentGone") ?? false
     }
 }
 
@@ -56,4 +64,7 @@ public enum RestorationStatus: String, Sendable {
     case superseded
     /// Scenes of this session crashed soon after restoring too often in a row: it was dropped.
     case cleanStart
+    /// The document it showed no longer exists: it was not handed back, so the window starts
+    /// clean instead of reopening a dead identifier.
+    case documentGone = "document_gone"
 }

@@ -11,6 +11,9 @@ public struct SceneSession: Sendable, Equatable {
     public var role: SceneConfiguration.SessionRole
     public var configuration: String
     public var title: String
+    /// A second line for the switcher (UIScene's `subtitle`): the window's own words, such as
+    /// the first line of its note. Empty for none.
+    public var subtitle: String
     /// A short summary for the switcher: `{"text": …}` or `{"image": "data:…"}`.
     public var snapshot: JSONValue?
     /// Per-window customisations (sidebar shown, last colour). Never global.
@@ -27,7 +30,7 @@ public struct SceneSession: Sendable, Equatable {
     public var liveSince: Millis?
 
     public init(id: SessionID, secretHash: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
-                configuration: String, title: String = "", snapshot: JSONValue? = nil,
+                configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
                 createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil) {
         self.id = id
@@ -36,6 +39,7 @@ public struct SceneSession: Sendable, Equatable {
         self.role = role
         self.configuration = configuration
         self.title = title
+        self.subtitle = subtitle
         self.snapshot = snapshot
         self.userInfo = userInfo
         self.restoration = restoration
@@ -57,6 +61,7 @@ public struct SceneSession: Sendable, Equatable {
             "role": .string(role.rawValue),
             "configuration": .string(configuration),
             "title": .string(title),
+            "subtitle": .string(subtitle),
             "snapshot": snapshot,
             "userInfo": .object(userInfo),
             "stateRestorationActivity": handBack ? (restoration?.activity.json ?? .null) : .null,
@@ -64,5 +69,26 @@ public struct SceneSession: Sendable, Equatable {
             "createdAt": .int(createdAt),
             "lastActiveAt": .int(lastActiveAt),
         ])
+    }
+}
+
+extension SceneSession {
+    /// The workspace document the window shows, from its restoration activity (see
+    /// `Activity.document`).
+    public var document: String? { restoration?.activity.document }
+
+    /// Forgets a document that no longer exists: the switcher title and snapshot (the
+    /// document's title and text) are reset, and the restoration activity loses its target and
+    /// title (the document's title); its `userInfo`, the window's own state (a note, say), stays.
+    /// The metadata records that the document is gone, so the next connect answers
+    /// `document_gone` instead of handing the activity back.
+    public mutating func forgetDocument() {
+        title = ""
+        snapshot = nil
+        guard var restoration else { return }
+        restoration.activity.targetContentIdentifier = nil
+        restoration.activity.title = nil
+        restoration.metadata.documentGone = true
+        self.restoration = restoration
     }
 }

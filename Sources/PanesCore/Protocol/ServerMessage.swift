@@ -48,6 +48,21 @@ public struct ServerEvent: Sendable, Equatable {
         ServerEvent("sessionDestroyed", ["session": .string(session.rawValue), "animation": .string(animation.rawValue)])
     }
 
+    /// Another scene refreshed this scene's session (`requestRefresh`): the session's switcher
+    /// entry now (`entry`, as `listSessions` lists it), and the new restoration activity when
+    /// the refresh replaced it.
+    public static func sessionRefreshed(_ entry: JSONValue, activity: JSONValue?, requestedBy: Scene) -> ServerEvent {
+        let listed = entry.objectValue ?? [:]
+        let requester: JSONValue = [
+            "scene": .string(requestedBy.id.rawValue), "session": .string(requestedBy.session.rawValue),
+        ]
+        let fields = JSONValue.object([
+            "session": listed["persistentIdentifier"], "title": listed["title"], "subtitle": listed["subtitle"],
+            "snapshot": listed["snapshot"], "activity": activity, "requestedBy": requester,
+        ])
+        return ServerEvent("sessionRefreshed", fields.objectValue ?? [:])
+    }
+
     /// The switcher's list changed; carries the whole new list.
     public static func sessionsChanged(_ list: JSONValue) -> ServerEvent {
         ServerEvent("sessionsChanged", list.objectValue ?? [:])

@@ -75,20 +75,30 @@ extension Hub {
         ]
     }
 
-    mutating func requestRefresh(_ id: SessionID, title: String?, snapshot: JSONValue?, activity: Activity?,
-                                 from scene: Scene) throws(PanesError) -> JSONValue {
+    /// Updates a session's switcher entry and, with `activity`, its restoration activity
+    /// (requestSceneSessionRefresh). The session's live scene, when it is not the requester, is
+    /// told (`sessionRefreshed`), so the window takes the refresh in instead of overwriting it
+    /// with its next save.
+    mutating func requestRefresh(_ id: SessionID, title: String?, subtitle: String?, snapshot: JSONValue?,
+                                 activity: Activity?, from scene: Scene) throws(PanesError) -> JSONValue {
         var session = try ownedSession(id, by: scene)
         if let title { session.title = title }
+        if let subtitle { session.subtitle = subtitle }
         if let snapshot { session.snapshot = snapshot }
         if let activity {
             session.restoration = Restoration(activity: activity, metadata: RestorationMetadata(
                 savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
                 clientVersion: scene.clientVersion))
         }
-        sessions[id] = session
-        persist(.putSession(session))
+        store(session)
+        let entry = sessionSummary(session)
+        if let liveID = liveScenes[id], liveID != scene.id, let live = scenes[liveID] {
+            // The activity as stored, so the window saves back exactly what it was given.
+            let replaced = activity.map { _ in session.restoration?.activity.json ?? .null }
+            send(.event(.sessionRefreshed(entry, activity: replaced, requestedBy: scene)), to: live.connection)
+        }
         sessionsChanged(for: session.owner)
-        return ["session": sessionSummary(session)]
+        return ["session": entry]
     }
 }
 

@@ -1,15 +1,17 @@
-/// `requestRefresh` (requestSceneSessionRefresh): a session's switcher title, snapshot or
-/// restoration activity changed; a live window showing it is told too.
+/// `requestRefresh` (requestSceneSessionRefresh): a session's switcher title, subtitle,
+/// snapshot or restoration activity changed; a live window showing it is told too.
 struct RefreshRequest: Request {
     static let type = "requestRefresh"
     let session: SessionID
     let title: String?
+    let subtitle: String?
     let snapshot: JSONValue?
     let activity: Activity?
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
         session = SessionID(try fields.requiredString("session", maxLength: 64))
         title = try fields.string("title", maxLength: 256)
+        subtitle = try fields.string("subtitle", maxLength: 256)
         if let value = fields.value("snapshot") {
             guard case .object(let object) = value, object.count == 1,
                   object["text"]?.stringValue != nil || object["image"]?.stringValue?.hasPrefix("data:image/") == true
@@ -28,7 +30,7 @@ struct RefreshRequest: Request {
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
-        try hub.requestRefresh(session, title: title, snapshot: snapshot, activity: activity,
+        try hub.requestRefresh(session, title: title, subtitle: subtitle, snapshot: snapshot, activity: activity,
                                from: hub.scene(context.scene))
     }
 }
