@@ -27,9 +27,15 @@ public final class ServerRuntime: @unchecked Sendable {
     private var drainDeadline: Millis?
     private var storeFailed = false
     private var metrics = RuntimeMetrics()
+    /// When the transport will next wake us (wall clock), so it is re-armed only when that moves.
+    private var armedDeadline: Millis?
+    /// Messages held for durability per connection, and the connections not read from
+    /// meanwhile (`maxHeldPerConnection`).
+    private var heldPerConnection: [UInt64: Int] = [:]
+    private var pausedConnections: Set<UInt64> = []
     public private(set) var exitCode: Int32 = 0
 
-    private enum Output {
+    fileprivate enum Output {
         /// `reply` names the request a frame answers, to time it.
         case frame(OutboundFrame, [UInt64], reply: RequestID? = nil)
         case close(UInt64, CloseCode, String)
@@ -68,7 +74,7 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Serves until drained (SIGTERM) or stopped. Returns the process exit code.
     public func run() -> Int32 {
         transport.installSignalHandlers()
-        transport.wake(afterMilliseconds: 100)
+        armWake()
         transport.run()
         worker.stop()
         return exitCode
@@ -79,6 +85,7 @@ public final class ServerRuntime: @unchecked Sendable {
     // MARK: Effects
 
     private func perform(_ effects: [Effect]) {
+        defer { armWake() }
         for effect in effects {
             switch effect {
             case .send(let message, let connection):
@@ -118,7 +125,36 @@ public final class ServerRuntime: @unchecked Sendable {
             deliver(output)
         } else {
             held.append((submittedSequence, output))
+            for connection in output.connections {
+                let count = heldPerConnection[connection, default: 0] + 1
+                heldPerConnection[connection] = count
+                // A client that writes faster than the disk commits is not read from until its
+                // answers drain, instead of growing what the server holds for it without end.
+                if count >= settings.maxHeldPerConnection, pausedConnections.insert(connection).inserted {
+                    transport.pauseReading(connection)
+                }
+            }
         }
+    }
+
+    /// Counts a held output as delivered; reading resumes once a paused connection is half drained.
+    private func released(_ output: Output) {
+        for connection in output.connections {
+            let count = heldPerConnection[connection, default: 1] - 1
+            heldPerConnection[connection] = count > 0 ? count : nil
+            if count <= settings.maxHeldPerConnection / 2, pausedConnections.remove(connection) != nil {
+                transport.resumeReading(connection)
+            }
+        }
+    }
+
+    /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only
+    /// then: an idle server sleeps.
+    private func armWake() {
+        let next = [hub.nextDeadline, drainDeadline].compactMap { $0 }.min()
+        guard let next, next != armedDeadline else { return }
+        armedDeadline = next
+        transport.wake(afterMilliseconds: Int(max(0, next - Self.wallClock())))
     }
 
     private func deliver(_ output: Output) {
@@ -148,6 +184,7 @@ public final class ServerRuntime: @unchecked Sendable {
         durableSequence = max(durableSequence, sequence)
         while heldHead < held.count && held[heldHead].sequence <= durableSequence {
             deliver(held[heldHead].output)
+            released(held[heldHead].output)
             heldHead += 1
         }
         if heldHead == held.count {
@@ -183,6 +220,16 @@ public final class ServerRuntime: @unchecked Sendable {
     }
 }
 
+extension ServerRuntime.Output {
+    /// The connections an output goes to.
+    var connections: [UInt64] {
+        switch self {
+        case .frame(_, let connections, _): connections
+        case .close(let connection, _, _), .probe(let connection): [connection]
+        }
+    }
+}
+
 extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
         let start = RuntimeMetrics.now
@@ -212,6 +259,7 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {
         metrics.closed(connection)
+        pausedConnections.remove(connection)
         perform(hub.handle(.closed(ConnectionID(connection), abnormal: abnormal)))
         checkDrain()
     }
@@ -221,9 +269,10 @@ extension ServerRuntime: WebSocketServerDelegate {
     }
 
     public func serverDidWake() {
+        armedDeadline = nil
         perform(hub.handle(.tick))
         checkDrain()
-        transport.wake(afterMilliseconds: 100)
+        armWake()
     }
 
     public func serverDidReceiveTerminationSignal() {
@@ -255,6 +304,8 @@ extension ServerRuntime: WebSocketServerDelegate {
         text.counter("panes_store_writes_total", "Persists and channel commits applied.", [([:], store.writes)])
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
         text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
+        text.gauge("panes_connections_paused", "Connections not read from until their held messages drain (maxHeldPerConnection).",
+                   [([:], pausedConnections.count)])
         let documents = hub.documentCounts
         text.gauge("panes_documents", "Workspace documents stored.", [([:], documents.stored)])
         text.gauge("panes_documents_loaded", "Documents held in memory (some scene has them open).",

@@ -128,4 +128,40 @@ import Testing
         #expect(writer.request("ping")["ok"] == true, "the original tab still has its session")
         #expect(writer.closeCode == nil)
     }
+
+    @Test func aClientWritingFasterThanTheDiskIsNotReadFromUntilItsAnswersDrain() throws {
+        var settings = Settings()
+        settings.maxHeldPerConnection = 16
+        let store = GatedStore()
+        let server = try InProcessServer(store: store, settings: settings)
+        defer { store.open(); server.stop() }
+        let writer = try server.client()
+        _ = writer.connect()
+        func gauge(_ name: String) throws -> Double? {
+            try PrometheusParser(ServerProcess.http(port: server.port, "/metrics").body).values(name).first
+        }
+
+        store.close()
+        for index in 0..<40 {
+            writer.socket.send(#"{"type":"setUserInfo","id":\#(index),"userInfo":{"n":\#(index)}}"#)
+        }
+        #expect(store.waitForHeldWrite())
+        var paused = false
+        for _ in 0..<100 where !paused {
+            paused = try gauge("panes_connections_paused") == 1
+            if !paused { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(paused, "the connection is no longer read once 16 answers are held")
+        let held = try gauge("panes_held_messages") ?? 0
+        #expect(held < 40, "what was not read is not held: \(held)")
+
+        store.open()
+        var answered: [Int64] = []
+        for index in 0..<40 {
+            let reply = writer.next(timeout: 10) { $0["re"] == .int(Int64(index)) }
+            if reply?["ok"] == true { answered.append(Int64(index)) }
+        }
+        #expect(answered.count == 40, "every write answered once reading resumed")
+        #expect(try gauge("panes_connections_paused") == 0)
+    }
 }

@@ -89,6 +89,11 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func http(_ path: String) throws -> (status: Int, body: String) {
+        try Self.http(port: port, path)
+    }
+
+    /// A GET on the loopback server at `port`, with curl.
+    static func http(port: Int, _ path: String) throws -> (status: Int, body: String) {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]

@@ -7,6 +7,7 @@ public struct Settings: Sendable, Equatable {
     public var maxMessageBytes = 1 << 20
     public var maxJSONDepth = 64
     public var maxOutboundQueue = 4096
+    public var maxHeldPerConnection = 1024
     public var connectTimeoutMs = 10_000
     public var rateLimitPerSecond = 200
     public var rateLimitBurst = 400
@@ -70,6 +71,9 @@ public struct Settings: Sendable, Equatable {
               range: 4...512),
         .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
               meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
+        .init(name: "maxHeldPerConnection", keyPath: \.maxHeldPerConnection,
+              meaning: "Messages held for one connection while its writes become durable; at this many the server stops reading it until half have gone.",
+              range: 2...1_000_000),
         .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,
               meaning: "Time a new connection has to send `connect` before it is closed with 4000.",
               range: 100...600_000),
