@@ -73,7 +73,7 @@ struct Serve: ParsableCommand {
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, logger: logger)
         // Scripts and tests wait for this exact line to learn the port.
-        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.rawValue)\(store == .sqlite ? " in \(data)" : ""), auth: \(auth.rawValue))\n"
+        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.rawValue)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         let code = runtime.run()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])

@@ -61,4 +61,22 @@ import Testing
         #expect(tab.waitForClose() == CloseCode.goingAway.rawValue)
         #expect(server.wait() == 0)
     }
+
+    /// `--sync normal` trades a power loss's last commits for speed, but still survives a
+    /// killed process: the write-ahead log is in the OS's hands once a commit returns.
+    @Test func withSyncNormalAcknowledgedSavesStillSurviveSIGKILL() throws {
+        let server = try ServerProcess(extra: ["--sync", "normal"])
+        #expect(server.banner.contains("synchronous normal"), "\(server.banner)")
+        let tab = try server.client()
+        let created = tab.connect()
+        for step in 0..<50 {
+            #expect(tab.request("setUserInfo", ["userInfo": ["step": .int(Int64(step))]])["ok"] == true)
+        }
+        server.kill(SIGKILL)
+        server.wait()
+        let restarted = try server.restarted()
+        #expect(restarted.banner.contains("synchronous full"), "the default is full")
+        let again = try restarted.client()
+        #expect(again.connect(["session": TestClient.credentials(created)])["session"]?["userInfo"]?["step"] == 49)
+    }
 }

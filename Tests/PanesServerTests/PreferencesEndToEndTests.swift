@@ -91,4 +91,43 @@ import Testing
         let unknown = client.request("observe", ["domain": "device", "keyPath": "x"])
         #expect(unknown["error"]?["code"] == "unknown_domain")
     }
+
+    @Test func aLockedManagedPreferenceOverridesEveryoneAndRefusesWrites() throws {
+        let server = try ServerProcess(config: ["managedPreferences": ["user": [
+            "editor.fontSize": ["value": 14, "locked": true],
+            "appearance.theme": ["value": "dark"],
+        ]]])
+        let alice = try server.client()
+        _ = alice.connect()
+        #expect(alice.request("observe", ["domain": "user", "keyPath": "editor", "options": ["initial"]])["ok"] == true)
+        let initial = alice.event("preferenceChanged")
+        #expect(initial?["keyPath"] == "editor.fontSize")
+        #expect(initial?["new"] == 14)
+        #expect(initial?["locked"] == true)
+        let refused = alice.request("setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 20])
+        #expect(refused["error"]?["code"] == "preference_locked")
+        #expect(refused["error"]?["action"] == "giveUp")
+        #expect(alice.request("removePreference", ["domain": "user", "keyPath": "editor.fontSize"])["error"]?["code"]
+            == "preference_locked")
+        // An unlocked managed value is a default: the user may override it.
+        #expect(alice.request("setPreference", ["domain": "user", "keyPath": "appearance.theme", "value": "light"])["ok"] == true)
+    }
+
+    @Test func aBadManagedPreferenceRefusesToStart() {
+        #expect(throws: (any Error).self) {
+            _ = try ServerProcess(config: ["managedPreferences": ["user": ["editor.fontSize": ["value": "big", "locked": true]]]])
+        }
+    }
+
+    @Test func aNullValueIsStoredAsNullNotTakenForAMissingOne() throws {
+        let server = try ServerProcess()
+        let client = try server.client()
+        _ = client.connect()
+        #expect(client.request("setPreference", ["domain": "user", "keyPath": "sidebar.width"])["error"]?["code"] == "missing_field")
+        #expect(client.request("setPreference", ["domain": "user", "keyPath": "sidebar.width", "value": .null])["ok"] == true)
+        _ = client.request("observe", ["domain": "user", "keyPath": "sidebar.width", "options": ["initial"]])
+        let initial = client.event("preferenceChanged")
+        #expect(initial?["new"] == .null)
+        #expect(initial?["exists"] == nil)
+    }
 }

@@ -54,6 +54,7 @@ final class ServerProcess: @unchecked Sendable {
                 let digits = line[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits), line.contains("\n") {
                     self.port = port
+                    banner = line
                     return
                 }
             }
@@ -61,6 +62,9 @@ final class ServerProcess: @unchecked Sendable {
         process.terminate()
         throw ServerProcessError.didNotStart(stderr.text)
     }
+
+    /// The line the server printed when it started listening.
+    private(set) var banner = ""
 
     /// Waits until the server's stderr contains `text`.
     func waitForLog(_ text: String, timeout: Double = 30) -> Bool {

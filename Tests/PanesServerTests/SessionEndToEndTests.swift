@@ -127,4 +127,14 @@ import Testing
         let result = client.connect(["workspace": "acme", "auth": ["token": "tok-alice"]])
         #expect(result["user"]?["role"] == "editor")
     }
+
+    @Test func aWindowReportsNewTraitsAfterConnect() throws {
+        let server = try ServerProcess()
+        let client = try server.client()
+        _ = client.connect(["traits": ["width": "regular", "pointer": "fine"]])
+        let reply = client.request("updateTraits", ["traits": ["width": "compact", "pointer": "coarse"]])
+        #expect(reply["result"]?["traits"] == ["width": "compact", "pointer": "coarse"])
+        #expect(reply["result"]?["previous"] == ["width": "regular", "pointer": "fine"])
+        #expect(client.request("updateTraits", ["traits": ["width": "wide"]])["error"]?["field"] == "traits.width")
+    }
 }
