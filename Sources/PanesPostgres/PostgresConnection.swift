@@ -121,7 +121,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// - Parameter isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
     public func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
-        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
+        let begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
+        if try !beginReconnecting(begin) {
+            // The connection died while idle (a server restart, an idle timeout) and this is
+            // how we learn it; nothing of the transaction was sent, so a new one may start it.
+            close()
+            try execute(begin)
+        }
         let value: T
         do {
             value = try body()
@@ -132,6 +138,17 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         try execute("COMMIT")
         return value
+    }
+
+    /// Runs BEGIN; false when the connection turned out to be lost (any other error throws).
+    private func beginReconnecting(_ begin: String) throws(PostgresError) -> Bool {
+        do {
+            try execute(begin)
+            return true
+        } catch {
+            if error.kind == .connection { return false }
+            throw error
+        }
     }
 
     private func connected() throws(PostgresError) -> OpaquePointer {

@@ -27,8 +27,8 @@ public final class TestDatabase: @unchecked Sendable {
             throw TestDatabaseError.notConfigured(
                 "\(variable) is not set: these tests need a PostgreSQL server where they may create databases. "
                     + "Run them with scripts/test (which starts a private PostgreSQL 15 and sets it), or set "
-                    + "\(variable)=postgres://user@host:port/postgres yourself (`source scripts/lib/postgres.sh; "
-                    + "postgres_start` prints one), or set \(variable)=skip to leave them out on purpose.")
+                    + "\(variable)=postgres://user@host:port/postgres yourself (`source scripts/lib/deps.sh; source "
+                    + "scripts/lib/postgres.sh; postgres_start \"$(mktemp -d)\"` starts one and prints its URL), or set \(variable)=skip to leave them out on purpose.")
         }
         return url
     }
