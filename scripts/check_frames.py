@@ -48,6 +48,9 @@ class Schema:
         self.requests = set(self.root["$defs"]["requests"]["$defs"])
         self.results = set(self.root["$defs"]["results"]["$defs"])
         self.events = set(self.root["$defs"]["events"]["$defs"])
+        self.codes = {entry["properties"]["code"]["const"]: (entry["properties"]["number"]["const"],
+                                                            entry["properties"]["action"]["const"])
+                      for entry in self.root["$defs"]["errorCode"]["oneOf"]}
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     def errors(self, definition: str, value) -> list[str]:
@@ -148,6 +151,12 @@ def check_stage(stage: Stage, schema: Schema) -> None:
                     stage.counts["received: replies validated"] += 1
             else:
                 problems = schema.errors("errorReply", message)
+                code = (message.get("error") or {}).get("code") if isinstance(message.get("error"), dict) else None
+                if problems and code in schema.codes:
+                    number, action = schema.codes[code]
+                    problems.append(f"the schema gives `{code}` the number {number} and the action `{action}`")
+                elif problems:
+                    problems.append(f"`{code}` is not an error code of the schema")
                 if problems:
                     stage.fail(line, "the server's error reply does not match the schema", problems)
                 else:
