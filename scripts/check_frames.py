@@ -76,6 +76,8 @@ class Stage:
         self.name = name
         self.folder = folder
         self.counts = collections.Counter()
+        # Which parts of the schema the frames exercised: `request:edit`, `event:presence`, `error:forbidden`.
+        self.seen: set[str] = set()
         self.failures: list[str] = []
 
     def fail(self, line: dict, why: str, details: list[str] | None = None) -> None:
@@ -121,6 +123,7 @@ def check_stage(stage: Stage, schema: Schema) -> None:
             pending[connection][key].append((kind, problems, line))
             if not problems:
                 stage.counts["sent: requests validated"] += 1
+                stage.seen.add(f"request:{kind}")
             continue
 
         # From the server: every frame must validate.
@@ -149,6 +152,8 @@ def check_stage(stage: Stage, schema: Schema) -> None:
                     stage.fail(line, f"the server's {what} does not match the schema", problems)
                 else:
                     stage.counts["received: replies validated"] += 1
+                    if request:
+                        stage.seen.add(f"result:{request[0]}")
             else:
                 problems = schema.errors("errorReply", message)
                 code = (message.get("error") or {}).get("code") if isinstance(message.get("error"), dict) else None
@@ -161,12 +166,14 @@ def check_stage(stage: Stage, schema: Schema) -> None:
                     stage.fail(line, "the server's error reply does not match the schema", problems)
                 else:
                     stage.counts["received: error replies validated"] += 1
+                    stage.seen.add(f"error:{code}")
         elif kind in schema.events:
             problems = schema.errors(f"events/$defs/{kind}", message)
             if problems:
                 stage.fail(line, f"the server's `{kind}` event does not match the schema", problems)
             else:
                 stage.counts["received: events validated"] += 1
+                stage.seen.add(f"event:{kind}")
         else:
             stage.fail(line, f"the server sent a message of unknown type {kind!r}")
     # Requests never answered (the connection ended first, e.g. on a message too big).
@@ -184,10 +191,12 @@ def main() -> int:
     arguments = parser.parse_args()
     schema = Schema(arguments.schema)
     failed = False
+    seen: set[str] = set()
     for spec in arguments.stages:
         name, _, folder = spec.partition("=")
         stage = Stage(name, Path(folder))
         check_stage(stage, schema)
+        seen |= stage.seen
         validated = sum(n for label, n in stage.counts.items() if "validated" in label)
         invalid = sum(n for label, n in stage.counts.items() if "intentionally invalid" in label)
         print(f"==> frames of {name}: {validated} validated against {arguments.schema.name}, "
@@ -200,6 +209,11 @@ def main() -> int:
                 print(failure, file=sys.stderr)
             if len(stage.failures) > MAX_SHOWN:
                 print(f"[{name}] … and {len(stage.failures) - MAX_SHOWN} more failures", file=sys.stderr)
+    unseen = [f"result:{k}" for k in sorted(schema.results)] + [f"event:{k}" for k in sorted(schema.events)] \
+        + [f"error:{k}" for k in sorted(schema.codes)]
+    unseen = [name for name in unseen if name not in seen]
+    if unseen:
+        print(f"    (no frame exercised: {', '.join(unseen)})")
     return 1 if failed else 0
 
 
