@@ -109,11 +109,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try connection.integer(SQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
         case .document(let id):
             try connection.integer(SQL.documentRevision, [.text(id.rawValue)]) ?? -1
+        case .session:
+            // One node holds every session: there is no lease to fence (see `claimSession`).
+            0
         }
     }
 
     private func write(_ command: StoreCommand) throws(SQLiteError) {
         switch command {
+        case .claimSession:
+            // A single node's store: nothing to fence.
+            break
         case .putSession(let session):
             try connection.run(SQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),

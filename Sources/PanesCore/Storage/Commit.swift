@@ -35,11 +35,17 @@ public enum Channel: Hashable, Sendable, CustomStringConvertible {
     case preferences(PreferenceDomain)
     /// A document's operation log; its version is the document's revision.
     case document(DocumentID)
+    /// A session's lease (shared stores only): its version is the fencing epoch, advanced by
+    /// `claimSession` alone. A node writes a session it holds in a commit on this channel at
+    /// its epoch, so once another node has taken the session over, the old holder's writes
+    /// conflict: the database refuses them.
+    case session(SessionID)
 
     public var description: String {
         switch self {
         case .preferences(let domain): "preferences:\(domain)"
         case .document(let id): "document:\(id)"
+        case .session(let id): "session:\(id)"
         }
     }
 }

@@ -6,6 +6,20 @@ public final class MemoryStore: Store {
     private var sessions: [SessionID: SceneSession] = [:]
     private var preferences: [PreferenceDomain: StoredPreferences] = [:]
     private var documents: [DocumentID: StoredDocument] = [:]
+    /// The shared-store side (`SharedStore`), so two hubs on one memory store behave as two
+    /// nodes on one database: who holds each session, a sequence over record writes, and
+    /// each domain's change log.
+    private var claims: [SessionID: SessionClaim] = [:]
+    private var recordSequence: Int64 = 0
+    private var recordLog: [(sequence: Int64, record: RecordKey)] = []
+    private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
+    private var nodeLeases: [NodeID: Millis] = [:]
+    /// The clock `heartbeat` measures leases with; tests move it.
+    public var now: () -> Millis = { Millis(0) }
+    private enum RecordKey: Equatable {
+        case session(SessionID)
+        case document(DocumentID)
+    }
     /// Set to make the next `apply` fail, to test how the hub handles a failing store.
     public var failNextApply = false
     /// Set to make the next `loadDocument` fail, to test how the hub answers a failed load.
@@ -23,7 +37,8 @@ public final class MemoryStore: Store {
             sessions: sessions.values.sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
             preferences: preferences,
             documents: documents.values.map(\.record)
-                .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) })
+                .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            recordCursor: recordSequence, claims: claims)
     }
 
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
@@ -76,6 +91,7 @@ public final class MemoryStore: Store {
         switch channel {
         case .preferences(let domain): preferences[domain]?.version ?? 0
         case .document(let id): documents[id]?.record.revision ?? -1
+        case .session(let id): claims[id]?.epoch ?? 0
         }
     }
 
@@ -84,14 +100,26 @@ public final class MemoryStore: Store {
         case .putSession(let session):
             remember(session.id, in: \.sessions)
             sessions[session.id] = session
+            logRecord(.session(session.id))
         case .deleteSession(let id):
             remember(id, in: \.sessions)
+            remember(id, in: \.claims)
             sessions[id] = nil
+            claims[id] = nil
+            logRecord(.session(id))
+        case .claimSession(let id, let claim):
+            remember(id, in: \.claims)
+            claims[id] = claim
+            logRecord(.session(id))
         case .putPreference(let domain, let keyPath, let value, let version):
+            remember(domain, in: \.preferenceLog)
+            preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: value, version: version))
             remember(domain, in: \.preferences)
             preferences[domain, default: StoredPreferences()].values[keyPath] = VersionedValue(value: value, version: version)
             preferences[domain]!.version = max(preferences[domain]!.version, version)
         case .removePreference(let domain, let keyPath, let version):
+            remember(domain, in: \.preferenceLog)
+            preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: nil, version: version))
             remember(domain, in: \.preferences)
             preferences[domain, default: StoredPreferences()].values[keyPath] = nil
             preferences[domain]!.version = max(preferences[domain]!.version, version)
@@ -100,9 +128,11 @@ public final class MemoryStore: Store {
             remember(record.id, in: \.documents)
             documents[record.id] = StoredDocument(record: record, snapshotRevision: record.revision,
                                                   snapshotText: text, operations: [])
+            logRecord(.document(record.id))
         case .renameDocument(let id, let title):
             remember(id, in: \.documents)
             documents[id]?.record.title = title
+            logRecord(.document(id))
         case .appendOperation(let id, let operation, let length):
             guard documents[id] != nil else { throw MemoryStoreError.noSuchDocument(id) }
             guard documents[id]!.operations.last.map({ $0.revision < operation.revision }) ?? true,
@@ -124,13 +154,75 @@ public final class MemoryStore: Store {
         case .deleteDocument(let id):
             remember(id, in: \.documents)
             documents[id] = nil
+            logRecord(.document(id))
         }
+    }
+
+    /// Numbers a write to a single-writer record, as a shared database's sequence would.
+    private func logRecord(_ key: RecordKey) {
+        let sequence = recordSequence
+        let length = recordLog.count
+        undo.append { [unowned self] in
+            recordSequence = sequence
+            recordLog.removeLast(recordLog.count - length)
+        }
+        recordSequence += 1
+        recordLog.append((recordSequence, key))
     }
 
     /// Records the entry's value before the transaction changes it.
     private func remember<Key: Hashable, Value>(_ key: Key, in table: ReferenceWritableKeyPath<MemoryStore, [Key: Value]>) {
         let before = self[keyPath: table][key]
         undo.append { [unowned self] in self[keyPath: table][key] = before }
+    }
+}
+
+extension MemoryStore: SharedStore {
+    public func loadRecordChanges(after cursor: Int64) throws -> RecordChanges {
+        var changes = RecordChanges(cursor: recordSequence)
+        var seen: Set<String> = []
+        // Newest first, so each record is reported once, as it is now; then back to oldest first.
+        for entry in recordLog.reversed() where entry.sequence > cursor {
+            switch entry.record {
+            case .session(let id):
+                guard seen.insert("s" + id.rawValue).inserted else { continue }
+                if let session = sessions[id] {
+                    changes.sessions.append(session)
+                    changes.claims[id] = claims[id] ?? SessionClaim(node: nil, epoch: 0)
+                } else {
+                    changes.deletedSessions.append(id)
+                }
+            case .document(let id):
+                guard seen.insert("d" + id.rawValue).inserted else { continue }
+                if let document = documents[id] {
+                    changes.documents.append(document.record)
+                } else {
+                    changes.deletedDocuments.append(id)
+                }
+            }
+        }
+        changes.sessions.reverse()
+        changes.deletedSessions.reverse()
+        changes.documents.reverse()
+        changes.deletedDocuments.reverse()
+        return changes
+    }
+
+    public func loadPreferenceChanges(_ domain: PreferenceDomain, after version: Int64) throws -> [PreferenceChange]? {
+        (preferenceLog[domain] ?? []).filter { $0.version > version }
+    }
+
+    public func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]? {
+        guard let document = documents[id] else { return nil }
+        guard revision >= document.record.revision
+                || document.operations.first.map({ $0.revision <= revision + 1 }) == true else { return nil }
+        return document.operations.filter { $0.revision > revision }
+    }
+
+    public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        let now = now()
+        nodeLeases[node] = now + Millis(leaseMs)
+        return nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue }
     }
 }
 

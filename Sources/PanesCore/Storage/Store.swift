@@ -56,12 +56,19 @@ public struct StoredState: Sendable, Equatable {
     public var preferences: [PreferenceDomain: StoredPreferences]
     /// Every document's record (not its text), sorted by id.
     public var documents: [DocumentRecord]
+    /// Shared stores: the record sequence this state includes, to follow changes from
+    /// (`SharedStore.loadRecordChanges`); 0 for a single node's store.
+    public var recordCursor: Int64
+    /// Shared stores: who holds each session live now.
+    public var claims: [SessionID: SessionClaim]
 
     public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:],
-                documents: [DocumentRecord] = []) {
+                documents: [DocumentRecord] = [], recordCursor: Int64 = 0, claims: [SessionID: SessionClaim] = [:]) {
         self.sessions = sessions
         self.preferences = preferences
         self.documents = documents
+        self.recordCursor = recordCursor
+        self.claims = claims
     }
 }
 

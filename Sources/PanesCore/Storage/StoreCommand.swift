@@ -25,6 +25,10 @@ public enum StoreCommand: Sendable, Equatable {
     case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64)
     /// Deletes the document, its snapshot and its whole log.
     case deleteDocument(DocumentID)
+    /// Records who holds the session live (nil: released) and advances its lease epoch to
+    /// `claim.epoch` (shared stores; a single-node store has nothing to fence and ignores it).
+    /// Used in a commit on `.session(id)` whose base is the epoch being replaced.
+    case claimSession(SessionID, SessionClaim)
 }
 
 /// A preference domain: one user's preferences in a workspace, or the workspace's own.

@@ -1,0 +1,93 @@
+/// A store that several nodes share (PostgreSQL): besides what every store does, it lets a
+/// node read what the others wrote since it last looked, and keeps the nodes' leases.
+///
+/// Nodes never trust a wake-up to carry data: a `ChangeNotice` only says "look", and the node
+/// reads the change from the store (the log is the truth, notifications are hints). So a
+/// notice lost while the listening connection was down costs nothing: after `.resubscribed`
+/// the node looks at everything.
+public protocol SharedStore: Store {
+    /// Sessions and document records written or deleted after `cursor` (a store-wide sequence
+    /// that every such write advances), oldest first, and the cursor to ask from next time.
+    func loadRecordChanges(after cursor: Int64) throws -> RecordChanges
+    /// A domain's changes after `version`, in version order; nil when the log no longer
+    /// reaches back that far (the node then reloads the whole domain).
+    func loadPreferenceChanges(_ domain: PreferenceDomain, after version: Int64) throws -> [PreferenceChange]?
+    /// A document's operations after `revision`, oldest first; nil when the document is gone
+    /// or its log was compacted past `revision` (the node then reopens it from its snapshot).
+    func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]?
+    /// Marks `node` alive until `leaseMs` from now (the database's clock, so nodes' clocks
+    /// need not agree), and returns the nodes whose lease has run out, so their sessions
+    /// can be taken over.
+    func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID]
+}
+
+/// A node of a cluster: random at each start, so a restarted node never inherits claims.
+public struct NodeID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// What other nodes wrote to single-writer records since a cursor.
+public struct RecordChanges: Sendable, Equatable {
+    public var sessions: [SceneSession]
+    public var deletedSessions: [SessionID]
+    public var documents: [DocumentRecord]
+    public var deletedDocuments: [DocumentID]
+    /// Who holds each changed session now (nil: nobody), with the lease epoch of that claim.
+    public var claims: [SessionID: SessionClaim]
+    public var cursor: Int64
+
+    public init(sessions: [SceneSession] = [], deletedSessions: [SessionID] = [], documents: [DocumentRecord] = [],
+                deletedDocuments: [DocumentID] = [], claims: [SessionID: SessionClaim] = [:], cursor: Int64) {
+        self.sessions = sessions
+        self.deletedSessions = deletedSessions
+        self.documents = documents
+        self.deletedDocuments = deletedDocuments
+        self.claims = claims
+        self.cursor = cursor
+    }
+}
+
+/// Which node holds a session live, and under which fencing epoch.
+public struct SessionClaim: Sendable, Equatable {
+    public var node: NodeID?
+    public var epoch: Int64
+
+    public init(node: NodeID?, epoch: Int64) {
+        self.node = node
+        self.epoch = epoch
+    }
+}
+
+/// One preference change as the shared log keeps it: `value` nil for a removal.
+public struct PreferenceChange: Sendable, Equatable {
+    public var keyPath: String
+    public var value: JSONValue?
+    public var version: Int64
+
+    public init(keyPath: String, value: JSONValue?, version: Int64) {
+        self.keyPath = keyPath
+        self.value = value
+        self.version = version
+    }
+}
+
+/// A hint that something moved in the shared store. Never carries the change itself.
+public enum ChangeNotice: Sendable, Equatable {
+    /// A channel reached `version`.
+    case channel(Channel, version: Int64)
+    /// Single-writer records (sessions, document records, claims) reached `cursor`.
+    case records(cursor: Int64)
+    /// The listening connection was lost and is back: notices may have been missed, so the
+    /// node catches up on everything it holds.
+    case resubscribed
+}
+
+/// Delivers `ChangeNotice`s from a thread of its own (PostgreSQL: a LISTEN connection).
+public protocol ChangeListener: AnyObject, Sendable {
+    /// Starts listening; `deliver` is called on the listener's thread.
+    func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void)
+    /// Stops listening and joins the thread.
+    func stop()
+}
