@@ -24,6 +24,12 @@ export interface Traits {
   pointer: 'fine' | 'coarse';
 }
 
+/** `traitsChanged`: the scene's traits changed (`traitCollectionDidChange`); lay the window out again. */
+export interface TraitsChange {
+  traits: Traits;
+  previous: Traits;
+}
+
 export interface LifecycleState {
   visible: boolean;
   focused: boolean;
@@ -74,6 +80,8 @@ export interface SessionSummary {
   role: string;
   state: SceneState | string;
   scene?: string | null;
+  /** The live scene's traits; absent without a live scene. */
+  traits?: Traits | null;
   targetContentIdentifier?: string | null;
   createdAt: number;
   lastActiveAt: number;
@@ -100,6 +108,8 @@ export interface PreferenceChange {
   initial?: boolean;
   /** The value is the registered default. */
   isDefault?: boolean;
+  /** The operator's managed preferences lock the key: writes are refused with `preference_locked`. */
+  locked?: boolean;
   /** False: the key has neither a value nor a default. */
   exists?: boolean;
   removed?: boolean;
@@ -245,6 +255,8 @@ export interface PanesClientEvents {
   connectError: PanesError;
   /** The window ticket was used (or was invalid): a browser removes it from the URL. */
   ticketUsed: { invalid?: boolean };
+  /** The scene's traits changed, as the server answered (or, while disconnected, as set). */
+  traitsChanged: TraitsChange;
   preferenceChanged: PreferenceChange & { observations: number[] };
   sessionsChanged: SessionList;
   sessionDestroyed: { session: string; animation: DismissalAnimation | string };
@@ -359,6 +371,7 @@ export interface Requests {
   ping: [{}, { now: number }];
   refreshToken: [{ token: string }, { user: { id: string; name: string; role: string }; auth: { expiresAt: number | null } }];
   lifecycle: [LifecycleState, { state: string }];
+  updateTraits: [{ traits: Partial<Traits> }, { traits: Traits; previous: Traits; changed: boolean }];
   updateActivity: [{ activity: Activity | null }, { savedAt: number; metadata: Record<string, any> }];
   setUserInfo: [{ userInfo: Record<string, any>; mode?: 'replace' | 'merge' }, { userInfo: Record<string, any> }];
   listSessions: [{ watch?: boolean }, SessionList];
@@ -443,6 +456,17 @@ export declare class PanesClient extends EventSource<PanesClientEvents> {
   // Scenes and sessions
   /** Reports visibility and focus; only the latest state is sent, one report at a time. */
   setLifecycle(state: LifecycleState): void;
+  /**
+   * This scene's traits: the server's answer (to `connect`, then `updateTraits`) while
+   * connected; while disconnected, the ones set meanwhile, which the next `connect` carries.
+   */
+  readonly traits: Traits;
+  /**
+   * Reports a change of the window's traits (fields left out keep their value) with
+   * `updateTraits`: nothing is sent when they equal what was last reported, only the latest
+   * are sent, one report at a time. `traitsChanged` follows once the server has answered.
+   */
+  setTraits(traits: Partial<Traits>): void;
   updateActivity(activity: Activity | null): Promise<{ savedAt: number; metadata: Record<string, any> }>;
   setUserInfo(userInfo: Record<string, any>, options?: { merge?: boolean }): Promise<{ userInfo: Record<string, any> }>;
   listSessions(): Promise<SessionList>;
@@ -736,6 +760,12 @@ export declare const COMPACT_MAX_WIDTH: number;
 export declare function connectInBrowser(options?: BrowserClientOptions): PanesClient;
 /** Reports visibility and focus, and retries at once on `online` and when the page becomes visible; returns its remover. */
 export declare function bindLifecycle(client: PanesClient, win?: Window): () => void;
+/**
+ * Reports the window's traits whenever they change (width across `COMPACT_MAX_WIDTH`, primary
+ * pointer, display pixel ratio), once they have settled for `settleMs` (default 150); returns
+ * its remover. `connectInBrowser` sets it up unless given `traits`.
+ */
+export declare function bindTraits(client: PanesClient, win?: Window, options?: { settleMs?: number }): () => void;
 export declare function currentTraits(win?: Window): Traits;
 export declare function currentLifecycle(win?: Window): LifecycleState;
 /** The `ws:`/`wss:` URL of the server that served the page. */
