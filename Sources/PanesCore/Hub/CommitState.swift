@@ -19,6 +19,9 @@ struct ChannelQueue<Item: Sendable>: Sendable {
     var inFlight: CommitID?
     /// Reading what another node committed after a conflict.
     var catchingUp = false
+    /// The catch-up follows a conflict of this node's commit: finding nothing newer then means
+    /// the store and the hub disagree, and retrying would only conflict again.
+    var afterConflict = false
     var waiting: [Item] = []
 
     var busy: Bool { inFlight != nil || catchingUp }
