@@ -8,6 +8,10 @@ struct ClusterState: Sendable {
     var recordsWanted = false
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
+    /// Claims this node has asked the store for and not heard back about.
+    var claiming: Set<SessionID> = []
+    /// Nodes whose lease ran out: their claims no longer count.
+    var expired: Set<NodeID> = []
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.
     var preferencesBehind: [PreferenceDomain: Int64] = [:]

@@ -23,6 +23,10 @@ extension Hub {
         case .channel(.session, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
+        case .nodesExpired(let nodes):
+            nodesExpired(nodes)
+        case .leaseLost:
+            leaseLost()
         case .resubscribed:
             // Anything may have moved while nobody listened: look at everything held.
             loadRecordChanges()
@@ -208,7 +212,9 @@ extension Hub {
         }
         guard changes.cursor > cluster.recordCursor else { return }
         cluster.recordCursor = changes.cursor
-        for (id, claim) in changes.claims { cluster.claims[id] = claim }
+        for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0) {
+            cluster.claims[id] = claim
+        }
         var owners: Set<OwnerKey> = []
         for session in changes.sessions {
             // A session live here is written by this node alone: its copy is the newest.
@@ -269,5 +275,106 @@ extension Hub {
             fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
         }
         announce(.deleted, id, workspace: record.workspace, summary: summary, by: .null)
+    }
+
+    // MARK: Leases
+
+    /// Whether another node, still alive, holds the session.
+    func claimedElsewhere(_ session: SessionID) -> Bool {
+        guard let holder = cluster.claims[session]?.node else { return false }
+        return holder != node && !cluster.expired.contains(holder)
+    }
+
+    /// Asks the store for the session's lease: a compare-and-set on its epoch, so of two nodes
+    /// claiming at once exactly one wins, and the winner's epoch fences the loser's writes.
+    mutating func claim(_ session: SessionID, for pending: PendingConnect?) {
+        let epoch = cluster.claims[session]?.epoch ?? 0
+        let claim = SessionClaim(node: node, epoch: epoch + 1)
+        let id = commits.makeID()
+        commits.pending[id] = .claim(session, claim, pending)
+        cluster.claiming.insert(session)
+        if let pending { connections[pending.connection]?.phase = .probing(session) }
+        effects.append(.commit(Commit(id: id, channel: .session(session), base: epoch,
+                                      commands: [.claimSession(session, claim)])))
+    }
+
+    /// A session made here: nobody else can know it yet, so the claim waits for nothing.
+    mutating func claimNew(_ session: SessionID) {
+        guard isClustered else { return }
+        claim(session, for: nil)
+    }
+
+    /// Lets go of a session whose scene ended here, so a reload on another node resumes it
+    /// at once. A release that conflicts lost nothing: someone took the session over already.
+    mutating func release(_ session: SessionID) {
+        guard isClustered, let held = cluster.claims[session], held.node == node,
+              !cluster.claiming.contains(session), sessions[session] != nil else { return }
+        let released = SessionClaim(node: nil, epoch: held.epoch)
+        let id = commits.makeID()
+        commits.pending[id] = .claim(session, released, nil)
+        effects.append(.commit(Commit(id: id, channel: .session(session), base: held.epoch,
+                                      commands: [.claimSession(session, released)])))
+    }
+
+    mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,
+                                 _ outcome: CommitOutcome) {
+        if claim.node != nil { cluster.claiming.remove(session) }
+        switch outcome {
+        case .committed:
+            if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
+            guard let pending else { return }
+            guard connections[pending.connection] != nil, sessions[session] != nil else {
+                // The connect went away meanwhile: nobody is live on the session.
+                release(session)
+                resolvePendingConnects(of: session)
+                return
+            }
+            if liveScenes[session] == nil {
+                attach(pending.connection, requestID: pending.requestID, request: pending.request,
+                       identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
+                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
+            } else {
+                fork(session, for: pending)
+            }
+            resolvePendingConnects(of: session)
+        case .conflict:
+            // Another node claimed it first: it is live there, for now. Read who holds it and
+            // wait, like any connect for a session live elsewhere.
+            guard let pending else { return }
+            loadRecordChanges()
+            if connections[pending.connection] != nil { wait(pending, for: session) }
+        case .failed(let reason):
+            logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            guard let pending, connections[pending.connection] != nil else { return }
+            connections[pending.connection]?.phase = .awaitingConnect
+            fail(pending.requestID, request: "connect",
+                 PanesError(.storageFailed, "the session could not be claimed; retry", retryAfterMs: 1_000),
+                 to: pending.connection)
+        }
+    }
+
+    /// Other nodes are gone: the sessions they held are free, and connects waiting for them
+    /// take them over (with a new epoch, which fences anything the dead node still sends).
+    mutating func nodesExpired(_ nodes: [NodeID]) {
+        let newly = Set(nodes).subtracting(cluster.expired).subtracting([node].compactMap { $0 })
+        guard !newly.isEmpty else { return }
+        cluster.expired.formUnion(newly)
+        logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted { $0.rawValue < $1.rawValue })"])
+        let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
+        for session in freed.sorted() { resolvePendingConnects(of: session) }
+        var owners: Set<OwnerKey> = []
+        for session in freed { if let owner = sessions[session]?.owner { owners.insert(owner) } }
+        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+    }
+
+    /// This node may no longer hold its sessions: every scene is closed with `nodeLost`, so its
+    /// client reconnects (through the load balancer, to a node that can serve it).
+    mutating func leaseLost() {
+        logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
+        for sceneID in scenes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let scene = scenes[sceneID] else { continue }
+            close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
+            detach(sceneID, abnormal: false)
+        }
     }
 }

@@ -32,4 +32,7 @@ struct ChannelQueue<Item: Sendable>: Sendable {
 enum PendingCommit: Sendable {
     case preferences(PreferenceDomain, [PreferenceWrite], [PreferenceOutcome])
     case document(DocumentID, DocumentBatch)
+    /// A session's lease: the connect waiting to attach to it when the claim is won, nil for a
+    /// claim nobody waits on (a new session's) or a release.
+    case claim(SessionID, SessionClaim, PendingConnect?)
 }

@@ -13,6 +13,8 @@ extension Hub {
             preferencesCommitted(domain, writes, outcomes, outcome)
         case .document(let document, let batch):
             documentCommitted(document, batch, outcome)
+        case .claim(let session, let claim, let pending):
+            claimCommitted(session, claim, pending, outcome)
         }
     }
 
