@@ -5,6 +5,11 @@ import Testing
 /// waited for while another node holds it, and taken over (with a new fencing epoch) when
 /// that node's lease runs out.
 @Suite struct ClusterLeaseTests {
+    /// How long a connect waits for a session held on another node before it forks.
+    static func leaseWait(_ node: HubHarness) -> Millis {
+        Millis(node.hub.settings.nodeLeaseMs + 2 * node.hub.settings.nodeHeartbeatMs) + 1
+    }
+
     static func resume(_ result: JSONValue) -> [String: JSONValue] {
         ["protocol": 1, "auth": ["name": "alice"], "session": HubHarness.credentials(result)]
     }
@@ -33,7 +38,7 @@ import Testing
         TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
         let duplicate = nodes.b.open()
         _ = nodes.b.send(duplicate, "connect", Self.resume(first))
-        nodes.b.clock.advance(Millis(nodes.b.hub.settings.livenessProbeTimeoutMs) + 1)
+        nodes.b.clock.advance(Self.leaseWait(nodes.b))
         let reply = nodes.b.run(.tick).messages(to: duplicate).last { $0["type"] == "reply" }
         #expect(reply?["ok"] == true)
         #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
@@ -75,7 +80,7 @@ import Testing
         let lostB = nodes.b.completeCommits()
         #expect(wonA?["result"]?["created"] == false)
         #expect(lostB.messages(to: onB).isEmpty, "b lost the claim: it waits, it does not attach")
-        nodes.b.clock.advance(Millis(nodes.b.hub.settings.livenessProbeTimeoutMs) + 1)
+        nodes.b.clock.advance(Self.leaseWait(nodes.b))
         nodes.b.completesCommits = true
         let forked = nodes.b.run(.tick).messages(to: onB).last { $0["type"] == "reply" }
         #expect(forked?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])

@@ -340,8 +340,9 @@ extension Hub {
         case .conflict:
             // Another node claimed it first: it is live there, for now. Read who holds it and
             // wait, like any connect for a session live elsewhere.
-            guard let pending else { return }
+            guard var pending else { return }
             loadRecordChanges()
+            pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
             if connections[pending.connection] != nil { wait(pending, for: session) }
         case .failed(let reason):
             logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])

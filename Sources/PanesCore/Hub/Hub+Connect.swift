@@ -60,9 +60,13 @@ extension Hub {
         let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
                                      handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
         if isClustered, claimedElsewhere(target) || cluster.claiming.contains(target) {
-            // Live on another node, or about to be: wait for it to let go (a reload) or for the
-            // deadline (a duplicated tab, which then forks).
-            wait(pending, for: target)
+            // Live on another node, or about to be: wait for it to let go (a reload), for its
+            // lease to run out (the node died: take over), or for the deadline (a duplicated
+            // tab, which then forks). The deadline outlasts a lease, so a dead node's session
+            // is resumed, not forked.
+            var waiting = pending
+            waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            wait(waiting, for: target)
             return
         }
         resume(target, for: pending)
