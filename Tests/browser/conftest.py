@@ -47,6 +47,8 @@ class Server:
     port: int = 0
     process: subprocess.Popen | None = None
     log_lines: list[str] = field(default_factory=list)
+    # More `panes serve` arguments (say `--config FILE`), used from the next start on.
+    args: list[str] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -56,7 +58,7 @@ class Server:
         if not BINARY.exists():
             pytest.exit(f"no server binary at {BINARY}; build it or set PANES_BINARY", returncode=2)
         self.process = subprocess.Popen(
-            [str(BINARY), "serve", "--port", str(self.port), "--data", str(self.data), "--web", str(ROOT / "web")],
+            [str(BINARY), "serve", "--port", str(self.port), "--data", str(self.data), "--web", str(ROOT / "web"), *self.args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

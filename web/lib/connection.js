@@ -67,7 +67,10 @@ export class Connection {
   /** @type {Record<string, any> | (() => Record<string, any> | Promise<Record<string, any>>)} */
   #auth;
   #clientName;
+  /** @type {Traits | (() => Traits)} the `traits` option */
   #traits;
+  /** @type {Traits | null} the traits reported since (`setTraits`): they win over the option */
+  traits = null;
   /** @type {LifecycleState} the state `connect` reports */
   lifecycle;
   /** @type {LifecycleState | null} the state the last `connect` sent reported */
@@ -296,15 +299,24 @@ export class Connection {
     if (typeof this.#auth !== 'function') this.#auth = { ...this.#auth, token };
   }
 
+  /**
+   * The traits the next `connect` reports: the last ones reported, else the option's.
+   * @returns {Traits}
+   */
+  nextTraits() {
+    if (this.traits) return { ...this.traits };
+    const traits = this.#traits;
+    return { ...(typeof traits === 'function' ? traits() : traits) };
+  }
+
   /** @param {Record<string, any>} auth */
   #sendConnectWith(auth) {
-    const traits = this.#traits;
     const fields = {
       protocol: PROTOCOL_VERSION,
       client: this.#clientName,
       workspace: this.workspace,
       auth,
-      traits: typeof traits === 'function' ? traits() : traits,
+      traits: this.nextTraits(),
       state: { ...this.lifecycle },
       ...this.#store.connectFields(),
     };

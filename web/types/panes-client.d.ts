@@ -26,6 +26,12 @@ export interface Traits {
   pointer: 'fine' | 'coarse';
 }
 
+/** `traitsChanged`: the scene's traits changed (`traitCollectionDidChange`); lay the window out again. */
+export interface TraitsChange {
+  traits: Traits;
+  previous: Traits;
+}
+
 export interface LifecycleState {
   visible: boolean;
   focused: boolean;
@@ -82,6 +88,8 @@ export interface SessionSummary {
   role: string;
   state: SceneState | string;
   scene?: string | null;
+  /** The live scene's traits; absent without a live scene. */
+  traits?: Traits | null;
   targetContentIdentifier?: string | null;
   createdAt: number;
   lastActiveAt: number;
@@ -202,8 +210,8 @@ export interface DragEndedEvent {
 export interface DocumentsChangedEvent {
   change: 'created' | 'renamed' | 'deleted' | 'modified' | 'presence';
   document: DocumentSummary;
-  /** Who deleted it, for `deleted`. */
-  by?: Actor;
+  /** Who deleted it, for `deleted` (null when another server node did). */
+  by?: Actor | null;
 }
 
 /** Who did something: the user, their display name, and the scene they did it from. */
@@ -277,7 +285,7 @@ export interface ServerEvents {
   documentOperation: DocumentOperationEvent;
   presence: PresenceEvent;
   /** The document was deleted (by `by`); it is closed for this scene. */
-  documentDeleted: { document: string; by?: Actor };
+  documentDeleted: { document: string; by?: Actor | null };
 }
 
 /** Events of a `PanesClient`: the server's events by their `type`, and the client's own. */
@@ -293,6 +301,8 @@ export interface PanesClientEvents extends ServerEvents {
   connectError: PanesError;
   /** The window ticket was used (or was invalid): a browser removes it from the URL. */
   ticketUsed: { invalid?: boolean };
+  /** The scene's traits changed, as the server answered (or, while disconnected, as set). */
+  traitsChanged: TraitsChange;
   /** Events a newer server sends that this version does not know. */
   [event: string]: unknown;
 }
@@ -484,6 +494,17 @@ export declare class PanesClient extends EventSource<PanesClientEvents> {
   // Scenes and sessions
   /** Reports visibility and focus; only the latest state is sent, one report at a time. */
   setLifecycle(state: LifecycleState): void;
+  /**
+   * This scene's traits: the server's answer (to `connect`, then `updateTraits`) while
+   * connected; while disconnected, the ones set meanwhile, which the next `connect` carries.
+   */
+  readonly traits: Traits;
+  /**
+   * Reports a change of the window's traits (fields left out keep their value) with
+   * `updateTraits`: nothing is sent when they equal what was last reported, only the latest
+   * are sent, one report at a time. `traitsChanged` follows once the server has answered.
+   */
+  setTraits(traits: Partial<Traits>): void;
   updateActivity(activity: Activity | null): Promise<{ savedAt: number; metadata: Record<string, any> }>;
   setUserInfo(userInfo: Record<string, any>, options?: { merge?: boolean }): Promise<{ userInfo: Record<string, any> }>;
   listSessions(): Promise<SessionList>;
@@ -790,6 +811,12 @@ export declare const COMPACT_MAX_WIDTH: number;
 export declare function connectInBrowser(options?: BrowserClientOptions): PanesClient;
 /** Reports visibility and focus, and retries at once on `online` and when the page becomes visible; returns its remover. */
 export declare function bindLifecycle(client: PanesClient, win?: Window): () => void;
+/**
+ * Reports the window's traits whenever they change (width across `COMPACT_MAX_WIDTH`, primary
+ * pointer, display pixel ratio), once they have settled for `settleMs` (default 150); returns
+ * its remover. `connectInBrowser` sets it up unless given `traits`.
+ */
+export declare function bindTraits(client: PanesClient, win?: Window, options?: { settleMs?: number }): () => void;
 export declare function currentTraits(win?: Window): Traits;
 export declare function currentLifecycle(win?: Window): LifecycleState;
 /** The `ws:`/`wss:` URL of the server that served the page. */

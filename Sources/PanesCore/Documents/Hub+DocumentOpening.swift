@@ -41,6 +41,12 @@ extension Hub {
         switch result {
         case .preferences(let domain, let stored, let failure):
             preferencesLoaded(domain, stored, failure: failure)
+        case .preferenceChanges(let domain, let changes, let failure):
+            preferenceChangesLoaded(domain, changes, failure: failure)
+        case .operations(let id, let operations, let failure):
+            operationsLoaded(id, operations, failure: failure)
+        case .recordChanges(let changes, let failure):
+            recordChangesLoaded(changes, failure: failure)
         case .document(let id, let stored, let failure):
             if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
                 documentCaughtUp(id, stored, failure: failure)

@@ -47,4 +47,6 @@ public enum HubEvent: Sendable {
     case tick
     /// SIGTERM: stop accepting scenes, tell every scene to reconnect later.
     case drain
+    /// Another node wrote to the shared store (a hint; the hub reads the change itself).
+    case notice(ChangeNotice)
 }

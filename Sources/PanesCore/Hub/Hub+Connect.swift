@@ -38,6 +38,7 @@ extension Hub {
             let configuration = configurations[0]
             let (session, secret) = try makeSession(owner: owner, configuration: configuration)
             persist(.putSession(session))
+            claimNew(session.id)
             attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
                    secret: secret, handedOver: [], created: true, forkedFrom: nil)
             return
@@ -56,8 +57,38 @@ extension Hub {
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
-        attach(connection, requestID: requestID, request: request, identity: identity, session: target,
-               secret: Self.provenSecret(of: request), handedOver: handedOver, created: false, forkedFrom: nil)
+        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
+                                     handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
+        if isClustered, claimedElsewhere(target) || cluster.claiming.contains(target) {
+            // Live on another node, or about to be: wait for it to let go (a reload), for its
+            // lease to run out (the node died: take over), or for the deadline (a duplicated
+            // tab, which then forks). The deadline outlasts a lease, so a dead node's session
+            // is resumed, not forked.
+            var waiting = pending
+            waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            wait(waiting, for: target)
+            return
+        }
+        resume(target, for: pending)
+    }
+
+    /// Puts a connect in line for a session that is held, until it is let go or the deadline.
+    mutating func wait(_ pending: PendingConnect, for target: SessionID) {
+        pendingConnects[target, default: []].append(pending)
+        probeDeadlines.push(target, at: pending.deadline)
+        connections[pending.connection]?.phase = .probing(target)
+    }
+
+    /// Attaches the connection to a session nobody holds live. In a cluster the node first
+    /// claims the session's lease (`Hub+Cluster.swift`), and attaches once the claim is won.
+    mutating func resume(_ target: SessionID, for pending: PendingConnect) {
+        if isClustered {
+            claim(target, for: pending)
+            return
+        }
+        attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
+               session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
+               created: false, forkedFrom: nil)
     }
 
     /// A new session record, not yet stored, and its secret: the record keeps only its hash,
@@ -196,7 +227,9 @@ extension Hub {
     /// connect resumes it, any others fork from it.
     mutating func resolvePendingConnects(of session: SessionID) {
         guard let waiting = pendingConnects.removeValue(forKey: session) else { return }
+        let elsewhere = isClustered && claimedElsewhere(session)
         for pending in waiting {
+            guard connections[pending.connection] != nil else { continue }
             guard sessions[session] != nil else {
                 fail(pending.requestID, request: "connect", PanesError(
                     .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),
@@ -204,10 +237,11 @@ extension Hub {
                 connections[pending.connection]?.phase = .awaitingConnect
                 continue
             }
-            if liveScenes[session] == nil {
-                attach(pending.connection, requestID: pending.requestID, request: pending.request,
-                       identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
-                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
+            if liveScenes[session] == nil && !cluster.claiming.contains(session) && !elsewhere {
+                resume(session, for: pending)
+            } else if elsewhere && liveScenes[session] == nil && pending.deadline > now() {
+                // Still held on another node and still time for it to let go.
+                pendingConnects[session, default: []].append(pending)
             } else {
                 fork(session, for: pending)
             }
@@ -228,6 +262,7 @@ extension Hub {
             session.snapshot = source.snapshot
             sessions[session.id] = session
             persist(.putSession(session))
+            claimNew(session.id)
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)

@@ -36,6 +36,8 @@ extension Hub {
         expireFeatures(now: now)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
+            // Live on another node: that node keeps it active.
+            if let holder = cluster.claims[id]?.node, holder != node { continue }
             let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
             if due > now {
                 // Active since this entry was queued: look again when it would be idle.

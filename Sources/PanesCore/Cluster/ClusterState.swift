@@ -1,0 +1,19 @@
+/// What a node of a cluster knows about the others (`Hub+Cluster.swift`). Empty on a single
+/// node, where nothing moves in the store but what the hub itself wrote.
+struct ClusterState: Sendable {
+    /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
+    var recordCursor: Int64 = 0
+    /// A record load is in flight; `recordsWanted` asks for another after it.
+    var recordsLoading = false
+    var recordsWanted = false
+    /// Who holds each session live, as the store last said.
+    var claims: [SessionID: SessionClaim] = [:]
+    /// Claims this node has asked the store for and not heard back about.
+    var claiming: Set<SessionID> = []
+    /// Nodes whose lease ran out: their claims no longer count.
+    var expired: Set<NodeID> = []
+    /// Channels a notice said moved while this node's own commit on them was in flight: they
+    /// catch up once that commit's outcome is in.
+    var preferencesBehind: [PreferenceDomain: Int64] = [:]
+    var documentsBehind: [DocumentID: Int64] = [:]
+}
