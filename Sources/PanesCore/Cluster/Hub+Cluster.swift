@@ -23,6 +23,8 @@ extension Hub {
         case .channel(.session, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
+        case .signal(let signal):
+            received(signal)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
         case .leaseLost:
