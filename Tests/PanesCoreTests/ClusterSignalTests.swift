@@ -101,3 +101,30 @@ import Testing
         #expect(stored?.title == "Budget")
     }
 }
+
+/// Presence reaches the document's scenes on every node, and a dead node's scenes leave.
+@Suite struct ClusterPresenceTests {
+    @Test func presenceCrossesNodesAndADeadNodesScenesLeave() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "hello")
+        let (onB, _) = nodes.b.connect(name: "bob")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        let seen = TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence")
+        #expect(seen.count == 1)
+        #expect(seen.first?["selection"] == ["anchor": 1, "head": 3])
+        #expect(seen.first?["user"] == "alice")
+        // A scene that opens the document later on b sees a's presence in its reply.
+        let (later, _) = nodes.b.connect(name: "carol")
+        let opened = nodes.b.openDocument(later, document)
+        #expect(opened["result"]?["presence"]?.arrayValue?.contains { $0["user"] == "alice" } == true)
+        // a dies: its scene leaves b's documents.
+        let gone = nodes.b.run(.notice(.nodesExpired([NodeID("a")]))).events(to: onB, named: "presence")
+        #expect(gone.first?["left"] == true)
+        let reopened = nodes.b.connect(name: "dave").0
+        #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+    }
+}

@@ -20,6 +20,9 @@ struct ClusterState: Sendable {
     /// way from the node that issued it.
     var ticketWaiters: [String: [TicketWaiter]] = [:]
     var ticketWaitDeadlines = DeadlineQueue<String>()
+    /// Presence shared by scenes on other nodes, per document and scene, with the node each
+    /// lives on (so it goes when that node does).
+    var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.
     var preferencesBehind: [PreferenceDomain: Int64] = [:]

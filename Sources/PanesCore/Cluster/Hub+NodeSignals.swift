@@ -32,6 +32,48 @@ extension Hub {
             for waiter in cluster.ticketWaiters.removeValue(forKey: ticket.id) ?? [] { retryConnect(waiter) }
         case .ticketUsed(let id):
             tickets[id] = nil
+        case .presence(let presence):
+            takeRemotePresence(presence, from: signal.from)
+        }
+    }
+
+    // MARK: Presence
+
+    /// Tells the other nodes what a scene here shares in a document (or that it left).
+    mutating func sharePresence(_ presence: JSONValue) {
+        guard isClustered else { return }
+        signal(.presence(presence), to: nil)
+    }
+
+    /// Presence from a scene on another node: kept for scenes that open the document later,
+    /// and passed on to the document's scenes here.
+    mutating func takeRemotePresence(_ presence: JSONValue, from origin: NodeID) {
+        guard let document = presence["document"]?.stringValue.map(DocumentID.init),
+              let scene = presence["scene"]?.stringValue else { return }
+        if presence["left"] == true {
+            cluster.remotePresence[document]?[scene] = nil
+            if cluster.remotePresence[document]?.isEmpty == true { cluster.remotePresence[document] = nil }
+        } else {
+            cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
+        }
+        let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
+        broadcast(.event(.presence(presence)), to: here)
+    }
+
+    /// Presence of scenes on other nodes, for `openDocument`'s `presence`.
+    func remotePresence(in document: DocumentID) -> [JSONValue] {
+        (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
+    }
+
+    /// A dead node's scenes leave every document they were in.
+    mutating func dropPresence(of nodes: Set<NodeID>) {
+        let gone = cluster.remotePresence.values.flatMap(\.values).filter { nodes.contains($0.node) }
+            .sorted { ($0.presence["scene"]?.stringValue ?? "") < ($1.presence["scene"]?.stringValue ?? "") }
+        for entry in gone {
+            var left = entry.presence.objectValue ?? [:]
+            left["left"] = true
+            left["selection"] = .null
+            takeRemotePresence(.object(left), from: entry.node)
         }
     }
 

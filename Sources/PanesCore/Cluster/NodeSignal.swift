@@ -20,6 +20,9 @@ public struct NodeSignal: Sendable, Equatable {
         /// A window ticket, for whichever node the new window's connect reaches.
         case ticket(JSONValue)
         case ticketUsed(String)
+        /// A scene's presence in a document changed (a `presence` event's fields, `left` true
+        /// when it left), for the document's scenes on other nodes.
+        case presence(JSONValue)
     }
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
@@ -41,6 +44,7 @@ public struct NodeSignal: Sendable, Equatable {
             object["refresh"] = ["session": .string(session.rawValue), "fields": fields]
         case .ticket(let ticket): object["ticket"] = ticket
         case .ticketUsed(let id): object["ticketUsed"] = .string(id)
+        case .presence(let presence): object["presence"] = presence
         }
         return .object(object)
     }
@@ -62,6 +66,8 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .ticket(ticket)
         } else if let id = json["ticketUsed"]?.stringValue {
             kind = .ticketUsed(id)
+        } else if let presence = json["presence"] {
+            kind = .presence(presence)
         } else {
             return nil
         }
