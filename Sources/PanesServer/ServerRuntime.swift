@@ -113,6 +113,9 @@ public final class ServerRuntime: @unchecked Sendable {
                 // A liveness probe never waits for the disk: a slow fsync must not make a live
                 // tab look dead and hand its session to a duplicate.
                 deliver(.probe(connection.rawValue))
+            case .signal(let signal):
+                // With the store's writes, so it never overtakes what was written before it.
+                worker.submit(.signal(signal), sequence: nil)
             case .load(let request):
                 // Runs on the store thread behind every batch submitted so far; `didLoad`
                 // brings the result back here.

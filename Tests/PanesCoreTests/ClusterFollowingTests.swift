@@ -29,6 +29,8 @@ struct TwoNodes {
                 notices.append(.channel(commit.channel, version: commit.base + Int64(moved)))
             case .persist(let commands), .persistQuietly(let commands):
                 if !commands.isEmpty { notices.append(.records(cursor: .max)) }
+            case .signal(let signal):
+                notices.append(.signal(signal))
             default:
                 break
             }

@@ -23,6 +23,8 @@ extension Hub {
         case .channel(.session, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
+        case .signal(let signal):
+            received(signal)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
         case .leaseLost:
@@ -361,6 +363,7 @@ extension Hub {
         guard !newly.isEmpty else { return }
         cluster.expired.formUnion(newly)
         logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted { $0.rawValue < $1.rawValue })"])
+        dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
         for session in freed.sorted() { resolvePendingConnects(of: session) }
         var owners: Set<OwnerKey> = []

@@ -133,7 +133,7 @@ extension Hub {
         }
         documents.open[id] = document
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
-            .map { $0.presenceJSON(document: id, revision: document.revision) })
+            .map { $0.presenceJSON(document: id, revision: document.revision) } + remotePresence(in: id))
         result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
         keepInRestoration(id, scene: scene, preview: document.preview)
         if joining { announce(.presence, id, workspace: scene.owner.workspace) }
@@ -149,8 +149,9 @@ extension Hub {
         documents.open[id] = document
         if participant.shared {
             let others = document.participants.values.map(\.connection).sorted()
-            broadcast(.event(.presence(participant.presenceJSON(document: id, revision: document.revision, left: true))),
-                      to: others)
+            let left = participant.presenceJSON(document: id, revision: document.revision, left: true)
+            broadcast(.event(.presence(left)), to: others)
+            sharePresence(left)
         }
         if document.participants.isEmpty { evict(id) }
         if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }

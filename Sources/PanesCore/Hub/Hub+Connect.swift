@@ -4,7 +4,10 @@ import Logging
 /// duplicated tab. A tab never silently takes over another live tab's session: a `connect`
 /// naming a session whose scene still answers pings gets a fork instead.
 extension Hub {
-    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID) throws(PanesError) {
+    /// - Parameter waitForTicket: in a cluster, a ticket not heard of yet may still be on its
+    ///   way from the node that issued it: the connect waits for it once.
+    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID,
+                          waitForTicket: Bool = true) throws(PanesError) {
         guard request.protocolVersion == Self.protocolVersion else {
             throw PanesError(.unsupportedProtocol,
                              "this server speaks protocol \(Self.protocolVersion), not \(request.protocolVersion)",
@@ -19,12 +22,17 @@ extension Hub {
         let target: SessionID
         var handedOver: [Activity] = []
         if let ticketID = request.ticket {
+            if isClustered, waitForTicket, tickets[ticketID] == nil {
+                self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
+                return
+            }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
                   sessions[ticket.session] != nil
             else {
                 throw PanesError(.ticketInvalid, "the window ticket is unknown, used, expired or not yours", field: "ticket")
             }
             tickets[ticketID] = nil
+            if isClustered { signal(.ticketUsed(ticketID), to: nil) }
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
@@ -66,7 +74,13 @@ extension Hub {
             // is resumed, not forked.
             var waiting = pending
             waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            let first = pendingConnects[target] == nil
             wait(waiting, for: target)
+            // The holder pings its window: a pong means a duplicated tab (fork now), silence
+            // means a dead socket (it lets go, and this connect resumes).
+            if first, let holder = cluster.claims[target]?.node, holder != node {
+                signal(.probe(target), to: holder)
+            }
             return
         }
         resume(target, for: pending)
@@ -217,6 +231,9 @@ extension Hub {
 
     /// The session's live scene answered: it is a real, separate window. Everyone waiting gets a fork.
     mutating func pongReceived(from connection: ConnectionID) {
+        if case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID] {
+            answerRemoteProbes(of: scene.session)
+        }
         guard case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID],
               let waiting = pendingConnects.removeValue(forKey: scene.session)
         else { return }

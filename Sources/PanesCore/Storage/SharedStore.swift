@@ -85,6 +85,8 @@ public enum ChangeNotice: Sendable, Equatable {
     /// These nodes' leases ran out (`SharedStore.heartbeat`): the sessions they held can be
     /// taken over.
     case nodesExpired([NodeID])
+    /// A message another node sent (`NodeSignal`); delivered to every node, each keeps its own.
+    case signal(NodeSignal)
     /// This node could not renew its own lease in time: another node may take its sessions
     /// over at any moment, so it must stop serving them.
     case leaseLost
