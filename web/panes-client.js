@@ -22,6 +22,7 @@ export { TextBinding, withAlpha } from './lib/text-binding.js';
 export {
   connectInBrowser,
   bindLifecycle,
+  bindTraits,
   currentTraits,
   currentLifecycle,
   socketURL,

@@ -85,7 +85,9 @@ import Testing
         let reply = effects.messages(to: scene).last
         #expect(reply?["result"]?["traits"] == ["width": "compact", "pointer": "fine"])
         #expect(reply?["result"]?["changed"] == true)
-        #expect(!effects.events(to: watcher, named: "sessionsChanged").isEmpty)
+        let heard = effects.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue ?? []
+        let entry = heard.first { $0["scene"] == result["scene"] }
+        #expect(entry?["traits"] == ["width": "compact", "pointer": "fine"], "the switcher sees the new traits")
         let bad = harness.request(scene, "updateTraits", ["traits": ["width": "huge"]])
         #expect(bad["error"]?["field"] == "traits.width")
     }

@@ -3,7 +3,7 @@
 // current across reconnects, and the window requests (activation, refresh).
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { MemoryStorage, Recorder, clientOf, closeAll, connected, freshWorkspace, next } from './support/helpers.mjs';
+import { MemoryStorage, Recorder, clientOf, closeAll, connected, freshWorkspace, next, until } from './support/helpers.mjs';
 import { PanesServer } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
 
@@ -51,6 +51,66 @@ describe('lifecycle', { timeout: 20_000 }, () => {
     const { session } = await hidden.start();
     const { sessions } = await watcher.listSessions();
     assert.equal(sessions.find((s) => s.persistentIdentifier === session.persistentIdentifier)?.state, 'background');
+  });
+});
+
+describe('traits', { timeout: 20_000 }, () => {
+  test('setTraits sends only changes, only the latest, one at a time, and the switcher sees them', async () => {
+    const workspace = freshWorkspace();
+    const tap = new Tap();
+    const client = clientOf(server, { workspace, createSocket: tap.createSocket, traits: { width: 'regular', pointer: 'fine' } });
+    const watcher = clientOf(server, { workspace });
+    await client.start();
+    await watcher.start();
+    const lists = new Recorder();
+    watcher.watchSessions(lists.add);
+    const changes = new Recorder();
+    client.on('traitsChanged', changes.add);
+
+    client.setTraits({ width: 'regular' }); // what the server has: nothing to send
+    client.setTraits({ width: 'compact' }); // sent at once
+    client.setTraits({ pointer: 'coarse' }); // waits for the first answer…
+    client.setTraits({ pointer: 'fine' }); // …and is replaced by this, which the first answer already says
+    await changes.atLeast(1);
+    await client.ping(); // after the first answer: anything still to report has been sent
+    assert.deepEqual(tap.sent('updateTraits').map((m) => m.traits), [{ width: 'compact', pointer: 'fine' }]);
+
+    client.setTraits({ pointer: 'coarse' });
+    client.setTraits({ pointer: 'coarse' });
+    await changes.atLeast(2);
+    await client.ping();
+    assert.deepEqual(tap.sent('updateTraits').map((m) => m.traits), [
+      { width: 'compact', pointer: 'fine' },
+      { width: 'compact', pointer: 'coarse' },
+    ]);
+    assert.deepEqual(changes.items, [
+      { traits: { width: 'compact', pointer: 'fine' }, previous: { width: 'regular', pointer: 'fine' } },
+      { traits: { width: 'compact', pointer: 'coarse' }, previous: { width: 'compact', pointer: 'fine' } },
+    ]);
+    assert.deepEqual(client.traits, { width: 'compact', pointer: 'coarse' });
+
+    // Another window of the user sees the scene's new traits in the switcher's list.
+    const own = client.session?.persistentIdentifier;
+    const seen = () => lists.items.at(-1)?.sessions.find((/** @type {any} */ s) => s.persistentIdentifier === own)?.traits;
+    await until(watcher, 'sessionsChanged', () => seen()?.pointer === 'coarse');
+    assert.deepEqual(seen(), { width: 'compact', pointer: 'coarse' });
+  });
+
+  test('traits set while disconnected apply at once and the next connect carries them', async () => {
+    const tap = new Tap();
+    const client = clientOf(server, { workspace: freshWorkspace(), createSocket: tap.createSocket });
+    await client.start();
+    tap.unreachable = true;
+    client.dropConnection();
+    const change = next(client, 'traitsChanged');
+    client.setTraits({ width: 'compact' });
+    assert.deepEqual((await change).traits, { width: 'compact', pointer: 'fine' });
+    tap.unreachable = false;
+    client.reconnectNow();
+    await connected(client);
+    assert.deepEqual(tap.sent('connect').at(-1).traits, { width: 'compact', pointer: 'fine' });
+    assert.deepEqual(client.connectResult?.traits, { width: 'compact', pointer: 'fine' });
+    assert.equal(tap.sent('updateTraits').length, 0);
   });
 });
 

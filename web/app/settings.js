@@ -5,6 +5,10 @@
  * observed with `initial`, so a change made in any window shows in every window at once —
  * including this one, which applies what the server reports rather than what it sent.
  *
+ * A setting the operator locked (the server's managed preferences: its events carry
+ * `locked: true`) shows the operator's value, disabled, labelled as managed by the
+ * administrator, and is never written: the server would refuse with `preference_locked`.
+ *
  * @module app/settings
  */
 import { byId, h } from './dom.js';
@@ -20,6 +24,9 @@ export const PREFERENCES = {
   theme: { keyPath: 'appearance.theme', default: 'system' },
 };
 
+/** @typedef {'showWordCount' | 'fontSize' | 'theme'} PreferenceName */
+
+const MANAGED_LABEL = 'Managed by your administrator';
 const FONT_MIN = 11;
 const FONT_MAX = 28;
 
@@ -28,6 +35,8 @@ export function installSettings(ws) {
   const popover = byId('settings');
   const button = byId('open-settings');
   let shared = true;
+  /** The settings the server's managed preferences lock, as its latest events said. @type {Set<PreferenceName>} */
+  const locked = new Set();
 
   /**
    * A value from the server, checked; anything malformed reads as the default.
@@ -46,7 +55,9 @@ export function installSettings(ws) {
   const changed = (change) => {
     const entry = Object.entries(PREFERENCES).find(([, p]) => p.keyPath === change.keyPath);
     if (!entry) return;
-    const name = /** @type {'showWordCount' | 'fontSize' | 'theme'} */ (entry[0]);
+    const name = /** @type {PreferenceName} */ (entry[0]);
+    if (change.locked === true) locked.add(name);
+    else locked.delete(name);
     accept(name, change.removed || change.exists === false || !('new' in change) ? undefined : change.new);
     ws.applyPreferences();
     renderControls();
@@ -67,6 +78,10 @@ export function installSettings(ws) {
    * @param {any} value
    */
   const set = (name, value) => {
+    if (shared && locked.has(name)) {
+      renderControls(); // undo what the control shows; the operator's value stays
+      return;
+    }
     accept(name, value);
     ws.applyPreferences();
     renderControls();
@@ -79,6 +94,13 @@ export function installSettings(ws) {
         shared = false;
         saveLocal();
         renderControls();
+        return;
+      }
+      if (error.code === 'preference_locked') {
+        // Locked since this window last heard: its observation brings the operator's value.
+        locked.add(name);
+        renderControls();
+        toast(`That setting is ${MANAGED_LABEL.toLowerCase()}.`);
         return;
       }
       toast(describeError(error, 'change the setting'));
@@ -118,30 +140,51 @@ export function installSettings(ws) {
   const smaller = h('button', { type: 'button', 'aria-label': 'Smaller text', onclick: () => set('fontSize', ws.prefs.fontSize - 1) }, '−');
   const larger = h('button', { type: 'button', 'aria-label': 'Larger text', onclick: () => set('fontSize', ws.prefs.fontSize + 1) }, '+');
   const note = h('p', { class: 'settings-note', style: { margin: '8px 16px 0', fontSize: '12px', color: 'var(--secondary)' } });
+  /** Each setting's "managed" label, shown while the setting is locked. */
+  const managed = {
+    showWordCount: h('small', { class: 'settings-managed', id: 'pref-word-count-managed', hidden: true }, MANAGED_LABEL),
+    theme: h('small', { class: 'settings-managed', id: 'pref-theme-managed', hidden: true }, MANAGED_LABEL),
+    fontSize: h('small', { class: 'settings-managed', id: 'pref-font-size-managed', hidden: true }, MANAGED_LABEL),
+  };
 
   popover.replaceChildren(
     h('div', { class: 'settings-header' },
       h('h2', { id: 'settings-title' }, 'Settings'),
       h('button', { type: 'button', class: 'button done', onclick: () => popover.hidePopover() }, 'Done')),
     h('div', { class: 'settings-section' },
-      h('label', { class: 'settings-row', for: 'pref-word-count' },
+      h('label', { class: 'settings-row', for: 'pref-word-count', dataset: { preference: 'showWordCount' } },
         h('span', {}, 'Word count bar'),
-        h('span', { class: 'switch' }, wordCount)),
-      h('div', { class: 'settings-row', role: 'group', 'aria-label': 'Theme' },
+        h('span', { class: 'switch' }, wordCount),
+        managed.showWordCount),
+      h('div', { class: 'settings-row', role: 'group', 'aria-label': 'Theme', 'aria-describedby': 'pref-theme-managed', dataset: { preference: 'theme' } },
         h('span', {}, 'Theme'),
-        h('div', { class: 'segmented' }, ...themeButtons)),
-      h('div', { class: 'settings-row', role: 'group', 'aria-label': 'Editor font size' },
+        h('div', { class: 'segmented' }, ...themeButtons),
+        managed.theme),
+      h('div', { class: 'settings-row', role: 'group', 'aria-label': 'Editor font size', 'aria-describedby': 'pref-font-size-managed', dataset: { preference: 'fontSize' } },
         h('span', {}, 'Font size'),
-        h('div', { class: 'stepper' }, smaller, fontOutput, larger))),
+        h('div', { class: 'stepper' }, smaller, fontOutput, larger),
+        managed.fontSize)),
     note,
   );
 
   const renderControls = () => {
+    const isLocked = (/** @type {PreferenceName} */ name) => shared && locked.has(name);
+    for (const [name, element] of Object.entries(managed)) {
+      const on = isLocked(/** @type {PreferenceName} */ (name));
+      element.hidden = !on;
+      element.closest('.settings-row')?.toggleAttribute('data-locked', on);
+    }
     wordCount.checked = ws.prefs.showWordCount;
-    for (const b of themeButtons) b.setAttribute('aria-pressed', String(b.dataset.theme === ws.prefs.theme));
+    wordCount.disabled = isLocked('showWordCount');
+    if (isLocked('showWordCount')) wordCount.setAttribute('aria-describedby', 'pref-word-count-managed');
+    else wordCount.removeAttribute('aria-describedby');
+    for (const b of themeButtons) {
+      b.setAttribute('aria-pressed', String(b.dataset.theme === ws.prefs.theme));
+      b.disabled = isLocked('theme');
+    }
     fontOutput.textContent = `${ws.prefs.fontSize} px`; // applied in CSS pixels (Workspace.applyPreferences)
-    smaller.toggleAttribute('disabled', ws.prefs.fontSize <= FONT_MIN);
-    larger.toggleAttribute('disabled', ws.prefs.fontSize >= FONT_MAX);
+    smaller.disabled = isLocked('fontSize') || ws.prefs.fontSize <= FONT_MIN;
+    larger.disabled = isLocked('fontSize') || ws.prefs.fontSize >= FONT_MAX;
     note.textContent = shared
       ? 'Settings apply to all your windows at once.'
       : 'This server doesn’t share settings yet; they apply to this browser only.';
@@ -178,7 +221,8 @@ export function installSettings(ws) {
       popover.style.left = `${Math.max(8, Math.min(rect.right - width, window.innerWidth - width - 8))}px`;
       popover.style.top = `${rect.bottom + 8}px`;
     }
-    wordCount.focus();
+    // The first control that can be changed (a locked one is disabled and cannot take focus).
+    /** @type {HTMLElement | null} */ (popover.querySelector('input:not(:disabled), .settings-section button:not(:disabled)'))?.focus();
   };
   popover.addEventListener('panes:open', open);
   popover.addEventListener('toggle', (event) => {

@@ -80,7 +80,8 @@ export function installSwitcher(ws) {
     const when = relativeTime(s.lastActiveAt);
     return h('li', {
       class: 'session-card',
-      dataset: { session: s.persistentIdentifier, state: s.state, current: String(current) },
+      // The live window's size class, as its traits reached the server.
+      dataset: { session: s.persistentIdentifier, state: s.state, current: String(current), width: s.traits?.width ?? '' },
     },
     h('button', {
       type: 'button', class: 'session-open',

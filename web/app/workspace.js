@@ -7,7 +7,7 @@
  *
  * @module app/workspace
  */
-import { COMPACT_MAX_WIDTH, DocumentList, DocumentSession, TextBinding, openTicketWindow, ot } from '../panes-client.js';
+import { DocumentList, DocumentSession, TextBinding, openTicketWindow, ot } from '../panes-client.js';
 import { byId, h, icons } from './dom.js';
 import { confirmDialog, deletionMessage, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
 import { CaretLabels, peopleIn, renderPeople } from './presence.js';
@@ -81,9 +81,12 @@ export class Workspace {
   }
 
   start() {
-    const compact = window.matchMedia(`(max-width: ${COMPACT_MAX_WIDTH}px)`);
-    const applyLayout = () => this.setLayout(compact.matches ? 'compact' : 'regular');
-    compact.addEventListener('change', applyLayout);
+    // The layout follows the scene's traits as the server answered them (UIKit's
+    // traitCollectionDidChange), so this window and the switcher agree on what it is;
+    // `bindTraits` (set up by connectInBrowser) reports the window's. Before the first answer,
+    // and while disconnected, they are the window's own.
+    const applyLayout = () => this.setLayout(this.client.traits.width);
+    this.client.on('traitsChanged', applyLayout);
     applyLayout();
 
     this.list.on('change', () => this.render());
@@ -257,6 +260,7 @@ export class Workspace {
 
   /** @param {'regular' | 'compact'} layout */
   setLayout(layout) {
+    if (this.layout === layout && this.app.dataset.layout === layout) return;
     this.layout = layout;
     this.app.dataset.layout = layout;
     this.render();

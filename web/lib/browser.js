@@ -2,9 +2,10 @@
 /**
  * A `PanesClient` wired to a browser window: the socket URL from the page's origin, the
  * session in `sessionStorage`, a window ticket from the URL (removed once used, so a reload
- * resumes by `sessionStorage`), traits from media queries, lifecycle from visibility and
- * focus, a retry at once when the network comes back or the page becomes visible, and the
- * window closed with its dismissal animation when its session is destroyed.
+ * resumes by `sessionStorage`), traits from media queries (and reported again when they
+ * change), lifecycle from visibility and focus, a retry at once when the network comes back
+ * or the page becomes visible, and the window closed with its dismissal animation when its
+ * session is destroyed.
  *
  * @module browser
  */
@@ -15,8 +16,11 @@ import { PanesClient } from './panes-client.js';
 /** @typedef {import('../types/panes-client.js').DismissalAnimation} DismissalAnimation */
 /** @typedef {import('../types/panes-client.js').BrowserClientOptions} BrowserClientOptions */
 
-/** The width below which a window is `compact` (a phone, or a narrow window). */
+/** The width at or below which a window is `compact` (a phone, or a narrow window). */
 export const COMPACT_MAX_WIDTH = 700;
+
+/** How long the window's traits must stay put before they are reported (a drag-resize settles). */
+const TRAITS_SETTLE_MS = 150;
 
 /**
  * The `ws:`/`wss:` URL of the server that served the page.
@@ -75,6 +79,61 @@ export function bindLifecycle(client, win = window) {
   for (const [target, type, fn] of targets) target.addEventListener(type, fn);
   return () => {
     for (const [target, type, fn] of targets) target.removeEventListener(type, fn);
+  };
+}
+
+/**
+ * Reports the window's traits to the server whenever they change, until the returned function
+ * is called: the width crossing `COMPACT_MAX_WIDTH`, the primary pointer changing (a tablet
+ * docked or undocked), or the window moving to a display of another pixel ratio (where the
+ * other two are read again). Changes are reported once the window has settled for
+ * `options.settleMs` (default 150 ms), and `client.setTraits` sends only what differs from
+ * what the server has, so a drag-resize within one size class sends nothing. Lay the window
+ * out from `client.traits` and `traitsChanged`: the traits the server answered with.
+ * @param {PanesClient} client
+ * @param {Window} [win]
+ * @param {{ settleMs?: number }} [options]
+ * @returns {() => void}
+ */
+export function bindTraits(client, win = window, options = {}) {
+  const settleMs = options.settleMs ?? TRAITS_SETTLE_MS;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  let bound = true;
+  const report = () => {
+    timer = undefined;
+    if (bound) client.setTraits(currentTraits(win));
+  };
+  const schedule = () => {
+    if (!bound) return;
+    if (timer !== undefined) win.clearTimeout(timer);
+    timer = win.setTimeout(report, settleMs);
+  };
+  const queries = [`(max-width: ${COMPACT_MAX_WIDTH}px)`, '(pointer: coarse)'].map((query) => win.matchMedia(query));
+  for (const query of queries) query.addEventListener('change', schedule);
+  // A media query on the current ratio changes when the window moves to another display (or
+  // the page is zoomed); it is made again for the new ratio each time.
+  /** @type {MediaQueryList | null} */
+  let ratio = null;
+  const watchRatio = () => {
+    ratio?.removeEventListener('change', ratioChanged);
+    ratio = win.matchMedia(`(resolution: ${win.devicePixelRatio}dppx)`);
+    ratio.addEventListener('change', ratioChanged);
+  };
+  const ratioChanged = () => {
+    watchRatio();
+    schedule();
+  };
+  watchRatio();
+  // `resize` as well: not every browser tells a media query's listeners of every resize.
+  win.addEventListener('resize', schedule);
+  schedule(); // the window may have changed since `connect` read its traits
+  return () => {
+    bound = false;
+    if (timer !== undefined) win.clearTimeout(timer);
+    for (const query of queries) query.removeEventListener('change', schedule);
+    ratio?.removeEventListener('change', ratioChanged);
+    win.removeEventListener('resize', schedule);
   };
 }
 
@@ -187,6 +246,7 @@ export function connectInBrowser(options = {}) {
   });
   client.on('ticketUsed', () => removeTicketFromURL());
   bindLifecycle(client);
+  if (options.traits === undefined) bindTraits(client);
   if (options.closeOnDestroy !== false) {
     client.on('destroyed', async (event) => {
       await playDismissal(options.animate ?? document.body, event.animation);

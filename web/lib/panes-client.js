@@ -66,7 +66,7 @@ export class PanesClient extends EventSource {
     const on = (/** @type {string} */ type, /** @type {(payload: any) => void} */ listener) => this.on(type, listener);
     // Preferences first: observations are re-made before anyone else's connection hooks run.
     this.#preferences = new Preferences(this.#connection, on);
-    this.#scenes = new Scenes(this.#connection, on);
+    this.#scenes = new Scenes(this.#connection, on, (type, payload) => emit(this, type, payload));
     this.#drags = new DragAndDrop(this.#connection);
   }
 
@@ -174,6 +174,16 @@ export class PanesClient extends EventSource {
   /** @param {LifecycleState} state */
   setLifecycle(state) {
     this.#scenes.setLifecycle(state);
+  }
+
+  /** This scene's traits, as the server last answered (see `setTraits`). */
+  get traits() {
+    return this.#scenes.traits;
+  }
+
+  /** @param {Partial<Traits>} traits */
+  setTraits(traits) {
+    this.#scenes.setTraits(traits);
   }
 
   /** @param {Activity | null} activity */

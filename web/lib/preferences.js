@@ -25,6 +25,7 @@
  * @property {boolean} established the server took it at least once
  * @property {boolean} stopped
  * @property {Map<string, string>} known key path → JSON of the last value delivered
+ * @property {Set<string>} locked key paths last delivered as `locked` (managed preferences)
  * @property {() => void} ready
  */
 
@@ -76,6 +77,7 @@ export class Preferences {
       established: false,
       stopped: false,
       known: new Map(),
+      locked: new Set(),
       ready: markReady,
     };
     this.#observations.add(observation);
@@ -156,8 +158,13 @@ export class Preferences {
       const before = observation.known.get(event.keyPath);
       if (encoded === '') observation.known.delete(event.keyPath);
       else observation.known.set(event.keyPath, encoded);
+      const wasLocked = observation.locked.has(event.keyPath);
+      if (event.locked === true) observation.locked.add(event.keyPath);
+      else observation.locked.delete(event.keyPath);
       if (catchUp) {
-        if ((before ?? '') === encoded) continue;
+        // A key the operator locked or unlocked meanwhile (a server restarted with other
+        // managed preferences) is news even when its value is the same.
+        if ((before ?? '') === encoded && wasLocked === (event.locked === true)) continue;
         /** @type {PreferenceChange} */
         const change = { ...event, initial: false, catchUp: true };
         if (observation.options.old) change.old = before === undefined || before === '' ? undefined : JSON.parse(before);
@@ -171,6 +178,7 @@ export class Preferences {
     for (const [keyPath, before] of [...observation.known]) {
       if (seen.has(keyPath)) continue;
       observation.known.delete(keyPath);
+      observation.locked.delete(keyPath);
       /** @type {PreferenceChange} */
       const change = { domain: observation.domain, keyPath, removed: true, catchUp: true };
       if (observation.options.old) change.old = JSON.parse(before);
@@ -195,6 +203,8 @@ export class Preferences {
       const value = 'new' in event ? event.new : undefined;
       if (value === undefined) observation.known.delete(event.keyPath);
       else observation.known.set(event.keyPath, JSON.stringify(value));
+      if (event.locked === true) observation.locked.add(event.keyPath);
+      else observation.locked.delete(event.keyPath);
       observation.callback(withoutWireFields(event));
     }
   }

@@ -23,6 +23,9 @@ extension Hub {
             "role": .string(session.role.rawValue),
             "state": .string(live?.state.rawValue ?? "disconnected"),
             "scene": live.map { .string($0.id.rawValue) },
+            // The live window's size class and pointer, so a switcher can tell a phone-sized
+            // window from a desktop one, and hears when `updateTraits` changes them.
+            "traits": live.map(\.traits.json),
             "targetContentIdentifier": session.restoration?.activity.targetContentIdentifier.map(JSONValue.string),
             "createdAt": .int(session.createdAt),
             "lastActiveAt": .int(session.lastActiveAt),
