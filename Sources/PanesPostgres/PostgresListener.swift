@@ -3,6 +3,7 @@
 // under `lock`. `deliver` runs on the listener's thread.
 import Foundation
 public import PanesCore
+import PanesJSON
 
 /// Turns `NOTIFY panes` into `ChangeNotice`s: `LISTEN panes` on a connection of its own, a
 /// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`),
@@ -101,7 +102,18 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
             guard ready > 0 else { continue }
             do {
                 for notification in try connection.receiveNotifications() where notification.channel == "panes" {
-                    for notice in ChangeNoticePayload.decode(notification.payload) { deliver(notice) }
+                    for item in ChangeNoticePayload.decodeItems(notification.payload) {
+                        switch item {
+                        case .notice(let notice):
+                            deliver(notice)
+                        case .storedSignal(let id):
+                            // Gone only if pruned (read far too late): nothing to deliver then.
+                            let text = try connection.query("SELECT payload FROM node_signals WHERE id = $1", [.int(id)])
+                            guard text.count > 0, case .success(let json) = JSONCodec.decode(text.text(0, 0) ?? ""),
+                                  let signal = NodeSignal(json: json) else { continue }
+                            deliver(.signal(signal))
+                        }
+                    }
                 }
             } catch {
                 return

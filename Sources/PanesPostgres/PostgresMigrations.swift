@@ -128,6 +128,14 @@ public enum PostgresMigrations {
             );
             CREATE INDEX record_versions_by_seq ON record_versions (seq);
 
+            -- Signals between nodes too large for a NOTIFY payload: the payload names the row.
+            -- Pruned after panes_signal_retention_ms.
+            CREATE TABLE node_signals (
+                id bigserial PRIMARY KEY,
+                payload text NOT NULL,           -- NodeSignal JSON
+                created_at bigint NOT NULL
+            );
+
             -- Node leases, measured with the database's clock.
             CREATE TABLE nodes (
                 id text NOT NULL PRIMARY KEY,

@@ -13,6 +13,9 @@ public struct PostgresSettings: Sendable, Equatable {
     public var preferenceLogMinEntries: Int64 = 1_000
     /// Nodes whose lease ran out this long ago are forgotten (their row in `nodes` deleted).
     public var deadNodeRetentionMs: Int64 = 24 * 3_600_000
+    /// A signal too large for a NOTIFY payload is kept in `node_signals` this long for the
+    /// listeners to read it.
+    public var signalRetentionMs: Int64 = 60_000
 
     public init() {}
 
@@ -23,6 +26,7 @@ public struct PostgresSettings: Sendable, Equatable {
         ("panes_preference_log_retention_ms", \.preferenceLogRetentionMs),
         ("panes_preference_log_min_entries", \.preferenceLogMinEntries),
         ("panes_dead_node_retention_ms", \.deadNodeRetentionMs),
+        ("panes_signal_retention_ms", \.signalRetentionMs),
     ]
 
     /// Splits the settings out of a store URL: the URL libpq is given (without `panes_…`

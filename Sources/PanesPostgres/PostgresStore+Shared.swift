@@ -83,7 +83,7 @@ extension PostgresStore {
     /// Prunes what only catching-up nodes read, past its retention (`PostgresSettings`):
     /// tombstones in `record_versions` (never the newest row, which carries the cursor),
     /// old preference changes beyond each domain's newest `preferenceLogMinEntries` (raising
-    /// the domain's `log_floor` first), and long-dead nodes. Called every
+    /// the domain's `log_floor` first), long-dead nodes and stored signals. Called every
     /// `walCheckpointIntervalMs` by the store thread.
     public func checkpoint() throws {
         try connection.transaction {
@@ -92,6 +92,7 @@ extension PostgresStore {
             try connection.query(SharedSQL.raiseLogFloors, cutoff)
             try connection.query(SharedSQL.prunePreferenceChanges, cutoff)
             try connection.query(SharedSQL.pruneNodes, [.int(settings.deadNodeRetentionMs)])
+            try connection.query(SharedSQL.pruneSignals, [.int(settings.signalRetentionMs)])
         }
     }
 
@@ -149,5 +150,6 @@ extension PostgresStore {
             WHERE c.workspace = gone.workspace AND c.user_name = gone.user_name AND c.version = gone.version
             """
         static let pruneNodes = "DELETE FROM nodes WHERE lease_until < \(nowMs) - $1"
+        static let pruneSignals = "DELETE FROM node_signals WHERE created_at < \(nowMs) - $1"
     }
 }

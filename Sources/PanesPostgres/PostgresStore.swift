@@ -69,9 +69,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     for command in commit.commands { try self.write(command, &batch) }
                     outcomes[commit.id] = .committed
                     batch.moved(commit.channel, to: commit.base)
+                case .signal(let signal):
+                    batch.signals.append(try item(for: signal))
                 }
             }
-            for payload in ChangeNoticePayload.encode(batch.notices) {
+            for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.query(WriteSQL.notify, [.text(payload)])
             }
             return outcomes
@@ -91,6 +93,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             case .commit(let commit):
                 keys.insert(commit.channel.description)
                 commands = commit.commands
+            case .signal:
+                continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
         }
@@ -186,6 +190,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
     }
 
+    /// A signal as its payload carries it: inline, or stored and referenced when too large
+    /// for a NOTIFY payload.
+    private func item(for signal: NodeSignal) throws -> ChangeNoticePayload.Item {
+        let text = json(signal.json)
+        guard text.utf8.count > ChangeNoticePayload.maxInlineSignalBytes else { return .notice(.signal(signal)) }
+        return .storedSignal(try connection.integer(WriteSQL.storeSignal, [.text(text)]) ?? 0)
+    }
+
     /// Advances the record sequence for one record (under `recordsLock`, taken up front).
     private func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
         let sequence = try connection.integer(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]) ?? 0
@@ -215,6 +227,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         var channels: [Channel: Int64] = [:]
         var order: [Channel] = []
         var recordCursor: Int64?
+        /// Signals, in the order written, after the channel notices.
+        var signals: [ChangeNoticePayload.Item] = []
 
         init(failAfter: Int?) { self.failAfter = failAfter }
 
@@ -235,6 +249,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     private enum WriteSQL {
         static let lock = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
         static let notify = "SELECT pg_notify('panes', $1)"
+        static let storeSignal = """
+            INSERT INTO node_signals (payload, created_at) VALUES ($1, (extract(epoch FROM now()) * 1000)::bigint)
+            RETURNING id
+            """
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"

@@ -317,6 +317,9 @@ final class StoreWorker: @unchecked Sendable {
         switch request {
         case .document(let id, _): return .document(id, nil, failure: failure)
         case .preferences(let domain): return .preferences(domain, nil, failure: failure)
+        case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
+        case .operations(let id, _): return .operations(id, nil, failure: failure)
+        case .recordChanges: return .recordChanges(nil, failure: failure)
         }
     }
 
