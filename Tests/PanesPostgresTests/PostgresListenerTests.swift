@@ -48,6 +48,22 @@ import Testing
         #expect(notices.wait { $0.contains { if case .records = $0 { true } else { false } } })
     }
 
+    @Test func signalsArriveWithTheirTransactionAndLargeOnesAreFetched() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+
+        let small = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .probe(SessionID("s1")))
+        let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
+            SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
+        _ = try store.apply([.signal(small), .signal(large)])
+        #expect(notices.wait { $0 == [.signal(small), .signal(large)] })
+    }
+
     @Test func stopIsPromptWhileWaiting() throws {
         let database = try TestDatabase()
         let listener = try PostgresListener(url: database.url)
