@@ -63,6 +63,8 @@ public final class ServerRuntime: @unchecked Sendable {
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
                              checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
+                             // A shared store is across a network: it goes away and comes back.
+                             policy: store is any SharedStore ? .sharedStore : .fatal,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
@@ -321,6 +323,8 @@ extension ServerRuntime: WebSocketServerDelegate {
         text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])
         text.counter("panes_store_writes_total", "Persists and channel commits applied.", [([:], store.writes)])
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
+        text.gauge("panes_store_held_writes", "Persists kept for retry while a shared store is unavailable.",
+                   [([:], worker.stalledWrites)])
         text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
         text.gauge("panes_connections_paused", "Connections not read from until their held messages drain (maxHeldPerConnection).",
                    [([:], pausedConnections.count)])
