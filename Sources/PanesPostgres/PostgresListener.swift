@@ -8,7 +8,9 @@ import PanesJSON
 /// Turns `NOTIFY panes` into `ChangeNotice`s: `LISTEN panes` on a connection of its own, a
 /// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`),
 /// and on a lost connection reconnects with backoff, listens again, and delivers
-/// `.resubscribed` so the node looks at everything it may have missed meanwhile.
+/// `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
+/// `.resubscribed` after its first `LISTEN` too, covering what was written between the node
+/// loading its state and the listener starting.
 public final class PostgresListener: ChangeListener, @unchecked Sendable {
     public let url: String
     /// How long one wait on the socket lasts: the longest `stop` waits for the thread.
@@ -66,7 +68,6 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
 
     private func run(_ deliver: @Sendable (ChangeNotice) -> Void) {
         var backoff = minBackoffMs
-        var everConnected = false
         while !isStopping {
             let connection: PostgresConnection
             do {
@@ -81,10 +82,9 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
             lock.lock()
             currentBackend = connection.backendPID
             lock.unlock()
-            // The first connection misses nothing (the node loads its state after starting
-            // to listen); every later one may have.
-            if everConnected { deliver(.resubscribed) }
-            everConnected = true
+            // Every (re)connection says so, the first too: the node loaded its state before the
+            // listener started, and what other nodes wrote in between was never notified to it.
+            deliver(.resubscribed)
             listen(on: connection, deliver)
             lock.lock()
             currentBackend = 0

@@ -2,6 +2,7 @@
 // the hub hands it batches by value. Other nodes reach the same database with their own.
 public import PanesCore
 internal import PanesJSON
+import Foundation
 
 /// The store several nodes share: PostgreSQL.
 ///
@@ -98,8 +99,18 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
         }
-        for key in keys.sorted() { try connection.query(WriteSQL.lock, [.text(key)]) }
-        if writesRecords { try connection.query(WriteSQL.lock, [.text(Self.recordsLock)]) }
+        var ordered = keys.sorted()
+        if writesRecords { ordered.append(Self.recordsLock) }
+        guard !ordered.isEmpty else { return }
+        // One round trip for them all; the aggregate takes the locks in the array's order.
+        try connection.query(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+    }
+
+    /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
+    static func arrayLiteral(_ elements: [String]) -> String {
+        "{" + elements.map { element in
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }.joined(separator: ",") + "}"
     }
 
     /// A channel's current version: a domain's version (0 when none), a document's revision
@@ -122,7 +133,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         batch.written += 1
         switch command {
         case .putSession(let session):
-            try connection.query(WriteSQL.upsertSession, [
+            let sequence = try connection.integer(WriteSQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
                 .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), session.snapshot.map(json).postgres, .text(json(.object(session.userInfo))),
@@ -131,7 +142,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
                 session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
             ])
-            try record("session", session.id.rawValue, deleted: false, &batch)
+            batch.advanced(to: sequence)
         case .deleteSession(let id):
             try connection.query(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.query(WriteSQL.deleteClaim, [.text(id.rawValue)])
@@ -144,18 +155,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
-            try connection.query(WriteSQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
-            try connection.query(WriteSQL.upsertPreference,
-                                 [.text(domain.workspace), .text(user), .text(keyPath), .text(text), .int(version)])
-            try connection.query(WriteSQL.logPreference,
+            try connection.query(WriteSQL.putPreference,
                                  [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)])
             batch.moved(.preferences(domain), to: version)
         case .removePreference(let domain, let keyPath, let version):
             let user = try column(for: domain)
-            try connection.query(WriteSQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
-            try connection.query(WriteSQL.deletePreference, [.text(domain.workspace), .text(user), .text(keyPath)])
-            try connection.query(WriteSQL.logPreference,
-                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .null])
+            try connection.query(WriteSQL.removePreference,
+                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath)])
             batch.moved(.preferences(domain), to: version)
         case .createDocument(let record, let text):
             try connection.query(WriteSQL.insertDocument, [
@@ -170,14 +176,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.query(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
             try record("document", id.rawValue, deleted: false, &batch)
         case .appendOperation(let id, let operation, let length):
-            // The insert comes first: its foreign key fails the batch for an unknown document.
-            try connection.query(WriteSQL.insertOperation, [
+            // The insert's foreign key fails the batch for an unknown document.
+            try connection.query(WriteSQL.appendOperation, [
                 .text(id.rawValue), .int(operation.revision), .text(json(operation.operation.json)),
                 .text(operation.opId), .text(operation.author.scene), .text(operation.author.user),
-                .text(operation.author.name), .int(operation.createdAt),
-            ])
-            try connection.query(WriteSQL.advanceDocument, [
-                .text(id.rawValue), .int(operation.revision), .int(Int64(length)), .int(operation.createdAt),
+                .text(operation.author.name), .int(operation.createdAt), .int(Int64(length)),
             ])
             batch.moved(.document(id), to: operation.revision)
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
@@ -200,8 +203,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Advances the record sequence for one record (under `recordsLock`, taken up front).
     private func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
-        let sequence = try connection.integer(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]) ?? 0
-        batch.recordCursor = max(batch.recordCursor ?? 0, sequence)
+        batch.advanced(to: try connection.integer(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]))
     }
 
     /// The `user_name` column for a domain: '' is the workspace domain, so an empty user name
@@ -232,6 +234,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
         init(failAfter: Int?) { self.failAfter = failAfter }
 
+        mutating func advanced(to sequence: Int64?) {
+            recordCursor = max(recordCursor ?? 0, sequence ?? 0)
+        }
+
         mutating func moved(_ channel: Channel, to version: Int64) {
             if let known = channels[channel] {
                 channels[channel] = max(known, version)
@@ -247,28 +253,44 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     private enum WriteSQL {
-        static let lock = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+        static let lock = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))::bigint FROM unnest($1::text[]) AS k"
         static let notify = "SELECT pg_notify('panes', $1)"
         static let storeSignal = """
-            INSERT INTO node_signals (payload, created_at) VALUES ($1, (extract(epoch FROM now()) * 1000)::bigint)
+            INSERT INTO node_signals (payload, created_at) VALUES ($1, \(nowMs))
             RETURNING id
             """
+        static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
+        /// The record sequence's next number for a record ($kind, $id), as the last statement
+        /// of a writing statement (a tombstone when $deleted = 1).
+        static func recordVersion(kind: String, id: String, deleted: String) -> String {
+            """
+            INSERT INTO record_versions (kind, id, seq, deleted_at)
+            VALUES (\(kind), \(id), nextval('record_seq'), CASE WHEN \(deleted) = 1 THEN \(nowMs) END)
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+            RETURNING seq
+            """
+        }
+        static let recordVersion = recordVersion(kind: "$1", id: "$2", deleted: "$3::bigint")
+        /// Upserts the session and advances its record in one round trip.
         static let upsertSession = """
-            INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot, user_info,
-                                  restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
-                                  live_since, subtitle)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16)
-            ON CONFLICT (id) DO UPDATE SET
-                workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
-                role = excluded.role, configuration = excluded.configuration, title = excluded.title,
-                snapshot = excluded.snapshot, user_info = excluded.user_info,
-                restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
-                created_at = excluded.created_at, last_active_at = excluded.last_active_at,
-                failed_restores = excluded.failed_restores, live_since = excluded.live_since,
-                subtitle = excluded.subtitle
+            WITH session AS (
+                INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
+                                      user_info, restoration_activity, restoration_meta, created_at, last_active_at,
+                                      failed_restores, live_since, subtitle)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16)
+                ON CONFLICT (id) DO UPDATE SET
+                    workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
+                    role = excluded.role, configuration = excluded.configuration, title = excluded.title,
+                    snapshot = excluded.snapshot, user_info = excluded.user_info,
+                    restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
+                    created_at = excluded.created_at, last_active_at = excluded.last_active_at,
+                    failed_restores = excluded.failed_restores, live_since = excluded.live_since,
+                    subtitle = excluded.subtitle
+                RETURNING 1)
+            \(recordVersion(kind: "'session'", id: "$1", deleted: "0"))
             """
         static let deleteSession = "DELETE FROM sessions WHERE id = $1"
         static let deleteClaim = "DELETE FROM session_claims WHERE session = $1"
@@ -276,26 +298,29 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             INSERT INTO session_claims (session, node, epoch) VALUES ($1, $2::text, $3)
             ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = excluded.epoch
             """
-        static let recordVersion = """
-            INSERT INTO record_versions (kind, id, seq, deleted_at)
-            VALUES ($1, $2, nextval('record_seq'),
-                    CASE WHEN $3::bigint = 1 THEN (extract(epoch FROM now()) * 1000)::bigint END)
-            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
-            RETURNING seq
-            """
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user_name, version) VALUES ($1, $2, $3)
             ON CONFLICT (workspace, user_name) DO UPDATE
                 SET version = greatest(preference_domains.version, excluded.version)
+            RETURNING 1
             """
-        static let upsertPreference = """
-            INSERT INTO preferences (workspace, user_name, key_path, value, version) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (workspace, user_name, key_path) DO UPDATE SET value = excluded.value, version = excluded.version
-            """
-        static let deletePreference = "DELETE FROM preferences WHERE workspace = $1 AND user_name = $2 AND key_path = $3"
-        static let logPreference = """
+        /// Bumps the domain, sets the value and logs the change in one round trip
+        /// ($1 workspace, $2 user, $3 version, $4 key path, $5 JSON).
+        static let putPreference = """
+            WITH domain AS (\(bumpDomain)),
+            value AS (
+                INSERT INTO preferences (workspace, user_name, key_path, value, version) VALUES ($1, $2, $4, $5, $3)
+                ON CONFLICT (workspace, user_name, key_path) DO UPDATE SET value = excluded.value, version = excluded.version
+                RETURNING 1)
             INSERT INTO preference_changes (workspace, user_name, version, key_path, value, changed_at)
-            VALUES ($1, $2, $3, $4, $5::text, (extract(epoch FROM now()) * 1000)::bigint)
+            VALUES ($1, $2, $3, $4, $5, \(nowMs))
+            """
+        /// Bumps the domain, deletes the value and logs the removal in one round trip.
+        static let removePreference = """
+            WITH domain AS (\(bumpDomain)),
+            gone AS (DELETE FROM preferences WHERE workspace = $1 AND user_name = $2 AND key_path = $4 RETURNING 1)
+            INSERT INTO preference_changes (workspace, user_name, version, key_path, value, changed_at)
+            VALUES ($1, $2, $3, $4, NULL, \(nowMs))
             """
         static let insertDocument = """
             INSERT INTO documents (id, workspace, title, kind, created_at, created_by, modified_at, revision, length)
@@ -303,12 +328,15 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             """
         static let insertSnapshot = "INSERT INTO document_snapshots (document, revision, text) VALUES ($1, $2, $3)"
         static let renameDocument = "UPDATE documents SET title = $2 WHERE id = $1"
-        static let insertOperation = """
-            INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
-                                             author_name, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        /// Logs the operation and advances the document in one round trip.
+        static let appendOperation = """
+            WITH logged AS (
+                INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
+                                                 author_name, created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                RETURNING 1)
+            UPDATE documents SET revision = $2, length = $9, modified_at = $8 WHERE id = $1
             """
-        static let advanceDocument = "UPDATE documents SET revision = $2, length = $3, modified_at = $4 WHERE id = $1"
         static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3 WHERE document = $1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision < $2"
         static let deleteDocument = "DELETE FROM documents WHERE id = $1"

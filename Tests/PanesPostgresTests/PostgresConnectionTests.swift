@@ -55,4 +55,12 @@ import Testing
             (error as? PostgresError)?.kind == .connection && (error as? PostgresError)?.isTransient == true
         }
     }
+
+    @Test func channelNamesReachTheLockStatementIntactAndInOrder() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        let names = [#"preferences:user:"quoted"@acme"#, #"document:back\slash"#, "session:{braces},comma", "", "NULL"]
+        let rows = try connection.query("SELECT k FROM unnest($1::text[]) AS k", [.text(PostgresStore.arrayLiteral(names))])
+        #expect((0..<rows.count).map { rows.text($0, 0) } == names)
+    }
 }

@@ -23,7 +23,8 @@ import Testing
         ])
         #expect(outcome == [CommitID(1): .committed])
         let cursor = try store.loadState().recordCursor
-        #expect(notices.wait { $0 == [.channel(.preferences(domain), version: 1), .records(cursor: cursor)] })
+        #expect(notices.wait { $0 == [.resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
+                "listening starts with resubscribed, then the commit's notices")
     }
 
     @Test func aTerminatedListenConnectionIsReplacedAndSaysResubscribed() throws {
@@ -38,7 +39,7 @@ import Testing
 
         let admin = try database.connect()
         try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(first))])
-        #expect(notices.wait { $0.contains(.resubscribed) })
+        #expect(notices.wait { $0.filter { $0 == .resubscribed }.count == 2 })
         #expect(listener.backendPID != first)
 
         // And it listens again.
@@ -61,7 +62,7 @@ import Testing
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
             SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
         _ = try store.apply([.signal(small), .signal(large)])
-        #expect(notices.wait { $0 == [.signal(small), .signal(large)] })
+        #expect(notices.wait { $0 == [.resubscribed, .signal(small), .signal(large)] })
     }
 
     @Test func stopIsPromptWhileWaiting() throws {
