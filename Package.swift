@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CLibEV", providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
@@ -41,6 +42,9 @@ let package = Package(
         // SQLite persistence. The only importer of CSQLite.
         .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CSQLite"],
                 swiftSettings: swiftSettings),
+        // PostgreSQL persistence shared by several nodes. The only importer of CLibPQ.
+        .target(name: "PanesPostgres", dependencies: ["PanesCore", "PanesJSON", "CLibPQ"],
+                swiftSettings: swiftSettings),
         // WebSocket + HTTP server over libwebsockets on libev. The only importer of CLibWebSockets and CLibEV.
         .target(name: "PanesTransport",
                 dependencies: ["CLibWebSockets", "CLibEV", .product(name: "Logging", package: "swift-log")],
@@ -52,7 +56,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
                           dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
-                                         "PanesSecurity",
+                                         "PanesSecurity", "PanesPostgres",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
@@ -80,18 +84,27 @@ let package = Package(
         .target(name: "PanesSecurityTestSupport", dependencies: ["PanesCore", "PanesJSON", "CJWT"],
                 path: "Tests/PanesSecurityTestSupport", swiftSettings: swiftSettings),
 
+        // Test-only: a fresh PostgreSQL database per test on the server in PANES_TEST_POSTGRES.
+        .target(name: "PanesPostgresTestSupport", dependencies: ["PanesPostgres"],
+                path: "Tests/PanesPostgresTestSupport", swiftSettings: swiftSettings),
+
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "PanesStorageTests", dependencies: ["PanesStorage", "PanesCore", "PanesSecurity"],
+        .testTarget(name: "PanesStorageTests",
+                    dependencies: ["PanesStorage", "PanesCore", "PanesSecurity", "PanesPostgres",
+                                   "PanesPostgresTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesSecurityTests",
                     dependencies: ["PanesSecurity", "PanesSecurityTestSupport", "PanesCore", "PanesJSON"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PanesPostgresTests",
+                    dependencies: ["PanesPostgres", "PanesPostgresTestSupport", "PanesCore", "PanesJSON"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
                     dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
-                                   "PanesSecurityTestSupport", "PanesTestSupport"],
+                                   "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

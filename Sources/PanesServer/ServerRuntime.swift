@@ -16,6 +16,8 @@ public final class ServerRuntime: @unchecked Sendable {
     public let transport: WebSocketServer
     private var hub: Hub
     private let worker: StoreWorker
+    /// This process as a node of a cluster; nil alone.
+    private let cluster: ClusterNode?
     private let logger: Logger
     private let settings: Settings
 
@@ -46,20 +48,23 @@ public final class ServerRuntime: @unchecked Sendable {
     /// the thread that should serve.
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
                 store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
-                logger: Logger) throws {
+                cluster: ClusterNode? = nil, logger: Logger) throws {
         self.logger = logger
+        self.cluster = cluster
         self.settings = configuration.settings
         let stored = try store.loadState()
         hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
                   authenticator: authenticator, secretHasher: secretHasher, stored: stored,
                   preferenceDefaults: configuration.preferenceDefaults,
                   managedPreferences: configuration.managedPreferences,
-                  serverVersion: serverVersion, logger: logger,
+                  serverVersion: serverVersion, node: cluster?.node, logger: logger,
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
         worker = StoreWorker(store: store, logger: logger,
                              checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
+                             // A shared store is across a network: it goes away and comes back.
+                             policy: store is any SharedStore ? .sharedStore : .fatal,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
@@ -68,6 +73,7 @@ public final class ServerRuntime: @unchecked Sendable {
         try transport.start()
         worker.start()
         perform(hub.start())
+        try cluster?.start { notice in box.runtime?.transport.post { box.runtime?.noticed(notice) } }
         logger.info("loaded", metadata: ["sessions": "\(stored.sessions.count)"])
     }
 
@@ -76,6 +82,7 @@ public final class ServerRuntime: @unchecked Sendable {
         transport.installSignalHandlers()
         armWake()
         transport.run()
+        cluster?.stop()
         worker.stop()
         return exitCode
     }
@@ -108,6 +115,9 @@ public final class ServerRuntime: @unchecked Sendable {
                 // A liveness probe never waits for the disk: a slow fsync must not make a live
                 // tab look dead and hand its session to a duplicate.
                 deliver(.probe(connection.rawValue))
+            case .signal(let signal):
+                // With the store's writes, so it never overtakes what was written before it.
+                worker.submit(.signal(signal), sequence: nil)
             case .load(let request):
                 // Runs on the store thread behind every batch submitted so far; `didLoad`
                 // brings the result back here.
@@ -191,6 +201,14 @@ public final class ServerRuntime: @unchecked Sendable {
             held.removeAll(keepingCapacity: held.capacity <= 4096)
             heldHead = 0
         }
+    }
+
+    /// Another node wrote, or leases moved; runs on the service thread (posted by the listener
+    /// or the heartbeat thread).
+    private func noticed(_ notice: ChangeNotice) {
+        let start = RuntimeMetrics.now
+        perform(hub.handle(.notice(notice)))
+        metrics.turn(since: start)
     }
 
     /// A read the hub asked for is done; runs on the service thread (posted by the store thread).
@@ -288,6 +306,8 @@ extension ServerRuntime: WebSocketServerDelegate {
         switch path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path {
         case "/healthz":
             if drainDeadline != nil || storeFailed { return HTTPResponse(status: 503, body: "draining\n") }
+            // A node without its lease must not be sent new clients: they could not claim anything.
+            if let cluster, !cluster.isHealthy { return HTTPResponse(status: 503, body: "lease lost\n") }
             return HTTPResponse(body: "ok\n")
         case "/metrics":
             return HTTPResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText())
@@ -303,6 +323,8 @@ extension ServerRuntime: WebSocketServerDelegate {
         text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])
         text.counter("panes_store_writes_total", "Persists and channel commits applied.", [([:], store.writes)])
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
+        text.gauge("panes_store_held_writes", "Persists kept for retry while a shared store is unavailable.",
+                   [([:], worker.stalledWrites)])
         text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
         text.gauge("panes_connections_paused", "Connections not read from until their held messages drain (maxHeldPerConnection).",
                    [([:], pausedConnections.count)])

@@ -11,6 +11,14 @@
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
 // thread's alone.
+//
+// A failed transaction ends differently by store (`StoreFailurePolicy`): SQLite's is fatal
+// after a few tries; a shared store's (PostgreSQL, across a network) is expected to come
+// back, so the worker "stalls": the batch's commits are answered `.failed` (the hub's
+// retryable `storage_failed`), its persists are kept and retried with backoff, and while
+// any are kept, later commits fail at once, later persists join them, and loads fail
+// without touching the store. Nothing behind a kept persist is released, so nothing is
+// acknowledged that is not committed.
 import Foundation
 import Logging
 import PanesCore
@@ -21,6 +29,19 @@ struct StoreReport: Sendable {
     var outcomes: [(CommitID, CommitOutcome)]
     /// When the transaction became durable (monotonic nanoseconds), to time the fan-out.
     var committedAt: UInt64 = 0
+}
+
+/// What the store thread does when a transaction fails.
+enum StoreFailurePolicy: Sendable, Equatable {
+    /// An embedded store (SQLite): a few quick retries, then the process exits.
+    case fatal
+    /// A shared store (PostgreSQL): commits fail, persists are retried from `minBackoffMs`,
+    /// doubling up to `maxBackoffMs`, until the database is back; at shutdown they are given
+    /// up after `shutdownGiveUpMs` (they were never acknowledged).
+    case stall(minBackoffMs: Int, maxBackoffMs: Int, shutdownGiveUpMs: Int)
+
+    /// The shared store's defaults, as the README lists them.
+    static let sharedStore = StoreFailurePolicy.stall(minBackoffMs: 50, maxBackoffMs: 2_000, shutdownGiveUpMs: 5_000)
 }
 
 /// Runs a store on its own thread with group commit.
@@ -37,6 +58,15 @@ final class StoreWorker: @unchecked Sendable {
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
     private let checkpointInterval: TimeInterval
+    private let policy: StoreFailurePolicy
+    /// Persists that failed to commit, kept in order for the next try (`.stall` only), with the
+    /// highest durability sequence among them, and when to try next.
+    private var stalled: [StoreWrite] = []
+    private var stalledSequence: UInt64?
+    private var retryAt = Date.distantPast
+    private var backoffMs = 0
+    /// The reason the last try failed, for the outcomes of commits refused meanwhile.
+    private var stallReason = ""
 
     private enum Work {
         /// `sequence` is the persist's number for the durability barrier; nil for commits and
@@ -58,7 +88,7 @@ final class StoreWorker: @unchecked Sendable {
         return durations
     }
 
-    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000,
+    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, policy: StoreFailurePolicy = .fatal,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void) {
         self.store = store
@@ -67,7 +97,16 @@ final class StoreWorker: @unchecked Sendable {
         self.onFailure = onFailure
         self.onLoaded = onLoaded
         self.checkpointInterval = Double(checkpointIntervalMs) / 1000
+        self.policy = policy
     }
+
+    /// Writes kept for retry because the store could not commit them; read under the lock.
+    var stalledWrites: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return stalledCount
+    }
+    private var stalledCount = 0
 
     func start() {
         let thread = Thread { [self] in loop() }
@@ -109,28 +148,62 @@ final class StoreWorker: @unchecked Sendable {
 
     private func loop() {
         var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
+        var stopRequested: Date?
         while true {
             condition.lock()
-            while pending.isEmpty && !stopping && Date() < nextCheckpoint { _ = condition.wait(until: nextCheckpoint) }
+            while pending.isEmpty {
+                if stalled.isEmpty {
+                    if stopping || Date() >= nextCheckpoint { break }
+                    _ = condition.wait(until: nextCheckpoint)
+                } else {
+                    // Stopping does not end a stall early: the retry (and the give-up) decide.
+                    if Date() >= retryAt { break }
+                    _ = condition.wait(until: retryAt)
+                }
+            }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
-            let done = stopping && batch.isEmpty
+            let isStopping = stopping
             condition.unlock()
-            if done { break }
+            if isStopping && stopRequested == nil { stopRequested = Date() }
+            if isStopping && batch.isEmpty && stalled.isEmpty { break }
             if Date() >= nextCheckpoint {
-                checkpoint()
+                if stalled.isEmpty { checkpoint() }
                 nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
+            }
+            guard stalled.isEmpty else {
+                absorb(batch[...])
+                retryStalled()
+                if stalled.isEmpty { continue }
+                if case .stall(_, _, let giveUpMs) = policy, let stopRequested,
+                   Date().timeIntervalSince(stopRequested) * 1000 >= Double(giveUpMs) {
+                    logger.error("store unavailable at shutdown; giving up writes that were never acknowledged",
+                                 metadata: ["writes": "\(stalled.count)", "error": "\(stallReason)"])
+                    break
+                }
+                continue
             }
 
             // Consecutive writes commit as one transaction; a read ends the run first, so it
             // sees every write submitted before it and none after.
             var writes: [StoreWrite] = []
             var lastSequence: UInt64?
+            /// Commits `writes`; false when they failed (and, when stalling, were kept).
             func flush() -> Bool {
                 guard !writes.isEmpty else { return true }
                 let started = DispatchTime.now().uptimeNanoseconds
-                guard let outcomes = apply(writes) else {
-                    onFailure("the store could not commit \(writes.count) writes")
+                let outcomes: [CommitID: CommitOutcome]
+                switch apply(writes) {
+                case .success(let applied):
+                    outcomes = applied
+                case .failure(let reason):
+                    if policy == .fatal {
+                        onFailure("the store could not commit \(writes.count) writes: \(reason)")
+                    } else {
+                        stall(writes, sequence: lastSequence, reason: reason.reason)
+                    }
+                    writes.removeAll(keepingCapacity: true)
+                    lastSequence = nil
                     return false
                 }
                 let committedAt = DispatchTime.now().uptimeNanoseconds
@@ -148,22 +221,106 @@ final class StoreWorker: @unchecked Sendable {
                 lastSequence = nil
                 return true
             }
-            var failed = false
-            for work in batch {
+            var failedAt: Int?
+            for (index, work) in batch.enumerated() {
                 switch work {
                 case .write(let write, let sequence):
                     writes.append(write)
                     if let sequence { lastSequence = sequence }
                 case .load(let request):
-                    guard flush() else { failed = true; break }
+                    guard flush() else { failedAt = index; break }
                     onLoaded(store.perform(request))
                 }
-                if failed { break }
+                if failedAt != nil { break }
             }
-            if failed || !flush() { break }
+            if failedAt == nil && !flush() { failedAt = batch.count }
+            guard let failedAt else { continue }
+            if policy == .fatal { break }
+            // Stalled: what came after the failed run waits or fails like anything newer.
+            absorb(batch[failedAt...])
         }
-        checkpoint()
+        if stalled.isEmpty { checkpoint() }
         finished.signal()
+    }
+
+    // MARK: Stalling (shared stores)
+
+    /// Keeps a failed run's persists for retry and answers its commits `.failed`.
+    private func stall(_ writes: [StoreWrite], sequence: UInt64?, reason: String) {
+        if stalled.isEmpty {
+            if case .stall(let minBackoffMs, _, _) = policy { backoffMs = minBackoffMs }
+            logger.error("store unavailable; holding writes and retrying", metadata: ["error": "\(reason)"])
+        }
+        stallReason = reason
+        retryAt = Date(timeIntervalSinceNow: Double(backoffMs) / 1000)
+        absorb(writes.map { Work.write($0, sequence: nil) }[...])
+        if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
+    }
+
+    /// Work that arrives while persists are stalled: commits fail now (never applied ahead of
+    /// the persists before them), persists join the stalled ones in order, loads fail without
+    /// reading (they must see the stalled persists, which are not in the store).
+    private func absorb(_ works: ArraySlice<Work>) {
+        var failed: [(CommitID, CommitOutcome)] = []
+        for work in works {
+            switch work {
+            case .write(.commit(let commit), _):
+                failed.append((commit.id, .failed(stallReason)))
+            case .write(let write, let sequence):
+                stalled.append(write)
+                if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
+            case .load(let request):
+                if !failed.isEmpty {
+                    onApplied(StoreReport(durable: nil, outcomes: failed))
+                    failed.removeAll()
+                }
+                onLoaded(Self.unavailable(request, stallReason))
+            }
+        }
+        if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
+        condition.lock()
+        stalledCount = stalled.count
+        condition.unlock()
+    }
+
+    /// Tries the stalled persists once if their time has come; on success they are durable and
+    /// whatever waited behind them is released.
+    private func retryStalled() {
+        guard !stalled.isEmpty, Date() >= retryAt else { return }
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            _ = try store.apply(stalled)
+        } catch {
+            stallReason = "\(error)"
+            if case .stall(_, let maxBackoffMs, _) = policy { backoffMs = min(max(backoffMs, 1) * 2, maxBackoffMs) }
+            retryAt = Date(timeIntervalSinceNow: Double(backoffMs) / 1000)
+            logger.warning("store still unavailable", metadata: ["writes": "\(stalled.count)", "error": "\(error)"])
+            return
+        }
+        let committedAt = DispatchTime.now().uptimeNanoseconds
+        logger.notice("store available again; held writes committed", metadata: ["writes": "\(stalled.count)"])
+        condition.lock()
+        commits += 1
+        committedWrites += stalled.count
+        durations.observe(nanoseconds: committedAt - started)
+        stalledCount = 0
+        condition.unlock()
+        let durable = stalledSequence
+        stalled.removeAll()
+        stalledSequence = nil
+        onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
+    }
+
+    /// A load refused because the store cannot be reached.
+    private static func unavailable(_ request: LoadRequest, _ reason: String) -> LoadResult {
+        let failure = "the store is unavailable: \(reason)"
+        switch request {
+        case .document(let id, _): return .document(id, nil, failure: failure)
+        case .preferences(let domain): return .preferences(domain, nil, failure: failure)
+        case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
+        case .operations(let id, _): return .operations(id, nil, failure: failure)
+        case .recordChanges: return .recordChanges(nil, failure: failure)
+        }
     }
 
     /// A failed checkpoint loses nothing (the log still holds every commit); it is logged and
@@ -176,18 +333,28 @@ final class StoreWorker: @unchecked Sendable {
         }
     }
 
-    /// Tries a few times (a busy disk, a transient lock), then gives up: the runtime treats a
-    /// store that cannot commit as fatal, because acknowledging without durability would
-    /// break the promise every acknowledgement makes.
-    private func apply(_ writes: [StoreWrite]) -> [CommitID: CommitOutcome]? {
-        for attempt in 1...5 {
+    /// Tries a few times (a busy disk, a transient lock), then gives up. Under `.fatal` the
+    /// runtime then treats the store as failed, because acknowledging without durability would
+    /// break the promise every acknowledgement makes; under `.stall` one more try is made (a
+    /// connection found dead reconnects on the next call) before the writes are held.
+    private func apply(_ writes: [StoreWrite]) -> Result<[CommitID: CommitOutcome], StoreApplyFailure> {
+        let attempts = policy == .fatal ? 5 : 2
+        var reason = ""
+        for attempt in 1...attempts {
             do {
-                return try store.apply(writes)
+                return .success(try store.apply(writes))
             } catch {
+                reason = "\(error)"
                 logger.error("store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
+                if attempt < attempts { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }
-        return nil
+        return .failure(StoreApplyFailure(reason: reason))
     }
+}
+
+/// Why a transaction could not be committed: the store's last error, as text.
+struct StoreApplyFailure: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
 }

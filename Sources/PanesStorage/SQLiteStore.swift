@@ -95,6 +95,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     }
                     try write(commit.commands)
                     outcomes[commit.id] = .committed
+                case .signal:
+                    // One node: nobody to tell.
+                    break
                 }
             }
             return outcomes

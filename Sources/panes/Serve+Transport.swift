@@ -24,8 +24,9 @@ extension Serve {
         if tokens != nil && auth != .tokens {
             throw ValidationError("--tokens is read only with --auth tokens (here --auth is \(auth.rawValue))")
         }
-        if let sync, store == .memory {
-            throw ValidationError("--sync \(sync.rawValue) applies to the SQLite store only (here --store memory)")
+        if let sync, let store = try? StoreLocation.resolve(store, environment: ProcessInfo.processInfo.environment),
+           store != .sqlite {
+            throw ValidationError("--sync \(sync.rawValue) applies to the SQLite store only (here --store \(store.display))")
         }
         if let web, !FileManager.default.fileExists(atPath: "\(web)/index.html") {
             throw ValidationError("--web \(web) is not a folder with an index.html")

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PanesCore
 import PanesJSON
+import PanesPostgres
 import PanesSecurity
 import PanesServer
 import PanesStorage
@@ -12,14 +13,14 @@ import PanesTransport
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the server.")
 
-    enum StoreKind: String, ExpressibleByArgument { case sqlite, memory }
     enum AuthMode: String, ExpressibleByArgument { case open, tokens, jwt }
     enum Sync: String, ExpressibleByArgument { case full, normal }
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on; 0 picks a free one (printed on start).") var port = 8080
     @Option(help: "Folder for the SQLite database (created if missing).") var data = "data"
-    @Option(help: "Where state is kept: sqlite (durable) or memory (tests, benchmarks).") var store = StoreKind.sqlite
+    @Option(help: "Where state is kept: sqlite (durable, one node), memory (tests, benchmarks), or a PostgreSQL URL postgres://user:password@host:port/database (nodes sharing it). Default: $PANES_STORE, else sqlite.")
+    var store: StoreLocation?
     @Option(help: "SQLite synchronous mode: full (default) survives power loss, normal survives a crashed process.")
     var sync: Sync?
     @Option(help: "Configuration file (JSON): settings, scene configurations, preference defaults, origins.")
@@ -53,8 +54,15 @@ struct Serve: ParsableCommand {
         if let config { configuration = try ServerConfiguration(json: readJSON(config, what: "configuration")) }
         let authenticator = try makeAuthenticator(settings: configuration.settings, logger: logger)
 
+        let store = try StoreLocation.resolve(self.store, environment: ProcessInfo.processInfo.environment)
         let backing: any Store
         switch store {
+        case .postgres(let url):
+            do {
+                backing = try PostgresStore(url: url)
+            } catch {
+                throw ValidationError("cannot open the PostgreSQL store \(store.display): \(error)")
+            }
         case .memory:
             backing = MemoryStore()
         case .sqlite:
@@ -73,7 +81,7 @@ struct Serve: ParsableCommand {
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, logger: logger)
         // Scripts and tests wait for this exact line to learn the port.
-        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.rawValue)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
+        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         let code = runtime.run()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])

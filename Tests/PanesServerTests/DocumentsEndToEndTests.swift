@@ -29,8 +29,8 @@ import Testing
         return nil
     }
 
-    @Test func twoClientsEditingAtOnceConvergeOnOneText() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func twoClientsEditingAtOnceConvergeOnOneText(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let alice = try server.client(), bob = try server.client(), observer = try server.client()
         _ = alice.connect(name: "alice")
         _ = bob.connect(name: "bob")
@@ -72,9 +72,9 @@ import Testing
             (String(repeating: "a😀", count: rounds) + "|" + String(repeating: "b\u{301}", count: rounds)).unicodeScalars))
     }
 
-    @Test func anAcknowledgedOperationSurvivesSIGKILL() throws {
+    @Test(arguments: TestStore.endToEnd) func anAcknowledgedOperationSurvivesSIGKILL(_ store: TestStore) throws {
         // Snapshots every 7 operations, so the restart rebuilds from a snapshot plus a log.
-        let server = try ServerProcess(config: ["settings": ["snapshotEvery": 7]])
+        let server = try ServerProcess(store: store, config: ["settings": ["snapshotEvery": 7]])
         let tab = try server.client()
         _ = tab.connect()
         let id = Self.create(tab, title: "Durable")
@@ -102,8 +102,8 @@ import Testing
         #expect(opened?["text"] == .string(String(repeating: "𝄞", count: 40)))
     }
 
-    @Test func reopeningFromARevisionGetsExactlyTheMissingOperations() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func reopeningFromARevisionGetsExactlyTheMissingOperations(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let writer = try server.client(), reader = try server.client()
         _ = writer.connect(name: "writer")
         let credentials = TestClient.credentials(reader.connect(name: "reader"))
@@ -133,8 +133,8 @@ import Testing
         #expect(Self.open(back, id, revision: 7).errorCode == "revision_in_future")
     }
 
-    @Test func aResentOperationIsNotAppliedTwice() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aResentOperationIsNotAppliedTwice(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let tab = try server.client()
         let credentials = TestClient.credentials(tab.connect())
         let id = Self.create(tab, text: "ab")
@@ -154,7 +154,7 @@ import Testing
         #expect(opened?["revision"] == 1)
     }
 
-    @Test func aViewerCanReadButNotEdit() throws {
+    @Test(arguments: TestStore.endToEnd) func aViewerCanReadButNotEdit(_ store: TestStore) throws {
         let folder = ServerProcess.tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let tokens = folder.appendingPathComponent("tokens.json")
@@ -162,7 +162,7 @@ import Testing
             ["token": "t-ed", "user": "ed", "name": "Ed", "workspaces": ["acme": "editor"]],
             ["token": "t-vic", "user": "vic", "name": "Vic", "workspaces": ["acme": "viewer"]],
         ]])).write(to: tokens)
-        let server = try ServerProcess(extra: ["--auth", "tokens", "--tokens", tokens.path])
+        let server = try ServerProcess(store: store, extra: ["--auth", "tokens", "--tokens", tokens.path])
         let editor = try server.client(), viewer = try server.client()
         _ = editor.connect(["auth": ["token": "t-ed"], "workspace": "acme"])
         let connected = viewer.connect(["auth": ["token": "t-vic"], "workspace": "acme"])
@@ -179,8 +179,8 @@ import Testing
         #expect(Self.open(editor, id)["result"]?["text"] == "read only")
     }
 
-    @Test func deletingReachesTheOtherScenesAndClosesADedicatedWindow() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func deletingReachesTheOtherScenesAndClosesADedicatedWindow(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let tab = try server.client(), other = try server.client()
         _ = tab.connect()
         _ = other.connect(name: "bob")
@@ -237,8 +237,8 @@ import Testing
         #expect(resumed["session"]?["title"] == "")
     }
 
-    @Test func aDocumentIsUnloadedOnceNoSceneHasItOpen() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aDocumentIsUnloadedOnceNoSceneHasItOpen(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let a = try server.client(), b = try server.client()
         _ = a.connect(name: "alice")
         _ = b.connect(name: "bob")

@@ -5,8 +5,8 @@ import Testing
 
 /// Whatever the server acknowledged survives SIGKILL.
 @Suite struct DurabilityEndToEndTests {
-    @Test func everyAcknowledgedSaveSurvivesSIGKILL() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func everyAcknowledgedSaveSurvivesSIGKILL(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let tab = try server.client()
         let created = tab.connect()
         var lastAcknowledged: Int64 = -1
@@ -29,8 +29,8 @@ import Testing
         #expect(resumed["session"]?["stateRestorationActivity"]?["userInfo"]?["step"] == .int(lastAcknowledged))
     }
 
-    @Test func manyScenesWritingAtOnceLoseNothingAcknowledged() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func manyScenesWritingAtOnceLoseNothingAcknowledged(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let tabs = try (0..<8).map { _ in try server.client() }
         let sessions = tabs.map { $0.connect() }
         // Interleave sends from all tabs before reading replies, so commits group.
@@ -52,8 +52,8 @@ import Testing
         }
     }
 
-    @Test func sigtermDrainsTellsScenesToReconnectAndExitsCleanly() throws {
-        let server = try ServerProcess(config: ["settings": ["drainReconnectAfterMs": 1500]])
+    @Test(arguments: TestStore.endToEnd) func sigtermDrainsTellsScenesToReconnectAndExitsCleanly(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["drainReconnectAfterMs": 1500]])
         let tab = try server.client()
         _ = tab.connect()
         server.kill(SIGTERM)

@@ -6,8 +6,8 @@ import Testing
 
 /// Preferences over real sockets: one toggle, every window.
 @Suite struct PreferencesEndToEndTests {
-    @Test func aSettingToggledInOneWindowReachesEveryOtherWindow() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aSettingToggledInOneWindowReachesEveryOtherWindow(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let windows = try (0..<3).map { _ in try server.client() }
         for window in windows {
             _ = window.connect()
@@ -25,8 +25,8 @@ import Testing
         }
     }
 
-    @Test func concurrentWritersAreSeenInTheSameOrderEverywhere() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func concurrentWritersAreSeenInTheSameOrderEverywhere(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let observers = try (0..<3).map { _ in try server.client() }
         for observer in observers {
             _ = observer.connect()
@@ -55,8 +55,8 @@ import Testing
         #expect(sequences[2] == sequences[0])
     }
 
-    @Test func valuesSurviveARestartAndStayWithTheirUser() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func valuesSurviveARestartAndStayWithTheirUser(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let alice = try server.client()
         _ = alice.connect(name: "alice")
         _ = alice.request("setPreference", ["domain": "user", "keyPath": "appearance.theme", "value": "dark"])
@@ -77,8 +77,8 @@ import Testing
         #expect(bob.event("preferenceChanged")?["new"] == "ship it", "the workspace domain is shared")
     }
 
-    @Test func configuredDefaultsAndTheirTypesAreEnforced() throws {
-        let server = try ServerProcess(config: ["preferenceDefaults": ["user": ["ui.scale": ["type": "number", "default": 1.0]]]])
+    @Test(arguments: TestStore.endToEnd) func configuredDefaultsAndTheirTypesAreEnforced(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["preferenceDefaults": ["user": ["ui.scale": ["type": "number", "default": 1.0]]]])
         let client = try server.client()
         _ = client.connect()
         _ = client.request("observe", ["domain": "user", "keyPath": "ui.scale", "options": ["initial"]])
@@ -92,8 +92,8 @@ import Testing
         #expect(unknown["error"]?["code"] == "unknown_domain")
     }
 
-    @Test func aLockedManagedPreferenceOverridesEveryoneAndRefusesWrites() throws {
-        let server = try ServerProcess(config: ["managedPreferences": ["user": [
+    @Test(arguments: TestStore.endToEnd) func aLockedManagedPreferenceOverridesEveryoneAndRefusesWrites(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["managedPreferences": ["user": [
             "editor.fontSize": ["value": 14, "locked": true],
             "appearance.theme": ["value": "dark"],
         ]]])
@@ -119,8 +119,8 @@ import Testing
         }
     }
 
-    @Test func aNullValueIsStoredAsNullNotTakenForAMissingOne() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aNullValueIsStoredAsNullNotTakenForAMissingOne(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let client = try server.client()
         _ = client.connect()
         #expect(client.request("setPreference", ["domain": "user", "keyPath": "sidebar.width"])["error"]?["code"] == "missing_field")

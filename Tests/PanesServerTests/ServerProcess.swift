@@ -1,10 +1,26 @@
 import Foundation
 import PanesCore
 import PanesJSON
+import PanesPostgresTestSupport
 import PanesTestSupport
 import Testing
 
-/// The real `panes` binary on an ephemeral port, with its own data folder.
+/// The stores the end-to-end suites run the real binary on: SQLite, and PostgreSQL (a fresh
+/// database per test on `PANES_TEST_POSTGRES`, which scripts/test sets; unset, those cases
+/// fail saying so, and `PANES_TEST_POSTGRES=skip` leaves them out on purpose).
+enum TestStore: String, CustomStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    var description: String { rawValue }
+
+    static var endToEnd: [TestStore] {
+        TestDatabase.isSkipped ? [.sqlite] : [.sqlite, .postgres]
+    }
+}
+
+/// The real `panes` binary on an ephemeral port, with its own data folder (and, on
+/// PostgreSQL, its own database).
 final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let data: URL
@@ -12,6 +28,9 @@ final class ServerProcess: @unchecked Sendable {
     private let output = Pipe()
     let errors = Pipe()
     let arguments: [String]
+    let store: TestStore
+    /// The PostgreSQL database, shared with restarted servers; dropped with the last of them.
+    let database: TestDatabase?
     /// What the server has written to stderr so far, read as it comes (a server whose stderr
     /// pipe filled up would block).
     var log: String { stderr.text }
@@ -28,9 +47,19 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts a server. `config` becomes the configuration file; `data` reuses a folder (restart).
-    init(config: JSONValue? = nil, data: URL? = nil, extra: [String] = []) throws {
+    init(store: TestStore = .sqlite, config: JSONValue? = nil, data: URL? = nil, database: TestDatabase? = nil,
+         extra: [String] = []) throws {
         self.data = data ?? Self.tempFolder()
+        self.store = store
         var arguments = ["serve", "--port", "0", "--data", self.data.path, "--log-level", "warning"] + extra
+        switch store {
+        case .sqlite:
+            self.database = nil
+        case .postgres:
+            let database = try database ?? TestDatabase()
+            self.database = database
+            arguments += ["--store", database.url]
+        }
         if let config {
             let file = self.data.appendingPathComponent("config.json")
             try Data(JSONCodec.encode(config)).write(to: file)
@@ -73,7 +102,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts another server on the same data folder, for restart tests.
     func restarted(config: JSONValue? = nil) throws -> ServerProcess {
-        try ServerProcess(config: config, data: data)
+        try ServerProcess(store: store, config: config, data: data, database: database)
     }
 
     func client(origin: String? = nil) throws -> TestClient {

@@ -5,8 +5,8 @@ import Testing
 
 /// Scene sessions over real sockets against the real binary.
 @Suite struct SessionEndToEndTests {
-    @Test func aReconnectingClientResumesItsSessionExactly() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aReconnectingClientResumesItsSessionExactly(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let first = try server.client()
         let created = first.connect()
         #expect(first.request("updateActivity", ["activity": ["activityType": "panes.document", "title": "Plan",
@@ -26,8 +26,8 @@ import Testing
         #expect(resumed["session"]?["restorationMetadata"]?["clientVersion"] == "swift-tests")
     }
 
-    @Test func aWrongSecretIsRefusedWithoutRevealingTheSession() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aWrongSecretIsRefusedWithoutRevealingTheSession(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let owner = try server.client()
         let created = owner.connect()
         let intruder = try server.client()
@@ -39,8 +39,8 @@ import Testing
         #expect(otherUser["error"] == reply["error"])
     }
 
-    @Test func aDuplicatedTabGetsAForkWhileTheOriginalKeepsItsSession() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aDuplicatedTabGetsAForkWhileTheOriginalKeepsItsSession(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let original = try server.client()
         let created = original.connect()
         _ = original.request("updateActivity", ["activity": ["activityType": "panes.document", "title": "Original"]])
@@ -56,8 +56,8 @@ import Testing
         #expect(original.request("ping")["ok"] == true, "the original tab keeps working")
     }
 
-    @Test func aClientThatDroppedOffResumesInsteadOfForking() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aClientThatDroppedOffResumesInsteadOfForking(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let tab = try server.client()
         let created = tab.connect()
         tab.socket.abort()
@@ -67,8 +67,8 @@ import Testing
         #expect(resumed["session"]?["persistentIdentifier"] == created["session"]?["persistentIdentifier"])
     }
 
-    @Test func crashingSoonAfterRestoringGivesACleanStart() throws {
-        let server = try ServerProcess(config: ["settings": ["cleanStartThreshold": 2]])
+    @Test(arguments: TestStore.endToEnd) func crashingSoonAfterRestoringGivesACleanStart(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["cleanStartThreshold": 2]])
         let setup = try server.client()
         let created = setup.connect()
         _ = setup.request("updateActivity", ["activity": ["activityType": "panes.document", "title": "Crashy"]])
@@ -84,8 +84,8 @@ import Testing
         #expect(result["session"]?["stateRestorationActivity"] == .null)
     }
 
-    @Test func staleRestorationIsNotHandedBack() throws {
-        let server = try ServerProcess(config: ["settings": ["restorationMaxAgeMs": 1000]])
+    @Test(arguments: TestStore.endToEnd) func staleRestorationIsNotHandedBack(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["restorationMaxAgeMs": 1000]])
         let setup = try server.client()
         let created = setup.connect()
         _ = setup.request("updateActivity", ["activity": ["activityType": "panes.document"]])
@@ -95,8 +95,8 @@ import Testing
         #expect(late.connect(["session": TestClient.credentials(created)])["restoration"]?["status"] == "stale")
     }
 
-    @Test func discardingASessionClosesItsWindowAndForgetsIt() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func discardingASessionClosesItsWindowAndForgetsIt(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let doomed = try server.client()
         let created = doomed.connect()
         let switcher = try server.client()
@@ -113,12 +113,12 @@ import Testing
                                           "session": TestClient.credentials(created)])["error"]?["code"] == "session_not_found")
     }
 
-    @Test func tokensModeAdmitsOnlyListedTokens() throws {
+    @Test(arguments: TestStore.endToEnd) func tokensModeAdmitsOnlyListedTokens(_ store: TestStore) throws {
         let folder = ServerProcess.tempFolder()
         let tokens = folder.appendingPathComponent("tokens.json")
         try Data(#"{"tokens":[{"token":"tok-alice","user":"alice","name":"Alice","workspaces":{"acme":"editor"}}]}"#.utf8)
             .write(to: tokens)
-        let server = try ServerProcess(extra: ["--auth", "tokens", "--tokens", tokens.path])
+        let server = try ServerProcess(store: store, extra: ["--auth", "tokens", "--tokens", tokens.path])
         let client = try server.client()
         #expect(client.request("connect", ["protocol": 1, "workspace": "acme", "auth": ["token": "wrong"]])["error"]?["code"]
             == "unauthenticated")
@@ -128,8 +128,8 @@ import Testing
         #expect(result["user"]?["role"] == "editor")
     }
 
-    @Test func aWindowReportsNewTraitsAfterConnect() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aWindowReportsNewTraitsAfterConnect(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let client = try server.client()
         _ = client.connect(["traits": ["width": "regular", "pointer": "fine"]])
         let reply = client.request("updateTraits", ["traits": ["width": "compact", "pointer": "coarse"]])

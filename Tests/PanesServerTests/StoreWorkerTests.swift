@@ -136,4 +136,90 @@ import Testing
         #expect(checkpoints.first == 1, "the periodic checkpoint came after the first commit")
         #expect(checkpoints.last == 2, "the last checkpoint came after the last commit, at stop")
     }
+
+    // MARK: A shared store that goes away (policy .stall)
+
+    /// A store that fails while `down` is set, from any thread.
+    final class OutageStore: Store, @unchecked Sendable {
+        let inner = MemoryStore()
+        let down = Mutex(true)
+        let attempts = Mutex(0)
+
+        func loadState() throws -> StoredState { try inner.loadState() }
+        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
+            if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
+            return try inner.loadDocument(id, retention: retention)
+        }
+        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+            attempts.withLock { $0 += 1 }
+            if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
+            return try inner.apply(writes)
+        }
+    }
+
+    @Test func whileASharedStoreIsDownCommitsFailPersistsWaitAndNothingIsAcknowledgedUntilItIsBack() throws {
+        let store = OutageStore()
+        let reports = Reports()
+        let loads = Mutex<[LoadResult]>([])
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"),
+                                 policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
+                                 onApplied: { report in
+                                     if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                                     reports.outcomes.withLock { $0 += report.outcomes }
+                                 },
+                                 onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
+                                 onLoaded: { result in loads.withLock { $0.append(result) } })
+        let domain = PreferenceDomain(workspace: "w", user: "u")
+        func set(_ id: UInt64) -> StoreWrite {
+            .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: 0,
+                           commands: [.putPreference(domain, keyPath: "k", value: .int(Int64(id)), version: 1)]))
+        }
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(set(1), sequence: nil)
+        // Wait until the first transaction failed and the worker holds its persist.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while worker.stalledWrites == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        worker.submit(.persist([Self.session(2)]), sequence: 2)
+        worker.submit(set(2), sequence: nil)
+        worker.load(.document(DocumentID("doc_1"), retention: 10))
+        while reports.outcomes.withLock({ $0.count }) < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // Several retries go by, failing: nothing acknowledged, no fatal failure.
+        while store.attempts.withLock({ $0 }) < 5 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 }.isEmpty)
+        #expect(reports.failures.withLock { $0 }.isEmpty, "a shared store's outage is not fatal")
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [1, 2])
+        #expect(reports.outcomes.withLock { $0.allSatisfy { if case .failed = $0.1 { true } else { false } } })
+        #expect(loads.withLock { $0.count } == 1)
+        if case .document(_, nil, let failure)? = loads.withLock({ $0.first }) {
+            #expect(failure != nil, "a load behind held writes fails rather than reading without them")
+        } else {
+            Issue.record("the load was not answered with a failure")
+        }
+
+        store.down.withLock { $0 = false }
+        while reports.durable.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 } == [2], "both held persists committed at once")
+        #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1", "s2"])
+        #expect(try store.inner.loadPreferences(domain) == nil, "failed commits were never applied")
+        worker.stop()
+    }
+
+    @Test func atShutdownHeldWritesAreGivenUpAfterTheGiveUpTime() {
+        let store = OutageStore()
+        let reports = Reports()
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"),
+                                 policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 300),
+                                 onApplied: { report in
+                                     if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                                 },
+                                 onFailure: { _ in }, onLoaded: { _ in })
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        let started = Date()
+        worker.stop()
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(reports.durable.withLock { $0 }.isEmpty)
+    }
 }

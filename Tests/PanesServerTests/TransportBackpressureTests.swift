@@ -49,6 +49,9 @@ import Testing
         // Small, but not below one loopback segment (64 KiB): a window under a segment makes
         // the sender wait for TCP's persist timer, and catching up would take minutes.
         options.receiveBufferBytes = 128 * 1024
+        // Logging its 512 KiB messages (PANES_FRAME_LOG) would slow the catch-up past lws's close
+        // timeout; what it sends and hears is ordinary `setUserInfo`, validated elsewhere.
+        options.recordsFrames = false
         let client = try WebSocketClient(port: server.port, options: options)
         client.send(#"{"type":"connect","id":1,"protocol":1,"auth":{"name":"stalled"},"client":"tests"}"#)
         return client

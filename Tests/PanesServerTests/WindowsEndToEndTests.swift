@@ -9,8 +9,8 @@ import Testing
     static let event: JSONValue = ["activity": ["activityType": "panes.document", "title": "Standup",
                                                 "targetContentIdentifier": "doc_standup"], "operations": ["copy", "move"]]
 
-    @Test func twoScenesOfOneUserDragBetweenEachOther() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func twoScenesOfOneUserDragBetweenEachOther(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let weekOne = try server.client()
         let weekTwo = try server.client()
         _ = weekOne.connect()
@@ -28,8 +28,8 @@ import Testing
         #expect(weekTwo.event("dragEnded")?["operation"] == "copy")
     }
 
-    @Test func aDropOnTheNewWindowZoneSpawnsASceneThatReceivesTheItem() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aDropOnTheNewWindowZoneSpawnsASceneThatReceivesTheItem(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let source = try server.client()
         let zone = try server.client()
         _ = source.connect()
@@ -49,8 +49,8 @@ import Testing
             == "ticket_invalid")
     }
 
-    @Test func openingContentShownElsewhereBringsThatWindowForward() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func openingContentShownElsewhereBringsThatWindowForward(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let shower = try server.client()
         let showing = shower.connect()
         _ = shower.request("updateActivity", ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_7"]])
@@ -66,8 +66,8 @@ import Testing
         #expect(fresh["result"]?["action"] == "open")
     }
 
-    @Test func aRefreshReachesTheLiveWindowWhoseNextSaveKeepsIt() throws {
-        let server = try ServerProcess()
+    @Test(arguments: TestStore.endToEnd) func aRefreshReachesTheLiveWindowWhoseNextSaveKeepsIt(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
         let window = try server.client()
         let shown = window.connect()
         let requester = try server.client()
@@ -108,8 +108,8 @@ import Testing
         #expect(switcher.event("sessionsChanged")?["sessions"]?.arrayValue?.count == 1)
     }
 
-    @Test func everyDragErrorPathGetsAClearErrorAndTheSourceIsNeverLeftWaiting() throws {
-        let server = try ServerProcess(config: ["settings": ["dragLifetimeMs": 400]])
+    @Test(arguments: TestStore.endToEnd) func everyDragErrorPathGetsAClearErrorAndTheSourceIsNeverLeftWaiting(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["dragLifetimeMs": 400]])
         let source = try server.client()
         let bob = try server.client()
         let gone = try server.client()

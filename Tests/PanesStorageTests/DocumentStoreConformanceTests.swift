@@ -11,7 +11,7 @@ import Testing
         return try store.store.loadDocument(DocumentID(id), retention: retention)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func recordsRoundTripAndLoadSortedByIdentifier(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let records = ["doc_f0", "doc_0a", "doc_c7"].map { Fixtures.document(id: $0) }
@@ -19,7 +19,7 @@ import Testing
         #expect(try store.reloaded().documents == records.sorted { $0.id < $1.id })
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aNewDocumentsTextIsItsSnapshotAtRevisionZero(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let text = "e\u{301} 👩🏽‍💻\n\"quoted\" \\ \u{0}end"
@@ -31,7 +31,7 @@ import Testing
         #expect(loaded.operations.isEmpty)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func appendedOperationsComeBackInOrderAndAdvanceTheRecord(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let first = Fixtures.appended("é😀", at: 1, after: 2)
@@ -49,7 +49,7 @@ import Testing
         #expect(try store.reloaded().documents == [advanced])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aSnapshotReplacesTheTextAndPrunesTheLogBeforeKeepFrom(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let id = DocumentID("doc_a1")
@@ -71,7 +71,7 @@ import Testing
         #expect(try Self.reloadedDocument(store, retention: 0)?.operations.map(\.revision) == [6])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func renamingChangesOnlyTheTitle(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.createDocument(Fixtures.document(length: 1), text: "a"),
@@ -83,7 +83,7 @@ import Testing
         #expect(try Self.reloadedDocument(store)?.snapshotText == "a")
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func deletingADocumentDeletesItsLogAndLeavesTheOthers(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let id = DocumentID("doc_a1")
@@ -102,12 +102,12 @@ import Testing
         #expect(try Self.reloadedDocument(store)?.operations.map(\.opId) == ["sess-1:1"])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func anUnknownDocumentLoadsAsNil(_ kind: StoreKind) throws {
         #expect(try Self.reloadedDocument(try StoreHarness(kind), "doc_nope") == nil)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func creatingADocumentTwiceFailsTheWholeBatch(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.createDocument(Fixtures.document(), text: "first")])
@@ -119,7 +119,7 @@ import Testing
         #expect(try Self.reloadedDocument(store)?.snapshotText == "first")
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func appendingToAnUnknownDocumentOrATakenRevisionFailsTheWholeBatch(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let id = DocumentID("doc_a1")
@@ -138,7 +138,7 @@ import Testing
         #expect(try Self.reloadedDocument(store)?.operations == [Fixtures.appended("x", at: 1, after: 0)])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aFailedBatchOfDocumentCommandsLeavesNothingBehind(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let id = DocumentID("doc_a1")

@@ -6,7 +6,7 @@ import Testing
 @Suite struct StoreConformanceTests {
     // MARK: Sessions
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func sessionRoundTripsWithEveryField(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         var nullSnapshot = Fixtures.bareSession(id: "c3")
@@ -23,7 +23,7 @@ import Testing
         #expect(loaded.dropFirst().first?.snapshot == nil)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func loadedSessionsAreSortedByIdentifier(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let ids = ["f0", "0a", "c7", "09", "ff"]
@@ -32,7 +32,7 @@ import Testing
         #expect(try store.reloaded().sessions.map(\.id.rawValue) == ["09", "0a", "c7", "f0", "ff"])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func puttingASessionAgainReplacesIt(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let original = Fixtures.fullSession(id: "a1")
@@ -50,7 +50,7 @@ import Testing
         #expect(try store.reloaded().sessions == [changed, Fixtures.bareSession(id: "b2")])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func theLastPutOfASessionInABatchWins(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         var second = Fixtures.bareSession(id: "a1")
@@ -60,7 +60,7 @@ import Testing
         #expect(try store.reloaded().sessions == [second])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func deletingASessionRemovesItAndLeavesTheOthers(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .putSession(Fixtures.bareSession(id: "b2"))])
@@ -69,7 +69,7 @@ import Testing
         #expect(try store.reloaded().sessions == [Fixtures.bareSession(id: "b2")])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func deletingAnUnknownSessionIsHarmless(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.putSession(Fixtures.bareSession(id: "b2"))])
@@ -78,7 +78,7 @@ import Testing
         #expect(try store.reloaded().sessions == [Fixtures.bareSession(id: "b2")])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aDeletedSessionCanBePutAgain(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .deleteSession(SessionID("a1")),
@@ -89,7 +89,7 @@ import Testing
 
     // MARK: Preferences
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func preferencesRoundTripWithTheirVersions(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let domain = Fixtures.adaDomain
@@ -109,7 +109,7 @@ import Testing
         #expect(try store.reloaded().preferences == [domain: expected])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func puttingAPreferenceAgainReplacesItAndRemovingDeletesIt(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let domain = Fixtures.adaDomain
@@ -123,7 +123,7 @@ import Testing
         ])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func userAndWorkspaceDomainsOfOneWorkspaceDoNotMix(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([
@@ -138,7 +138,7 @@ import Testing
         ])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func twoUsersAndTwoWorkspacesDoNotMix(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let adaElsewhere = PreferenceDomain(workspace: "globex", user: "ada")
@@ -156,7 +156,7 @@ import Testing
         ])
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aDomainVersionNeverGoesBackwards(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let domain = Fixtures.adaDomain
@@ -174,7 +174,7 @@ import Testing
         #expect(reloaded?.values.isEmpty == true)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func removingFromAnUnseenDomainStillRecordsItsVersion(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.removePreference(Fixtures.bobDomain, keyPath: "never.set", version: 4)])
@@ -184,7 +184,7 @@ import Testing
 
     // MARK: Batches
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aFailedBatchLeavesNothingBehind(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([
@@ -215,7 +215,7 @@ import Testing
         #expect(after.preferences[Fixtures.workspaceDomain] == StoredPreferences(version: 3))
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func anEmptyBatchChangesNothing(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         try store.apply([.putSession(Fixtures.bareSession())])
@@ -225,7 +225,7 @@ import Testing
         #expect(try store.reloaded() == before)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.tested)
     func aNewStoreIsEmpty(_ kind: StoreKind) throws {
         #expect(try StoreHarness(kind).reloaded() == StoredState())
     }

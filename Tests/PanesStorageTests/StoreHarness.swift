@@ -1,13 +1,28 @@
 import Testing
 import PanesCore
 @testable import PanesStorage
+@testable import PanesPostgres
+import PanesPostgresTestSupport
 
 /// The stores every conformance test runs against.
 enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
     case sqlite
+    /// A fresh database per test on `PANES_TEST_POSTGRES` (scripts/test sets it).
+    case postgres
 
     var description: String { rawValue }
+
+    /// Every kind, less PostgreSQL when `PANES_TEST_POSTGRES=skip` says so explicitly. Unset,
+    /// the PostgreSQL cases run and fail saying how to give them a server.
+    static var tested: [StoreKind] {
+        TestDatabase.isSkipped ? allCases.filter { $0 != .postgres } : allCases
+    }
+
+    /// The stores that several nodes can share.
+    static var shared: [StoreKind] {
+        tested.filter { $0 != .sqlite }
+    }
 }
 
 /// A store under test, and the one operation that differs between kinds: reopening it, so
@@ -16,18 +31,38 @@ final class StoreHarness {
     let kind: StoreKind
     private(set) var store: any Store
     private let directory: TemporaryDirectory?
+    private let database: TestDatabase?
 
     init(_ kind: StoreKind) throws {
         self.kind = kind
         switch kind {
         case .memory:
             directory = nil
+            database = nil
             store = MemoryStore()
         case .sqlite:
             let directory = try TemporaryDirectory()
             self.directory = directory
+            database = nil
             store = try SQLiteStore(path: directory.file("panes.sqlite"))
+        case .postgres:
+            let database = try TestDatabase()
+            self.database = database
+            directory = nil
+            store = try PostgresStore(url: database.url)
         }
+    }
+
+    /// The store as a `SharedStore` (memory and PostgreSQL).
+    var shared: any SharedStore {
+        store as! any SharedStore
+    }
+
+    /// Another store on the same database, as a second node would have; nil for a memory store
+    /// (the same object is the only way two hubs share one).
+    func secondNode() throws -> (any SharedStore)? {
+        guard let database else { return nil }
+        return try PostgresStore(url: database.url)
     }
 
     func apply(_ batch: [StoreCommand]) throws {
@@ -41,7 +76,15 @@ final class StoreHarness {
             sqlite.close()
             store = try SQLiteStore(path: directory.file("panes.sqlite"))
         }
-        return try store.loadState()
+        if let postgres = store as? PostgresStore, let database {
+            postgres.close()
+            store = try PostgresStore(url: database.url)
+        }
+        var state = try store.loadState()
+        // What only a shared store tracks is not what these tests compare.
+        state.recordCursor = 0
+        state.claims = [:]
+        return state
     }
 
     /// Makes the next batch fail after `commands` of its commands have been applied, where the
@@ -50,6 +93,7 @@ final class StoreHarness {
         switch store {
         case let memory as MemoryStore: memory.failNextApply = true
         case let sqlite as SQLiteStore: sqlite.failAfterCommands = commands
+        case let postgres as PostgresStore: postgres.failAfterCommands = commands
         default: Issue.record("no fault injection for \(kind)")
         }
     }

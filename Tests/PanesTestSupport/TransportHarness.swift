@@ -57,7 +57,9 @@ public final class TransportHarness: @unchecked Sendable {
     }
 
     public func client(_ options: WebSocketClient.Options = .init()) throws -> WebSocketClient {
-        try WebSocketClient(port: port, options: options)
+        var options = options
+        options.recordsFrames = false  // the bare transport does not speak panes.v1
+        return try WebSocketClient(port: port, options: options)
     }
 }
 

@@ -1,7 +1,9 @@
 // Threading model: the test's thread calls the public methods; one reader thread per client
 // (unless `readsInBackground` is off) reads frames into `Shared`, answers pings and close
 // frames when `answersPeer` is on, and wakes waiters. Writes from both threads go through one
-// lock so frames never interleave. All shared state is behind `Shared.condition`.
+// lock so frames never interleave. All shared state is behind `Shared.condition`. The frame
+// log (PANES_FRAME_LOG) is written from the reader thread (received messages) and under the
+// write lock (sent ones).
 import Foundation
 
 #if canImport(Glibc)
@@ -29,6 +31,9 @@ public final class WebSocketClient: @unchecked Sendable {
         /// SO_RCVBUF, set before connecting (a small one makes the server's writes back up sooner).
         public var receiveBufferBytes: Int?
         public var timeout: Double = 10
+        /// Records the text messages in the frame log (`PANES_FRAME_LOG`), to be checked against
+        /// PROTOCOL.schema.json; off for servers that do not speak `panes.v1` (the bare transport).
+        public var recordsFrames = true
 
         public init(origin: String? = nil) {
             self.origin = origin
@@ -71,7 +76,7 @@ public final class WebSocketClient: @unchecked Sendable {
     public init(host: String = "127.0.0.1", port: Int, options: Options = Options()) throws {
         self.options = options
         let fd = try Self.connectSocket(host: host, port: port, options: options)
-        let shared = Shared(fd: fd)
+        let shared = Shared(fd: fd, log: options.recordsFrames ? FrameLog.shared?.connection() : nil)
         do {
             let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             var request = "GET \(options.path) HTTP/1.1\r\nHost: \(options.hostHeader ?? "\(host):\(port)")\r\n"
@@ -163,7 +168,7 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Writes one frame; `masked: false` and `announcedLength` break the protocol on purpose.
     public func send(frame: WebSocketFrame, masked: Bool = true, announcedLength: UInt64? = nil) {
-        shared.write(frame.encoded(masked: masked, announcedLength: announcedLength))
+        shared.write(frame.encoded(masked: masked, announcedLength: announcedLength), frame: frame)
     }
 
     /// Writes bytes as they are.
@@ -231,6 +236,10 @@ public final class WebSocketClient: @unchecked Sendable {
 /// What the reader thread and the test's thread share.
 private final class Shared: @unchecked Sendable {
     let fd: Int32
+    /// Where whole text messages are recorded, each way; nil when frames are not logged.
+    private let log: FrameLog.Connection?
+    private var sentMessage = MessageAssembler()
+    private var receivedMessage = MessageAssembler()
     private let condition = NSCondition()
     private let writeLock = NSLock()
     private var frames: [WebSocketFrame] = []
@@ -240,8 +249,9 @@ private final class Shared: @unchecked Sendable {
     /// Bytes read but not yet parsed into frames.
     private var buffer: [UInt8] = []
 
-    init(fd: Int32) {
+    init(fd: Int32, log: FrameLog.Connection?) {
         self.fd = fd
+        self.log = log
     }
 
     var isEnded: Bool {
@@ -250,9 +260,11 @@ private final class Shared: @unchecked Sendable {
         return ended && frames.isEmpty
     }
 
-    func write(_ bytes: [UInt8]) {
+    /// Writes bytes; `frame`, when they encode one, is recorded in the frame log.
+    func write(_ bytes: [UInt8], frame: WebSocketFrame? = nil) {
         writeLock.lock()
         defer { writeLock.unlock() }
+        if let log, let frame, let message = sentMessage.add(frame) { log.record(.sent, message) }
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -324,6 +336,7 @@ private final class Shared: @unchecked Sendable {
         }
         while true {
             while let frame = parseFrame() {
+                if let log, let message = receivedMessage.add(frame) { log.record(.received, message) }
                 if answersPeer { answer(frame) }
                 condition.lock()
                 frames.append(frame)

@@ -6,6 +6,10 @@ root); each test run starts it on port 0 with a temporary data directory, servin
 repository's web/. Chromium is /usr/bin/chromium (override with $PANES_CHROMIUM), headless
 unless $PANES_HEADED is set. Playwright's own browser downloads are never used.
 
+With $PANES_FRAME_LOG set, every WebSocket message each page sends and receives is recorded
+there (`browser-PID.jsonl`, one JSON line per message, named after the test) for
+scripts/check_frames.py to validate against PROTOCOL.schema.json.
+
 Every test works in its own workspace (and with its own user names), so tests share one
 server without seeing each other's documents, preferences or sessions.
 """
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = Path(os.environ.get("PANES_BINARY", ROOT / ".build" / "debug" / "panes"))
@@ -154,6 +158,36 @@ def needs(capabilities: Capabilities):
     return check
 
 
+class FrameLog:
+    """Records the pages' WebSocket messages (Playwright's `framesent` / `framereceived`) as JSON
+    lines in $PANES_FRAME_LOG, each named after the test that was running when its socket opened."""
+
+    def __init__(self, folder: str):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self.file = open(Path(folder) / f"browser-{os.getpid()}.jsonl", "a", encoding="utf-8")
+        self.sockets = itertools.count(1)
+
+    def watch_context(self, context: BrowserContext) -> BrowserContext:
+        context.on("page", self.watch_page)  # every page, window.open's included
+        return context
+
+    def watch_page(self, page: Page) -> None:
+        page.on("websocket", self.watch_socket)
+
+    def watch_socket(self, socket: WebSocket) -> None:
+        connection = f"browser-{os.getpid()}-{next(self.sockets)}"
+        test = os.environ.get("PYTEST_CURRENT_TEST", "(no test)").removesuffix(" (call)").removesuffix(" (setup)")
+
+        def record(direction: str, payload) -> None:
+            if isinstance(payload, str):
+                line = {"connection": connection, "direction": direction, "test": test, "text": payload}
+                self.file.write(json.dumps(line) + "\n")
+                self.file.flush()
+
+        socket.on("framesent", lambda payload: record("sent", payload))
+        socket.on("framereceived", lambda payload: record("received", payload))
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
@@ -162,6 +196,18 @@ def browser() -> Iterator[Browser]:
             headless=not os.environ.get("PANES_HEADED"),
             args=["--disable-gpu", "--no-first-run"],
         )
+        if os.environ.get("PANES_FRAME_LOG"):
+            # Every context and page the tests make, through the browser, is watched.
+            log = FrameLog(os.environ["PANES_FRAME_LOG"])
+            new_context, new_page = launched.new_context, launched.new_page
+            launched.new_context = lambda *args, **kwargs: log.watch_context(new_context(*args, **kwargs))
+
+            def watched_page(*args, **kwargs) -> Page:
+                page = new_page(*args, **kwargs)
+                log.watch_page(page)
+                return page
+
+            launched.new_page = watched_page
         yield launched
         launched.close()
 

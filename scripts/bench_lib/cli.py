@@ -119,7 +119,7 @@ SYSTEMS = {
     "connect": PEERS, "fanout": PEERS, "throughput": PEERS,
     "docs": ["panes", "panes-mem", "yjs"], "docsize": ["panes", "panes-mem"],
     "idle": LOOPS, "connect-under-load": LOOPS,
-    "acklat": ["panes", "panes-mem"], "prefwrite": ["panes"], "soak": ["panes"],
+    "acklat": ["panes", "panes-pg", "panes-mem"], "prefwrite": ["panes"], "soak": ["panes"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
@@ -206,7 +206,7 @@ def parse(argv):
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
-    p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-libev, panes-poll, raw, raw-libev, "
+    p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, raw, raw-libev, "
                                      "nchan, yjs (each row runs on those of them that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")

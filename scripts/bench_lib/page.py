@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from . import ROOT, report, svg
 
 PUBLISHED = os.path.join(ROOT, "docs", "bench")
-ORDER = ["panes", "panes-poll", "panes-libev", "panes-mem", "raw", "raw-libev", "nchan", "yjs",
+ORDER = ["panes", "panes-poll", "panes-libev", "panes-pg", "panes-mem", "raw", "raw-libev", "nchan", "yjs",
          "panes-mem-libev", "panes-mem-poll"]
 
 

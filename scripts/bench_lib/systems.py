@@ -112,12 +112,18 @@ class Panes(System):
         memory = store == "memory"
         name = "panes-mem" if memory else "panes"
         label = "Panes (memory store)" if memory else "Panes"
+        if store == "postgres":
+            name, label = "panes-pg", "Panes (PostgreSQL store)"
         if loop:
             name, label = f"{name}-{loop}", f"{label[:-1]}, {loop} loop)" if memory else f"Panes ({loop} loop)"
         super().__init__(
             name=name, label=label, protocol="panes",
             note=("Panes with --store memory: same protocol, JSON and state, nothing written to disk."
                   if memory else
+                  "Panes with --store postgres://…: a private PostgreSQL 15 on this machine (fsync and "
+                  "synchronous_commit on, over TCP on 127.0.0.1), a fresh database per run; acknowledged "
+                  "means committed in PostgreSQL."
+                  if store == "postgres" else
                   "Panes as shipped: SQLite store, synchronous=full; every preference write and document "
                   "edit is durable (committed with fsync) before its reply and before others hear of it.")
                  + (f" `panes serve --event-loop {loop}`." if loop else ""),
@@ -127,6 +133,8 @@ class Panes(System):
 
     def prepare(self, ctx) -> None:
         self.unavailable = ctx.panes_unavailable
+        if not self.unavailable and self.store == "postgres":
+            self.unavailable = _postgres.start(ctx.allow_install)
         if not self.unavailable and self.loop and "--event-loop" not in ctx.panes_serve_help():
             self.unavailable = "this panes has no `serve --event-loop` option"
 
@@ -142,8 +150,9 @@ class Panes(System):
         with open(config, "w") as f:
             json.dump({"settings": {k: v for k, v in PANES_SETTINGS.items() if k in known}}, f)
         loop = ["--event-loop", self.loop] if self.loop else []
+        store = _postgres.fresh_database() if self.store == "postgres" else self.store
         return [ctx.panes_bin, "serve", "--host", "127.0.0.1", "--port", "0",
-                "--data", os.path.join(workdir, "data"), "--store", self.store,
+                "--data", os.path.join(workdir, "data"), "--store", store,
                 "--config", config, "--log-level", "warning", *loop, *ctx.server_args]
 
     def generator_args(self, ctx, workload, n):
@@ -240,7 +249,47 @@ class YWebsocket(System):
         return args
 
 
+class _PrivatePostgres:
+    """One private PostgreSQL cluster for the whole bench run (scripts/lib/postgres.sh), stopped
+    at exit; every `panes-pg` run gets a database of its own on it."""
+
+    def __init__(self):
+        self.dir: Optional[str] = None
+        self.url: Optional[str] = None
+        self.count = 0
+
+    def _shell(self, command: str) -> subprocess.CompletedProcess:
+        lib = os.path.join(ROOT, "scripts", "lib")
+        return subprocess.run(["bash", "-c", f'source "{lib}/deps.sh"; source "{lib}/postgres.sh"; {command}'],
+                              capture_output=True, text=True)
+
+    def start(self, allow_install: bool) -> Optional[str]:
+        """Starts the cluster once; returns why it is unavailable, or None."""
+        if self.url:
+            return None
+        if allow_install:
+            self._shell("postgres_dependencies")
+        import atexit
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="panes-bench-pg.")
+        r = self._shell(f'postgres_start "{self.dir}"')
+        if r.returncode != 0 or not r.stdout.strip().startswith("postgres://"):
+            return f"could not start a private PostgreSQL: {r.stderr.strip()[-300:]}"
+        self.url = r.stdout.strip().splitlines()[-1]
+        atexit.register(lambda: self._shell(f'postgres_stop "{self.dir}"'))
+        return None
+
+    def fresh_database(self) -> str:
+        self.count += 1
+        name = f"bench_{os.getpid()}_{self.count}"
+        subprocess.run(["psql", self.url, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+
+_postgres = _PrivatePostgres()
+
+
 def all_systems() -> dict[str, System]:
     systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory"), Raw("libev"),
-               Panes(loop="libev"), Panes(loop="poll")]
+               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres")]
     return {s.name: s for s in systems}

@@ -26,7 +26,8 @@ require_swift() {
 # What building and running the server needs.
 server_dependencies() {
   # libwebsockets-evlib-ev: lws's libev plugin, the default event loop (libev-dev for its header).
+  # libpq-dev: the PostgreSQL client library, for --store postgres://… (built in either way).
   apt_install libwebsockets-dev libwebsockets-evlib-ev libev-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev \
-    pkg-config curl
+    libpq-dev pkg-config curl
   require_swift
 }

@@ -35,6 +35,8 @@ const CLOSE_SESSION_DESTROYED = 4001;
 const CLOSE_SESSION_TAKEN = 4002;
 /** The scene's token expired: reconnect at once with a new one (when `auth` can make one). */
 const CLOSE_TOKEN_EXPIRED = 4010;
+/** The node lost its lease on the shared database: another node resumes the session at once. */
+const CLOSE_NODE_LOST = 4011;
 
 /** @type {Timers} */
 const defaultTimers = {
@@ -448,6 +450,9 @@ export class Connection {
     if (wasConnected) this.#emit('disconnect', { code, reason });
     let delay = wait ?? this.#nextBackoff(!reached);
     if (code === CLOSE_TOKEN_EXPIRED) delay = 0; // nothing is wrong with the server: get a new token and come back
+    // The load balancer sends the reconnect to a node that can serve it; a little jitter so a
+    // node's windows do not all arrive in the same millisecond.
+    if (code === CLOSE_NODE_LOST) delay = Math.round(this.random() * 250);
     if (this.#goingAway) {
       delay = this.#goingAway.reconnectAfterMs + Math.round(this.random() * 250);
       this.#goingAway = null;

@@ -2,8 +2,10 @@
 // else. The JavaScript in `lib/` implements it; `scripts/test` checks with `tsc` that the
 // implementation matches this file in both directions (Tests/web/types/conformance.mts).
 //
-// Protocol: PROTOCOL.md in the Panes repository. Servers may add events and fields in
-// compatible ways, so event payloads and results are open to extra fields.
+// Protocol: PROTOCOL.md in the Panes repository, and PROTOCOL.schema.json for machines. Servers
+// may add events and fields in compatible ways, so event payloads and results are open to extra
+// fields. The names of requests, events and error codes here are checked against the schema
+// (Tests/web/types/protocol-names.mts, made by scripts/protocol-names.mjs).
 
 /// <reference lib="dom" />
 
@@ -42,6 +44,9 @@ export interface Session {
   role: string;
   configuration: string;
   title: string;
+  /** The switcher's second line (set by `updateActivity` and `requestRefresh`); "" for none. */
+  subtitle: string;
+  snapshot?: { text?: string; image?: string };
   userInfo: Record<string, any>;
   stateRestorationActivity?: Activity | null;
   restorationMetadata?: Record<string, any> | null;
@@ -49,7 +54,8 @@ export interface Session {
   lastActiveAt: number;
 }
 
-export type RestorationStatus = 'none' | 'restored' | 'stale' | 'incompatible' | 'superseded' | 'cleanStart';
+/** `document_gone`: the document the window showed was deleted; the activity was not handed back. */
+export type RestorationStatus = 'none' | 'restored' | 'stale' | 'incompatible' | 'superseded' | 'cleanStart' | 'document_gone';
 
 /** The result of `connect`: this scene, its user and its session. */
 export interface ConnectResult {
@@ -75,6 +81,8 @@ export type SceneState = 'foregroundActive' | 'foregroundInactive' | 'background
 export interface SessionSummary {
   persistentIdentifier: string;
   title: string;
+  /** The session's subtitle (`updateActivity`, `requestRefresh`); "" for none. */
+  subtitle: string;
   snapshot?: { text?: string; image?: string } | null;
   configuration: string;
   role: string;
@@ -150,6 +158,7 @@ export interface ActivationResult {
 export interface RefreshUpdate {
   session: string;
   title?: string;
+  subtitle?: string;
   snapshot?: { text?: string; image?: string };
   activity?: Activity;
 }
@@ -201,6 +210,26 @@ export interface DragEndedEvent {
 export interface DocumentsChangedEvent {
   change: 'created' | 'renamed' | 'deleted' | 'modified' | 'presence';
   document: DocumentSummary;
+  /** Who deleted it, for `deleted` (null when another server node did). */
+  by?: Actor | null;
+}
+
+/** Who did something: the user, their display name, and the scene they did it from. */
+export interface Actor {
+  user: string;
+  name: string;
+  scene: string;
+}
+
+/** `sessionRefreshed`: another scene refreshed this scene's session (`requestRefresh`); take it in. */
+export interface SessionRefreshedEvent {
+  session: string;
+  title: string;
+  subtitle: string;
+  snapshot?: { text?: string; image?: string };
+  /** The new restoration activity, when the refresh replaced it. */
+  activity?: Activity;
+  requestedBy: { scene: string; session: string };
 }
 
 export interface DocumentOperationEvent {
@@ -242,8 +271,25 @@ export interface ConnectEvent {
   sessionChanged: boolean;
 }
 
+/** The server's events, by their `type` (PROTOCOL.md, "Events"). */
+export interface ServerEvents {
+  preferenceChanged: PreferenceChange & { observations: number[] };
+  sessionsChanged: SessionList;
+  sessionDestroyed: { session: string; animation: DismissalAnimation | string };
+  sessionRefreshed: SessionRefreshedEvent;
+  goingAway: { reconnectAfterMs: number; reason?: string };
+  activate: ActivateEvent;
+  itemsDropped: ItemsDroppedEvent;
+  dragEnded: DragEndedEvent;
+  documentsChanged: DocumentsChangedEvent;
+  documentOperation: DocumentOperationEvent;
+  presence: PresenceEvent;
+  /** The document was deleted (by `by`); it is closed for this scene. */
+  documentDeleted: { document: string; by?: Actor | null };
+}
+
 /** Events of a `PanesClient`: the server's events by their `type`, and the client's own. */
-export interface PanesClientEvents {
+export interface PanesClientEvents extends ServerEvents {
   status: StatusChange;
   connect: ConnectEvent;
   disconnect: { code: number; reason: string };
@@ -257,17 +303,6 @@ export interface PanesClientEvents {
   ticketUsed: { invalid?: boolean };
   /** The scene's traits changed, as the server answered (or, while disconnected, as set). */
   traitsChanged: TraitsChange;
-  preferenceChanged: PreferenceChange & { observations: number[] };
-  sessionsChanged: SessionList;
-  sessionDestroyed: { session: string; animation: DismissalAnimation | string };
-  goingAway: { reconnectAfterMs: number; reason?: string };
-  activate: ActivateEvent;
-  itemsDropped: ItemsDroppedEvent;
-  dragEnded: DragEndedEvent;
-  documentsChanged: DocumentsChangedEvent;
-  documentOperation: DocumentOperationEvent;
-  presence: PresenceEvent;
-  documentDeleted: { document: string };
   /** Events a newer server sends that this version does not know. */
   [event: string]: unknown;
 }
@@ -366,13 +401,16 @@ export interface RequestOptions {
   queue?: boolean;
 }
 
+/** Every request type of the protocol: those of `Requests`, and `connect`, which the client sends itself. */
+export type RequestType = keyof Requests | 'connect';
+
 /** Requests with typed fields and results; `request` takes any other type too. */
 export interface Requests {
   ping: [{}, { now: number }];
   refreshToken: [{ token: string }, { user: { id: string; name: string; role: string }; auth: { expiresAt: number | null } }];
   lifecycle: [LifecycleState, { state: string }];
   updateTraits: [{ traits: Partial<Traits> }, { traits: Traits; previous: Traits; changed: boolean }];
-  updateActivity: [{ activity: Activity | null }, { savedAt: number; metadata: Record<string, any> }];
+  updateActivity: [{ activity: Activity | null; subtitle?: string }, { savedAt: number; metadata?: Record<string, any> }];
   setUserInfo: [{ userInfo: Record<string, any>; mode?: 'replace' | 'merge' }, { userInfo: Record<string, any> }];
   listSessions: [{ watch?: boolean }, SessionList];
   requestDestruction: [{ session: string; animation?: DismissalAnimation }, { session: string; animation: string }];
@@ -518,8 +556,21 @@ export declare const CLIENT_VERSION: string;
 /** What to do about an error: fix the request, re-read state, stop, or retry. */
 export type ErrorAction = 'fix' | 'refresh' | 'giveUp' | 'retry';
 
+/** The protocol's error codes (PROTOCOL.md, "Errors"); the number's range gives the action. */
+export type ErrorCode =
+  | 'malformed_json' | 'invalid_message' | 'unknown_type' | 'missing_field' | 'invalid_field' | 'too_large'
+  | 'not_connected' | 'already_connected' | 'unsupported_protocol' | 'too_many' | 'type_mismatch'
+  | 'key_path_conflict' | 'operation_not_allowed' | 'invalid_operation' | 'unsupported_activity'
+  | 'invalid_key_path' | 'unknown_domain' | 'nesting_too_deep' | 'number_out_of_range'
+  | 'session_not_found' | 'version_conflict' | 'ticket_invalid' | 'drag_not_found' | 'drag_already_dropped'
+  | 'scene_not_found' | 'document_not_found' | 'document_not_open' | 'revision_unavailable'
+  | 'revision_in_future' | 'observation_not_found'
+  | 'unauthenticated' | 'not_a_member' | 'forbidden' | 'preference_locked' | 'token_expired'
+  | 'rate_limited' | 'server_draining' | 'storage_failed' | 'internal_error';
+
 /** The `error` object of a failed reply. */
 export interface WireError {
+  /** One of `ErrorCode` from a server (a newer one may send others). */
   code: string;
   number?: number;
   action?: ErrorAction;

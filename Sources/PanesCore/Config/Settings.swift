@@ -21,6 +21,9 @@ public struct Settings: Sendable, Equatable {
     public var maxActivityBytes = 64 << 10
     public var maxSnapshotBytes = 16 << 10
     public var livenessProbeTimeoutMs = 2_000
+    // Cluster (several nodes on one shared store)
+    public var nodeLeaseMs = 5_000
+    public var nodeHeartbeatMs = 1_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -101,6 +104,12 @@ public struct Settings: Sendable, Equatable {
         .init(name: "livenessProbeTimeoutMs", keyPath: \.livenessProbeTimeoutMs,
               meaning: "When a connect names a session with a live scene, how long that scene has to answer a ping before its session is resumed instead of forked.",
               range: 10...60_000),
+        .init(name: "nodeLeaseMs", keyPath: \.nodeLeaseMs,
+              meaning: "Cluster: how long a node counts as alive after its last heartbeat; its sessions are taken over after that, and a node that could not renew for this long closes its scenes (4011).",
+              range: 500...600_000),
+        .init(name: "nodeHeartbeatMs", keyPath: \.nodeHeartbeatMs,
+              meaning: "Cluster: how often a node renews its lease; keep it well under `nodeLeaseMs`.",
+              range: 100...60_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
               range: 1_000...Int(Int32.max) * 1_000),

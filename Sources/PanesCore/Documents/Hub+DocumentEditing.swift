@@ -27,6 +27,7 @@ extension Hub {
     /// If the document has no commit in flight, rebases and applies every waiting edit to a
     /// copy of the document and commits them as one.
     mutating func startDocumentBatch(_ id: DocumentID) {
+        if commits.documentWriters[id]?.busy != true, catchUpDocumentIfBehind(id) { return }
         guard var writer = commits.documentWriters[id], !writer.busy, !writer.waiting.isEmpty else { return }
         let edits = writer.waiting
         writer.waiting = []
@@ -107,8 +108,7 @@ extension Hub {
             answer(batch, in: id)
         case .conflict:
             commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
-            commits.documentWriters[id]?.catchingUp = true
-            effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+            catchUpDocument(id, afterConflict: true)
             return
         case .failed(let reason):
             logger.error("document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])

@@ -41,6 +41,12 @@ extension Hub {
         switch result {
         case .preferences(let domain, let stored, let failure):
             preferencesLoaded(domain, stored, failure: failure)
+        case .preferenceChanges(let domain, let changes, let failure):
+            preferenceChangesLoaded(domain, changes, failure: failure)
+        case .operations(let id, let operations, let failure):
+            operationsLoaded(id, operations, failure: failure)
+        case .recordChanges(let changes, let failure):
+            recordChangesLoaded(changes, failure: failure)
         case .document(let id, let stored, let failure):
             if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
                 documentCaughtUp(id, stored, failure: failure)
@@ -127,7 +133,7 @@ extension Hub {
         }
         documents.open[id] = document
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
-            .map { $0.presenceJSON(document: id, revision: document.revision) })
+            .map { $0.presenceJSON(document: id, revision: document.revision) } + remotePresence(in: id))
         result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
         keepInRestoration(id, scene: scene, preview: document.preview)
         if joining { announce(.presence, id, workspace: scene.owner.workspace) }
@@ -143,8 +149,9 @@ extension Hub {
         documents.open[id] = document
         if participant.shared {
             let others = document.participants.values.map(\.connection).sorted()
-            broadcast(.event(.presence(participant.presenceJSON(document: id, revision: document.revision, left: true))),
-                      to: others)
+            let left = participant.presenceJSON(document: id, revision: document.revision, left: true)
+            broadcast(.event(.presence(left)), to: others)
+            sharePresence(left)
         }
         if document.participants.isEmpty { evict(id) }
         if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }

@@ -28,7 +28,9 @@ extension Hub {
         documents.open[id] = document
 
         let others = document.participants.values.filter { $0.scene != scene.id }.map(\.connection).sorted()
-        broadcast(.event(.presence(participant.presenceJSON(document: id, revision: document.revision))), to: others)
+        let presence = participant.presenceJSON(document: id, revision: document.revision)
+        broadcast(.event(.presence(presence)), to: others)
+        sharePresence(presence)
         // The list shows names and colours, not selections.
         if participant.summaryJSON != listed { announce(.presence, id, workspace: record.workspace) }
         return ["revision": .int(document.revision), "selection": participant.selection?.json ?? .null]

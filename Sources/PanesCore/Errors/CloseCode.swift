@@ -27,6 +27,9 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     case unresponsive = 4009
     /// The scene's token expired and no `refreshToken` replaced it: get a new token, reconnect.
     case tokenExpired = 4010
+    /// This node lost its lease (it cannot reach the shared database): reconnect at once;
+    /// another node resumes the session.
+    case nodeLost = 4011
 
     public var meaning: String {
         switch self {
@@ -43,6 +46,7 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
         case .slowConsumer: "The outbound queue overflowed (`maxOutboundQueue`): the client read too slowly."
         case .unresponsive: "No answer to pings for twice `idlePingMs`."
         case .tokenExpired: "The scene's token expired before a `refreshToken` replaced it."
+        case .nodeLost: "This node lost its lease on the shared database: reconnect; another node resumes the session."
         }
     }
 }

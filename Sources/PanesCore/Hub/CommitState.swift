@@ -19,6 +19,9 @@ struct ChannelQueue<Item: Sendable>: Sendable {
     var inFlight: CommitID?
     /// Reading what another node committed after a conflict.
     var catchingUp = false
+    /// The catch-up follows a conflict of this node's commit: finding nothing newer then means
+    /// the store and the hub disagree, and retrying would only conflict again.
+    var afterConflict = false
     var waiting: [Item] = []
 
     var busy: Bool { inFlight != nil || catchingUp }
@@ -29,4 +32,7 @@ struct ChannelQueue<Item: Sendable>: Sendable {
 enum PendingCommit: Sendable {
     case preferences(PreferenceDomain, [PreferenceWrite], [PreferenceOutcome])
     case document(DocumentID, DocumentBatch)
+    /// A session's lease: the connect waiting to attach to it when the claim is won, nil for a
+    /// claim nobody waits on (a new session's) or a release.
+    case claim(SessionID, SessionClaim, PendingConnect?)
 }

@@ -23,5 +23,5 @@ struct PendingConnect: Sendable {
     let request: ConnectRequest
     let identity: Authenticator.Identity
     let handedOver: [Activity]
-    let deadline: Millis
+    var deadline: Millis
 }

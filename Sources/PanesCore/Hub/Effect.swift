@@ -25,6 +25,8 @@ public enum Effect: Sendable, Equatable {
     /// Read something from the store off the service thread; the result comes back as
     /// `HubEvent.loaded`.
     case load(LoadRequest)
+    /// A message to other nodes of the cluster, in order with the store's writes.
+    case signal(NodeSignal)
 }
 
 /// What happens to the hub: transport events, store results, and the passing of time.
@@ -47,4 +49,6 @@ public enum HubEvent: Sendable {
     case tick
     /// SIGTERM: stop accepting scenes, tell every scene to reconnect later.
     case drain
+    /// Another node wrote to the shared store (a hint; the hub reads the change itself).
+    case notice(ChangeNotice)
 }

@@ -13,6 +13,8 @@ extension Hub {
             preferencesCommitted(domain, writes, outcomes, outcome)
         case .document(let document, let batch):
             documentCommitted(document, batch, outcome)
+        case .claim(let session, let claim, let pending):
+            claimCommitted(session, claim, pending, outcome)
         }
     }
 
@@ -23,7 +25,7 @@ extension Hub {
     /// revision, as if their edits had arrived here, then lets the waiting edits go.
     mutating func documentCaughtUp(_ id: DocumentID, _ stored: StoredDocument?, failure: String?) {
         commits.documentWriters[id]?.catchingUp = false
-        guard failure == nil, let stored, var document = documents.open[id] else {
+        guard failure == nil, let stored, let document = documents.open[id] else {
             let error = failure == nil
                 ? PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
                 : PanesError(.storageFailed, "the document could not be read from the store; retry", retryAfterMs: 1_000)
@@ -32,17 +34,34 @@ extension Hub {
             }
             return
         }
-        guard stored.record.revision > document.revision else {
+        let afterConflict = commits.documentWriters[id]?.afterConflict ?? false
+        commits.documentWriters[id]?.afterConflict = false
+        guard stored.record.revision > document.revision || !afterConflict else {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("document commit conflicted but the store holds nothing newer",
                             metadata: ["document": "\(id)", "stored": "\(stored.record.revision)"])
-            let error = PanesError(.internalError, "the edit could not be stored; retry later", retryAfterMs: 5_000)
-            for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
-                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
-            }
+            failStuckEdits(id)
             return
         }
-        for entry in stored.operations where entry.revision > document.revision {
+        _ = applyCommitted(stored.operations, to: id)
+        startDocumentBatch(id)
+    }
+
+    /// Fails the edits waiting on a document whose commits conflict with nothing newer.
+    mutating func failStuckEdits(_ id: DocumentID) {
+        let error = PanesError(.internalError, "the edit could not be stored; retry later", retryAfterMs: 5_000)
+        for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
+            fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+        }
+    }
+
+    /// Applies operations another node committed (those after the revision held, as long as
+    /// they follow on), sending each to the document's scenes here.
+    /// - Returns: how many were applied.
+    mutating func applyCommitted(_ operations: [StoredOperation], to id: DocumentID) -> Int {
+        guard var document = documents.open[id] else { return 0 }
+        var applied = 0
+        for entry in operations where entry.revision > document.revision {
             guard entry.revision == document.revision + 1 else { break }
             do throws(PanesError) {
                 _ = try document.apply(entry.operation, opId: entry.opId, author: entry.author, at: entry.createdAt)
@@ -51,15 +70,20 @@ extension Hub {
                              metadata: ["document": "\(id)", "revision": "\(entry.revision)"])
                 break
             }
+            applied += 1
             document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
             broadcast(.event(.documentOperation(id, entry)), to: document.participants.values.map(\.connection).sorted())
         }
         documents.open[id] = document
-        if var record = documents.records[id] {
+        if applied > 0, var record = documents.records[id] {
             record.revision = document.revision
             record.length = document.length
+            if let last = operations.last(where: { $0.revision == document.revision }) {
+                record.modifiedAt = max(record.modifiedAt, last.createdAt)
+            }
             documents.records[id] = record
+            markModified(id, preview: document.preview)
         }
-        startDocumentBatch(id)
+        return applied
     }
 }

@@ -4,7 +4,10 @@ import Logging
 /// duplicated tab. A tab never silently takes over another live tab's session: a `connect`
 /// naming a session whose scene still answers pings gets a fork instead.
 extension Hub {
-    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID) throws(PanesError) {
+    /// - Parameter waitForTicket: in a cluster, a ticket not heard of yet may still be on its
+    ///   way from the node that issued it: the connect waits for it once.
+    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID,
+                          waitForTicket: Bool = true) throws(PanesError) {
         guard request.protocolVersion == Self.protocolVersion else {
             throw PanesError(.unsupportedProtocol,
                              "this server speaks protocol \(Self.protocolVersion), not \(request.protocolVersion)",
@@ -19,12 +22,17 @@ extension Hub {
         let target: SessionID
         var handedOver: [Activity] = []
         if let ticketID = request.ticket {
+            if isClustered, waitForTicket, tickets[ticketID] == nil {
+                self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
+                return
+            }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
                   sessions[ticket.session] != nil
             else {
                 throw PanesError(.ticketInvalid, "the window ticket is unknown, used, expired or not yours", field: "ticket")
             }
             tickets[ticketID] = nil
+            if isClustered { signal(.ticketUsed(ticketID), to: nil) }
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
@@ -38,6 +46,7 @@ extension Hub {
             let configuration = configurations[0]
             let (session, secret) = try makeSession(owner: owner, configuration: configuration)
             persist(.putSession(session))
+            claimNew(session.id)
             attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
                    secret: secret, handedOver: [], created: true, forkedFrom: nil)
             return
@@ -56,8 +65,44 @@ extension Hub {
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
-        attach(connection, requestID: requestID, request: request, identity: identity, session: target,
-               secret: Self.provenSecret(of: request), handedOver: handedOver, created: false, forkedFrom: nil)
+        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
+                                     handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
+        if isClustered, claimedElsewhere(target) || cluster.claiming.contains(target) {
+            // Live on another node, or about to be: wait for it to let go (a reload), for its
+            // lease to run out (the node died: take over), or for the deadline (a duplicated
+            // tab, which then forks). The deadline outlasts a lease, so a dead node's session
+            // is resumed, not forked.
+            var waiting = pending
+            waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            let first = pendingConnects[target] == nil
+            wait(waiting, for: target)
+            // The holder pings its window: a pong means a duplicated tab (fork now), silence
+            // means a dead socket (it lets go, and this connect resumes).
+            if first, let holder = cluster.claims[target]?.node, holder != node {
+                signal(.probe(target), to: holder)
+            }
+            return
+        }
+        resume(target, for: pending)
+    }
+
+    /// Puts a connect in line for a session that is held, until it is let go or the deadline.
+    mutating func wait(_ pending: PendingConnect, for target: SessionID) {
+        pendingConnects[target, default: []].append(pending)
+        probeDeadlines.push(target, at: pending.deadline)
+        connections[pending.connection]?.phase = .probing(target)
+    }
+
+    /// Attaches the connection to a session nobody holds live. In a cluster the node first
+    /// claims the session's lease (`Hub+Cluster.swift`), and attaches once the claim is won.
+    mutating func resume(_ target: SessionID, for pending: PendingConnect) {
+        if isClustered {
+            claim(target, for: pending)
+            return
+        }
+        attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
+               session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
+               created: false, forkedFrom: nil)
     }
 
     /// A new session record, not yet stored, and its secret: the record keeps only its hash,
@@ -186,6 +231,9 @@ extension Hub {
 
     /// The session's live scene answered: it is a real, separate window. Everyone waiting gets a fork.
     mutating func pongReceived(from connection: ConnectionID) {
+        if case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID] {
+            answerRemoteProbes(of: scene.session)
+        }
         guard case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID],
               let waiting = pendingConnects.removeValue(forKey: scene.session)
         else { return }
@@ -196,7 +244,9 @@ extension Hub {
     /// connect resumes it, any others fork from it.
     mutating func resolvePendingConnects(of session: SessionID) {
         guard let waiting = pendingConnects.removeValue(forKey: session) else { return }
+        let elsewhere = isClustered && claimedElsewhere(session)
         for pending in waiting {
+            guard connections[pending.connection] != nil else { continue }
             guard sessions[session] != nil else {
                 fail(pending.requestID, request: "connect", PanesError(
                     .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),
@@ -204,10 +254,11 @@ extension Hub {
                 connections[pending.connection]?.phase = .awaitingConnect
                 continue
             }
-            if liveScenes[session] == nil {
-                attach(pending.connection, requestID: pending.requestID, request: pending.request,
-                       identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
-                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
+            if liveScenes[session] == nil && !cluster.claiming.contains(session) && !elsewhere {
+                resume(session, for: pending)
+            } else if elsewhere && liveScenes[session] == nil && pending.deadline > now() {
+                // Still held on another node and still time for it to let go.
+                pendingConnects[session, default: []].append(pending)
             } else {
                 fork(session, for: pending)
             }
@@ -228,6 +279,7 @@ extension Hub {
             session.snapshot = source.snapshot
             sessions[session.id] = session
             persist(.putSession(session))
+            claimNew(session.id)
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)

@@ -80,6 +80,7 @@ extension Hub {
             sessions[session.id] = session
             persist(.putSession(session))
         }
+        release(scene.session)
         updateAppState(scene.owner)
         sessionsChanged(for: scene.owner)
         resolvePendingConnects(of: scene.session)

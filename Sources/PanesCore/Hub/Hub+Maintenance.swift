@@ -13,6 +13,7 @@ extension Hub {
             }
         }
         for (_, session) in probeDeadlines.popDue(now: now) {
+            expireRemoteProbe(of: session, now: now)
             guard let waiting = pendingConnects[session], waiting.contains(where: { $0.deadline <= now }) else { continue }
             // The live scene never answered: it is a dead socket the kernel has not noticed yet.
             if let sceneID = liveScenes[session], let scene = scenes[sceneID] {
@@ -34,8 +35,11 @@ extension Hub {
             }
         }
         expireFeatures(now: now)
+        expireTicketWaits(now: now)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
+            // Live on another node: that node keeps it active.
+            if let holder = cluster.claims[id]?.node, holder != node { continue }
             let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
             if due > now {
                 // Active since this entry was queued: look again when it would be idle.
@@ -51,7 +55,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline]
+         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline]
             .compactMap { $0 }.min()
     }
 

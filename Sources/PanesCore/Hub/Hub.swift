@@ -20,6 +20,8 @@ public struct Hub {
     /// How session secrets are hashed and compared; only hashes are kept.
     public let secretHasher: SecretHasher
     public let serverVersion: String
+    /// This node, when the store is shared with other nodes (`Hub+Cluster.swift`); nil alone.
+    public let node: NodeID?
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
@@ -53,6 +55,8 @@ public struct Hub {
     var documents = DocumentState()
     /// Channel writes waiting for their commit, and the requests queued behind them.
     var commits = CommitState()
+    /// What this node follows of the others; empty alone.
+    var cluster = ClusterState()
     var draining = false
     /// Sessions changed while loading, to be written by `start()`: those that were live when
     /// the server last stopped, and those that referred to a document that is not stored.
@@ -65,7 +69,7 @@ public struct Hub {
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
                 preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
-                serverVersion: String = "dev", logger: Logger = Logger(label: "panes.hub"),
+                serverVersion: String = "dev", node: NodeID? = nil, logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
@@ -73,6 +77,9 @@ public struct Hub {
         self.authenticator = authenticator
         self.secretHasher = secretHasher
         self.serverVersion = serverVersion
+        self.node = node
+        cluster.recordCursor = stored.recordCursor
+        cluster.claims = stored.claims
         self.logger = logger
         self.now = now
         self.ids = ids
@@ -126,6 +133,8 @@ public struct Hub {
             tick()
         case .drain:
             drain()
+        case .notice(let notice):
+            self.notice(notice)
         }
         defer { effects.removeAll(keepingCapacity: true) }
         return effects

@@ -25,8 +25,9 @@ public struct IdentifierSource: Sendable {
     }
 
     /// Counts up from 1: `000…001`, `000…002`, … Only for tests.
-    public static func sequential() -> IdentifierSource {
-        let counter = Counter()
+    /// - Parameter start: where counting starts, so two test nodes never make the same id.
+    public static func sequential(from start: Int = 0) -> IdentifierSource {
+        let counter = Counter(start)
         return IdentifierSource { count in
             let value = String(counter.next(), radix: 16)
             return String(repeating: "0", count: max(0, count * 2 - value.count)) + value
@@ -38,6 +39,7 @@ import Synchronization
 
 /// A thread-safe counter so the test source is `Sendable` without `@unchecked`.
 private final class Counter: Sendable {
-    private let value = Mutex<Int>(0)
+    private let value: Mutex<Int>
+    init(_ start: Int) { value = Mutex(start) }
     func next() -> Int { value.withLock { $0 += 1; return $0 } }
 }

@@ -86,6 +86,7 @@ extension Hub {
     /// If the domain has no commit in flight, checks every waiting write in order against the
     /// committed values and the batch's earlier writes, and commits the changes as one.
     mutating func startPreferenceBatch(_ domain: PreferenceDomain) {
+        if commits.preferenceWriters[domain]?.busy != true, catchUpPreferencesIfBehind(domain) { return }
         guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
         let writes = writer.waiting
         writer.waiting = []
@@ -166,8 +167,7 @@ extension Hub {
         case .conflict:
             // Another node wrote first: read what it wrote, then check these again on top of it.
             commits.preferenceWriters[domain]?.waiting.insert(contentsOf: writes, at: 0)
-            commits.preferenceWriters[domain]?.catchingUp = true
-            effects.append(.load(.preferences(domain)))
+            catchUpPreferences(domain, afterConflict: true)
             return
         case .failed(let reason):
             logger.error("preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
@@ -203,7 +203,9 @@ extension Hub {
     /// A domain as the store has it now (after a conflict): applies every difference to the
     /// domain held here, in version order, telling observers, then lets the waiting writes go.
     mutating func preferencesLoaded(_ domain: PreferenceDomain, _ stored: StoredPreferences?, failure: String?) {
+        let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
         commits.preferenceWriters[domain]?.catchingUp = false
+        commits.preferenceWriters[domain]?.afterConflict = false
         if let failure {
             logger.error("preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
@@ -212,17 +214,23 @@ extension Hub {
             return
         }
         let stored = stored ?? StoredPreferences()
-        guard stored.version > (preferences.domains[domain]?.version ?? 0) else {
+        guard stored.version > (preferences.domains[domain]?.version ?? 0) || !afterConflict else {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("preference commit conflicted but the store holds nothing newer",
                             metadata: ["domain": "\(domain)", "stored": "\(stored.version)"])
-            let error = PanesError(.internalError, "the preferences could not be stored; retry later", retryAfterMs: 5_000)
-            let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
-            answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+            failStuckPreferences(domain)
             return
         }
         applyStored(stored, to: domain)
+        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
         startPreferenceBatch(domain)
+    }
+
+    /// Fails the writes waiting on a domain whose commits conflict with nothing newer.
+    mutating func failStuckPreferences(_ domain: PreferenceDomain) {
+        let error = PanesError(.internalError, "the preferences could not be stored; retry later", retryAfterMs: 5_000)
+        let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
+        answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
     }
 
     /// Brings the domain held here to `stored`, announcing each changed key in version order.

@@ -52,10 +52,17 @@ public struct ServerEvent: Sendable, Equatable {
     /// entry now (`entry`, as `listSessions` lists it), and the new restoration activity when
     /// the refresh replaced it.
     public static func sessionRefreshed(_ entry: JSONValue, activity: JSONValue?, requestedBy: Scene) -> ServerEvent {
+        sessionRefreshed(entry, activity: activity, requester: Self.requester(requestedBy))
+    }
+
+    /// How events name the scene that asked for something: `{"scene", "session"}`.
+    static func requester(_ scene: Scene) -> JSONValue {
+        ["scene": .string(scene.id.rawValue), "session": .string(scene.session.rawValue)]
+    }
+
+    /// `sessionRefreshed` with the requester as events name it (a scene on another node).
+    public static func sessionRefreshed(_ entry: JSONValue, activity: JSONValue?, requester: JSONValue) -> ServerEvent {
         let listed = entry.objectValue ?? [:]
-        let requester: JSONValue = [
-            "scene": .string(requestedBy.id.rawValue), "session": .string(requestedBy.session.rawValue),
-        ]
         let fields = JSONValue.object([
             "session": listed["persistentIdentifier"], "title": listed["title"], "subtitle": listed["subtitle"],
             "snapshot": listed["snapshot"], "activity": activity, "requestedBy": requester,

@@ -67,4 +67,7 @@ public enum StoreWrite: Sendable, Equatable {
     case persist([StoreCommand])
     /// A compare-and-set write to a channel.
     case commit(Commit)
+    /// A message to other nodes, sent when the transaction commits (shared stores; a single
+    /// node's store has nobody to tell and drops it).
+    case signal(NodeSignal)
 }

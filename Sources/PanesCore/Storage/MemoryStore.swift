@@ -14,6 +14,8 @@ public final class MemoryStore: Store {
     private var recordLog: [(sequence: Int64, record: RecordKey)] = []
     private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
     private var nodeLeases: [NodeID: Millis] = [:]
+    /// Signals sent through this store, in commit order, for tests to deliver.
+    public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
     public var now: () -> Millis = { Millis(0) }
     private enum RecordKey: Equatable {
@@ -75,6 +77,10 @@ public final class MemoryStore: Store {
                     }
                     for command in commit.commands { try apply(command) }
                     outcomes[commit.id] = .committed
+                case .signal(let signal):
+                    let count = signals.count
+                    undo.append { [unowned self] in signals.removeLast(signals.count - count) }
+                    signals.append(signal)
                 }
             }
         } catch {

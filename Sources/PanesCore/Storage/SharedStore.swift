@@ -82,6 +82,14 @@ public enum ChangeNotice: Sendable, Equatable {
     /// The listening connection was lost and is back: notices may have been missed, so the
     /// node catches up on everything it holds.
     case resubscribed
+    /// These nodes' leases ran out (`SharedStore.heartbeat`): the sessions they held can be
+    /// taken over.
+    case nodesExpired([NodeID])
+    /// A message another node sent (`NodeSignal`); delivered to every node, each keeps its own.
+    case signal(NodeSignal)
+    /// This node could not renew its own lease in time: another node may take its sessions
+    /// over at any moment, so it must stop serving them.
+    case leaseLost
 }
 
 /// Delivers `ChangeNotice`s from a thread of its own (PostgreSQL: a LISTEN connection).

@@ -41,13 +41,42 @@ extension Store {
             } catch {
                 return .preferences(domain, nil, failure: "\(error)")
             }
+        case .preferenceChanges(let domain, let version):
+            do {
+                return .preferenceChanges(domain, try shared().loadPreferenceChanges(domain, after: version))
+            } catch {
+                return .preferenceChanges(domain, nil, failure: "\(error)")
+            }
+        case .operations(let id, let revision):
+            do {
+                return .operations(id, try shared().loadOperations(id, after: revision))
+            } catch {
+                return .operations(id, nil, failure: "\(error)")
+            }
+        case .recordChanges(let cursor):
+            do {
+                return .recordChanges(try shared().loadRecordChanges(after: cursor))
+            } catch {
+                return .recordChanges(nil, failure: "\(error)")
+            }
         }
+    }
+
+    /// The shared side of this store, for reads only a cluster's hub asks for.
+    private func shared() throws -> any SharedStore {
+        guard let shared = self as? any SharedStore else { throw NotSharedError() }
+        return shared
     }
 
     /// Applies persists only, in one transaction: for tests and tools.
     public func apply(_ commands: [StoreCommand]) throws {
         _ = try apply([StoreWrite.persist(commands)])
     }
+}
+
+/// A cluster read asked of a store that no other node shares: a bug in the wiring.
+struct NotSharedError: Error, CustomStringConvertible {
+    var description: String { "this store is not shared by several nodes" }
 }
 
 /// What the hub loads at start.

@@ -53,6 +53,12 @@ public enum LoadRequest: Sendable, Equatable {
     case document(DocumentID, retention: Int)
     /// A preference domain as stored now: to catch up after a conflicting commit.
     case preferences(PreferenceDomain)
+    /// Shared stores: a domain's logged changes after `version`.
+    case preferenceChanges(PreferenceDomain, after: Int64)
+    /// Shared stores: a document's operations after `revision`.
+    case operations(DocumentID, after: Int64)
+    /// Shared stores: sessions, claims and document records written after `cursor`.
+    case recordChanges(after: Int64)
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -62,4 +68,9 @@ public enum LoadResult: Sendable, Equatable {
     case document(DocumentID, StoredDocument?, failure: String? = nil)
     /// The domain, nil when nothing is stored for it.
     case preferences(PreferenceDomain, StoredPreferences?, failure: String? = nil)
+    /// Nil changes: the log no longer reaches back that far.
+    case preferenceChanges(PreferenceDomain, [PreferenceChange]?, failure: String? = nil)
+    /// Nil operations: the document is gone or its log was compacted past the revision.
+    case operations(DocumentID, [StoredOperation]?, failure: String? = nil)
+    case recordChanges(RecordChanges?, failure: String? = nil)
 }

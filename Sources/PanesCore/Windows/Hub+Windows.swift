@@ -13,9 +13,14 @@ extension Hub {
         if let target, let liveID = liveScenes[target.id], let live = scenes[liveID] {
             send(.event(ServerEvent("activate", [
                 "activity": activity.json,
-                "requestedBy": ["scene": .string(scene.id.rawValue), "session": .string(scene.session.rawValue)],
+                "requestedBy": ServerEvent.requester(scene),
             ])), to: live.connection)
             return ["action": "activated", "session": .string(target.id.rawValue), "scene": .string(liveID.rawValue)]
+        }
+        if let target, let holder = holderElsewhere(target.id) {
+            // Live on another node: that node brings it forward. Its scene is not known here.
+            signal(.activate(target.id, activity: activity.json, requestedBy: ServerEvent.requester(scene)), to: holder)
+            return ["action": "activated", "session": .string(target.id.rawValue)]
         }
         let opened = try openWindow(for: activity, reopening: target, owner: scene.owner, clientVersion: scene.clientVersion)
         var result = opened.objectValue!
@@ -67,6 +72,7 @@ extension Hub {
                             expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
         tickets[ticket.id] = ticket
         ticketDeadlines.push(ticket.id, at: ticket.expiresAt)
+        shareTicket(ticket)
         if created { sessionsChanged(for: owner) }
         return [
             "session": .string(session.id.rawValue), "ticket": .string(ticket.id),
@@ -89,6 +95,20 @@ extension Hub {
             session.restoration = Restoration(activity: activity, metadata: RestorationMetadata(
                 savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
                 clientVersion: scene.clientVersion))
+        }
+        if let holder = holderElsewhere(id) {
+            // Live on another node, which alone writes the session while its window is live:
+            // that node applies the refresh and tells its window.
+            var fields: [String: JSONValue] = ["requestedBy": ServerEvent.requester(scene)]
+            if let title { fields["title"] = .string(title) }
+            if let subtitle { fields["subtitle"] = .string(subtitle) }
+            if let snapshot { fields["snapshot"] = snapshot }
+            if activity != nil, let restoration = session.restoration {
+                fields["activity"] = restoration.activity.json
+                fields["metadata"] = restoration.metadata.json
+            }
+            signal(.refresh(id, fields: .object(fields)), to: holder)
+            return ["session": sessionSummary(session)]
         }
         store(session)
         let entry = sessionSummary(session)

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { recording } from './frame-log.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BINARY = process.env.PANES_BINARY ?? join(ROOT, '.build/debug/panes');
@@ -18,8 +19,9 @@ export const BINARY = process.env.PANES_BINARY ?? join(ROOT, '.build/debug/panes
 /**
  * The WebSocket the tests use: `ws` (Debian's node-ws; scripts/test sets
  * NODE_PATH=/usr/share/nodejs), whose sockets a test can pause; Node's global one otherwise.
+ * With PANES_FRAME_LOG set, it records every message (support/frame-log.mjs).
  */
-export const WebSocket = loadWs();
+export const WebSocket = recording(loadWs());
 
 function loadWs() {
   try {

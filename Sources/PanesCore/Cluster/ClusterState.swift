@@ -1,0 +1,38 @@
+/// What a node of a cluster knows about the others (`Hub+Cluster.swift`). Empty on a single
+/// node, where nothing moves in the store but what the hub itself wrote.
+struct ClusterState: Sendable {
+    /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
+    var recordCursor: Int64 = 0
+    /// A record load is in flight; `recordsWanted` asks for another after it.
+    var recordsLoading = false
+    var recordsWanted = false
+    /// Who holds each session live, as the store last said.
+    var claims: [SessionID: SessionClaim] = [:]
+    /// Claims this node has asked the store for and not heard back about.
+    var claiming: Set<SessionID> = []
+    /// Nodes whose lease ran out: their claims no longer count.
+    var expired: Set<NodeID> = []
+    /// Nodes that asked whether a scene held here is alive, per session, and when the probe
+    /// gives up (the scene is then closed and its session let go).
+    var remoteProbes: [SessionID: Set<NodeID>] = [:]
+    var remoteProbeDeadlines: [SessionID: Millis] = [:]
+    /// Connects naming a ticket this node has not heard of yet: its signal may still be on the
+    /// way from the node that issued it.
+    var ticketWaiters: [String: [TicketWaiter]] = [:]
+    var ticketWaitDeadlines = DeadlineQueue<String>()
+    /// Presence shared by scenes on other nodes, per document and scene, with the node each
+    /// lives on (so it goes when that node does).
+    var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
+    /// Channels a notice said moved while this node's own commit on them was in flight: they
+    /// catch up once that commit's outcome is in.
+    var preferencesBehind: [PreferenceDomain: Int64] = [:]
+    var documentsBehind: [DocumentID: Int64] = [:]
+}
+
+/// A connect waiting for its ticket's signal.
+struct TicketWaiter: Sendable {
+    let connection: ConnectionID
+    let requestID: RequestID
+    let request: ConnectRequest
+    let deadline: Millis
+}

@@ -1,0 +1,384 @@
+import Logging
+
+/// Following what other nodes write to the shared store. A `ChangeNotice` is only a hint: the
+/// node reads the change itself from the store's logs (preference changes, document
+/// operations, the record sequence), applies it as if it had been made here, and tells its
+/// own scenes. Applying in log order with the logged versions is what makes every node tell
+/// every observer the same changes, in the same order, with the same versions.
+///
+/// A channel with this node's own commit in flight is left alone until the outcome is in:
+/// either the commit wins (and the notice was about it, or the next catch-up reads the rest)
+/// or it conflicts, and the conflict path reads what the other node wrote.
+extension Hub {
+    /// Whether this hub is a node of a cluster (its store is shared).
+    public var isClustered: Bool { node != nil }
+
+    mutating func notice(_ notice: ChangeNotice) {
+        guard isClustered else { return }
+        switch notice {
+        case .channel(.preferences(let domain), let version):
+            followPreferences(domain, to: version)
+        case .channel(.document(let id), let revision):
+            followDocument(id, to: revision)
+        case .channel(.session, _), .records:
+            if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
+            loadRecordChanges()
+        case .signal(let signal):
+            received(signal)
+        case .nodesExpired(let nodes):
+            nodesExpired(nodes)
+        case .leaseLost:
+            leaseLost()
+        case .resubscribed:
+            // Anything may have moved while nobody listened: look at everything held.
+            loadRecordChanges()
+            // Domains held here, and those observed here that another node may have started.
+            let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
+            for domain in domains.sorted(by: { $0.description < $1.description }) {
+                followPreferences(domain, to: .max)
+            }
+            for id in documents.open.keys.sorted() { followDocument(id, to: .max) }
+        }
+    }
+
+    // MARK: Preferences
+
+    /// Reads the domain's changes past the version held here, unless a commit of this node's
+    /// is in flight on it (then after that commit).
+    mutating func followPreferences(_ domain: PreferenceDomain, to version: Int64) {
+        guard version > (preferences.domains[domain]?.version ?? 0) else { return }
+        if commits.preferenceWriters[domain]?.busy == true {
+            cluster.preferencesBehind[domain] = max(cluster.preferencesBehind[domain] ?? 0, version)
+            return
+        }
+        catchUpPreferences(domain, afterConflict: false)
+    }
+
+    /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
+    mutating func catchUpPreferences(_ domain: PreferenceDomain, afterConflict: Bool) {
+        cluster.preferencesBehind[domain] = nil
+        commits.preferenceWriters[domain, default: ChannelQueue()].catchingUp = true
+        commits.preferenceWriters[domain]?.afterConflict = afterConflict
+        let held = preferences.domains[domain]?.version ?? 0
+        effects.append(.load(isClustered ? .preferenceChanges(domain, after: held) : .preferences(domain)))
+    }
+
+    /// A catch-up's changes: applied in version order as long as they follow on from the
+    /// version held; a gap (the log was pruned) reads the whole domain instead.
+    mutating func preferenceChangesLoaded(_ domain: PreferenceDomain, _ changes: [PreferenceChange]?, failure: String?) {
+        guard failure == nil, let changes else {
+            if failure == nil {
+                // Pruned past what this node holds: the whole domain, diffed, is the best there is.
+                effects.append(.load(.preferences(domain)))
+                return
+            }
+            preferencesLoaded(domain, nil, failure: failure)
+            return
+        }
+        let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
+        commits.preferenceWriters[domain]?.catchingUp = false
+        commits.preferenceWriters[domain]?.afterConflict = false
+        let kind: DomainKind = domain.user == nil ? .workspace : .user
+        var applied = 0
+        for change in changes.sorted(by: { $0.version < $1.version }) {
+            let held = preferences.domains[domain]?.version ?? 0
+            if change.version <= held { continue }
+            guard change.version == held + 1 else {
+                logger.warning("preference log has a gap; reading the whole domain",
+                               metadata: ["domain": "\(domain)", "held": "\(held)", "next": "\(change.version)"])
+                commits.preferenceWriters[domain, default: ChannelQueue()].catchingUp = true
+                effects.append(.load(.preferences(domain)))
+                return
+            }
+            applied += 1
+            guard let key = try? KeyPath(change.keyPath) else {
+                preferences.domains[domain, default: PreferenceDomainState()].apply(version: change.version)
+                continue
+            }
+            let old = preferences.effective(domain, kind, key)?.value
+            preferences.domains[domain, default: PreferenceDomainState()].apply(change.keyPath, change.value,
+                                                                                version: change.version)
+            notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
+        }
+        if afterConflict && applied == 0 {
+            failStuckPreferences(domain)
+            return
+        }
+        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
+        startPreferenceBatch(domain)
+    }
+
+    /// Before a domain's next batch: catches up first if a notice came while it was busy.
+    /// - Returns: whether a catch-up started (the batch waits for it).
+    mutating func catchUpPreferencesIfBehind(_ domain: PreferenceDomain) -> Bool {
+        guard let behind = cluster.preferencesBehind[domain] else { return false }
+        guard behind > (preferences.domains[domain]?.version ?? 0) else {
+            cluster.preferencesBehind[domain] = nil
+            return false
+        }
+        catchUpPreferences(domain, afterConflict: false)
+        return true
+    }
+
+    // MARK: Documents
+
+    /// Reads the operations other nodes appended to an open document; a document not open
+    /// here only has its record's revision moved, for the list.
+    mutating func followDocument(_ id: DocumentID, to revision: Int64) {
+        guard let document = documents.open[id] else {
+            if revision != .max, var record = documents.records[id], revision > record.revision {
+                record.revision = revision
+                documents.records[id] = record
+            }
+            return
+        }
+        guard revision > document.revision else { return }
+        if commits.documentWriters[id]?.busy == true {
+            cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, revision)
+            return
+        }
+        catchUpDocument(id, afterConflict: false)
+    }
+
+    mutating func catchUpDocument(_ id: DocumentID, afterConflict: Bool) {
+        cluster.documentsBehind[id] = nil
+        commits.documentWriters[id, default: ChannelQueue()].catchingUp = true
+        commits.documentWriters[id]?.afterConflict = afterConflict
+        if isClustered, let document = documents.open[id] {
+            effects.append(.load(.operations(id, after: document.revision)))
+        } else {
+            effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+        }
+    }
+
+    /// Operations another node committed: applied and sent to this node's scenes of the
+    /// document, as the single-node conflict path does with a whole reload.
+    mutating func operationsLoaded(_ id: DocumentID, _ operations: [StoredOperation]?, failure: String?) {
+        guard failure == nil, let operations else {
+            if failure == nil, documents.open[id] != nil {
+                // Compacted past this node's revision (or gone): the snapshot path decides.
+                effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+                return
+            }
+            documentCaughtUp(id, nil, failure: failure ?? "document \(id) is no longer stored")
+            return
+        }
+        let afterConflict = commits.documentWriters[id]?.afterConflict ?? false
+        commits.documentWriters[id]?.catchingUp = false
+        commits.documentWriters[id]?.afterConflict = false
+        let applied = applyCommitted(operations, to: id)
+        if afterConflict && applied == 0 {
+            failStuckEdits(id)
+            return
+        }
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        startDocumentBatch(id)
+    }
+
+    /// Before a document's next batch: catches up first if a notice came while it was busy.
+    mutating func catchUpDocumentIfBehind(_ id: DocumentID) -> Bool {
+        guard let behind = cluster.documentsBehind[id] else { return false }
+        guard let document = documents.open[id], behind > document.revision else {
+            cluster.documentsBehind[id] = nil
+            return false
+        }
+        catchUpDocument(id, afterConflict: false)
+        return true
+    }
+
+    // MARK: Records
+
+    mutating func loadRecordChanges() {
+        guard !cluster.recordsLoading else {
+            cluster.recordsWanted = true
+            return
+        }
+        cluster.recordsLoading = true
+        effects.append(.load(.recordChanges(after: cluster.recordCursor)))
+    }
+
+    /// Sessions, claims and document records other nodes wrote: taken in, and the switchers
+    /// and document lists of this node's scenes told.
+    mutating func recordChangesLoaded(_ changes: RecordChanges?, failure: String?) {
+        cluster.recordsLoading = false
+        defer {
+            if cluster.recordsWanted {
+                cluster.recordsWanted = false
+                loadRecordChanges()
+            }
+        }
+        guard let changes, failure == nil else {
+            logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])
+            cluster.recordsWanted = true
+            return
+        }
+        guard changes.cursor > cluster.recordCursor else { return }
+        cluster.recordCursor = changes.cursor
+        for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0) {
+            cluster.claims[id] = claim
+        }
+        var owners: Set<OwnerKey> = []
+        for session in changes.sessions {
+            // A session live here is written by this node alone: its copy is the newest.
+            guard liveScenes[session.id] == nil else { continue }
+            if sessions[session.id] == nil {
+                sessionsByOwner[session.owner, default: []].insert(session.id)
+                idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            }
+            sessions[session.id] = session
+            owners.insert(session.owner)
+            // A connect waiting for another node to let go of this session can go on.
+            if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
+        }
+        for id in changes.deletedSessions where sessions[id] != nil {
+            cluster.claims[id] = nil
+            discard(id, animation: .standard, reason: "discarded on another node", persisted: true)
+        }
+        for record in changes.documents { takeRemoteRecord(record) }
+        for id in changes.deletedDocuments { forgetRemotelyDeleted(id) }
+        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+    }
+
+    /// A document record created or renamed on another node.
+    mutating func takeRemoteRecord(_ record: DocumentRecord) {
+        guard var held = documents.records[record.id] else {
+            documents.insert(record)
+            announce(.created, record.id, workspace: record.workspace)
+            return
+        }
+        let renamed = held.title != record.title
+        held.title = record.title
+        if documents.open[record.id] == nil {
+            held.revision = max(held.revision, record.revision)
+            held.length = record.length
+            held.modifiedAt = max(held.modifiedAt, record.modifiedAt)
+        }
+        documents.records[record.id] = held
+        if renamed { announce(.renamed, record.id, workspace: record.workspace) }
+    }
+
+    /// A document another node deleted: its scenes here are told, its edits and opens waiting
+    /// here fail, and the list observers hear of it. The deleting node rewrote the sessions
+    /// that referred to it; those rewrites arrive as session records.
+    mutating func forgetRemotelyDeleted(_ id: DocumentID) {
+        guard let record = documents.records[id] else { return }
+        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
+        let waiting = documents.loading.removeValue(forKey: id) ?? []
+        let edits = commits.documentWriters[id]?.waiting ?? []
+        commits.documentWriters[id]?.waiting = []
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        let summary = record.json(participants: [])
+        _ = documents.remove(id)
+        let gone = PanesError(.documentNotFound, "document \(id) was deleted", field: "document")
+        broadcast(.event(.documentDeleted(id, by: .null)), to: holders.compactMap { scenes[$0]?.connection }.sorted())
+        for edit in edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
+        for pending in waiting {
+            guard let waiter = scenes[pending.scene] else { continue }
+            fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
+        }
+        announce(.deleted, id, workspace: record.workspace, summary: summary, by: .null)
+    }
+
+    // MARK: Leases
+
+    /// Whether another node, still alive, holds the session.
+    func claimedElsewhere(_ session: SessionID) -> Bool {
+        guard let holder = cluster.claims[session]?.node else { return false }
+        return holder != node && !cluster.expired.contains(holder)
+    }
+
+    /// Asks the store for the session's lease: a compare-and-set on its epoch, so of two nodes
+    /// claiming at once exactly one wins, and the winner's epoch fences the loser's writes.
+    mutating func claim(_ session: SessionID, for pending: PendingConnect?) {
+        let epoch = cluster.claims[session]?.epoch ?? 0
+        let claim = SessionClaim(node: node, epoch: epoch + 1)
+        let id = commits.makeID()
+        commits.pending[id] = .claim(session, claim, pending)
+        cluster.claiming.insert(session)
+        if let pending { connections[pending.connection]?.phase = .probing(session) }
+        effects.append(.commit(Commit(id: id, channel: .session(session), base: epoch,
+                                      commands: [.claimSession(session, claim)])))
+    }
+
+    /// A session made here: nobody else can know it yet, so the claim waits for nothing.
+    mutating func claimNew(_ session: SessionID) {
+        guard isClustered else { return }
+        claim(session, for: nil)
+    }
+
+    /// Lets go of a session whose scene ended here, so a reload on another node resumes it
+    /// at once. A release that conflicts lost nothing: someone took the session over already.
+    mutating func release(_ session: SessionID) {
+        guard isClustered, let held = cluster.claims[session], held.node == node,
+              !cluster.claiming.contains(session), sessions[session] != nil else { return }
+        let released = SessionClaim(node: nil, epoch: held.epoch)
+        let id = commits.makeID()
+        commits.pending[id] = .claim(session, released, nil)
+        effects.append(.commit(Commit(id: id, channel: .session(session), base: held.epoch,
+                                      commands: [.claimSession(session, released)])))
+    }
+
+    mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,
+                                 _ outcome: CommitOutcome) {
+        if claim.node != nil { cluster.claiming.remove(session) }
+        switch outcome {
+        case .committed:
+            if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
+            guard let pending else { return }
+            guard connections[pending.connection] != nil, sessions[session] != nil else {
+                // The connect went away meanwhile: nobody is live on the session.
+                release(session)
+                resolvePendingConnects(of: session)
+                return
+            }
+            if liveScenes[session] == nil {
+                attach(pending.connection, requestID: pending.requestID, request: pending.request,
+                       identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
+                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
+            } else {
+                fork(session, for: pending)
+            }
+            resolvePendingConnects(of: session)
+        case .conflict:
+            // Another node claimed it first: it is live there, for now. Read who holds it and
+            // wait, like any connect for a session live elsewhere.
+            guard var pending else { return }
+            loadRecordChanges()
+            pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            if connections[pending.connection] != nil { wait(pending, for: session) }
+        case .failed(let reason):
+            logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            guard let pending, connections[pending.connection] != nil else { return }
+            connections[pending.connection]?.phase = .awaitingConnect
+            fail(pending.requestID, request: "connect",
+                 PanesError(.storageFailed, "the session could not be claimed; retry", retryAfterMs: 1_000),
+                 to: pending.connection)
+        }
+    }
+
+    /// Other nodes are gone: the sessions they held are free, and connects waiting for them
+    /// take them over (with a new epoch, which fences anything the dead node still sends).
+    mutating func nodesExpired(_ nodes: [NodeID]) {
+        let newly = Set(nodes).subtracting(cluster.expired).subtracting([node].compactMap { $0 })
+        guard !newly.isEmpty else { return }
+        cluster.expired.formUnion(newly)
+        logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted { $0.rawValue < $1.rawValue })"])
+        dropPresence(of: newly)
+        let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
+        for session in freed.sorted() { resolvePendingConnects(of: session) }
+        var owners: Set<OwnerKey> = []
+        for session in freed { if let owner = sessions[session]?.owner { owners.insert(owner) } }
+        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+    }
+
+    /// This node may no longer hold its sessions: every scene is closed with `nodeLost`, so its
+    /// client reconnects (through the load balancer, to a node that can serve it).
+    mutating func leaseLost() {
+        logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
+        for sceneID in scenes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let scene = scenes[sceneID] else { continue }
+            close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
+            detach(sceneID, abnormal: false)
+        }
+    }
+}

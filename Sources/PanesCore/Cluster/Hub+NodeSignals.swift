@@ -1,0 +1,211 @@
+import Logging
+
+/// What one node asks of another: the holder of a session is the only node that talks to its
+/// window and writes its record, so a request made on another node about a live session is
+/// handed to the holder (`NodeSignal`). Tickets are broadcast, since nobody knows which node
+/// the new window's connect will reach.
+extension Hub {
+    mutating func signal(_ kind: NodeSignal.Kind, to target: NodeID?) {
+        guard let node else { return }
+        effects.append(.signal(NodeSignal(from: node, to: target, kind: kind)))
+    }
+
+    mutating func received(_ signal: NodeSignal) {
+        guard signal.from != node, signal.to == nil || signal.to == node else { return }
+        switch signal.kind {
+        case .probe(let session):
+            probeForRemote(session, asker: signal.from)
+        case .live(let session):
+            // The window on the other node answered: every connect waiting for it forks.
+            for pending in pendingConnects.removeValue(forKey: session) ?? [] {
+                if connections[pending.connection] != nil { fork(session, for: pending) }
+            }
+        case .activate(let session, let activity, let requestedBy):
+            guard let live = liveScenes[session].flatMap({ scenes[$0] }) else { return }
+            send(.event(ServerEvent("activate", ["activity": activity, "requestedBy": requestedBy])), to: live.connection)
+        case .refresh(let session, let fields):
+            takeRemoteRefresh(session, fields)
+        case .ticket(let json):
+            guard let ticket = Ticket(json: json) else { return }
+            tickets[ticket.id] = ticket
+            ticketDeadlines.push(ticket.id, at: ticket.expiresAt)
+            for waiter in cluster.ticketWaiters.removeValue(forKey: ticket.id) ?? [] { retryConnect(waiter) }
+        case .ticketUsed(let id):
+            tickets[id] = nil
+        case .presence(let presence):
+            takeRemotePresence(presence, from: signal.from)
+        }
+    }
+
+    // MARK: Presence
+
+    /// Tells the other nodes what a scene here shares in a document (or that it left).
+    mutating func sharePresence(_ presence: JSONValue) {
+        guard isClustered else { return }
+        signal(.presence(presence), to: nil)
+    }
+
+    /// Presence from a scene on another node: kept for scenes that open the document later,
+    /// and passed on to the document's scenes here.
+    mutating func takeRemotePresence(_ presence: JSONValue, from origin: NodeID) {
+        guard let document = presence["document"]?.stringValue.map(DocumentID.init),
+              let scene = presence["scene"]?.stringValue else { return }
+        if presence["left"] == true {
+            cluster.remotePresence[document]?[scene] = nil
+            if cluster.remotePresence[document]?.isEmpty == true { cluster.remotePresence[document] = nil }
+        } else {
+            cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
+        }
+        let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
+        broadcast(.event(.presence(presence)), to: here)
+    }
+
+    /// Presence of scenes on other nodes, for `openDocument`'s `presence`.
+    func remotePresence(in document: DocumentID) -> [JSONValue] {
+        (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
+    }
+
+    /// A dead node's scenes leave every document they were in.
+    mutating func dropPresence(of nodes: Set<NodeID>) {
+        let gone = cluster.remotePresence.values.flatMap(\.values).filter { nodes.contains($0.node) }
+            .sorted { ($0.presence["scene"]?.stringValue ?? "") < ($1.presence["scene"]?.stringValue ?? "") }
+        for entry in gone {
+            var left = entry.presence.objectValue ?? [:]
+            left["left"] = true
+            left["selection"] = .null
+            takeRemotePresence(.object(left), from: entry.node)
+        }
+    }
+
+    // MARK: Probes
+
+    /// Another node has a connect for a session live here: ping its scene, and answer `live`
+    /// on the pong. No pong by the deadline: the scene is a dead socket; it is closed and the
+    /// session let go, so the other node resumes it.
+    mutating func probeForRemote(_ session: SessionID, asker: NodeID) {
+        guard let live = liveScenes[session].flatMap({ scenes[$0] }) else {
+            // Nothing live here: a claim left behind. Let it go so the asker can take it.
+            release(session)
+            return
+        }
+        let first = cluster.remoteProbes[session] == nil
+        cluster.remoteProbes[session, default: []].insert(asker)
+        guard first else { return }
+        let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
+        cluster.remoteProbeDeadlines[session] = deadline
+        probeDeadlines.push(session, at: deadline)
+        effects.append(.probe(live.connection))
+    }
+
+    /// The scene answered a ping: tells the nodes that asked.
+    mutating func answerRemoteProbes(of session: SessionID) {
+        cluster.remoteProbeDeadlines[session] = nil
+        for asker in (cluster.remoteProbes.removeValue(forKey: session) ?? []).sorted(by: { $0.rawValue < $1.rawValue }) {
+            signal(.live(session), to: asker)
+        }
+    }
+
+    /// A remote probe whose deadline passed without a pong: the scene is gone.
+    mutating func expireRemoteProbe(of session: SessionID, now: Millis) {
+        guard let deadline = cluster.remoteProbeDeadlines[session], deadline <= now else { return }
+        cluster.remoteProbeDeadlines[session] = nil
+        cluster.remoteProbes[session] = nil
+        guard let sceneID = liveScenes[session], let scene = scenes[sceneID] else { return }
+        logger.notice("scene did not answer another node's liveness probe; its session is let go",
+                      metadata: ["scene": "\(sceneID)", "session": "\(session)"])
+        close(scene.connection, .replaced, reason: "unresponsive; session resumed elsewhere")
+        detach(sceneID, abnormal: false)
+    }
+
+    // MARK: Windows on other nodes
+
+    /// The node holding the session, when that is another live node.
+    func holderElsewhere(_ session: SessionID) -> NodeID? {
+        guard isClustered, liveScenes[session] == nil, claimedElsewhere(session) else { return nil }
+        return cluster.claims[session]?.node
+    }
+
+    /// A refresh made on another node for a session live here: applied by this node, which
+    /// alone writes the session while its window is live.
+    mutating func takeRemoteRefresh(_ id: SessionID, _ fields: JSONValue) {
+        guard var session = sessions[id], liveScenes[id] != nil else { return }
+        if let title = fields["title"]?.stringValue { session.title = title }
+        if let subtitle = fields["subtitle"]?.stringValue { session.subtitle = subtitle }
+        if let snapshot = fields["snapshot"], snapshot != .null { session.snapshot = snapshot }
+        var replaced: JSONValue?
+        if let activityJSON = fields["activity"], let metadataJSON = fields["metadata"],
+           let activity = try? Activity(json: activityJSON, field: "activity"),
+           let metadata = try? RestorationMetadata(json: metadataJSON) {
+            session.restoration = Restoration(activity: activity, metadata: metadata)
+            replaced = activity.json
+        }
+        store(session)
+        if let live = liveScenes[id].flatMap({ scenes[$0] }) {
+            let requester = fields["requestedBy"] ?? .null
+            send(.event(.sessionRefreshed(sessionSummary(session), activity: replaced, requester: requester)),
+                 to: live.connection)
+        }
+        sessionsChanged(for: session.owner)
+    }
+
+    // MARK: Tickets
+
+    /// Every node hears of a ticket, so the new window can connect to any of them.
+    mutating func shareTicket(_ ticket: Ticket) {
+        guard isClustered else { return }
+        signal(.ticket(ticket.json), to: nil)
+    }
+
+    /// A connect with a ticket not heard of yet: waits for its signal, up to the probe timeout.
+    mutating func waitForTicket(_ id: String, connection: ConnectionID, requestID: RequestID,
+                                request: ConnectRequest) {
+        let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
+        cluster.ticketWaiters[id, default: []].append(TicketWaiter(connection: connection, requestID: requestID,
+                                                                   request: request, deadline: deadline))
+        cluster.ticketWaitDeadlines.push(id, at: deadline)
+        connections[connection]?.phase = .probing(SessionID(""))
+    }
+
+    mutating func retryConnect(_ waiter: TicketWaiter) {
+        guard connections[waiter.connection] != nil else { return }
+        connections[waiter.connection]?.phase = .awaitingConnect
+        do throws(PanesError) {
+            try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false)
+        } catch {
+            fail(waiter.requestID, request: "connect", error, to: waiter.connection)
+        }
+    }
+
+    /// Tickets whose signal never came: their connects fail as any unknown ticket does.
+    mutating func expireTicketWaits(now: Millis) {
+        for (_, id) in cluster.ticketWaitDeadlines.popDue(now: now) {
+            guard let waiting = cluster.ticketWaiters[id] else { continue }
+            let due = waiting.filter { $0.deadline <= now }
+            cluster.ticketWaiters[id] = waiting.filter { $0.deadline > now }
+            if cluster.ticketWaiters[id]?.isEmpty == true { cluster.ticketWaiters[id] = nil }
+            for waiter in due { retryConnect(waiter) }
+        }
+    }
+}
+
+extension Ticket {
+    /// The form a ticket travels in between nodes. The session it was made with stays the
+    /// issuing node's to discard if it goes unused.
+    var json: JSONValue {
+        ["id": .string(id), "workspace": .string(owner.workspace), "user": .string(owner.user),
+         "session": .string(session.rawValue), "handedOver": .array(handedOver.map(\.json)), "expiresAt": .int(expiresAt)]
+    }
+
+    init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let workspace = json["workspace"]?.stringValue,
+              let user = json["user"]?.stringValue, let session = json["session"]?.stringValue,
+              let expiresAt = json["expiresAt"]?.intValue else { return nil }
+        var handedOver: [Activity] = []
+        for item in json["handedOver"]?.arrayValue ?? [] {
+            guard let activity = try? Activity(json: item, field: "handedOver") else { return nil }
+            handedOver.append(activity)
+        }
+        self.init(id: id, owner: OwnerKey(workspace: workspace, user: user), session: SessionID(session),
+                  handedOver: handedOver, expiresAt: expiresAt, madeSession: false)
+    }
+}

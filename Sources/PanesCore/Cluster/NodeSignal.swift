@@ -1,0 +1,75 @@
+/// A message from one node to another (or to all), for what only the node holding a session
+/// can do: answer whether its scene is alive, bring its window forward, take a refresh in.
+/// Signals travel with the store's writes (PostgreSQL: NOTIFY in the same transaction), so a
+/// signal is never seen before the writes made before it.
+public struct NodeSignal: Sendable, Equatable {
+    public var from: NodeID
+    /// Nil: every node.
+    public var to: NodeID?
+    public var kind: Kind
+
+    public enum Kind: Sendable, Equatable {
+        /// Is the session's scene alive? Answered with `live` if it answers a ping; if it does
+        /// not, the holder closes it and lets the session go.
+        case probe(SessionID)
+        case live(SessionID)
+        /// Bring the session's window forward with this activity (`activate` event).
+        case activate(SessionID, activity: JSONValue, requestedBy: JSONValue)
+        /// Take in a refresh made on another node (`requestSceneSessionRefresh` fields).
+        case refresh(SessionID, fields: JSONValue)
+        /// A window ticket, for whichever node the new window's connect reaches.
+        case ticket(JSONValue)
+        case ticketUsed(String)
+        /// A scene's presence in a document changed (a `presence` event's fields, `left` true
+        /// when it left), for the document's scenes on other nodes.
+        case presence(JSONValue)
+    }
+
+    public init(from: NodeID, to: NodeID?, kind: Kind) {
+        self.from = from
+        self.to = to
+        self.kind = kind
+    }
+
+    /// The wire form between nodes.
+    public var json: JSONValue {
+        var object: [String: JSONValue] = ["from": .string(from.rawValue)]
+        if let to { object["to"] = .string(to.rawValue) }
+        switch kind {
+        case .probe(let session): object["probe"] = .string(session.rawValue)
+        case .live(let session): object["live"] = .string(session.rawValue)
+        case .activate(let session, let activity, let requestedBy):
+            object["activate"] = ["session": .string(session.rawValue), "activity": activity, "requestedBy": requestedBy]
+        case .refresh(let session, let fields):
+            object["refresh"] = ["session": .string(session.rawValue), "fields": fields]
+        case .ticket(let ticket): object["ticket"] = ticket
+        case .ticketUsed(let id): object["ticketUsed"] = .string(id)
+        case .presence(let presence): object["presence"] = presence
+        }
+        return .object(object)
+    }
+
+    public init?(json: JSONValue) {
+        guard let from = json["from"]?.stringValue else { return nil }
+        self.from = NodeID(from)
+        to = json["to"]?.stringValue.map(NodeID.init)
+        if let session = json["probe"]?.stringValue {
+            kind = .probe(SessionID(session))
+        } else if let session = json["live"]?.stringValue {
+            kind = .live(SessionID(session))
+        } else if let activate = json["activate"], let session = activate["session"]?.stringValue {
+            kind = .activate(SessionID(session), activity: activate["activity"] ?? .null,
+                             requestedBy: activate["requestedBy"] ?? .null)
+        } else if let refresh = json["refresh"], let session = refresh["session"]?.stringValue {
+            kind = .refresh(SessionID(session), fields: refresh["fields"] ?? .null)
+        } else if let ticket = json["ticket"] {
+            kind = .ticket(ticket)
+        } else if let id = json["ticketUsed"]?.stringValue {
+            kind = .ticketUsed(id)
+        } else if let presence = json["presence"] {
+            kind = .presence(presence)
+        } else {
+            return nil
+        }
+    }
+}

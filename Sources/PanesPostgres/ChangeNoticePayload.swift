@@ -1,0 +1,107 @@
+import PanesCore
+internal import PanesJSON
+
+/// The text of a `NOTIFY panes` payload: a JSON array of compact notices, one per channel a
+/// transaction moved and one for the record cursor, e.g.
+/// `[{"p":["acme","ada"],"v":7},{"d":"doc_1","v":42},{"s":"s1","v":3},{"r":1207}]`
+/// (`p`: a preference domain, user null for the workspace's; `d`: a document; `s`: a
+/// session's lease; `r`: the record cursor; `n`: a `NodeSignal`; `g`: a signal too large for
+/// a payload, stored in `node_signals` under that id).
+///
+/// PostgreSQL refuses payloads of 8000 bytes or more, so notices are split over several
+/// payloads of at most `maxBytes`; a single notice too large for one (a preference domain
+/// with an enormous name) is sent as `{"x":1}`, which the listener turns into
+/// `.resubscribed`: look at everything. The notice is only a hint either way.
+enum ChangeNoticePayload {
+    static let maxBytes = 7_900
+
+    /// One entry of a payload: a notice, or a reference to a stored signal.
+    enum Item: Equatable {
+        case notice(ChangeNotice)
+        case storedSignal(Int64)
+    }
+
+    /// The largest signal sent inline; a larger one is stored and referenced.
+    static let maxInlineSignalBytes = 4_000
+
+    static func encode(_ notices: [ChangeNotice]) -> [String] {
+        encode(items: notices.map(Item.notice))
+    }
+
+    static func encode(items: [Item]) -> [String] {
+        var payloads: [String] = []
+        var current: [String] = []
+        var size = 2
+        for entry in items {
+            var item: String
+            switch entry {
+            case .notice(let notice): item = JSONCodec.encodeString(json(notice))
+            case .storedSignal(let id): item = JSONCodec.encodeString(.object(["g": .int(id)]))
+            }
+            if item.utf8.count + 2 > maxBytes { item = #"{"x":1}"# }
+            if !current.isEmpty && size + item.utf8.count + 1 > maxBytes {
+                payloads.append("[" + current.joined(separator: ",") + "]")
+                current = []
+                size = 2
+            }
+            current.append(item)
+            size += item.utf8.count + 1
+        }
+        if !current.isEmpty { payloads.append("[" + current.joined(separator: ",") + "]") }
+        return payloads
+    }
+
+    /// The notices in a payload; `.resubscribed` for anything unreadable, so a hint that
+    /// cannot be understood still makes the node look.
+    static func decode(_ payload: String) -> [ChangeNotice] {
+        decodeItems(payload).map { item in
+            switch item {
+            case .notice(let notice): notice
+            case .storedSignal: .resubscribed
+            }
+        }
+    }
+
+    static func decodeItems(_ payload: String) -> [Item] {
+        guard case .success(let json) = JSONCodec.decode(payload), let items = json.arrayValue else {
+            return [.notice(.resubscribed)]
+        }
+        return items.map { item in
+            if let id = item["g"]?.intValue { return .storedSignal(id) }
+            return .notice(notice(item))
+        }
+    }
+
+    private static func notice(_ item: JSONValue) -> ChangeNotice {
+        if let signal = item["n"].flatMap(NodeSignal.init(json:)) { return .signal(signal) }
+        let version = item["v"]?.intValue
+        if let cursor = item["r"]?.intValue { return .records(cursor: cursor) }
+        if let domain = item["p"]?.arrayValue, domain.count == 2, let workspace = domain[0].stringValue,
+           let version {
+            return .channel(.preferences(PreferenceDomain(workspace: workspace, user: domain[1].stringValue)),
+                            version: version)
+        }
+        if let id = item["d"]?.stringValue, let version { return .channel(.document(DocumentID(id)), version: version) }
+        if let id = item["s"]?.stringValue, let version { return .channel(.session(SessionID(id)), version: version) }
+        return .resubscribed
+    }
+
+    private static func json(_ notice: ChangeNotice) -> JSONValue {
+        switch notice {
+        case .channel(.preferences(let domain), let version):
+            .object(["p": .array([.string(domain.workspace), domain.user.map(JSONValue.string) ?? .null]),
+                     "v": .int(version)])
+        case .channel(.document(let id), let version):
+            .object(["d": .string(id.rawValue), "v": .int(version)])
+        case .channel(.session(let id), let version):
+            .object(["s": .string(id.rawValue), "v": .int(version)])
+        case .records(let cursor):
+            .object(["r": .int(cursor)])
+        case .signal(let signal):
+            .object(["n": signal.json])
+        case .resubscribed, .nodesExpired, .leaseLost:
+            // A node's own conclusions, never sent; were one sent, it would only make nodes look.
+            .object(["x": .int(1)])
+        }
+    }
+}

@@ -1,0 +1,215 @@
+// Threading: a connection belongs to one thread at a time (libpq's PGconn is not safe for
+// concurrent use): the store's to the store thread, the listener's to the listener thread.
+// It is created, handed to its thread once, and used and closed only there.
+internal import CLibPQ
+import Foundation
+
+/// One `PGconn`, its prepared statements, and the way back after the connection is lost.
+///
+/// Statements run with `PQexecPrepared`: parameters are sent typed and binary, never spliced
+/// into SQL, and each SQL text is parsed once per connection. After a lost connection the
+/// next call reconnects (`reconnectIfNeeded`), so callers see one failure, then a working
+/// connection once the server is back.
+///
+/// `@unchecked Sendable` because it is handed to its thread once and only that thread
+/// touches it afterwards.
+public final class PostgresConnection: @unchecked Sendable {
+    /// The libpq connection string or URL (`postgres://user:password@host:port/db`).
+    public let url: String
+    private var handle: OpaquePointer?
+    /// SQL text → prepared statement name, for this connection (cleared on reconnect).
+    private var prepared: [String: String] = [:]
+
+    /// Connects now; throws `.connection` when the server cannot be reached or refuses us.
+    public init(url: String) throws(PostgresError) {
+        self.url = url
+        try connect()
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        prepared.removeAll()
+    }
+
+    /// Whether the connection is up as far as libpq knows (a dead peer is noticed on use).
+    public var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Connects again if the connection was lost; a no-op when it is up.
+    public func reconnectIfNeeded() throws(PostgresError) {
+        guard !isConnected else { return }
+        close()
+        try connect()
+    }
+
+    private func connect() throws(PostgresError) {
+        guard let connection = PQconnectdb(url) else {
+            throw PostgresError(.connection, "out of memory connecting to PostgreSQL")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(.connection, "cannot connect to PostgreSQL at \(PostgresURL.redacted(url)): \(message)")
+        }
+        ppq_silence_notices(connection)
+        handle = connection
+    }
+
+    /// The server process serving this connection, for `pg_terminate_backend` in tests.
+    public var backendPID: Int32 {
+        handle.map { PQbackendPID($0) } ?? 0
+    }
+
+    // MARK: Statements
+
+    /// Runs SQL without parameters, several statements allowed (schema changes, BEGIN/COMMIT).
+    public func execute(_ sql: String) throws(PostgresError) {
+        let handle = try connected()
+        let result = PQexec(handle, sql)
+        try check(result, sql: sql)
+        PQclear(result)
+    }
+
+    /// Runs one statement with typed parameters (`$1`, `$2`…) and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        let handle = try connected()
+        let name = try statement(sql, parameters, handle)
+        let wire = parameters.map(\.wireBytes)
+        let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(wire.count, 1))
+        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: max(wire.count, 1))
+        let formats = UnsafeMutablePointer<Int32>.allocate(capacity: max(wire.count, 1))
+        var buffers: [UnsafeMutablePointer<CChar>] = []
+        defer {
+            for buffer in buffers { buffer.deallocate() }
+            values.deallocate()
+            lengths.deallocate()
+            formats.deallocate()
+        }
+        for (index, bytes) in wire.enumerated() {
+            formats[index] = 1
+            guard let bytes else {
+                values[index] = nil
+                lengths[index] = 0
+                continue
+            }
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+            bytes.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: raw.count) }
+            }
+            buffers.append(buffer)
+            values[index] = UnsafePointer(buffer)
+            lengths[index] = Int32(bytes.count)
+        }
+        let result = PQexecPrepared(handle, name, Int32(wire.count), values, lengths, formats, 1)
+        try check(result, sql: sql)
+        return PostgresRows(result!)
+    }
+
+    /// The first column of the first row as a bigint, nil when there is no row or it is NULL.
+    func integer(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> Int64? {
+        let rows = try query(sql, parameters)
+        guard rows.count > 0 else { return nil }
+        return rows.optionalInt64(0, 0)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// - Parameter isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
+    public func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
+        let begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
+        if try !beginReconnecting(begin) {
+            // The connection died while idle (a server restart, an idle timeout) and this is
+            // how we learn it; nothing of the transaction was sent, so a new one may start it.
+            close()
+            try execute(begin)
+        }
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            // A lost connection has no transaction left to roll back.
+            if isConnected { try? execute("ROLLBACK") }
+            throw error
+        }
+        try execute("COMMIT")
+        return value
+    }
+
+    /// Runs BEGIN; false when the connection turned out to be lost (any other error throws).
+    private func beginReconnecting(_ begin: String) throws(PostgresError) -> Bool {
+        do {
+            try execute(begin)
+            return true
+        } catch {
+            if error.kind == .connection { return false }
+            throw error
+        }
+    }
+
+    private func connected() throws(PostgresError) -> OpaquePointer {
+        try reconnectIfNeeded()
+        guard let handle else { throw PostgresError(.connection, "not connected") }
+        return handle
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use.
+    private func statement(_ sql: String, _ parameters: [PostgresValue], _ handle: OpaquePointer) throws(PostgresError) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "p\(prepared.count + 1)"
+        // NULL parameters carry no type: the server infers it from the statement.
+        let types = parameters.map(\.typeOID)
+        let result = types.withUnsafeBufferPointer { types in
+            PQprepare(handle, name, sql, Int32(types.count), types.baseAddress)
+        }
+        try check(result, sql: sql)
+        PQclear(result)
+        prepared[sql] = name
+        return name
+    }
+
+    /// Throws for a failed result, clearing it.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            var message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
+            if message.isEmpty, let handle { message = String(cString: PQerrorMessage(handle)) }
+            let sqlState = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            if let result { PQclear(result) }
+            let lost = !isConnected
+            throw PostgresError(lost ? .connection : .server, message, sqlState: sqlState, sql: sql)
+        }
+    }
+
+    // MARK: Notifications (the listener's connection)
+
+    /// The socket to wait on for notifications; -1 when not connected.
+    var socket: Int32 {
+        handle.map { PQsocket($0) } ?? -1
+    }
+
+    /// Reads what arrived on the socket and returns the notifications it completed.
+    func receiveNotifications() throws(PostgresError) -> [(channel: String, payload: String)] {
+        let handle = try connected()
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgresError(.connection, String(cString: PQerrorMessage(handle)))
+        }
+        var notifications: [(String, String)] = []
+        while let notify = PQnotifies(handle) {
+            notifications.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
+            PQfreemem(notify)
+        }
+        // A connection that the server closed reads as consumed input and a bad status.
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(.connection, String(cString: PQerrorMessage(handle)))
+        }
+        return notifications
+    }
+}

@@ -1,0 +1,133 @@
+// Threading: the listener owns one thread ("panes-listen") and one connection, used only
+// there. `start` and `stop` are called from elsewhere (the runtime) and share only `stopping`,
+// under `lock`. `deliver` runs on the listener's thread.
+import Foundation
+public import PanesCore
+import PanesJSON
+
+/// Turns `NOTIFY panes` into `ChangeNotice`s: `LISTEN panes` on a connection of its own, a
+/// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`),
+/// and on a lost connection reconnects with backoff, listens again, and delivers
+/// `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
+/// `.resubscribed` after its first `LISTEN` too, covering what was written between the node
+/// loading its state and the listener starting.
+public final class PostgresListener: ChangeListener, @unchecked Sendable {
+    public let url: String
+    /// How long one wait on the socket lasts: the longest `stop` waits for the thread.
+    public let pollIntervalMs: Int32
+    /// The first pause before reconnecting, doubled after each failure up to `maxBackoffMs`.
+    public let minBackoffMs: Int
+    public let maxBackoffMs: Int
+    private let lock = NSLock()
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// The backend serving the current LISTEN connection (tests terminate it); 0 when none.
+    private var currentBackend: Int32 = 0
+
+    public init(url: String, pollIntervalMs: Int32 = 100, minBackoffMs: Int = 50, maxBackoffMs: Int = 2_000) throws {
+        self.url = try PostgresSettings.split(url).url
+        self.pollIntervalMs = pollIntervalMs
+        self.minBackoffMs = minBackoffMs
+        self.maxBackoffMs = maxBackoffMs
+    }
+
+    /// The server process of the LISTEN connection; 0 while not connected.
+    public var backendPID: Int32 {
+        lock.lock()
+        defer { lock.unlock() }
+        return currentBackend
+    }
+
+    public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) {
+        let thread = Thread { [self] in
+            run(deliver)
+            finished.signal()
+        }
+        thread.name = "panes-listen"
+        lock.lock()
+        self.thread = thread
+        lock.unlock()
+        thread.start()
+    }
+
+    public func stop() {
+        lock.lock()
+        stopping = true
+        let started = thread != nil
+        thread = nil
+        lock.unlock()
+        if started { finished.wait() }
+    }
+
+    private var isStopping: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopping
+    }
+
+    private func run(_ deliver: @Sendable (ChangeNotice) -> Void) {
+        var backoff = minBackoffMs
+        while !isStopping {
+            let connection: PostgresConnection
+            do {
+                connection = try PostgresConnection(url: url)
+                try connection.execute("LISTEN panes")
+            } catch {
+                sleep(milliseconds: backoff)
+                backoff = min(backoff * 2, maxBackoffMs)
+                continue
+            }
+            backoff = minBackoffMs
+            lock.lock()
+            currentBackend = connection.backendPID
+            lock.unlock()
+            // Every (re)connection says so, the first too: the node loaded its state before the
+            // listener started, and what other nodes wrote in between was never notified to it.
+            deliver(.resubscribed)
+            listen(on: connection, deliver)
+            lock.lock()
+            currentBackend = 0
+            lock.unlock()
+            connection.close()
+        }
+    }
+
+    /// Delivers notifications until the connection fails or `stop` is called.
+    private func listen(on connection: PostgresConnection, _ deliver: @Sendable (ChangeNotice) -> Void) {
+        while !isStopping {
+            var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, pollIntervalMs)
+            if ready < 0 && errno != EINTR { return }
+            guard ready > 0 else { continue }
+            do {
+                for notification in try connection.receiveNotifications() where notification.channel == "panes" {
+                    for item in ChangeNoticePayload.decodeItems(notification.payload) {
+                        switch item {
+                        case .notice(let notice):
+                            deliver(notice)
+                        case .storedSignal(let id):
+                            // Gone only if pruned (read far too late): nothing to deliver then.
+                            let text = try connection.query("SELECT payload FROM node_signals WHERE id = $1", [.int(id)])
+                            guard text.count > 0, case .success(let json) = JSONCodec.decode(text.text(0, 0) ?? ""),
+                                  let signal = NodeSignal(json: json) else { continue }
+                            deliver(.signal(signal))
+                        }
+                    }
+                }
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func sleep(milliseconds: Int) {
+        // In slices, so `stop` is not kept waiting by a long backoff.
+        var left = milliseconds
+        while left > 0 && !isStopping {
+            let slice = min(left, Int(pollIntervalMs))
+            usleep(UInt32(slice) * 1_000)
+            left -= slice
+        }
+    }
+}

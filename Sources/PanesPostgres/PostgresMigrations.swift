@@ -1,0 +1,192 @@
+// Threading: runs on the thread that opens the store, before the store is handed on.
+
+/// The PostgreSQL schema's history, recorded in `schema_migrations`. Adding to the schema is
+/// appending one entry to `all`; an entry that has shipped is never edited.
+///
+/// Several nodes may start at once against one database: `migrate` holds a session-level
+/// advisory lock while it looks and migrates, so exactly one of them applies each step and
+/// the others find it done. Each step runs in its own transaction with its row in
+/// `schema_migrations`, so a crash between steps leaves a known version.
+///
+/// The tables mirror the SQLite store's (`PanesStorage/Migrations.swift`), plus what nodes
+/// sharing the database need: session claims, the record sequence, the preference change
+/// log and node leases. Times are bigint milliseconds since the epoch, as in SQLite; JSON is
+/// `text` holding exactly what `JSONCodec` wrote (jsonb would refuse `\u0000` and reorder
+/// keys); identifiers sort bytewise (`COLLATE "C"`) as SQLite sorts them.
+public enum PostgresMigrations {
+    struct Step: Sendable {
+        let version: Int64
+        let name: String
+        let sql: String
+    }
+
+    /// The advisory lock's key (two int4s, a space apart from the stores' bigint keys):
+    /// "panes" and "migrate" in ASCII, so it is recognisable in `pg_locks`.
+    static let lockKey = (Int64(0x7061_6e65), Int64(0x6d69_6772))
+
+    static let all: [Step] = [
+        Step(version: 1, name: "sessions, preferences, documents, and what nodes share", sql: """
+            CREATE TABLE sessions (
+                id text COLLATE "C" NOT NULL PRIMARY KEY,
+                workspace text NOT NULL,
+                user_name text NOT NULL,
+                secret_hash text NOT NULL,
+                role text NOT NULL,
+                configuration text NOT NULL,
+                title text NOT NULL,
+                subtitle text NOT NULL DEFAULT '',
+                snapshot text,                   -- JSON, or NULL for none
+                user_info text NOT NULL,         -- JSON object
+                restoration_activity text,       -- JSON, NULL together with restoration_meta
+                restoration_meta text,           -- JSON
+                created_at bigint NOT NULL,      -- milliseconds since the epoch
+                last_active_at bigint NOT NULL,
+                failed_restores bigint NOT NULL,
+                live_since bigint
+            );
+            CREATE INDEX sessions_by_owner ON sessions (workspace, user_name);
+
+            -- Which node holds a session live and its fencing epoch (the `.session` channel's
+            -- version). No foreign key: a claim may be written before the session's row.
+            CREATE TABLE session_claims (
+                session text COLLATE "C" NOT NULL PRIMARY KEY,
+                node text,                       -- NULL: released
+                epoch bigint NOT NULL
+            );
+
+            -- user_name is '' for the workspace domain. version never goes backwards.
+            -- log_floor: every change with a version above it is in preference_changes.
+            CREATE TABLE preference_domains (
+                workspace text NOT NULL,
+                user_name text NOT NULL,
+                version bigint NOT NULL,
+                log_floor bigint NOT NULL DEFAULT 0,
+                PRIMARY KEY (workspace, user_name)
+            );
+            CREATE TABLE preferences (
+                workspace text NOT NULL,
+                user_name text NOT NULL,
+                key_path text NOT NULL,
+                value text NOT NULL,             -- JSON
+                version bigint NOT NULL,
+                PRIMARY KEY (workspace, user_name, key_path),
+                FOREIGN KEY (workspace, user_name) REFERENCES preference_domains ON DELETE CASCADE
+            );
+            -- Every put and removal, for nodes catching up; pruned by age, keeping the newest.
+            CREATE TABLE preference_changes (
+                workspace text NOT NULL,
+                user_name text NOT NULL,
+                version bigint NOT NULL,
+                key_path text NOT NULL,
+                value text,                      -- JSON; NULL for a removal
+                changed_at bigint NOT NULL
+            );
+            CREATE INDEX preference_changes_by_domain ON preference_changes (workspace, user_name, version);
+
+            CREATE TABLE documents (
+                id text COLLATE "C" NOT NULL PRIMARY KEY,
+                workspace text NOT NULL,
+                title text NOT NULL,
+                kind text NOT NULL,
+                created_at bigint NOT NULL,
+                created_by text NOT NULL,
+                modified_at bigint NOT NULL,
+                revision bigint NOT NULL,        -- the `.document` channel's version
+                length bigint NOT NULL           -- Unicode scalars
+            );
+            CREATE INDEX documents_by_workspace ON documents (workspace);
+            -- bytea: a document's text may hold U+0000, which PostgreSQL's text cannot.
+            CREATE TABLE document_snapshots (
+                document text COLLATE "C" NOT NULL PRIMARY KEY REFERENCES documents ON DELETE CASCADE,
+                revision bigint NOT NULL,
+                text bytea NOT NULL              -- UTF-8
+            );
+            CREATE TABLE document_operations (
+                document text COLLATE "C" NOT NULL REFERENCES documents ON DELETE CASCADE,
+                revision bigint NOT NULL,
+                operation text NOT NULL,         -- JSON array, the wire form
+                op_id text NOT NULL,
+                author_scene text NOT NULL,
+                author_user text NOT NULL,
+                author_name text NOT NULL,
+                created_at bigint NOT NULL,
+                PRIMARY KEY (document, revision)
+            );
+
+            -- The store-wide order of writes to single-writer records (sessions and their
+            -- claims, document records): one row per record with the sequence number of its
+            -- last write. A deleted record keeps its row as a tombstone (deleted_at set) until
+            -- pruned. Numbers are drawn under an advisory lock held to commit, so they become
+            -- visible in order and a reader's cursor never skips a later commit.
+            CREATE SEQUENCE record_seq;
+            CREATE TABLE record_versions (
+                kind text NOT NULL,              -- 'session' or 'document'
+                id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                deleted_at bigint,
+                PRIMARY KEY (kind, id)
+            );
+            CREATE INDEX record_versions_by_seq ON record_versions (seq);
+
+            -- Signals between nodes too large for a NOTIFY payload: the payload names the row.
+            -- Pruned after panes_signal_retention_ms.
+            CREATE TABLE node_signals (
+                id bigserial PRIMARY KEY,
+                payload text NOT NULL,           -- NodeSignal JSON
+                created_at bigint NOT NULL
+            );
+
+            -- Node leases, measured with the database's clock.
+            CREATE TABLE nodes (
+                id text NOT NULL PRIMARY KEY,
+                lease_until bigint NOT NULL      -- milliseconds since the epoch
+            );
+            """),
+    ]
+
+    /// The schema version this build writes and reads.
+    static var latest: Int64 { all.last?.version ?? 0 }
+
+    /// Brings the database up to `latest`, one step per transaction, under the advisory lock.
+    /// - Throws: `PostgresError` with `.schemaTooNew` for a database migrated by a newer build,
+    ///   which is left as it was.
+    public static func migrate(_ connection: PostgresConnection) throws {
+        for (index, step) in all.enumerated() {
+            precondition(step.version == Int64(index + 1), "migrations must be numbered 1, 2, 3… in order")
+        }
+        try connection.query("SELECT pg_advisory_lock($1::int, $2::int)", [.int(lockKey.0), .int(lockKey.1)])
+        defer {
+            _ = try? connection.query("SELECT pg_advisory_unlock($1::int, $2::int)", [.int(lockKey.0), .int(lockKey.1)])
+        }
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version bigint NOT NULL PRIMARY KEY,
+                name text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        let found = try version(connection)
+        guard found <= latest else {
+            throw PostgresError(.schemaTooNew,
+                                "the database has schema version \(found), but this build knows only up to \(latest); "
+                                    + "use a newer build of Panes, or another database")
+        }
+        for step in all where step.version > found {
+            try connection.transaction {
+                do {
+                    try connection.execute(step.sql)
+                } catch var error as PostgresError {
+                    error.message = "migration \(step.version) (\(step.name)) failed: \(error.message)"
+                    throw error
+                }
+                try connection.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                                     [.int(step.version), .text(step.name)])
+            }
+        }
+    }
+
+    /// The highest migration applied; 0 for a new database.
+    public static func version(_ connection: PostgresConnection) throws(PostgresError) -> Int64 {
+        try connection.integer("SELECT coalesce(max(version), 0)::bigint FROM schema_migrations") ?? 0
+    }
+}

@@ -1,0 +1,155 @@
+// Threading: called on the store thread only, between batches.
+public import PanesCore
+internal import PanesJSON
+
+extension PostgresStore {
+    /// Sessions (with their claims) and document records written or deleted after `cursor`,
+    /// oldest first, from one snapshot. Each record comes once, as it is now.
+    public func loadRecordChanges(after cursor: Int64) throws -> RecordChanges {
+        try connection.transaction(isolation: "REPEATABLE READ READ ONLY") {
+            var changes = RecordChanges(cursor: max(cursor, try connection.integer(ReadSQL.recordCursor) ?? 0))
+            let sessions = try connection.query(SharedSQL.changedSessions, [.int(cursor)])
+            for row in 0..<sessions.count {
+                guard !sessions.isNull(row, 16) else {
+                    changes.deletedSessions.append(SessionID(sessions.text(row, 0) ?? ""))
+                    continue
+                }
+                let session = session(sessions, row)
+                changes.sessions.append(session)
+                changes.claims[session.id] = SessionClaim(node: sessions.text(row, 17).map(NodeID.init),
+                                                          epoch: sessions.int64(row, 18))
+            }
+            let documents = try connection.query(SharedSQL.changedDocuments, [.int(cursor)])
+            for row in 0..<documents.count {
+                if documents.isNull(row, 9) {
+                    changes.deletedDocuments.append(DocumentID(documents.text(row, 0) ?? ""))
+                } else {
+                    changes.documents.append(record(documents, row))
+                }
+            }
+            return changes
+        }
+    }
+
+    /// A domain's changes after `version`, in version order; nil when the log was pruned past
+    /// `version` (its `log_floor` is above it).
+    public func loadPreferenceChanges(_ domain: PreferenceDomain, after version: Int64) throws -> [PreferenceChange]? {
+        let user = try column(for: domain)
+        return try connection.transaction(isolation: "REPEATABLE READ READ ONLY") { () -> [PreferenceChange]? in
+            let floor = try connection.integer(SharedSQL.logFloor, [.text(domain.workspace), .text(user)]) ?? 0
+            guard version >= floor else { return nil }
+            let rows = try connection.query(SharedSQL.preferenceChanges, [.text(domain.workspace), .text(user), .int(version)])
+            var changes: [PreferenceChange] = []
+            for row in 0..<rows.count {
+                let value: JSONValue?
+                if rows.isNull(row, 2) {
+                    value = nil
+                } else {
+                    guard let decoded = decode(rows.text(row, 2)) else {
+                        throw PostgresError(.unexpectedResult, "preference change \(domain) \(rows.text(row, 0) ?? "") "
+                                                + "at version \(rows.int64(row, 1)) is not JSON")
+                    }
+                    value = decoded
+                }
+                changes.append(PreferenceChange(keyPath: rows.text(row, 0) ?? "", value: value, version: rows.int64(row, 1)))
+            }
+            return changes
+        }
+    }
+
+    /// A document's operations after `revision`, oldest first; nil when the document is gone
+    /// or its log no longer reaches back to `revision + 1`.
+    public func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]? {
+        try connection.transaction(isolation: "REPEATABLE READ READ ONLY") { () -> [StoredOperation]? in
+            let rows = try connection.query(SharedSQL.logReach, [.text(id.rawValue)])
+            guard rows.count > 0 else { return nil }
+            let current = rows.int64(0, 0)
+            let oldest = rows.optionalInt64(0, 1)
+            guard revision >= current || oldest.map({ $0 <= revision + 1 }) == true else { return nil }
+            return try operations(id, after: revision)
+        }
+    }
+
+    /// Marks `node` alive until `leaseMs` from now by the database's clock, and returns the
+    /// nodes whose lease has run out, sorted by id.
+    public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        try connection.transaction {
+            try connection.query(SharedSQL.heartbeat, [.text(node.rawValue), .int(Int64(leaseMs))])
+            let rows = try connection.query(SharedSQL.expiredNodes)
+            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") }
+        }
+    }
+
+    /// Prunes what only catching-up nodes read, past its retention (`PostgresSettings`):
+    /// tombstones in `record_versions` (never the newest row, which carries the cursor),
+    /// old preference changes beyond each domain's newest `preferenceLogMinEntries` (raising
+    /// the domain's `log_floor` first), long-dead nodes and stored signals. Called every
+    /// `walCheckpointIntervalMs` by the store thread.
+    public func checkpoint() throws {
+        try connection.transaction {
+            try connection.query(SharedSQL.pruneTombstones, [.int(settings.recordTombstoneMs)])
+            let cutoff = [PostgresValue.int(settings.preferenceLogRetentionMs), .int(settings.preferenceLogMinEntries)]
+            try connection.query(SharedSQL.raiseLogFloors, cutoff)
+            try connection.query(SharedSQL.prunePreferenceChanges, cutoff)
+            try connection.query(SharedSQL.pruneNodes, [.int(settings.deadNodeRetentionMs)])
+            try connection.query(SharedSQL.pruneSignals, [.int(settings.signalRetentionMs)])
+        }
+    }
+
+    private enum SharedSQL {
+        static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
+        static let changedSessions = """
+            SELECT r.id, s.workspace, s.user_name, s.secret_hash, s.role, s.configuration, s.title, s.snapshot,
+                   s.user_info, s.restoration_activity, s.restoration_meta, s.created_at, s.last_active_at,
+                   s.failed_restores, s.live_since, s.subtitle, s.id, c.node, coalesce(c.epoch, 0)::bigint
+            FROM record_versions AS r
+            LEFT JOIN sessions AS s ON s.id = r.id
+            LEFT JOIN session_claims AS c ON c.session = r.id
+            WHERE r.kind = 'session' AND r.seq > $1 ORDER BY r.seq
+            """
+        static let changedDocuments = """
+            SELECT r.id, d.workspace, d.title, d.kind, d.created_at, d.created_by, d.modified_at, d.revision, d.length,
+                   d.id
+            FROM record_versions AS r LEFT JOIN documents AS d ON d.id = r.id
+            WHERE r.kind = 'document' AND r.seq > $1 ORDER BY r.seq
+            """
+        static let logFloor = "SELECT log_floor FROM preference_domains WHERE workspace = $1 AND user_name = $2"
+        static let preferenceChanges = """
+            SELECT key_path, version, value FROM preference_changes
+            WHERE workspace = $1 AND user_name = $2 AND version > $3 ORDER BY version
+            """
+        static let logReach = """
+            SELECT d.revision, (SELECT min(o.revision) FROM document_operations AS o WHERE o.document = d.id)
+            FROM documents AS d WHERE d.id = $1
+            """
+        static let heartbeat = """
+            INSERT INTO nodes (id, lease_until) VALUES ($1, \(nowMs) + $2)
+            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+            """
+        static let expiredNodes = "SELECT id FROM nodes WHERE lease_until < \(nowMs) ORDER BY id COLLATE \"C\""
+        static let pruneTombstones = """
+            DELETE FROM record_versions
+            WHERE deleted_at < \(nowMs) - $1 AND seq < (SELECT max(seq) FROM record_versions)
+            """
+        /// The changes that go: older than the retention, and not among their domain's newest.
+        static let doomed = """
+            SELECT workspace, user_name, version FROM (
+                SELECT workspace, user_name, version, changed_at,
+                       row_number() OVER (PARTITION BY workspace, user_name ORDER BY version DESC) AS newest
+                FROM preference_changes) AS ranked
+            WHERE changed_at < \(nowMs) - $1 AND newest > $2
+            """
+        static let raiseLogFloors = """
+            UPDATE preference_domains AS p SET log_floor = greatest(p.log_floor, gone.version)
+            FROM (SELECT workspace, user_name, max(version) AS version FROM (\(doomed)) AS d
+                  GROUP BY workspace, user_name) AS gone
+            WHERE p.workspace = gone.workspace AND p.user_name = gone.user_name
+            """
+        static let prunePreferenceChanges = """
+            DELETE FROM preference_changes AS c USING (\(doomed)) AS gone
+            WHERE c.workspace = gone.workspace AND c.user_name = gone.user_name AND c.version = gone.version
+            """
+        static let pruneNodes = "DELETE FROM nodes WHERE lease_until < \(nowMs) - $1"
+        static let pruneSignals = "DELETE FROM node_signals WHERE created_at < \(nowMs) - $1"
+    }
+}

@@ -1,0 +1,354 @@
+// Threading: like the SQLite store, used by the store thread only (with its one connection);
+// the hub hands it batches by value. Other nodes reach the same database with their own.
+public import PanesCore
+internal import PanesJSON
+import Foundation
+
+/// The store several nodes share: PostgreSQL.
+///
+/// `apply` runs a whole batch in one transaction (group commit): when it returns, every
+/// persist and every commit reported `.committed` is durable in PostgreSQL (with the server's
+/// `fsync` and `synchronous_commit` on, its defaults). Compare-and-set: before anything is
+/// written, the transaction takes an advisory transaction lock per channel the batch commits
+/// to, in a fixed order, then reads each channel's version; so of two nodes racing on one
+/// channel, exactly one sees its base and commits, and the other waits for it and then sees
+/// the new version: `.conflict`. A database error throws, and nothing of the batch stays.
+///
+/// In the same transaction each write advances what other nodes follow: the record sequence
+/// (`record_versions`, for sessions, claims and document records), the preference change log,
+/// and a `NOTIFY panes` per transaction naming the channels it moved (`ChangeNoticePayload`),
+/// delivered by PostgreSQL at commit, in commit order.
+///
+/// After a lost connection the next call reconnects; the call that met the loss throws.
+///
+/// `@unchecked Sendable` because it is created at start-up, handed to the store thread once,
+/// and used only there after that.
+public final class PostgresStore: SharedStore, @unchecked Sendable {
+    let connection: PostgresConnection
+    public let settings: PostgresSettings
+    /// Test hook: when set, the next `apply` throws after applying this many of its commands,
+    /// inside the transaction, so the test can check that none of them stays.
+    var failAfterCommands: Int?
+
+    /// The advisory lock that orders record sequence numbers by commit.
+    static let recordsLock = "panes:records"
+
+    /// Connects to the database at `url` and migrates it to the schema this build knows.
+    /// - Parameters:
+    ///   - url: `postgres://user:password@host:port/database`, with optional `panes_…`
+    ///     settings in its query (`PostgresSettings`).
+    public init(url: String) throws {
+        let (libpqURL, settings) = try PostgresSettings.split(url)
+        self.settings = settings
+        connection = try PostgresConnection(url: libpqURL)
+        try PostgresMigrations.migrate(connection)
+    }
+
+    /// Closes the connection now rather than when the store is released.
+    public func close() {
+        connection.close()
+    }
+
+    /// Applies every write in one transaction; see the type's documentation.
+    public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+        guard !writes.isEmpty else { return [:] }
+        let failAfter = failAfterCommands
+        failAfterCommands = nil
+        var batch = Batch(failAfter: failAfter)
+        return try connection.transaction {
+            try lockChannels(of: writes)
+            var outcomes: [CommitID: CommitOutcome] = [:]
+            for write in writes {
+                switch write {
+                case .persist(let commands):
+                    for command in commands { try self.write(command, &batch) }
+                case .commit(let commit):
+                    guard try version(of: commit.channel) == commit.base else {
+                        outcomes[commit.id] = .conflict
+                        continue
+                    }
+                    for command in commit.commands { try self.write(command, &batch) }
+                    outcomes[commit.id] = .committed
+                    batch.moved(commit.channel, to: commit.base)
+                case .signal(let signal):
+                    batch.signals.append(try item(for: signal))
+                }
+            }
+            for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
+                try connection.query(WriteSQL.notify, [.text(payload)])
+            }
+            return outcomes
+        }
+    }
+
+    /// Locks every channel the batch commits to, in one order for all nodes (so two batches
+    /// never wait on each other in a cycle), and the record sequence last when the batch
+    /// writes records. The locks go with the transaction.
+    private func lockChannels(of writes: [StoreWrite]) throws {
+        var keys: Set<String> = []
+        var writesRecords = false
+        for write in writes {
+            let commands: [StoreCommand]
+            switch write {
+            case .persist(let persisted): commands = persisted
+            case .commit(let commit):
+                keys.insert(commit.channel.description)
+                commands = commit.commands
+            case .signal:
+                continue
+            }
+            if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
+        }
+        var ordered = keys.sorted()
+        if writesRecords { ordered.append(Self.recordsLock) }
+        guard !ordered.isEmpty else { return }
+        // One round trip for them all; the aggregate takes the locks in the array's order.
+        try connection.query(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+    }
+
+    /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
+    static func arrayLiteral(_ elements: [String]) -> String {
+        "{" + elements.map { element in
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }.joined(separator: ",") + "}"
+    }
+
+    /// A channel's current version: a domain's version (0 when none), a document's revision
+    /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
+    func version(of channel: Channel) throws -> Int64 {
+        switch channel {
+        case .preferences(let domain):
+            try connection.integer(WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
+        case .document(let id):
+            try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
+        case .session(let id):
+            try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
+        }
+    }
+
+    private func write(_ command: StoreCommand, _ batch: inout Batch) throws {
+        if batch.failAfter == batch.written {
+            throw PostgresError(.injectedFault, "injected failure after \(batch.written) commands")
+        }
+        batch.written += 1
+        switch command {
+        case .putSession(let session):
+            let sequence = try connection.integer(WriteSQL.upsertSession, [
+                .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
+                .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.title), session.snapshot.map(json).postgres, .text(json(.object(session.userInfo))),
+                session.restoration.map { json($0.activity.json) }.postgres,
+                session.restoration.map { json($0.metadata.json) }.postgres,
+                .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
+                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
+            ])
+            batch.advanced(to: sequence)
+        case .deleteSession(let id):
+            try connection.query(WriteSQL.deleteSession, [.text(id.rawValue)])
+            try connection.query(WriteSQL.deleteClaim, [.text(id.rawValue)])
+            try record("session", id.rawValue, deleted: true, &batch)
+        case .claimSession(let id, let claim):
+            try connection.query(WriteSQL.upsertClaim, [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null,
+                                                   .int(claim.epoch)])
+            try record("session", id.rawValue, deleted: false, &batch)
+            batch.moved(.session(id), to: claim.epoch)
+        case .putPreference(let domain, let keyPath, let value, let version):
+            let user = try column(for: domain)
+            let text = json(value)
+            try connection.query(WriteSQL.putPreference,
+                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)])
+            batch.moved(.preferences(domain), to: version)
+        case .removePreference(let domain, let keyPath, let version):
+            let user = try column(for: domain)
+            try connection.query(WriteSQL.removePreference,
+                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath)])
+            batch.moved(.preferences(domain), to: version)
+        case .createDocument(let record, let text):
+            try connection.query(WriteSQL.insertDocument, [
+                .text(record.id.rawValue), .text(record.workspace), .text(record.title), .text(record.kind),
+                .int(record.createdAt), .text(record.createdBy), .int(record.modifiedAt), .int(record.revision),
+                .int(Int64(record.length)),
+            ])
+            try connection.query(WriteSQL.insertSnapshot, [.text(record.id.rawValue), .int(record.revision),
+                                                      .bytes(Array(text.utf8))])
+            try self.record("document", record.id.rawValue, deleted: false, &batch)
+        case .renameDocument(let id, let title):
+            try connection.query(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
+            try record("document", id.rawValue, deleted: false, &batch)
+        case .appendOperation(let id, let operation, let length):
+            // The insert's foreign key fails the batch for an unknown document.
+            try connection.query(WriteSQL.appendOperation, [
+                .text(id.rawValue), .int(operation.revision), .text(json(operation.operation.json)),
+                .text(operation.opId), .text(operation.author.scene), .text(operation.author.user),
+                .text(operation.author.name), .int(operation.createdAt), .int(Int64(length)),
+            ])
+            batch.moved(.document(id), to: operation.revision)
+        case .snapshotDocument(let id, let revision, let text, let keepFrom):
+            try connection.query(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
+            try connection.query(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
+        case .deleteDocument(let id):
+            // Its snapshot and log go with it (ON DELETE CASCADE).
+            try connection.query(WriteSQL.deleteDocument, [.text(id.rawValue)])
+            try record("document", id.rawValue, deleted: true, &batch)
+        }
+    }
+
+    /// A signal as its payload carries it: inline, or stored and referenced when too large
+    /// for a NOTIFY payload.
+    private func item(for signal: NodeSignal) throws -> ChangeNoticePayload.Item {
+        let text = json(signal.json)
+        guard text.utf8.count > ChangeNoticePayload.maxInlineSignalBytes else { return .notice(.signal(signal)) }
+        return .storedSignal(try connection.integer(WriteSQL.storeSignal, [.text(text)]) ?? 0)
+    }
+
+    /// Advances the record sequence for one record (under `recordsLock`, taken up front).
+    private func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
+        batch.advanced(to: try connection.integer(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]))
+    }
+
+    /// The `user_name` column for a domain: '' is the workspace domain, so an empty user name
+    /// would silently merge a user's preferences into the workspace's. Refused instead.
+    func column(for domain: PreferenceDomain) throws(PostgresError) -> String {
+        guard let user = domain.user else { return "" }
+        guard !user.isEmpty else {
+            throw PostgresError(.invalidRequest, "a user preference domain needs a user name; '' is the workspace "
+                                    + "domain (\(domain))")
+        }
+        return user
+    }
+
+    func json(_ value: JSONValue) -> String {
+        JSONCodec.encodeString(value)
+    }
+
+    /// What one `apply` has done so far: for the test hook, and the notices to send at its end.
+    private struct Batch {
+        let failAfter: Int?
+        var written = 0
+        /// Each channel moved, at its newest version, in the order first moved.
+        var channels: [Channel: Int64] = [:]
+        var order: [Channel] = []
+        var recordCursor: Int64?
+        /// Signals, in the order written, after the channel notices.
+        var signals: [ChangeNoticePayload.Item] = []
+
+        init(failAfter: Int?) { self.failAfter = failAfter }
+
+        mutating func advanced(to sequence: Int64?) {
+            recordCursor = max(recordCursor ?? 0, sequence ?? 0)
+        }
+
+        mutating func moved(_ channel: Channel, to version: Int64) {
+            if let known = channels[channel] {
+                channels[channel] = max(known, version)
+            } else {
+                channels[channel] = version
+                order.append(channel)
+            }
+        }
+
+        var notices: [ChangeNotice] {
+            order.map { ChangeNotice.channel($0, version: channels[$0]!) } + (recordCursor.map { [.records(cursor: $0)] } ?? [])
+        }
+    }
+
+    private enum WriteSQL {
+        static let lock = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))::bigint FROM unnest($1::text[]) AS k"
+        static let notify = "SELECT pg_notify('panes', $1)"
+        static let storeSignal = """
+            INSERT INTO node_signals (payload, created_at) VALUES ($1, \(nowMs))
+            RETURNING id
+            """
+        static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
+        static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
+        static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
+        static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
+        /// The record sequence's next number for a record ($kind, $id), as the last statement
+        /// of a writing statement (a tombstone when $deleted = 1).
+        static func recordVersion(kind: String, id: String, deleted: String) -> String {
+            """
+            INSERT INTO record_versions (kind, id, seq, deleted_at)
+            VALUES (\(kind), \(id), nextval('record_seq'), CASE WHEN \(deleted) = 1 THEN \(nowMs) END)
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+            RETURNING seq
+            """
+        }
+        static let recordVersion = recordVersion(kind: "$1", id: "$2", deleted: "$3::bigint")
+        /// Upserts the session and advances its record in one round trip.
+        static let upsertSession = """
+            WITH session AS (
+                INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
+                                      user_info, restoration_activity, restoration_meta, created_at, last_active_at,
+                                      failed_restores, live_since, subtitle)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16)
+                ON CONFLICT (id) DO UPDATE SET
+                    workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
+                    role = excluded.role, configuration = excluded.configuration, title = excluded.title,
+                    snapshot = excluded.snapshot, user_info = excluded.user_info,
+                    restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
+                    created_at = excluded.created_at, last_active_at = excluded.last_active_at,
+                    failed_restores = excluded.failed_restores, live_since = excluded.live_since,
+                    subtitle = excluded.subtitle
+                RETURNING 1)
+            \(recordVersion(kind: "'session'", id: "$1", deleted: "0"))
+            """
+        static let deleteSession = "DELETE FROM sessions WHERE id = $1"
+        static let deleteClaim = "DELETE FROM session_claims WHERE session = $1"
+        static let upsertClaim = """
+            INSERT INTO session_claims (session, node, epoch) VALUES ($1, $2::text, $3)
+            ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = excluded.epoch
+            """
+        static let bumpDomain = """
+            INSERT INTO preference_domains (workspace, user_name, version) VALUES ($1, $2, $3)
+            ON CONFLICT (workspace, user_name) DO UPDATE
+                SET version = greatest(preference_domains.version, excluded.version)
+            RETURNING 1
+            """
+        /// Bumps the domain, sets the value and logs the change in one round trip
+        /// ($1 workspace, $2 user, $3 version, $4 key path, $5 JSON).
+        static let putPreference = """
+            WITH domain AS (\(bumpDomain)),
+            value AS (
+                INSERT INTO preferences (workspace, user_name, key_path, value, version) VALUES ($1, $2, $4, $5, $3)
+                ON CONFLICT (workspace, user_name, key_path) DO UPDATE SET value = excluded.value, version = excluded.version
+                RETURNING 1)
+            INSERT INTO preference_changes (workspace, user_name, version, key_path, value, changed_at)
+            VALUES ($1, $2, $3, $4, $5, \(nowMs))
+            """
+        /// Bumps the domain, deletes the value and logs the removal in one round trip.
+        static let removePreference = """
+            WITH domain AS (\(bumpDomain)),
+            gone AS (DELETE FROM preferences WHERE workspace = $1 AND user_name = $2 AND key_path = $4 RETURNING 1)
+            INSERT INTO preference_changes (workspace, user_name, version, key_path, value, changed_at)
+            VALUES ($1, $2, $3, $4, NULL, \(nowMs))
+            """
+        static let insertDocument = """
+            INSERT INTO documents (id, workspace, title, kind, created_at, created_by, modified_at, revision, length)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            """
+        static let insertSnapshot = "INSERT INTO document_snapshots (document, revision, text) VALUES ($1, $2, $3)"
+        static let renameDocument = "UPDATE documents SET title = $2 WHERE id = $1"
+        /// Logs the operation and advances the document in one round trip.
+        static let appendOperation = """
+            WITH logged AS (
+                INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
+                                                 author_name, created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                RETURNING 1)
+            UPDATE documents SET revision = $2, length = $9, modified_at = $8 WHERE id = $1
+            """
+        static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3 WHERE document = $1"
+        static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision < $2"
+        static let deleteDocument = "DELETE FROM documents WHERE id = $1"
+    }
+}
+
+extension StoreCommand {
+    /// Whether the command advances the record sequence (a write to a single-writer record).
+    var writesRecord: Bool {
+        switch self {
+        case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument: false
+        }
+    }
+}

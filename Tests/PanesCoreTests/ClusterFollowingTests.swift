@@ -1,0 +1,170 @@
+@testable import PanesCore
+import Testing
+
+/// Two nodes: two hubs over one memory store, which implements the shared-store side, with
+/// the notices a listener would deliver handed over by the test. Every test here would fail
+/// if a node kept only what it wrote itself.
+struct TwoNodes {
+    var a: HubHarness
+    var b: HubHarness
+
+    init() {
+        let store = MemoryStore()
+        a = HubHarness(store: store, node: NodeID("a"), ids: .sequential(from: 0))
+        b = HubHarness(stored: try! store.loadState(), store: store, node: NodeID("b"), ids: .sequential(from: 1 << 40))
+    }
+
+    /// The notices a listener would deliver for what these effects wrote.
+    static func notices(for effects: [Effect]) -> [ChangeNotice] {
+        var notices: [ChangeNotice] = []
+        for effect in effects {
+            switch effect {
+            case .commit(let commit):
+                let moved = commit.commands.filter {
+                    switch $0 {
+                    case .putPreference, .removePreference, .appendOperation: true
+                    default: false
+                    }
+                }.count
+                notices.append(.channel(commit.channel, version: commit.base + Int64(moved)))
+            case .persist(let commands), .persistQuietly(let commands):
+                if !commands.isEmpty { notices.append(.records(cursor: .max)) }
+            case .signal(let signal):
+                notices.append(.signal(signal))
+            default:
+                break
+            }
+        }
+        return notices
+    }
+
+    /// Delivers to `b` what `a`'s effects wrote; returns what `b` produced.
+    @discardableResult
+    static func deliver(_ effects: [Effect], to node: inout HubHarness) -> [Effect] {
+        notices(for: effects).flatMap { node.run(.notice($0)) }
+    }
+}
+
+@Suite struct ClusterFollowingTests {
+    @Test func aPreferenceSetOnOneNodeReachesObserversOnTheOtherInOrderWithTheSameVersions() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.a.request(onA, "observe", ["domain": "user", "keyPath": "editor", "options": ["old", "new"]])
+        _ = nodes.b.request(onB, "observe", ["domain": "user", "keyPath": "editor", "options": ["old", "new"]])
+        var seenOnA: [JSONValue] = []
+        var seenOnB: [JSONValue] = []
+        for size in [14, 16, 18] {
+            let wrote = nodes.a.send(onA, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": .int(Int64(size))])
+            seenOnA += wrote.events(to: onA, named: "preferenceChanged")
+            seenOnB += TwoNodes.deliver(wrote, to: &nodes.b).events(to: onB, named: "preferenceChanged")
+        }
+        #expect(seenOnB.count == 3, "every change, once: \(seenOnB)")
+        #expect(seenOnB.map { $0["version"] } == seenOnA.map { $0["version"] })
+        #expect(seenOnB.map { $0["new"] } == [14, 16, 18])
+        #expect(seenOnB.map { $0["old"] } == seenOnA.map { $0["old"] })
+        // A notice repeated (or about a change already read) tells nobody twice.
+        let again = nodes.b.run(.notice(.channel(.preferences(PreferenceDomain(workspace: "default", user: "alice")), version: 3)))
+        #expect(again.events(to: onB, named: "preferenceChanged").isEmpty)
+    }
+
+    @Test func changesMissedWhileTheListenerWasDownArriveAfterResubscribing() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "observe", ["domain": "user", "keyPath": "editor", "options": ["new"]])
+        _ = nodes.a.request(onA, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 20])
+        _ = nodes.a.request(onA, "setPreference", ["domain": "user", "keyPath": "editor.wrap", "value": true])
+        // No notice reached b; then its listener reconnects.
+        let caught = nodes.b.run(.notice(.resubscribed)).events(to: onB, named: "preferenceChanged")
+        #expect(caught.map { $0["keyPath"] } == ["editor.fontSize", "editor.wrap"])
+    }
+
+    @Test func compareAndSetIsExactAcrossNodes() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.a.request(onA, "observe", ["domain": "user", "keyPath": "count", "options": ["new"]])
+        _ = nodes.b.request(onB, "observe", ["domain": "user", "keyPath": "count", "options": ["new"]])
+        // Both read version 0 and write on it: exactly one wins.
+        nodes.a.completesCommits = false
+        _ = nodes.a.send(onA, "setPreference", ["domain": "user", "keyPath": "count", "value": 1, "ifVersion": 0])
+        let fromB = nodes.b.request(onB, "setPreference", ["domain": "user", "keyPath": "count", "value": 2, "ifVersion": 0])
+        #expect(fromB["ok"] == true)
+        let resolved = nodes.a.completeCommits()
+        let replyToA = resolved.messages(to: onA).last { $0["type"] == "reply" }
+        #expect(replyToA?.errorCode == "version_conflict", "\(String(describing: replyToA))")
+        // a caught up on b's write while resolving its conflict: its observer saw it.
+        #expect(resolved.events(to: onA, named: "preferenceChanged").map { $0["new"] } == [2])
+        // An unconditional write from a after that lands on top, and b hears it.
+        nodes.a.completesCommits = true
+        let third = nodes.a.send(onA, "setPreference", ["domain": "user", "keyPath": "count", "value": 3])
+        #expect(third.messages(to: onA).last { $0["type"] == "reply" }?["result"]?["version"] == 2)
+        let onBSaw = TwoNodes.deliver(third, to: &nodes.b).events(to: onB, named: "preferenceChanged")
+        #expect(onBSaw.map { $0["new"] } == [3])
+        #expect(onBSaw.map { $0["version"] } == [2])
+    }
+
+    @Test func concurrentEditsOnTwoNodesConverge() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "abc")
+        let (onB, _) = nodes.b.connect()
+        let created = TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        _ = created
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        // Both edit revision 0; a's commit is in flight when b's lands.
+        nodes.a.completesCommits = false
+        _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [1, "X", 2], "opId": "a1"])
+        let fromB = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 0, "operation": [3, "Y"], "opId": "b1"])
+        let notify = TwoNodes.deliver(fromB, to: &nodes.a)
+        #expect(notify.isEmpty, "a's own commit is in flight: the notice waits for its outcome")
+        let resolved = nodes.a.completeCommits()
+        #expect(resolved.messages(to: onA).last { $0["type"] == "reply" }?["result"]?["revision"] == 2)
+        // a saw b's operation arrive; b hears of a's.
+        #expect(resolved.events(to: onA, named: "documentOperation").count == 1)
+        let onBSaw = TwoNodes.deliver(resolved, to: &nodes.b).events(to: onB, named: "documentOperation")
+        #expect(onBSaw.count == 1)
+        #expect(nodes.a.text(of: document) == "aXbcY")
+        // Both nodes hold the same text and revision as the store.
+        let aHolds = nodes.a.hub.documents.open[DocumentID(document)].map { String($0.text) }
+        let bHolds = nodes.b.hub.documents.open[DocumentID(document)].map { String($0.text) }
+        #expect(aHolds == "aXbcY")
+        #expect(bHolds == "aXbcY")
+    }
+
+    @Test func sessionsAndDocumentsMadeOnOneNodeAreListedOnTheOther() {
+        var nodes = TwoNodes()
+        let (watcher, _) = nodes.b.connect()
+        _ = nodes.b.request(watcher, "listSessions", ["watch": true])
+        _ = nodes.b.request(watcher, "observeDocuments")
+        let (window, connected) = nodes.a.connect()
+        let document = nodes.a.createDocument(window, title: "Minutes")
+        let told = TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let listed = told.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue ?? []
+        #expect(listed.contains { $0["persistentIdentifier"] == connected["session"]?["persistentIdentifier"] })
+        #expect(told.events(to: watcher, named: "documentsChanged").contains { $0["document"]?["id"] == .string(document) })
+
+        // Discarded on b: the live window on a is told and closed.
+        let id = connected["session"]?["persistentIdentifier"] ?? .null
+        let discarded = nodes.b.request(watcher, "requestDestruction", ["session": id])
+        #expect(discarded["ok"] == true, "\(discarded)")
+        let onA = TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        #expect(onA.events(to: window, named: "sessionDestroyed").count == 1)
+        #expect(onA.closes(window) == [.sessionDestroyed])
+    }
+
+    @Test func aDocumentDeletedOnOneNodeLeavesTheOther() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA)
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let deleted = nodes.a.send(onA, "deleteDocument", ["document": .string(document)])
+        let onBSaw = TwoNodes.deliver(deleted, to: &nodes.b)
+        #expect(onBSaw.events(to: onB, named: "documentDeleted").count == 1)
+        #expect(nodes.b.request(onB, "openDocument", ["document": .string(document)]).errorCode == "document_not_found")
+    }
+}

@@ -1,0 +1,95 @@
+@testable import PanesCore
+import Testing
+
+/// A session is live on one node at most: claims on its lease, released when the scene ends,
+/// waited for while another node holds it, and taken over (with a new fencing epoch) when
+/// that node's lease runs out.
+@Suite struct ClusterLeaseTests {
+    /// How long a connect waits for a session held on another node before it forks.
+    static func leaseWait(_ node: HubHarness) -> Millis {
+        Millis(node.hub.settings.nodeLeaseMs + 2 * node.hub.settings.nodeHeartbeatMs) + 1
+    }
+
+    static func resume(_ result: JSONValue) -> [String: JSONValue] {
+        ["protocol": 1, "auth": ["name": "alice"], "session": HubHarness.credentials(result)]
+    }
+
+    @Test func aReloadLandingOnAnotherNodeResumesTheSession() throws {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        // The reload reaches b before a has seen the old socket close: b waits.
+        let reload = nodes.b.open()
+        let early = nodes.b.send(reload, "connect", Self.resume(first))
+        #expect(early.messages(to: reload).isEmpty, "held while a still holds the session")
+        // a sees the old tab go; its release reaches b, which resumes.
+        let closed = nodes.a.run(.closed(tab, abnormal: false))
+        let resumed = TwoNodes.deliver(closed, to: &nodes.b).messages(to: reload).last { $0["type"] == "reply" }
+        #expect(resumed?["ok"] == true, "\(String(describing: resumed))")
+        #expect(resumed?["result"]?["created"] == false)
+        #expect(resumed?["result"]?["session"]?["persistentIdentifier"] == first["session"]?["persistentIdentifier"])
+        let id = SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")
+        #expect(try nodes.b.store.loadState().claims[id] == SessionClaim(node: NodeID("b"), epoch: 2))
+    }
+
+    @Test func aDuplicatedTabOnAnotherNodeForksWhileTheOriginalIsAlive() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let duplicate = nodes.b.open()
+        _ = nodes.b.send(duplicate, "connect", Self.resume(first))
+        nodes.b.clock.advance(Self.leaseWait(nodes.b))
+        let reply = nodes.b.run(.tick).messages(to: duplicate).last { $0["type"] == "reply" }
+        #expect(reply?["ok"] == true)
+        #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
+        #expect(reply?["result"]?["created"] == true)
+    }
+
+    @Test func aDeadNodesSessionIsTakenOverWithANewEpochThatFencesTheOldHolder() throws {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let id = SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")
+        #expect(try nodes.a.store.loadState().claims[id] == SessionClaim(node: NodeID("a"), epoch: 1))
+        // a dies without a word; the reload waits on b until a's lease is found expired.
+        let reload = nodes.b.open()
+        _ = nodes.b.send(reload, "connect", Self.resume(first))
+        let taken = nodes.b.run(.notice(.nodesExpired([NodeID("a")]))).messages(to: reload).last { $0["type"] == "reply" }
+        #expect(taken?["ok"] == true, "\(String(describing: taken))")
+        #expect(taken?["result"]?["session"]?["persistentIdentifier"] == .string(id.rawValue))
+        #expect(try nodes.b.store.loadState().claims[id] == SessionClaim(node: NodeID("b"), epoch: 2))
+        // Whatever a still sends under epoch 1 is refused by the store.
+        let late = Commit(id: CommitID(999), channel: .session(id), base: 1,
+                          commands: [.claimSession(id, SessionClaim(node: nil, epoch: 1))])
+        #expect(try nodes.a.store.apply([.commit(late)])[CommitID(999)] == .conflict)
+    }
+
+    @Test func twoNodesClaimingAtOnceNeverBothAttach() {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        // Two reloads of the same tab, one per node, both finding the session free.
+        nodes.a.completesCommits = false
+        nodes.b.completesCommits = false
+        let onA = nodes.a.open()
+        let onB = nodes.b.open()
+        _ = nodes.a.send(onA, "connect", Self.resume(first))
+        _ = nodes.b.send(onB, "connect", Self.resume(first))
+        let wonA = nodes.a.completeCommits().messages(to: onA).last { $0["type"] == "reply" }
+        let lostB = nodes.b.completeCommits()
+        #expect(wonA?["result"]?["created"] == false)
+        #expect(lostB.messages(to: onB).isEmpty, "b lost the claim: it waits, it does not attach")
+        nodes.b.clock.advance(Self.leaseWait(nodes.b))
+        nodes.b.completesCommits = true
+        let forked = nodes.b.run(.tick).messages(to: onB).last { $0["type"] == "reply" }
+        #expect(forked?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
+    }
+
+    @Test func aNodeThatLostItsLeaseClosesEveryScene() {
+        var nodes = TwoNodes()
+        let (tab, _) = nodes.a.connect()
+        let closed = nodes.a.run(.notice(.leaseLost))
+        #expect(closed.closes(tab) == [.nodeLost])
+    }
+}

@@ -1,0 +1,130 @@
+@testable import PanesCore
+import Testing
+
+/// What one node asks of the node holding a session: liveness, bringing a window forward,
+/// a refresh; and window tickets that work on whichever node the new window reaches.
+@Suite struct ClusterSignalTests {
+    @Test func aDuplicatedTabOnAnotherNodeForksAsSoonAsTheOriginalAnswers() {
+        var nodes = TwoNodes()
+        let (original, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let duplicate = nodes.b.open()
+        let asked = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))
+        // b asks a; a pings its window.
+        let pinged = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(pinged.probes == [original])
+        // The window answers: a tells b, which forks at once, without waiting out a lease.
+        let answered = nodes.a.run(.pong(original))
+        let reply = TwoNodes.deliver(answered, to: &nodes.b).messages(to: duplicate).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
+    }
+
+    @Test func aReloadWhoseOldSocketIsDeadResumesOnAnotherNodeAfterTheProbe() {
+        var nodes = TwoNodes()
+        let (original, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let reload = nodes.b.open()
+        let asked = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
+        TwoNodes.deliver(asked, to: &nodes.a)
+        // The old socket never answers: a closes it and lets the session go; b resumes it.
+        nodes.a.clock.advance(Millis(nodes.a.hub.settings.livenessProbeTimeoutMs) + 1)
+        let expired = nodes.a.run(.tick)
+        #expect(expired.closes(original) == [.replaced])
+        let reply = TwoNodes.deliver(expired, to: &nodes.b).messages(to: reload).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["created"] == false, "\(String(describing: reply))")
+        #expect(reply?["result"]?["session"]?["persistentIdentifier"] == first["session"]?["persistentIdentifier"])
+    }
+
+    static let budget: JSONValue = ["activityType": "panes.document", "title": "Budget", "targetContentIdentifier": "doc_budget"]
+
+    @Test func openInNewWindowWorksWhicheverNodeTheNewWindowReaches() {
+        var nodes = TwoNodes()
+        let (tab, _) = nodes.a.connect()
+        let opened = nodes.a.send(tab, "requestActivation", ["activity": Self.budget])
+        let ticket = opened.messages(to: tab).last { $0["type"] == "reply" }?["result"]?["ticket"] ?? .null
+        #expect(ticket != .null)
+        // The new window's connect reaches b before the ticket's signal does: it waits for it.
+        let window = nodes.b.open()
+        let early = nodes.b.send(window, "connect", ["protocol": 1, "auth": ["name": "alice"], "ticket": ticket])
+        #expect(early.messages(to: window).isEmpty)
+        let connected = TwoNodes.deliver(opened, to: &nodes.b).messages(to: window).last { $0["type"] == "reply" }
+        #expect(connected?["ok"] == true, "\(String(describing: connected))")
+        #expect(connected?["result"]?["connectionOptions"]?["userActivities"]?.arrayValue?.first?["title"] == "Budget")
+        // The ticket is single-use on every node.
+        let used = TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        _ = used
+        let again = nodes.a.open()
+        _ = nodes.a.send(again, "connect", ["protocol": 1, "auth": ["name": "alice"], "ticket": ticket])
+        nodes.a.clock.advance(Millis(nodes.a.hub.settings.livenessProbeTimeoutMs) + 1)
+        let refused = nodes.a.run(.tick).messages(to: again).last { $0["type"] == "reply" }
+        #expect(refused?.errorCode == "ticket_invalid")
+    }
+
+    @Test func aTicketThatNeverArrivesFailsLikeAnUnknownOne() {
+        var nodes = TwoNodes()
+        let window = nodes.b.open()
+        _ = nodes.b.send(window, "connect", ["protocol": 1, "auth": ["name": "alice"], "ticket": "tkt_nowhere"])
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.livenessProbeTimeoutMs) + 1)
+        let reply = nodes.b.run(.tick).messages(to: window).last { $0["type"] == "reply" }
+        #expect(reply?.errorCode == "ticket_invalid")
+    }
+
+    @Test func bringingForwardAWindowLiveOnAnotherNodeActivatesItThere() {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let saved = nodes.a.send(window, "updateActivity", ["activity": Self.budget])
+        TwoNodes.deliver(nodes.a.effects + saved, to: &nodes.b)
+        let (other, _) = nodes.b.connect()
+        let asked = nodes.b.send(other, "requestActivation", ["activity": Self.budget])
+        let reply = asked.messages(to: other).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["action"] == "activated")
+        #expect(reply?["result"]?["session"] == first["session"]?["persistentIdentifier"])
+        let told = TwoNodes.deliver(asked, to: &nodes.a).events(to: window, named: "activate")
+        #expect(told.count == 1)
+        #expect(told.first?["activity"]?["targetContentIdentifier"] == "doc_budget")
+    }
+
+    @Test func aRefreshOfAWindowLiveOnAnotherNodeIsAppliedByItsHolder() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (requester, _) = nodes.b.connect()
+        let session = first["session"]?["persistentIdentifier"] ?? .null
+        let asked = nodes.b.send(requester, "requestRefresh", ["session": session, "title": "Budget", "activity": Self.budget])
+        #expect(asked.messages(to: requester).last { $0["type"] == "reply" }?["ok"] == true)
+        #expect(asked.persisted.isEmpty, "b does not write a session that a holds")
+        let applied = TwoNodes.deliver(asked, to: &nodes.a)
+        let event = applied.events(to: window, named: "sessionRefreshed").first
+        #expect(event?["title"] == "Budget")
+        #expect(event?["activity"]?["targetContentIdentifier"] == "doc_budget")
+        let stored = try nodes.a.store.loadState().sessions.first { $0.id.rawValue == session.stringValue }
+        #expect(stored?.title == "Budget")
+    }
+}
+
+/// Presence reaches the document's scenes on every node, and a dead node's scenes leave.
+@Suite struct ClusterPresenceTests {
+    @Test func presenceCrossesNodesAndADeadNodesScenesLeave() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "hello")
+        let (onB, _) = nodes.b.connect(name: "bob")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        let seen = TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence")
+        #expect(seen.count == 1)
+        #expect(seen.first?["selection"] == ["anchor": 1, "head": 3])
+        #expect(seen.first?["user"] == "alice")
+        // A scene that opens the document later on b sees a's presence in its reply.
+        let (later, _) = nodes.b.connect(name: "carol")
+        let opened = nodes.b.openDocument(later, document)
+        #expect(opened["result"]?["presence"]?.arrayValue?.contains { $0["user"] == "alice" } == true)
+        // a dies: its scene leaves b's documents.
+        let gone = nodes.b.run(.notice(.nodesExpired([NodeID("a")]))).events(to: onB, named: "presence")
+        #expect(gone.first?["left"] == true)
+        let reopened = nodes.b.connect(name: "dave").0
+        #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+    }
+}

@@ -1,0 +1,66 @@
+@testable import PanesPostgres
+import PanesPostgresTestSupport
+import Testing
+
+@Suite struct PostgresConnectionTests {
+    @Test func valuesRoundTripTypedAndBinary() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        let text = "e\u{301} 👩🏽‍💻 \"quoted\" \\ ✓"
+        let rows = try connection.query("SELECT $1::bigint, $2::text, $3::bytea, $4::text",
+                                        [.int(Int64.min), .text(text), .bytes([0, 1, 255]), .null])
+        #expect(rows.int64(0, 0) == Int64.min)
+        #expect(rows.text(0, 1) == text)
+        #expect(rows.bytes(0, 2) == [0, 1, 255])
+        #expect(rows.isNull(0, 3))
+        // PostgreSQL's text cannot hold U+0000: it is sent as U+FFFD rather than refused.
+        #expect(try connection.query("SELECT $1::text", [.text("a\u{0}b")]).text(0, 0) == "a\u{FFFD}b")
+    }
+
+    @Test func aRefusedStatementCarriesItsSQLStateAndIsNotTransient() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        try connection.query("INSERT INTO t VALUES ($1)", [.int(1)])
+        do {
+            try connection.query("INSERT INTO t VALUES ($1)", [.int(1)])
+            Issue.record("a duplicate key was accepted")
+        } catch {
+            #expect(error.kind == .server)
+            #expect(error.sqlState == "23505")
+            #expect(!error.isTransient)
+        }
+        // The connection is still usable afterwards.
+        #expect(try connection.integer("SELECT count(*) FROM t") == 1)
+    }
+
+    @Test func aTerminatedConnectionFailsOnceThenReconnects() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        let admin = try database.connect()
+        try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(connection.backendPID))])
+        do {
+            try connection.query("SELECT 1::bigint")
+            Issue.record("a terminated connection answered")
+        } catch {
+            #expect(error.isTransient, "\(error)")
+        }
+        #expect(try connection.integer("SELECT 2::bigint") == 2)
+    }
+
+    @Test func anUnreachableServerIsAConnectionError() {
+        #expect {
+            try PostgresConnection(url: "postgres://postgres@127.0.0.1:1/none?connect_timeout=2")
+        } throws: { error in
+            (error as? PostgresError)?.kind == .connection && (error as? PostgresError)?.isTransient == true
+        }
+    }
+
+    @Test func channelNamesReachTheLockStatementIntactAndInOrder() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        let names = [#"preferences:user:"quoted"@acme"#, #"document:back\slash"#, "session:{braces},comma", "", "NULL"]
+        let rows = try connection.query("SELECT k FROM unnest($1::text[]) AS k", [.text(PostgresStore.arrayLiteral(names))])
+        #expect((0..<rows.count).map { rows.text($0, 0) } == names)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import PanesCore
+@testable import PanesPostgres
+import PanesPostgresTestSupport
+import Testing
+
+@Suite struct PostgresListenerTests {
+    @Test func aCommitOnAnotherNodeArrivesAsNotices() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+
+        let domain = PreferenceDomain(workspace: "acme", user: "ada")
+        let outcome = try store.apply([
+            .commit(Commit(id: CommitID(1), channel: .preferences(domain), base: 0,
+                           commands: [.putPreference(domain, keyPath: "theme", value: "dark", version: 1)])),
+            .persist([.putSession(SceneSession(id: SessionID("s1"), secretHash: "h", owner: OwnerKey(workspace: "acme", user: "ada"),
+                                               role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))]),
+        ])
+        #expect(outcome == [CommitID(1): .committed])
+        let cursor = try store.loadState().recordCursor
+        #expect(notices.wait { $0 == [.resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
+                "listening starts with resubscribed, then the commit's notices")
+    }
+
+    @Test func aTerminatedListenConnectionIsReplacedAndSaysResubscribed() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+        let first = listener.backendPID
+
+        let admin = try database.connect()
+        try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(first))])
+        #expect(notices.wait { $0.filter { $0 == .resubscribed }.count == 2 })
+        #expect(listener.backendPID != first)
+
+        // And it listens again.
+        try store.apply([.createDocument(DocumentRecord(id: DocumentID("doc_1"), workspace: "acme", title: "t",
+                                                        createdAt: 0, createdBy: "ada", modifiedAt: 0, revision: 0,
+                                                        length: 0), text: "")])
+        #expect(notices.wait { $0.contains { if case .records = $0 { true } else { false } } })
+    }
+
+    @Test func signalsArriveWithTheirTransactionAndLargeOnesAreFetched() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+
+        let small = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .probe(SessionID("s1")))
+        let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
+            SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
+        _ = try store.apply([.signal(small), .signal(large)])
+        #expect(notices.wait { $0 == [.resubscribed, .signal(small), .signal(large)] })
+    }
+
+    @Test func stopIsPromptWhileWaiting() throws {
+        let database = try TestDatabase()
+        let listener = try PostgresListener(url: database.url)
+        listener.start { _ in }
+        Thread.sleep(forTimeInterval: 0.2)
+        let started = Date()
+        listener.stop()
+        #expect(Date().timeIntervalSince(started) < 1)
+    }
+}
+
+/// Notices collected from the listener's thread.
+final class NoticeBox: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var notices: [ChangeNotice] = []
+
+    func append(_ notice: ChangeNotice) {
+        condition.lock()
+        notices.append(notice)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `test` holds for the notices so far (polling, as some conditions are outside).
+    func wait(timeout: Double = 10, _ test: ([ChangeNotice]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !test(notices) {
+            if Date() > deadline { return false }
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05)))
+        }
+        return true
+    }
+}

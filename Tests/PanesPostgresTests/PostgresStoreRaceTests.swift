@@ -1,0 +1,68 @@
+import Foundation
+import PanesCore
+@testable import PanesPostgres
+import PanesPostgresTestSupport
+import Testing
+
+/// Two nodes (two stores, two connections) committing to the same channels at once.
+@Suite struct PostgresStoreRaceTests {
+    @Test func ofTwoNodesRacingOnAChannelExactlyOneCommitsEachRound() throws {
+        let database = try TestDatabase()
+        let nodes = [try PostgresStore(url: database.url), try PostgresStore(url: database.url)]
+        let domain = PreferenceDomain(workspace: "acme", user: "ada")
+        let document = DocumentID("doc_1")
+        try nodes[0].apply([.createDocument(DocumentRecord(id: document, workspace: "acme", title: "t", createdAt: 0,
+                                                           createdBy: "ada", modifiedAt: 0, revision: 0, length: 0),
+                                            text: "")])
+        let rounds = 60
+        for round in 1...rounds {
+            let version = Int64(round)
+            let outcomes = ResultBox()
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for (index, node) in nodes.enumerated() {
+                group.enter()
+                Thread.detachNewThread { [node] in
+                    defer { group.leave() }
+                    start.wait()
+                    var operation = TextOperation()
+                    operation.retain(round - 1)
+                    operation.insert("\(index)")
+                    let writes: [StoreWrite] = [
+                        .commit(Commit(id: CommitID(1), channel: .preferences(domain), base: version - 1, commands: [
+                            .putPreference(domain, keyPath: "winner", value: .int(Int64(index)), version: version)])),
+                        .commit(Commit(id: CommitID(2), channel: .document(document), base: version - 1, commands: [
+                            .appendOperation(document, StoredOperation(revision: version, operation: operation,
+                                                                       opId: "n\(index):\(round)",
+                                                                       author: DocumentAuthor(scene: "s", user: "u", name: "n"),
+                                                                       createdAt: 0), length: round)])),
+                    ]
+                    do {
+                        let result = try node.apply(writes)
+                        results(result, index, outcomes)
+                    } catch {
+                        outcomes.append("error \(error)")
+                    }
+                }
+            }
+            start.signal()
+            start.signal()
+            group.wait()
+            let values = outcomes.values.compactMap { $0 }.sorted()
+            // Either node may win each channel, but never both and never neither.
+            #expect(values.filter { $0.hasSuffix("1 committed") }.count == 1, "round \(round): \(values)")
+            #expect(values.filter { $0.hasSuffix("2 committed") }.count == 1, "round \(round): \(values)")
+            #expect(values.filter { $0.hasSuffix("conflict") }.count == 2, "round \(round): \(values)")
+        }
+        let state = try nodes[1].loadState()
+        #expect(state.preferences[domain]?.version == Int64(rounds))
+        #expect(state.documents.first?.revision == Int64(rounds))
+        #expect(try nodes[0].loadOperations(document, after: 0)?.count == rounds)
+    }
+
+    private func results(_ outcomes: [CommitID: CommitOutcome], _ node: Int, _ box: ResultBox) {
+        for (id, outcome) in outcomes {
+            box.append("node \(node) commit \(id.rawValue) \(outcome == .committed ? "committed" : "conflict")")
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import PanesCore
+import Testing
+
+/// What every `SharedStore` must do besides being a `Store`: the change feeds other nodes
+/// follow, node leases, and session claims with fencing. Run on the memory store (the
+/// reference) and PostgreSQL.
+@Suite struct SharedStoreConformanceTests {
+    private static func commit(_ id: UInt64, _ channel: Channel, base: Int64, _ commands: [StoreCommand]) -> StoreWrite {
+        .commit(Commit(id: CommitID(id), channel: channel, base: base, commands: commands))
+    }
+
+    // MARK: Records
+
+    @Test(arguments: StoreKind.shared)
+    func recordChangesNameEachChangedRecordOnceOldestFirstWithDeletes(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        try store.apply([.putSession(Fixtures.bareSession(id: "a1")), .createDocument(Fixtures.document(), text: "")])
+        let cursor = try store.loadState().recordCursor
+        #expect(try store.loadRecordChanges(after: cursor) == RecordChanges(cursor: cursor))
+
+        var renamed = Fixtures.bareSession(id: "b2")
+        renamed.title = "second put wins"
+        try store.apply([.putSession(Fixtures.bareSession(id: "b2")), .deleteSession(SessionID("a1"))])
+        try store.apply([.putSession(renamed), .renameDocument(DocumentID("doc_a1"), title: "Renamed"),
+                         .createDocument(Fixtures.document(id: "doc_b2"), text: "x")])
+        try store.apply([.deleteDocument(DocumentID("doc_b2"))])
+
+        let changes = try store.loadRecordChanges(after: cursor)
+        var document = Fixtures.document()
+        document.title = "Renamed"
+        #expect(changes.sessions == [renamed])
+        #expect(changes.deletedSessions == [SessionID("a1")])
+        #expect(changes.documents == [document])
+        #expect(changes.deletedDocuments == [DocumentID("doc_b2")])
+        #expect(changes.claims == [SessionID("b2"): SessionClaim(node: nil, epoch: 0)])
+        #expect(changes.cursor > cursor)
+        #expect(changes.cursor == (try store.loadState().recordCursor))
+        #expect(try store.loadRecordChanges(after: changes.cursor) == RecordChanges(cursor: changes.cursor))
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func aFailedBatchAdvancesNoCursor(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        try harness.apply([.putSession(Fixtures.bareSession(id: "a1"))])
+        let cursor = try harness.shared.loadState().recordCursor
+        harness.failNextBatch(afterCommands: 1)
+        #expect(throws: (any Error).self) {
+            try harness.apply([.putSession(Fixtures.bareSession(id: "b2")), .putSession(Fixtures.bareSession(id: "c3"))])
+        }
+        #expect(try harness.shared.loadRecordChanges(after: cursor) == RecordChanges(cursor: cursor))
+    }
+
+    // MARK: Preferences
+
+    @Test(arguments: StoreKind.shared)
+    func thePreferenceLogKeepsPutsAndRemovalsInVersionOrder(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let domain = Fixtures.adaDomain
+        try store.apply([.putPreference(domain, keyPath: "theme", value: "dark", version: 1),
+                         .putPreference(domain, keyPath: "font", value: ["size": 13.5], version: 2)])
+        _ = try store.apply([Self.commit(1, .preferences(domain), base: 2,
+                                         [.removePreference(domain, keyPath: "theme", version: 3)])])
+        try store.apply([.putPreference(Fixtures.bobDomain, keyPath: "theme", value: "light", version: 1)])
+
+        #expect(try store.loadPreferenceChanges(domain, after: 0) == [
+            PreferenceChange(keyPath: "theme", value: "dark", version: 1),
+            PreferenceChange(keyPath: "font", value: ["size": 13.5], version: 2),
+            PreferenceChange(keyPath: "theme", value: nil, version: 3),
+        ])
+        #expect(try store.loadPreferenceChanges(domain, after: 2) == [PreferenceChange(keyPath: "theme", value: nil, version: 3)])
+        #expect(try store.loadPreferenceChanges(domain, after: 3) == [])
+        #expect(try store.loadPreferenceChanges(Fixtures.workspaceDomain, after: 0) == [])
+    }
+
+    // MARK: Documents
+
+    @Test(arguments: StoreKind.shared)
+    func operationsAfterARevisionAreReadUntilTheLogWasCompactedPastIt(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let id = DocumentID("doc_a1")
+        var batch: [StoreCommand] = [.createDocument(Fixtures.document(), text: "")]
+        for revision in 1...6 {
+            batch.append(.appendOperation(id, Fixtures.appended("x", at: Int64(revision), after: revision - 1), length: revision))
+        }
+        try store.apply(batch)
+        #expect(try store.loadOperations(id, after: 0)?.map(\.revision) == [1, 2, 3, 4, 5, 6])
+        #expect(try store.loadOperations(id, after: 4)?.map(\.revision) == [5, 6])
+        #expect(try store.loadOperations(id, after: 6) == [])
+
+        try store.apply([.snapshotDocument(id, revision: 5, text: "xxxxx", keepFrom: 3)])
+        #expect(try store.loadOperations(id, after: 2)?.map(\.revision) == [3, 4, 5, 6])
+        #expect(try store.loadOperations(id, after: 1) == nil, "revision 2 was compacted away")
+        #expect(try store.loadOperations(id, after: 6) == [])
+        #expect(try store.loadOperations(DocumentID("doc_nope"), after: 0) == nil)
+
+        try store.apply([.deleteDocument(id)])
+        #expect(try store.loadOperations(id, after: 6) == nil)
+    }
+
+    // MARK: Nodes and claims
+
+    @Test(arguments: StoreKind.shared)
+    func aNodeWhoseLeaseRanOutIsReportedUntilItBeatsAgain(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        // A lease that ended a second ago, by the store's own clock.
+        #expect(try store.heartbeat(node: NodeID("node-a"), leaseMs: -1_000) == [NodeID("node-a")])
+        #expect(try store.heartbeat(node: NodeID("node-b"), leaseMs: 60_000) == [NodeID("node-a")])
+        #expect(try store.heartbeat(node: NodeID("node-a"), leaseMs: 60_000) == [])
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func aClaimAdvancesTheEpochAndWritesAtAStaleEpochConflict(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let id = SessionID("a1")
+        let channel = Channel.session(id)
+        let first = SessionClaim(node: NodeID("node-a"), epoch: 1)
+        try store.apply([.putSession(Fixtures.bareSession(id: "a1"))])
+        let cursor = try store.loadState().recordCursor
+        #expect(try store.apply([Self.commit(1, channel, base: 0, [.claimSession(id, first)])]) == [CommitID(1): .committed])
+        #expect(try store.loadState().claims == [id: first])
+        #expect(try store.loadRecordChanges(after: cursor).claims == [id: first], "a claim is a record change")
+
+        // Node B takes it over (the holder was dead): epoch 2.
+        let second = SessionClaim(node: NodeID("node-b"), epoch: 2)
+        #expect(try store.apply([Self.commit(2, channel, base: 1, [.claimSession(id, second)])]) == [CommitID(2): .committed])
+        // Node A, still at epoch 1, is fenced off: its write conflicts and nothing is written.
+        var stale = Fixtures.bareSession(id: "a1")
+        stale.title = "from the old holder"
+        let outcomes = try store.apply([Self.commit(3, channel, base: 1, [.putSession(stale)]),
+                                        Self.commit(4, channel, base: 2, [.putSession(Fixtures.fullSession(id: "a1"))])])
+        #expect(outcomes == [CommitID(3): .conflict, CommitID(4): .committed])
+        #expect(try store.loadState().sessions == [Fixtures.fullSession(id: "a1")])
+        #expect(try store.loadState().claims == [id: second])
+
+        try store.apply([.deleteSession(id)])
+        #expect(try store.loadState().claims == [:])
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func aConflictLeavesTheOtherCommitsOfTheBatch(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let domain = Fixtures.adaDomain
+        let outcomes = try store.apply([
+            Self.commit(1, .preferences(domain), base: 0, [.putPreference(domain, keyPath: "a", value: 1, version: 1)]),
+            Self.commit(2, .preferences(domain), base: 0, [.putPreference(domain, keyPath: "b", value: 2, version: 1)]),
+            Self.commit(3, .document(DocumentID("doc_a1")), base: -1, [.createDocument(Fixtures.document(), text: "")]),
+            .persist([.putSession(Fixtures.bareSession())]),
+        ])
+        #expect(outcomes == [CommitID(1): .committed, CommitID(2): .conflict, CommitID(3): .committed])
+        let state = try store.loadState()
+        #expect(state.preferences[domain] == StoredPreferences(version: 1, values: ["a": VersionedValue(value: 1, version: 1)]))
+        #expect(state.documents == [Fixtures.document()])
+        #expect(state.sessions == [Fixtures.bareSession()])
+    }
+}
