@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Instruction profiles of the Panes server (issue 14): callgrind over the fan-out and connect paths.
+
+perf's samples (`scripts/bench profile`) move with whatever else the machine runs; callgrind
+counts the instructions the server executes, which repeat from run to run on a busy machine.
+It sees user space only: time the kernel spends in poll(), epoll or TCP is not counted (see
+`scripts/bench profile` for that).
+
+Each phase starts a fresh `panes serve` (release build, SQLite store, default event loop, the
+limits scripts/bench lifts) under `valgrind --tool=callgrind --instr-atstart=no`, so connecting
+the held scenes runs uninstrumented; instrumentation is switched on (`callgrind_control -i on`)
+for the measured part only, and the profile dumped (`callgrind_control -d`) at its end:
+
+  fanout   N observers of one preference; after `go`, --warmup + --changes changes, one at a time
+           (panes-load fanout: each waits until every observer has it)
+  connect  N idle scenes held (100 per user); then --connects connects one after another
+           (panes-load probe: TCP, WebSocket upgrade, the Panes `connect`, its reply)
+
+Then `callgrind_annotate --inclusive=no` (self instructions, Ir) per function, Swift names
+through `swift demangle --simplified`, summed per shared object too. Prints Markdown and keeps
+the callgrind.out files (open them with callgrind_annotate or kcachegrind).
+
+Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
+                          [--warmup 5] [--connects 100] [--phases fanout,connect] [--out DIR]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import queue
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What scripts/bench lifts (scripts/bench_lib/systems.py): a benchmark is not rate limited.
+SETTINGS = {"maxSessionsPerUser": 100000, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000,
+            "maxOutboundQueue": 100000}
+TOP = 25
+
+
+class Lines:
+    """A process's stdout as JSON events, read on a thread."""
+
+    def __init__(self, proc):
+        self.proc, self.items = proc, queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                self.items.put(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+        self.items.put(None)
+
+    def wait(self, event, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                item = self.items.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise SystemExit(f"timed out waiting for `{event}` from {self.proc.args[:2]}")
+            if item is None:
+                raise SystemExit(f"{self.proc.args[:2]} ended before `{event}`")
+            if item.get("event") == event:
+                return item
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+
+def start_server(args, workdir, out_file):
+    config = os.path.join(workdir, "config.json")
+    with open(config, "w") as f:
+        json.dump({"settings": SETTINGS}, f)
+    valgrind = [] if args.cpu_split else ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                          f"--callgrind-out-file={out_file}"]
+    argv = [*valgrind, os.path.join(args.bin, "panes"), "serve", "--host", "127.0.0.1", "--port", "0",
+            "--data", os.path.join(workdir, "data"), "--config", config, "--log-level", "warning"]
+    print("$ " + " ".join(argv), file=sys.stderr)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(os.path.join(workdir, "valgrind.log"), "w"),
+                            text=True)
+    banner = proc.stdout.readline()
+    match = re.search(r"listening on http://[0-9.]+:(\d+)", banner)
+    if not match:
+        raise SystemExit(f"the server did not start: {banner!r} (see {workdir}/valgrind.log)")
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    return proc, int(match.group(1))
+
+
+def load(args, *argv):
+    full = [args.load or os.path.join(args.bin, "panes-load"), *argv]
+    print("$ " + " ".join(full), file=sys.stderr)
+    proc = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return Lines(proc)
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_times(pid):
+    """The process's (user, system) CPU seconds so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS
+
+
+class Measure:
+    """The measured part: callgrind's instrumentation on, or (--cpu-split) the server's user and
+    system CPU read from /proc around it."""
+
+    def __init__(self, args, pid):
+        self.args, self.pid, self.split = args, pid, None
+
+    def __enter__(self):
+        if self.args.cpu_split:
+            self.before = cpu_times(self.pid)
+        else:
+            subprocess.run(["callgrind_control", "-i", "on", str(self.pid)], check=True, capture_output=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.args.cpu_split:
+            after = cpu_times(self.pid)
+            self.split = (after[0] - self.before[0], after[1] - self.before[1])
+        else:
+            subprocess.run(["callgrind_control", "-d", str(self.pid)], check=True, capture_output=True)
+            subprocess.run(["callgrind_control", "-i", "off", str(self.pid)], check=True, capture_output=True)
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def fanout(args, workdir, out_file):
+    server, port = start_server(args, workdir, out_file)
+    try:
+        gen = load(args, "fanout", "--protocol", "panes", "--port", str(port), "--n", str(args.n),
+                   "--writes", str(args.changes), "--warmup", str(args.warmup), "--inflight", "1",
+                   "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
+        ready = gen.wait("ready", 1800)
+        time.sleep(2)  # the server finishes what connecting the observers started
+        with Measure(args, server.pid) as measured:
+            gen.send("go")
+            result = gen.wait("result", 7200)
+        gen.proc.stdin.close()
+        gen.proc.wait(timeout=60)
+        return {"ready": ready.get("ready"), "lost": result.get("lost"),
+                "changes": args.warmup + args.changes, "split": measured.split}
+    finally:
+        stop(server)
+
+
+def connect(args, workdir, out_file):
+    server, port = start_server(args, workdir, out_file)
+    try:
+        held = load(args, "connect", "--protocol", "panes", "--port", str(port), "--n", str(args.n),
+                    "--users", str(max(1, args.n // 100)), "--hold", "-1", "--concurrency", "256",
+                    "--quiet", "--timeout", "1800")
+        ready = held.wait("ready", 1800)
+        probe = load(args, "probe", "--protocol", "panes", "--port", str(port), "--n", str(args.connects),
+                     "--user", "probe", "--hold", "-1", "--quiet", "--timeout", "1800")
+        probe.wait("ready", 300)
+        time.sleep(2)  # the server finishes what connecting the held scenes started (store writes)
+        with Measure(args, server.pid) as measured:
+            for _ in range(args.connects):
+                probe.send("go")
+                probe.wait("connected", 300)
+            time.sleep(1)  # the work a connect leaves for after its reply (the store's commit) counts
+        for gen in (probe, held):
+            gen.proc.stdin.close()
+            gen.proc.wait(timeout=120)
+        return {"ready": ready.get("ready"), "connects": args.connects, "split": measured.split}
+    finally:
+        stop(server)
+
+
+def demangle(names):
+    tool = shutil.which("swift-demangle")
+    if not tool or not names:
+        return names
+    r = subprocess.run([tool, "--simplified"], input="\n".join(names), capture_output=True, text=True)
+    out = r.stdout.splitlines()
+    return out if r.returncode == 0 and len(out) == len(names) else names
+
+
+def annotate(path):
+    """(total Ir, [(Ir, function, object)]) of every function, self instructions."""
+    r = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", "--auto=no", path],
+                       capture_output=True, text=True, check=True)
+    total, rows = 0, []
+    for line in r.stdout.splitlines():
+        if line.startswith("-- Auto-annotated source"):
+            break
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+PROGRAM TOTALS", line) or re.match(r"\s*([\d,]+)\s+PROGRAM TOTALS", line)
+        if m:
+            total = int(m.group(1).replace(",", ""))
+            continue
+        m = re.match(r"\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(\S.*?)\s*$", line)
+        if not m:
+            continue
+        ir = int(m.group(1).replace(",", ""))
+        where = m.group(2)
+        obj = ""
+        o = re.search(r"\s\[(.*)\]$", where)
+        if o:
+            obj, where = os.path.basename(o.group(1)), where[: o.start()]
+        if ":" not in where:
+            continue
+        function = where.split(":", 1)[1]
+        rows.append((ir, function, obj or "panes"))  # only the server's own code has its sources named
+    names = demangle([f for _, f, _ in rows])
+    return total, [(ir, name, obj) for (ir, _, obj), name in zip(rows, names)]
+
+
+def report(name, what, per, total, rows):
+    lines = [f"### {name}: {what}", "",
+             f"{total:,} instructions in the measured part, {total / per[1]:,.0f} per {per[0]}.", "",
+             "| self Ir % | function | object |", "|---|---|---|"]
+    for ir, function, obj in rows[:TOP]:
+        short = function.replace("|", "/")
+        if len(short) > 110:
+            short = short[:107] + "…"
+        lines.append(f"| {100 * ir / total:.2f} | `{short}` | {obj} |")
+    by_object = {}
+    for ir, _, obj in rows:
+        by_object[obj or "?"] = by_object.get(obj or "?", 0) + ir
+    lines += ["", "By object: " + ", ".join(f"`{o}` {100 * ir / total:.1f} %"
+                                            for o, ir in sorted(by_object.items(), key=lambda kv: -kv[1])[:8]), ""]
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bin", default=os.path.join(ROOT, ".build-release", "release"),
+                   help="folder with release `panes` and `panes-load`")
+    p.add_argument("--load", default=None, help="the panes-load to drive it with (default: the one in --bin)")
+    p.add_argument("--n", type=int, default=10000, help="observers (fanout), idle scenes held (connect)")
+    p.add_argument("--changes", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--connects", type=int, default=100)
+    p.add_argument("--phases", default="fanout,connect")
+    p.add_argument("--cpu-split", action="store_true",
+                   help="no valgrind: run natively and report the server's user and system CPU over each measured part")
+    p.add_argument("--out", default=None, help="where callgrind.out files go (default: a new temporary folder)")
+    args = p.parse_args()
+    out = args.out or tempfile.mkdtemp(prefix="panes-callgrind-")
+    os.makedirs(out, exist_ok=True)
+    sections = []
+    for phase in args.phases.split(","):
+        workdir = tempfile.mkdtemp(prefix=f"panes-callgrind-{phase}-")
+        out_file = os.path.join(out, f"callgrind.{phase}.out")
+        started = time.monotonic()
+        if phase == "fanout":
+            facts = fanout(args, workdir, out_file)
+            what = f"{facts['changes']} changes one at a time to {args.n:,} observers ({facts['lost'] or 0} lost)"
+            per = ("change", facts["changes"])
+        elif phase == "connect":
+            facts = connect(args, workdir, out_file)
+            what = f"{args.connects} connects one after another with {args.n:,} idle scenes held"
+            per = ("connect", args.connects)
+        else:
+            raise SystemExit(f"unknown phase {phase}")
+        print(f"{phase}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+        if args.cpu_split:
+            user, system = facts["split"]
+            sections.append(f"### {phase}: {what}\n\nserver CPU: user {user:.2f} s, system {system:.2f} s "
+                            f"({100 * system / max(user + system, 1e-9):.0f} % in the kernel)\n")
+            continue
+        # callgrind_control -d writes <file>.1 (the dump), the end of the run writes <file>.
+        dump = out_file + ".1" if os.path.exists(out_file + ".1") else out_file
+        total, rows = annotate(dump)
+        sections.append(report(phase, what, per, total, rows))
+    text = "\n".join(sections)
+    with open(os.path.join(out, "callgrind.md"), "w") as f:
+        f.write(text)
+    print(text)
+    print(f"kept in {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
