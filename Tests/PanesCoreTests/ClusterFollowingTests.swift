@@ -168,3 +168,24 @@ struct TwoNodes {
         #expect(nodes.b.request(onB, "openDocument", ["document": .string(document)]).errorCode == "document_not_found")
     }
 }
+
+/// A node reads other nodes' record changes behind its own writes; a read that was taken
+/// before one of its own later writes must not undo that write.
+@Suite struct ClusterOwnWritesTests {
+    @Test func aRecordReadTakenBeforeThisNodesLaterWriteDoesNotUndoIt() throws {
+        var node = HubHarness(store: MemoryStore(), node: NodeID("a"))
+        let (tab, created) = node.connect()
+        let id = SessionID(created["session"]?["persistentIdentifier"]?.stringValue ?? "")
+        _ = node.request(tab, "setUserInfo", ["userInfo": ["step": 1]])
+        // The node's own write comes back as a notice; the read it asks for is taken now…
+        node.completesLoads = false
+        node.run(.notice(.records(cursor: .max)))
+        let request = try #require(node.pendingLoads.first)
+        let stale = node.store.perform(request)
+        // …and the scene writes again and leaves before that read's result is in.
+        _ = node.request(tab, "setUserInfo", ["userInfo": ["step": 2]])
+        node.run(.closed(tab, abnormal: false))
+        _ = node.hub.handle(.loaded(stale))
+        #expect(node.hub.sessions[id]?.userInfo["step"] == 2, "the stale read undid this node's own write")
+    }
+}

@@ -6,6 +6,9 @@ struct ClusterState: Sendable {
     /// A record load is in flight; `recordsWanted` asks for another after it.
     var recordsLoading = false
     var recordsWanted = false
+    /// Sessions this node wrote while a record load was in flight: the load may have read
+    /// them before those writes, so its copies are older than ours and are not taken.
+    var writtenDuringRecordLoad: Set<SessionID> = []
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
     /// Claims this node has asked the store for and not heard back about.

@@ -212,15 +212,19 @@ extension Hub {
             cluster.recordsWanted = true
             return
         }
+        // Sessions written here since the load was asked for: our copies are newer than its.
+        let writtenMeanwhile = cluster.writtenDuringRecordLoad
+        cluster.writtenDuringRecordLoad = []
         guard changes.cursor > cluster.recordCursor else { return }
         cluster.recordCursor = changes.cursor
-        for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0) {
+        for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0)
+            && !(writtenMeanwhile.contains(id) && claim.node == node) {
             cluster.claims[id] = claim
         }
         var owners: Set<OwnerKey> = []
         for session in changes.sessions {
             // A session live here is written by this node alone: its copy is the newest.
-            guard liveScenes[session.id] == nil else { continue }
+            guard liveScenes[session.id] == nil, !writtenMeanwhile.contains(session.id) else { continue }
             if sessions[session.id] == nil {
                 sessionsByOwner[session.owner, default: []].insert(session.id)
                 idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))

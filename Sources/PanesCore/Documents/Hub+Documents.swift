@@ -120,7 +120,7 @@ extension Hub {
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
-        effects.append(.persist([.deleteDocument(id)] + references.commands))
+        persist([.deleteDocument(id)] + references.commands)
         logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
                                                    "sessions": "\(references.commands.count)"])
 

@@ -163,6 +163,7 @@ extension Hub {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
             effects.append(.persistQuietly([.putSession(session)]))
+            if cluster.recordsLoading { cluster.writtenDuringRecordLoad.insert(sessionID) }
         }
 
         let sceneID = SceneID(ids.token("scn_"))

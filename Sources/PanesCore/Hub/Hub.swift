@@ -229,7 +229,14 @@ public struct Hub {
     }
 
     mutating func persist(_ commands: StoreCommand...) {
+        persist(commands)
+    }
+
+    mutating func persist(_ commands: [StoreCommand]) {
         effects.append(.persist(commands))
+        if cluster.recordsLoading {
+            for case .putSession(let session) in commands { cluster.writtenDuringRecordLoad.insert(session.id) }
+        }
     }
 
     /// Keeps a changed session and persists it.
