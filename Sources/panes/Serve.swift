@@ -56,10 +56,17 @@ struct Serve: ParsableCommand {
 
         let store = try StoreLocation.resolve(self.store, environment: ProcessInfo.processInfo.environment)
         let backing: any Store
+        var cluster: ClusterNode?
         switch store {
         case .postgres(let url):
             do {
                 backing = try PostgresStore(url: url)
+                // A node of a cluster: its lease is kept on a connection of its own, and other
+                // nodes' writes wake it through LISTEN on another.
+                cluster = ClusterNode(node: ClusterNode.makeID(), heartbeatStore: try PostgresStore(url: url),
+                                      listener: try PostgresListener(url: url),
+                                      leaseMs: configuration.settings.nodeLeaseMs,
+                                      heartbeatMs: configuration.settings.nodeHeartbeatMs, logger: logger)
             } catch {
                 throw ValidationError("cannot open the PostgreSQL store \(store.display): \(error)")
             }
@@ -79,9 +86,9 @@ struct Serve: ParsableCommand {
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
-                                        serverVersion: Panes.version, logger: logger)
+                                        serverVersion: Panes.version, cluster: cluster, logger: logger)
         // Scripts and tests wait for this exact line to learn the port.
-        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
+        let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(cluster.map { ", node \($0.node)" } ?? "")\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         let code = runtime.run()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])

@@ -26,6 +26,11 @@ extension Hub {
                 self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
                 return
             }
+            if isClustered, waitForTicket, let ticket = tickets[ticketID], sessions[ticket.session] == nil {
+                // The ticket's signal came before the record of the session it opens.
+                waitForRecords(connection: connection, requestID: requestID, request: request)
+                return
+            }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
                   sessions[ticket.session] != nil
             else {
