@@ -92,4 +92,15 @@ import Testing
         let closed = nodes.a.run(.notice(.leaseLost))
         #expect(closed.closes(tab) == [.nodeLost])
     }
+
+    @Test func aConnectForASessionMadeOnAnotherNodeAMomentAgoReadsTheRecordsFirst() {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        // No notice has reached b yet: it reads the records before answering, and resumes.
+        let reload = nodes.b.open()
+        let reply = nodes.b.send(reload, "connect", Self.resume(first)).messages(to: reload).last { $0["type"] == "reply" }
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["created"] == false)
+    }
 }

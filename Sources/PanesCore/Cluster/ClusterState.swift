@@ -23,6 +23,11 @@ struct ClusterState: Sendable {
     /// way from the node that issued it.
     var ticketWaiters: [String: [TicketWaiter]] = [:]
     var ticketWaitDeadlines = DeadlineQueue<String>()
+    /// Connects resuming a session this node has not read yet (made on another node a moment
+    /// ago): retried after the next record load that starts after them.
+    var recordWaiters: [(after: Int, waiter: TicketWaiter)] = []
+    var recordLoadsStarted = 0
+    var recordLoadInFlight = 0
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
     var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]

@@ -194,6 +194,8 @@ extension Hub {
             return
         }
         cluster.recordsLoading = true
+        cluster.recordLoadsStarted += 1
+        cluster.recordLoadInFlight = cluster.recordLoadsStarted
         effects.append(.load(.recordChanges(after: cluster.recordCursor)))
     }
 
@@ -206,6 +208,11 @@ extension Hub {
                 cluster.recordsWanted = false
                 loadRecordChanges()
             }
+            // Connects that waited for this read: it has what was committed before they came.
+            let finished = cluster.recordLoadInFlight
+            let ready = cluster.recordWaiters.filter { $0.after < finished }
+            cluster.recordWaiters.removeAll { $0.after < finished }
+            for entry in ready { retryConnect(entry.waiter) }
         }
         guard let changes, failure == nil else {
             logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])

@@ -166,6 +166,15 @@ extension Hub {
         connections[connection]?.phase = .probing(SessionID(""))
     }
 
+    /// A connect resuming a session not read here yet: retried once the records are read.
+    mutating func waitForRecords(connection: ConnectionID, requestID: RequestID, request: ConnectRequest) {
+        let waiter = TicketWaiter(connection: connection, requestID: requestID, request: request,
+                                  deadline: now() + Millis(settings.livenessProbeTimeoutMs))
+        cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
+        connections[connection]?.phase = .probing(SessionID(""))
+        if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
+    }
+
     mutating func retryConnect(_ waiter: TicketWaiter) {
         guard connections[waiter.connection] != nil else { return }
         connections[waiter.connection]?.phase = .awaitingConnect

@@ -4,8 +4,8 @@ import Logging
 /// duplicated tab. A tab never silently takes over another live tab's session: a `connect`
 /// naming a session whose scene still answers pings gets a fork instead.
 extension Hub {
-    /// - Parameter waitForTicket: in a cluster, a ticket not heard of yet may still be on its
-    ///   way from the node that issued it: the connect waits for it once.
+    /// - Parameter waitForTicket: in a cluster, a ticket or session not heard of yet may still
+    ///   be on its way from another node: the connect waits for it once.
     mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID,
                           waitForTicket: Bool = true) throws(PanesError) {
         guard request.protocolVersion == Self.protocolVersion else {
@@ -26,6 +26,11 @@ extension Hub {
                 self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
                 return
             }
+            if isClustered, waitForTicket, let ticket = tickets[ticketID], sessions[ticket.session] == nil {
+                // The ticket's signal came before the record of the session it opens.
+                waitForRecords(connection: connection, requestID: requestID, request: request)
+                return
+            }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
                   sessions[ticket.session] != nil
             else {
@@ -36,6 +41,11 @@ extension Hub {
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
+            if isClustered, waitForTicket, sessions[resume.id] == nil {
+                // Made on another node a moment ago, perhaps: read the records, then look again.
+                waitForRecords(connection: connection, requestID: requestID, request: request)
+                return
+            }
             guard let session = sessions[resume.id], session.owner == owner,
                   secretHasher.matches(resume.secret, stored: session.secretHash)
             else {
