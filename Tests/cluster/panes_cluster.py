@@ -1,0 +1,258 @@
+"""A Panes cluster for tests: a private PostgreSQL 15, N `panes serve` nodes on it and
+haproxy in front, all on loopback, plus a small synchronous protocol client.
+
+The nodes run with short leases (`nodeLeaseMs` 1500, `nodeHeartbeatMs` 250) so the fault
+tests finish quickly; everything else is the server's defaults.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as ws_connect
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("PANES_BINARY", ROOT / ".build" / "debug" / "panes"))
+LEASE_MS = 1500
+HEARTBEAT_MS = 250
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bash(script: str) -> str:
+    """Runs shell code with the repository's script libraries loaded; returns its stdout."""
+    full = f'source "{ROOT}/scripts/lib/deps.sh"; source "{ROOT}/scripts/lib/postgres.sh"; {script}'
+    return subprocess.run(["bash", "-c", full], check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Postgres:
+    """A private PostgreSQL cluster in a folder of its own."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="panes-pg-"))
+        self.url = bash(f'postgres_start "{self.dir}"')
+        self.port = int(re.search(r":(\d+)/", self.url).group(1))
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        return subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database, "-Atqc", sql],
+            check=True, capture_output=True, text=True).stdout.strip()
+
+    def create_database(self) -> str:
+        name = "panes_" + secrets.token_hex(6)
+        self.psql(f"CREATE DATABASE {name}")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+    def pg_ctl(self, *args: str) -> None:
+        bash(f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "{self.dir}/data" -w -t 60 {" ".join(args)} >/dev/null')
+
+    def stop_server(self) -> None:
+        self.pg_ctl("-m", "fast", "stop")
+
+    def start_server(self) -> None:
+        bash(f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "{self.dir}/data" -l "{self.dir}/server.log" -w -t 60 '
+             f'-o "-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir}/socket -c max_connections=300" start >/dev/null')
+
+    def close(self) -> None:
+        bash(f'postgres_stop "{self.dir}"')
+
+
+class Node:
+    def __init__(self, store: str, public_url: str, config: Path, index: int) -> None:
+        self.index = index
+        self.store = store
+        self.public_url = public_url
+        self.config = config
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self.log: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def start(self) -> "Node":
+        self.process = subprocess.Popen(
+            [str(BINARY), "serve", "--store", self.store, "--host", "127.0.0.1", "--port", str(self.port),
+             "--public-url", self.public_url, "--config", str(self.config), "--log-level", "info"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        banner = self.process.stdout.readline()
+        match = re.search(r"listening on http://[\d.]+:(\d+)", banner)
+        if not match:
+            self.process.kill()
+            raise RuntimeError(f"node {self.index} did not start: {banner!r}\n{self.process.stderr.read()}")
+        self.port = int(match.group(1))
+        for stream in (self.process.stdout, self.process.stderr):
+            threading.Thread(target=lambda s=stream: [self.log.append(line) for line in s], daemon=True).start()
+        return self
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Cluster:
+    """N nodes on one fresh database of `pg`, and haproxy in front of them."""
+
+    def __init__(self, pg: Postgres, nodes: int = 2, haproxy: bool = True, lease_ms: int = LEASE_MS) -> None:
+        self.pg = pg
+        self.dir = Path(tempfile.mkdtemp(prefix="panes-cluster-"))
+        self.store = pg.create_database()
+        self.lb_port = free_port()
+        self.public_url = f"http://127.0.0.1:{self.lb_port}"
+        config = self.dir / "config.json"
+        config.write_text(json.dumps({"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS}}))
+        self.nodes = [Node(self.store, self.public_url, config, i).start() for i in range(nodes)]
+        self.haproxy: subprocess.Popen | None = None
+        if haproxy:
+            self.start_haproxy()
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.lb_port}/"
+
+    def start_haproxy(self) -> None:
+        lines = [
+            "defaults", "  mode http", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
+            "  timeout tunnel 1h",
+            "frontend panes", f"  bind 127.0.0.1:{self.lb_port}", "  default_backend nodes",
+            "backend nodes", "  balance roundrobin", "  option httpchk",
+            f"  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:{self.lb_port}",
+            "  http-check expect status 200",
+        ]
+        for node in self.nodes:
+            lines.append(f"  server node{node.index} 127.0.0.1:{node.port} check inter 200ms fall 2 rise 1")
+        (self.dir / "haproxy.cfg").write_text("\n".join(lines) + "\n")
+        self.haproxy = subprocess.Popen(["haproxy", "-f", str(self.dir / "haproxy.cfg"), "-db"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.lb_port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("haproxy did not start")
+
+    def close(self) -> None:
+        if self.haproxy:
+            self.haproxy.kill()
+            self.haproxy.wait()
+        for node in self.nodes:
+            node.stop()
+
+
+class Closed(Exception):
+    def __init__(self, code: int | None) -> None:
+        super().__init__(f"closed with {code}")
+        self.code = code
+
+
+class Client:
+    """One WebSocket connection speaking the Panes protocol, synchronously. Events that
+    arrive while waiting for a reply are kept in `events`."""
+
+    ids = itertools.count(1)
+
+    def __init__(self, url: str, name: str, workspace: str, session: dict | None = None,
+                 ticket: str | None = None, timeout: float = 15) -> None:
+        self.url = url
+        self.ws = ws_connect(url, max_size=None, open_timeout=10)
+        self.events: list[dict] = []
+        self.closed_code: int | None = None
+        fields: dict = {"protocol": 1, "auth": {"name": name}, "workspace": workspace}
+        if session:
+            fields["session"] = session
+        if ticket:
+            fields["ticket"] = ticket
+        self.connected = self.request("connect", timeout=timeout, **fields)
+
+    @property
+    def credentials(self) -> dict:
+        session = self.connected["session"]
+        return {"id": session["persistentIdentifier"], "secret": session["secret"]}
+
+    def send(self, type: str, **fields) -> int:
+        request_id = next(Client.ids)
+        self.ws.send(json.dumps({"type": type, "id": request_id, **fields}))
+        return request_id
+
+    def _next(self, timeout: float) -> dict:
+        try:
+            return json.loads(self.ws.recv(timeout=timeout))
+        except ConnectionClosed as closed:
+            self.closed_code = closed.rcvd.code if closed.rcvd else None
+            raise Closed(self.closed_code) from closed
+
+    def reply(self, request_id: int, timeout: float = 15) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._next(max(0.01, deadline - time.monotonic()))
+            if message.get("type") == "reply" and message.get("id") == request_id:
+                return message
+            self.events.append(message)
+
+    def request(self, type: str, timeout: float = 15, **fields) -> dict:
+        reply = self.reply(self.send(type, **fields), timeout)
+        if not reply.get("ok"):
+            raise RuntimeError(f"{type} failed: {reply.get('error')}")
+        return reply["result"]
+
+    def event(self, name: str, where=lambda e: True, timeout: float = 15) -> dict:
+        """The first event of that name (already received or still to come) that matches."""
+        for index, event in enumerate(self.events):
+            if event.get("type") == name and where(event):
+                return self.events.pop(index)
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._next(max(0.01, deadline - time.monotonic()))
+            if message.get("type") == name and where(message):
+                return message
+            self.events.append(message)
+
+    def drain(self, seconds: float) -> None:
+        """Reads for a while, keeping every event."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.events.append(self._next(left))
+            except TimeoutError:
+                return
+
+    def wait_closed(self, timeout: float = 15) -> int | None:
+        try:
+            while True:
+                self.events.append(self._next(timeout))
+        except Closed as closed:
+            return closed.code
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:
+            pass

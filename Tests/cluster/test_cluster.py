@@ -1,0 +1,170 @@
+"""What must hold across nodes (issue 11), over real sockets: node to node, and through
+haproxy. Every test would fail if the nodes did not share and follow one store."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from panes_cluster import HEARTBEAT_MS, LEASE_MS, Client, Closed
+
+
+def test_a_preference_set_on_one_node_reaches_observers_on_every_node_in_the_same_order(cluster, workspace):
+    a, b = cluster.nodes
+    observers = [Client(a.url, "ada", workspace), Client(b.url, "ada", workspace)]
+    for observer in observers:
+        observer.request("observe", domain="user", keyPath="editor", options=["new"])
+    writers = [Client(a.url, "ada", workspace), Client(b.url, "ada", workspace)]
+    for step in range(10):
+        writers[step % 2].request("setPreference", domain="user", keyPath="editor.fontSize", value=10 + step)
+    seen = []
+    for observer in observers:
+        changes = [observer.event("preferenceChanged") for _ in range(10)]
+        seen.append([(change["version"], change["new"]) for change in changes])
+        observer.drain(0.2)
+        assert not [e for e in observer.events if e["type"] == "preferenceChanged"], "each change once"
+    assert seen[0] == seen[1]
+    assert [value for _, value in seen[0]] == list(range(10, 20))
+    assert [version for version, _ in seen[0]] == sorted(version for version, _ in seen[0])
+
+
+def test_compare_and_set_is_exact_across_nodes(cluster, workspace):
+    a, b = cluster.nodes
+    on_a, on_b = Client(a.url, "ada", workspace), Client(b.url, "ada", workspace)
+    first = on_a.request("setPreference", domain="user", keyPath="count", value=0)
+    base = first["version"]
+    for round in range(20):
+        # Both write on the same version; exactly one may win.
+        ids = [on_a.send("setPreference", domain="user", keyPath="count", value=round, ifVersion=base),
+               on_b.send("setPreference", domain="user", keyPath="count", value=-round, ifVersion=base)]
+        replies = [on_a.reply(ids[0]), on_b.reply(ids[1])]
+        won = [r for r in replies if r["ok"]]
+        lost = [r for r in replies if not r["ok"]]
+        assert len(won) == 1, replies
+        assert lost[0]["error"]["code"] == "version_conflict"
+        base = won[0]["result"]["version"]
+
+
+def test_documents_edited_through_both_nodes_converge_with_every_acknowledged_op_once(cluster, workspace):
+    creator = Client(cluster.nodes[0].url, "ada", workspace)
+    document = creator.request("createDocument", title="Minutes", text="")["document"]["id"]
+    rng = random.Random(11)
+    editors = []
+    for i in range(6):
+        client = Client(cluster.nodes[i % 2].url, f"user{i}", workspace)
+        opened = client.request("openDocument", document=document)
+        editors.append({"client": client, "revision": opened["revision"], "length": len(opened["text"]),
+                        "tokens": [], "pending": None})
+
+    def absorb(editor, message):
+        if message.get("type") == "documentOperation" and message["document"] == document:
+            assert message["revision"] == editor["revision"] + 1, "operations arrive in order, none missing"
+            editor["revision"] = message["revision"]
+            editor["length"] += sum(len(part) for part in message["operation"] if isinstance(part, str))
+
+    for round in range(40):
+        for index, editor in enumerate(editors):
+            client = editor["client"]
+            for message in client.events:
+                absorb(editor, message)
+            client.events.clear()
+            token = f"[{index}.{round}]"
+            at = rng.randint(0, editor["length"])
+            operation = [part for part in (at, token, editor["length"] - at) if part != 0]
+            request = client.send("edit", document=document, revision=editor["revision"], operation=operation,
+                                  opId=f"{index}-{round}")
+            editor["pending"] = (request, token)
+        for editor in editors:
+            client = editor["client"]
+            request, token = editor["pending"]
+            while True:
+                message = client._next(15)
+                if message.get("type") == "reply" and message.get("id") == request:
+                    assert message["ok"], message
+                    editor["revision"] = message["result"]["revision"]
+                    editor["length"] += len(token)
+                    editor["tokens"].append(token)
+                    break
+                absorb(editor, message)
+
+    # Every node holds the same text; every acknowledged token is in it exactly once.
+    texts = [Client(node.url, "reader", workspace).request("openDocument", document=document)
+             for node in cluster.nodes]
+    assert texts[0]["revision"] == texts[1]["revision"] == 240
+    assert texts[0]["text"] == texts[1]["text"]
+    for editor in editors:
+        for token in editor["tokens"]:
+            assert texts[0]["text"].count(token) == 1, token
+
+    # A resend after a lost acknowledgement is recognised as a duplicate, on the other node too.
+    resent = Client(cluster.nodes[1].url, "user0", workspace)
+    resent.request("openDocument", document=document)
+    again = resent.request("edit", document=document, revision=0, operation=["[0.0]"], opId="0-0")
+    assert again.get("duplicate") is True
+
+
+def test_a_reload_on_another_node_resumes_and_a_duplicate_forks(cluster, workspace):
+    a, b = cluster.nodes
+    tab = Client(a.url, "ada", workspace)
+    # A duplicated tab on b while the original is alive: a fork, as soon as a's window answers.
+    started = time.monotonic()
+    duplicate = Client(b.url, "ada", workspace, session=tab.credentials)
+    assert duplicate.connected["forkedFrom"] == tab.credentials["id"]
+    assert time.monotonic() - started < LEASE_MS / 1000, "forked on the pong, not after the lease"
+    # A reload: the old socket closes, the new one reaches b and resumes.
+    credentials = tab.credentials
+    tab.close()
+    reload = Client(b.url, "ada", workspace, session=credentials)
+    assert reload.connected["created"] is False
+    assert reload.connected["session"]["persistentIdentifier"] == credentials["id"]
+
+
+def test_the_switcher_lists_every_node_and_discard_reaches_the_window(cluster, workspace):
+    a, b = cluster.nodes
+    window = Client(a.url, "ada", workspace)
+    switcher = Client(b.url, "ada", workspace)
+    listed = switcher.request("listSessions", watch=True)
+    ids = [s["persistentIdentifier"] for s in listed["sessions"]]
+    assert window.credentials["id"] in ids
+    switcher.request("requestDestruction", session=window.credentials["id"])
+    assert window.event("sessionDestroyed")
+    assert window.wait_closed() == 4001
+
+
+def test_open_in_new_window_and_bring_forward_across_nodes(cluster, workspace):
+    a, b = cluster.nodes
+    tab = Client(a.url, "ada", workspace)
+    activity = {"activityType": "panes.document", "title": "Budget", "targetContentIdentifier": "doc_budget"}
+    opened = tab.request("requestActivation", activity=activity)
+    assert opened["action"] == "open"
+    window = Client(b.url, "ada", workspace, ticket=opened["ticket"])
+    assert window.connected["connectionOptions"]["userActivities"][0]["title"] == "Budget"
+    window.request("updateActivity", activity=activity)
+    # From a, "open" the same content again: b's window is brought forward.
+    again = tab.request("requestActivation", activity=activity)
+    assert again["action"] == "activated"
+    assert window.event("activate")["activity"]["targetContentIdentifier"] == "doc_budget"
+
+
+def test_presence_crosses_nodes(cluster, workspace):
+    a, b = cluster.nodes
+    ada = Client(a.url, "ada", workspace)
+    document = ada.request("createDocument", title="Plan", text="hello world")["document"]["id"]
+    bob = Client(b.url, "bob", workspace)
+    ada.request("openDocument", document=document)
+    bob.request("openDocument", document=document)
+    ada.request("setPresence", document=document, selection={"anchor": 0, "head": 5})
+    seen = bob.event("presence", lambda e: e["user"] == "ada")
+    assert seen["selection"] == {"anchor": 0, "head": 5}
+
+
+def test_through_haproxy_two_tabs_on_two_nodes_behave_like_two_tabs_on_one(cluster, workspace):
+    # Round robin: consecutive connections reach different nodes.
+    first = Client(cluster.url, "ada", workspace)
+    second = Client(cluster.url, "ada", workspace)
+    first.request("observe", domain="user", keyPath="theme", options=["new"])
+    second.request("setPreference", domain="user", keyPath="theme", value="dark")
+    assert first.event("preferenceChanged")["new"] == "dark"
+    listed = second.request("listSessions")
+    ids = {s["persistentIdentifier"] for s in listed["sessions"]}
+    assert {first.credentials["id"], second.credentials["id"]} <= ids

@@ -1,0 +1,172 @@
+"""Faults (issue 11): a node killed under load, PostgreSQL restarted under load, the LISTEN
+connection terminated. Acknowledged means committed: nothing acknowledged is lost or
+applied twice, whatever happens."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from panes_cluster import Client, Closed, Cluster
+
+
+class Editor:
+    """A client that types unique tokens into a document, one edit in flight at a time,
+    reconnecting (through haproxy) and resending its unacknowledged edit after a failure."""
+
+    def __init__(self, url: str, name: str, workspace: str, document: str, seed: int) -> None:
+        self.url, self.name, self.workspace, self.document = url, name, workspace, document
+        self.rng = random.Random(seed)
+        self.acked: list[str] = []
+        self.client: Client | None = None
+        self.credentials: dict | None = None
+        self.resumed = 0
+        self.retryable = 0
+        self.pending: tuple[str, str, int] | None = None  # token, opId, base revision
+        self.count = 0
+        self.reconnect()
+
+    def reconnect(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.client = Client(self.url, self.name, self.workspace, session=self.credentials, timeout=20)
+                break
+            except Exception:  # refused, 502 from haproxy before its check notices, a timeout
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        if self.credentials is not None:
+            assert self.client.connected["created"] is False, "the session is resumed, not replaced"
+            assert self.client.connected["session"]["persistentIdentifier"] == self.credentials["id"]
+            self.resumed += 1
+        self.credentials = self.client.credentials
+        opened = self.client.request("openDocument", document=self.document)
+        self.revision, self.length = opened["revision"], len(opened["text"])
+
+    def absorb(self, message: dict) -> None:
+        if message.get("type") == "documentOperation" and message["document"] == self.document:
+            self.revision = message["revision"]
+            self.length += sum(len(part) for part in message["operation"] if isinstance(part, str))
+
+    def step(self) -> None:
+        """Sends one edit (or resends the pending one) and waits for its answer."""
+        try:
+            for message in self.client.events:
+                self.absorb(message)
+            self.client.events.clear()
+            if self.pending is None:
+                self.count += 1
+                token = f"[{self.name}.{self.count}]"
+                self.pending = (token, f"{self.name}-{self.count}", self.revision)
+                at = self.rng.randint(0, self.length)
+                operation = [p for p in (at, token, self.length - at) if p != 0]
+            else:
+                # A resend: the same opId on the same base, as a client does after a lost ack.
+                token, _, base = self.pending
+                operation = None
+            token, op_id, base = self.pending
+            if operation is None:
+                # The text at `base` is unknown here; inserting at the start is valid on any base.
+                length_at_base = self.base_length
+                operation = [p for p in (token, length_at_base) if p != 0]
+            else:
+                self.base_length = self.length
+            request = self.client.send("edit", document=self.document, revision=base, operation=operation, opId=op_id)
+            while True:
+                message = self.client._next(20)
+                if message.get("type") == "reply" and message.get("id") == request:
+                    break
+                self.absorb(message)
+            if message["ok"]:
+                if not message["result"].get("duplicate"):
+                    self.revision = message["result"]["revision"]
+                    self.length += len(token)
+                self.acked.append(token)
+                self.pending = None
+            else:
+                assert message["error"]["code"] in ("storage_failed", "rate_limited"), message
+                self.retryable += 1
+                time.sleep(message["error"].get("retryAfterMs", 100) / 1000)
+        except (Closed, TimeoutError, OSError):
+            self.reconnect()
+
+
+def check_document(cluster: Cluster, workspace: str, document: str, editors: list[Editor]) -> None:
+    texts = []
+    for node in cluster.nodes:
+        if node.process.poll() is None:
+            texts.append(Client(node.url, "reader", workspace).request("openDocument", document=document)["text"])
+    assert len(set(texts)) == 1, "every live node holds the same text"
+    for editor in editors:
+        for token in editor.acked:
+            assert texts[0].count(token) == 1, f"{token} acknowledged, so present exactly once"
+    total = sum(len(editor.acked) for editor in editors)
+    assert texts[0].count("[") == total, "nothing unacknowledged slipped in twice"
+
+
+def test_kill_9_a_node_under_load(pg, workspace):
+    cluster = Cluster(pg, nodes=2)
+    try:
+        creator = Client(cluster.nodes[0].url, "ada", workspace)
+        document = creator.request("createDocument", title="Load", text="")["document"]["id"]
+        creator.close()
+        editors = [Editor(cluster.url, f"e{i}", workspace, document, seed=i) for i in range(4)]
+        for _ in range(15):
+            for editor in editors:
+                editor.step()
+        cluster.nodes[0].kill()
+        for _ in range(25):
+            for editor in editors:
+                editor.step()
+        assert sum(editor.resumed for editor in editors) >= 1, "some editors were on the killed node"
+        check_document(cluster, workspace, document, editors)
+    finally:
+        cluster.close()
+
+
+def test_postgres_restart_under_load(pg, workspace):
+    cluster = Cluster(pg, nodes=2, lease_ms=20_000)
+    try:
+        creator = Client(cluster.nodes[0].url, "ada", workspace)
+        document = creator.request("createDocument", title="Load", text="")["document"]["id"]
+        observer = Client(cluster.nodes[1].url, "obs", workspace)
+        observer.request("observe", domain="user", keyPath="editor", options=["new"])
+        editors = [Editor(cluster.nodes[i % 2].url, f"e{i}", workspace, document, seed=i) for i in range(4)]
+        for _ in range(10):
+            for editor in editors:
+                editor.step()
+        pg.stop_server()
+        down_until = time.monotonic() + 2
+        while time.monotonic() < down_until:
+            for editor in editors:
+                editor.step()
+        pg.start_server()
+        for _ in range(20):
+            for editor in editors:
+                editor.step()
+        assert sum(editor.retryable for editor in editors) >= 1, "writes were refused while the database was down"
+        # Node 1's observer hears a change made through node 0 after the restart: node 1 listens again.
+        writer = Client(cluster.nodes[0].url, "obs", workspace)
+        writer.request("setPreference", domain="user", keyPath="editor.after", value=True)
+        assert observer.event("preferenceChanged", lambda e: e["keyPath"] == "editor.after", timeout=20)["new"] is True
+        check_document(cluster, workspace, document, editors)
+    finally:
+        cluster.close()
+
+
+def test_a_terminated_listen_connection_is_noticed_and_caught_up(pg, cluster, workspace):
+    a, b = cluster.nodes
+    observer = Client(b.url, "ada", workspace)
+    observer.request("observe", domain="user", keyPath="editor", options=["new"])
+    writer = Client(a.url, "ada", workspace)
+    killed = pg.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                     "WHERE query ILIKE 'LISTEN%'", database=cluster.store.rsplit("/", 1)[1])
+    assert int(killed) >= 2, "both nodes' listeners were terminated"
+    # Written while b's listener may still be down: b catches up when it listens again.
+    for size in (11, 12, 13):
+        writer.request("setPreference", domain="user", keyPath="editor.fontSize", value=size)
+    seen = [observer.event("preferenceChanged", timeout=20)["new"] for _ in range(3)]
+    assert seen == [11, 12, 13]
