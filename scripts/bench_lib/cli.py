@@ -235,8 +235,9 @@ def parse(argv):
                                      "that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")
-    p.add_argument("--rate", type=float, help="docs: edits per second per editor (5)")
-    p.add_argument("--seconds", type=float, help="docs: seconds measured; soak: its window (overrides the mode's)")
+    p.add_argument("--rate", type=float, help="docs: edits per second per editor (5; cluster-docs: 100)")
+    p.add_argument("--seconds", type=float, help="docs, cluster-docs: seconds measured; soak: its window "
+                                                 "(overrides the mode's)")
     p.add_argument("--repeat", type=int, default=1,
                    help="run everything R times, round after round, and keep each row's median run "
                         "(by median latency); every run is kept in results.json")
@@ -307,9 +308,9 @@ def main(argv) -> int:
     if args.writes:
         plan.writes = {1: args.writes}
     if args.rate:
-        plan.docs_rate = args.rate
+        plan.docs_rate = plan.cluster_docs_rate = args.rate
     if args.seconds:
-        plan.docs_seconds = plan.soak_seconds = args.seconds
+        plan.docs_seconds = plan.soak_seconds = plan.cluster_docs_seconds = args.seconds
     systems = all_systems()
     if args.systems:
         unknown = [s for s in args.systems.split(",") if s.strip() and s.strip() not in systems]
@@ -469,16 +470,25 @@ def _summary(row: dict) -> None:
     cpu = row.get("cpu") or {}
     if row["status"] not in ("ok", "partial"):
         return
-    if row["workload"] in ("docs", "docsize"):
+    if row["workload"] in ("docs", "docsize", "cluster-docs"):
         log(f"  {row['status']}: {row.get('ops_per_sec')} ops/s of {row.get('offered_ops_per_sec')} offered, "
             f"{row.get('skipped')} ticks skipped, to the last editor median {lat.get('p50')} ms, p99 "
             f"{lat.get('p99')} ms, ack p99 {(row.get('ack_ms') or {}).get('p99')} ms, "
             f"{_kib((row.get('memory') or {}).get('doc_open_kb'))} per open document, "
             f"{row.get('refused')} refused, CPU server {cpu.get('server_s')} s / generator {cpu.get('generator_s')} s")
-    elif row["workload"] in ("connect", "fanout", "throughput"):
+    elif row["workload"] in ("connect", "fanout", "throughput", "cluster-fanout"):
         log(f"  {row['status']}: connected {row.get('connected')}, median {lat.get('p50')} ms, "
             f"p99 {lat.get('p99')} ms, {mem} KiB/conn, CPU server {cpu.get('server_s')} s / "
             f"generator {cpu.get('generator_s')} s")
+    if row.get("cross_node_ms") or row.get("same_node_ms"):
+        same, cross = row.get("same_node_ms") or {}, row.get("cross_node_ms") or {}
+        log(f"  same-node delivery median {same.get('p50')} · p99 {same.get('p99')} ms, cross-node median "
+            f"{cross.get('p50')} · p99 {cross.get('p99')} ms")
+    c = row.get("cluster")
+    if c:
+        log(f"  {c['nodes']} node(s): {c['ops_per_sec']} ops/s ({c['ops_per_sec_per_node']} per node), node CPU per op "
+            f"{c['node_ms_per_op']} ms, node cores {c['node_cores']}, PostgreSQL {c['postgres_cores']} cores "
+            f"({c['postgres_ms_per_op']} ms per op)")
 
 
 def _mem_gib() -> float:
