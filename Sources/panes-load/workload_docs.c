@@ -53,7 +53,8 @@
 #include "protocol.h"
 #include "report.h"
 
-#define RING 64          /* an editor's edits that may still be travelling to the others */
+#define RING 1024        /* an editor's edits that may still be travelling to the others (a cluster node
+                          * catching up on a hot document may be seconds behind) */
 #define MAX_SECONDS 3600 /* per-second acknowledgement counts kept */
 #define S 1000000000ull
 #define OPEN_RETRY_MS 10
