@@ -128,3 +128,30 @@ import Testing
         #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
     }
 }
+
+@Suite struct ClusterClaimRaceTests {
+    @Test func aConnectThatLostTheClaimAsksTheWinnerOnceItIsKnown() {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        // Both nodes get a connect for the free session; a's claim lands first.
+        nodes.a.completesCommits = false
+        nodes.b.completesCommits = false
+        let onA = nodes.a.open()
+        let onB = nodes.b.open()
+        _ = nodes.a.send(onA, "connect", ClusterLeaseTests.resume(first))
+        _ = nodes.b.send(onB, "connect", ClusterLeaseTests.resume(first))
+        _ = nodes.a.completeCommits()
+        nodes.b.completesCommits = true
+        // b's claim conflicts; reading the records it learns a holds the session and asks it.
+        let lost = nodes.b.completeCommits()
+        let asked = lost.compactMap { effect -> NodeSignal? in if case .signal(let s) = effect { s } else { nil } }
+        #expect(asked.contains { $0.kind == .probe(SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")) })
+        // a's window answers: b forks at once.
+        let pinged = TwoNodes.deliver(lost, to: &nodes.a)
+        #expect(pinged.probes == [onA])
+        let reply = TwoNodes.deliver(nodes.a.run(.pong(onA)), to: &nodes.b).messages(to: onB).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
+    }
+}

@@ -11,6 +11,9 @@ struct ClusterState: Sendable {
     var writtenDuringRecordLoad: Set<SessionID> = []
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
+    /// Sessions whose holder on another node was asked whether its window is alive, for the
+    /// connects waiting on them (asked once per wait).
+    var probesSent: Set<SessionID> = []
     /// Claims this node has asked the store for and not heard back about.
     var claiming: Set<SessionID> = []
     /// Nodes whose lease ran out: their claims no longer count.

@@ -227,6 +227,8 @@ extension Hub {
         for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0)
             && !(writtenMeanwhile.contains(id) && claim.node == node) {
             cluster.claims[id] = claim
+            // A connect here lost the claim to another node: now that it is known, ask it.
+            askHolder(id)
         }
         var owners: Set<OwnerKey> = []
         for session in changes.sessions {
@@ -312,9 +314,14 @@ extension Hub {
     }
 
     /// A session made here: nobody else can know it yet, so the claim waits for nothing.
-    mutating func claimNew(_ session: SessionID) {
-        guard isClustered else { return }
-        claim(session, for: nil)
+    /// A session made here is claimed in the same write that first stores it, so no other
+    /// node can ever read it unclaimed and attach to it too.
+    /// - Returns: the command to persist with the session (none on a single node).
+    mutating func claimNew(_ session: SessionID) -> [StoreCommand] {
+        guard isClustered else { return [] }
+        let claim = SessionClaim(node: node, epoch: 1)
+        cluster.claims[session] = claim
+        return [.claimSession(session, claim)]
     }
 
     /// Lets go of a session whose scene ended here, so a reload on another node resumes it
@@ -354,9 +361,14 @@ extension Hub {
             // Another node claimed it first: it is live there, for now. Read who holds it and
             // wait, like any connect for a session live elsewhere.
             guard var pending else { return }
+            // Who won is known once the records are read; the holder is asked then (or now, if
+            // this node has read it already).
             loadRecordChanges()
             pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
-            if connections[pending.connection] != nil { wait(pending, for: session) }
+            if connections[pending.connection] != nil {
+                wait(pending, for: session)
+                askHolder(session)
+            }
         case .failed(let reason):
             logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
             guard let pending, connections[pending.connection] != nil else { return }

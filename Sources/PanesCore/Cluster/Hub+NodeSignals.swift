@@ -97,6 +97,16 @@ extension Hub {
         effects.append(.probe(live.connection))
     }
 
+    /// Asks the node holding a session that connects wait for whether its window is alive: a
+    /// pong means a duplicated tab (they fork at once), silence a dead socket (it lets go and
+    /// the first of them resumes). Once per wait, and only when the holder is known.
+    mutating func askHolder(_ session: SessionID) {
+        guard pendingConnects[session] != nil, !cluster.probesSent.contains(session),
+              let holder = cluster.claims[session]?.node, holder != node, claimedElsewhere(session) else { return }
+        cluster.probesSent.insert(session)
+        signal(.probe(session), to: holder)
+    }
+
     /// The scene answered a ping: tells the nodes that asked.
     mutating func answerRemoteProbes(of session: SessionID) {
         cluster.remoteProbeDeadlines[session] = nil

@@ -55,8 +55,7 @@ extension Hub {
         } else {
             let configuration = configurations[0]
             let (session, secret) = try makeSession(owner: owner, configuration: configuration)
-            persist(.putSession(session))
-            claimNew(session.id)
+            persist([.putSession(session)] + claimNew(session.id))
             attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
                    secret: secret, handedOver: [], created: true, forkedFrom: nil)
             return
@@ -84,13 +83,8 @@ extension Hub {
             // is resumed, not forked.
             var waiting = pending
             waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
-            let first = pendingConnects[target] == nil
             wait(waiting, for: target)
-            // The holder pings its window: a pong means a duplicated tab (fork now), silence
-            // means a dead socket (it lets go, and this connect resumes).
-            if first, let holder = cluster.claims[target]?.node, holder != node {
-                signal(.probe(target), to: holder)
-            }
+            askHolder(target)
             return
         }
         resume(target, for: pending)
@@ -255,6 +249,7 @@ extension Hub {
     /// connect resumes it, any others fork from it.
     mutating func resolvePendingConnects(of session: SessionID) {
         guard let waiting = pendingConnects.removeValue(forKey: session) else { return }
+        cluster.probesSent.remove(session)
         let elsewhere = isClustered && claimedElsewhere(session)
         for pending in waiting {
             guard connections[pending.connection] != nil else { continue }
@@ -289,8 +284,7 @@ extension Hub {
             session.subtitle = source.subtitle
             session.snapshot = source.snapshot
             sessions[session.id] = session
-            persist(.putSession(session))
-            claimNew(session.id)
+            persist([.putSession(session)] + claimNew(session.id))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)
