@@ -5,7 +5,7 @@ import PanesPostgresTestSupport
 import Testing
 
 /// Two nodes (two stores, two connections) committing to the same channels at once.
-@Suite struct PostgresStoreRaceTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresStoreRaceTests {
     @Test func ofTwoNodesRacingOnAChannelExactlyOneCommitsEachRound() throws {
         let database = try TestDatabase()
         let nodes = [try PostgresStore(url: database.url), try PostgresStore(url: database.url)]
@@ -68,7 +68,7 @@ import Testing
 }
 
 /// A connection lost while COMMIT is under way: whether the batch is in is asked, not guessed.
-@Suite struct PostgresLostCommitTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresLostCommitTests {
     static func session(_ id: String) -> SceneSession {
         SceneSession(id: SessionID(id), secretHash: "h", owner: OwnerKey(workspace: "acme", user: "ada"),
                      role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0)
