@@ -206,13 +206,13 @@ class Client:
     ids = itertools.count(1)
 
     def __init__(self, url: str, name: str, workspace: str, session: dict | None = None,
-                 ticket: str | None = None, timeout: float = 15) -> None:
+                 ticket: str | None = None, timeout: float = 15, token: str | None = None) -> None:
         self.url = url
         self.ws = ws_connect(url, max_size=None, open_timeout=10, subprotocols=["panes.v1"], compression=None)
         self.events: list[dict] = []
         self.closed_code: int | None = None
         self.name = f"cluster-{os.getpid()}-{next(FrameLog.sockets)}"
-        fields: dict = {"protocol": 1, "auth": {"name": name}, "workspace": workspace}
+        fields: dict = {"protocol": 1, "auth": {"token": token} if token else {"name": name}, "workspace": workspace}
         if session:
             fields["session"] = session
         if ticket:
