@@ -93,6 +93,7 @@ static uint32_t per_second[MAX_SECONDS];
 static struct hist last_hist, each_hist, ack_hist, open_hist;
 static struct timer tick_timer, drain_timer, reopen_timer;
 static uint64_t open_retries;
+static int unacked_by_node[MAX_NODES]; /* on a cluster: which node left edits unacknowledged */
 static struct cpu_snap cpu_open0, cpu_open1, cpu_type0, cpu_type1;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -210,6 +211,7 @@ drain_check(struct timer *t)
 			ed[i].outstanding = 0;
 			outstanding--;
 			unacked++;
+			unacked_by_node[node_of(&g.clients[i])]++;
 		}
 	}
 	note_error("%llu edits had not reached every editor and %llu were not acknowledged %.0f s after typing stopped",
@@ -546,10 +548,31 @@ static void
 docs_report(FILE *out)
 {
 	double d = g.opt.duration;
-	int behind = 0;
+	int behind = 0, behind_by_node[MAX_NODES] = { 0 };
+	uint64_t lowest_by_node[MAX_NODES];
 
-	for (int i = 0; i < editors; i++)
-		behind += is_live(i) && ed[i].opened && ed[i].revision != max_revision;
+	for (int k = 0; k < MAX_NODES; k++)
+		lowest_by_node[k] = max_revision;
+	for (int i = 0; i < editors; i++) {
+		if (!is_live(i) || !ed[i].opened)
+			continue;
+		int k = node_of(&g.clients[i]);
+		behind += ed[i].revision != max_revision;
+		behind_by_node[k] += ed[i].revision != max_revision;
+		if (ed[i].revision < lowest_by_node[k])
+			lowest_by_node[k] = ed[i].revision;
+	}
+	/* Per node (one entry without --ports): where a cluster's editors ended up. */
+	fputs(",\"editors_behind_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%d", k ? "," : "", behind_by_node[k]);
+	fputs("],\"lowest_revision_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%llu", k ? "," : "", (unsigned long long)lowest_by_node[k]);
+	fputs("],\"unacked_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%d", k ? "," : "", unacked_by_node[k]);
+	fputc(']', out);
 	fprintf(out, ",\"editors\":%d,\"live_editors\":%d,\"opened\":%d,\"document\":", editors, live, opened);
 	json_string(out, doc);
 	fprintf(out, ",\"rate_per_editor\":%g,\"warmup_seconds\":%g,\"measure_seconds\":%g", g.opt.rate,

@@ -276,6 +276,8 @@ def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: in
         "lost": r.get("lost"), "unacked": r.get("unacked"),
         "refused": r.get("refused"), "refused_edits": r.get("refused_edits"),
         "open_retries": r.get("open_retries"),
+        "editors_behind_by_node": r.get("editors_behind_by_node"), "unacked_by_node": r.get("unacked_by_node"),
+        "lowest_revision_by_node": r.get("lowest_revision_by_node"),
         "final_revision": r.get("final_revision"), "editors_behind": r.get("editors_behind"),
         "memory": memory,
         "cpu": {"server_s": round(cpu3 - cpu2, 3), "generator_s": gen_cpu,
