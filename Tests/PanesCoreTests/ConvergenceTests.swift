@@ -57,6 +57,24 @@ import Testing
 
     /// Documents of 200 KB to 1 MB: the same schedule over the server's rope, with cuts and
     /// pastes of thousands of scalars among the keystrokes, and snapshots of the whole text.
+    /// The same schedule with the clients spread over two nodes on one shared store: each
+    /// (re)connect picks a node at random, so reloads land on the other node; what one node
+    /// writes reaches the other only through the notices, delivered whenever the dice say.
+    ///
+    /// Known issue (issue 11): on about one seed in ten a node ends one operation behind the
+    /// store (its clients too) or a client's state diverges; the cause is not found yet. The
+    /// test runs every seed and records those failures as known, so it fails once they are
+    /// fixed (remove `withKnownIssue` then) and still fails on any other kind of failure.
+    @Test(arguments: Array(seeds.prefix(80)))
+    func convergenceHoldsWithClientsSpreadOverTwoNodes(seed: UInt64) throws {
+        try withKnownIssue("a node can end one operation behind after cross-node catch-ups", isIntermittent: true) {
+            var simulation = Simulation(seed: seed &+ 30_000, nodes: 2)
+            try simulation.run(steps: 1_000)
+            try simulation.settle()
+            try simulation.check()
+        }
+    }
+
     @Test(arguments: 1...20 as ClosedRange<UInt64>)
     func convergenceHoldsOnLargeDocuments(seed: UInt64) throws {
         var simulation = Simulation(seed: seed &+ 20_000, large: true)
@@ -70,7 +88,14 @@ import Testing
 
 /// One run: a hub, a store, clients, and a random schedule.
 private struct Simulation {
-    var harness: HubHarness
+    /// One hub, or several nodes on one store (`nodes: 2`).
+    var nodes: [HubHarness]
+    var harness: HubHarness {
+        get { nodes[0] }
+        set { nodes[0] = newValue }
+    }
+    /// Notices each node has yet to hear of the others' writes.
+    var notices: [[ChangeNotice]]
     var random: SplitMix64
     var clients: [SimulatedClient] = []
     /// Server-side paths reached (see `theScheduleReachesEveryPath`).
@@ -78,7 +103,7 @@ private struct Simulation {
     let document: String
     let initialText: String
 
-    init(seed: UInt64, snapshotEvery: Int? = nil, retention: Int? = nil, large: Bool = false) {
+    init(seed: UInt64, snapshotEvery: Int? = nil, retention: Int? = nil, large: Bool = false, nodes count: Int = 1) {
         random = SplitMix64(seed: seed)
         var settings = Settings()
         settings.rateLimitPerSecond = 1_000_000
@@ -86,14 +111,21 @@ private struct Simulation {
         settings.documentListIntervalMs = 0
         settings.snapshotEvery = snapshotEvery ?? [1, 3, 10, 100].randomElement(using: &random)!
         settings.operationLogRetention = retention ?? [5, 20, 1_000].randomElement(using: &random)!
-        harness = HubHarness(settings: settings)
-        let (owner, _) = harness.connect(name: "owner")
+        let store = MemoryStore()
+        nodes = [count > 1 ? HubHarness(settings: settings, store: store, node: NodeID("a"), ids: .sequential(from: 0))
+                           : HubHarness(settings: settings, store: store)]
+        notices = Array(repeating: [], count: count)
+        let (owner, _) = nodes[0].connect(name: "owner")
         initialText = large
             ? Alphabet.largeText(length: Int.random(in: 90_000...450_000, using: &random), using: &random)
             : Alphabet.text(length: Int.random(in: 0...12, using: &random), using: &random)
-        document = harness.createDocument(owner, title: "Shared", text: initialText)
-        harness.run(.closed(owner, abnormal: false))
-        harness.completesLoads = false
+        document = nodes[0].createDocument(owner, title: "Shared", text: initialText)
+        nodes[0].run(.closed(owner, abnormal: false))
+        for index in 1..<max(count, 1) {
+            nodes.append(HubHarness(settings: settings, stored: try! store.loadState(), store: store,
+                                    node: NodeID("n\(index)"), ids: .sequential(from: index << 40)))
+        }
+        for index in nodes.indices { nodes[index].completesLoads = false }
         let count = Int.random(in: 2...4, using: &random)
         for index in 0..<count { clients.append(SimulatedClient(name: "user\(index)")) }
     }
@@ -117,8 +149,11 @@ private struct Simulation {
             case 94: reopen(index)
             case 95..<98: sharePresence(index)
             default:
-                harness.clock.advance(Millis.random(in: 0...50, using: &random))
-                route(harness.run(.tick))
+                let step = Millis.random(in: 0...50, using: &random)
+                for node in nodes.indices {
+                    nodes[node].clock.advance(step)
+                    route(nodes[node].run(.tick), from: node)
+                }
             }
         }
     }
@@ -126,10 +161,15 @@ private struct Simulation {
     /// Reconnects everyone and delivers everything until nothing is in flight.
     mutating func settle() throws {
         for index in clients.indices where clients[index].connection == nil { connect(index) }
+        var idleTicks = 0
         for _ in 0..<10_000 {
             var moved = false
-            if !harness.pendingLoads.isEmpty {
+            if nodes.contains(where: { !$0.pendingLoads.isEmpty }) {
                 completeLoads()
+                moved = true
+            }
+            if notices.contains(where: { !$0.isEmpty }) {
+                deliverNotices()
                 moved = true
             }
             for index in clients.indices {
@@ -142,7 +182,15 @@ private struct Simulation {
                     moved = true
                 }
             }
-            if !moved { return }
+            if !moved {
+                // Several nodes: what waits on a deadline (a lease, a probe) needs time to pass.
+                guard nodes.count > 1, idleTicks < 40 else { return }
+                idleTicks += 1
+                for node in nodes.indices {
+                    nodes[node].clock.advance(500)
+                    route(nodes[node].run(.tick), from: node)
+                }
+            }
         }
         Issue.record("the simulation did not settle")
     }
@@ -160,9 +208,9 @@ private struct Simulation {
         }
 
         // The server's history, in the order it was made durable.
-        let history = harness.effects.persisted.compactMap { command -> StoredOperation? in
+        let history = nodes.flatMap(\.committed).flatMap(\.commands).compactMap { command -> StoredOperation? in
             if case .appendOperation(_, let entry, _) = command { entry } else { nil }
-        }
+        }.sorted { $0.revision < $1.revision }
         #expect(history.map(\.revision) == (0..<history.count).map { Int64($0 + 1) })
         #expect(Int64(history.count) == revision)
         // Replaying it from the initial text gives the text everyone has.
@@ -194,8 +242,10 @@ private struct Simulation {
         }
         // A document nobody has open is not held; a restart reads back the same text.
         harness.run(.closed(reader, abnormal: false))
-        for client in clients { if let connection = client.connection { harness.run(.closed(connection, abnormal: false)) } }
-        #expect(harness.hub.documentCounts.loaded == 0)
+        for client in clients {
+            if let connection = client.connection { nodes[client.node].run(.closed(connection, abnormal: false)) }
+        }
+        for node in nodes { #expect(node.hub.documentCounts.loaded == 0) }
         var restarted = try harness.restarted()
         let (again, _) = restarted.connect(name: "later")
         let reread = restarted.openDocument(again, document)["result"]?["text"]?.stringValue ?? ""
@@ -216,14 +266,17 @@ private struct Simulation {
     mutating func disconnect(_ index: Int) {
         guard let connection = clients[index].connection else { return }
         let abnormal = Bool.random(using: &random)
+        let node = clients[index].node
         clients[index].dropConnection()
-        route(harness.run(.closed(connection, abnormal: abnormal)))
+        route(nodes[node].run(.closed(connection, abnormal: abnormal)), from: node)
     }
 
     /// A new connection: `connect`, then (on its reply) `openDocument` from the client's revision.
     mutating func connect(_ index: Int) {
         guard clients[index].connection == nil else { return }
-        let connection = harness.open()
+        // A (re)connect reaches any node, as through a load balancer.
+        clients[index].node = Int.random(in: 0..<nodes.count, using: &random)
+        let connection = nodes[clients[index].node].open()
         clients[index].connection = connection
         clients[index].phase = .connecting
         var fields: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(clients[index].name)]]
@@ -265,7 +318,8 @@ private struct Simulation {
     mutating func deliverToHub(_ index: Int) throws {
         guard let connection = clients[index].connection, !clients[index].outbox.isEmpty else { return }
         let message = clients[index].outbox.removeFirst()
-        route(harness.run(.received(connection, message)))
+        let node = clients[index].node
+        route(nodes[node].run(.received(connection, message)), from: node)
     }
 
     mutating func completeLoads() {
@@ -273,15 +327,28 @@ private struct Simulation {
             let loads = harness.effects.count { if case .load = $0 { true } else { false } }
             if loads > 1 { seen.insert("load after eviction") }
         }
-        route(harness.completeLoads())
+        for node in nodes.indices { route(nodes[node].completeLoads(), from: node) }
+        deliverNotices()
+    }
+
+    /// Lets every node hear what the others wrote so far.
+    mutating func deliverNotices() {
+        for node in nodes.indices {
+            let pending = notices[node]
+            notices[node] = []
+            for notice in pending { route(nodes[node].run(.notice(notice)), from: node) }
+        }
     }
 
     /// Puts what the hub sent into the inboxes of the clients whose connection it was for.
-    mutating func route(_ effects: [Effect]) {
-        for index in clients.indices {
+    mutating func route(_ effects: [Effect], from node: Int = 0) {
+        for index in clients.indices where clients[index].node == node {
             guard let connection = clients[index].connection else { continue }
             clients[index].inbox += effects.messages(to: connection)
         }
+        guard nodes.count > 1 else { return }
+        let heard = TwoNodes.notices(for: effects)
+        for other in nodes.indices where other != node { notices[other] += heard }
     }
 
     mutating func deliverToClient(_ index: Int) throws {
@@ -307,6 +374,8 @@ private struct SimulatedClient {
     enum Outcome { case mustReconnect }
 
     let name: String
+    /// The node its connection reached (always 0 with one hub).
+    var node = 0
     var connection: ConnectionID?
     var credentials: JSONValue?
     var phase = Phase.disconnected

@@ -31,6 +31,8 @@ struct HubHarness {
     /// act while a commit is in flight (a slow disk).
     var completesCommits = true
     private(set) var pendingCommits: [Commit] = []
+    /// Every commit the store took, in order: with several nodes on one store, the history.
+    private(set) var committed: [Commit] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
          authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
@@ -91,6 +93,7 @@ struct HubHarness {
                 do { result = try store.apply([.commit(commit)])[commit.id] ?? .failed("no outcome") } catch {
                     Issue.record("the store refused a commit: \(error)")
                 }
+                if result == .committed { committed.append(commit) }
             }
             produced += perform(hub.handle(.committed(commit.id, result)))
         }

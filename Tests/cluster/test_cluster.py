@@ -211,3 +211,14 @@ def test_drag_from_a_window_on_one_node_onto_windows_and_the_new_window_zone_thr
     window = Client(cluster.url, "ada", workspace, ticket=ticket)
     assert window.connected["connectionOptions"]["userActivities"][0]["title"] == "Notes"
     assert source.event("dragEnded")["target"]["kind"] == "newWindow"
+
+
+def test_a_document_made_on_one_node_opens_at_once_on_the_other(cluster, workspace):
+    a, b = cluster.nodes
+    maker = Client(a.url, "ada", workspace)
+    reader = Client(b.url, "bob", workspace)
+    for round in range(10):
+        document = maker.request("createDocument", title=f"Quick {round}", text="hello")["document"]["id"]
+        # b has not necessarily read a's write yet: the open waits for it rather than failing.
+        opened = reader.request("openDocument", document=document)
+        assert opened["text"] == "hello"

@@ -31,6 +31,8 @@ struct ClusterState: Sendable {
     var recordWaiters: [(after: Int, waiter: TicketWaiter)] = []
     var recordLoadsStarted = 0
     var recordLoadInFlight = 0
+    /// `openDocument`s waiting for this node to read what another node wrote.
+    var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
     var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
@@ -46,4 +48,14 @@ struct TicketWaiter: Sendable {
     let requestID: RequestID
     let request: ConnectRequest
     let deadline: Millis
+}
+
+/// An `openDocument` this node answers once it has read as far as another node.
+struct OpenWaiter: Sendable {
+    let scene: SceneID
+    let requestID: RequestID
+    let document: DocumentID
+    let revision: Int64?
+    /// Record loads started before it; a later one has read the document's record.
+    let after: Int
 }

@@ -167,6 +167,7 @@ extension Hub {
         commits.documentWriters[id]?.catchingUp = false
         commits.documentWriters[id]?.afterConflict = false
         let applied = applyCommitted(operations, to: id)
+        retryOpens(document: id)
         if afterConflict && applied == 0 {
             failStuckEdits(id)
             return
@@ -213,6 +214,7 @@ extension Hub {
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
             for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
+            retryOpens(records: finished)
         }
         guard let changes, failure == nil else {
             logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])
@@ -405,5 +407,56 @@ extension Hub {
             close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
             detach(sceneID, abnormal: false)
         }
+    }
+
+    // MARK: Opens ahead of this node
+
+    enum OpenWait { case records, operations(Int64) }
+
+    /// Whether an open must wait: the document is not known here yet (made on another node a
+    /// moment ago), or the client names a revision newer than this node holds.
+    func openMustWait(_ id: DocumentID, revision: Int64?, scene: Scene) -> OpenWait? {
+        guard let record = documents.records[id] else { return .records }
+        guard record.workspace == scene.owner.workspace, let revision else { return nil }
+        // Not held here: the load reads the store, which has every committed revision.
+        guard let open = documents.open[id] else { return nil }
+        return revision > open.revision ? .operations(revision) : nil
+    }
+
+    /// Answers the opens that waited, once their document's record or operations are here.
+    /// - Parameters:
+    ///   - finished: a record load just finished (its number): opens of a document still
+    ///     unknown after it get the error a single node gives.
+    ///   - document: a catch-up of that document just finished: opens still ahead of it get
+    ///     their error unless another catch-up is on its way.
+    mutating func retryOpens(records finished: Int? = nil, document: DocumentID? = nil) {
+        guard !cluster.openWaiters.isEmpty else { return }
+        var still: [OpenWaiter] = []
+        for waiter in cluster.openWaiters {
+            guard let scene = scenes[waiter.scene] else { continue }
+            let answer: Bool
+            switch openMustWait(waiter.document, revision: waiter.revision, scene: scene) {
+            case .records?:
+                answer = finished.map { waiter.after < $0 } ?? false
+            case .operations?:
+                answer = document == waiter.document && commits.documentWriters[waiter.document]?.busy != true
+                    && cluster.documentsBehind[waiter.document] == nil
+            case nil:
+                answer = true
+            }
+            guard answer else {
+                still.append(waiter)
+                continue
+            }
+            do throws(PanesError) {
+                if let result = try openDocument(waiter.document, revision: waiter.revision, requestID: waiter.requestID,
+                                                 scene: scene, mayWait: false) {
+                    send(.reply(waiter.requestID, result: result), to: scene.connection)
+                }
+            } catch {
+                fail(waiter.requestID, request: "openDocument", error, to: scene.connection)
+            }
+        }
+        cluster.openWaiters = still
     }
 }

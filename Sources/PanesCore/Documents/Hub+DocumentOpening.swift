@@ -10,9 +10,22 @@ import Logging
 extension Hub {
     /// Opens at once if the document is held, else waits for a load and replies then (nil).
     mutating func openDocument(_ id: DocumentID, revision: Int64?, requestID: RequestID,
-                               scene: Scene) throws(PanesError) -> JSONValue? {
+                               scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
+        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, scene: scene) {
+            // Another node is ahead of this one (it made the document, or the client saw newer
+            // revisions there): answer once this node has read as far.
+            cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
+                                                  revision: revision, after: cluster.recordLoadsStarted))
+            switch wait {
+            case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
+            case .operations(let target): followDocument(id, to: target)
+            }
+            return nil
+        }
         let record = try self.record(id, for: scene)
-        if let revision, revision > record.revision {
+        // On a node of a cluster the record of a document not held here may lag the store; the
+        // load that opens it reads the store, and `join` checks the revision then.
+        if let revision, revision > record.revision, !(isClustered && documents.open[id] == nil) {
             throw PanesError(.revisionInFuture,
                              "revision \(revision) is newer than the document's \(record.revision); open it without one",
                              field: "revision")
@@ -69,7 +82,11 @@ extension Hub {
                 // it is newer than what the store read, so it stays.
                 if documents.open[id] == nil {
                     let document = try OpenDocument(stored)
-                    if document.revision != record.revision || document.length != record.length {
+                    if isClustered, record.revision > document.revision {
+                        // Another node committed while this read was on its way (its notice
+                        // moved the record): read the rest once the document is held.
+                        cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, record.revision)
+                    } else if document.revision != record.revision || document.length != record.length {
                         // The store is the authority on the text; the record follows it.
                         logger.warning("document record disagreed with its log", metadata: [
                             "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
@@ -95,6 +112,7 @@ extension Hub {
                     fail(pending.requestID, request: "openDocument", error, to: scene.connection)
                 }
             }
+            if isClustered, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
             if documents.open[id]?.participants.isEmpty == true { evict(id) }
         }
     }
