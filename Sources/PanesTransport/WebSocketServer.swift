@@ -27,6 +27,9 @@ public final class WebSocketServer: @unchecked Sendable {
     var connections: [UInt64: ServerConnection] = [:]
     var httpResponses: [UInt64: HTTPResponse] = [:]
     var nextConnectionID: UInt64 = 0
+    /// The connection whose message the delegate is handling, if any: what it causes for that
+    /// same connection is queued, not written at once (see `canWriteNow`).
+    var receiving: ServerConnection?
     /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true
     let idle: IdleDetector
@@ -210,10 +213,14 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Whether a frame may be written outside a WRITEABLE callback: only when lws holds none
-    /// of an earlier write (`lws_partial_buffered`), the peer has not begun closing, and no
-    /// extension is in use (permessage-deflate may need more than one callback per frame).
+    /// of an earlier write (`lws_partial_buffered`), the peer has not begun closing, no
+    /// extension is in use (permessage-deflate may need more than one callback per frame), and
+    /// the frame is not caused by a message of the same connection: lws answers a ping on the
+    /// connection's next WRITEABLE turn, so a reply written at once could overtake the pong of
+    /// a ping the client sent before its request.
     private func canWriteNow(_ connection: ServerConnection) -> Bool {
-        !configuration.deflate && !connection.peerClosed && lws_partial_buffered(connection.wsi) == 0
+        !configuration.deflate && !connection.peerClosed && receiving !== connection
+            && lws_partial_buffered(connection.wsi) == 0
     }
 
     /// Closes after everything queued so far is written.
