@@ -19,6 +19,15 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     /// SQL text → prepared statement name, for this connection (cleared on reconnect).
     private var prepared: [String: String] = [:]
+    /// Test hook: how the next COMMIT's connection loss is simulated.
+    var commitFault: CommitFault?
+
+    enum CommitFault {
+        /// The server committed, but its answer never came back.
+        case replyLost
+        /// The connection was lost before the server saw COMMIT.
+        case neverArrived
+    }
 
     /// Connects now; throws `.connection` when the server cannot be reached or refuses us.
     public init(url: String) throws(PostgresError) {
@@ -120,7 +129,13 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// - Parameter isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
-    public func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
+    ///   - resolvesLostCommit: when the connection is lost while COMMIT is under way, nobody
+    ///     knows whether the transaction committed; with this set, the transaction notes its id
+    ///     first and, on such a loss, reconnects and asks the server (`txid_status`): committed
+    ///     means `body`'s value is returned as if nothing had happened, so a caller never redoes
+    ///     work that is already in (which a retry of the same writes would do twice).
+    public func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
+                               _ body: () throws -> T) throws -> T {
         let begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
         if try !beginReconnecting(begin) {
             // The connection died while idle (a server restart, an idle timeout) and this is
@@ -129,15 +144,40 @@ public final class PostgresConnection: @unchecked Sendable {
             try execute(begin)
         }
         let value: T
+        var transactionID: Int64?
         do {
+            if resolvesLostCommit { transactionID = try integer("SELECT txid_current()") }
             value = try body()
         } catch {
             // A lost connection has no transaction left to roll back.
             if isConnected { try? execute("ROLLBACK") }
             throw error
         }
-        try execute("COMMIT")
+        do throws(PostgresError) {
+            switch commitFault {
+            case nil:
+                try execute("COMMIT")
+            case .replyLost?:
+                try execute("COMMIT")
+                commitFault = nil
+                throw PostgresError(.connection, "injected: the COMMIT reply was lost")
+            case .neverArrived?:
+                commitFault = nil
+                close()
+                throw PostgresError(.connection, "injected: the connection was lost before COMMIT arrived")
+            }
+        } catch {
+            guard error.kind == .connection, let transactionID else { throw error }
+            guard (try? committed(transactionID)) == true else { throw error }
+        }
         return value
+    }
+
+    /// Whether a transaction of an earlier connection committed, asked on a new one.
+    private func committed(_ transactionID: Int64) throws(PostgresError) -> Bool {
+        close()
+        let rows = try query("SELECT txid_status($1)", [.int(transactionID)])
+        return rows.count > 0 && rows.text(0, 0) == "committed"
     }
 
     /// Runs BEGIN; false when the connection turned out to be lost (any other error throws).

@@ -33,7 +33,7 @@ public struct PostgresSettings: Sendable, Equatable {
     /// parameters, which it would refuse) and the settings.
     /// - Throws: `PostgresError` for a `panes_…` parameter that is unknown or not a number.
     public static func split(_ url: String) throws(PostgresError) -> (url: String, settings: PostgresSettings) {
-        guard let query = url.firstIndex(of: "?") else { return (url, PostgresSettings()) }
+        guard let query = url.firstIndex(of: "?") else { return (withConnectionDefaults(url), PostgresSettings()) }
         var settings = PostgresSettings()
         var kept: [Substring] = []
         for parameter in url[url.index(after: query)...].split(separator: "&") {
@@ -50,6 +50,28 @@ public struct PostgresSettings: Sendable, Equatable {
             settings[keyPath: entry.keyPath] = value
         }
         let base = String(url[..<query])
-        return (kept.isEmpty ? base : base + "?" + kept.joined(separator: "&"), settings)
+        return (withConnectionDefaults(kept.isEmpty ? base : base + "?" + kept.joined(separator: "&")), settings)
+    }
+
+    /// libpq's connection parameters the store sets unless the URL does: a database that
+    /// stops answering (a partition rather than a refusal) must fail a call within seconds,
+    /// not after the kernel's TCP timeouts, so held writes, the heartbeat and the listener
+    /// notice and retry. Values in seconds, but `tcp_user_timeout` in milliseconds.
+    public static let connectionDefaults: [(name: String, value: String)] = [
+        ("connect_timeout", "5"),
+        ("keepalives", "1"),
+        ("keepalives_idle", "5"),
+        ("keepalives_interval", "2"),
+        ("keepalives_count", "2"),
+        ("tcp_user_timeout", "5000"),
+        ("application_name", "panes"),
+    ]
+
+    static func withConnectionDefaults(_ url: String) -> String {
+        let query = url.firstIndex(of: "?").map { String(url[url.index(after: $0)...]) } ?? ""
+        let present = Set(query.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1).first ?? "") })
+        let missing = connectionDefaults.filter { !present.contains($0.name) }.map { "\($0.name)=\($0.value)" }
+        guard !missing.isEmpty else { return url }
+        return url + (url.contains("?") ? "&" : "?") + missing.joined(separator: "&")
     }
 }

@@ -74,9 +74,12 @@ extension PostgresStore {
     /// nodes whose lease has run out, sorted by id.
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         try connection.transaction {
+            // Renewed too late (a stall, a partition): others may have taken this node's
+            // sessions over meanwhile, so it is reported among the expired.
+            let lapsed = try connection.integer(SharedSQL.ownLeaseLapsed, [.text(node.rawValue)]) == 1
             try connection.query(SharedSQL.heartbeat, [.text(node.rawValue), .int(Int64(leaseMs))])
             let rows = try connection.query(SharedSQL.expiredNodes)
-            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") }
+            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") } + (lapsed ? [node] : [])
         }
     }
 
@@ -126,6 +129,7 @@ extension PostgresStore {
             INSERT INTO nodes (id, lease_until) VALUES ($1, \(nowMs) + $2)
             ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
             """
+        static let ownLeaseLapsed = "SELECT CASE WHEN lease_until < \(nowMs) THEN 1 ELSE 0 END FROM nodes WHERE id = $1"
         static let expiredNodes = "SELECT id FROM nodes WHERE lease_until < \(nowMs) ORDER BY id COLLATE \"C\""
         static let pruneTombstones = """
             DELETE FROM record_versions

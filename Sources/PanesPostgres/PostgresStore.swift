@@ -19,7 +19,9 @@ import Foundation
 /// and a `NOTIFY panes` per transaction naming the channels it moved (`ChangeNoticePayload`),
 /// delivered by PostgreSQL at commit, in commit order.
 ///
-/// After a lost connection the next call reconnects; the call that met the loss throws.
+/// After a lost connection the next call reconnects; the call that met the loss throws, but
+/// for a loss during COMMIT, which is resolved on a new connection with `txid_status`: a
+/// batch that did commit is reported applied, so it is never retried into duplicates.
 ///
 /// `@unchecked Sendable` because it is created at start-up, handed to the store thread once,
 /// and used only there after that.
@@ -55,7 +57,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let failAfter = failAfterCommands
         failAfterCommands = nil
         var batch = Batch(failAfter: failAfter)
-        return try connection.transaction {
+        return try connection.transaction(resolvesLostCommit: true) {
             try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
             for write in writes {

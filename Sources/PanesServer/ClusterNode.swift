@@ -50,7 +50,7 @@ public final class ClusterNode: @unchecked Sendable {
     /// Renews the lease once before returning, so a node that cannot reach the store does not
     /// start serving; then keeps renewing and listening until `stop()`.
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) throws {
-        let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
+        let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs).filter { $0 != node }
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
         listener.start(deliver)
         let thread = Thread { [self] in beat(deliver) }
@@ -80,10 +80,16 @@ public final class ClusterNode: @unchecked Sendable {
             do {
                 let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
                 lastRenewed = Date()
+                if expired.contains(node) {
+                    // Renewed, but too late: another node may hold some of our sessions now.
+                    logger.error("this node's lease ran out before it was renewed; closing its scenes")
+                    deliver(.leaseLost)
+                }
                 setLease(true)
-                let fresh = Set(expired).subtracting(reportedExpired)
-                if !fresh.isEmpty { deliver(.nodesExpired(fresh.sorted { $0.rawValue < $1.rawValue })) }
-                reportedExpired = Set(expired)
+                // The whole set each time it changes: a node can come back (it was only slow).
+                let others = Set(expired).subtracting([node])
+                if others != reportedExpired { deliver(.nodesExpired(others.sorted { $0.rawValue < $1.rawValue })) }
+                reportedExpired = others
             } catch {
                 // The lease runs on the database's clock; stop serving a little before it can
                 // run out there, measured on ours from the last renewal that succeeded.

@@ -47,6 +47,7 @@
 #include "cpu.h"
 #include "hist.h"
 #include "net.h"
+#include "nodes.h"
 #include "proto_nchan.h"
 #include "proto_panes.h"
 #include "proto_raw.h"
@@ -213,6 +214,8 @@ usage(FILE *out)
 	fputs("usage: panes-load connect|fanout|docs|writes|probe [options]\n"
 	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
 	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
+	      "  --ports P1,P2,..                 a cluster: one node per port on --host; client i goes to\n"
+	      "                                   node (i + first index) mod nodes (the writer: the first)\n"
 	      "  --n N                            idle connections (connect), observers (fanout), editors (docs),\n"
 	      "                                   writers (writes), most connects (probe)\n"
 	      "  --concurrency K                  connects in flight at once (256)\n"
@@ -254,7 +257,7 @@ parse(int argc, char **argv)
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
-	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_QUIET, O_HELP };
+	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_QUIET, O_HELP };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -267,7 +270,7 @@ parse(int argc, char **argv)
 		{ "key-path", 1, 0, O_KEYPATH }, { "channel", 1, 0, O_CHANNEL },
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
 		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
-		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS },
+		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS }, { "ports", 1, 0, O_PORTS },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
@@ -319,6 +322,12 @@ parse(int argc, char **argv)
 		case O_WARMUP_TIME: o->warmup_time = atof(optarg); break;
 		case O_DOC_BYTES: o->doc_bytes = atol(optarg); break;
 		case O_KEYS: o->keys = atoi(optarg); break;
+		case O_PORTS:
+			if (nodes_parse(optarg)) {
+				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);
+				return 1;
+			}
+			break;
 		case O_QUIET: quiet = 1; break;
 		case O_HELP: usage(stdout); return -1;
 		default: usage(stderr); return 1;
@@ -364,13 +373,13 @@ main(int argc, char **argv)
 		return 1;
 	if (g.connect_limit < 0)
 		g.connect_limit = g.total; /* probe sets its own: none until asked */
-	if (net_init(ws_service) || ws_resolve(g.opt.host, g.opt.port)) {
+	if (net_init(ws_service) || ws_resolve(g.opt.host)) {
 		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", g.opt.host);
 		return 1;
 	}
 
-	progress("%s over %s: %d clients to %s:%d", g.work->name, g.proto->name, g.total, g.opt.host,
-		 g.opt.port);
+	progress("%s over %s: %d clients to %s:%d%s", g.work->name, g.proto->name, g.total, g.opt.host,
+		 g.opt.port, nodes_count() > 1 ? " and the other nodes" : "");
 	g.t_begin = now_ns();
 	cpu_snap(&g.cpu_begin);
 	timer_set(&progress_timer, 1000 * MS, show_progress);

@@ -22,6 +22,11 @@
  * plus (r - revision at opening): no text is kept. Stale revisions are
  * fine; the server transforms them.
  *
+ * On a cluster (--ports, nodes.h), an editor on another node than the
+ * creator's may be told document_not_found: its node has not heard of the
+ * new document yet. It asks again every 10 ms, for at most 2 s; those
+ * answers are counted as open_retries, not as refusals.
+ *
  * Measured, for the edits whose tick falls in the measured window:
  *   - latency_last: from the author's send until the LAST of the other live
  *     editors has read the operation (matched by the editor and edit number
@@ -44,12 +49,16 @@
 #include "hist.h"
 #include "load.h"
 #include "net.h"
+#include "nodes.h"
 #include "protocol.h"
 #include "report.h"
 
-#define RING 64          /* an editor's edits that may still be travelling to the others */
+#define RING 1024        /* an editor's edits that may still be travelling to the others (a cluster node
+                          * catching up on a hot document may be seconds behind) */
 #define MAX_SECONDS 3600 /* per-second acknowledgement counts kept */
 #define S 1000000000ull
+#define OPEN_RETRY_MS 10
+#define OPEN_RETRIES 200 /* an editor's, OPEN_RETRY_MS apart */
 
 struct op {
 	uint32_t k;
@@ -65,6 +74,8 @@ struct editor {
 	uint32_t next_k;
 	uint8_t outstanding; /* an edit sent and not acknowledged */
 	uint8_t opened, open_failed;
+	uint8_t reopen;      /* asks again on the next reopen_timer */
+	uint16_t open_tries;
 	struct op ring[RING];
 };
 
@@ -80,7 +91,9 @@ static uint64_t offered, skipped, sent, sent_measured, acked, acked_window, refu
 	max_revision, not_ready_ticks;
 static uint32_t per_second[MAX_SECONDS];
 static struct hist last_hist, each_hist, ack_hist, open_hist;
-static struct timer tick_timer, drain_timer;
+static struct timer tick_timer, drain_timer, reopen_timer;
+static uint64_t open_retries;
+static int unacked_by_node[MAX_NODES]; /* on a cluster: which node left edits unacknowledged */
 static struct cpu_snap cpu_open0, cpu_open1, cpu_type0, cpu_type1;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -198,6 +211,7 @@ drain_check(struct timer *t)
 			ed[i].outstanding = 0;
 			outstanding--;
 			unacked++;
+			unacked_by_node[node_of(&g.clients[i])]++;
 		}
 	}
 	note_error("%llu edits had not reached every editor and %llu were not acknowledged %.0f s after typing stopped",
@@ -436,6 +450,18 @@ docs_operation(struct client *c, uint32_t author, uint32_t k, uint64_t revision,
 	}
 }
 
+/* Editors told document_not_found by a node that has not heard of it yet ask again. */
+static void
+reopen(struct timer *t)
+{
+	(void)t;
+	for (int i = 0; i < editors && !g.finished; i++)
+		if (ed[i].reopen && is_live(i)) {
+			ed[i].reopen = 0;
+			g.proto->doc_open(&g.clients[i], doc);
+		}
+}
+
 static void
 docs_refused(struct client *c, const char *what, const char *why)
 {
@@ -454,6 +480,15 @@ docs_refused(struct client *c, const char *what, const char *why)
 			outstanding--;
 		}
 		check_done();
+		return;
+	}
+	if (!strcmp(what, "openDocument") && !e->opened && !e->open_failed && nodes_count() > 1 &&
+	    strstr(why, "document_not_found") && e->open_tries < OPEN_RETRIES) {
+		e->open_tries++;
+		e->reopen = 1;
+		open_retries++;
+		g.refused--; /* not a refusal: the node has yet to hear of the document */
+		timer_set(&reopen_timer, OPEN_RETRY_MS * NS_PER_MS, reopen);
 		return;
 	}
 	refused_other++;
@@ -513,10 +548,31 @@ static void
 docs_report(FILE *out)
 {
 	double d = g.opt.duration;
-	int behind = 0;
+	int behind = 0, behind_by_node[MAX_NODES] = { 0 };
+	uint64_t lowest_by_node[MAX_NODES];
 
-	for (int i = 0; i < editors; i++)
-		behind += is_live(i) && ed[i].opened && ed[i].revision != max_revision;
+	for (int k = 0; k < MAX_NODES; k++)
+		lowest_by_node[k] = max_revision;
+	for (int i = 0; i < editors; i++) {
+		if (!is_live(i) || !ed[i].opened)
+			continue;
+		int k = node_of(&g.clients[i]);
+		behind += ed[i].revision != max_revision;
+		behind_by_node[k] += ed[i].revision != max_revision;
+		if (ed[i].revision < lowest_by_node[k])
+			lowest_by_node[k] = ed[i].revision;
+	}
+	/* Per node (one entry without --ports): where a cluster's editors ended up. */
+	fputs(",\"editors_behind_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%d", k ? "," : "", behind_by_node[k]);
+	fputs("],\"lowest_revision_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%llu", k ? "," : "", (unsigned long long)lowest_by_node[k]);
+	fputs("],\"unacked_by_node\":[", out);
+	for (int k = 0; k < nodes_count(); k++)
+		fprintf(out, "%s%d", k ? "," : "", unacked_by_node[k]);
+	fputc(']', out);
 	fprintf(out, ",\"editors\":%d,\"live_editors\":%d,\"opened\":%d,\"document\":", editors, live, opened);
 	json_string(out, doc);
 	fprintf(out, ",\"rate_per_editor\":%g,\"warmup_seconds\":%g,\"measure_seconds\":%g", g.opt.rate,
@@ -529,10 +585,11 @@ docs_report(FILE *out)
 		(double)offered / d, (double)acked_window / d, offered ? (double)skipped / (double)offered : 0.0);
 	per_second_range(out);
 	fprintf(out, ",\"completed\":%llu,\"lost\":%llu,\"unacked\":%llu,\"stray\":%llu,\"deliveries\":%llu,"
-		"\"refused_edits\":%llu,\"refused_other\":%llu,\"ticks_not_ready\":%llu",
+		"\"refused_edits\":%llu,\"refused_other\":%llu,\"ticks_not_ready\":%llu,\"open_retries\":%llu",
 		(unsigned long long)completed, (unsigned long long)lost, (unsigned long long)unacked,
 		(unsigned long long)stray, (unsigned long long)deliveries, (unsigned long long)refused_edits,
-		(unsigned long long)refused_other, (unsigned long long)not_ready_ticks);
+		(unsigned long long)refused_other, (unsigned long long)not_ready_ticks,
+		(unsigned long long)open_retries);
 	fprintf(out, ",\"base_revision\":%llu,\"final_revision\":%llu,\"final_length\":%llu,\"editors_behind\":%d",
 		(unsigned long long)base_revision, (unsigned long long)max_revision,
 		(unsigned long long)length_at(max_revision), max_revision ? behind : 0);

@@ -10,6 +10,10 @@
  *
  * Latencies start when the writer's frame is handed to the socket and end
  * when the observer's frame is read, on one monotonic clock.
+ *
+ * On a cluster (--ports, nodes.h) every delivery is also counted as
+ * same-node (the observer is on the writer's node) or cross-node (its node
+ * heard of the commit from another node), each with its own histogram.
  */
 #include "workload_fanout.h"
 
@@ -20,6 +24,7 @@
 #include "hist.h"
 #include "load.h"
 #include "net.h"
+#include "nodes.h"
 #include "protocol.h"
 
 #define WINDOW 4096 /* most changes ever outstanding at once */
@@ -36,7 +41,7 @@ static uint32_t next_seq = 1, total_writes;
 static int outstanding, live_observers;
 static uint64_t completed, lost, missing, stray, duplicates, deliveries;
 static uint64_t t_measure_begin, t_measure_end;
-static struct hist last_hist, each_hist, ack_hist;
+static struct hist last_hist, each_hist, ack_hist, same_node_hist, cross_node_hist;
 static struct timer pace_timer, watchdog_timer;
 
 static void pump(void);
@@ -58,6 +63,8 @@ fanout_setup(void)
 	hist_init(&last_hist);
 	hist_init(&each_hist);
 	hist_init(&ack_hist);
+	hist_init(&same_node_hist);
+	hist_init(&cross_node_hist);
 	return 0;
 }
 
@@ -218,8 +225,11 @@ fanout_delivered(struct client *c, uint32_t seq, uint64_t now)
 		return;
 	}
 	deliveries++;
-	if (measured(seq))
+	if (measured(seq)) {
 		hist_record(&each_hist, now - t0_of(s));
+		hist_record(node_of(c) == node_of(writer_client()) ? &same_node_hist : &cross_node_hist,
+			    now - t0_of(s));
+	}
 	if ((int)++s->got >= live_observers) {
 		close_slot(s, now, 1);
 		maybe_finish();
@@ -269,6 +279,10 @@ fanout_report(FILE *out)
 	hist_write_json(&each_hist, out);
 	fputs(",\"ack_ns\":", out);
 	hist_write_json(&ack_hist, out);
+	fprintf(out, ",\"nodes\":%d,\"latency_same_node_ns\":", nodes_count());
+	hist_write_json(&same_node_hist, out);
+	fputs(",\"latency_cross_node_ns\":", out);
+	hist_write_json(&cross_node_hist, out);
 }
 
 const struct workload workload_fanout = {

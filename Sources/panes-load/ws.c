@@ -27,6 +27,7 @@
 
 #include "load.h"
 #include "net.h"
+#include "nodes.h"
 #include "protocol.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
@@ -39,14 +40,15 @@
 enum { PH_TCP, PH_UPGRADE, PH_OPEN };
 enum { OP_CONT = 0, OP_TEXT = 1, OP_BINARY = 2, OP_CLOSE = 8, OP_PING = 9, OP_PONG = 10 };
 
-static struct sockaddr_in dest;
-static char host_header[128];
+/* One address and Host header per node (nodes.h); a single server is node 0. */
+static struct sockaddr_in dest[MAX_NODES];
+static char host_header[MAX_NODES][128];
 static char upgrade_key[32];
 static unsigned char mask_key[4];
 static unsigned char rbuf[1 << 16];
 
 int
-ws_resolve(const char *host, int port)
+ws_resolve(const char *host)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -55,10 +57,12 @@ ws_resolve(const char *host, int port)
 
 	if (getaddrinfo(host, NULL, &hints, &res))
 		return -1;
-	dest = *(struct sockaddr_in *)res->ai_addr;
-	dest.sin_port = htons((uint16_t)port);
+	for (int i = 0; i < nodes_count(); i++) {
+		dest[i] = *(struct sockaddr_in *)res->ai_addr;
+		dest[i].sin_port = htons((uint16_t)node_port(i));
+		snprintf(host_header[i], sizeof(host_header[i]), "%s:%d", host, node_port(i));
+	}
 	freeaddrinfo(res);
-	snprintf(host_header, sizeof(host_header), "%s:%d", host, port);
 
 	if (getrandom(nonce, sizeof(nonce), 0) != sizeof(nonce) ||
 	    getrandom(mask_key, sizeof(mask_key), 0) != sizeof(mask_key))
@@ -134,7 +138,7 @@ ws_connect(struct client *c, const char *source)
 			return -1;
 		}
 	}
-	if (connect(fd, (struct sockaddr *)&dest, sizeof(dest)) < 0 && errno != EINPROGRESS) {
+	if (connect(fd, (struct sockaddr *)&dest[node_of(c)], sizeof(dest[0])) < 0 && errno != EINPROGRESS) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -240,7 +244,7 @@ send_upgrade(struct client *c)
 			 "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 			 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nOrigin: http://%s\r\n"
 			 "%s%s%s\r\n",
-			 g.proto->path(c), host_header, upgrade_key, host_header,
+			 g.proto->path(c), host_header[node_of(c)], upgrade_key, host_header[node_of(c)],
 			 sub ? "Sec-WebSocket-Protocol: " : "", sub ? sub : "", sub ? "\r\n" : "");
 
 	c->phase = PH_UPGRADE;

@@ -11,8 +11,8 @@
 
 #include "client.h"
 
-/** Resolves the server's address and makes the upgrade key and mask; 0 or -1. */
-int ws_resolve(const char *host, int port);
+/** Resolves each node's address (nodes.h) on `host`, makes the upgrade key and mask; 0 or -1. */
+int ws_resolve(const char *host);
 /** Starts a non-blocking connect; the outcome arrives through client.c. */
 int ws_connect(struct client *c, const char *source);
 /** Handles readiness (or an error) on a client's socket: a net_handler for net_init(). */

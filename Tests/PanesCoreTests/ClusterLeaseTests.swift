@@ -104,3 +104,18 @@ import Testing
         #expect(reply?["result"]?["created"] == false)
     }
 }
+
+@Suite struct ClusterExpiryTests {
+    @Test func aNodeThatWasOnlySlowCountsAsAliveAgain() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))
+        // a renewed after all: the next set no longer names it, and its session is its own again.
+        _ = nodes.b.run(.notice(.nodesExpired([])))
+        let duplicate = nodes.b.open()
+        let asked = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))
+        #expect(asked.messages(to: duplicate).isEmpty, "held: a holds the session, so b asks it")
+        #expect(asked.contains { if case .signal(let s) = $0, case .probe = s.kind { true } else { false } })
+    }
+}

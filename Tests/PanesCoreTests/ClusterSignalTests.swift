@@ -155,3 +155,47 @@ import Testing
         #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
     }
 }
+
+/// Drag from a window on one node onto a window, or the new-window zone, through another.
+@Suite struct ClusterDragTests {
+    static let item: JSONValue = ["activity": ["activityType": "panes.document", "title": "Notes",
+                                               "targetContentIdentifier": "doc_notes"], "operations": ["copy", "move"]]
+
+    @Test func aDragFromOneNodeDropsOntoAWindowOnAnother() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (target, _) = nodes.b.connect()
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        TwoNodes.deliver(began, to: &nodes.b)
+        let dropped = nodes.b.send(target, "drop", ["drag": drag, "target": "scene", "operation": "move"])
+        let reply = dropped.messages(to: target).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes", "\(String(describing: reply))")
+        // The source, on a, hears how its drag ended.
+        let ended = TwoNodes.deliver(dropped, to: &nodes.a).events(to: source, named: "dragEnded")
+        #expect(ended.first?["outcome"] == "dropped")
+        #expect(ended.first?["operation"] == "move")
+        // A second drop, on a, is told it was dropped already.
+        let (other, _) = nodes.a.connect()
+        #expect(nodes.a.request(other, "drop", ["drag": drag, "target": "scene"]).errorCode == "drag_already_dropped")
+    }
+
+    @Test func aDragDroppedOnTheNewWindowZoneThroughAnotherNodeOpensAWindowAnywhere() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (dropper, _) = nodes.b.connect()
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        TwoNodes.deliver(began, to: &nodes.b)
+        let dropped = nodes.b.send(dropper, "drop", ["drag": drag, "target": "newWindow"])
+        let ticket = dropped.messages(to: dropper).last { $0["type"] == "reply" }?["result"]?["windows"]?.arrayValue?.first?["ticket"]
+        #expect(ticket != nil)
+        // The new window's connect reaches a: the ticket and its session are known there.
+        TwoNodes.deliver(dropped, to: &nodes.a)
+        let window = nodes.a.open()
+        let reply = nodes.a.send(window, "connect", ["protocol": 1, "auth": ["name": "alice"], "ticket": ticket ?? .null])
+            .messages(to: window).last { $0["type"] == "reply" }
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["connectionOptions"]?["userActivities"]?.arrayValue?.first?["title"] == "Notes")
+    }
+}

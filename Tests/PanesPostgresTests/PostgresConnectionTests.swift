@@ -2,7 +2,7 @@
 import PanesPostgresTestSupport
 import Testing
 
-@Suite struct PostgresConnectionTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresConnectionTests {
     @Test func valuesRoundTripTypedAndBinary() throws {
         let database = try TestDatabase()
         let connection = try database.connect()

@@ -4,7 +4,7 @@ import PanesCore
 import PanesPostgresTestSupport
 import Testing
 
-@Suite struct PostgresListenerTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresListenerTests {
     @Test func aCommitOnAnotherNodeArrivesAsNotices() throws {
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)

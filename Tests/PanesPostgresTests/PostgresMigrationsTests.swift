@@ -3,7 +3,7 @@ import Foundation
 import PanesPostgresTestSupport
 import Testing
 
-@Suite struct PostgresMigrationsTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresMigrationsTests {
     @Test func twoNodesStartingAtOnceMigrateOnceAndBothStart() throws {
         let database = try TestDatabase()
         let results = ResultBox()

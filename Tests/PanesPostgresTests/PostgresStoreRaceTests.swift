@@ -5,7 +5,7 @@ import PanesPostgresTestSupport
 import Testing
 
 /// Two nodes (two stores, two connections) committing to the same channels at once.
-@Suite struct PostgresStoreRaceTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresStoreRaceTests {
     @Test func ofTwoNodesRacingOnAChannelExactlyOneCommitsEachRound() throws {
         let database = try TestDatabase()
         let nodes = [try PostgresStore(url: database.url), try PostgresStore(url: database.url)]
@@ -64,5 +64,34 @@ import Testing
         for (id, outcome) in outcomes {
             box.append("node \(node) commit \(id.rawValue) \(outcome == .committed ? "committed" : "conflict")")
         }
+    }
+}
+
+/// A connection lost while COMMIT is under way: whether the batch is in is asked, not guessed.
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresLostCommitTests {
+    static func session(_ id: String) -> SceneSession {
+        SceneSession(id: SessionID(id), secretHash: "h", owner: OwnerKey(workspace: "acme", user: "ada"),
+                     role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0)
+    }
+
+    @Test func aBatchWhoseCommitReplyWasLostIsReportedAppliedNotRetried() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let document = DocumentRecord(id: DocumentID("doc_1"), workspace: "acme", title: "t", createdAt: 0,
+                                      createdBy: "ada", modifiedAt: 0, revision: 0, length: 0)
+        store.connection.commitFault = .replyLost
+        // It committed: no error, so the caller never sends createDocument again (which would fail).
+        try store.apply([.createDocument(document, text: "x"), .putSession(Self.session("s1"))])
+        #expect(try store.loadState().documents == [document])
+    }
+
+    @Test func aBatchWhoseCommitNeverArrivedThrowsAndLeavesNothing() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        store.connection.commitFault = .neverArrived
+        #expect(throws: PostgresError.self) { try store.apply([.putSession(Self.session("s1"))]) }
+        #expect(try store.loadState().sessions.isEmpty)
+        try store.apply([.putSession(Self.session("s1"))])
+        #expect(try store.loadState().sessions.map(\.id) == [SessionID("s1")])
     }
 }

@@ -16,8 +16,11 @@ import Testing
     }
 
     @Test func panesSettingsAreTakenOutOfTheURLBeforeLibpqSeesIt() throws {
-        let (url, settings) = try PostgresSettings.split("postgres://db/p?sslmode=disable&panes_preference_log_min_entries=5")
-        #expect(url == "postgres://db/p?sslmode=disable")
+        let (url, settings) = try PostgresSettings.split("postgres://db/p?sslmode=disable&panes_preference_log_min_entries=5&connect_timeout=9")
+        #expect(url.hasPrefix("postgres://db/p?sslmode=disable&connect_timeout=9&keepalives=1&"))
+        #expect(!url.contains("connect_timeout=5"), "the URL's own value wins")
+        #expect(url.contains("tcp_user_timeout=5000"))
+        #expect(try PostgresSettings.split("postgres://db/p").url.hasPrefix("postgres://db/p?connect_timeout=5&"))
         #expect(settings.preferenceLogMinEntries == 5)
         #expect(throws: PostgresError.self) { try PostgresSettings.split("postgres://db/p?panes_nope=1") }
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// What only the PostgreSQL store adds to the end-to-end suites (which run on it too): the
 /// banner, and a node whose database connections are cut.
-@Suite(.enabled(if: !TestDatabase.isSkipped)) struct PostgresEndToEndTests {
+@Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresEndToEndTests {
     @Test func theBannerNamesTheDatabaseWithoutItsPassword() throws {
         let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }

@@ -38,7 +38,10 @@ def free_port() -> int:
 def bash(script: str) -> str:
     """Runs shell code with the repository's script libraries loaded; returns its stdout."""
     full = f'source "{ROOT}/scripts/lib/deps.sh"; source "{ROOT}/scripts/lib/postgres.sh"; {script}'
-    return subprocess.run(["bash", "-c", full], check=True, capture_output=True, text=True).stdout.strip()
+    done = subprocess.run(["bash", "-c", full], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{script} failed ({done.returncode}): {done.stderr}{done.stdout}")
+    return done.stdout.strip()
 
 
 class Postgres:
@@ -59,15 +62,16 @@ class Postgres:
         self.psql(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name
 
-    def pg_ctl(self, *args: str) -> None:
-        bash(f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "{self.dir}/data" -w -t 60 {" ".join(args)} >/dev/null')
-
     def stop_server(self) -> None:
-        self.pg_ctl("-m", "fast", "stop")
+        bash(f'home=$(_postgres_home "{self.dir}"); '
+             f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "$home/data" -w -t 60 -m fast stop >/dev/null')
 
     def start_server(self) -> None:
-        bash(f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "{self.dir}/data" -l "{self.dir}/server.log" -w -t 60 '
-             f'-o "-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir}/socket -c max_connections=300" start >/dev/null')
+        # As postgres_start started it: same port, same socket folder, fsync on.
+        bash(f'home=$(_postgres_home "{self.dir}"); '
+             f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "$home/data" -l "$home/server.log" -w -t 60 '
+             f'-o "-c listen_addresses=127.0.0.1 -p {self.port} -k $home/socket -c max_connections=300 -c fsync=on" '
+             f'start >/dev/null')
 
     def close(self) -> None:
         bash(f'postgres_stop "{self.dir}"')
@@ -202,13 +206,13 @@ class Client:
     ids = itertools.count(1)
 
     def __init__(self, url: str, name: str, workspace: str, session: dict | None = None,
-                 ticket: str | None = None, timeout: float = 15) -> None:
+                 ticket: str | None = None, timeout: float = 15, token: str | None = None) -> None:
         self.url = url
         self.ws = ws_connect(url, max_size=None, open_timeout=10, subprotocols=["panes.v1"], compression=None)
         self.events: list[dict] = []
         self.closed_code: int | None = None
         self.name = f"cluster-{os.getpid()}-{next(FrameLog.sockets)}"
-        fields: dict = {"protocol": 1, "auth": {"name": name}, "workspace": workspace}
+        fields: dict = {"protocol": 1, "auth": {"token": token} if token else {"name": name}, "workspace": workspace}
         if session:
             fields["session"] = session
         if ticket:

@@ -145,14 +145,13 @@ def test_open_in_new_window_and_bring_forward_across_nodes(cluster, workspace):
     window = Client(b.url, "ada", workspace, ticket=opened["ticket"])
     assert window.connected["connectionOptions"]["userActivities"][0]["title"] == "Budget"
     window.request("updateActivity", activity=activity)
-    # Once a has read b's save (a person takes longer than that to click), "open" the same
-    # content again from a: b's window is brought forward.
+    # From a, "open" the same content again: b's window is brought forward. a learns that b
+    # holds the window within milliseconds (a person takes longer to click); until then it
+    # answers with a ticket for the same session.
     deadline = time.monotonic() + 10
-    while not any(s.get("targetContentIdentifier") == "doc_budget" and s["persistentIdentifier"] == window.credentials["id"]
-                  for s in tab.request("listSessions")["sessions"]):
-        assert time.monotonic() < deadline, "a never listed b's window"
+    while (again := tab.request("requestActivation", activity=activity))["action"] != "activated":
+        assert time.monotonic() < deadline, "a never learned that b holds the window:\n" + "".join(a.log[-30:])
         time.sleep(0.05)
-    again = tab.request("requestActivation", activity=activity)
     assert again["action"] == "activated"
     assert window.event("activate")["activity"]["targetContentIdentifier"] == "doc_budget"
 
@@ -179,3 +178,36 @@ def test_through_haproxy_two_tabs_on_two_nodes_behave_like_two_tabs_on_one(clust
     listed = second.request("listSessions")
     ids = {s["persistentIdentifier"] for s in listed["sessions"]}
     assert {first.credentials["id"], second.credentials["id"]} <= ids
+
+
+def test_drag_from_a_window_on_one_node_onto_windows_and_the_new_window_zone_through_another(cluster, workspace):
+    a, b = cluster.nodes
+    source = Client(a.url, "ada", workspace)
+    target = Client(b.url, "ada", workspace)
+    item = {"activity": {"activityType": "panes.document", "title": "Notes", "targetContentIdentifier": "doc_notes"},
+            "operations": ["copy", "move"]}
+    drag = source.request("beginDrag", items=[item])["drag"]
+
+    def drop(**fields):
+        # b may not have heard of the drag yet (a few milliseconds): a person's drop takes longer.
+        deadline = time.monotonic() + 5
+        while True:
+            reply = target.reply(target.send("drop", drag=drag, **fields))
+            if reply["ok"] or reply["error"]["code"] != "drag_not_found" or time.monotonic() > deadline:
+                return reply
+            time.sleep(0.02)
+
+    dropped = drop(target="scene", operation="move")
+    assert dropped["ok"], dropped
+    assert dropped["result"]["items"][0]["title"] == "Notes"
+    ended = source.event("dragEnded")
+    assert ended["outcome"] == "dropped" and ended["operation"] == "move"
+
+    # A second drag, onto the new-window zone through b; the new window may reach either node.
+    drag = source.request("beginDrag", items=[item])["drag"]
+    opened = drop(target="newWindow")
+    assert opened["ok"], opened
+    ticket = opened["result"]["windows"][0]["ticket"]
+    window = Client(cluster.url, "ada", workspace, ticket=ticket)
+    assert window.connected["connectionOptions"]["userActivities"][0]["title"] == "Notes"
+    assert source.event("dragEnded")["target"]["kind"] == "newWindow"

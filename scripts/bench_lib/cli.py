@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import ROOT, log, page, procs, report, setup, workloads as workloads_module
+from .cluster import run_cluster_docs
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
 from .systems import all_systems
@@ -58,6 +59,12 @@ class Plan:
     soak_sample: float = 5.0
     soak_warmup: float = 2.0
     settle: float = 0.5                                  # before reading a server's memory
+    # Issue 11's cluster rows (cluster.py): observers N spread over 1, 2, 3 nodes; E editors on one
+    # hot document, each attempting more edits than the server takes (sustained ops/s is the ceiling).
+    cluster_fanout: list[int] = field(default_factory=list)
+    cluster_docs: list[int] = field(default_factory=list)
+    cluster_docs_rate: float = 100.0
+    cluster_docs_seconds: float = 10.0
 
     def writes_for(self, n: int) -> int:
         """Changes for N: the entry with the largest threshold at or below N."""
@@ -77,7 +84,8 @@ PLANS = {
                   cul=[20], probe_count=3, probe_gap=0.05, probe_tail=0.05, probe_idle_seconds=0.3,
                   acklat=[200, 0], acklat_writers=2, acklat_inflight=4, acklat_warmup=0.3, acklat_seconds=1,
                   prefwrite=[10, 200], prefwrite_seconds=0.5,
-                  soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2),
+                  soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2,
+                  cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1),
     # About ten minutes (`docs --quick`: about two).
     "quick": Plan(connect=[1000, 10000], fanout=[1000, 10000], throughput=[1000],
                   writes={1: 300, 10000: 300}, warmup=5, timeout=180, write_timeout=10,
@@ -86,7 +94,8 @@ PLANS = {
                   idle=[1000, 10000], cul=[1000, 10000], probe_count=20, probe_idle_seconds=2,
                   idle_empty_seconds=2, acklat=[1000, 5000, 0], acklat_warmup=1, acklat_seconds=5,
                   prefwrite=[10, 3000], prefwrite_seconds=3,
-                  soak=[10000], soak_seconds=60, soak_sample=2),
+                  soak=[10000], soak_seconds=60, soak_sample=2,
+                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5),
     "full": Plan(connect=[1000, 10000, 50000], fanout=[1000, 10000], throughput=[1000, 10000],
                  writes={1: 500, 10000: 300}, warmup=10, timeout=900, write_timeout=20,
                  docs=[10, 100], docs_warmup=2, docs_seconds=30,
@@ -94,7 +103,8 @@ PLANS = {
                  idle=[1000, 10000], cul=[1000, 10000],
                  acklat=[1000, 5000, 0], acklat_seconds=20,
                  prefwrite=[10, 10000], prefwrite_seconds=5,
-                 soak=[10000], soak_seconds=600, soak_sample=5),
+                 soak=[10000], soak_seconds=600, soak_sample=5,
+                 cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20),
 }
 
 # workload -> (the Plan field with its N list, how to run one row)
@@ -110,6 +120,9 @@ WORKLOADS = {
     "acklat": ("acklat", lambda ctx, s, n, plan: run_acklat(ctx, s, n)),
     "prefwrite": ("prefwrite", lambda ctx, s, n, plan: run_prefwrite(ctx, s, n)),
     "soak": ("soak", lambda ctx, s, n, plan: run_soak(ctx, s, n)),
+    "cluster-fanout": ("cluster_fanout", lambda ctx, s, n, plan: run_fanout(
+        ctx, s, n, plan.writes_for(n), plan.warmup, 1, workload="cluster-fanout")),
+    "cluster-docs": ("cluster_docs", lambda ctx, s, n, plan: run_cluster_docs(ctx, s, n)),
 }
 
 PEERS = ["panes", "raw", "nchan", "yjs"]
@@ -120,10 +133,14 @@ SYSTEMS = {
     "docs": ["panes", "panes-mem", "yjs"], "docsize": ["panes", "panes-mem"],
     "idle": LOOPS, "connect-under-load": LOOPS,
     "acklat": ["panes", "panes-pg", "panes-mem"], "prefwrite": ["panes"], "soak": ["panes"],
+    # 1 node is each cluster row's baseline; cluster-docs also has single-node SQLite beside it.
+    "cluster-fanout": ["cluster-1", "cluster-2", "cluster-3"],
+    "cluster-docs": ["panes", "cluster-1", "cluster-2"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
-                 "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"]}
+                 "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"],
+                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"]}
 
 # command -> workloads
 COMMANDS = {
@@ -139,9 +156,13 @@ COMMANDS = {
     "acklat": ["acklat"],
     "prefwrite": ["prefwrite"],
     "soak": ["soak"],
+    # Issue 11: the cluster rows, and durable ack latency on PostgreSQL beside SQLite (acklat).
+    "cluster": ["cluster-fanout", "cluster-docs", "acklat"],
     "profile": [],
 }
 COMMAND_SYSTEMS = {"prefs": ["panes", "raw"], "raw": ["panes", "raw"]}
+# (command, workload) -> systems, where a command runs a workload on fewer systems than `all`.
+COMMAND_WORKLOAD_SYSTEMS = {("cluster", "acklat"): ["panes", "panes-pg"]}
 THROUGHPUT_INFLIGHT = 16
 
 
@@ -164,7 +185,7 @@ class Context:
                      "docsize_seconds", "idle_seconds", "idle_empty_seconds", "after_connect", "probe_count",
                      "probe_gap", "probe_tail", "probe_idle_seconds", "acklat_writers", "acklat_inflight",
                      "acklat_warmup", "acklat_seconds", "prefwrite_seconds", "soak_seconds", "soak_sample",
-                     "soak_warmup"):
+                     "soak_warmup", "cluster_docs_rate", "cluster_docs_seconds"):
             setattr(self, name, getattr(plan, name))
         self._serve_help: Optional[str] = None
         self._settings: Optional[set[str]] = None
@@ -202,16 +223,21 @@ def parse(argv):
                         "Panes and raw lws on each event loop; acklat: durable write latency, open loop, and "
                         "the sustained ceiling; prefwrite: a preference write with 10 and 10,000 keys in the "
                         "domain; soak: idle scenes held while people type, CPU and RSS over time; profile: "
-                        "perf record of the server during 10k fan-out and during connects with 10k idle held")
+                        "perf record of the server during 10k fan-out and during connects with 10k idle held; "
+                        "cluster (issue 11): fan-out with observers over 1, 2 and 3 PostgreSQL nodes (same-node "
+                        "and cross-node delivery), one hot document edited from 2 nodes vs 1 node vs SQLite, "
+                        "and acklat on PostgreSQL beside SQLite; per node: ops/s and CPU per op")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
     p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, raw, raw-libev, "
-                                     "nchan, yjs (each row runs on those of them that support it)")
+                                     "nchan, yjs, cluster-1, cluster-2, cluster-3 (each row runs on those of them "
+                                     "that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")
-    p.add_argument("--rate", type=float, help="docs: edits per second per editor (5)")
-    p.add_argument("--seconds", type=float, help="docs: seconds measured; soak: its window (overrides the mode's)")
+    p.add_argument("--rate", type=float, help="docs: edits per second per editor (5; cluster-docs: 100)")
+    p.add_argument("--seconds", type=float, help="docs, cluster-docs: seconds measured; soak: its window "
+                                                 "(overrides the mode's)")
     p.add_argument("--repeat", type=int, default=1,
                    help="run everything R times, round after round, and keep each row's median run "
                         "(by median latency); every run is kept in results.json")
@@ -255,6 +281,7 @@ def _systems_for(workload: str, args, mode: str, ctx: Context, systems: dict) ->
         names = [s.strip() for s in args.systems.split(",") if s.strip()]
     else:
         names = list(COMMAND_SYSTEMS.get(args.command) or
+                     (COMMAND_WORKLOAD_SYSTEMS.get((args.command, workload)) if mode != "smoke" else None) or
                      (SMOKE_SYSTEMS.get(workload) if mode == "smoke" else None) or SYSTEMS[workload])
         if mode == "full" and args.command == "all" and workload in ("connect", "fanout", "throughput"):
             names.append("panes-mem")
@@ -281,9 +308,9 @@ def main(argv) -> int:
     if args.writes:
         plan.writes = {1: args.writes}
     if args.rate:
-        plan.docs_rate = args.rate
+        plan.docs_rate = plan.cluster_docs_rate = args.rate
     if args.seconds:
-        plan.docs_seconds = plan.soak_seconds = args.seconds
+        plan.docs_seconds = plan.soak_seconds = plan.cluster_docs_seconds = args.seconds
     systems = all_systems()
     if args.systems:
         unknown = [s for s in args.systems.split(",") if s.strip() and s.strip() not in systems]
@@ -367,7 +394,10 @@ def main(argv) -> int:
                      "acklat": {"rates": plan.acklat, "writers": plan.acklat_writers,
                                 "inflight": plan.acklat_inflight, "measure_s": plan.acklat_seconds},
                      "prefwrite": {"keys": plan.prefwrite, "measure_s": plan.prefwrite_seconds},
-                     "soak": {"n": plan.soak, "seconds": plan.soak_seconds, "sample_s": plan.soak_sample}}}
+                     "soak": {"n": plan.soak, "seconds": plan.soak_seconds, "sample_s": plan.soak_sample},
+                     "cluster": {"fanout": plan.cluster_fanout, "docs_editors": plan.cluster_docs,
+                                 "docs_rate_per_editor": plan.cluster_docs_rate,
+                                 "docs_measure_s": plan.cluster_docs_seconds}}}
     text = report.write(out_dir, rows, systems, meta)
     print(text)
     drawn = page.write(out_dir, rows, systems, meta)
@@ -440,16 +470,25 @@ def _summary(row: dict) -> None:
     cpu = row.get("cpu") or {}
     if row["status"] not in ("ok", "partial"):
         return
-    if row["workload"] in ("docs", "docsize"):
+    if row["workload"] in ("docs", "docsize", "cluster-docs"):
         log(f"  {row['status']}: {row.get('ops_per_sec')} ops/s of {row.get('offered_ops_per_sec')} offered, "
             f"{row.get('skipped')} ticks skipped, to the last editor median {lat.get('p50')} ms, p99 "
             f"{lat.get('p99')} ms, ack p99 {(row.get('ack_ms') or {}).get('p99')} ms, "
             f"{_kib((row.get('memory') or {}).get('doc_open_kb'))} per open document, "
             f"{row.get('refused')} refused, CPU server {cpu.get('server_s')} s / generator {cpu.get('generator_s')} s")
-    elif row["workload"] in ("connect", "fanout", "throughput"):
+    elif row["workload"] in ("connect", "fanout", "throughput", "cluster-fanout"):
         log(f"  {row['status']}: connected {row.get('connected')}, median {lat.get('p50')} ms, "
             f"p99 {lat.get('p99')} ms, {mem} KiB/conn, CPU server {cpu.get('server_s')} s / "
             f"generator {cpu.get('generator_s')} s")
+    if row.get("cross_node_ms") or row.get("same_node_ms"):
+        same, cross = row.get("same_node_ms") or {}, row.get("cross_node_ms") or {}
+        log(f"  same-node delivery median {same.get('p50')} · p99 {same.get('p99')} ms, cross-node median "
+            f"{cross.get('p50')} · p99 {cross.get('p99')} ms")
+    c = row.get("cluster")
+    if c:
+        log(f"  {c['nodes']} node(s): {c['ops_per_sec']} ops/s ({c['ops_per_sec_per_node']} per node), node CPU per op "
+            f"{c['node_ms_per_op']} ms, node cores {c['node_cores']}, PostgreSQL {c['postgres_cores']} cores "
+            f"({c['postgres_ms_per_op']} ms per op)")
 
 
 def _mem_gib() -> float:

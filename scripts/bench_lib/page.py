@@ -16,7 +16,7 @@ from . import ROOT, report, svg
 
 PUBLISHED = os.path.join(ROOT, "docs", "bench")
 ORDER = ["panes", "panes-poll", "panes-libev", "panes-pg", "panes-mem", "raw", "raw-libev", "nchan", "yjs",
-         "panes-mem-libev", "panes-mem-poll"]
+         "panes-mem-libev", "panes-mem-poll", "cluster-1", "cluster-2", "cluster-3"]
 
 
 def _colour(system: str) -> str:
@@ -115,6 +115,19 @@ def plots(rows: list[dict]) -> dict[str, str]:
         cats, series = _bars(rows, "prefwrite", _get("cpu", "server_ms_per_write"), lambda n: f"{n:,} keys")
         out["prefwrite"] = svg.bar_chart("One preference write: server CPU by keys in the domain (lower is better)",
                                          "ms of CPU per write", cats, series, logy=True)
+    if any(r["workload"] == "cluster-fanout" for r in rows):
+        mine = sorted([r for r in rows if r["workload"] == "cluster-fanout" and _ok(r)],
+                      key=lambda r: (r["n"], r["system"]))
+        cats = [f"{r['n']:,} observers\n{r['label']}" for r in mine]
+        series = [(k, [_get(*path)(r) for r in mine], svg.colour(i)) for i, (k, path) in enumerate([
+            ("last observer median", ("latency_ms", "p50")), ("last observer p99", ("latency_ms", "p99")),
+            ("same-node p99", ("same_node_ms", "p99")), ("cross-node p99", ("cross_node_ms", "p99"))])]
+        out["cluster-fanout"] = svg.bar_chart("Cluster fan-out: observers over 1, 2, 3 nodes (lower is better)",
+                                              "ms", cats, series, logy=True)
+    if any(r["workload"] == "cluster-docs" for r in rows):
+        cats, series = _bars(rows, "cluster-docs", _get("ops_per_sec"), lambda n: f"{n:,} editors, one document")
+        out["cluster-docs"] = svg.bar_chart("One hot document: durable edits sustained (higher is better)",
+                                            "acknowledged edits per second", cats, series)
     soak = [r for r in rows if r["workload"] == "soak" and _ok(r) and r.get("samples")]
     if soak:
         cpu = [(f"{r['label']}, {r['n']:,} idle", [(s["t"], s["cores"]) for s in r["samples"]], _colour(r["system"]),
@@ -177,7 +190,8 @@ def publish(rows: list[dict], systems: dict, meta: dict, where: str = PUBLISHED)
     used = {r.get("run") for r in merged}
     runs = [x for x in old["runs"] if x["started"] in used and x["started"] != run["started"]] + [run]
     order = {w: i for i, w in enumerate(["connect", "fanout", "throughput", "docs", "docsize", "idle",
-                                         "connect-under-load", "acklat", "prefwrite", "soak"])}
+                                         "connect-under-load", "acklat", "prefwrite", "soak",
+                                         "cluster-fanout", "cluster-docs"])}
     merged.sort(key=lambda r: (order.get(r["workload"], 99), r["n"] == 0 and r["workload"] == "acklat", r["n"],
                                ORDER.index(r["system"]) if r["system"] in ORDER else 99))
     with open(path, "w") as f:

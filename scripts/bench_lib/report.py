@@ -31,6 +31,16 @@ WORKLOAD_TEXT = {
     "soak": "soak (issue 14): N idle scenes held while 20 editors type into one document (100 durable ops/s "
             "in all) and one more user writes a preference ~7 times a second; the server's CPU and RSS "
             "sampled every few seconds over the window; edit acknowledgement latency",
+    "cluster-fanout": "cluster-fanout (issue 11): as fanout (1 writer, N observers, one change at a time), the "
+                      "writer on node 1 and observer i on node i mod K of a K-node cluster on one PostgreSQL "
+                      "database; every delivery is also split into same-node (observer on node 1) and "
+                      "cross-node (commit on node 1 → NOTIFY → the observer's node → observer). Per node: "
+                      "changes/s ÷ K, CPU (/proc/PID/stat) per change and in cores over the measured phase; "
+                      "PostgreSQL = every process of its cluster",
+    "cluster-docs": "cluster-docs (issue 11): E editors (user editor-i, one scene each) each attempting 100 "
+                    "edits/s, at most one unacknowledged, into one document (more than any server here takes: "
+                    "sustained ops/s is the ceiling); editor i on node i mod K; durable acknowledgement (SQLite: "
+                    "fsync; PostgreSQL: commit). Per node as cluster-fanout, per acknowledged edit",
     "docs": "docs (issue 5): E editors on one document, each attempting one edit (a one-character insert "
             "at a pseudo-random position) every 1/rate s, at most one unacknowledged at a time (a tick that "
             "finds the previous edit unacknowledged is *skipped*: the server's backpressure); latency = an "
@@ -220,6 +230,66 @@ def docsize_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _per_node(values: Optional[list], digits: int = 3) -> str:
+    return " / ".join(_num(v, digits) for v in values) if values else "—"
+
+
+def _cluster_cells(r: dict) -> str:
+    """Per node: CPU in cores and CPU per op; PostgreSQL's cores and CPU per op."""
+    c = r.get("cluster") or {}
+    if not c:
+        cpu = r.get("cpu") or {}
+        return f"| — | {_num(cpu.get('server_ms_per_op'))} (1 node) | — | — |"
+    return (f"| {_num(c.get('ops_per_sec_per_node'))} | {_per_node(c.get('node_ms_per_op'))} "
+            f"(Σ {_num(c.get('server_ms_per_op'))}) | {_per_node(c.get('node_cores'))} "
+            f"| {_num(c.get('postgres_cores'))} cores · {_num(c.get('postgres_ms_per_op'))} ms/op |")
+
+
+def cluster_fanout_table(rows: list[dict]) -> str:
+    head = ("| N observers | system | connected | → last observer median · p99 ms | every delivery median · p99 ms "
+            "| same-node delivery median · p99 ms | cross-node delivery median · p99 ms | changes/s "
+            "| changes/s per node | node CPU per change ms (each node) | node cores (each) | PostgreSQL "
+            "| ÷ 1 node: median · p99 |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    base = {r["n"]: r for r in rows if r["system"] == "cluster-1"}
+    for r in sorted(rows, key=lambda r: (r["n"], r["system"])):
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 13))
+            continue
+        b = base.get(r["n"])
+        ratio = ("1 (baseline)" if r["system"] == "cluster-1" else
+                 " · ".join([_ratio(_lat(r, "p50"), _lat(b, "p50")), _ratio(_lat(r, "p99"), _lat(b, "p99"))])
+                 if _measured(b) else "—")
+        each, same, cross = (r.get(k) or {} for k in ("each_latency_ms", "same_node_ms", "cross_node_ms"))
+        lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} "
+                     f"| {_num(_lat(r, 'p50'))} · {_num(_lat(r, 'p99'))} | {_num(each.get('p50'))} · {_num(each.get('p99'))} "
+                     f"| {_num(same.get('p50'))} · {_num(same.get('p99'))} | {_num(cross.get('p50'))} · {_num(cross.get('p99'))} "
+                     f"| {_num(r.get('changes_per_sec'))} {_cluster_cells(r)} {ratio} |")
+    return "\n".join(lines)
+
+
+def cluster_docs_table(rows: list[dict]) -> str:
+    head = ("| E editors | system | connected | offered ops/s | sustained durable ops/s (min–max per s) "
+            "| ack median · p99 ms | → last editor median · p99 ms | ops/s per node | node CPU per op ms (each node) "
+            "| node cores (each) | PostgreSQL | ÷ SQLite (ops/s) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    sqlite = {r["n"]: r for r in rows if r["system"] == "panes"}
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 12))
+            continue
+        p = sqlite.get(r["n"])
+        ratio = "1 (reference)" if r["system"] == "panes" else (
+            _ratio(r.get("ops_per_sec"), p.get("ops_per_sec")) if p and p.get("ops_per_sec") else "—")
+        ack = r.get("ack_ms") or {}
+        lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} "
+                     f"| {_num(r.get('offered_ops_per_sec'))} | {_num(r.get('ops_per_sec'))} "
+                     f"({_num(r.get('ops_per_second_min'))}–{_num(r.get('ops_per_second_max'))}) "
+                     f"| {_num(ack.get('p50'))} · {_num(ack.get('p99'))} | {_num(_lat(r, 'p50'))} · {_num(_lat(r, 'p99'))} "
+                     f"{_cluster_cells(r)} {ratio} |")
+    return "\n".join(lines)
+
+
 def prefwrite_table(rows: list[dict]) -> str:
     head = ("| keys in the domain | system | writes/s, one at a time | latency p50 · p99 · max ms "
             "| server CPU per write ms | filling the domain took s | ÷ the fewest keys (CPU per write) |")
@@ -267,6 +337,8 @@ SECTIONS = [
     ("acklat", "acklat: durable write latency, open loop, and the sustained ceiling", acklat_table),
     ("prefwrite", "prefwrite: one preference write with few and many keys in the domain", prefwrite_table),
     ("soak", "soak: idle scenes held while people work", soak_table),
+    ("cluster-fanout", "cluster-fanout: one writer on node 1, N observers over 1, 2 and 3 nodes", cluster_fanout_table),
+    ("cluster-docs", "cluster-docs: one hot document, editors over 2 nodes vs 1 node vs SQLite", cluster_docs_table),
 ]
 PEER_WORKLOADS = ("connect", "fanout", "throughput")
 

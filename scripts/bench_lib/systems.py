@@ -39,10 +39,28 @@ class Running:
     proc: subprocess.Popen
     port: int
     workdir: str
+    # A cluster (cluster.py): the other nodes, and what panes-load needs to spread over them.
+    others: list = field(default_factory=list)
+    generator_args: list = field(default_factory=list)
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def alive(self) -> bool:
+        return all(p.poll() is None for p in (self.proc, *self.others))
+
+    def stop(self) -> None:
+        for p in (self.proc, *self.others):
+            procs.stop(p)
+
+    def snapshot(self) -> dict:
+        """What a cluster reads before and after a measured phase (per-node CPU); nothing here."""
+        return {}
+
+    def describe(self, before: dict, after: dict, ops: int, seconds: float) -> Optional[dict]:
+        """The cluster's per-node figures over that phase; a single server has none."""
+        return None
 
 
 @dataclass
@@ -102,7 +120,7 @@ class System:
 
 
 PANES_WORKLOADS = ("connect", "fanout", "throughput", "docs", "docsize", "idle", "connect-under-load",
-                   "acklat", "prefwrite", "soak")
+                   "acklat", "prefwrite", "soak", "cluster-docs")
 
 
 class Panes(System):
@@ -290,6 +308,7 @@ _postgres = _PrivatePostgres()
 
 
 def all_systems() -> dict[str, System]:
+    from .cluster import cluster_systems
     systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory"), Raw("libev"),
-               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres")]
+               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres"), *cluster_systems()]
     return {s.name: s for s in systems}

@@ -120,20 +120,20 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
                 "--n", str(n), "--writes", str(writes), "--warmup", str(warmup),
                 "--inflight", str(inflight), "--payload", str(ctx.payload), "--wait-go", "--quiet",
                 "--timeout", str(ctx.timeout), "--write-timeout", str(ctx.write_timeout),
-                *system.generator_args(ctx, workload, n)]
+                *running.generator_args, *system.generator_args(ctx, workload, n)]
         gen = Generator(args, os.path.join(workdir, "load.log"))
         ready = gen.wait("ready", ctx.timeout)
         settle()
-        mem, cpu1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
+        mem, cpu1, snap1 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid), running.snapshot()
         phase = procs.Phase()
         with measuring(ctx, running.pid):
             gen.send("go")
             result = gen.finish(ctx.timeout)
-        cpu2 = procs.cpu_seconds(running.pid)
+        cpu2, snap2 = procs.cpu_seconds(running.pid), running.snapshot()
         phase.end()
-        alive = running.proc.poll() is None
+        alive = running.alive()
     finally:
-        procs.stop(running.proc)
+        running.stop()
 
     r = result or ready or {}
     connected = r.get("ready", 0)
@@ -154,6 +154,11 @@ def run_fanout(ctx, system, n: int, writes: int, warmup: int, inflight: int,
                 "connect_server_s": round(cpu1 - cpu0, 3), "connect_generator_s": r.get("cpu_connect_s")},
         "generator": r,
     })
+    cluster = running.describe(snap1, snap2, r.get("completed") or 0, phase.wall or 0)
+    if cluster:
+        row["cluster"] = cluster
+        row["same_node_ms"] = _ms(r.get("latency_same_node_ns"))
+        row["cross_node_ms"] = _ms(r.get("latency_cross_node_ns"))
     if not result:
         row["status"], row["reason"] = "failed", ("server exited" if not alive else "no result from panes-load")
     elif not row["latency_ms"]:
@@ -206,10 +211,11 @@ def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: in
                 "--rate", f"{rate:g}", "--warmup-time", f"{ctx.docs_warmup:g}",
                 "--duration", f"{seconds:g}", "--doc-bytes", str(doc_bytes), "--wait-go", "--quiet",
                 "--timeout", str(ctx.timeout), "--write-timeout", str(ctx.write_timeout),
-                *system.generator_args(ctx, "docs", editors)]
+                *running.generator_args, *system.generator_args(ctx, "docs", editors)]
         gen = Generator(args, os.path.join(workdir, "load.log"))
         ready = gen.wait("ready", ctx.timeout)
         cpu1 = cpu2 = cpu3 = procs.cpu_seconds(running.pid)
+        snap2 = snap3 = running.snapshot()
         phase = procs.Phase()
         if ready:
             settle()
@@ -219,15 +225,16 @@ def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: in
         if opened:
             settle()
             mem_opened, cpu2 = procs.memory_kb(running.pid), procs.cpu_seconds(running.pid)
+            snap2 = running.snapshot()
             phase = procs.Phase()
             gen.send("go")  # type
         result = gen.finish(ctx.timeout)
-        cpu3 = procs.cpu_seconds(running.pid)
+        cpu3, snap3 = procs.cpu_seconds(running.pid), running.snapshot()
         phase.end()
         mem_end = procs.memory_kb(running.pid)
-        alive = running.proc.poll() is None
+        alive = running.alive()
     finally:
-        procs.stop(running.proc)
+        running.stop()
 
     r = result or ready or {}
     connected = r.get("ready", 0)
@@ -268,6 +275,9 @@ def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: in
         "offered": r.get("offered"), "skipped": r.get("skipped"), "skipped_share": r.get("skipped_share"),
         "lost": r.get("lost"), "unacked": r.get("unacked"),
         "refused": r.get("refused"), "refused_edits": r.get("refused_edits"),
+        "open_retries": r.get("open_retries"),
+        "editors_behind_by_node": r.get("editors_behind_by_node"), "unacked_by_node": r.get("unacked_by_node"),
+        "lowest_revision_by_node": r.get("lowest_revision_by_node"),
         "final_revision": r.get("final_revision"), "editors_behind": r.get("editors_behind"),
         "memory": memory,
         "cpu": {"server_s": round(cpu3 - cpu2, 3), "generator_s": gen_cpu,
@@ -278,6 +288,9 @@ def run_docs(ctx, system, editors: int, *, workload: str = "docs", doc_bytes: in
         "generator": r,
         "opened": opened,
     })
+    cluster = running.describe(snap2, snap3, acks, phase.wall or 0)
+    if cluster:
+        row["cluster"] = cluster
     problems = []
     if r.get("refused"):
         problems.append(f"{r['refused']} requests refused by the server (ok:false; "

@@ -48,14 +48,20 @@ postgres_start() {
   home=$dir
   if [ "$(id -u)" -eq 0 ]; then
     # initdb and postgres run as the postgres user, which must reach every folder above the
-    # data: a folder of its own in /tmp, recorded in DIR for postgres_stop.
-    home=$(mktemp -d /tmp/panes-pg.XXXXXX)
-    echo "$home" >"$dir/cluster-home"
-    chown postgres:postgres "$home"
+    # data. DIR is handed to it when it can (a mktemp -d folder in /tmp), so DIR/data,
+    # DIR/socket and DIR/server.log are where callers expect them; a DIR it cannot reach (in a
+    # root-only folder) gets a folder of its own in /tmp instead, recorded in DIR.
+    if runuser -u postgres -- test -x "$(dirname "$dir")"; then
+      chown postgres:postgres "$dir"
+    else
+      home=$(mktemp -d /tmp/panes-pg.XXXXXX)
+      echo "$home" >"$dir/cluster-home"
+      chown postgres:postgres "$home"
+    fi
   fi
   chmod 700 "$home"
   mkdir -p "$home/socket"
-  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$home/socket"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$home/socket"; fi
   _postgres_as_owner "$bin/initdb" -D "$home/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; return 1; }
   port=$(postgres_free_port)

@@ -212,7 +212,7 @@ extension Hub {
             let finished = cluster.recordLoadInFlight
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
-            for entry in ready { retryConnect(entry.waiter) }
+            for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
         }
         guard let changes, failure == nil else {
             logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])
@@ -382,9 +382,11 @@ extension Hub {
     /// Other nodes are gone: the sessions they held are free, and connects waiting for them
     /// take them over (with a new epoch, which fences anything the dead node still sends).
     mutating func nodesExpired(_ nodes: [NodeID]) {
-        let newly = Set(nodes).subtracting(cluster.expired).subtracting([node].compactMap { $0 })
+        // The nodes expired now: one that renewed late drops out of the set again.
+        let current = Set(nodes).subtracting([node].compactMap { $0 })
+        let newly = current.subtracting(cluster.expired)
+        cluster.expired = current
         guard !newly.isEmpty else { return }
-        cluster.expired.formUnion(newly)
         logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted { $0.rawValue < $1.rawValue })"])
         dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)

@@ -34,6 +34,10 @@ extension Hub {
             tickets[id] = nil
         case .presence(let presence):
             takeRemotePresence(presence, from: signal.from)
+        case .drag(let json):
+            takeRemoteDrag(json, from: signal.from)
+        case .dragEnded(let json):
+            remoteDragEnded(json)
         }
     }
 
@@ -185,11 +189,14 @@ extension Hub {
         if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
     }
 
-    mutating func retryConnect(_ waiter: TicketWaiter) {
+    /// Runs a waiting connect again; it may still wait for records once if it waited for its
+    /// ticket (the ticket's signal can come before the record of its session).
+    mutating func retryConnect(_ waiter: TicketWaiter, afterRecords: Bool = false) {
         guard connections[waiter.connection] != nil else { return }
         connections[waiter.connection]?.phase = .awaitingConnect
         do throws(PanesError) {
-            try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false)
+            try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false,
+                        waitForRecords: !afterRecords)
         } catch {
             fail(waiter.requestID, request: "connect", error, to: waiter.connection)
         }

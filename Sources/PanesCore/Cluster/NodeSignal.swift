@@ -20,6 +20,12 @@ public struct NodeSignal: Sendable, Equatable {
         /// A window ticket, for whichever node the new window's connect reaches.
         case ticket(JSONValue)
         case ticketUsed(String)
+        /// A drag began (its id, owner, source, items, expiry), so a window on any node can
+        /// drop it.
+        case drag(JSONValue)
+        /// A drag ended on some node (dropped or cancelled): `{"drag", "event"}`, the
+        /// `dragEnded` event for its source, which the drag's origin node delivers.
+        case dragEnded(JSONValue)
         /// A scene's presence in a document changed (a `presence` event's fields, `left` true
         /// when it left), for the document's scenes on other nodes.
         case presence(JSONValue)
@@ -45,6 +51,8 @@ public struct NodeSignal: Sendable, Equatable {
         case .ticket(let ticket): object["ticket"] = ticket
         case .ticketUsed(let id): object["ticketUsed"] = .string(id)
         case .presence(let presence): object["presence"] = presence
+        case .drag(let drag): object["drag"] = drag
+        case .dragEnded(let ended): object["dragEnded"] = ended
         }
         return .object(object)
     }
@@ -68,6 +76,10 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .ticketUsed(id)
         } else if let presence = json["presence"] {
             kind = .presence(presence)
+        } else if let drag = json["drag"] {
+            kind = .drag(drag)
+        } else if let ended = json["dragEnded"] {
+            kind = .dragEnded(ended)
         } else {
             return nil
         }

@@ -7,7 +7,7 @@ extension Hub {
     /// - Parameter waitForTicket: in a cluster, a ticket or session not heard of yet may still
     ///   be on its way from another node: the connect waits for it once.
     mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID,
-                          waitForTicket: Bool = true) throws(PanesError) {
+                          waitForTicket: Bool = true, waitForRecords: Bool = true) throws(PanesError) {
         guard request.protocolVersion == Self.protocolVersion else {
             throw PanesError(.unsupportedProtocol,
                              "this server speaks protocol \(Self.protocolVersion), not \(request.protocolVersion)",
@@ -26,9 +26,9 @@ extension Hub {
                 self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
                 return
             }
-            if isClustered, waitForTicket, let ticket = tickets[ticketID], sessions[ticket.session] == nil {
+            if isClustered, waitForRecords, let ticket = tickets[ticketID], sessions[ticket.session] == nil {
                 // The ticket's signal came before the record of the session it opens.
-                waitForRecords(connection: connection, requestID: requestID, request: request)
+                self.waitForRecords(connection: connection, requestID: requestID, request: request)
                 return
             }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
@@ -41,9 +41,9 @@ extension Hub {
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
-            if isClustered, waitForTicket, sessions[resume.id] == nil {
+            if isClustered, waitForRecords, sessions[resume.id] == nil {
                 // Made on another node a moment ago, perhaps: read the records, then look again.
-                waitForRecords(connection: connection, requestID: requestID, request: request)
+                self.waitForRecords(connection: connection, requestID: requestID, request: request)
                 return
             }
             guard let session = sessions[resume.id], session.owner == owner,

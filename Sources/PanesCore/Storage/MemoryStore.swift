@@ -227,8 +227,9 @@ extension MemoryStore: SharedStore {
 
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         let now = now()
+        let lapsed = nodeLeases[node].map { $0 < now } ?? false
         nodeLeases[node] = now + Millis(leaseMs)
-        return nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue }
+        return nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue } + (lapsed ? [node] : [])
     }
 }
 

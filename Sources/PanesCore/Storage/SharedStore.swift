@@ -17,7 +17,8 @@ public protocol SharedStore: Store {
     func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]?
     /// Marks `node` alive until `leaseMs` from now (the database's clock, so nodes' clocks
     /// need not agree), and returns the nodes whose lease has run out, so their sessions
-    /// can be taken over.
+    /// can be taken over. `node` itself is among them when its own lease had run out before
+    /// this renewal (it stalled or was cut off): others may have taken its sessions over.
     func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID]
 }
 
@@ -82,8 +83,9 @@ public enum ChangeNotice: Sendable, Equatable {
     /// The listening connection was lost and is back: notices may have been missed, so the
     /// node catches up on everything it holds.
     case resubscribed
-    /// These nodes' leases ran out (`SharedStore.heartbeat`): the sessions they held can be
-    /// taken over.
+    /// The nodes whose leases have run out now (`SharedStore.heartbeat`), the whole set each
+    /// time it changes: the sessions they held can be taken over; a node missing from a later
+    /// set renewed after all.
     case nodesExpired([NodeID])
     /// A message another node sent (`NodeSignal`); delivered to every node, each keeps its own.
     case signal(NodeSignal)

@@ -13,6 +13,9 @@ struct DragState: Sendable {
         let items: [DragItem]
         let expiresAt: Millis
         var phase: Phase = .pending
+        /// The node the drag began on, when that is another node of a cluster: it alone
+        /// talks to the source scene.
+        var origin: NodeID? = nil
     }
 
     var drags: [String: Drag] = [:]

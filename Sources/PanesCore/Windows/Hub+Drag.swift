@@ -9,6 +9,7 @@ extension Hub {
                                   items: items, expiresAt: now() + Millis(settings.dragLifetimeMs))
         drags.drags[drag.id] = drag
         drags.deadlines.push(drag.id, at: drag.expiresAt)
+        shareDrag(drag)
         return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
     }
 
@@ -69,11 +70,9 @@ extension Hub {
             ended = ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })]
         }
         drags.drags[dragID]?.phase = .dropped
-        if let source = scenes[drag.source] {
-            send(.event(ServerEvent("dragEnded", [
-                "drag": .string(dragID), "outcome": "dropped", "operation": .string(operation.rawValue), "target": ended,
-            ])), to: source.connection)
-        }
+        tellSource(of: drag, ServerEvent("dragEnded", [
+            "drag": .string(dragID), "outcome": "dropped", "operation": .string(operation.rawValue), "target": ended,
+        ]))
         return result
     }
 
@@ -91,10 +90,10 @@ extension Hub {
     /// Cancels a pending drag and tells its source, which is never left waiting.
     mutating func endDrag(_ drag: DragState.Drag, reason: String) {
         drags.drags[drag.id]?.phase = .cancelled
-        if let source = scenes[drag.source] {
-            send(.event(ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled", "reason": .string(reason)])),
-                 to: source.connection)
-        }
+        // An expiry is the origin node's to report; every node expires its own copy.
+        if drag.origin != nil && reason == "expired" { return }
+        tellSource(of: drag, ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled",
+                                                       "reason": .string(reason)]))
     }
 
     /// A drag dropped by another user is allowed only if every item is a document of the

@@ -28,11 +28,15 @@ extension Hub {
         return .object(result)
     }
 
-    /// The user's session that shows `content`: a live one first, then the most recently active.
+    /// The user's session that shows `content`: a live one first (here or on another node),
+    /// then the most recently active.
     func sessionShowing(_ content: String, owner: OwnerKey) -> SceneSession? {
-        (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
+        func rank(_ session: SceneSession) -> Int {
+            liveScenes[session.id] != nil || (isClustered && claimedElsewhere(session.id)) ? 1 : 0
+        }
+        return (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
             .filter { $0.restoration?.activity.targetContentIdentifier == content }
-            .max { ($0.liveRank(liveScenes), $0.lastActiveAt) < ($1.liveRank(liveScenes), $1.lastActiveAt) }
+            .max { (rank($0), $0.lastActiveAt) < (rank($1), $1.lastActiveAt) }
     }
 
     /// A ticket for a window on `reopening`, or on a new session made for the activity.
@@ -120,9 +124,4 @@ extension Hub {
         sessionsChanged(for: session.owner)
         return ["session": entry]
     }
-}
-
-extension SceneSession {
-    /// 1 when the session has a live scene: live windows are brought forward before closed ones.
-    func liveRank(_ liveScenes: [SessionID: SceneID]) -> Int { liveScenes[id] == nil ? 0 : 1 }
 }

@@ -1,0 +1,169 @@
+"""A node cut off from PostgreSQL (issue 11's partition fault): the node runs in a network
+namespace of its own, reaching the database over a veth pair, and an nft rule in that
+namespace drops its packets to the database. It must stop acknowledging, close its scenes
+with 4011 once its lease is gone (they resume on the other node), and after the partition
+heals rejoin without serving stale state."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from panes_cluster import BINARY, HEARTBEAT_MS, Client, Closed, Postgres, bash, free_port
+
+LEASE_MS = 2000
+TOKEN = "partition-token"
+
+
+def sh(*args: str) -> None:
+    subprocess.run(args, check=True, capture_output=True)
+
+
+@pytest.fixture
+def net():
+    """A namespace with a veth pair to the host on a test subnet, and a blackhole guard route
+    for the whole test range so nothing meant for it leaves this machine."""
+    tag = f"{random.randrange(16, 250)}"
+    name, host_if, ns_if = f"panes{tag}", f"pvh{tag}", f"pvn{tag}"
+    host_ip, ns_ip = f"10.213.{tag}.1", f"10.213.{tag}.2"
+    try:
+        sh("ip", "netns", "add", name)
+        sh("ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+        sh("ip", "link", "set", ns_if, "netns", name)
+        sh("ip", "addr", "add", f"{host_ip}/30", "dev", host_if)
+        sh("ip", "link", "set", host_if, "up")
+        sh("ip", "netns", "exec", name, "ip", "addr", "add", f"{ns_ip}/30", "dev", ns_if)
+        sh("ip", "netns", "exec", name, "ip", "link", "set", ns_if, "up")
+        sh("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up")
+        subprocess.run(["ip", "route", "add", "blackhole", "10.213.0.0/16"], capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError) as error:
+        pytest.fail(f"network namespaces are needed for this test (run as root): {error}")
+    yield {"ns": name, "host_ip": host_ip, "ns_ip": ns_ip}
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    subprocess.run(["ip", "link", "del", host_if], capture_output=True)
+
+
+def start_node(argv: list[str], log: list[str]) -> tuple[subprocess.Popen, int]:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    banner = process.stdout.readline()
+    match = re.search(r"listening on http://[\d.]+:(\d+)", banner)
+    if not match:
+        process.kill()
+        raise RuntimeError(f"node did not start: {banner!r}\n{process.stderr.read()}")
+    import threading
+    for stream in (process.stdout, process.stderr):
+        threading.Thread(target=lambda s=stream: [log.append(line) for line in s], daemon=True).start()
+    return process, int(match.group(1))
+
+
+def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(net):
+    pg = Postgres()
+    work = Path(tempfile.mkdtemp(prefix="panes-partition-"))
+    processes: list[subprocess.Popen] = []
+    try:
+        # The database must also listen on the veth, and let the namespace's node in.
+        home = bash(f'_postgres_home "{pg.dir}"')
+        with open(f"{home}/data/pg_hba.conf", "a") as hba:
+            hba.write("host all all 10.213.0.0/16 trust\n")
+        pg.stop_server()
+        bash(f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "{home}/data" -l "{home}/server.log" -w -t 60 '
+             f'-o "-c listen_addresses=127.0.0.1,{net["host_ip"]} -p {pg.port} -k {home}/socket -c fsync=on" start >/dev/null')
+        database = pg.create_database().rsplit("/", 1)[1]
+        lb_port = free_port()
+        public = f"http://127.0.0.1:{lb_port}"
+        (work / "config.json").write_text(json.dumps({"settings": {"nodeLeaseMs": LEASE_MS, "nodeHeartbeatMs": HEARTBEAT_MS}}))
+        (work / "tokens.json").write_text(json.dumps({"tokens": [
+            {"token": TOKEN, "user": "ada", "name": "Ada", "workspaces": {"w": "owner"}}]}))
+        common = ["--public-url", public, "--config", str(work / "config.json"), "--auth", "tokens",
+                  "--tokens", str(work / "tokens.json")]
+        logs_a: list[str] = []
+        logs_b: list[str] = []
+        node_a, port_a = start_node(["ip", "netns", "exec", net["ns"], str(BINARY), "serve", "--store",
+                                     f"postgres://postgres@{net['host_ip']}:{pg.port}/{database}",
+                                     "--host", net["ns_ip"], "--port", "0", *common], logs_a)
+        processes.append(node_a)
+        node_b, port_b = start_node([str(BINARY), "serve", "--store", f"postgres://postgres@127.0.0.1:{pg.port}/{database}",
+                                     "--host", "127.0.0.1", "--port", "0", *common], logs_b)
+        processes.append(node_b)
+        config = "\n".join([
+            "defaults", "  mode http", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
+            "  timeout tunnel 1h", "frontend f", f"  bind 127.0.0.1:{lb_port}", "  default_backend nodes",
+            "backend nodes", "  balance roundrobin", "  option httpchk",
+            f"  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:{lb_port}",
+            "  http-check expect status 200",
+            f"  server a {net['ns_ip']}:{port_a} check inter 200ms fall 2 rise 1",
+            f"  server b 127.0.0.1:{port_b} check inter 200ms fall 2 rise 1", ""])
+        (work / "haproxy.cfg").write_text(config)
+        haproxy = subprocess.Popen(["haproxy", "-f", str(work / "haproxy.cfg"), "-db"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes.append(haproxy)
+        time.sleep(0.5)
+        url_a = f"ws://{net['ns_ip']}:{port_a}/ws"
+        url_b = f"ws://127.0.0.1:{port_b}/ws"
+        lb = f"ws://127.0.0.1:{lb_port}/ws"
+
+        on_a = Client(url_a, "ada", "w", token=TOKEN)
+        acked = on_a.request("setPreference", domain="user", keyPath="editor.fontSize", value=14)
+        assert acked["changed"]
+
+        # Cut a off from the database.
+        sh("ip", "netns", "exec", net["ns"], "nft", "add", "table", "inet", "partition")
+        sh("ip", "netns", "exec", net["ns"], "nft", "add", "chain", "inet", "partition", "out",
+           "{ type filter hook output priority 0 ; }")
+        sh("ip", "netns", "exec", net["ns"], "nft", "add", "rule", "inet", "partition", "out",
+           "ip", "daddr", net["host_ip"], "tcp", "dport", str(pg.port), "drop")
+        cut_at = time.monotonic()
+        # a acknowledges nothing now: the write is never answered "ok".
+        request = on_a.send("setPreference", domain="user", keyPath="editor.fontSize", value=99)
+        closed_with = None
+        try:
+            while True:
+                message = on_a._next(20)
+                if message.get("type") == "reply" and message.get("re") == request:
+                    assert not message["ok"], f"acknowledged while cut off: {message}"
+        except Closed as closed:
+            closed_with = closed.code
+        assert closed_with == 4011, "its scene is closed with the reconnect code once the lease is gone"
+        assert time.monotonic() - cut_at < 15
+
+        # The client reconnects through the balancer, which now sends it to b: it resumes.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                again = Client(lb, "ada", "w", session=on_a.credentials, token=TOKEN, timeout=20)
+                break
+            except Exception:
+                assert time.monotonic() < deadline, "never resumed on b"
+                time.sleep(0.2)
+        assert again.connected["created"] is False
+        assert again.connected["session"]["persistentIdentifier"] == on_a.credentials["id"]
+        again.request("setPreference", domain="user", keyPath="editor.fontSize", value=20)
+
+        # Heal; a rejoins and serves what b wrote meanwhile, not what it held.
+        sh("ip", "netns", "exec", net["ns"], "nft", "delete", "table", "inet", "partition")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                fresh = Client(url_a, "ada", "w", token=TOKEN, timeout=20)
+                fresh.request("observe", domain="user", keyPath="editor.fontSize", options=["initial", "new"])
+                initial = fresh.event("preferenceChanged", timeout=5)
+                if initial.get("new") == 20:
+                    break
+            except Exception:
+                pass
+            assert time.monotonic() < deadline, "a never caught up after the partition healed"
+            time.sleep(0.2)
+        # The write made while cut off was never applied anywhere.
+        assert initial["new"] == 20
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+        pg.close()

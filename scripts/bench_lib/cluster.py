@@ -1,0 +1,142 @@
+"""The cluster rows (issue 11): Panes nodes sharing one PostgreSQL database, all on loopback.
+
+- cluster-fanout: one writer on node 1 and N observers spread over the K nodes of a cluster
+  (K = 1, 2, 3; client i on node i mod K: panes-load --ports). As fanout: one change at a time,
+  latency = the write until the LAST observer has it; and every delivery split into same-node
+  (the observer is on the writer's node) and cross-node (node 1 commits, PostgreSQL NOTIFY
+  tells the others, which read it and send it on).
+- cluster-docs: E editors typing as fast as the server lets them into one hot document, spread
+  over 2 nodes, all on one node (PostgreSQL), and on single-node SQLite (`panes`), same run:
+  sustained durable ops/s and the acknowledgement p99.
+
+Each cluster row also has, per node and over the measured phase, its CPU (utime + stime from
+/proc/PID/stat), the ops/s it carried and its CPU per op, and PostgreSQL's own CPU (every
+process of the private PostgreSQL: backends, WAL writer, checkpointer), so the scaling can be
+projected. The 1-node cluster is the baseline, measured in the same run.
+
+The durable acknowledgement latency at 1,000 writes/s on PostgreSQL is the acklat row on
+`panes-pg` (writes.py), not repeated here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Optional
+
+from . import procs
+from .systems import PANES_SETTINGS, READY_LINE, Panes, Running, _postgres
+
+
+def postgres_cpu_seconds() -> float:
+    """utime + stime of the private PostgreSQL: its postmaster and every child of it."""
+    if not _postgres.dir:
+        return 0.0
+    home_file = os.path.join(_postgres.dir, "cluster-home")
+    home = open(home_file).read().strip() if os.path.exists(home_file) else _postgres.dir
+    try:
+        with open(os.path.join(home, "data", "postmaster.pid")) as f:
+            master = int(f.readline())
+    except (OSError, ValueError):
+        return 0.0
+    total = procs.cpu_seconds(master)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / procs.CLOCK_TICKS
+    return total
+
+
+class ClusterRunning(Running):
+    """The nodes of one cluster: `proc` is node 1 (the writer's), `others` the rest."""
+
+    @property
+    def nodes(self) -> list:
+        return [self.proc, *self.others]
+
+    def snapshot(self) -> dict:
+        return {"t": time.monotonic(), "nodes": [procs.cpu_seconds(p.pid) for p in self.nodes],
+                "postgres": postgres_cpu_seconds()}
+
+    def describe(self, before: dict, after: dict, ops: int, seconds: float) -> Optional[dict]:
+        if not before or not after:
+            return None
+        seconds = seconds or (after["t"] - before["t"])
+        cpu = [round(b - a, 3) for a, b in zip(before["nodes"], after["nodes"])]
+        pg = round(after["postgres"] - before["postgres"], 3)
+        k = len(cpu)
+        per_op = (lambda s: round(s * 1000 / ops, 4) if ops else None)
+        return {
+            "nodes": k, "ops": ops, "seconds": round(seconds, 3),
+            "ops_per_sec": round(ops / seconds, 1) if seconds else None,
+            "ops_per_sec_per_node": round(ops / seconds / k, 1) if seconds else None,
+            "node_cpu_s": cpu,
+            "node_cores": [round(c / seconds, 3) if seconds else None for c in cpu],
+            "node_ms_per_op": [per_op(c) for c in cpu],
+            "server_ms_per_op": per_op(sum(cpu)),
+            "postgres_cpu_s": pg,
+            "postgres_cores": round(pg / seconds, 3) if seconds else None,
+            "postgres_ms_per_op": per_op(pg),
+        }
+
+
+class PanesCluster(Panes):
+    """K `panes serve --store postgres://…` nodes on one fresh database, started for every run."""
+
+    def __init__(self, nodes: int):
+        super().__init__("postgres")
+        self.nodes = nodes
+        self.name = f"cluster-{nodes}"
+        self.label = f"Panes cluster, {nodes} node{'s' if nodes > 1 else ''} (PostgreSQL)"
+        self.note = (f"{nodes} `panes serve --store postgres://…/db --port 0 --public-url …` process"
+                     f"{'es' if nodes > 1 else ''} on one fresh database of a private PostgreSQL 15 "
+                     "(fsync and synchronous_commit on, TCP on 127.0.0.1); panes-load sends client i "
+                     "to node i mod K (`--ports`), the writer and editor 0 to node 1. Per node: CPU "
+                     "from /proc/PID/stat over the measured phase; PostgreSQL's CPU is every process "
+                     "of its cluster.")
+        self.workloads = ("cluster-fanout", "cluster-docs")
+
+    def start(self, ctx, workdir: str) -> Running:
+        os.makedirs(workdir, exist_ok=True)
+        config = os.path.join(workdir, "panes-config.json")
+        known = ctx.panes_settings()
+        with open(config, "w") as f:
+            json.dump({"settings": {k: v for k, v in PANES_SETTINGS.items() if k in known}}, f)
+        store = _postgres.fresh_database()
+        started, ports = [], []
+        try:
+            for i in range(self.nodes):
+                argv = [ctx.panes_bin, "serve", "--host", "127.0.0.1", "--port", "0",
+                        "--data", os.path.join(workdir, f"data-{i + 1}"), "--store", store,
+                        "--public-url", "http://127.0.0.1", "--config", config, "--log-level", "warning",
+                        *ctx.server_args]
+                proc = procs.start(argv, log=os.path.join(workdir, f"node-{i + 1}.log"), cwd=workdir)
+                started.append(proc)
+                m = procs.wait_for_line(proc, READY_LINE, 60)
+                if not m:
+                    raise RuntimeError(f"node {i + 1} did not print its port (see {workdir}/node-{i + 1}.log)")
+                procs.drain(proc)
+                ports.append(int(m.group(1)))
+        except Exception:
+            for p in started:
+                procs.stop(p)
+            raise
+        return ClusterRunning(started[0], ports[0], workdir, others=started[1:],
+                              generator_args=["--ports", ",".join(map(str, ports))])
+
+
+def cluster_systems() -> list[Panes]:
+    return [PanesCluster(k) for k in (1, 2, 3)]
+
+
+def run_cluster_docs(ctx, system, editors: int) -> dict:
+    """E editors on one document as fast as the server lets them (cluster_docs_rate each)."""
+    from .workloads import run_docs
+    return run_docs(ctx, system, editors, workload="cluster-docs", rate=ctx.cluster_docs_rate,
+                    seconds=ctx.cluster_docs_seconds)
