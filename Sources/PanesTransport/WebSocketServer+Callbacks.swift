@@ -110,7 +110,9 @@ extension WebSocketServer {
         if complete && connection.inbound.isEmpty {
             // The common case: the whole message in one callback, no copy.
             connection.utf8.reset()
+            receiving = connection
             delegate?.serverDidReceive(piece, from: connection.id)
+            receiving = nil
             return
         }
         connection.inbound.append(contentsOf: piece)
@@ -118,7 +120,9 @@ extension WebSocketServer {
             let message = connection.inbound
             connection.inbound = []
             connection.utf8.reset()
+            receiving = connection
             message.withUnsafeBytes { delegate?.serverDidReceive($0, from: connection.id) }
+            receiving = nil
         }
     }
 

@@ -27,6 +27,9 @@ public final class WebSocketServer: @unchecked Sendable {
     var connections: [UInt64: ServerConnection] = [:]
     var httpResponses: [UInt64: HTTPResponse] = [:]
     var nextConnectionID: UInt64 = 0
+    /// The connection whose message the delegate is handling, if any: what it causes for that
+    /// same connection is queued, not written at once (see `canWriteNow`).
+    var receiving: ServerConnection?
     /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true
     let idle: IdleDetector
@@ -181,8 +184,9 @@ public final class WebSocketServer: @unchecked Sendable {
         wake(atMonotonicMilliseconds: Self.monotonicMilliseconds() + UInt64(max(delay, 0)))
     }
 
-    /// Queues a frame. A connection whose queue is over `maxOutboundQueue` is closed as a slow
-    /// consumer instead: one stuck client must not grow the server's memory without bound.
+    /// Writes a frame, or queues it behind what is waiting. A connection whose queue is over
+    /// `maxOutboundQueue` is closed as a slow consumer instead: one stuck client must not grow
+    /// the server's memory without bound.
     public func send(_ frame: OutboundFrame, to id: UInt64) {
         guard let connection = connections[id], !connection.closing else { return }
         if connection.queue.count >= configuration.maxOutboundQueue {
@@ -192,8 +196,31 @@ public final class WebSocketServer: @unchecked Sendable {
             closeSoon(connection, code: configuration.slowConsumerCloseCode, reason: "outbound queue overflow")
             return
         }
+        if connection.queue.isEmpty, !connection.pingWanted, canWriteNow(connection) {
+            // Nothing is ahead of this frame: hand it to the socket now instead of asking lws
+            // for a WRITEABLE callback, which costs two epoll_ctl (write interest on, then off),
+            // a loop turn and lws's service path per frame. lws keeps whatever the socket does
+            // not take and sends it before our next WRITEABLE callback, so order is kept.
+            let written = lws_write(connection.wsi, frame.payload, frame.payloadCount,
+                                    frame.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
+            if written < frame.payloadCount {
+                closeSoon(connection, code: 1011, reason: "write failed")
+            }
+            return
+        }
         connection.queue.push(frame)
         lws_callback_on_writable(connection.wsi)
+    }
+
+    /// Whether a frame may be written outside a WRITEABLE callback: only when lws holds none
+    /// of an earlier write (`lws_partial_buffered`), the peer has not begun closing, no
+    /// extension is in use (permessage-deflate may need more than one callback per frame), and
+    /// the frame is not caused by a message of the same connection: lws answers a ping on the
+    /// connection's next WRITEABLE turn, so a reply written at once could overtake the pong of
+    /// a ping the client sent before its request.
+    private func canWriteNow(_ connection: ServerConnection) -> Bool {
+        !configuration.deflate && !connection.peerClosed && receiving !== connection
+            && lws_partial_buffered(connection.wsi) == 0
     }
 
     /// Closes after everything queued so far is written.

@@ -153,6 +153,11 @@ describe('DocumentSession', { timeout: 30_000 }, () => {
     const stop = w.taps[0].drop((m) => m.type === 'documentOperation' && m.revision === 1);
     type(b, 2, 'c');
     await b.whenSaved();
+    // b's acknowledgement and a's copy of the operation go out on different sockets, in no set
+    // order: let frames through again only once a's copy has arrived (and been dropped).
+    const droppedForA = () =>
+      w.taps[0].sockets.some((s) => s.dropped.some((m) => m.type === 'documentOperation' && m.revision === 1));
+    while (!droppedForA()) await new Promise((resolve) => setTimeout(resolve, 5));
     stop();
     type(b, 3, 'd');
     await converged(w.sessions);

@@ -26,6 +26,7 @@ extension Hub {
         observations.list.append(observation)
         preferences.observations[scene.id] = observations
         preferences.observers[domain, default: []].insert(scene.id)
+        preferences.observationsChanged(in: domain)
 
         if options.contains(.initial) {
             let keys = preferences.keys(domain, kind, under: keyPath)
@@ -53,6 +54,7 @@ extension Hub {
             throw PanesError(.observationNotFound, "this scene has no observation \(id)", field: "observation")
         }
         let removed = preferences.observations[sceneID]!.list.remove(at: index)
+        preferences.observationsChanged(in: removed.domain)
         if !preferences.observations[sceneID]!.list.contains(where: { $0.domain == removed.domain }) {
             preferences.observers[removed.domain]?.remove(sceneID)
         }
@@ -255,33 +257,22 @@ extension Hub {
     }
 
     /// One `preferenceChanged` per observing scene, listing that scene's matching observations.
-    /// Scenes whose notification is identical share one encoded message.
+    /// Scenes whose notification is identical share one encoded message (`ObserverClasses`).
     mutating func notifyObservers(of key: KeyPath, in domain: PreferenceDomain, kind: DomainKind, version: Int64,
                                   old: JSONValue?) {
         guard let observers = preferences.observers[domain], !observers.isEmpty else { return }
-        let now = preferences.effective(domain, kind, key)
-        struct Shape: Hashable {
-            let ids: [Int]
-            let wantsNew: Bool
-            let wantsOld: Bool
-        }
-        var groups: [Shape: [ConnectionID]] = [:]
-        var order: [Shape] = []
-        for sceneID in observers {
-            guard let scene = scenes[sceneID], let observations = preferences.observations[sceneID] else { continue }
-            var ids: [Int] = []
-            var options: ObservationOptions = []
-            for observation in observations.list where observation.domain == domain && observation.keyPath.contains(key) {
-                ids.append(observation.id)
-                options.formUnion(observation.options)
+        let classes: ObserverClasses
+        if let built = preferences.observerClasses[domain] {
+            classes = built
+        } else {
+            classes = ObserverClasses(observers: observers, of: domain, observations: preferences.observations) {
+                scenes[$0]?.connection
             }
-            guard !ids.isEmpty else { continue }
-            let shape = Shape(ids: ids, wantsNew: options.contains(.new), wantsOld: options.contains(.old))
-            if groups[shape] == nil { order.append(shape) }
-            groups[shape, default: []].append(scene.connection)
+            preferences.observerClasses[domain] = classes
         }
+        let now = preferences.effective(domain, kind, key)
         let removed = preferences.domains[domain]?.values[key.string] == nil
-        for shape in order {
+        for (shape, connections) in classes.notifications(of: key) {
             let event = ServerEvent("preferenceChanged", JSONValue.object([
                 "domain": .string(kind.rawValue), "keyPath": .string(key.string), "version": .int(version),
                 "observations": .array(shape.ids.map { .int(Int64($0)) }),
@@ -291,7 +282,7 @@ extension Hub {
                 "isDefault": now?.source == .default ? true : nil,
                 "locked": now?.source == .locked ? true : nil,
             ]).objectValue!)
-            broadcast(.event(event), to: groups[shape]!.sorted())
+            broadcast(.event(event), to: connections)
         }
     }
 
@@ -300,6 +291,7 @@ extension Hub {
         for domain in Set(observations.list.map(\.domain)) {
             preferences.observers[domain]?.remove(scene.id)
             if preferences.observers[domain]?.isEmpty == true { preferences.observers[domain] = nil }
+            preferences.observationsChanged(in: domain)
         }
     }
 }

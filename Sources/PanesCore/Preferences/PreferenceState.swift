@@ -22,12 +22,20 @@ struct PreferenceState: Sendable {
     var observations: [SceneID: SceneObservations] = [:]
     /// Scenes with at least one observation of a domain: the only ones a change can reach.
     var observers: [PreferenceDomain: Set<SceneID>] = [:]
+    /// Each domain's observers grouped for fan-out, built when a change first needs it
+    /// (`Hub.notifyObservers`); a domain's entry goes whenever its observations change.
+    var observerClasses: [PreferenceDomain: ObserverClasses] = [:]
 
     init(stored: [PreferenceDomain: StoredPreferences], defaults: PreferenceDefaults,
          managed: ManagedPreferences = ManagedPreferences()) {
         for (domain, values) in stored { domains[domain] = PreferenceDomainState(values) }
         self.defaults = defaults
         self.managed = managed
+    }
+
+    /// Drops what was derived from a domain's observations: call on every change to them.
+    mutating func observationsChanged(in domain: PreferenceDomain) {
+        observerClasses[domain] = nil
     }
 
     /// A key's value as readers see it: a locked managed value, else the stored value, else the
