@@ -64,18 +64,24 @@ import Testing
         #expect(try nodes.a.store.apply([.commit(late)])[CommitID(999)] == .conflict)
     }
 
-    @Test func twoNodesClaimingAtOnceNeverBothAttach() {
+    /// A session whose tab closed on a, and two reloads of it, one per node, both finding it
+    /// free, with their claims not yet taken by the store.
+    static func racingReloads() -> (nodes: TwoNodes, first: JSONValue, onA: ConnectionID, onB: ConnectionID) {
         var nodes = TwoNodes()
         let (tab, first) = nodes.a.connect()
         _ = nodes.a.run(.closed(tab, abnormal: false))
         TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        // Two reloads of the same tab, one per node, both finding the session free.
         nodes.a.completesCommits = false
         nodes.b.completesCommits = false
         let onA = nodes.a.open()
         let onB = nodes.b.open()
-        _ = nodes.a.send(onA, "connect", Self.resume(first))
-        _ = nodes.b.send(onB, "connect", Self.resume(first))
+        _ = nodes.a.send(onA, "connect", resume(first))
+        _ = nodes.b.send(onB, "connect", resume(first))
+        return (nodes, first, onA, onB)
+    }
+
+    @Test func twoNodesClaimingAtOnceNeverBothAttach() {
+        var (nodes, first, onA, onB) = Self.racingReloads()
         let wonA = nodes.a.completeCommits().messages(to: onA).last { $0["type"] == "reply" }
         let lostB = nodes.b.completeCommits()
         #expect(wonA?["result"]?["created"] == false)

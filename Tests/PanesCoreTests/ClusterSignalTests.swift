@@ -131,17 +131,8 @@ import Testing
 
 @Suite struct ClusterClaimRaceTests {
     @Test func aConnectThatLostTheClaimAsksTheWinnerOnceItIsKnown() {
-        var nodes = TwoNodes()
-        let (tab, first) = nodes.a.connect()
-        _ = nodes.a.run(.closed(tab, abnormal: false))
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
         // Both nodes get a connect for the free session; a's claim lands first.
-        nodes.a.completesCommits = false
-        nodes.b.completesCommits = false
-        let onA = nodes.a.open()
-        let onB = nodes.b.open()
-        _ = nodes.a.send(onA, "connect", ClusterLeaseTests.resume(first))
-        _ = nodes.b.send(onB, "connect", ClusterLeaseTests.resume(first))
+        var (nodes, first, onA, onB) = ClusterLeaseTests.racingReloads()
         _ = nodes.a.completeCommits()
         nodes.b.completesCommits = true
         // b's claim conflicts; reading the records it learns a holds the session and asks it.
