@@ -8,10 +8,11 @@ struct TwoNodes {
     var a: HubHarness
     var b: HubHarness
 
-    init() {
+    init(settings: Settings = Settings()) {
         let store = MemoryStore()
-        a = HubHarness(store: store, node: NodeID("a"), ids: .sequential(from: 0))
-        b = HubHarness(stored: try! store.loadState(), store: store, node: NodeID("b"), ids: .sequential(from: 1 << 40))
+        a = HubHarness(settings: settings, store: store, node: NodeID("a"), ids: .sequential(from: 0))
+        b = HubHarness(settings: settings, stored: try! store.loadState(), store: store, node: NodeID("b"),
+                       ids: .sequential(from: 1 << 40))
     }
 
     /// The notices a listener would deliver for what these effects wrote.
@@ -187,5 +188,33 @@ struct TwoNodes {
         node.run(.closed(tab, abnormal: false))
         _ = node.hub.handle(.loaded(stale))
         #expect(node.hub.sessions[id]?.userInfo["step"] == 2, "the stale read undid this node's own write")
+    }
+
+    @Test func aNodeTooFarBehindTheKeptLogReloadsTheDocumentAndItsScenesComeBack() {
+        var settings = Settings()
+        settings.snapshotEvery = 1
+        settings.operationLogRetention = 2
+        var nodes = TwoNodes(settings: settings)
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "")
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        // a types ten operations that b never hears of; the kept log keeps two.
+        for index in 0..<10 {
+            let operation: JSONValue = index == 0 ? ["x"] : [.int(Int64(index)), "x"]
+            let reply = nodes.a.edit(onA, document, revision: Int64(index), operation, opId: "a\(index)")
+            #expect(reply["ok"] == true)
+        }
+        // b's own edit conflicts; its catch-up finds the log compacted past it: it reloads the
+        // document and tells its scene to reconnect and catch up, instead of retrying for ever.
+        let produced = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 0, "operation": ["y"], "opId": "b0"])
+        #expect(produced.closes(onB) == [.slowConsumer])
+        #expect(nodes.b.hub.documents.open[DocumentID(document)]?.revision == 10)
+        // A scene that comes back edits at the current revision, and it commits.
+        let (again, _) = nodes.b.connect(name: "bob")
+        #expect(nodes.b.openDocument(again, document)["result"]?["revision"] == 10)
+        #expect(nodes.b.edit(again, document, revision: 10, [10, "z"], opId: "b1")["result"]?["revision"] == 11)
     }
 }

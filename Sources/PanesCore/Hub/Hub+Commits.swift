@@ -44,7 +44,36 @@ extension Hub {
             return
         }
         _ = applyCommitted(stored.operations, to: id)
+        if let held = documents.open[id], held.revision < stored.record.revision {
+            // The kept log no longer reaches back to this node's revision (it fell further
+            // behind than `operationLogRetention`): without a reset it would conflict, read,
+            // apply nothing and retry for ever.
+            resetDocument(id, to: stored)
+        }
         startDocumentBatch(id)
+    }
+
+    /// Takes the stored document in place of the one held, which is too far behind to catch
+    /// up operation by operation. Its scenes here hold text at the old revision that no
+    /// operation sent from now on would fit, so they are closed with 4008 ("reconnect and
+    /// catch up"): they come back and re-open from their revision, with a snapshot if need be.
+    mutating func resetDocument(_ id: DocumentID, to stored: StoredDocument) {
+        guard let held = documents.open[id], let fresh = try? OpenDocument(stored) else { return }
+        logger.warning("document fell behind the kept log; reloaded and its scenes told to reconnect",
+                       metadata: ["document": "\(id)", "held": "\(held.revision)", "stored": "\(stored.record.revision)"])
+        var reset = fresh
+        reset.joins = held.joins
+        documents.open[id] = reset
+        if var record = documents.records[id] {
+            record.revision = reset.revision
+            record.length = reset.length
+            documents.records[id] = record
+        }
+        for participant in held.orderedParticipants {
+            guard let scene = scenes[participant.scene] else { continue }
+            close(scene.connection, .slowConsumer, reason: "this node fell behind the document; reconnect and catch up")
+            detach(scene.id, abnormal: false)
+        }
     }
 
     /// Fails the edits waiting on a document whose commits conflict with nothing newer.
