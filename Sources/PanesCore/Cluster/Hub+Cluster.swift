@@ -277,21 +277,11 @@ extension Hub {
     /// that referred to it; those rewrites arrive as session records.
     mutating func forgetRemotelyDeleted(_ id: DocumentID) {
         guard let record = documents.records[id] else { return }
-        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
-        let waiting = documents.loading.removeValue(forKey: id) ?? []
-        let edits = commits.documentWriters[id]?.waiting ?? []
-        commits.documentWriters[id]?.waiting = []
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        let summary = record.json(participants: [])
-        _ = documents.remove(id)
-        let gone = PanesError(.documentNotFound, "document \(id) was deleted", field: "document")
-        broadcast(.event(.documentDeleted(id, by: .null)), to: holders.compactMap { scenes[$0]?.connection }.sorted())
-        for edit in edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
-        for pending in waiting {
-            guard let waiter = scenes[pending.scene] else { continue }
-            fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
-        }
-        announce(.deleted, id, workspace: record.workspace, summary: summary, by: .null)
+        let removed = takeOut(id, record)
+        broadcast(.event(.documentDeleted(id, by: .null)),
+                  to: removed.holders.compactMap { scenes[$0]?.connection }.sorted())
+        failWaiting(on: removed)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null)
     }
 
     // MARK: Leases
