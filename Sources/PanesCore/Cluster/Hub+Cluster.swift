@@ -204,13 +204,14 @@ extension Hub {
     /// and document lists of this node's scenes told.
     mutating func recordChangesLoaded(_ changes: RecordChanges?, failure: String?) {
         cluster.recordsLoading = false
+        // This read's number, taken before the next read (if wanted) is started below.
+        let finished = cluster.recordLoadInFlight
         defer {
             if cluster.recordsWanted {
                 cluster.recordsWanted = false
                 loadRecordChanges()
             }
             // Connects that waited for this read: it has what was committed before they came.
-            let finished = cluster.recordLoadInFlight
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
             for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
