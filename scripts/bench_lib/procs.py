@@ -160,42 +160,35 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
+def _per_thread(pid: int, name: str, read) -> int:
+    """Sums `read(file)` over /proc/<pid>/task/*/<name>; threads gone meanwhile count 0."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    total = 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                total += read(f)
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def cpu_ns(pid: int) -> int:
     """CPU time of every live thread of `pid` in nanoseconds (schedstat: exact, unlike /proc ticks).
 
     Threads that have exited are not counted, so this is for short windows of a server whose
     threads live as long as it does (the loop, the store thread), where 10 ms ticks are too coarse.
     """
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    return _per_thread(pid, "schedstat", lambda f: int(f.read().split()[0]))
 
 
 def wakeups(pid: int) -> int:
     """Context switches of every live thread of `pid` (voluntary + involuntary): how often it woke."""
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                        total += int(line.split()[1])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    switches = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
+    return _per_thread(pid, "status", lambda f: sum(int(line.split()[1]) for line in f if line.startswith(switches)))
 
 
 def busy_cpu_seconds() -> float:

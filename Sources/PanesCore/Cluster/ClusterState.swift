@@ -24,11 +24,11 @@ struct ClusterState: Sendable {
     var remoteProbeDeadlines: [SessionID: Millis] = [:]
     /// Connects naming a ticket this node has not heard of yet: its signal may still be on the
     /// way from the node that issued it.
-    var ticketWaiters: [String: [TicketWaiter]] = [:]
+    var ticketWaiters: [String: [WaitingConnect]] = [:]
     var ticketWaitDeadlines = DeadlineQueue<String>()
     /// Connects resuming a session this node has not read yet (made on another node a moment
     /// ago): retried after the next record load that starts after them.
-    var recordWaiters: [(after: Int, waiter: TicketWaiter)] = []
+    var recordWaiters: [(after: Int, waiter: WaitingConnect)] = []
     var recordLoadsStarted = 0
     var recordLoadInFlight = 0
     /// `openDocument`s waiting for this node to read what another node wrote.
@@ -42,8 +42,8 @@ struct ClusterState: Sendable {
     var documentsBehind: [DocumentID: Int64] = [:]
 }
 
-/// A connect waiting for its ticket's signal.
-struct TicketWaiter: Sendable {
+/// A connect waiting for what another node wrote: its ticket's signal, or the record of its session.
+struct WaitingConnect: Sendable {
     let connection: ConnectionID
     let requestID: RequestID
     let request: ConnectRequest

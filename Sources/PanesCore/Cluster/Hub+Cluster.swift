@@ -204,13 +204,14 @@ extension Hub {
     /// and document lists of this node's scenes told.
     mutating func recordChangesLoaded(_ changes: RecordChanges?, failure: String?) {
         cluster.recordsLoading = false
+        // This read's number, taken before the next read (if wanted) is started below.
+        let finished = cluster.recordLoadInFlight
         defer {
             if cluster.recordsWanted {
                 cluster.recordsWanted = false
                 loadRecordChanges()
             }
             // Connects that waited for this read: it has what was committed before they came.
-            let finished = cluster.recordLoadInFlight
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
             for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
@@ -277,21 +278,11 @@ extension Hub {
     /// that referred to it; those rewrites arrive as session records.
     mutating func forgetRemotelyDeleted(_ id: DocumentID) {
         guard let record = documents.records[id] else { return }
-        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
-        let waiting = documents.loading.removeValue(forKey: id) ?? []
-        let edits = commits.documentWriters[id]?.waiting ?? []
-        commits.documentWriters[id]?.waiting = []
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        let summary = record.json(participants: [])
-        _ = documents.remove(id)
-        let gone = PanesError(.documentNotFound, "document \(id) was deleted", field: "document")
-        broadcast(.event(.documentDeleted(id, by: .null)), to: holders.compactMap { scenes[$0]?.connection }.sorted())
-        for edit in edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
-        for pending in waiting {
-            guard let waiter = scenes[pending.scene] else { continue }
-            fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
-        }
-        announce(.deleted, id, workspace: record.workspace, summary: summary, by: .null)
+        let removed = takeOut(id, record)
+        broadcast(.event(.documentDeleted(id, by: .null)),
+                  to: removed.holders.compactMap { scenes[$0]?.connection }.sorted())
+        failWaiting(on: removed)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null)
     }
 
     // MARK: Leases

@@ -174,7 +174,7 @@ extension Hub {
     mutating func waitForTicket(_ id: String, connection: ConnectionID, requestID: RequestID,
                                 request: ConnectRequest) {
         let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
-        cluster.ticketWaiters[id, default: []].append(TicketWaiter(connection: connection, requestID: requestID,
+        cluster.ticketWaiters[id, default: []].append(WaitingConnect(connection: connection, requestID: requestID,
                                                                    request: request, deadline: deadline))
         cluster.ticketWaitDeadlines.push(id, at: deadline)
         connections[connection]?.phase = .probing(SessionID(""))
@@ -182,7 +182,7 @@ extension Hub {
 
     /// A connect resuming a session not read here yet: retried once the records are read.
     mutating func waitForRecords(connection: ConnectionID, requestID: RequestID, request: ConnectRequest) {
-        let waiter = TicketWaiter(connection: connection, requestID: requestID, request: request,
+        let waiter = WaitingConnect(connection: connection, requestID: requestID, request: request,
                                   deadline: now() + Millis(settings.livenessProbeTimeoutMs))
         cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
         connections[connection]?.phase = .probing(SessionID(""))
@@ -191,7 +191,7 @@ extension Hub {
 
     /// Runs a waiting connect again; it may still wait for records once if it waited for its
     /// ticket (the ticket's signal can come before the record of its session).
-    mutating func retryConnect(_ waiter: TicketWaiter, afterRecords: Bool = false) {
+    mutating func retryConnect(_ waiter: WaitingConnect, afterRecords: Bool = false) {
         guard connections[waiter.connection] != nil else { return }
         connections[waiter.connection]?.phase = .awaitingConnect
         do throws(PanesError) {

@@ -102,20 +102,11 @@ extension Hub {
     mutating func deleteDocument(_ id: DocumentID, scene: Scene) throws(PanesError) -> JSONValue {
         let record = try self.record(id, for: scene)
         try requireEditor(scene, to: "delete documents")
-        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
-        // The load stays in flight; with no entry here, its result is dropped when it comes.
-        let waiting = documents.loading.removeValue(forKey: id) ?? []
-        // Edits waiting for the document's next commit fail; one in flight is answered when
-        // its commit comes back (it was made before the deletion).
-        let edits = commits.documentWriters[id]?.waiting ?? []
-        commits.documentWriters[id]?.waiting = []
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        let summary = record.json(participants: [])
-        _ = documents.remove(id)
+        let removed = takeOut(id, record)
 
         // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
         let showing = sessionIDs(showing: id, in: record.workspace)
-        var told = Set(holders)
+        var told = Set(removed.holders)
         for session in showing { if let live = liveScenes[session] { told.insert(live) } }
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
@@ -127,22 +118,50 @@ extension Hub {
         let by = actor(scene)
         let connections = told.compactMap { scenes[$0]?.connection }.sorted()
         broadcast(.event(.documentDeleted(id, by: by)), to: connections)
-        for edit in edits {
-            fail(edit.context.id, request: EditRequest.type,
-                 PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: edit.context.connection)
-        }
-        for pending in waiting {
-            guard let waiter = scenes[pending.scene] else { continue }
-            fail(pending.requestID, request: "openDocument",
-                 PanesError(.documentNotFound, "document \(id) was deleted", field: "document"), to: waiter.connection)
-        }
-        announce(.deleted, id, workspace: record.workspace, summary: summary, by: by)
+        failWaiting(on: removed)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: by)
 
         for session in references.dedicated {
             discard(session, animation: .decline, reason: "its document \(id) was deleted", persisted: true)
         }
         for owner in references.owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
         return ["document": .string(id.rawValue)]
+    }
+
+    /// A deleted document taken out of memory, and what waited on it.
+    struct RemovedDocument {
+        let id: DocumentID
+        /// Scenes that had it open.
+        let holders: [SceneID]
+        let opens: [PendingOpen]
+        let edits: [DocumentEdit]
+        /// Its list entry as it was, for the `deleted` announcement.
+        let summary: JSONValue
+    }
+
+    /// Takes a deleted document (here or on another node) out of memory, with the opens and
+    /// edits that waited on it; `failWaiting` answers those once the deletion may be told.
+    mutating func takeOut(_ id: DocumentID, _ record: DocumentRecord) -> RemovedDocument {
+        let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
+        // The load stays in flight; with no entry here, its result is dropped when it comes.
+        let opens = documents.loading.removeValue(forKey: id) ?? []
+        // Edits waiting for the document's next commit fail; one in flight is answered when
+        // its commit comes back (it was made before the deletion).
+        let edits = commits.documentWriters[id]?.waiting ?? []
+        commits.documentWriters[id]?.waiting = []
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        let summary = record.json(participants: [])
+        _ = documents.remove(id)
+        return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
+    }
+
+    mutating func failWaiting(on removed: RemovedDocument) {
+        let gone = PanesError(.documentNotFound, "document \(removed.id) was deleted", field: "document")
+        for edit in removed.edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
+        for pending in removed.opens {
+            guard let waiter = scenes[pending.scene] else { continue }
+            fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
+        }
     }
 
     /// Sessions of the workspace whose restoration activity targets the document, in a stable order.

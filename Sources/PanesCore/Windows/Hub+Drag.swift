@@ -90,8 +90,6 @@ extension Hub {
     /// Cancels a pending drag and tells its source, which is never left waiting.
     mutating func endDrag(_ drag: DragState.Drag, reason: String) {
         drags.drags[drag.id]?.phase = .cancelled
-        // An expiry is the origin node's to report; every node expires its own copy.
-        if drag.origin != nil && reason == "expired" { return }
         tellSource(of: drag, ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled",
                                                        "reason": .string(reason)]))
     }
@@ -108,7 +106,8 @@ extension Hub {
     mutating func expireDrags(now: Millis) {
         for (_, id) in drags.deadlines.popDue(now: now) {
             guard let drag = drags.drags[id], drag.expiresAt <= now else { continue }
-            if drag.phase == .pending { endDrag(drag, reason: "expired") }
+            // An expiry is reported by the node the drag began on; every node drops its copy.
+            if drag.phase == .pending, drag.origin == nil { endDrag(drag, reason: "expired") }
             drags.drags[drag.id] = nil
         }
     }
