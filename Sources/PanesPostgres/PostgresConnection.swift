@@ -199,23 +199,69 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Sends `pg_notify(channel, payload)` with the COMMIT of the transaction under way, in
     /// the same round trip: what a notification says is delivered at commit anyway, and a
-    /// busy channel's every transaction notifies. `payload` travels as an escaped literal
-    /// (libpq's own escaping), never spliced raw; NUL becomes U+FFFD as in `PostgresValue`.
+    /// busy channel's every transaction notifies.
     func notifyAtCommit(_ channel: String, _ payload: String) throws(PostgresError) {
+        try atCommit("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
+    }
+
+    /// Runs a statement whose result nobody needs with the transaction's COMMIT, in the same
+    /// round trip, after everything sent before: a write that fails there fails the whole
+    /// transaction, as it would have failed it when sent alone. The parameters travel as
+    /// literals made by libpq's own escaping (`PQescapeLiteral`), typed by a cast, never
+    /// spliced raw; text with NUL becomes U+FFFD as in `PostgresValue`.
+    func atCommit(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) {
         let handle = try connected()
         var literals: [String] = []
-        for text in [channel, payload] {
-            let bytes = Array(text.utf8).flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }
-            let escaped = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
+        for parameter in parameters {
+            switch parameter {
+            case .null:
+                literals.append("NULL")
+            case .int(let value):
+                // Quoted: `-9223372036854775808::bigint` would cast before negating, and overflow.
+                literals.append("'\(value)'::bigint")
+            case .text:
+                literals.append(try escapedLiteral(parameter.wireBytes ?? [], handle) + "::text")
+            case .bytes(let bytes):
+                let hex = "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
+                literals.append(try escapedLiteral(Array(hex.utf8), handle) + "::bytea")
             }
-            guard let escaped else {
-                throw PostgresError(.invalidRequest, "cannot escape a notification: " + String(cString: PQerrorMessage(handle)))
-            }
-            literals.append(String(cString: escaped))
-            PQfreemem(escaped)
         }
-        atCommit.append("SELECT pg_notify(\(literals[0]), \(literals[1]))")
+        atCommit.append(Self.substitute(sql, literals))
+    }
+
+    /// `$n` in `sql` replaced by `literals[n - 1]`, in one pass (a literal that contains `$2`
+    /// stays as it is).
+    static func substitute(_ sql: String, _ literals: [String]) -> String {
+        var out = ""
+        var scalars = sql.unicodeScalars[...]
+        while let dollar = scalars.firstIndex(of: "$") {
+            out.unicodeScalars.append(contentsOf: scalars[..<dollar])
+            var digits = scalars.index(after: dollar)
+            var number = 0
+            while digits < scalars.endIndex, ("0"..."9").contains(scalars[digits]), number < 1_000 {
+                number = number * 10 + Int(scalars[digits].value - 48)
+                digits = scalars.index(after: digits)
+            }
+            if number >= 1 && number <= literals.count {
+                out += literals[number - 1]
+            } else {
+                out.unicodeScalars.append(contentsOf: scalars[dollar..<digits])
+            }
+            scalars = scalars[digits...]
+        }
+        out.unicodeScalars.append(contentsOf: scalars)
+        return out
+    }
+
+    private func escapedLiteral(_ bytes: [UInt8], _ handle: OpaquePointer) throws(PostgresError) -> String {
+        let escaped = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
+        }
+        guard let escaped else {
+            throw PostgresError(.invalidRequest, "cannot escape a literal: " + String(cString: PQerrorMessage(handle)))
+        }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
     }
 
     /// Whether a transaction of an earlier connection committed, asked on a new one.

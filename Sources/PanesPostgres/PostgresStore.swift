@@ -64,6 +64,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let failAfter = failAfterCommands
         failAfterCommands = nil
         var batch = Batch(failAfter: failAfter)
+        batch.deferWrites = Self.writesMayWaitForCommit(writes)
         return try connection.transaction(resolvesLostCommit: true) {
             try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
@@ -76,9 +77,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     var next: Commit? = first
                     while let commit = next {
                         next = nil
-                        let version = try version(of: commit.channel)
+                        let (version, after) = try state(of: commit.channel, after: commit.base)
                         guard version == commit.base else {
-                            let outcome = try conflict(on: commit, at: version)
+                            let outcome = conflict(on: commit, at: version, after: after)
                             outcomes[commit.id] = outcome
                             if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
                                 // The channel's lock is held (taken up front): the retry's base holds.
@@ -137,6 +138,45 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }.joined(separator: ",") + "}"
     }
 
+    /// A channel's version and, for a document, the operations logged after `base` (read in
+    /// the same round trip, for a conflict's answer; none when it is at `base`).
+    func state(of channel: Channel, after base: Int64) throws -> (version: Int64, operations: [StoredOperation]) {
+        guard case .document(let id) = channel else { return (try version(of: channel), []) }
+        let rows = try connection.query(WriteSQL.documentState, [.text(id.rawValue), .int(base)])
+        guard rows.count > 0 else { return (-1, []) }
+        var operations: [StoredOperation] = []
+        for row in 0..<rows.count where !rows.isNull(row, 1) {
+            operations.append(try operation(of: id, rows, row, from: 1))
+        }
+        return (rows.int64(0, 0), operations)
+    }
+
+    /// Whether every write of the batch can be sent with its COMMIT (`PostgresConnection.atCommit`):
+    /// commits only, each to its own channel (a later version check must not miss an earlier
+    /// write), whose statements return nothing the batch needs (no records, no signals).
+    static func writesMayWaitForCommit(_ writes: [StoreWrite]) -> Bool {
+        var channels: Set<Channel> = []
+        for write in writes {
+            guard case .commit(let commit) = write, channels.insert(commit.channel).inserted else { return false }
+            for command in commit.commands {
+                switch command {
+                case .appendOperation, .snapshotDocument, .putPreference, .removePreference: continue
+                default: return false
+                }
+            }
+        }
+        return true
+    }
+
+    /// Runs a write now, or with the COMMIT when the batch allows (`writesMayWaitForCommit`).
+    private func run(_ sql: String, _ parameters: [PostgresValue], _ batch: Batch) throws {
+        if batch.deferWrites {
+            try connection.atCommit(sql, parameters)
+        } else {
+            try connection.query(sql, parameters)
+        }
+    }
+
     /// A channel's current version: a domain's version (0 when none), a document's revision
     /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
     func version(of channel: Channel) throws -> Int64 {
@@ -153,9 +193,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// A conflict on a document, answered with the operations committed after the commit's
     /// base (`CommitOutcome.behind`): read under the channel's lock, so nothing can slip in
     /// between, and saving the node a read of its own before it retries.
-    private func conflict(on commit: Commit, at version: Int64) throws -> CommitOutcome {
-        guard case .document(let id) = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
-        let operations = try operations(id, after: commit.base)
+    private func conflict(on commit: Commit, at version: Int64, after operations: [StoredOperation]) -> CommitOutcome {
+        guard case .document = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
         // Compacted past the base: the node's ordinary catch-up decides (a snapshot).
         guard operations.first?.revision == commit.base + 1, operations.count == Int(version - commit.base) else {
             return .conflict
@@ -195,7 +234,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let operations = run.map(\.operation)
         guard let last = run.last else { return }
         // The insert's foreign key fails the batch for an unknown document.
-        try connection.query(WriteSQL.appendOperations, [
+        try self.run(WriteSQL.appendOperations, [
             .text(id.rawValue),
             .text(Self.arrayLiteral(operations.map { String($0.revision) })),
             .text(Self.arrayLiteral(operations.map { json($0.operation.json) })),
@@ -205,7 +244,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             .text(Self.arrayLiteral(operations.map(\.author.name))),
             .text(Self.arrayLiteral(operations.map { String($0.createdAt) })),
             .int(last.operation.revision), .int(Int64(last.length)), .int(last.operation.createdAt),
-        ])
+        ], batch)
         batch.moved(.document(id), to: last.operation.revision)
     }
 
@@ -238,13 +277,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
-            try connection.query(WriteSQL.putPreference,
-                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)])
+            try run(WriteSQL.putPreference, [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)],
+                    batch)
             batch.moved(.preferences(domain), to: version)
         case .removePreference(let domain, let keyPath, let version):
             let user = try column(for: domain)
-            try connection.query(WriteSQL.removePreference,
-                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath)])
+            try run(WriteSQL.removePreference, [.text(domain.workspace), .text(user), .int(version), .text(keyPath)], batch)
             batch.moved(.preferences(domain), to: version)
         case .createDocument(let record, let text):
             try connection.query(WriteSQL.insertDocument, [
@@ -263,8 +301,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             batch.written -= 1
             try append([(operation, length)], to: id, &batch)
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            try connection.query(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
-            try connection.query(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
+            try run(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))], batch)
+            try run(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)], batch)
         case .deleteDocument(let id):
             // Its snapshot and log go with it (ON DELETE CASCADE).
             try connection.query(WriteSQL.deleteDocument, [.text(id.rawValue)])
@@ -304,6 +342,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     private struct Batch {
         let failAfter: Int?
         var written = 0
+        /// Writes go with the COMMIT (`writesMayWaitForCommit`).
+        var deferWrites = false
         /// Each channel moved, at its newest version, in the order first moved.
         var channels: [Channel: Int64] = [:]
         var order: [Channel] = []
@@ -340,6 +380,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
+        /// A document's revision ($1), with the logged operations after $2 (NULLs when none).
+        static let documentState = """
+            SELECT d.revision, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
+            FROM documents AS d
+            LEFT JOIN document_operations AS o ON o.document = d.id AND o.revision > $2
+            WHERE d.id = $1 ORDER BY o.revision
+            """
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).
