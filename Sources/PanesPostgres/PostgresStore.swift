@@ -153,14 +153,16 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Whether every write of the batch can be sent with its COMMIT (`PostgresConnection.atCommit`):
     /// commits only, each to its own channel (a later version check must not miss an earlier
-    /// write), whose statements return nothing the batch needs (no records, no signals).
+    /// write), whose statements return nothing the batch needs (no records, no signals). A
+    /// snapshot goes as a binary parameter instead: as an escaped literal the whole text
+    /// would be spelled out in hex.
     static func writesMayWaitForCommit(_ writes: [StoreWrite]) -> Bool {
         var channels: Set<Channel> = []
         for write in writes {
             guard case .commit(let commit) = write, channels.insert(commit.channel).inserted else { return false }
             for command in commit.commands {
                 switch command {
-                case .appendOperation, .snapshotDocument, .putPreference, .removePreference: continue
+                case .appendOperation, .putPreference, .removePreference: continue
                 default: return false
                 }
             }
