@@ -143,29 +143,43 @@ public final class PostgresConnection: @unchecked Sendable {
     ///     work that is already in (which a retry of the same writes would do twice).
     public func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
                                _ body: () throws -> T) throws -> T {
-        var begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
+        try transaction(isolation: isolation, resolvesLostCommit: resolvesLostCommit, prologue: []) { _ in try body() }
+    }
+
+    /// `transaction`, with statements run right after BEGIN in the same round trip (their
+    /// parameters as escaped literals, like `atCommit`), one after another, each seeing what
+    /// the ones before it did; `body` gets their rows, in text format.
+    func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
+                        prologue: [(sql: String, parameters: [PostgresValue])],
+                        _ body: ([PostgresRows]) throws -> T) throws -> T {
+        var statements = [isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"]
         // The transaction's id comes back with the BEGIN, in the same round trip.
-        if resolvesLostCommit { begin += "; SELECT txid_current()" }
-        var started: String?
-        if case .started(let answer) = try beginReconnecting(begin) {
-            started = answer
+        if resolvesLostCommit { statements.append("SELECT txid_current()") }
+        for (sql, parameters) in prologue { statements.append(try literalStatement(sql, parameters)) }
+        let begin = statements.joined(separator: "; ")
+        var started: [PostgresRows]
+        if case .started(let results) = try beginReconnecting(begin) {
+            started = results
         } else {
             // The connection died while idle (a server restart, an idle timeout) and this is
             // how we learn it; nothing of the transaction was sent, so a new one may start it.
             close()
-            started = try execute(begin)
+            started = try executeAll(begin)
         }
         let value: T
         var transactionID: Int64?
         atCommit = []
         do {
+            guard started.count == statements.count else {
+                throw PostgresError(.unexpectedResult, "\(statements.count) statements answered \(started.count) times")
+            }
             if resolvesLostCommit {
-                guard let id = started.flatMap({ Int64($0) }) else {
-                    throw PostgresError(.unexpectedResult, "txid_current() answered \(started ?? "nothing")")
+                guard started[1].count == 1, let id = started[1].optionalInt64(0, 0) else {
+                    throw PostgresError(.unexpectedResult, "txid_current() answered nothing")
                 }
                 transactionID = id
             }
-            value = try body()
+            value = try body(Array(started.suffix(prologue.count)))
         } catch {
             atCommit = []
             // A lost connection has no transaction left to roll back.
@@ -210,6 +224,37 @@ public final class PostgresConnection: @unchecked Sendable {
     /// literals made by libpq's own escaping (`PQescapeLiteral`), typed by a cast, never
     /// spliced raw; text with NUL becomes U+FFFD as in `PostgresValue`.
     func atCommit(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) {
+        atCommit.append(try literalStatement(sql, parameters))
+    }
+
+    /// Several statements (no parameters) in one round trip; each one's rows, in text format.
+    /// After a failing one the rest do not run; the first failure throws.
+    func executeAll(_ sql: String) throws(PostgresError) -> [PostgresRows] {
+        let handle = try connected()
+        guard PQsendQuery(handle, sql) == 1 else {
+            throw PostgresError(isConnected ? .server : .connection, String(cString: PQerrorMessage(handle)), sql: sql)
+        }
+        var results: [PostgresRows] = []
+        var failure: PostgresError?
+        // Every result must be read before the connection takes the next statement.
+        while let result = PQgetResult(handle) {
+            guard failure == nil else {
+                PQclear(result)
+                continue
+            }
+            do throws(PostgresError) {
+                try check(result, sql: sql)
+                results.append(PostgresRows(result))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return results
+    }
+
+    /// `sql` with its `$n` replaced by the parameters as escaped, typed literals.
+    private func literalStatement(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> String {
         let handle = try connected()
         var literals: [String] = []
         for parameter in parameters {
@@ -226,7 +271,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 literals.append(try escapedLiteral(Array(hex.utf8), handle) + "::bytea")
             }
         }
-        atCommit.append(Self.substitute(sql, literals))
+        return Self.substitute(sql, literals)
     }
 
     /// `$n` in `sql` replaced by `literals[n - 1]`, in one pass (a literal that contains `$2`
@@ -272,8 +317,8 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private enum Begun {
-        /// BEGIN ran; with the last statement's answer, if it had one.
-        case started(String?)
+        /// BEGIN ran; with each statement's answer.
+        case started([PostgresRows])
         case connectionLost
     }
 
@@ -281,7 +326,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// error throws).
     private func beginReconnecting(_ begin: String) throws(PostgresError) -> Begun {
         do {
-            return .started(try execute(begin))
+            return .started(try executeAll(begin))
         } catch {
             if error.kind == .connection { return .connectionLost }
             throw error

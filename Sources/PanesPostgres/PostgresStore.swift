@@ -65,8 +65,24 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         failAfterCommands = nil
         var batch = Batch(failAfter: failAfter)
         batch.deferWrites = Self.writesMayWaitForCommit(writes)
-        return try connection.transaction(resolvesLostCommit: true) {
-            try lockChannels(of: writes)
+        // Commits alone (the busy path): the locks and each channel's state are read with the
+        // BEGIN, in its round trip, so a transaction is that round trip and the COMMIT's.
+        var prologue: [(sql: String, parameters: [PostgresValue])] = []
+        var commits: [Commit] = []
+        if batch.deferWrites {
+            commits = writes.compactMap { if case .commit(let commit) = $0 { commit } else { nil } }
+            if let lock = try lockStatement(of: writes) { prologue.append(lock) }
+            for commit in commits { prologue.append(try stateStatement(of: commit.channel, after: commit.base)) }
+        }
+        return try connection.transaction(resolvesLostCommit: true, prologue: prologue) { results in
+            var known: [Channel: (version: Int64, operations: [StoredOperation])] = [:]
+            if batch.deferWrites {
+                for (commit, rows) in zip(commits, results.suffix(commits.count)) {
+                    known[commit.channel] = try state(of: commit.channel, from: rows)
+                }
+            } else if let lock = try lockStatement(of: writes) {
+                try connection.query(lock.sql, lock.parameters)
+            }
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
             for write in writes {
@@ -77,7 +93,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     var next: Commit? = first
                     while let commit = next {
                         next = nil
-                        let (version, after) = try state(of: commit.channel, after: commit.base)
+                        // A retry follows the conflict it resolves, under the lock: the channel
+                        // is where that conflict found it, and the retry needs none of its log.
+                        let (version, after) = try known.removeValue(forKey: commit.channel)
+                            ?? state(of: commit.channel, after: commit.base)
                         guard version == commit.base else {
                             let outcome = conflict(on: commit, at: version, after: after)
                             outcomes[commit.id] = outcome
@@ -88,6 +107,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                     throw PostgresError(.invalidRequest, "a conflict on \(commit.channel) was resolved "
                                                             + "on \(retry.channel), whose lock is not held")
                                 }
+                                known[commit.channel] = (version, [])
                             }
                             continue
                         }
@@ -106,10 +126,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
     }
 
-    /// Locks every channel the batch commits to, in one order for all nodes (so two batches
-    /// never wait on each other in a cycle), and the record sequence last when the batch
-    /// writes records. The locks go with the transaction.
-    private func lockChannels(of writes: [StoreWrite]) throws {
+    /// The statement that locks every channel the batch commits to, in one order for all nodes
+    /// (so two batches never wait on each other in a cycle), and the record sequence last
+    /// when the batch writes records; nil when there is nothing to lock. The locks go with
+    /// the transaction.
+    private func lockStatement(of writes: [StoreWrite]) throws -> (sql: String, parameters: [PostgresValue])? {
         var keys: Set<String> = []
         var writesRecords = false
         for write in writes {
@@ -126,9 +147,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
         var ordered = keys.sorted()
         if writesRecords { ordered.append(Self.recordsLock) }
-        guard !ordered.isEmpty else { return }
-        // One round trip for them all; the aggregate takes the locks in the array's order.
-        try connection.query(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+        guard !ordered.isEmpty else { return nil }
+        // One statement for them all; the aggregate takes the locks in the array's order.
+        return (WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
     }
 
     /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
@@ -139,10 +160,26 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     /// A channel's version and, for a document, the operations logged after `base` (read in
-    /// the same round trip, for a conflict's answer; none when it is at `base`).
+    /// the same round trip, for a conflict's answer; none when it is at `base`): a domain's
+    /// version (0 when none), a document's revision (-1 when there is no such document), a
+    /// session's lease epoch (0 when never claimed).
     func state(of channel: Channel, after base: Int64) throws -> (version: Int64, operations: [StoredOperation]) {
-        guard case .document(let id) = channel else { return (try version(of: channel), []) }
-        let rows = try connection.query(WriteSQL.documentState, [.text(id.rawValue), .int(base)])
+        let statement = try stateStatement(of: channel, after: base)
+        return try state(of: channel, from: try connection.query(statement.sql, statement.parameters))
+    }
+
+    /// The statement `state(of:after:)` runs; its rows are read by `state(of:from:)`.
+    func stateStatement(of channel: Channel, after base: Int64) throws -> (sql: String, parameters: [PostgresValue]) {
+        switch channel {
+        case .preferences(let domain): (WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))])
+        case .document(let id): (WriteSQL.documentState, [.text(id.rawValue), .int(base)])
+        case .session(let id): (WriteSQL.sessionEpoch, [.text(id.rawValue)])
+        }
+    }
+
+    /// A channel's version (and a document's operations) from its state statement's rows.
+    func state(of channel: Channel, from rows: PostgresRows) throws -> (version: Int64, operations: [StoredOperation]) {
+        guard case .document(let id) = channel else { return (rows.count > 0 ? rows.int64(0, 0) : 0, []) }
         guard rows.count > 0 else { return (-1, []) }
         var operations: [StoredOperation] = []
         for row in 0..<rows.count where !rows.isNull(row, 1) {
@@ -176,19 +213,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.atCommit(sql, parameters)
         } else {
             try connection.query(sql, parameters)
-        }
-    }
-
-    /// A channel's current version: a domain's version (0 when none), a document's revision
-    /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
-    func version(of channel: Channel) throws -> Int64 {
-        switch channel {
-        case .preferences(let domain):
-            try connection.integer(WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
-        case .document(let id):
-            try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
-        case .session(let id):
-            try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
         }
     }
 
@@ -381,7 +405,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             """
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
-        static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         /// A document's revision ($1), with the logged operations after $2 (NULLs when none).
         static let documentState = """
             SELECT d.revision, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
