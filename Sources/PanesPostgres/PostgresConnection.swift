@@ -143,43 +143,29 @@ public final class PostgresConnection: @unchecked Sendable {
     ///     work that is already in (which a retry of the same writes would do twice).
     public func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
                                _ body: () throws -> T) throws -> T {
-        try transaction(isolation: isolation, resolvesLostCommit: resolvesLostCommit, prologue: []) { _ in try body() }
-    }
-
-    /// `transaction`, with statements run right after BEGIN in the same round trip (their
-    /// parameters as escaped literals, like `atCommit`), one after another, each seeing what
-    /// the ones before it did; `body` gets their rows, in text format.
-    func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
-                        prologue: [(sql: String, parameters: [PostgresValue])],
-                        _ body: ([PostgresRows]) throws -> T) throws -> T {
-        var statements = [isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"]
+        var begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
         // The transaction's id comes back with the BEGIN, in the same round trip.
-        if resolvesLostCommit { statements.append("SELECT txid_current()") }
-        for (sql, parameters) in prologue { statements.append(try literalStatement(sql, parameters)) }
-        let begin = statements.joined(separator: "; ")
-        var started: [PostgresRows]
-        if case .started(let results) = try beginReconnecting(begin) {
-            started = results
+        if resolvesLostCommit { begin += "; SELECT txid_current()" }
+        var started: String?
+        if case .started(let answer) = try beginReconnecting(begin) {
+            started = answer
         } else {
             // The connection died while idle (a server restart, an idle timeout) and this is
             // how we learn it; nothing of the transaction was sent, so a new one may start it.
             close()
-            started = try executeAll(begin)
+            started = try execute(begin)
         }
         let value: T
         var transactionID: Int64?
         atCommit = []
         do {
-            guard started.count == statements.count else {
-                throw PostgresError(.unexpectedResult, "\(statements.count) statements answered \(started.count) times")
-            }
             if resolvesLostCommit {
-                guard started[1].count == 1, let id = started[1].optionalInt64(0, 0) else {
-                    throw PostgresError(.unexpectedResult, "txid_current() answered nothing")
+                guard let id = started.flatMap({ Int64($0) }) else {
+                    throw PostgresError(.unexpectedResult, "txid_current() answered \(started ?? "nothing")")
                 }
                 transactionID = id
             }
-            value = try body(Array(started.suffix(prologue.count)))
+            value = try body()
         } catch {
             atCommit = []
             // A lost connection has no transaction left to roll back.
@@ -213,100 +199,23 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Sends `pg_notify(channel, payload)` with the COMMIT of the transaction under way, in
     /// the same round trip: what a notification says is delivered at commit anyway, and a
-    /// busy channel's every transaction notifies.
+    /// busy channel's every transaction notifies. `payload` travels as an escaped literal
+    /// (libpq's own escaping), never spliced raw; NUL becomes U+FFFD as in `PostgresValue`.
     func notifyAtCommit(_ channel: String, _ payload: String) throws(PostgresError) {
-        try atCommit("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
-    }
-
-    /// Runs a statement whose result nobody needs with the transaction's COMMIT, in the same
-    /// round trip, after everything sent before: a write that fails there fails the whole
-    /// transaction, as it would have failed it when sent alone. The parameters travel as
-    /// literals made by libpq's own escaping (`PQescapeLiteral`), typed by a cast, never
-    /// spliced raw; text with NUL becomes U+FFFD as in `PostgresValue`.
-    func atCommit(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) {
-        atCommit.append(try literalStatement(sql, parameters))
-    }
-
-    /// Several statements (no parameters) in one round trip; each one's rows, in text format.
-    /// After a failing one the rest do not run; the first failure throws.
-    func executeAll(_ sql: String) throws(PostgresError) -> [PostgresRows] {
-        let handle = try connected()
-        guard PQsendQuery(handle, sql) == 1 else {
-            throw PostgresError(isConnected ? .server : .connection, String(cString: PQerrorMessage(handle)), sql: sql)
-        }
-        var results: [PostgresRows] = []
-        var failure: PostgresError?
-        // Every result must be read before the connection takes the next statement.
-        while let result = PQgetResult(handle) {
-            guard failure == nil else {
-                PQclear(result)
-                continue
-            }
-            do throws(PostgresError) {
-                try check(result, sql: sql)
-                results.append(PostgresRows(result))
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
-        return results
-    }
-
-    /// `sql` with its `$n` replaced by the parameters as escaped, typed literals.
-    private func literalStatement(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> String {
         let handle = try connected()
         var literals: [String] = []
-        for parameter in parameters {
-            switch parameter {
-            case .null:
-                literals.append("NULL")
-            case .int(let value):
-                // Quoted: `-9223372036854775808::bigint` would cast before negating, and overflow.
-                literals.append("'\(value)'::bigint")
-            case .text:
-                literals.append(try escapedLiteral(parameter.wireBytes ?? [], handle) + "::text")
-            case .bytes(let bytes):
-                let hex = "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
-                literals.append(try escapedLiteral(Array(hex.utf8), handle) + "::bytea")
+        for text in [channel, payload] {
+            let bytes = Array(text.utf8).flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }
+            let escaped = bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
             }
-        }
-        return Self.substitute(sql, literals)
-    }
-
-    /// `$n` in `sql` replaced by `literals[n - 1]`, in one pass (a literal that contains `$2`
-    /// stays as it is).
-    static func substitute(_ sql: String, _ literals: [String]) -> String {
-        var out = ""
-        var scalars = sql.unicodeScalars[...]
-        while let dollar = scalars.firstIndex(of: "$") {
-            out.unicodeScalars.append(contentsOf: scalars[..<dollar])
-            var digits = scalars.index(after: dollar)
-            var number = 0
-            while digits < scalars.endIndex, ("0"..."9").contains(scalars[digits]), number < 1_000 {
-                number = number * 10 + Int(scalars[digits].value - 48)
-                digits = scalars.index(after: digits)
+            guard let escaped else {
+                throw PostgresError(.invalidRequest, "cannot escape a notification: " + String(cString: PQerrorMessage(handle)))
             }
-            if number >= 1 && number <= literals.count {
-                out += literals[number - 1]
-            } else {
-                out.unicodeScalars.append(contentsOf: scalars[dollar..<digits])
-            }
-            scalars = scalars[digits...]
+            literals.append(String(cString: escaped))
+            PQfreemem(escaped)
         }
-        out.unicodeScalars.append(contentsOf: scalars)
-        return out
-    }
-
-    private func escapedLiteral(_ bytes: [UInt8], _ handle: OpaquePointer) throws(PostgresError) -> String {
-        let escaped = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
-        }
-        guard let escaped else {
-            throw PostgresError(.invalidRequest, "cannot escape a literal: " + String(cString: PQerrorMessage(handle)))
-        }
-        defer { PQfreemem(escaped) }
-        return String(cString: escaped)
+        atCommit.append("SELECT pg_notify(\(literals[0]), \(literals[1]))")
     }
 
     /// Whether a transaction of an earlier connection committed, asked on a new one.
@@ -317,8 +226,8 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private enum Begun {
-        /// BEGIN ran; with each statement's answer.
-        case started([PostgresRows])
+        /// BEGIN ran; with the last statement's answer, if it had one.
+        case started(String?)
         case connectionLost
     }
 
@@ -326,7 +235,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// error throws).
     private func beginReconnecting(_ begin: String) throws(PostgresError) -> Begun {
         do {
-            return .started(try executeAll(begin))
+            return .started(try execute(begin))
         } catch {
             if error.kind == .connection { return .connectionLost }
             throw error

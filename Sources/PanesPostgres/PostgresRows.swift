@@ -2,8 +2,7 @@
 internal import CLibPQ
 
 /// The rows of one statement, read in binary format: `bigint` as 8 big-endian bytes, `bool`
-/// as one byte, `text` and `bytea` as their bytes. Queries select only those types. Rows of
-/// statements sent together (`executeAll`) come in text format: `bigint` is read from it too.
+/// as one byte, `text` and `bytea` as their bytes. Queries select only those types.
 ///
 /// `@unchecked Sendable` is not claimed: a result never leaves the connection's thread.
 final class PostgresRows {
@@ -45,11 +44,6 @@ final class PostgresRows {
     /// A `bigint` (or `bool`, read as 0/1); 0 for NULL.
     func int64(_ row: Int, _ column: Int) -> Int64 {
         guard !isNull(row, column), let value = PQgetvalue(result, Int32(row), Int32(column)) else { return 0 }
-        if PQfformat(result, Int32(column)) == 0 {
-            // Text format (a statement run with others in one round trip).
-            let text = String(cString: value)
-            return Int64(text) ?? (text == "t" ? 1 : 0)
-        }
         let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         var number: UInt64 = 0
         value.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in

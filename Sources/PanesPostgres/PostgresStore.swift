@@ -64,25 +64,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let failAfter = failAfterCommands
         failAfterCommands = nil
         var batch = Batch(failAfter: failAfter)
-        batch.deferWrites = Self.writesMayWaitForCommit(writes)
-        // Commits alone (the busy path): the locks and each channel's state are read with the
-        // BEGIN, in its round trip, so a transaction is that round trip and the COMMIT's.
-        var prologue: [(sql: String, parameters: [PostgresValue])] = []
-        var commits: [Commit] = []
-        if batch.deferWrites {
-            commits = writes.compactMap { if case .commit(let commit) = $0 { commit } else { nil } }
-            if let lock = try lockStatement(of: writes) { prologue.append(lock) }
-            for commit in commits { prologue.append(try stateStatement(of: commit.channel, after: commit.base)) }
-        }
-        return try connection.transaction(resolvesLostCommit: true, prologue: prologue) { results in
-            var known: [Channel: (version: Int64, operations: [StoredOperation])] = [:]
-            if batch.deferWrites {
-                for (commit, rows) in zip(commits, results.suffix(commits.count)) {
-                    known[commit.channel] = try state(of: commit.channel, from: rows)
-                }
-            } else if let lock = try lockStatement(of: writes) {
-                try connection.query(lock.sql, lock.parameters)
-            }
+        return try connection.transaction(resolvesLostCommit: true) {
+            try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
             for write in writes {
@@ -93,12 +76,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     var next: Commit? = first
                     while let commit = next {
                         next = nil
-                        // A retry follows the conflict it resolves, under the lock: the channel
-                        // is where that conflict found it, and the retry needs none of its log.
-                        let (version, after) = try known.removeValue(forKey: commit.channel)
-                            ?? state(of: commit.channel, after: commit.base)
+                        let version = try version(of: commit.channel)
                         guard version == commit.base else {
-                            let outcome = conflict(on: commit, at: version, after: after)
+                            let outcome = try conflict(on: commit, at: version)
                             outcomes[commit.id] = outcome
                             if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
                                 // The channel's lock is held (taken up front): the retry's base holds.
@@ -107,7 +87,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                     throw PostgresError(.invalidRequest, "a conflict on \(commit.channel) was resolved "
                                                             + "on \(retry.channel), whose lock is not held")
                                 }
-                                known[commit.channel] = (version, [])
                             }
                             continue
                         }
@@ -126,11 +105,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
     }
 
-    /// The statement that locks every channel the batch commits to, in one order for all nodes
-    /// (so two batches never wait on each other in a cycle), and the record sequence last
-    /// when the batch writes records; nil when there is nothing to lock. The locks go with
-    /// the transaction.
-    private func lockStatement(of writes: [StoreWrite]) throws -> (sql: String, parameters: [PostgresValue])? {
+    /// Locks every channel the batch commits to, in one order for all nodes (so two batches
+    /// never wait on each other in a cycle), and the record sequence last when the batch
+    /// writes records. The locks go with the transaction.
+    private func lockChannels(of writes: [StoreWrite]) throws {
         var keys: Set<String> = []
         var writesRecords = false
         for write in writes {
@@ -147,9 +125,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
         var ordered = keys.sorted()
         if writesRecords { ordered.append(Self.recordsLock) }
-        guard !ordered.isEmpty else { return nil }
-        // One statement for them all; the aggregate takes the locks in the array's order.
-        return (WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+        guard !ordered.isEmpty else { return }
+        // One round trip for them all; the aggregate takes the locks in the array's order.
+        try connection.query(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
     }
 
     /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
@@ -159,68 +137,25 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }.joined(separator: ",") + "}"
     }
 
-    /// A channel's version and, for a document, the operations logged after `base` (read in
-    /// the same round trip, for a conflict's answer; none when it is at `base`): a domain's
-    /// version (0 when none), a document's revision (-1 when there is no such document), a
-    /// session's lease epoch (0 when never claimed).
-    func state(of channel: Channel, after base: Int64) throws -> (version: Int64, operations: [StoredOperation]) {
-        let statement = try stateStatement(of: channel, after: base)
-        return try state(of: channel, from: try connection.query(statement.sql, statement.parameters))
-    }
-
-    /// The statement `state(of:after:)` runs; its rows are read by `state(of:from:)`.
-    func stateStatement(of channel: Channel, after base: Int64) throws -> (sql: String, parameters: [PostgresValue]) {
+    /// A channel's current version: a domain's version (0 when none), a document's revision
+    /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
+    func version(of channel: Channel) throws -> Int64 {
         switch channel {
-        case .preferences(let domain): (WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))])
-        case .document(let id): (WriteSQL.documentState, [.text(id.rawValue), .int(base)])
-        case .session(let id): (WriteSQL.sessionEpoch, [.text(id.rawValue)])
-        }
-    }
-
-    /// A channel's version (and a document's operations) from its state statement's rows.
-    func state(of channel: Channel, from rows: PostgresRows) throws -> (version: Int64, operations: [StoredOperation]) {
-        guard case .document(let id) = channel else { return (rows.count > 0 ? rows.int64(0, 0) : 0, []) }
-        guard rows.count > 0 else { return (-1, []) }
-        var operations: [StoredOperation] = []
-        for row in 0..<rows.count where !rows.isNull(row, 1) {
-            operations.append(try operation(of: id, rows, row, from: 1))
-        }
-        return (rows.int64(0, 0), operations)
-    }
-
-    /// Whether every write of the batch can be sent with its COMMIT (`PostgresConnection.atCommit`):
-    /// commits only, each to its own channel (a later version check must not miss an earlier
-    /// write), whose statements return nothing the batch needs (no records, no signals). A
-    /// snapshot goes as a binary parameter instead: as an escaped literal the whole text
-    /// would be spelled out in hex.
-    static func writesMayWaitForCommit(_ writes: [StoreWrite]) -> Bool {
-        var channels: Set<Channel> = []
-        for write in writes {
-            guard case .commit(let commit) = write, channels.insert(commit.channel).inserted else { return false }
-            for command in commit.commands {
-                switch command {
-                case .appendOperation, .putPreference, .removePreference: continue
-                default: return false
-                }
-            }
-        }
-        return true
-    }
-
-    /// Runs a write now, or with the COMMIT when the batch allows (`writesMayWaitForCommit`).
-    private func run(_ sql: String, _ parameters: [PostgresValue], _ batch: Batch) throws {
-        if batch.deferWrites {
-            try connection.atCommit(sql, parameters)
-        } else {
-            try connection.query(sql, parameters)
+        case .preferences(let domain):
+            try connection.integer(WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
+        case .document(let id):
+            try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
+        case .session(let id):
+            try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
         }
     }
 
     /// A conflict on a document, answered with the operations committed after the commit's
     /// base (`CommitOutcome.behind`): read under the channel's lock, so nothing can slip in
     /// between, and saving the node a read of its own before it retries.
-    private func conflict(on commit: Commit, at version: Int64, after operations: [StoredOperation]) -> CommitOutcome {
-        guard case .document = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
+    private func conflict(on commit: Commit, at version: Int64) throws -> CommitOutcome {
+        guard case .document(let id) = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
+        let operations = try operations(id, after: commit.base)
         // Compacted past the base: the node's ordinary catch-up decides (a snapshot).
         guard operations.first?.revision == commit.base + 1, operations.count == Int(version - commit.base) else {
             return .conflict
@@ -260,7 +195,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let operations = run.map(\.operation)
         guard let last = run.last else { return }
         // The insert's foreign key fails the batch for an unknown document.
-        try self.run(WriteSQL.appendOperations, [
+        try connection.query(WriteSQL.appendOperations, [
             .text(id.rawValue),
             .text(Self.arrayLiteral(operations.map { String($0.revision) })),
             .text(Self.arrayLiteral(operations.map { json($0.operation.json) })),
@@ -270,7 +205,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             .text(Self.arrayLiteral(operations.map(\.author.name))),
             .text(Self.arrayLiteral(operations.map { String($0.createdAt) })),
             .int(last.operation.revision), .int(Int64(last.length)), .int(last.operation.createdAt),
-        ], batch)
+        ])
         batch.moved(.document(id), to: last.operation.revision)
     }
 
@@ -303,12 +238,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
-            try run(WriteSQL.putPreference, [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)],
-                    batch)
+            try connection.query(WriteSQL.putPreference,
+                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)])
             batch.moved(.preferences(domain), to: version)
         case .removePreference(let domain, let keyPath, let version):
             let user = try column(for: domain)
-            try run(WriteSQL.removePreference, [.text(domain.workspace), .text(user), .int(version), .text(keyPath)], batch)
+            try connection.query(WriteSQL.removePreference,
+                                 [.text(domain.workspace), .text(user), .int(version), .text(keyPath)])
             batch.moved(.preferences(domain), to: version)
         case .createDocument(let record, let text):
             try connection.query(WriteSQL.insertDocument, [
@@ -327,8 +263,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             batch.written -= 1
             try append([(operation, length)], to: id, &batch)
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            try run(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))], batch)
-            try run(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)], batch)
+            try connection.query(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
+            try connection.query(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
         case .deleteDocument(let id):
             // Its snapshot and log go with it (ON DELETE CASCADE).
             try connection.query(WriteSQL.deleteDocument, [.text(id.rawValue)])
@@ -368,8 +304,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     private struct Batch {
         let failAfter: Int?
         var written = 0
-        /// Writes go with the COMMIT (`writesMayWaitForCommit`).
-        var deferWrites = false
         /// Each channel moved, at its newest version, in the order first moved.
         var channels: [Channel: Int64] = [:]
         var order: [Channel] = []
@@ -405,13 +339,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             """
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
-        /// A document's revision ($1), with the logged operations after $2 (NULLs when none).
-        static let documentState = """
-            SELECT d.revision, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
-            FROM documents AS d
-            LEFT JOIN document_operations AS o ON o.document = d.id AND o.revision > $2
-            WHERE d.id = $1 ORDER BY o.revision
-            """
+        static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).

@@ -44,35 +44,6 @@ import Testing
         #expect(try connection.integer("SELECT 1") == 1)
     }
 
-    @Test func writesSentWithTheCommitKeepEveryValueExactlyAndFailTheTransactionWhenTheyFail() throws {
-        let database = try TestDatabase()
-        let connection = try database.connect()
-        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY, name text, data bytea, other text)")
-        let awkward = "it's \\ \"q\" $1 $$ ✓ a\u{0}b"
-        try connection.transaction {
-            try connection.atCommit("INSERT INTO t VALUES ($1, $2, $3, $4)", [.int(Int64.min), .text(awkward), .bytes([0, 39, 92, 255]), .null])
-            try connection.atCommit("INSERT INTO t VALUES ($1, $2, $3, $4)", [.int(2), .text("$1"), .bytes([]), .text("")])
-        }
-        let rows = try connection.query("SELECT id, name, data, other FROM t ORDER BY id")
-        #expect(rows.count == 2)
-        #expect(rows.int64(0, 0) == Int64.min)
-        #expect(rows.text(0, 1) == awkward.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}"))
-        #expect(rows.bytes(0, 2) == [0, 39, 92, 255])
-        #expect(rows.isNull(0, 3))
-        #expect(rows.text(1, 1) == "$1")
-        #expect(rows.bytes(1, 2) == [])
-        // A duplicate key found at COMMIT fails the transaction, and the connection goes on.
-        #expect(throws: PostgresError.self) {
-            try connection.transaction {
-                try connection.query("INSERT INTO t VALUES ($1, $2, NULL, NULL)", [.int(3), .text("sent now")])
-                try connection.atCommit("INSERT INTO t VALUES ($1, $2, NULL, NULL)", [.int(2), .text("duplicate")])
-            }
-        }
-        #expect(try connection.integer("SELECT count(*) FROM t") == 2)
-        #expect(PostgresConnection.substitute("a $1 $2$10 $3x $ $0", ["'$2'", "B", "C", "", "", "", "", "", "", "J"])
-                == "a '$2' BJ Cx $ $0")
-    }
-
     @Test func aRefusedStatementCarriesItsSQLStateAndIsNotTransient() throws {
         let database = try TestDatabase()
         let connection = try database.connect()
