@@ -218,7 +218,7 @@ CASES: list[tuple[Callable[[Target], list], list]] = [
 IDENTIFIER = re.compile(r"\b([a-z]{2,5})_[0-9a-z]{10,}\b")
 
 
-def structured(answers: list, target: Target) -> list:
+def structured(answers: list) -> list:
     """What a client acts on in each answer: the error's code, number, action, field and
     message (identifiers, which differ between servers, made neutral), retryAfterMs checked and made
     neutral, or the close code. Request ids are left out."""
@@ -264,7 +264,7 @@ def test_bad_input_and_limits_are_refused_as_on_one_node(pg, single, workspace):
         before = [target.state() for target in targets]
         tables = stored_rows(cluster)
         for case, expected in CASES:
-            got = [structured(case(target), target) for target in targets]
+            got = [structured(case(target)) for target in targets]
             assert [code_of(a) for a in got[0]] == expected, f"{case.__name__} on one node: {got[0]}"
             for target, answers in zip(targets[1:], got[1:]):
                 assert answers == got[0], f"{case.__name__} through the {target.name}:\n{answers}\none node:\n{got[0]}"
@@ -287,3 +287,4 @@ def stored_rows(cluster: Cluster) -> str:
         "SELECT id, revision, length, title FROM documents ORDER BY id",
         "SELECT document, revision, operation FROM document_operations ORDER BY 1, 2",
         "SELECT document, revision, text FROM document_snapshots ORDER BY 1"))
+
