@@ -50,6 +50,7 @@ extension Hub {
             // apply nothing and retry for ever.
             resetDocument(id, to: stored)
         }
+        settleWriter(id)
         startDocumentBatch(id)
     }
 
