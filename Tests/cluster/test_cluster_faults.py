@@ -206,7 +206,6 @@ def test_a_killed_nodes_presence_leaves_within_the_lease(pg, workspace):
             assert left["left"] is True and left["selection"] is None, left
             assert left["user"] == "ada" and left["document"] == document
             assert elapsed < bound + 0.5, f"left {elapsed:.2f} s after the kill, the lease is {LEASE_MS} ms"
-        assert elapsed > (LEASE_MS - HEARTBEAT_MS) / 1000, "not before the lease could have run out"
         for watcher in (bob, carol):
             watcher.drain(0.3)
             assert not [e for e in watcher.events if e["type"] == "presence" and e["scene"] == scene], "left once"
