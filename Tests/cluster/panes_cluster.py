@@ -18,7 +18,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed
@@ -120,15 +119,6 @@ class Node:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.kill()
-
-    def metric(self, name: str) -> float:
-        """One unlabelled value from the node's /metrics."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
-            text = response.read().decode()
-        match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
-        if not match:
-            raise KeyError(f"{name} not in node {self.index}'s metrics")
-        return float(match.group(1))
 
 
 class Cluster:

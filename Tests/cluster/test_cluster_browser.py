@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from panes_cluster import ROOT, Cluster, Node
 
