@@ -19,6 +19,26 @@ import Testing
         #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
     }
 
+    /// A resume on a node waits for its claim on the session to commit; requests the client
+    /// sent right behind the connect are answered after it, in order, as on one node.
+    @Test func requestsBehindAResumeOnAnotherNodeAreAnsweredAfterTheClaim() {
+        var nodes = TwoNodes()
+        let (original, first) = nodes.a.connect()
+        nodes.a.run(.closed(original, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        nodes.b.completesCommits = false
+        let reload = nodes.b.open()
+        var resume = ClusterLeaseTests.resume(first)
+        resume["id"] = 1
+        var effects = nodes.b.send(reload, "connect", resume)
+        effects += nodes.b.send(reload, "setUserInfo", ["id": 2, "userInfo": ["pane": "right"]])
+        #expect(effects.messages(to: reload).isEmpty, "the claim is on its way")
+        let replies = nodes.b.completeCommits().messages(to: reload).filter { $0["type"] == "reply" }
+        #expect(replies.map { $0["re"] } == [1, 2])
+        #expect(replies.first?["result"]?["created"] == false, "\(replies)")
+        #expect(replies.last?["result"]?["userInfo"]?["pane"] == "right", "\(replies)")
+    }
+
     @Test func aReloadWhoseOldSocketIsDeadResumesOnAnotherNodeAfterTheProbe() {
         var nodes = TwoNodes()
         let (original, first) = nodes.a.connect()
@@ -126,6 +146,26 @@ import Testing
         #expect(gone.first?["left"] == true)
         let reopened = nodes.b.connect(name: "dave").0
         #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+    }
+
+    @Test func presenceReadAfterItsNodeExpiredIsNotKept() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "hello")
+        let (onB, _) = nodes.b.connect(name: "bob")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        // b learns that a is gone before it reads a's last signal (its listener was behind).
+        _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").isEmpty)
+        let (later, _) = nodes.b.connect(name: "carol")
+        #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+        // a renewed late after all (it was only slow): its scenes' presence is taken again.
+        _ = nodes.b.run(.notice(.nodesExpired([])))
+        let again = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 2]])
+        #expect(TwoNodes.deliver(again, to: &nodes.b).events(to: onB, named: "presence").count == 1)
     }
 }
 
