@@ -142,6 +142,15 @@ public enum PostgresMigrations {
                 lease_until bigint NOT NULL      -- milliseconds since the epoch
             );
             """),
+        Step(version: 2, name: "drag endings", sql: """
+            -- A drag's `.drag` channel: a row once it was dropped or cancelled, so of two drops
+            -- through two nodes exactly one inserts it. Pruned an hour past expiry.
+            CREATE TABLE drag_ends (
+                drag text COLLATE "C" NOT NULL PRIMARY KEY,
+                expires_at bigint NOT NULL       -- milliseconds since the epoch
+            );
+            CREATE INDEX drag_ends_by_expiry ON drag_ends (expires_at);
+            """),
     ]
 
     /// The schema version this build writes and reads.

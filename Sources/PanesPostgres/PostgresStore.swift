@@ -125,6 +125,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
         case .session(let id):
             try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
+        case .drag(let id):
+            try connection.integer(WriteSQL.dragEnded, [.text(id)]) ?? 0
         }
     }
 
@@ -154,6 +156,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                                    .int(claim.epoch)])
             try record("session", id.rawValue, deleted: false, &batch)
             batch.moved(.session(id), to: claim.epoch)
+        case .endDrag(let id, let expiresAt):
+            try connection.query(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
+            try connection.query(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
@@ -241,6 +246,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
 
         mutating func moved(_ channel: Channel, to version: Int64) {
+            // A drag's ending wakes nobody: the winner tells every node (`dragEnded`).
+            if case .drag = channel { return }
             if let known = channels[channel] {
                 channels[channel] = max(known, version)
             } else {
@@ -265,6 +272,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
+        static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
+        static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"
+        static let pruneDragEnds = "DELETE FROM drag_ends WHERE expires_at < $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).
         static func recordVersion(kind: String, id: String, deleted: String) -> String {
@@ -350,7 +360,7 @@ extension StoreCommand {
     var writesRecord: Bool {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument: false
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag: false
         }
     }
 }

@@ -152,6 +152,30 @@ import Testing
     }
 
     @Test(arguments: StoreKind.shared)
+    func aDragEndsOnceAndItsEndingIsForgottenLongAfterItExpired(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let expiry: Millis = 10_000_000
+        let end = { (id: UInt64, drag: String, expiresAt: Millis) in
+            Self.commit(id, .drag(drag), base: 0, [.endDrag(drag, expiresAt: expiresAt)])
+        }
+        // Two drops of one drag, in one batch or in two: the first ends it, the second conflicts.
+        #expect(try store.apply([end(1, "drg_1", expiry), end(2, "drg_1", expiry)])
+                == [CommitID(1): .committed, CommitID(2): .conflict])
+        #expect(try store.apply([end(3, "drg_1", expiry)]) == [CommitID(3): .conflict])
+        #expect(try store.apply([end(4, "drg_2", expiry)]) == [CommitID(4): .committed], "each drag has its own channel")
+        // A drag's ending is no record change: nobody reloads for it.
+        let cursor = try store.loadState().recordCursor
+        #expect(try store.apply([end(5, "drg_3", expiry)]) == [CommitID(5): .committed])
+        #expect(try store.loadRecordChanges(after: cursor) == RecordChanges(cursor: cursor))
+        // Ending a drag that expires more than `DragEnd.keptMs` after them forgets their endings.
+        #expect(try store.apply([end(6, "drg_4", expiry + DragEnd.keptMs + 1)]) == [CommitID(6): .committed])
+        #expect(try store.apply([end(7, "drg_1", expiry)]) == [CommitID(7): .committed])
+        #expect(try store.apply([end(8, "drg_4", expiry)]) == [CommitID(8): .conflict])
+    }
+
+    @Test(arguments: StoreKind.shared)
     func aConflictLeavesTheOtherCommitsOfTheBatch(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }

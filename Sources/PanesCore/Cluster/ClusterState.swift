@@ -36,6 +36,10 @@ struct ClusterState: Sendable {
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
     var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
+    /// Each user's scenes live on other nodes, per node, as those nodes last told
+    /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
+    var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]
+    var sharedScenes: [OwnerKey: [SessionID: RemoteScene]] = [:]
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.
     var preferencesBehind: [PreferenceDomain: Int64] = [:]

@@ -20,6 +20,8 @@ extension Hub {
             followPreferences(domain, to: version)
         case .channel(.document(let id), let revision):
             followDocument(id, to: revision)
+        case .channel(.drag, _):
+            break  // the winner of a drag's ending tells every node itself (`dragEnded`)
         case .channel(.session, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
@@ -32,6 +34,7 @@ extension Hub {
         case .resubscribed:
             // Anything may have moved while nobody listened: look at everything held.
             loadRecordChanges()
+            signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
             let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
             for domain in domains.sorted(by: { $0.description < $1.description }) {
@@ -384,7 +387,7 @@ extension Hub {
         dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
         for session in freed.sorted() { resolvePendingConnects(of: session) }
-        var owners: Set<OwnerKey> = []
+        var owners = dropRemoteScenes(of: newly)
         for session in freed { if let owner = sessions[session]?.owner { owners.insert(owner) } }
         for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
     }

@@ -38,6 +38,10 @@ extension Hub {
             takeRemoteDrag(json, from: signal.from)
         case .dragEnded(let json):
             remoteDragEnded(json)
+        case .scenes(let json):
+            takeRemoteScenes(json, from: signal.from)
+        case .scenesWanted:
+            answerScenesWanted(by: signal.from)
         }
     }
 

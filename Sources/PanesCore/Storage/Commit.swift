@@ -40,12 +40,17 @@ public enum Channel: Hashable, Sendable, CustomStringConvertible {
     /// its epoch, so once another node has taken the session over, the old holder's writes
     /// conflict: the database refuses them.
     case session(SessionID)
+    /// A drag's ending (shared stores only): 0 while nobody has dropped or cancelled it, 1 once
+    /// someone has (`endDrag`). Of the commits at base 0, exactly one wins: a drag dropped
+    /// through two nodes in the same instant is delivered once.
+    case drag(String)
 
     public var description: String {
         switch self {
         case .preferences(let domain): "preferences:\(domain)"
         case .document(let id): "document:\(id)"
         case .session(let id): "session:\(id)"
+        case .drag(let id): "drag:\(id)"
         }
     }
 }
