@@ -151,6 +151,11 @@ public enum PostgresMigrations {
             );
             CREATE INDEX drag_ends_by_expiry ON drag_ends (expires_at);
             """),
+        Step(version: 3, name: "session revisions", sql: """
+            -- Counted on by each write from the copy it was made from; a write from an older
+            -- copy than the stored one is dropped (`SceneSession.revision`).
+            ALTER TABLE sessions ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -144,9 +144,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 session.restoration.map { json($0.activity.json) }.postgres,
                 session.restoration.map { json($0.metadata.json) }.postgres,
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
-                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
+                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle), .int(session.revision),
             ])
-            batch.advanced(to: sequence)
+            // None when the write was older than the stored copy and so dropped.
+            if let sequence { batch.advanced(to: sequence) }
         case .deleteSession(let id):
             try connection.query(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.query(WriteSQL.deleteClaim, [.text(id.rawValue)])
@@ -291,8 +292,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             WITH session AS (
                 INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
                                       user_info, restoration_activity, restoration_meta, created_at, last_active_at,
-                                      failed_restores, live_since, subtitle)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16)
+                                      failed_restores, live_since, subtitle, revision)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16,
+                        $17)
                 ON CONFLICT (id) DO UPDATE SET
                     workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
                     role = excluded.role, configuration = excluded.configuration, title = excluded.title,
@@ -300,9 +302,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
                     created_at = excluded.created_at, last_active_at = excluded.last_active_at,
                     failed_restores = excluded.failed_restores, live_since = excluded.live_since,
-                    subtitle = excluded.subtitle
+                    subtitle = excluded.subtitle, revision = excluded.revision
+                WHERE excluded.revision = 0 OR sessions.revision < excluded.revision
                 RETURNING 1)
-            \(recordVersion(kind: "'session'", id: "$1", deleted: "0"))
+            INSERT INTO record_versions (kind, id, seq, deleted_at)
+            SELECT 'session', $1, nextval('record_seq'), NULL FROM session
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+            RETURNING seq
             """
         static let deleteSession = "DELETE FROM sessions WHERE id = $1"
         static let deleteClaim = "DELETE FROM session_claims WHERE session = $1"

@@ -7,8 +7,12 @@ struct ClusterState: Sendable {
     var recordsLoading = false
     var recordsWanted = false
     /// Sessions this node wrote while a record load was in flight: the load may have read
-    /// them before those writes, so its copies are older than ours and are not taken.
+    /// them before those writes, so a claim naming this node that it read is not taken back.
+    /// (Session copies it read are told apart by their `revision`.)
     var writtenDuringRecordLoad: Set<SessionID> = []
+    /// Each session's record revision: of this node's last write of it, or of the newest copy
+    /// read from the store (`Hub+SessionRevisions.swift`).
+    var revisions: [SessionID: Int64] = [:]
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
     /// Sessions whose holder on another node was asked whether its window is alive, for the

@@ -238,8 +238,14 @@ extension Hub {
         }
         var owners: Set<OwnerKey> = []
         for session in changes.sessions {
-            // A session live here is written by this node alone: its copy is the newest.
-            guard liveScenes[session.id] == nil, !writtenMeanwhile.contains(session.id) else { continue }
+            // A copy older than this node's own last write (read before that write was in) is
+            // not taken; a newer one written while the window is live here is merged in.
+            guard isCurrent(session) else { continue }
+            guard liveScenes[session.id] == nil else {
+                if takeWhileLive(session) { owners.insert(session.owner) }
+                continue
+            }
+            cluster.revisions[session.id] = session.revision
             if sessions[session.id] == nil {
                 sessionsByOwner[session.owner, default: []].insert(session.id)
                 idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
@@ -251,6 +257,7 @@ extension Hub {
         }
         for id in changes.deletedSessions where sessions[id] != nil {
             cluster.claims[id] = nil
+            cluster.revisions[id] = nil
             discard(id, animation: .standard, reason: "discarded on another node", persisted: true)
         }
         for record in changes.documents { takeRemoteRecord(record) }

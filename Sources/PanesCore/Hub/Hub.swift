@@ -80,6 +80,9 @@ public struct Hub {
         self.node = node
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
+        if node != nil {
+            for session in stored.sessions { cluster.revisions[session.id] = session.revision }
+        }
         self.logger = logger
         self.now = now
         self.ids = ids
@@ -233,7 +236,7 @@ public struct Hub {
     }
 
     mutating func persist(_ commands: [StoreCommand]) {
-        effects.append(.persist(commands))
+        effects.append(.persist(counted(commands)))
         if cluster.recordsLoading {
             for case .putSession(let session) in commands { cluster.writtenDuringRecordLoad.insert(session.id) }
         }

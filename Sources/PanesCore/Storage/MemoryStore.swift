@@ -107,6 +107,8 @@ public final class MemoryStore: Store {
     private func apply(_ command: StoreCommand) throws {
         switch command {
         case .putSession(let session):
+            // A write from an older copy than the one stored is dropped (see `revision`).
+            if session.revision > 0, let stored = sessions[session.id], stored.revision >= session.revision { return }
             remember(session.id, in: \.sessions)
             sessions[session.id] = session
             logRecord(.session(session.id))

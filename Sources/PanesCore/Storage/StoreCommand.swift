@@ -1,5 +1,7 @@
 /// One change to durable state. The hub emits them; a store applies a batch atomically.
 public enum StoreCommand: Sendable, Equatable {
+    /// Stores the session. A shared store drops it when the stored copy's `revision` is not
+    /// older (a write made from an older copy); revision 0 is always written.
     case putSession(SceneSession)
     /// Deletes the session and everything stored for it.
     case deleteSession(SessionID)
