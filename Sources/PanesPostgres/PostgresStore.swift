@@ -127,6 +127,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
         case .drag(let id):
             try connection.integer(WriteSQL.dragEnded, [.text(id)]) ?? 0
+        case .sessionRecord(let id):
+            // The row stays locked to the commit: no other write of it can slip in between.
+            try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1
         }
     }
 
@@ -249,6 +252,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         mutating func moved(_ channel: Channel, to version: Int64) {
             // A drag's ending wakes nobody: the winner tells every node (`dragEnded`).
             if case .drag = channel { return }
+            // A session record's write advances the record cursor, which is what nodes follow.
+            if case .sessionRecord = channel { return }
             if let known = channels[channel] {
                 channels[channel] = max(known, version)
             } else {
@@ -274,6 +279,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
         static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
+        static let sessionRevision = "SELECT revision FROM sessions WHERE id = $1 FOR UPDATE"
         static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"
         static let pruneDragEnds = "DELETE FROM drag_ends WHERE expires_at < $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement

@@ -115,8 +115,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .session:
             // One node holds every session: there is no lease to fence (see `claimSession`).
             0
-        case .drag:
-            // One node orders its own drops (see `endDrag`).
+        case .drag, .sessionRecord:
+            // One node orders its own drops (see `endDrag`) and writes every session itself.
             0
         }
     }

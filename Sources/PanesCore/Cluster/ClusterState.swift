@@ -35,6 +35,9 @@ struct ClusterState: Sendable {
     var recordWaiters: [(after: Int, waiter: WaitingConnect)] = []
     var recordLoadsStarted = 0
     var recordLoadInFlight = 0
+    /// Refreshes whose record another node wrote first: made again on the copy the next
+    /// record load (started after them) reads.
+    var refreshWaiters: [(after: Int, retry: RefreshRetry)] = []
     /// `openDocument`s waiting for this node to read what another node wrote.
     var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each

@@ -22,7 +22,7 @@ extension Hub {
             followDocument(id, to: revision)
         case .channel(.drag, _):
             break  // the winner of a drag's ending tells every node itself (`dragEnded`)
-        case .channel(.session, _), .records:
+        case .channel(.session, _), .channel(.sessionRecord, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
         case .signal(let signal):
@@ -218,6 +218,7 @@ extension Hub {
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
             for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
+            retryRefreshes(after: finished)
             retryOpens(records: finished)
         }
         guard let changes, failure == nil else {

@@ -37,4 +37,6 @@ enum PendingCommit: Sendable {
     case claim(SessionID, SessionClaim, PendingConnect?)
     /// A drop or cancel waiting to learn whether it ended the drag (`Hub+ClusterDrags.swift`).
     case dragEnd(DragState.Drag, DragEnding)
+    /// A refresh of a session live nowhere, written at the record revision it was made on.
+    case refresh(SceneSession, RefreshRetry)
 }

@@ -101,6 +101,7 @@ public final class MemoryStore: Store {
         case .document(let id): documents[id]?.record.revision ?? -1
         case .session(let id): claims[id]?.epoch ?? 0
         case .drag(let id): dragEnds[id] == nil ? 0 : 1
+        case .sessionRecord(let id): sessions[id]?.revision ?? -1
         }
     }
 
