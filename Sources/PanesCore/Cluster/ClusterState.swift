@@ -13,6 +13,10 @@ struct ClusterState: Sendable {
     /// Each session's record revision: of this node's last write of it, or of the newest copy
     /// read from the store (`Hub+SessionRevisions.swift`).
     var revisions: [SessionID: Int64] = [:]
+    /// The copy of each session the store has, as far as this node knows (its own last write,
+    /// or the last copy it read), and the copy its last write was made from.
+    var stored: [SessionID: SceneSession] = [:]
+    var madeFrom: [SessionID: SceneSession] = [:]
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
     /// Sessions whose holder on another node was asked whether its window is alive, for the

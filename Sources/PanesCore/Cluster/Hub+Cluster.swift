@@ -242,23 +242,19 @@ extension Hub {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
-            guard liveScenes[session.id] == nil else {
-                if takeWhileLive(session) { owners.insert(session.owner) }
-                continue
-            }
-            cluster.revisions[session.id] = session.revision
-            if sessions[session.id] == nil {
+            let known = sessions[session.id] != nil
+            guard take(session) != nil else { continue }
+            if !known {
                 sessionsByOwner[session.owner, default: []].insert(session.id)
                 idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
             }
-            sessions[session.id] = session
             owners.insert(session.owner)
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }
         for id in changes.deletedSessions where sessions[id] != nil {
             cluster.claims[id] = nil
-            cluster.revisions[id] = nil
+            forgetRevisions(of: id)
             discard(id, animation: .standard, reason: "discarded on another node", persisted: true)
         }
         for record in changes.documents { takeRemoteRecord(record) }

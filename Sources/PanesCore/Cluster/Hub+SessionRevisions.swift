@@ -8,13 +8,16 @@ import Logging
 /// store only when it is not older than its own. So a write from an older copy is dropped by
 /// the store, and the node that made it takes the newer one in when it reads the records.
 ///
+/// Two writes made from the same copy on two nodes (the same revision) are both "newest": the
+/// store keeps the first, and the node whose write was dropped merges the two, field by field
+/// against the copy both were made from (what it changed stays, the rest is taken), and
+/// writes the result on top. A window resuming from an older copy while another node refreshed
+/// the session keeps its own fields and takes the refresh in, and is told (`sessionRefreshed`)
+/// when its restoration activity was replaced.
+///
 /// A write that must not be lost, a refresh of a session live nowhere, is a compare-and-set on
 /// the record's revision (`Channel.sessionRecord`): when another node wrote the record first,
 /// the refresh is made again on the copy read after it.
-///
-/// A session live here is written by this node alone, except for a write another node made
-/// before it knew (a refresh racing the window's resume): its switcher fields are taken in,
-/// the window told (`sessionRefreshed`) and the whole written again on top.
 extension Hub {
     /// Counts each session write of a cluster node on from the newest copy this node knows.
     mutating func counted(_ commands: [StoreCommand]) -> [StoreCommand] {
@@ -23,11 +26,10 @@ extension Hub {
             switch command {
             case .putSession(var session):
                 session.revision = max(cluster.revisions[session.id] ?? 0, session.revision) + 1
-                cluster.revisions[session.id] = session.revision
-                sessions[session.id]?.revision = session.revision
+                wrote(session)
                 return .putSession(session)
             case .deleteSession(let id):
-                cluster.revisions[id] = nil
+                forgetRevisions(of: id)
                 return command
             default:
                 return command
@@ -35,34 +37,78 @@ extension Hub {
         }
     }
 
+    /// Notes a write of this node: its revision, its copy, and the copy it was made from.
+    mutating func wrote(_ session: SceneSession) {
+        cluster.revisions[session.id] = session.revision
+        cluster.madeFrom[session.id] = cluster.stored[session.id]
+        cluster.stored[session.id] = session
+        sessions[session.id]?.revision = session.revision
+    }
+
+    mutating func forgetRevisions(of id: SessionID) {
+        cluster.revisions[id] = nil
+        cluster.stored[id] = nil
+        cluster.madeFrom[id] = nil
+    }
+
     /// Whether a copy read from the store is at least as new as this node's own.
     func isCurrent(_ read: SceneSession) -> Bool {
         read.revision >= (cluster.revisions[read.id] ?? 0)
     }
 
-    /// A newer copy of a session live here, written by another node: its switcher fields
-    /// (those a refresh sets) are taken in, everything the live window owns is kept, and the
-    /// result is written on top so the store holds both.
-    /// - Returns: whether the switcher's entry changed.
-    mutating func takeWhileLive(_ read: SceneSession) -> Bool {
-        guard var session = sessions[read.id] else { return false }
-        var same = read
-        same.revision = session.revision
-        cluster.revisions[read.id] = max(cluster.revisions[read.id] ?? 0, read.revision)
-        guard same != session else { return false }
-        let restored = session.restoration != read.restoration
-        let changed = session.title != read.title || session.subtitle != read.subtitle
-            || session.snapshot != read.snapshot || restored
-        session.title = read.title
-        session.subtitle = read.subtitle
-        session.snapshot = read.snapshot
-        session.restoration = read.restoration
-        store(session)
-        if changed, let live = liveScenes[read.id].flatMap({ scenes[$0] }) {
-            send(.event(.sessionRefreshed(sessionSummary(session), activity: restored ? session.restoration?.activity.json : nil,
+    /// Takes in a current copy read from the store (`isCurrent`).
+    /// - Returns: the session as this node holds it now, nil when the read brought nothing new.
+    mutating func take(_ read: SceneSession) -> SceneSession? {
+        guard read != cluster.stored[read.id] else { return nil }
+        guard let ours = sessions[read.id] else {
+            cluster.revisions[read.id] = read.revision
+            cluster.stored[read.id] = read
+            sessions[read.id] = read
+            return read
+        }
+        // The same revision as this node's last write, but not that write: it was dropped for
+        // one made from the same copy. A newer revision was made on top of this node's copy.
+        let tie = read.revision == cluster.revisions[read.id]
+        let base = tie ? cluster.madeFrom[read.id] : cluster.stored[read.id]
+        var merged = read
+        if let base {
+            merged = Self.merged(ours, read, base: base)
+        } else if liveScenes[read.id] != nil {
+            // Nothing to tell which side changed what: the live window's own fields stay.
+            merged = ours
+            (merged.title, merged.subtitle, merged.snapshot, merged.restoration) =
+                (read.title, read.subtitle, read.snapshot, read.restoration)
+        }
+        merged.revision = read.revision
+        cluster.revisions[read.id] = read.revision
+        cluster.stored[read.id] = read
+        sessions[read.id] = merged
+        if merged != read { persist(.putSession(merged)) }
+        if merged.restoration != ours.restoration, let live = liveScenes[read.id].flatMap({ scenes[$0] }) {
+            send(.event(.sessionRefreshed(sessionSummary(merged), activity: merged.restoration?.activity.json,
                                           requester: .null)), to: live.connection)
         }
-        return changed
+        return merged
+    }
+
+    /// Three-way merge: what `ours` changed since `base` stays, everything else is `theirs`.
+    static func merged(_ ours: SceneSession, _ theirs: SceneSession, base: SceneSession) -> SceneSession {
+        var result = theirs
+        func keep<Value: Equatable>(_ field: WritableKeyPath<SceneSession, Value>) {
+            if ours[keyPath: field] != base[keyPath: field] { result[keyPath: field] = ours[keyPath: field] }
+        }
+        keep(\.secretHash)
+        keep(\.role)
+        keep(\.configuration)
+        keep(\.title)
+        keep(\.subtitle)
+        keep(\.snapshot)
+        keep(\.userInfo)
+        keep(\.restoration)
+        keep(\.lastActiveAt)
+        keep(\.failedRestores)
+        keep(\.liveSince)
+        return result
     }
 
     /// Writes a refresh of a session live nowhere, at the revision this node holds.
@@ -81,10 +127,14 @@ extension Hub {
         switch outcome {
         case .committed:
             guard sessions[written.id] != nil else { return }
-            // What this node wrote is the newest copy now, whatever it held meanwhile.
-            sessions[written.id] = written
-            cluster.revisions[written.id] = max(cluster.revisions[written.id] ?? 0, written.revision)
-            let entry = sessionSummary(written)
+            if liveScenes[written.id] == nil {
+                // What this node wrote is the newest copy now, whatever it held meanwhile.
+                sessions[written.id] = written
+                wrote(written)
+            }
+            // (Its window resumed here meanwhile: its write came after this one and was
+            // dropped; the record read merges the two.)
+            let entry = sessionSummary(sessions[written.id] ?? written)
             if scenes[context.scene] != nil { send(.reply(context.id, result: ["session": entry]), to: context.connection) }
             sessionsChanged(for: written.owner)
         case .conflict where retry.attempt < 3:

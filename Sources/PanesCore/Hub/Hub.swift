@@ -81,7 +81,10 @@ public struct Hub {
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
         if node != nil {
-            for session in stored.sessions { cluster.revisions[session.id] = session.revision }
+            for session in stored.sessions {
+                cluster.revisions[session.id] = session.revision
+                cluster.stored[session.id] = session
+            }
         }
         self.logger = logger
         self.now = now
