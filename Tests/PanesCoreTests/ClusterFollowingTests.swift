@@ -135,6 +135,51 @@ struct TwoNodes {
         #expect(bHolds == "aXbcY")
     }
 
+    /// Found by the two-node convergence simulation: the last scene left while the node read
+    /// another node's operations, eviction waited for the read, and nothing evicted afterwards.
+    @Test func aDocumentWhoseLastSceneLeftDuringACatchUpIsNotKept() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "abc")
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let edit = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [3, "!"], "opId": "a1"])
+        nodes.b.completesLoads = false
+        TwoNodes.deliver(edit, to: &nodes.b)
+        #expect(nodes.b.pendingLoads.count == 1, "b reads a's operation")
+        #expect(nodes.b.request(onB, "closeDocument", ["document": .string(document)])["ok"] == true)
+        #expect(nodes.b.hub.documentCounts.loaded == 1, "the read is still on its way")
+        nodes.b.completeLoads()
+        #expect(nodes.b.hub.documentCounts.loaded == 0)
+        #expect(nodes.b.hub.commits.documentWriters.isEmpty)
+    }
+
+    /// Presence from another node is kept as it came, at that node's revision; a scene that
+    /// opens the document later gets it moved through what was applied since, as a local
+    /// participant's selection is moved.
+    @Test func anotherNodesPresenceIsMovedToTheRevisionAnOpeningSceneGets() {
+        var nodes = TwoNodes()
+        let (ada, _) = nodes.a.connect(name: "ada")
+        let (bob, _) = nodes.a.connect(name: "bob")
+        let document = nodes.a.createDocument(ada, text: "hello world")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(ada, document)["ok"] == true)
+        #expect(nodes.a.openDocument(bob, document)["ok"] == true)
+        let shared = nodes.a.send(ada, "setPresence", ["document": .string(document), "revision": 0,
+                                                        "selection": ["anchor": 6, "head": 11]])
+        TwoNodes.deliver(shared, to: &nodes.b)
+        let edit = nodes.a.send(bob, "edit", ["document": .string(document), "revision": 0, "operation": ["XXXX", 11], "opId": "b1"])
+        TwoNodes.deliver(edit, to: &nodes.b)
+        let (carol, _) = nodes.b.connect(name: "carol")
+        let opened = nodes.b.openDocument(carol, document)["result"] ?? .null
+        #expect(opened["revision"] == 1)
+        let adas = opened["presence"]?.arrayValue?.first { $0["user"] == "ada" }
+        #expect(adas?["selection"] == ["anchor": 10, "head": 15], "\(String(describing: adas))")
+        #expect(adas?["revision"] == 1)
+    }
+
     @Test func sessionsAndDocumentsMadeOnOneNodeAreListedOnTheOther() {
         var nodes = TwoNodes()
         let (watcher, _) = nodes.b.connect()

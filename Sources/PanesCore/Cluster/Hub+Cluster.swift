@@ -175,7 +175,7 @@ extension Hub {
             failStuckEdits(id)
             return
         }
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        settleWriter(id)
         startDocumentBatch(id)
     }
 

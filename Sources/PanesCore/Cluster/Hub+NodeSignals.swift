@@ -68,9 +68,33 @@ extension Hub {
         broadcast(.event(.presence(presence)), to: here)
     }
 
-    /// Presence of scenes on other nodes, for `openDocument`'s `presence`.
+    /// Presence of scenes on other nodes, for `openDocument`'s `presence`, at the revision
+    /// the opening scene gets: a presence is kept as it came, made at its node's revision then,
+    /// and the text has moved since (a scene opening now has no operations to move it by).
     func remotePresence(in document: DocumentID) -> [JSONValue] {
-        (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
+        let entries = (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
+        guard let held = documents.open[document] else { return entries }
+        return entries.map { Self.presence($0, movedTo: held) }
+    }
+
+    /// A presence made at an older revision, its selection moved through the operations
+    /// applied since, as a local participant's is as they are applied. When the kept log does
+    /// not reach back that far, or the other node is ahead of this one, the selection is only
+    /// kept inside the text: it is a caret, not data.
+    static func presence(_ presence: JSONValue, movedTo document: OpenDocument) -> JSONValue {
+        guard var object = presence.objectValue, let revision = presence["revision"]?.intValue,
+              revision != document.revision else { return presence }
+        if let json = presence["selection"], json != .null, var selection = try? Selection(json: json) {
+            if revision < document.revision, revision >= document.oldestBase {
+                let scene = presence["scene"]?.stringValue
+                for entry in document.operations(after: revision) {
+                    selection = selection.transformed(by: entry.operation, isOwnEdit: entry.author.scene == scene)
+                }
+            }
+            object["selection"] = selection.clamped(toLength: document.length).json
+        }
+        object["revision"] = .int(document.revision)
+        return .object(object)
     }
 
     /// A dead node's scenes leave every document they were in.

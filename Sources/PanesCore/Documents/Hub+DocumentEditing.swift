@@ -122,8 +122,7 @@ extension Hub {
                 }
             }
         }
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        if documents.open[id]?.participants.isEmpty == true { evict(id) }
+        settleWriter(id)
         startDocumentBatch(id)
     }
 

@@ -113,7 +113,7 @@ extension Hub {
                 }
             }
             if isClustered, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
-            if documents.open[id]?.participants.isEmpty == true { evict(id) }
+            evictIfUnused(id)
         }
     }
 
@@ -173,6 +173,19 @@ extension Hub {
         }
         if document.participants.isEmpty { evict(id) }
         if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
+    }
+
+    /// Evicts the document if no scene has it open: the last one may have left while a commit
+    /// or a catch-up kept it.
+    mutating func evictIfUnused(_ id: DocumentID) {
+        if documents.open[id]?.participants.isEmpty == true { evict(id) }
+    }
+
+    /// A commit or catch-up of the document is over: an idle writer goes, and so does the
+    /// document if nobody has it open any more.
+    mutating func settleWriter(_ id: DocumentID) {
+        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
+        evictIfUnused(id)
     }
 
     /// Drops the document's text and log from memory. Its stored state is complete already:

@@ -54,6 +54,7 @@ extension Hub {
             // apply nothing and retry for ever.
             resetDocument(id, to: stored)
         }
+        settleWriter(id)
         startDocumentBatch(id)
     }
 
