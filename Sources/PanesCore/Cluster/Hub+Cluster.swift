@@ -243,12 +243,13 @@ extension Hub {
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
             let known = sessions[session.id] != nil
-            guard take(session) != nil else { continue }
-            if !known {
-                sessionsByOwner[session.owner, default: []].insert(session.id)
-                idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            if take(session) != nil {
+                if !known {
+                    sessionsByOwner[session.owner, default: []].insert(session.id)
+                    idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+                }
+                owners.insert(session.owner)
             }
-            owners.insert(session.owner)
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }
