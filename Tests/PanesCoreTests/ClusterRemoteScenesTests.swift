@@ -77,4 +77,25 @@ import Testing
         #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "disconnected")
         #expect(told.last?["appState"] == "unattached")
     }
+
+    @Test func aSwitcherHearsWhenTheStoreSaysAWindowElsewhereWasLetGo() throws {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        let session = SessionID(try #require(first["session"]?["persistentIdentifier"]?.stringValue))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        // a says it has no scene for the user any more, before b reads that a let the session go:
+        // live for all b knows (its claim), state unknown.
+        let owner = OwnerKey(workspace: "default", user: "alice")
+        let gone = NodeSignal(from: NodeID("a"), to: nil, kind: .scenes(RemoteScene.json(owner: owner, [:])))
+        var told = nodes.b.run(.notice(.signal(gone))).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "background")
+        // The release alone (no change to the session's record) still reaches the switcher.
+        let epoch = try #require(try nodes.a.store.loadState().claims[session]).epoch
+        _ = try nodes.a.store.apply([.commit(Commit(id: CommitID(999), channel: .session(session), base: epoch,
+                                                    commands: [.claimSession(session, SessionClaim(node: nil, epoch: epoch))]))])
+        told = nodes.b.run(.notice(.records(cursor: .max))).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "disconnected")
+    }
 }

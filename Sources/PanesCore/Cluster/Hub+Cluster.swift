@@ -231,13 +231,15 @@ extension Hub {
         cluster.writtenDuringRecordLoad = []
         guard changes.cursor > cluster.recordCursor else { return }
         cluster.recordCursor = changes.cursor
+        var owners: Set<OwnerKey> = []
         for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0)
             && !(writtenMeanwhile.contains(id) && claim.node == node) {
+            // Who holds a session is part of its switcher entry (live elsewhere or not).
+            if cluster.claims[id]?.node != claim.node, let owner = sessions[id]?.owner { owners.insert(owner) }
             cluster.claims[id] = claim
             // A connect here lost the claim to another node: now that it is known, ask it.
             askHolder(id)
         }
-        var owners: Set<OwnerKey> = []
         for session in changes.sessions {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
