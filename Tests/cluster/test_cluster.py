@@ -257,10 +257,17 @@ def test_two_drops_of_one_drag_through_two_nodes_at_once_deliver_it_once(cluster
     source = Client(a.url, "ada", workspace)
     droppers = [Client(a.url, "ada", workspace), Client(b.url, "ada", workspace)]
     item = {"activity": {"activityType": "panes.document", "title": "Notes", "targetContentIdentifier": "doc_notes"},
-            "operations": ["copy", "move"]}
+            "operations": ["copy"]}
     for round in range(10):
         drag = source.request("beginDrag", items=[item])["drag"]
-        time.sleep(0.2)  # b hears of the drag (a person's drop takes longer)
+        # b hears of the drag a moment later (a person's drop takes longer): a drop with an
+        # operation the item refuses tells whether it has, without ending the drag.
+        deadline = time.monotonic() + 5
+        while (probe := droppers[1].reply(droppers[1].send("drop", drag=drag, target="scene", operation="move"))
+               )["error"]["code"] == "drag_not_found":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert probe["error"]["code"] == "operation_not_allowed"
         # Both drops leave before either node can hear of the other.
         sent = [dropper.send("drop", drag=drag, target="scene") for dropper in droppers]
         replies = [dropper.reply(request) for dropper, request in zip(droppers, sent)]
