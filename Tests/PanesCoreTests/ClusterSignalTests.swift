@@ -127,6 +127,26 @@ import Testing
         let reopened = nodes.b.connect(name: "dave").0
         #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
     }
+
+    @Test func presenceReadAfterItsNodeExpiredIsNotKept() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "hello")
+        let (onB, _) = nodes.b.connect(name: "bob")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        // b learns that a is gone before it reads a's last signal (its listener was behind).
+        _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").isEmpty)
+        let (later, _) = nodes.b.connect(name: "carol")
+        #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+        // a renewed late after all (it was only slow): its scenes' presence is taken again.
+        _ = nodes.b.run(.notice(.nodesExpired([])))
+        let again = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 2]])
+        #expect(TwoNodes.deliver(again, to: &nodes.b).events(to: onB, named: "presence").count == 1)
+    }
 }
 
 @Suite struct ClusterClaimRaceTests {

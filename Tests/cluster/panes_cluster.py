@@ -78,11 +78,12 @@ class Postgres:
 
 
 class Node:
-    def __init__(self, store: str, public_url: str, config: Path, index: int) -> None:
+    def __init__(self, store: str, public_url: str, config: Path, index: int, args: list[str] = ()) -> None:
         self.index = index
         self.store = store
         self.public_url = public_url
         self.config = config
+        self.args = list(args)
         self.port = 0
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
@@ -94,7 +95,7 @@ class Node:
     def start(self) -> "Node":
         self.process = subprocess.Popen(
             [str(BINARY), "serve", "--store", self.store, "--host", "127.0.0.1", "--port", str(self.port),
-             "--public-url", self.public_url, "--config", str(self.config), "--log-level", "info"],
+             "--public-url", self.public_url, "--config", str(self.config), "--log-level", "info", *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         banner = self.process.stdout.readline()
         match = re.search(r"listening on http://[\d.]+:(\d+)", banner)
@@ -121,17 +122,28 @@ class Node:
 
 
 class Cluster:
-    """N nodes on one fresh database of `pg`, and haproxy in front of them."""
+    """N nodes on one fresh database of `pg`, and haproxy in front of them.
 
-    def __init__(self, pg: Postgres, nodes: int = 2, haproxy: bool = True, lease_ms: int = LEASE_MS) -> None:
+    - Parameters:
+      - settings: more configuration settings for every node (the same on each, as in a
+        deployment), over the short leases.
+      - node_args: more `panes serve` arguments for every node (say `--web DIR`).
+      - sockets_apart: WebSocket upgrades (`/ws`) get a round-robin backend of their own, so
+        consecutive sockets alternate between nodes whatever page loads go between them.
+    """
+
+    def __init__(self, pg: Postgres, nodes: int = 2, haproxy: bool = True, lease_ms: int = LEASE_MS,
+                 settings: dict | None = None, node_args: list[str] = (), sockets_apart: bool = False) -> None:
         self.pg = pg
         self.dir = Path(tempfile.mkdtemp(prefix="panes-cluster-"))
         self.store = pg.create_database()
         self.lb_port = free_port()
         self.public_url = f"http://127.0.0.1:{self.lb_port}"
-        config = self.dir / "config.json"
-        config.write_text(json.dumps({"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS}}))
-        self.nodes = [Node(self.store, self.public_url, config, i).start() for i in range(nodes)]
+        self.config = self.dir / "config.json"
+        self.config.write_text(json.dumps(
+            {"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS, **(settings or {})}}))
+        self.nodes = [Node(self.store, self.public_url, self.config, i, node_args).start() for i in range(nodes)]
+        self.sockets_apart = sockets_apart
         self.haproxy: subprocess.Popen | None = None
         if haproxy:
             self.start_haproxy()
@@ -145,12 +157,17 @@ class Cluster:
             "defaults", "  mode http", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
             "  timeout tunnel 1h",
             "frontend panes", f"  bind 127.0.0.1:{self.lb_port}", "  default_backend nodes",
-            "backend nodes", "  balance roundrobin", "  option httpchk",
-            f"  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:{self.lb_port}",
-            "  http-check expect status 200",
         ]
-        for node in self.nodes:
-            lines.append(f"  server node{node.index} 127.0.0.1:{node.port} check inter 200ms fall 2 rise 1")
+        if self.sockets_apart:
+            lines += ["  acl socket path /ws", "  use_backend sockets if socket"]
+        for backend in ("nodes", "sockets") if self.sockets_apart else ("nodes",):
+            lines += [
+                f"backend {backend}", "  balance roundrobin", "  option httpchk",
+                f"  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:{self.lb_port}",
+                "  http-check expect status 200",
+            ]
+            for node in self.nodes:
+                lines.append(f"  server node{node.index} 127.0.0.1:{node.port} check inter 200ms fall 2 rise 1")
         (self.dir / "haproxy.cfg").write_text("\n".join(lines) + "\n")
         self.haproxy = subprocess.Popen(["haproxy", "-f", str(self.dir / "haproxy.cfg"), "-db"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -206,7 +223,8 @@ class Client:
     ids = itertools.count(1)
 
     def __init__(self, url: str, name: str, workspace: str, session: dict | None = None,
-                 ticket: str | None = None, timeout: float = 15, token: str | None = None) -> None:
+                 ticket: str | None = None, timeout: float = 15, token: str | None = None,
+                 connect: bool = True) -> None:
         self.url = url
         self.ws = ws_connect(url, max_size=None, open_timeout=10, subprotocols=["panes.v1"], compression=None)
         self.events: list[dict] = []
@@ -217,7 +235,8 @@ class Client:
             fields["session"] = session
         if ticket:
             fields["ticket"] = ticket
-        self.connected = self.request("connect", timeout=timeout, **fields)
+        # connect=False: a socket that has not sent `connect` yet (tests of what comes before it).
+        self.connected = self.request("connect", timeout=timeout, **fields) if connect else {}
 
     @property
     def credentials(self) -> dict:
@@ -230,6 +249,12 @@ class Client:
         FrameLog.record(self.name, "sent", text)
         self.ws.send(text)
         return request_id
+
+    def send_raw(self, data: str | bytes) -> None:
+        """Sends a frame as it is: text that need not be JSON, or a binary frame."""
+        if isinstance(data, str):
+            FrameLog.record(self.name, "sent", data)
+        self.ws.send(data)
 
     def _next(self, timeout: float) -> dict:
         try:

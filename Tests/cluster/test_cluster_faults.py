@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 import pytest
 
-from panes_cluster import Client, Closed, Cluster
+from panes_cluster import HEARTBEAT_MS, LEASE_MS, Client, Closed, Cluster
 
 
 class Editor:
@@ -174,3 +174,45 @@ def test_a_terminated_listen_connection_is_noticed_and_caught_up(pg, cluster, wo
         writer.request("setPreference", domain="user", keyPath="editor.fontSize", value=size)
     seen = [observer.event("preferenceChanged", timeout=20)["new"] for _ in range(3)]
     assert seen == [11, 12, 13]
+
+
+def test_a_killed_nodes_presence_leaves_within_the_lease(pg, workspace):
+    """Presence (issue 11): a scene on a node that is killed leaves every document it was in,
+    for the scenes of the other node, once the dead node's lease has run out; a scene opening
+    the document afterwards does not list it."""
+    cluster = Cluster(pg, nodes=2, haproxy=False)
+    try:
+        a, b = cluster.nodes
+        ada = Client(a.url, "ada", workspace)
+        document = ada.request("createDocument", title="Plan", text="hello world")["document"]["id"]
+        ada.request("openDocument", document=document)
+        scene = ada.connected["scene"]
+        bob = Client(b.url, "bob", workspace)
+        bob.request("openDocument", document=document)
+        ada.request("setPresence", document=document, selection={"anchor": 0, "head": 5})
+        assert bob.event("presence", lambda e: e["scene"] == scene)["left"] is False
+        # A scene that opens the document on b while a lives lists ada's scene.
+        carol = Client(b.url, "carol", workspace)
+        assert scene in [p["scene"] for p in carol.request("openDocument", document=document)["presence"]]
+
+        a.kill()
+        killed = time.monotonic()
+        # Leases are measured on the database's clock from the last renewal (at most one
+        # heartbeat before the kill); b reads the expiry at its next heartbeat.
+        bound = (LEASE_MS + 2 * HEARTBEAT_MS) / 1000
+        for watcher in (bob, carol):
+            left = watcher.event("presence", lambda e: e["scene"] == scene, timeout=bound + 5)
+            elapsed = time.monotonic() - killed
+            assert left["left"] is True and left["selection"] is None, left
+            assert left["user"] == "ada" and left["document"] == document
+            assert elapsed < bound + 0.5, f"left {elapsed:.2f} s after the kill, the lease is {LEASE_MS} ms"
+        for watcher in (bob, carol):
+            watcher.drain(0.3)
+            assert not [e for e in watcher.events if e["type"] == "presence" and e["scene"] == scene], "left once"
+
+        dave = Client(b.url, "dave", workspace)
+        opened = dave.request("openDocument", document=document)
+        assert scene not in [p["scene"] for p in opened["presence"]]
+        assert [p["user"] for p in opened["presence"]] == [], "bob and carol shared nothing"
+    finally:
+        cluster.close()

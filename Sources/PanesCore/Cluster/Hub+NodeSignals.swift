@@ -62,6 +62,9 @@ extension Hub {
             cluster.remotePresence[document]?[scene] = nil
             if cluster.remotePresence[document]?.isEmpty == true { cluster.remotePresence[document] = nil }
         } else {
+            // Sent before its node's lease ran out but read after (this node's listener far
+            // behind): that node's scenes have left already, and nothing would drop it again.
+            guard !cluster.expired.contains(origin) else { return }
             cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
         }
         let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
