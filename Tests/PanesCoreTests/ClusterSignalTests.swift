@@ -19,6 +19,26 @@ import Testing
         #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
     }
 
+    /// A resume on a node waits for its claim on the session to commit; requests the client
+    /// sent right behind the connect are answered after it, in order, as on one node.
+    @Test func requestsBehindAResumeOnAnotherNodeAreAnsweredAfterTheClaim() {
+        var nodes = TwoNodes()
+        let (original, first) = nodes.a.connect()
+        nodes.a.run(.closed(original, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        nodes.b.completesCommits = false
+        let reload = nodes.b.open()
+        var resume = ClusterLeaseTests.resume(first)
+        resume["id"] = 1
+        var effects = nodes.b.send(reload, "connect", resume)
+        effects += nodes.b.send(reload, "setUserInfo", ["id": 2, "userInfo": ["pane": "right"]])
+        #expect(effects.messages(to: reload).isEmpty, "the claim is on its way")
+        let replies = nodes.b.completeCommits().messages(to: reload).filter { $0["type"] == "reply" }
+        #expect(replies.map { $0["re"] } == [1, 2])
+        #expect(replies.first?["result"]?["created"] == false, "\(replies)")
+        #expect(replies.last?["result"]?["userInfo"]?["pane"] == "right", "\(replies)")
+    }
+
     @Test func aReloadWhoseOldSocketIsDeadResumesOnAnotherNodeAfterTheProbe() {
         var nodes = TwoNodes()
         let (original, first) = nodes.a.connect()

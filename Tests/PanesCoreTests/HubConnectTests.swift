@@ -79,6 +79,48 @@ import Testing
         #expect(answered.closes(original).isEmpty)
     }
 
+    /// A client may send requests right behind `connect`: while the connect waits for the
+    /// live window's answer they wait too, and are answered after it, in order, as the scene.
+    @Test func requestsSentBehindAWaitingConnectAreAnsweredAfterItInOrder() {
+        var harness = HubHarness()
+        let (original, result) = harness.connect()
+        let duplicate = harness.open()
+        var effects = harness.send(duplicate, "connect", ["id": 1, "protocol": 1, "auth": ["name": "alice"],
+                                                          "session": HubHarness.credentials(result)])
+        effects += harness.send(duplicate, "setUserInfo", ["id": 2, "userInfo": ["pane": "left"]])
+        effects += harness.send(duplicate, "listSessions", ["id": 3])
+        #expect(effects.messages(to: duplicate).isEmpty, "nothing is answered before the connect")
+        let answered = harness.run(.pong(original)).messages(to: duplicate).filter { $0["type"] == "reply" }
+        #expect(answered.map { $0["re"] } == [1, 2, 3])
+        #expect(answered.allSatisfy { $0["ok"] == true }, "\(answered)")
+        #expect(answered[1]["result"]?["userInfo"]?["pane"] == "left")
+        #expect(answered[2]["result"]?["sessions"]?.arrayValue?.count == 2, "the original and the fork")
+    }
+
+    /// Held requests are bounded (`maxRequestsBehindConnect`), and after a connect that failed
+    /// they get what they would have got without it.
+    @Test func requestsBehindAConnectAreBoundedAndRefusedIfItFails() {
+        var settings = Settings()
+        settings.maxRequestsBehindConnect = 2
+        settings.maxSessionsPerUser = 1
+        var harness = HubHarness(settings: settings)
+        let (original, result) = harness.connect()
+        let duplicate = harness.open()
+        var effects = harness.send(duplicate, "connect", ["id": 1, "protocol": 1, "auth": ["name": "alice"],
+                                                          "session": HubHarness.credentials(result)])
+        for id in 2...4 { effects += harness.send(duplicate, "listSessions", ["id": .int(Int64(id))]) }
+        let refused = effects.messages(to: duplicate)
+        #expect(refused.map { $0["re"] } == [4])
+        #expect(refused.first?["error"]?["code"] == "too_many")
+        #expect(refused.first?["error"]?["message"]?.stringValue?.contains("maxRequestsBehindConnect") == true)
+        // The original answers, but a fork would be over `maxSessionsPerUser`: the connect
+        // fails, and what waited behind it is not connected.
+        let replies = harness.run(.pong(original)).messages(to: duplicate).filter { $0["type"] == "reply" }
+        #expect(replies.map { $0["re"] } == [1, 2, 3])
+        #expect(replies.first?["ok"] == false, "\(replies)")
+        #expect(replies.dropFirst().allSatisfy { $0["error"]?["code"] == "not_connected" }, "\(replies)")
+    }
+
     @Test func aResumeWhoseOldSocketNeverAnswersTakesTheSessionBack() {
         var harness = HubHarness()
         let (stale, result) = harness.connect()

@@ -196,6 +196,18 @@ def rate_limit_burst(t: Target) -> list:
     return [answer(c, request_id) for request_id in ids]
 
 
+def requests_behind_a_resuming_connect(t: Target) -> list:
+    # Sent without waiting for the connect's reply: a node claims the session first (a single
+    # node may ask the old window), and what came behind the connect is answered after it.
+    first = t.client()
+    credentials = first.credentials
+    first.close()
+    c = t.client(connect=False)
+    ids = [c.send("connect", protocol=1, auth={"name": "ada"}, workspace=t.workspace, session=credentials),
+           c.send("listSessions"), c.send("ping")]
+    return [answer(c, request_id) for request_id in ids]
+
+
 CASES: list[tuple[Callable[[Target], list], list]] = [
     (not_json, ["malformed_json"]),
     (not_a_request, ["invalid_message", "invalid_message"]),
@@ -212,6 +224,7 @@ CASES: list[tuple[Callable[[Target], list], list]] = [
     (over_the_frame_limit, [1009]),
     (binary_frame, [1003]),
     (rate_limit_burst, [None] * BURST + ["rate_limited"] * 3),
+    (requests_behind_a_resuming_connect, [None, None, None]),
 ]
 
 

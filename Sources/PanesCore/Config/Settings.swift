@@ -9,6 +9,7 @@ public struct Settings: Sendable, Equatable {
     public var maxOutboundQueue = 4096
     public var maxHeldPerConnection = 1024
     public var connectTimeoutMs = 10_000
+    public var maxRequestsBehindConnect = 64
     public var rateLimitPerSecond = 200
     public var rateLimitBurst = 400
     public var drainReconnectAfterMs = 1_000
@@ -80,6 +81,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,
               meaning: "Time a new connection has to send `connect` before it is closed with 4000.",
               range: 100...600_000),
+        .init(name: "maxRequestsBehindConnect", keyPath: \.maxRequestsBehindConnect,
+              meaning: "Requests a connection may send behind a `connect` that is still being answered; they are handled after it, more get `too_many`.",
+              range: 0...100_000),
         .init(name: "rateLimitPerSecond", keyPath: \.rateLimitPerSecond,
               meaning: "Sustained requests per second per connection; more get `rate_limited`.", range: 1...1_000_000),
         .init(name: "rateLimitBurst", keyPath: \.rateLimitBurst,

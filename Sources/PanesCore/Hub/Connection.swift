@@ -14,6 +14,8 @@ struct Connection: Sendable {
     let openedAt: Millis
     var phase: Phase = .awaitingConnect
     var bucket: TokenBucket
+    /// Requests that came while `probing`, handled once the `connect` is answered.
+    var held: [ClientRequest] = []
 }
 
 /// A `connect` waiting for a liveness probe of the session's current scene.

@@ -41,6 +41,8 @@ public struct Hub {
     /// Connections still to send `connect`, oldest first, for the connect timeout.
     var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
+    /// Connections holding requests that came behind a `connect` still being answered.
+    var connectionsHolding: Set<ConnectionID> = []
     /// When each waiting liveness probe gives up.
     var probeDeadlines = DeadlineQueue<SessionID>()
     var tickets: [String: Ticket] = [:]
@@ -142,6 +144,7 @@ public struct Hub {
         case .notice(let notice):
             self.notice(notice)
         }
+        if !connectionsHolding.isEmpty { handleHeldRequests() }
         defer { effects.removeAll(keepingCapacity: true) }
         return effects
     }
@@ -173,6 +176,12 @@ public struct Hub {
             fail(request.id, request: request.type, rateLimited(retryAfter), to: connectionID)
             return
         }
+        dispatch(request, on: connectionID)
+    }
+
+    /// Handles a decoded request according to where its connection is.
+    mutating func dispatch(_ request: ClientRequest, on connectionID: ConnectionID) {
+        guard let connection = connections[connectionID] else { return }
         do throws(PanesError) {
             switch connection.phase {
             case .awaitingConnect:
@@ -181,7 +190,15 @@ public struct Hub {
                 }
                 try self.connect(connect, requestID: request.id, on: connectionID)
             case .probing:
-                throw PanesError(.notConnected, "the `connect` is still being answered")
+                // Sent right behind a `connect` that waits (for a claim on the session, a live
+                // window's answer, another node's write): a client may pipeline, and a connect
+                // answered at once would have let this through, so it waits too, in order.
+                guard connection.held.count < settings.maxRequestsBehindConnect else {
+                    throw PanesError(.tooMany, "over \(settings.maxRequestsBehindConnect) requests sent before the `connect` "
+                                         + "was answered (setting `maxRequestsBehindConnect`)")
+                }
+                connections[connectionID]?.held.append(request)
+                connectionsHolding.insert(connectionID)
             case .closing:
                 return
             case .scene(let sceneID):
@@ -192,6 +209,21 @@ public struct Hub {
             }
         } catch {
             fail(request.id, request: request.type, error, to: connectionID)
+        }
+    }
+
+    /// Requests held behind a `connect`, handled once it is answered (after its reply), in the
+    /// order they came; if it failed they get what they would have got without it.
+    mutating func handleHeldRequests() {
+        for id in connectionsHolding.sorted() {
+            guard let connection = connections[id] else {
+                connectionsHolding.remove(id)
+                continue
+            }
+            if case .probing = connection.phase { continue }
+            connectionsHolding.remove(id)
+            connections[id]?.held = []
+            for request in connection.held { dispatch(request, on: id) }
         }
     }
 
