@@ -99,8 +99,9 @@ enum ChangeNoticePayload {
             .object(["r": .int(cursor)])
         case .signal(let signal):
             .object(["n": signal.json])
-        case .resubscribed, .nodesExpired, .leaseLost:
-            // A node's own conclusions, never sent; were one sent, it would only make nodes look.
+        case .channel(.drag, _), .channel(.sessionRecord, _), .resubscribed, .nodesExpired, .leaseLost:
+            // A node's own conclusions (and drag endings), never sent; were one sent, it would
+            // only make nodes look.
             .object(["x": .int(1)])
         }
     }

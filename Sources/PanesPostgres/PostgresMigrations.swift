@@ -142,6 +142,20 @@ public enum PostgresMigrations {
                 lease_until bigint NOT NULL      -- milliseconds since the epoch
             );
             """),
+        Step(version: 2, name: "drag endings", sql: """
+            -- A drag's `.drag` channel: a row once it was dropped or cancelled, so of two drops
+            -- through two nodes exactly one inserts it. Pruned an hour past expiry.
+            CREATE TABLE drag_ends (
+                drag text COLLATE "C" NOT NULL PRIMARY KEY,
+                expires_at bigint NOT NULL       -- milliseconds since the epoch
+            );
+            CREATE INDEX drag_ends_by_expiry ON drag_ends (expires_at);
+            """),
+        Step(version: 3, name: "session revisions", sql: """
+            -- Counted on by each write from the copy it was made from; a write from an older
+            -- copy than the stored one is dropped (`SceneSession.revision`).
+            ALTER TABLE sessions ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -93,7 +93,8 @@ extension PostgresStore {
         return operations
     }
 
-    func session(_ rows: PostgresRows, _ row: Int) -> SceneSession {
+    /// - Parameter revisionColumn: where the row has `revision` (after the columns above).
+    func session(_ rows: PostgresRows, _ row: Int, revisionColumn: Int = 16) -> SceneSession {
         let restoration: Restoration?
         if let activity = decode(rows.text(row, 9)), let metadata = decode(rows.text(row, 10)),
            let activity = try? Activity(json: activity, field: "restoration_activity"),
@@ -109,7 +110,8 @@ extension PostgresStore {
             configuration: rows.text(row, 5) ?? "", title: rows.text(row, 6) ?? "", subtitle: rows.text(row, 15) ?? "",
             snapshot: decode(rows.text(row, 7)), userInfo: decode(rows.text(row, 8))?.objectValue ?? [:],
             restoration: restoration, createdAt: rows.int64(row, 11), lastActiveAt: rows.int64(row, 12),
-            failedRestores: Int(truncatingIfNeeded: rows.int64(row, 13)), liveSince: rows.optionalInt64(row, 14))
+            failedRestores: Int(truncatingIfNeeded: rows.int64(row, 13)), liveSince: rows.optionalInt64(row, 14),
+            revision: rows.int64(row, revisionColumn))
     }
 
     /// The record in a row's first nine columns, in the order of the `documents` table.
@@ -135,7 +137,8 @@ extension PostgresStore {
     enum ReadSQL {
         static let sessionColumns = """
             id, workspace, user_name, secret_hash, role, configuration, title, snapshot, user_info,
-            restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since, subtitle
+            restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since, subtitle,
+            revision
             """
         static let sessions = "SELECT \(sessionColumns) FROM sessions ORDER BY id"
         static let domains = "SELECT workspace, user_name, version FROM preference_domains"

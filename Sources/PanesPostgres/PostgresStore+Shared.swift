@@ -14,7 +14,7 @@ extension PostgresStore {
                     changes.deletedSessions.append(SessionID(sessions.text(row, 0) ?? ""))
                     continue
                 }
-                let session = session(sessions, row)
+                let session = session(sessions, row, revisionColumn: 19)
                 changes.sessions.append(session)
                 changes.claims[session.id] = SessionClaim(node: sessions.text(row, 17).map(NodeID.init),
                                                           epoch: sessions.int64(row, 18))
@@ -104,7 +104,7 @@ extension PostgresStore {
         static let changedSessions = """
             SELECT r.id, s.workspace, s.user_name, s.secret_hash, s.role, s.configuration, s.title, s.snapshot,
                    s.user_info, s.restoration_activity, s.restoration_meta, s.created_at, s.last_active_at,
-                   s.failed_restores, s.live_since, s.subtitle, s.id, c.node, coalesce(c.epoch, 0)::bigint
+                   s.failed_restores, s.live_since, s.subtitle, s.id, c.node, coalesce(c.epoch, 0)::bigint, s.revision
             FROM record_versions AS r
             LEFT JOIN sessions AS s ON s.id = r.id
             LEFT JOIN session_claims AS c ON c.session = r.id

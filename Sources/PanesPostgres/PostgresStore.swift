@@ -147,6 +147,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
         case .session(let id):
             try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
+        case .drag(let id):
+            try connection.integer(WriteSQL.dragEnded, [.text(id)]) ?? 0
+        case .sessionRecord(let id):
+            // The row stays locked to the commit: no other write of it can slip in between.
+            try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1
         }
     }
 
@@ -223,9 +228,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 session.restoration.map { json($0.activity.json) }.postgres,
                 session.restoration.map { json($0.metadata.json) }.postgres,
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
-                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
+                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle), .int(session.revision),
             ])
-            batch.advanced(to: sequence)
+            // None when the write was older than the stored copy and so dropped.
+            if let sequence { batch.advanced(to: sequence) }
         case .deleteSession(let id):
             try connection.query(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.query(WriteSQL.deleteClaim, [.text(id.rawValue)])
@@ -235,6 +241,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                                    .int(claim.epoch)])
             try record("session", id.rawValue, deleted: false, &batch)
             batch.moved(.session(id), to: claim.epoch)
+        case .endDrag(let id, let expiresAt):
+            try connection.query(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
+            try connection.query(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
@@ -318,6 +327,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
 
         mutating func moved(_ channel: Channel, to version: Int64) {
+            // A drag's ending wakes nobody: the winner tells every node (`dragEnded`).
+            if case .drag = channel { return }
+            // A session record's write advances the record cursor, which is what nodes follow.
+            if case .sessionRecord = channel { return }
             if let known = channels[channel] {
                 channels[channel] = max(known, version)
             } else {
@@ -341,6 +354,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
+        static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
+        static let sessionRevision = "SELECT revision FROM sessions WHERE id = $1 FOR UPDATE"
+        static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"
+        static let pruneDragEnds = "DELETE FROM drag_ends WHERE expires_at < $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).
         static func recordVersion(kind: String, id: String, deleted: String) -> String {
@@ -357,8 +374,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             WITH session AS (
                 INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
                                       user_info, restoration_activity, restoration_meta, created_at, last_active_at,
-                                      failed_restores, live_since, subtitle)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16)
+                                      failed_restores, live_since, subtitle, revision)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16,
+                        $17)
                 ON CONFLICT (id) DO UPDATE SET
                     workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
                     role = excluded.role, configuration = excluded.configuration, title = excluded.title,
@@ -366,9 +384,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
                     created_at = excluded.created_at, last_active_at = excluded.last_active_at,
                     failed_restores = excluded.failed_restores, live_since = excluded.live_since,
-                    subtitle = excluded.subtitle
+                    subtitle = excluded.subtitle, revision = excluded.revision
+                WHERE excluded.revision = 0 OR sessions.revision < excluded.revision
                 RETURNING 1)
-            \(recordVersion(kind: "'session'", id: "$1", deleted: "0"))
+            INSERT INTO record_versions (kind, id, seq, deleted_at)
+            SELECT 'session', $1, nextval('record_seq'), NULL FROM session
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+            RETURNING seq
             """
         static let deleteSession = "DELETE FROM sessions WHERE id = $1"
         static let deleteClaim = "DELETE FROM session_claims WHERE session = $1"
@@ -429,7 +451,7 @@ extension StoreCommand {
     var writesRecord: Bool {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument: false
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag: false
         }
     }
 }

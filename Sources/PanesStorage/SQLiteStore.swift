@@ -115,13 +115,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .session:
             // One node holds every session: there is no lease to fence (see `claimSession`).
             0
+        case .drag, .sessionRecord:
+            // One node orders its own drops (see `endDrag`) and writes every session itself.
+            0
         }
     }
 
     private func write(_ command: StoreCommand) throws(SQLiteError) {
         switch command {
-        case .claimSession:
-            // A single node's store: nothing to fence.
+        case .claimSession, .endDrag:
+            // A single node's store: nothing to fence, no drop on another node to order.
             break
         case .putSession(let session):
             try connection.run(SQL.upsertSession, [

@@ -211,6 +211,53 @@ import Testing
         #expect(nodes.a.request(other, "drop", ["drag": drag, "target": "scene"]).errorCode == "drag_already_dropped")
     }
 
+    @Test func twoDropsOfOneDragOnTwoNodesInTheSameInstantDeliverItOnce() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        TwoNodes.deliver(began, to: &nodes.b)
+        // Both nodes take their drop before either hears of the other's.
+        nodes.a.completesCommits = false
+        nodes.b.completesCommits = false
+        // (Connection numbers are per node: each node's effects are looked at apart.)
+        var onNodeA = nodes.a.send(onA, "drop", ["drag": drag, "target": "scene"])
+        var onNodeB = nodes.b.send(onB, "drop", ["drag": drag, "target": "newWindow"])
+        onNodeA += nodes.a.completeCommits()
+        onNodeB += nodes.b.completeCommits()
+        let replies = [onNodeA.messages(to: onA), onNodeB.messages(to: onB)].compactMap { $0.last { $0["type"] == "reply" } }
+        #expect(replies.count == 2)
+        #expect(replies.filter { $0["ok"] == true }.count == 1, "exactly one drop wins: \(replies)")
+        #expect(replies.compactMap(\.errorCode) == ["drag_already_dropped"])
+        // The winner (a, whose commit went first) delivered; b opened no window.
+        #expect(replies.first?["ok"] == true)
+        #expect(!onNodeB.contains { if case .persist = $0 { true } else { false } }, "b made no session for a window")
+        // The source hears of one ending, once.
+        let ended = (onNodeA + TwoNodes.deliver(onNodeB, to: &nodes.a)).events(to: source, named: "dragEnded")
+        #expect(ended.count == 1)
+    }
+
+    @Test func aCancelRacingADropOnAnotherNodeEndsTheDragOnce() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        TwoNodes.deliver(began, to: &nodes.b)
+        nodes.a.completesCommits = false
+        nodes.b.completesCommits = false
+        var onNodeB = nodes.b.send(onB, "drop", ["drag": drag, "target": "scene"])
+        var onNodeA = nodes.a.send(source, "cancelDrag", ["drag": drag])
+        onNodeB += nodes.b.completeCommits()
+        onNodeA += nodes.a.completeCommits()
+        #expect(onNodeB.messages(to: onB).last { $0["type"] == "reply" }?["ok"] == true)
+        #expect(onNodeA.messages(to: source).last { $0["type"] == "reply" }?.errorCode == "drag_already_dropped")
+        let ended = (onNodeA + TwoNodes.deliver(onNodeB, to: &nodes.a)).events(to: source, named: "dragEnded")
+        #expect(ended.map { $0["outcome"] } == ["dropped"])
+    }
+
     @Test func aDragDroppedOnTheNewWindowZoneThroughAnotherNodeOpensAWindowAnywhere() {
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()

@@ -226,6 +226,72 @@ import Testing
     }
 
     @Test(arguments: StoreKind.shared)
+    func aDragEndsOnceAndItsEndingIsForgottenLongAfterItExpired(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let expiry: Millis = 10_000_000
+        let end = { (id: UInt64, drag: String, expiresAt: Millis) in
+            Self.commit(id, .drag(drag), base: 0, [.endDrag(drag, expiresAt: expiresAt)])
+        }
+        // Two drops of one drag, in one batch or in two: the first ends it, the second conflicts.
+        #expect(try store.apply([end(1, "drg_1", expiry), end(2, "drg_1", expiry)])
+                == [CommitID(1): .committed, CommitID(2): .conflict])
+        #expect(try store.apply([end(3, "drg_1", expiry)]) == [CommitID(3): .conflict])
+        #expect(try store.apply([end(4, "drg_2", expiry)]) == [CommitID(4): .committed], "each drag has its own channel")
+        // A drag's ending is no record change: nobody reloads for it.
+        let cursor = try store.loadState().recordCursor
+        #expect(try store.apply([end(5, "drg_3", expiry)]) == [CommitID(5): .committed])
+        #expect(try store.loadRecordChanges(after: cursor) == RecordChanges(cursor: cursor))
+        // Ending a drag that expires more than `DragEnd.keptMs` after them forgets their endings.
+        #expect(try store.apply([end(6, "drg_4", expiry + DragEnd.keptMs + 1)]) == [CommitID(6): .committed])
+        #expect(try store.apply([end(7, "drg_1", expiry)]) == [CommitID(7): .committed])
+        #expect(try store.apply([end(8, "drg_4", expiry)]) == [CommitID(8): .conflict])
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func aSessionWriteFromAnOlderCopyIsDroppedAndARecordCommitAtAStaleRevisionConflicts(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let id = SessionID("a1")
+        var session = Fixtures.bareSession(id: "a1")
+        session.revision = 2
+        session.title = "second"
+        try store.apply([.putSession(session)])
+        let cursor = try store.loadState().recordCursor
+        // A write made from an older copy (revision 1, or 2 again) leaves the stored one alone,
+        // and is no record change.
+        var older = session
+        older.title = "from an older copy"
+        for revision: Int64 in [1, 2] {
+            older.revision = revision
+            try store.apply([.putSession(older)])
+        }
+        #expect(try store.loadState().sessions == [session])
+        #expect(try store.loadRecordChanges(after: cursor) == RecordChanges(cursor: cursor))
+        // Unversioned writes (revision 0) are always taken.
+        var unversioned = session
+        unversioned.revision = 0
+        try store.apply([.putSession(unversioned)])
+        #expect(try store.loadState().sessions == [unversioned])
+        try store.apply([.putSession(session)])
+        #expect(try store.loadRecordChanges(after: cursor).sessions == [session], "read back with its revision")
+
+        // The record's channel stands at its revision: a commit at another conflicts.
+        var third = session
+        third.revision = 3
+        third.title = "third"
+        #expect(try store.apply([Self.commit(1, .sessionRecord(id), base: 1, [.putSession(third)])])
+                == [CommitID(1): .conflict])
+        #expect(try store.apply([Self.commit(2, .sessionRecord(id), base: 2, [.putSession(third)])])
+                == [CommitID(2): .committed])
+        #expect(try store.loadState().sessions == [third])
+        #expect(try store.apply([Self.commit(3, .sessionRecord(SessionID("none")), base: 0, [])])
+                == [CommitID(3): .conflict], "no such session: -1")
+    }
+
+    @Test(arguments: StoreKind.shared)
     func aConflictLeavesTheOtherCommitsOfTheBatch(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }

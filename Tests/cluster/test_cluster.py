@@ -222,3 +222,90 @@ def test_a_document_made_on_one_node_opens_at_once_on_the_other(cluster, workspa
         # b has not necessarily read a's write yet: the open waits for it rather than failing.
         opened = reader.request("openDocument", document=document)
         assert opened["text"] == "hello"
+
+
+def entry(listing: dict, session: str) -> dict | None:
+    return next((s for s in listing["sessions"] if s["persistentIdentifier"] == session), None)
+
+
+def test_a_window_live_on_another_node_shows_live_in_the_switcher_and_follows_its_state(cluster, workspace):
+    a, b = cluster.nodes
+    window = Client(a.url, "ada", workspace)
+    window.request("lifecycle", visible=True, focused=True)
+    session = window.credentials["id"]
+    switcher = Client(b.url, "ada", workspace)
+    listed = switcher.request("listSessions", watch=True)
+
+    def shows(state: str, listing: dict | None = None) -> dict:
+        # b hears of a's scenes a notification later than a's own switchers would.
+        if listing and (found := entry(listing, session)) and found["state"] == state:
+            return listing
+        return switcher.event("sessionsChanged", lambda e: (entry(e, session) or {}).get("state") == state)
+
+    live = entry(shows("foregroundActive", listed), session)
+    assert live["scene"] == window.connected["scene"]
+    assert live["traits"] == {"width": "regular", "pointer": "fine"}
+    window.request("lifecycle", visible=False, focused=False)
+    assert shows("background")["appState"] == "background"
+    window.close()
+    gone = entry(shows("disconnected"), session)
+    assert "scene" not in gone and "traits" not in gone
+
+
+def test_two_drops_of_one_drag_through_two_nodes_at_once_deliver_it_once(cluster, workspace):
+    a, b = cluster.nodes
+    source = Client(a.url, "ada", workspace)
+    droppers = [Client(a.url, "ada", workspace), Client(b.url, "ada", workspace)]
+    item = {"activity": {"activityType": "panes.document", "title": "Notes", "targetContentIdentifier": "doc_notes"},
+            "operations": ["copy"]}
+    for round in range(10):
+        drag = source.request("beginDrag", items=[item])["drag"]
+        # b hears of the drag a moment later (a person's drop takes longer): a drop with an
+        # operation the item refuses tells whether it has, without ending the drag.
+        deadline = time.monotonic() + 5
+        while (probe := droppers[1].reply(droppers[1].send("drop", drag=drag, target="scene", operation="move"))
+               )["error"]["code"] == "drag_not_found":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert probe["error"]["code"] == "operation_not_allowed"
+        # Both drops leave before either node can hear of the other.
+        sent = [dropper.send("drop", drag=drag, target="scene") for dropper in droppers]
+        replies = [dropper.reply(request) for dropper, request in zip(droppers, sent)]
+        won = [reply for reply in replies if reply["ok"]]
+        lost = [reply for reply in replies if not reply["ok"]]
+        assert len(won) == 1, f"round {round}: {replies}"
+        assert lost[0]["error"]["code"] == "drag_already_dropped", replies
+        assert source.event("dragEnded", lambda e: e["drag"] == drag)["outcome"] == "dropped"
+    source.drain(0.3)
+    assert not [e for e in source.events if e["type"] == "dragEnded"], "each drag ended once"
+
+
+def test_a_refresh_of_a_session_live_nowhere_survives_the_older_copy_of_the_node_that_held_it(cluster, workspace):
+    a, b = cluster.nodes
+    # Not a workspace document (a window showing a missing one forgets it when it connects).
+    activity = {"activityType": "com.example.note", "title": "Budget", "targetContentIdentifier": "note_budget"}
+    for round in range(8):
+        tab = Client(a.url, "ada", workspace)
+        credentials = tab.credentials
+        tab.close()
+        other = Client(b.url, "ada", workspace)
+        # Until b has read that a let go, b would hand the refresh to a: wait for that first.
+        deadline = time.monotonic() + 10
+        while (entry(other.request("listSessions"), credentials["id"]) or {}).get("state") != "disconnected":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        # The refresh through b, then at once the window coming back on a, which may resume it
+        # from its own, older copy before it has read b's write.
+        title = f"Budget {round}"
+        other.request("requestRefresh", session=credentials["id"], title=title, activity=activity)
+        window = Client(a.url, "ada", workspace, session=credentials)
+        if window.connected["session"]["title"] != title:
+            assert window.event("sessionRefreshed")["title"] == title
+        # Every node, and the store, end with the refresh.
+        deadline = time.monotonic() + 10
+        for client in (window, other):
+            while (entry(client.request("listSessions"), credentials["id"]) or {}).get("title") != title:
+                assert time.monotonic() < deadline, "the older copy undid the refresh"
+                time.sleep(0.05)
+        window.close()
+        other.close()

@@ -229,7 +229,8 @@ export interface SessionRefreshedEvent {
   snapshot?: { text?: string; image?: string };
   /** The new restoration activity, when the refresh replaced it. */
   activity?: Activity;
-  requestedBy: { scene: string; session: string };
+  /** Null when not known: a refresh another node stored while this window was resuming. */
+  requestedBy: { scene: string; session: string } | null;
 }
 
 export interface DocumentOperationEvent {

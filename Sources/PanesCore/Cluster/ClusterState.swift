@@ -7,8 +7,16 @@ struct ClusterState: Sendable {
     var recordsLoading = false
     var recordsWanted = false
     /// Sessions this node wrote while a record load was in flight: the load may have read
-    /// them before those writes, so its copies are older than ours and are not taken.
+    /// them before those writes, so a claim naming this node that it read is not taken back.
+    /// (Session copies it read are told apart by their `revision`.)
     var writtenDuringRecordLoad: Set<SessionID> = []
+    /// Each session's record revision: of this node's last write of it, or of the newest copy
+    /// read from the store (`Hub+SessionRevisions.swift`).
+    var revisions: [SessionID: Int64] = [:]
+    /// The copy of each session the store has, as far as this node knows (its own last write,
+    /// or the last copy it read), and the copy its last write was made from.
+    var stored: [SessionID: SceneSession] = [:]
+    var madeFrom: [SessionID: SceneSession] = [:]
     /// Who holds each session live, as the store last said.
     var claims: [SessionID: SessionClaim] = [:]
     /// Sessions whose holder on another node was asked whether its window is alive, for the
@@ -31,11 +39,18 @@ struct ClusterState: Sendable {
     var recordWaiters: [(after: Int, waiter: WaitingConnect)] = []
     var recordLoadsStarted = 0
     var recordLoadInFlight = 0
+    /// Refreshes whose record another node wrote first: made again on the copy the next
+    /// record load (started after them) reads.
+    var refreshWaiters: [(after: Int, retry: RefreshRetry)] = []
     /// `openDocument`s waiting for this node to read what another node wrote.
     var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
     var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
+    /// Each user's scenes live on other nodes, per node, as those nodes last told
+    /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
+    var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]
+    var sharedScenes: [OwnerKey: [SessionID: RemoteScene]] = [:]
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.
     var preferencesBehind: [PreferenceDomain: Int64] = [:]

@@ -20,7 +20,9 @@ extension Hub {
             followPreferences(domain, to: version)
         case .channel(.document(let id), let revision):
             followDocument(id, to: revision)
-        case .channel(.session, _), .records:
+        case .channel(.drag, _):
+            break  // the winner of a drag's ending tells every node itself (`dragEnded`)
+        case .channel(.session, _), .channel(.sessionRecord, _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
         case .signal(let signal):
@@ -32,6 +34,7 @@ extension Hub {
         case .resubscribed:
             // Anything may have moved while nobody listened: look at everything held.
             loadRecordChanges()
+            signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
             let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
             for domain in domains.sorted(by: { $0.description < $1.description }) {
@@ -216,6 +219,7 @@ extension Hub {
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
             for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
+            retryRefreshes(after: finished)
             retryOpens(records: finished)
         }
         guard let changes, failure == nil else {
@@ -228,27 +232,33 @@ extension Hub {
         cluster.writtenDuringRecordLoad = []
         guard changes.cursor > cluster.recordCursor else { return }
         cluster.recordCursor = changes.cursor
+        var owners: Set<OwnerKey> = []
         for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0)
             && !(writtenMeanwhile.contains(id) && claim.node == node) {
+            // Who holds a session is part of its switcher entry (live elsewhere or not).
+            if cluster.claims[id]?.node != claim.node, let owner = sessions[id]?.owner { owners.insert(owner) }
             cluster.claims[id] = claim
             // A connect here lost the claim to another node: now that it is known, ask it.
             askHolder(id)
         }
-        var owners: Set<OwnerKey> = []
         for session in changes.sessions {
-            // A session live here is written by this node alone: its copy is the newest.
-            guard liveScenes[session.id] == nil, !writtenMeanwhile.contains(session.id) else { continue }
-            if sessions[session.id] == nil {
-                sessionsByOwner[session.owner, default: []].insert(session.id)
-                idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            // A copy older than this node's own last write (read before that write was in) is
+            // not taken; a newer one written while the window is live here is merged in.
+            guard isCurrent(session) else { continue }
+            let known = sessions[session.id] != nil
+            if take(session) != nil {
+                if !known {
+                    sessionsByOwner[session.owner, default: []].insert(session.id)
+                    idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+                }
+                owners.insert(session.owner)
             }
-            sessions[session.id] = session
-            owners.insert(session.owner)
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }
         for id in changes.deletedSessions where sessions[id] != nil {
             cluster.claims[id] = nil
+            forgetRevisions(of: id)
             discard(id, animation: .standard, reason: "discarded on another node", persisted: true)
         }
         for record in changes.documents { takeRemoteRecord(record) }
@@ -385,7 +395,7 @@ extension Hub {
         dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
         for session in freed.sorted() { resolvePendingConnects(of: session) }
-        var owners: Set<OwnerKey> = []
+        var owners = dropRemoteScenes(of: newly)
         for session in freed { if let owner = sessions[session]?.owner { owners.insert(owner) } }
         for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
     }

@@ -1,8 +1,66 @@
+import Logging
+
 /// Drags across nodes: a drag is shared with every node when it begins, so a window on any
 /// node can drop it; how it ended goes back to the node it began on, which tells its source.
-/// Two windows on two nodes dropping the same drag in the same instant could both succeed:
-/// each node marks it dropped as soon as it hears, but nothing orders the two drops.
+///
+/// A drop (or the source's cancel) is a compare-and-set on the drag's channel in the shared
+/// store (`Channel.drag`, base 0): of two drops through two nodes in the same instant, the
+/// store lets exactly one end the drag, and the other gets the error a single node gives for
+/// a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
 extension Hub {
+    /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
+    mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
+        let id = commits.makeID()
+        commits.pending[id] = .dragEnd(drag, ending)
+        effects.append(.commit(Commit(id: id, channel: .drag(drag.id), base: 0,
+                                      commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)])))
+    }
+
+    /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
+    /// the drag was already dropped (or cancelled), as on one node.
+    mutating func dragEndCommitted(_ drag: DragState.Drag, _ ending: DragEnding, _ outcome: CommitOutcome) {
+        let context = ending.context
+        let request = ending.kind.request
+        switch outcome {
+        case .committed:
+            guard let requester = scenes[context.scene] else {
+                // The window that dropped closed meanwhile: nobody takes the items.
+                endDrag(drag, reason: "the window that dropped it closed")
+                return
+            }
+            switch ending.kind {
+            case .cancel:
+                endDrag(drag, reason: "cancelled by its source")
+                send(.reply(context.id, result: [:]), to: context.connection)
+            case .drop(let target, let operation, let named):
+                do throws(PanesError) {
+                    let result = try deliver(drag, target: target, operation: operation, onto: named, from: requester)
+                    send(.reply(context.id, result: result), to: context.connection)
+                } catch {
+                    // The receiving window left while the drop was ordered: the drag ends unused.
+                    endDrag(drag, reason: "the drop could not be delivered")
+                    fail(context.id, request: request, error, to: context.connection)
+                }
+            }
+        case .conflict, .behind:
+            // Another drop (or cancel) ended it first, here or on another node.
+            // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
+            var ended = drags.drags[drag.id] ?? drag
+            if ended.phase == .pending { ended.phase = .dropped }
+            drags.drags[drag.id]?.phase = ended.phase
+            let error = ending.kind.isCancel
+                ? PanesError(.dragAlreadyDropped, "drag \(drag.id) already ended", field: "drag")
+                : alreadyEnded(ended)
+            fail(context.id, request: request, error, to: context.connection)
+        case .failed(let reason):
+            logger.error("a drag's ending could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
+            fail(context.id, request: request,
+                 PanesError(.storageFailed, "the drop could not be stored; retry", retryAfterMs: 1_000),
+                 to: context.connection)
+        }
+    }
+
+
     mutating func shareDrag(_ drag: DragState.Drag) {
         guard isClustered else { return }
         signal(.drag([
@@ -47,4 +105,26 @@ extension Hub {
         guard drag.origin == nil, let source = scenes[drag.source], let fields = json["event"]?.objectValue else { return }
         send(.event(ServerEvent("dragEnded", fields)), to: source.connection)
     }
+}
+
+/// A drop or cancel asking the store to end a drag, and the request to answer.
+struct DragEnding: Sendable {
+    enum Kind: Sendable {
+        case drop(DropTarget, DragOperation, SceneID?)
+        case cancel
+
+        var request: String {
+            switch self {
+            case .drop: DropRequest.type
+            case .cancel: CancelDragRequest.type
+            }
+        }
+
+        var isCancel: Bool {
+            if case .cancel = self { true } else { false }
+        }
+    }
+
+    let kind: Kind
+    let context: RequestContext
 }

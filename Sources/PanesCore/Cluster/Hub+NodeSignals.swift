@@ -38,6 +38,10 @@ extension Hub {
             takeRemoteDrag(json, from: signal.from)
         case .dragEnded(let json):
             remoteDragEnded(json)
+        case .scenes(let json):
+            takeRemoteScenes(json, from: signal.from)
+        case .scenesWanted:
+            answerScenesWanted(by: signal.from)
         }
     }
 
@@ -167,9 +171,10 @@ extension Hub {
     }
 
     /// A refresh made on another node for a session live here: applied by this node, which
-    /// alone writes the session while its window is live.
+    /// alone writes the session while its window is live. A window that closed meanwhile
+    /// still has its refresh applied here, on the newest copy there is.
     mutating func takeRemoteRefresh(_ id: SessionID, _ fields: JSONValue) {
-        guard var session = sessions[id], liveScenes[id] != nil else { return }
+        guard var session = sessions[id] else { return }
         if let title = fields["title"]?.stringValue { session.title = title }
         if let subtitle = fields["subtitle"]?.stringValue { session.subtitle = subtitle }
         if let snapshot = fields["snapshot"], snapshot != .null { session.snapshot = snapshot }

@@ -29,6 +29,11 @@ public struct NodeSignal: Sendable, Equatable {
         /// A scene's presence in a document changed (a `presence` event's fields, `left` true
         /// when it left), for the document's scenes on other nodes.
         case presence(JSONValue)
+        /// The sending node's live scenes of one user (`RemoteScene.json`), for switchers on
+        /// other nodes; the whole list each time, so the last one received is the truth.
+        case scenes(JSONValue)
+        /// Asks every node for its live scenes (`scenes`, sent back to the asker alone).
+        case scenesWanted
     }
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
@@ -53,6 +58,8 @@ public struct NodeSignal: Sendable, Equatable {
         case .presence(let presence): object["presence"] = presence
         case .drag(let drag): object["drag"] = drag
         case .dragEnded(let ended): object["dragEnded"] = ended
+        case .scenes(let scenes): object["scenes"] = scenes
+        case .scenesWanted: object["scenesWanted"] = true
         }
         return .object(object)
     }
@@ -80,6 +87,10 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .drag(drag)
         } else if let ended = json["dragEnded"] {
             kind = .dragEnded(ended)
+        } else if let scenes = json["scenes"] {
+            kind = .scenes(scenes)
+        } else if json["scenesWanted"] == true {
+            kind = .scenesWanted
         } else {
             return nil
         }

@@ -35,4 +35,8 @@ enum PendingCommit: Sendable {
     /// A session's lease: the connect waiting to attach to it when the claim is won, nil for a
     /// claim nobody waits on (a new session's) or a release.
     case claim(SessionID, SessionClaim, PendingConnect?)
+    /// A drop or cancel waiting to learn whether it ended the drag (`Hub+ClusterDrags.swift`).
+    case dragEnd(DragState.Drag, DragEnding)
+    /// A refresh of a session live nowhere, written at the record revision it was made on.
+    case refresh(SceneSession, RefreshRetry)
 }

@@ -15,6 +15,10 @@ extension Hub {
             documentCommitted(document, batch, outcome)
         case .claim(let session, let claim, let pending):
             claimCommitted(session, claim, pending, outcome)
+        case .dragEnd(let drag, let ending):
+            dragEndCommitted(drag, ending, outcome)
+        case .refresh(let session, let retry):
+            refreshCommitted(session, retry, outcome)
         }
     }
 

@@ -166,7 +166,7 @@ extension Hub {
         } else {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
-            effects.append(.persistQuietly([.putSession(session)]))
+            effects.append(.persistQuietly(counted([.putSession(session)])))
             if cluster.recordsLoading { cluster.writtenDuringRecordLoad.insert(sessionID) }
         }
 

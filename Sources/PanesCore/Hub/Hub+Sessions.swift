@@ -8,12 +8,16 @@ extension Hub {
         let list = (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
             .sorted { ($0.lastActiveAt, $0.id) > ($1.lastActiveAt, $1.id) }
             .map(sessionSummary)
-        return ["sessions": .array(list), "appState": .string(appStates[owner]?.rawValue ?? "notRunning")]
+        // Scenes on other nodes count as much as those here.
+        let appState = [appStates[owner], remoteAppState(of: owner)].compactMap { $0 }.max()
+        return ["sessions": .array(list), "appState": .string(appState?.rawValue ?? "notRunning")]
     }
 
-    /// One session as the switcher shows it. Never includes the secret.
+    /// One session as the switcher shows it. Never includes the secret. A window live on
+    /// another node shows as that node last told (`Hub+RemoteScenes.swift`).
     func sessionSummary(_ session: SceneSession) -> JSONValue {
         let live = liveScenes[session.id].flatMap { scenes[$0] }
+        let remote = live == nil ? remoteScene(of: session) : nil
         return .object([
             "persistentIdentifier": .string(session.id.rawValue),
             "title": .string(session.title.isEmpty ? (session.restoration?.activity.title ?? "") : session.title),
@@ -21,11 +25,11 @@ extension Hub {
             "snapshot": session.snapshot,
             "configuration": .string(session.configuration),
             "role": .string(session.role.rawValue),
-            "state": .string(live?.state.rawValue ?? "disconnected"),
-            "scene": live.map { .string($0.id.rawValue) },
+            "state": .string(live?.state.rawValue ?? remote?.state.rawValue ?? "disconnected"),
+            "scene": live.map { .string($0.id.rawValue) } ?? remote?.scene.map(JSONValue.string),
             // The live window's size class and pointer, so a switcher can tell a phone-sized
             // window from a desktop one, and hears when `updateTraits` changes them.
-            "traits": live.map(\.traits.json),
+            "traits": live.map(\.traits.json) ?? remote.flatMap { $0.traits == .null ? nil : $0.traits },
             "targetContentIdentifier": session.restoration?.activity.targetContentIdentifier.map(JSONValue.string),
             "createdAt": .int(session.createdAt),
             "lastActiveAt": .int(session.lastActiveAt),
@@ -42,6 +46,9 @@ extension Hub {
 
     /// Tells every scene of the user that shows the switcher that the list changed.
     mutating func sessionsChanged(for owner: OwnerKey) {
+        // Whatever changed the list here may have changed this node's live scenes: the other
+        // nodes' switchers hear of it too.
+        shareScenes(of: owner)
         guard let watchers = switcherWatchers[owner], !watchers.isEmpty else { return }
         broadcast(.event(.sessionsChanged(sessionList(for: owner))),
                   to: watchers.compactMap { scenes[$0]?.connection }.sorted())

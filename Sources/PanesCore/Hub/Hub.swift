@@ -82,6 +82,12 @@ public struct Hub {
         self.node = node
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
+        if node != nil {
+            for session in stored.sessions {
+                cluster.revisions[session.id] = session.revision
+                cluster.stored[session.id] = session
+            }
+        }
         self.logger = logger
         self.now = now
         self.ids = ids
@@ -265,7 +271,7 @@ public struct Hub {
     }
 
     mutating func persist(_ commands: [StoreCommand]) {
-        effects.append(.persist(commands))
+        effects.append(.persist(counted(commands)))
         if cluster.recordsLoading {
             for case .putSession(let session) in commands { cluster.writtenDuringRecordLoad.insert(session.id) }
         }

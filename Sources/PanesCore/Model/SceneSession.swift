@@ -28,11 +28,17 @@ public struct SceneSession: Sendable, Equatable {
     /// a session that was live when the server was killed counts as active until the restart,
     /// so it is not swept as idle.
     public var liveSince: Millis?
+    /// How many times nodes of a cluster wrote the record: each write is one more than the
+    /// copy it was made from, and a shared store keeps a write only over an older revision, so
+    /// a node writing from an older copy never undoes a newer write (0: not counted, as on one
+    /// node, whose store ignores it).
+    public var revision: Int64
 
     public init(id: SessionID, secretHash: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
-                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil) {
+                createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil,
+                revision: Int64 = 0) {
         self.id = id
         self.secretHash = secretHash
         self.owner = owner
@@ -47,6 +53,7 @@ public struct SceneSession: Sendable, Equatable {
         self.lastActiveAt = lastActiveAt
         self.failedRestores = failedRestores
         self.liveSince = liveSince
+        self.revision = revision
     }
 
     /// The session as a scene sees it on connect. The secret is included only there: it is how

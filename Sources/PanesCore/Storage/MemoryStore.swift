@@ -14,6 +14,8 @@ public final class MemoryStore: Store {
     private var recordLog: [(sequence: Int64, record: RecordKey)] = []
     private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
     private var nodeLeases: [NodeID: Millis] = [:]
+    /// Drags that ended, with their expiry (`endDrag`).
+    private var dragEnds: [String: Millis] = [:]
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
@@ -125,12 +127,16 @@ public final class MemoryStore: Store {
         case .preferences(let domain): preferences[domain]?.version ?? 0
         case .document(let id): documents[id]?.record.revision ?? -1
         case .session(let id): claims[id]?.epoch ?? 0
+        case .drag(let id): dragEnds[id] == nil ? 0 : 1
+        case .sessionRecord(let id): sessions[id]?.revision ?? -1
         }
     }
 
     private func apply(_ command: StoreCommand) throws {
         switch command {
         case .putSession(let session):
+            // A write from an older copy than the one stored is dropped (see `revision`).
+            if session.revision > 0, let stored = sessions[session.id], stored.revision >= session.revision { return }
             remember(session.id, in: \.sessions)
             sessions[session.id] = session
             logRecord(.session(session.id))
@@ -144,6 +150,13 @@ public final class MemoryStore: Store {
             remember(id, in: \.claims)
             claims[id] = claim
             logRecord(.session(id))
+        case .endDrag(let id, let expiresAt):
+            for (ended, expiry) in dragEnds where expiry < expiresAt - DragEnd.keptMs {
+                remember(ended, in: \.dragEnds)
+                dragEnds[ended] = nil
+            }
+            remember(id, in: \.dragEnds)
+            dragEnds[id] = expiresAt
         case .putPreference(let domain, let keyPath, let value, let version):
             remember(domain, in: \.preferenceLog)
             preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: value, version: version))

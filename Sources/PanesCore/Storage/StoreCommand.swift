@@ -1,5 +1,7 @@
 /// One change to durable state. The hub emits them; a store applies a batch atomically.
 public enum StoreCommand: Sendable, Equatable {
+    /// Stores the session. A shared store drops it when the stored copy's `revision` is not
+    /// older (a write made from an older copy); revision 0 is always written.
     case putSession(SceneSession)
     /// Deletes the session and everything stored for it.
     case deleteSession(SessionID)
@@ -29,6 +31,17 @@ public enum StoreCommand: Sendable, Equatable {
     /// `claim.epoch` (shared stores; a single-node store has nothing to fence and ignores it).
     /// Used in a commit on `.session(id)` whose base is the epoch being replaced.
     case claimSession(SessionID, SessionClaim)
+    /// Records that the drag ended (dropped or cancelled), which moves its `.drag` channel to 1,
+    /// and forgets the endings of drags that expired `DragEnd.keptMs` before this one expires.
+    /// Used in a commit on `.drag(id)` at base 0 (shared stores; a single node orders its drops
+    /// itself, and its store ignores it).
+    case endDrag(String, expiresAt: Millis)
+}
+
+/// How long a shared store keeps a drag's ending: well past its expiry, after which no node
+/// accepts a drop of it anyway (`dragLifetimeMs`).
+public enum DragEnd {
+    public static let keptMs: Millis = 3_600_000
 }
 
 /// A preference domain: one user's preferences in a workspace, or the workspace's own.

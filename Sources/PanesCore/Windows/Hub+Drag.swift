@@ -13,15 +13,14 @@ extension Hub {
         return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
     }
 
+    /// Drops a drag. On one node it is delivered at once; in a cluster the drop is first a
+    /// compare-and-set on the drag's channel (`Hub+ClusterDrags.swift`), answered when it is in.
     mutating func drop(_ dragID: String, target: DropTarget, operation: DragOperation, onto named: SceneID?,
-                       from dropper: Scene) throws(PanesError) -> JSONValue {
+                       from dropper: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
         guard let drag = drags.drags[dragID], drag.expiresAt > now() else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
-        guard drag.phase == .pending else {
-            throw PanesError(.dragAlreadyDropped, "drag \(dragID) was already \(drag.phase == .dropped ? "dropped" : "cancelled")",
-                             field: "drag")
-        }
+        guard drag.phase == .pending else { throw alreadyEnded(drag) }
         if let index = drag.items.firstIndex(where: { !$0.operations.contains(operation) }) {
             throw PanesError(.operationNotAllowed, "item \(index) of the drag does not allow `\(operation.rawValue)`",
                              field: "operation")
@@ -29,20 +28,48 @@ extension Hub {
         guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
+        _ = try receiver(of: target, named: named, dropper: dropper)
+        if target == .newWindow {
+            // Check every item has a configuration before creating any session.
+            for (index, item) in drag.items.enumerated()
+            where !configurations.contains(where: { $0.accepts(item.activity.activityType) }) {
+                throw PanesError(.unsupportedActivity, "no scene configuration accepts item \(index)'s `\(item.activity.activityType)`",
+                                 field: "drag")
+            }
+        }
+        if isClustered {
+            endInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context))
+            return nil
+        }
+        return try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
+    }
 
+    /// The error a drop or cancel of an ended drag gets.
+    func alreadyEnded(_ drag: DragState.Drag) -> PanesError {
+        PanesError(.dragAlreadyDropped, "drag \(drag.id) was already \(drag.phase == .cancelled ? "cancelled" : "dropped")",
+                   field: "drag")
+    }
+
+    /// The scene a drop onto a scene goes to: the named one (a live scene of the dropper's
+    /// user here), else the dropper itself; nil for the new-window zone.
+    func receiver(of target: DropTarget, named: SceneID?, dropper: Scene) throws(PanesError) -> Scene? {
+        guard target == .scene else { return nil }
+        guard let named, named != dropper.id else { return dropper }
+        guard let scene = scenes[named], scene.owner == dropper.owner else {
+            throw PanesError(.sceneNotFound, "no live scene \(named) of yours", field: "scene")
+        }
+        return scene
+    }
+
+    /// Hands a checked drop's items over and tells the source: the drop has won.
+    mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
+                          from dropper: Scene) throws(PanesError) -> JSONValue {
+        let dragID = drag.id
         let result: JSONValue
         let ended: JSONValue
         switch target {
         case .scene:
-            let receiver: Scene
-            if let named, named != dropper.id {
-                guard let scene = scenes[named], scene.owner == dropper.owner else {
-                    throw PanesError(.sceneNotFound, "no live scene \(named) of yours", field: "scene")
-                }
-                receiver = scene
-            } else {
-                receiver = dropper
-            }
+            let receiver = try receiver(of: target, named: named, dropper: dropper) ?? dropper
             let items = JSONValue.array(drag.items.map(\.activity.json))
             if receiver.id == dropper.id {
                 result = ["items": items, "operation": .string(operation.rawValue)]
@@ -55,12 +82,6 @@ extension Hub {
             }
             ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
         case .newWindow:
-            // Check every item has a configuration before creating any session.
-            for (index, item) in drag.items.enumerated()
-            where !configurations.contains(where: { $0.accepts(item.activity.activityType) }) {
-                throw PanesError(.unsupportedActivity, "no scene configuration accepts item \(index)'s `\(item.activity.activityType)`",
-                                 field: "drag")
-            }
             var windows: [JSONValue] = []
             for item in drag.items {
                 windows.append(try openWindow(for: item.activity, reopening: nil, owner: dropper.owner,
@@ -76,12 +97,17 @@ extension Hub {
         return result
     }
 
-    mutating func cancelDrag(_ dragID: String, from scene: Scene) throws(PanesError) -> JSONValue {
+    mutating func cancelDrag(_ dragID: String, from scene: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
         guard let drag = drags.drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
         guard drag.phase == .pending else {
             throw PanesError(.dragAlreadyDropped, "drag \(dragID) already ended", field: "drag")
+        }
+        if isClustered {
+            // A cancel racing a drop on another node: one of the two ends the drag.
+            endInStore(drag, DragEnding(kind: .cancel, context: context))
+            return nil
         }
         endDrag(drag, reason: "cancelled by its source")
         return [:]

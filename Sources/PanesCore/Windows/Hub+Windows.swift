@@ -89,8 +89,12 @@ extension Hub {
     /// (requestSceneSessionRefresh). The session's live scene, when it is not the requester, is
     /// told (`sessionRefreshed`), so the window takes the refresh in instead of overwriting it
     /// with its next save.
-    mutating func requestRefresh(_ id: SessionID, title: String?, subtitle: String?, snapshot: JSONValue?,
-                                 activity: Activity?, from scene: Scene) throws(PanesError) -> JSONValue {
+    /// In a cluster, a session live nowhere is written as a compare-and-set on its record
+    /// (`Hub+SessionRevisions.swift`), answered when the store has taken it.
+    mutating func requestRefresh(_ request: RefreshRequest, from scene: Scene, context: RequestContext,
+                                 attempt: Int = 0) throws(PanesError) -> JSONValue? {
+        let (id, title, subtitle, snapshot, activity) = (request.session, request.title, request.subtitle,
+                                                        request.snapshot, request.activity)
         var session = try ownedSession(id, by: scene)
         if let title { session.title = title }
         if let subtitle { session.subtitle = subtitle }
@@ -113,6 +117,10 @@ extension Hub {
             }
             signal(.refresh(id, fields: .object(fields)), to: holder)
             return ["session": sessionSummary(session)]
+        }
+        if isClustered && liveScenes[id] == nil {
+            commitRefresh(session, request, context: context, attempt: attempt)
+            return nil
         }
         store(session)
         let entry = sessionSummary(session)

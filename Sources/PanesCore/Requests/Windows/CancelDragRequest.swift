@@ -8,6 +8,6 @@ struct CancelDragRequest: Request {
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
-        try hub.cancelDrag(drag, from: hub.scene(context.scene))
+        try hub.cancelDrag(drag, from: hub.scene(context.scene), context: context)
     }
 }

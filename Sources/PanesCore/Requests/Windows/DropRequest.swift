@@ -15,6 +15,7 @@ struct DropRequest: Request {
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
-        try hub.drop(drag, target: target, operation: operation, onto: scene, from: hub.scene(context.scene))
+        try hub.drop(drag, target: target, operation: operation, onto: scene, from: hub.scene(context.scene),
+                     context: context)
     }
 }

@@ -30,7 +30,6 @@ struct RefreshRequest: Request {
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
-        try hub.requestRefresh(session, title: title, subtitle: subtitle, snapshot: snapshot, activity: activity,
-                               from: hub.scene(context.scene))
+        try hub.requestRefresh(self, from: hub.scene(context.scene), context: context)
     }
 }

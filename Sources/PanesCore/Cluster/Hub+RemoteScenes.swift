@@ -1,0 +1,117 @@
+/// What a switcher shows of windows live on other nodes. A scene's lifecycle (its activation
+/// state, its traits) lives on the node that holds it; that node tells the others of each
+/// user's live scenes whenever they change (`NodeSignal.Kind.scenes`, the whole list of that
+/// user's scenes there, so a later signal replaces an earlier one). Signals rather than
+/// writes: a focus change costs a NOTIFY, not a transaction and a record read on every node,
+/// and a lifecycle state means nothing once its node is gone. A signal missed while a node's
+/// listening connection was down is asked for again (`scenesWanted`) when it is back.
+///
+/// Which node holds a session is the claim's business (`cluster.claims`, with its epoch): an
+/// entry counts only while no newer claim says otherwise and its node's lease holds.
+extension Hub {
+    /// Tells the other nodes of the user's live scenes here, when they changed since last told.
+    mutating func shareScenes(of owner: OwnerKey) {
+        guard isClustered else { return }
+        let live = liveScenesHere(of: owner)
+        guard live != (cluster.sharedScenes[owner] ?? [:]) else { return }
+        cluster.sharedScenes[owner] = live.isEmpty ? nil : live
+        signal(.scenes(RemoteScene.json(owner: owner, live)), to: nil)
+    }
+
+    func liveScenesHere(of owner: OwnerKey) -> [SessionID: RemoteScene] {
+        var live: [SessionID: RemoteScene] = [:]
+        for id in scenesByOwner[owner] ?? [] {
+            guard let scene = scenes[id], liveScenes[scene.session] == id else { continue }
+            live[scene.session] = RemoteScene(scene: id.rawValue, state: scene.state, traits: scene.traits.json,
+                                              epoch: cluster.claims[scene.session]?.epoch ?? 0)
+        }
+        return live
+    }
+
+    /// Another node's live scenes of one user: kept, and this node's switchers told.
+    mutating func takeRemoteScenes(_ json: JSONValue, from origin: NodeID) {
+        guard let (owner, live) = RemoteScene.decode(json) else { return }
+        guard cluster.remoteScenes[owner]?[origin] ?? [:] != live else { return }
+        cluster.remoteScenes[owner, default: [:]][origin] = live.isEmpty ? nil : live
+        if cluster.remoteScenes[owner]?.isEmpty == true { cluster.remoteScenes[owner] = nil }
+        sessionsChanged(for: owner)
+    }
+
+    /// A node asked for every live scene here (it started, or lost its listening connection).
+    mutating func answerScenesWanted(by asker: NodeID) {
+        for owner in scenesByOwner.keys.sorted(by: { $0.description < $1.description }) {
+            let live = liveScenesHere(of: owner)
+            cluster.sharedScenes[owner] = live.isEmpty ? nil : live
+            guard !live.isEmpty else { continue }
+            signal(.scenes(RemoteScene.json(owner: owner, live)), to: asker)
+        }
+    }
+
+    /// The scene live on another node for this session, as its holder last told, if the claims
+    /// say that node still holds it. A session claimed by another live node whose scenes have
+    /// not been heard of yet gets a placeholder: live, `background`, scene and traits unknown.
+    func remoteScene(of session: SceneSession) -> RemoteScene? {
+        guard isClustered else { return nil }
+        let claim = cluster.claims[session.id]
+        let told = (cluster.remoteScenes[session.owner] ?? [:])
+            .filter { !cluster.expired.contains($0.key) }
+            .compactMap { node, live in live[session.id].map { (node: node, scene: $0) } }
+            .max { ($0.scene.epoch, $0.node.rawValue) < ($1.scene.epoch, $1.node.rawValue) }
+        if let told, claim.map({ told.scene.epoch > $0.epoch || (told.scene.epoch == $0.epoch && $0.node == told.node) }) ?? true {
+            return told.scene
+        }
+        guard claimedElsewhere(session.id) else { return nil }
+        return RemoteScene(scene: nil, state: .background, traits: .null, epoch: claim?.epoch ?? 0)
+    }
+
+    /// The highest state of the user's scenes on other nodes (their part of the app state).
+    func remoteAppState(of owner: OwnerKey) -> ActivationState? {
+        guard isClustered else { return nil }
+        return (sessionsByOwner[owner] ?? []).compactMap { id in
+            liveScenes[id] == nil ? sessions[id].flatMap(remoteScene(of:))?.state : nil
+        }.max()
+    }
+
+    /// Scenes of nodes whose lease ran out leave the switchers.
+    mutating func dropRemoteScenes(of nodes: Set<NodeID>) -> Set<OwnerKey> {
+        var owners: Set<OwnerKey> = []
+        for (owner, byNode) in cluster.remoteScenes where !nodes.isDisjoint(with: byNode.keys) {
+            owners.insert(owner)
+            for node in nodes { cluster.remoteScenes[owner]?[node] = nil }
+            if cluster.remoteScenes[owner]?.isEmpty == true { cluster.remoteScenes[owner] = nil }
+        }
+        return owners
+    }
+}
+
+/// A scene live on some node as the switcher shows it, with the claim epoch it was live under.
+struct RemoteScene: Sendable, Equatable {
+    /// Nil when not known yet (`Hub.remoteScene(of:)`).
+    let scene: String?
+    let state: ActivationState
+    let traits: JSONValue
+    let epoch: Int64
+
+    /// `{"workspace", "user", "scenes": [{"session", "scene", "state", "traits", "epoch"}]}`.
+    static func json(owner: OwnerKey, _ live: [SessionID: RemoteScene]) -> JSONValue {
+        let scenes: [JSONValue] = live.sorted { $0.key < $1.key }.map { session, scene in
+            ["session": .string(session.rawValue), "scene": scene.scene.map(JSONValue.string) ?? .null,
+             "state": .string(scene.state.rawValue), "traits": scene.traits, "epoch": .int(scene.epoch)]
+        }
+        return ["workspace": .string(owner.workspace), "user": .string(owner.user), "scenes": .array(scenes)]
+    }
+
+    static func decode(_ json: JSONValue) -> (OwnerKey, [SessionID: RemoteScene])? {
+        guard let workspace = json["workspace"]?.stringValue, let user = json["user"]?.stringValue,
+              let list = json["scenes"]?.arrayValue else { return nil }
+        var live: [SessionID: RemoteScene] = [:]
+        for entry in list {
+            guard let session = entry["session"]?.stringValue,
+                  let state = entry["state"]?.stringValue.flatMap(ActivationState.init(rawValue:)),
+                  let epoch = entry["epoch"]?.intValue else { return nil }
+            live[SessionID(session)] = RemoteScene(scene: entry["scene"]?.stringValue, state: state,
+                                                   traits: entry["traits"] ?? .null, epoch: epoch)
+        }
+        return (OwnerKey(workspace: workspace, user: user), live)
+    }
+}

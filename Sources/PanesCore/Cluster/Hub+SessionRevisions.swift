@@ -1,0 +1,181 @@
+import Logging
+
+/// Session records across nodes: the newest write wins everywhere. Any node may write a
+/// session that is not live (a refresh, a discard of a document it showed), and the node that
+/// held it last may still have an older copy, which it writes again when the window comes
+/// back there. Each write counts one more than the copy it was made from (`revision`); a shared
+/// store keeps a write only over an older revision, and a node takes a copy read from the
+/// store only when it is not older than its own. So a write from an older copy is dropped by
+/// the store, and the node that made it takes the newer one in when it reads the records.
+///
+/// Two writes made from the same copy on two nodes (the same revision) are both "newest": the
+/// store keeps the first, and the node whose write was dropped merges the two, field by field
+/// against the copy both were made from (what it changed stays, the rest is taken), and
+/// writes the result on top. A window resuming from an older copy while another node refreshed
+/// the session keeps its own fields and takes the refresh in, and is told (`sessionRefreshed`)
+/// when its restoration activity was replaced.
+///
+/// A write that must not be lost, a refresh of a session live nowhere, is a compare-and-set on
+/// the record's revision (`Channel.sessionRecord`): when another node wrote the record first,
+/// the refresh is made again on the copy read after it.
+extension Hub {
+    /// Counts each session write of a cluster node on from the newest copy this node knows.
+    mutating func counted(_ commands: [StoreCommand]) -> [StoreCommand] {
+        guard isClustered else { return commands }
+        return commands.map { command in
+            switch command {
+            case .putSession(var session):
+                session.revision = max(cluster.revisions[session.id] ?? 0, session.revision) + 1
+                wrote(session)
+                return .putSession(session)
+            case .deleteSession(let id):
+                forgetRevisions(of: id)
+                return command
+            default:
+                return command
+            }
+        }
+    }
+
+    /// Notes a write of this node: its revision, its copy, and the copy it was made from.
+    mutating func wrote(_ session: SceneSession) {
+        cluster.revisions[session.id] = session.revision
+        cluster.madeFrom[session.id] = cluster.stored[session.id]
+        cluster.stored[session.id] = session
+        sessions[session.id]?.revision = session.revision
+    }
+
+    mutating func forgetRevisions(of id: SessionID) {
+        cluster.revisions[id] = nil
+        cluster.stored[id] = nil
+        cluster.madeFrom[id] = nil
+    }
+
+    /// Whether a copy read from the store is at least as new as this node's own.
+    func isCurrent(_ read: SceneSession) -> Bool {
+        read.revision >= (cluster.revisions[read.id] ?? 0)
+    }
+
+    /// Takes in a current copy read from the store (`isCurrent`).
+    /// - Returns: the session as this node holds it now, nil when the read brought nothing new.
+    mutating func take(_ read: SceneSession) -> SceneSession? {
+        guard read != cluster.stored[read.id] else { return nil }
+        guard let ours = sessions[read.id] else {
+            cluster.revisions[read.id] = read.revision
+            cluster.stored[read.id] = read
+            sessions[read.id] = read
+            return read
+        }
+        // The same revision as this node's last write, but not that write: it was dropped for
+        // one made from the same copy. A newer revision was made on top of this node's copy.
+        let tie = read.revision == cluster.revisions[read.id]
+        let base = tie ? cluster.madeFrom[read.id] : cluster.stored[read.id]
+        var merged = read
+        if let base {
+            merged = Self.merged(ours, read, base: base)
+        } else if liveScenes[read.id] != nil {
+            // Nothing to tell which side changed what: the live window's own fields stay.
+            merged = ours
+            (merged.title, merged.subtitle, merged.snapshot, merged.restoration) =
+                (read.title, read.subtitle, read.snapshot, read.restoration)
+        }
+        merged.revision = read.revision
+        cluster.revisions[read.id] = read.revision
+        cluster.stored[read.id] = read
+        sessions[read.id] = merged
+        if merged != read { persist(.putSession(merged)) }
+        if merged.restoration != ours.restoration, let live = liveScenes[read.id].flatMap({ scenes[$0] }) {
+            send(.event(.sessionRefreshed(sessionSummary(merged), activity: merged.restoration?.activity.json,
+                                          requester: .null)), to: live.connection)
+        }
+        return merged
+    }
+
+    /// Three-way merge: what `ours` changed since `base` stays, everything else is `theirs`.
+    static func merged(_ ours: SceneSession, _ theirs: SceneSession, base: SceneSession) -> SceneSession {
+        var result = theirs
+        func keep<Value: Equatable>(_ field: WritableKeyPath<SceneSession, Value>) {
+            if ours[keyPath: field] != base[keyPath: field] { result[keyPath: field] = ours[keyPath: field] }
+        }
+        keep(\.secretHash)
+        keep(\.role)
+        keep(\.configuration)
+        keep(\.title)
+        keep(\.subtitle)
+        keep(\.snapshot)
+        keep(\.userInfo)
+        keep(\.restoration)
+        keep(\.lastActiveAt)
+        keep(\.failedRestores)
+        keep(\.liveSince)
+        return result
+    }
+
+    /// Writes a refresh of a session live nowhere, at the revision this node holds.
+    mutating func commitRefresh(_ session: SceneSession, _ request: RefreshRequest, context: RequestContext, attempt: Int) {
+        let base = max(cluster.revisions[session.id] ?? 0, session.revision)
+        var written = session
+        written.revision = base + 1
+        let id = commits.makeID()
+        commits.pending[id] = .refresh(written, RefreshRetry(request: request, context: context, attempt: attempt))
+        effects.append(.commit(Commit(id: id, channel: .sessionRecord(session.id), base: base,
+                                      commands: [.putSession(written)])))
+    }
+
+    mutating func refreshCommitted(_ written: SceneSession, _ retry: RefreshRetry, _ outcome: CommitOutcome) {
+        let context = retry.context
+        switch outcome {
+        case .committed:
+            guard sessions[written.id] != nil else { return }
+            if liveScenes[written.id] == nil {
+                // What this node wrote is the newest copy now, whatever it held meanwhile.
+                sessions[written.id] = written
+                wrote(written)
+            }
+            // (Its window resumed here meanwhile: its write came after this one and was
+            // dropped; the record read merges the two.)
+            let entry = sessionSummary(sessions[written.id] ?? written)
+            if scenes[context.scene] != nil { send(.reply(context.id, result: ["session": entry]), to: context.connection) }
+            sessionsChanged(for: written.owner)
+        case .conflict where retry.attempt < 3, .behind where retry.attempt < 3:
+            // Another node wrote the record first: read it, then make the refresh again on it.
+            cluster.refreshWaiters.append((cluster.recordLoadsStarted, retry))
+            if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
+        case .conflict, .behind:
+            fail(context.id, request: RefreshRequest.type,
+                 PanesError(.storageFailed, "the session kept changing on other nodes; retry", retryAfterMs: 100),
+                 to: context.connection)
+        case .failed(let reason):
+            logger.error("a refresh could not be stored", metadata: ["session": "\(written.id)", "reason": "\(reason)"])
+            fail(context.id, request: RefreshRequest.type,
+                 PanesError(.storageFailed, "the refresh could not be stored; retry", retryAfterMs: 1_000),
+                 to: context.connection)
+        }
+    }
+
+    /// Makes again the refreshes that waited for a record load that has now finished.
+    mutating func retryRefreshes(after finished: Int) {
+        guard !cluster.refreshWaiters.isEmpty else { return }
+        let ready = cluster.refreshWaiters.filter { $0.after < finished }
+        cluster.refreshWaiters.removeAll { $0.after < finished }
+        for entry in ready {
+            let retry = entry.retry
+            guard let scene = scenes[retry.context.scene] else { continue }
+            do throws(PanesError) {
+                if let result = try requestRefresh(retry.request, from: scene, context: retry.context,
+                                                   attempt: retry.attempt + 1) {
+                    send(.reply(retry.context.id, result: result), to: retry.context.connection)
+                }
+            } catch {
+                fail(retry.context.id, request: RefreshRequest.type, error, to: retry.context.connection)
+            }
+        }
+    }
+}
+
+/// A refresh waiting for its compare-and-set, and how to make it again.
+struct RefreshRetry: Sendable {
+    let request: RefreshRequest
+    let context: RequestContext
+    let attempt: Int
+}

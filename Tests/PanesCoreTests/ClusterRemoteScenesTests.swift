@@ -1,0 +1,101 @@
+@testable import PanesCore
+import Testing
+
+/// A user with windows on two nodes sees every one of them live in either window's switcher,
+/// with the state, scene and traits its own node gives (`Hub+RemoteScenes.swift`).
+@Suite struct ClusterRemoteScenesTests {
+    static func entry(_ list: JSONValue?, _ session: JSONValue?) -> JSONValue? {
+        list?["sessions"]?.arrayValue?.first { $0["persistentIdentifier"] == session }
+    }
+
+    @Test func aWindowLiveOnAnotherNodeShowsInTheSwitcherAsItsNodeReportsIt() {
+        var nodes = TwoNodes()
+        let (onA, first) = nodes.a.connect()
+        let session = first["session"]?["persistentIdentifier"]
+        _ = nodes.a.request(onA, "lifecycle", ["visible": true, "focused": true])
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "lifecycle", ["visible": true, "focused": false])
+        let listed = nodes.b.request(onB, "listSessions", ["watch": true])["result"]
+        let entry = Self.entry(listed, session)
+        #expect(entry?["state"] == "foregroundActive", "\(String(describing: listed))")
+        #expect(entry?["scene"] == first["scene"])
+        #expect(entry?["traits"] == ["width": "regular", "pointer": "fine"])
+        #expect(listed?["appState"] == "foregroundActive", "the window on a is the user's frontmost")
+
+        // a's window goes to the background, then changes its traits: b's switcher hears both.
+        let hidden = nodes.a.send(onA, "lifecycle", ["visible": false, "focused": false])
+        var told = TwoNodes.deliver(hidden, to: &nodes.b).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, session)?["state"] == "background")
+        #expect(told.last?["appState"] == "foregroundInactive")
+        let narrowed = nodes.a.send(onA, "updateTraits", ["traits": ["width": "compact"]])
+        told = TwoNodes.deliver(narrowed, to: &nodes.b).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, session)?["traits"]?["width"] == "compact")
+
+        // The window closes: disconnected on b too, as on one node.
+        let closed = nodes.a.run(.closed(onA, abnormal: false))
+        told = TwoNodes.deliver(closed, to: &nodes.b).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, session)?["state"] == "disconnected")
+        #expect(Self.entry(told.last, session)?["scene"] == nil)
+        #expect(Self.entry(told.last, session)?["traits"] == nil)
+    }
+
+    @Test func aWindowThatConnectsOnAnotherNodeTurnsLiveInAnOpenSwitcher() {
+        var nodes = TwoNodes()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        let (_, first) = nodes.a.connect(["state": ["visible": true, "focused": true]])
+        let told = TwoNodes.deliver(nodes.a.effects, to: &nodes.b).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "foregroundActive")
+    }
+
+    @Test func aNodeThatMissedTheSignalsAsksForThemAndShowsLiveMeanwhile() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect(["state": ["visible": true, "focused": false]])
+        let session = first["session"]?["persistentIdentifier"]
+        // b heard nothing (its listener was down); then it is back.
+        let resubscribed = nodes.b.run(.notice(.resubscribed))
+        let (onB, _) = nodes.b.connect()
+        let meanwhile = Self.entry(nodes.b.request(onB, "listSessions")["result"], session)
+        #expect(meanwhile?["state"] == "background", "claimed by a live node: live, its state not known yet")
+        #expect(meanwhile?["scene"] == nil)
+        // a answers b's question; b's switcher now has what a reports.
+        let answered = TwoNodes.deliver(resubscribed, to: &nodes.a)
+        TwoNodes.deliver(answered, to: &nodes.b)
+        let known = Self.entry(nodes.b.request(onB, "listSessions")["result"], session)
+        #expect(known?["state"] == "foregroundInactive")
+        #expect(known?["scene"] == first["scene"])
+    }
+
+    @Test func aDeadNodesWindowsLeaveTheSwitcher() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect(["state": ["visible": true, "focused": true]])
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        let told = nodes.b.run(.notice(.nodesExpired([NodeID("a")]))).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "disconnected")
+        #expect(told.last?["appState"] == "unattached")
+    }
+
+    @Test func aSwitcherHearsWhenTheStoreSaysAWindowElsewhereWasLetGo() throws {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        let session = SessionID(try #require(first["session"]?["persistentIdentifier"]?.stringValue))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        // a says it has no scene for the user any more, before b reads that a let the session go:
+        // live for all b knows (its claim), state unknown.
+        let owner = OwnerKey(workspace: "default", user: "alice")
+        let gone = NodeSignal(from: NodeID("a"), to: nil, kind: .scenes(RemoteScene.json(owner: owner, [:])))
+        var told = nodes.b.run(.notice(.signal(gone))).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "background")
+        // The release alone (no change to the session's record) still reaches the switcher.
+        let epoch = try #require(try nodes.a.store.loadState().claims[session]).epoch
+        _ = try nodes.a.store.apply([.commit(Commit(id: CommitID(999), channel: .session(session), base: epoch,
+                                                    commands: [.claimSession(session, SessionClaim(node: nil, epoch: epoch))]))])
+        told = nodes.b.run(.notice(.records(cursor: .max))).events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "disconnected")
+    }
+}

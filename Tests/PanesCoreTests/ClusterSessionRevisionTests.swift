@@ -1,0 +1,75 @@
+@testable import PanesCore
+import Testing
+
+/// Session records across nodes: the newest write wins everywhere, whichever node made it and
+/// whatever copy another node still holds (`Hub+SessionRevisions.swift`).
+@Suite struct ClusterSessionRevisionTests {
+    static let budget: JSONValue = ["activityType": "panes.document", "title": "Budget", "targetContentIdentifier": "doc_budget"]
+
+    @Test func aRefreshOfASessionLiveNowhereIsNotUndoneByTheOlderCopyOfTheNodeThatHeldItLast() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        nodes.a.run(.closed(window, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        // b refreshes the session, which is live nowhere; a has not read that write yet…
+        let (onB, _) = nodes.b.connect()
+        let refreshed = nodes.b.send(onB, "requestRefresh", ["session": .string(session), "title": "Budget",
+                                                            "activity": Self.budget])
+        #expect(refreshed.messages(to: onB).last { $0["type"] == "reply" }?["ok"] == true)
+        // …when the window comes back there, from a's older copy.
+        let reopened = nodes.a.open()
+        let resumed = nodes.a.send(reopened, "connect", ClusterLeaseTests.resume(first))
+        #expect(resumed.messages(to: reopened).last { $0["type"] == "reply" }?["ok"] == true)
+        // a reads b's write: the refresh stays, in the store and on both nodes, and the window hears it.
+        let caughtUp = TwoNodes.deliver(refreshed, to: &nodes.a)
+        let told = caughtUp.events(to: reopened, named: "sessionRefreshed")
+        #expect(told.first?["title"] == "Budget")
+        #expect(told.first?["activity"]?["targetContentIdentifier"] == "doc_budget")
+        #expect(told.first?["requestedBy"] == .null)
+        TwoNodes.deliver(resumed + caughtUp, to: &nodes.b)
+        let stored = try #require(try nodes.a.store.loadState().sessions.first { $0.id.rawValue == session })
+        #expect(stored.title == "Budget", "the older copy undid the refresh")
+        #expect(stored.restoration?.activity.targetContentIdentifier == "doc_budget")
+        #expect(stored.liveSince != nil, "the live window's own fields are kept")
+        #expect(nodes.a.hub.sessions[SessionID(session)]?.title == "Budget")
+        #expect(nodes.b.hub.sessions[SessionID(session)]?.title == "Budget")
+        #expect(nodes.b.hub.sessions[SessionID(session)] == stored)
+        #expect(nodes.a.hub.sessions[SessionID(session)] == stored)
+    }
+
+    @Test func aRefreshMadeFromAnOlderCopyIsMadeAgainOnTheNewerOne() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = SessionID(try #require(first["session"]?["persistentIdentifier"]?.stringValue))
+        nodes.a.run(.closed(window, abnormal: false))
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        let refreshed = nodes.b.send(onB, "requestRefresh", ["session": .string(session.rawValue), "title": "Newer"])
+        // a, not having read it, refreshes from its older copy: its write conflicts, a reads b's,
+        // and makes its refresh again on top. Neither refresh is lost.
+        let (onA, _) = nodes.a.connect()
+        let again = nodes.a.send(onA, "requestRefresh", ["session": .string(session.rawValue), "subtitle": "older"])
+        #expect(again.messages(to: onA).last { $0["type"] == "reply" }?["result"]?["session"]?["title"] == "Newer")
+        let stored = try #require(try nodes.a.store.loadState().sessions.first { $0.id == session })
+        #expect(stored.title == "Newer")
+        #expect(stored.subtitle == "older")
+        TwoNodes.deliver(refreshed, to: &nodes.a)
+        TwoNodes.deliver(again, to: &nodes.b)
+        #expect(nodes.a.hub.sessions[session] == stored)
+        #expect(nodes.b.hub.sessions[session] == stored)
+    }
+
+    @Test func aRefreshSentToTheHolderAsItLetGoIsStillApplied() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        // b still sees a holding it, and sends the refresh there; the window closes meanwhile.
+        let asked = nodes.b.send(onB, "requestRefresh", ["session": .string(session), "title": "Budget"])
+        nodes.a.run(.closed(window, abnormal: false))
+        TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(try nodes.a.store.loadState().sessions.first { $0.id.rawValue == session }?.title == "Budget")
+    }
+}
