@@ -73,28 +73,24 @@ extension PostgresStore {
         let rows = try connection.query(ReadSQL.operations, [.text(id.rawValue), .int(revision)])
         var operations: [StoredOperation] = []
         operations.reserveCapacity(rows.count)
-        for row in 0..<rows.count { operations.append(try operation(of: id, rows, row, from: 0)) }
-        return operations
-    }
-
-    /// One logged operation: the columns `revision, operation, op_id, author_scene,
-    /// author_user, author_name, created_at` from `column` on.
-    func operation(of id: DocumentID, _ rows: PostgresRows, _ row: Int, from column: Int) throws -> StoredOperation {
-        let revision = rows.int64(row, column)
-        let operation: TextOperation
-        do throws(PanesError) {
-            guard case .success(let json) = JSONCodec.decode(rows.text(row, column + 1) ?? "") else {
-                throw PanesError(.invalidOperation, "not JSON")
+        for row in 0..<rows.count {
+            let revision = rows.int64(row, 0)
+            let operation: TextOperation
+            do throws(PanesError) {
+                guard case .success(let json) = JSONCodec.decode(rows.text(row, 1) ?? "") else {
+                    throw PanesError(.invalidOperation, "not JSON")
+                }
+                operation = try TextOperation(json: json)
+            } catch {
+                throw PostgresError(.unexpectedResult, "document \(id), operation \(revision): \(error.message)")
             }
-            operation = try TextOperation(json: json)
-        } catch {
-            throw PostgresError(.unexpectedResult, "document \(id), operation \(revision): \(error.message)")
+            operations.append(StoredOperation(
+                revision: revision, operation: operation, opId: rows.text(row, 2) ?? "",
+                author: DocumentAuthor(scene: rows.text(row, 3) ?? "", user: rows.text(row, 4) ?? "",
+                                       name: rows.text(row, 5) ?? ""),
+                createdAt: rows.int64(row, 6)))
         }
-        return StoredOperation(
-            revision: revision, operation: operation, opId: rows.text(row, column + 2) ?? "",
-            author: DocumentAuthor(scene: rows.text(row, column + 3) ?? "", user: rows.text(row, column + 4) ?? "",
-                                   name: rows.text(row, column + 5) ?? ""),
-            createdAt: rows.int64(row, column + 6))
+        return operations
     }
 
     /// - Parameter revisionColumn: where the row has `revision` (after the columns above).

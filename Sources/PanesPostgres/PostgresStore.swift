@@ -74,20 +74,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     try self.write(commands, &batch)
                 case .commit(let first):
                     var next: Commit? = first
-                    // After a conflict, the channel's version as that conflict found it: the
-                    // lock is held and nothing was written to it since, so a retry is not read
-                    // again (one round trip less while the other nodes wait for the lock).
-                    var known: Int64?
                     while let commit = next {
                         next = nil
-                        let (version, after) = try known.map { ($0, []) } ?? state(of: commit.channel, after: commit.base)
+                        let version = try version(of: commit.channel)
                         guard version == commit.base else {
-                            // A retry that does not fit conflicts plainly: it is not resolved again.
-                            let outcome = known == nil ? conflict(on: commit, at: version, after: after) : .conflict
+                            let outcome = try conflict(on: commit, at: version)
                             outcomes[commit.id] = outcome
                             if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
                                 // The channel's lock is held (taken up front): the retry's base holds.
-                                known = version
                                 next = resolve(commit, operations)
                                 if let retry = next, retry.channel != commit.channel {
                                     throw PostgresError(.invalidRequest, "a conflict on \(commit.channel) was resolved "
@@ -143,19 +137,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }.joined(separator: ",") + "}"
     }
 
-    /// A channel's version and, for a document, the operations logged after `base`, in one
-    /// round trip (a conflict's answer; none when the document is at `base`).
-    func state(of channel: Channel, after base: Int64) throws -> (version: Int64, operations: [StoredOperation]) {
-        guard case .document(let id) = channel else { return (try version(of: channel), []) }
-        let rows = try connection.query(WriteSQL.documentState, [.text(id.rawValue), .int(base)])
-        guard rows.count > 0 else { return (-1, []) }
-        var operations: [StoredOperation] = []
-        for row in 0..<rows.count where !rows.isNull(row, 1) {
-            operations.append(try operation(of: id, rows, row, from: 1))
-        }
-        return (rows.int64(0, 0), operations)
-    }
-
     /// A channel's current version: a domain's version (0 when none), a document's revision
     /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
     func version(of channel: Channel) throws -> Int64 {
@@ -177,8 +158,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// A conflict on a document, answered with the operations committed after the commit's
     /// base (`CommitOutcome.behind`): read under the channel's lock, so nothing can slip in
     /// between, and saving the node a read of its own before it retries.
-    private func conflict(on commit: Commit, at version: Int64, after operations: [StoredOperation]) -> CommitOutcome {
-        guard case .document = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
+    private func conflict(on commit: Commit, at version: Int64) throws -> CommitOutcome {
+        guard case .document(let id) = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
+        let operations = try operations(id, after: commit.base)
         // Compacted past the base: the node's ordinary catch-up decides (a snapshot).
         guard operations.first?.revision == commit.base + 1, operations.count == Int(version - commit.base) else {
             return .conflict
@@ -371,13 +353,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
-        /// A document's revision ($1), with the logged operations after $2 (NULLs when none).
-        static let documentState = """
-            SELECT d.revision, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
-            FROM documents AS d
-            LEFT JOIN document_operations AS o ON o.document = d.id AND o.revision > $2
-            WHERE d.id = $1 ORDER BY o.revision
-            """
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
         static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
         static let sessionRevision = "SELECT revision FROM sessions WHERE id = $1 FOR UPDATE"

@@ -80,12 +80,10 @@ public final class MemoryStore: Store {
                     for command in commands { try apply(command) }
                 case .commit(let commit):
                     var next: Commit? = commit
-                    var isRetry = false
                     while let commit = next {
                         next = nil
                         guard version(of: commit.channel) == commit.base else {
-                            let outcome = isRetry ? .conflict : conflict(on: commit)
-                            isRetry = true
+                            let outcome = conflict(on: commit)
                             outcomes[commit.id] = outcome
                             if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
                                 next = resolve(commit, operations)

@@ -11,10 +11,8 @@ public protocol SharedStore: Store {
     /// to `resolve` with them while the transaction still holds the channel's lock: the commit
     /// it returns (the same channel, based on the revision now) is written in its place, in the
     /// same transaction, so no other node can commit in between and make it conflict again.
-    /// Each channel is resolved at most once per call, and a retry that does not fit the
-    /// channel conflicts plainly (`conflict`, without the log). The conflicting commit's
-    /// outcome is still in the result (`behind`), as is the retry's; nil from `resolve` writes
-    /// nothing.
+    /// Each channel is resolved at most once per call. The conflicting commit's outcome is
+    /// still in the result (`behind`), as is the replacement's; nil from `resolve` writes nothing.
     ///
     /// Why: two nodes writing one hot document both keep one commit in flight, and a commit
     /// that waited for the other node's lock always finds the channel moved; let go of the
