@@ -21,6 +21,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private var prepared: [String: String] = [:]
     /// Test hook: how the next COMMIT's connection loss is simulated.
     var commitFault: CommitFault?
+    /// Statements sent in the same round trip as the transaction's COMMIT (`notifyAtCommit`).
+    private var atCommit: [String] = []
 
     enum CommitFault {
         /// The server committed, but its answer never came back.
@@ -77,11 +79,16 @@ public final class PostgresConnection: @unchecked Sendable {
     // MARK: Statements
 
     /// Runs SQL without parameters, several statements allowed (schema changes, BEGIN/COMMIT).
-    public func execute(_ sql: String) throws(PostgresError) {
+    /// - Returns: the first column of the last statement's first row, as text (nil: no row).
+    @discardableResult
+    public func execute(_ sql: String) throws(PostgresError) -> String? {
         let handle = try connected()
         let result = PQexec(handle, sql)
         try check(result, sql: sql)
-        PQclear(result)
+        defer { PQclear(result) }
+        guard PQntuples(result) > 0, PQnfields(result) > 0, PQgetisnull(result, 0, 0) == 0,
+              let value = PQgetvalue(result, 0, 0) else { return nil }
+        return String(cString: value)
     }
 
     /// Runs one statement with typed parameters (`$1`, `$2`…) and returns its rows.
@@ -136,29 +143,43 @@ public final class PostgresConnection: @unchecked Sendable {
     ///     work that is already in (which a retry of the same writes would do twice).
     public func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
                                _ body: () throws -> T) throws -> T {
-        let begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
-        if try !beginReconnecting(begin) {
+        var begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
+        // The transaction's id comes back with the BEGIN, in the same round trip.
+        if resolvesLostCommit { begin += "; SELECT txid_current()" }
+        var started: String?
+        if case .started(let answer) = try beginReconnecting(begin) {
+            started = answer
+        } else {
             // The connection died while idle (a server restart, an idle timeout) and this is
             // how we learn it; nothing of the transaction was sent, so a new one may start it.
             close()
-            try execute(begin)
+            started = try execute(begin)
         }
         let value: T
         var transactionID: Int64?
+        atCommit = []
         do {
-            if resolvesLostCommit { transactionID = try integer("SELECT txid_current()") }
+            if resolvesLostCommit {
+                guard let id = started.flatMap({ Int64($0) }) else {
+                    throw PostgresError(.unexpectedResult, "txid_current() answered \(started ?? "nothing")")
+                }
+                transactionID = id
+            }
             value = try body()
         } catch {
+            atCommit = []
             // A lost connection has no transaction left to roll back.
-            if isConnected { try? execute("ROLLBACK") }
+            if isConnected { _ = try? execute("ROLLBACK") }
             throw error
         }
+        let commit = (atCommit + ["COMMIT"]).joined(separator: "; ")
+        atCommit = []
         do throws(PostgresError) {
             switch commitFault {
             case nil:
-                try execute("COMMIT")
+                try execute(commit)
             case .replyLost?:
-                try execute("COMMIT")
+                try execute(commit)
                 commitFault = nil
                 throw PostgresError(.connection, "injected: the COMMIT reply was lost")
             case .neverArrived?:
@@ -167,10 +188,34 @@ public final class PostgresConnection: @unchecked Sendable {
                 throw PostgresError(.connection, "injected: the connection was lost before COMMIT arrived")
             }
         } catch {
+            // A statement before COMMIT failed: the rest of the string was skipped and the
+            // transaction is still open (aborted); end it. After a failed COMMIT this is a no-op.
+            if error.kind != .connection, isConnected { _ = try? execute("ROLLBACK") }
             guard error.kind == .connection, let transactionID else { throw error }
             guard (try? committed(transactionID)) == true else { throw error }
         }
         return value
+    }
+
+    /// Sends `pg_notify(channel, payload)` with the COMMIT of the transaction under way, in
+    /// the same round trip: what a notification says is delivered at commit anyway, and a
+    /// busy channel's every transaction notifies. `payload` travels as an escaped literal
+    /// (libpq's own escaping), never spliced raw; NUL becomes U+FFFD as in `PostgresValue`.
+    func notifyAtCommit(_ channel: String, _ payload: String) throws(PostgresError) {
+        let handle = try connected()
+        var literals: [String] = []
+        for text in [channel, payload] {
+            let bytes = Array(text.utf8).flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }
+            let escaped = bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
+            }
+            guard let escaped else {
+                throw PostgresError(.invalidRequest, "cannot escape a notification: " + String(cString: PQerrorMessage(handle)))
+            }
+            literals.append(String(cString: escaped))
+            PQfreemem(escaped)
+        }
+        atCommit.append("SELECT pg_notify(\(literals[0]), \(literals[1]))")
     }
 
     /// Whether a transaction of an earlier connection committed, asked on a new one.
@@ -180,13 +225,19 @@ public final class PostgresConnection: @unchecked Sendable {
         return rows.count > 0 && rows.text(0, 0) == "committed"
     }
 
-    /// Runs BEGIN; false when the connection turned out to be lost (any other error throws).
-    private func beginReconnecting(_ begin: String) throws(PostgresError) -> Bool {
+    private enum Begun {
+        /// BEGIN ran; with the last statement's answer, if it had one.
+        case started(String?)
+        case connectionLost
+    }
+
+    /// Runs BEGIN; `.connectionLost` when the connection turned out to be lost (any other
+    /// error throws).
+    private func beginReconnecting(_ begin: String) throws(PostgresError) -> Begun {
         do {
-            try execute(begin)
-            return true
+            return .started(try execute(begin))
         } catch {
-            if error.kind == .connection { return false }
+            if error.kind == .connection { return .connectionLost }
             throw error
         }
     }

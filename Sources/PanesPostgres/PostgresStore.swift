@@ -53,6 +53,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Applies every write in one transaction; see the type's documentation.
     public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+        try apply(writes, resolvingConflicts: { _, _ in nil })
+    }
+
+    /// Applies every write in one transaction, a conflict on a document resolved while its
+    /// lock is held (`SharedStore.apply(_:resolvingConflicts:)`).
+    public func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
+        -> [CommitID: CommitOutcome] {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
@@ -60,24 +67,39 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         return try connection.transaction(resolvesLostCommit: true) {
             try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
+            var resolved: Set<Channel> = []
             for write in writes {
                 switch write {
                 case .persist(let commands):
-                    for command in commands { try self.write(command, &batch) }
-                case .commit(let commit):
-                    guard try version(of: commit.channel) == commit.base else {
-                        outcomes[commit.id] = .conflict
-                        continue
+                    try self.write(commands, &batch)
+                case .commit(let first):
+                    var next: Commit? = first
+                    while let commit = next {
+                        next = nil
+                        let version = try version(of: commit.channel)
+                        guard version == commit.base else {
+                            let outcome = try conflict(on: commit, at: version)
+                            outcomes[commit.id] = outcome
+                            if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
+                                // The channel's lock is held (taken up front): the retry's base holds.
+                                next = resolve(commit, operations)
+                                if let retry = next, retry.channel != commit.channel {
+                                    throw PostgresError(.invalidRequest, "a conflict on \(commit.channel) was resolved "
+                                                            + "on \(retry.channel), whose lock is not held")
+                                }
+                            }
+                            continue
+                        }
+                        try self.write(commit.commands, &batch)
+                        outcomes[commit.id] = .committed
+                        batch.moved(commit.channel, to: commit.base)
                     }
-                    for command in commit.commands { try self.write(command, &batch) }
-                    outcomes[commit.id] = .committed
-                    batch.moved(commit.channel, to: commit.base)
                 case .signal(let signal):
                     batch.signals.append(try item(for: signal))
                 }
             }
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
-                try connection.query(WriteSQL.notify, [.text(payload)])
+                try connection.notifyAtCommit("panes", payload)
             }
             return outcomes
         }
@@ -131,6 +153,65 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             // The row stays locked to the commit: no other write of it can slip in between.
             try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1
         }
+    }
+
+    /// A conflict on a document, answered with the operations committed after the commit's
+    /// base (`CommitOutcome.behind`): read under the channel's lock, so nothing can slip in
+    /// between, and saving the node a read of its own before it retries.
+    private func conflict(on commit: Commit, at version: Int64) throws -> CommitOutcome {
+        guard case .document(let id) = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
+        let operations = try operations(id, after: commit.base)
+        // Compacted past the base: the node's ordinary catch-up decides (a snapshot).
+        guard operations.first?.revision == commit.base + 1, operations.count == Int(version - commit.base) else {
+            return .conflict
+        }
+        return .behind(operations)
+    }
+
+    /// Writes commands in order; a run of operations appended to one document goes as one
+    /// statement (a busy document's batch is many of them: one round trip, not one each).
+    private func write(_ commands: [StoreCommand], _ batch: inout Batch) throws {
+        var index = commands.startIndex
+        while index < commands.endIndex {
+            guard case .appendOperation(let id, _, _) = commands[index] else {
+                try write(commands[index], &batch)
+                index += 1
+                continue
+            }
+            var run: [(operation: StoredOperation, length: Int)] = []
+            while index < commands.endIndex, case .appendOperation(id, let operation, let length) = commands[index] {
+                run.append((operation, length))
+                index += 1
+            }
+            try append(run, to: id, &batch)
+        }
+    }
+
+    /// Logs operations of one document and advances it to the last, in one statement.
+    private func append(_ run: [(operation: StoredOperation, length: Int)], to id: DocumentID,
+                        _ batch: inout Batch) throws {
+        if let failAfter = batch.failAfter, failAfter - batch.written < run.count {
+            // The test hook: as many as it allows go in, then the failure.
+            let allowed = max(0, failAfter - batch.written)
+            if allowed > 0 { try append(Array(run.prefix(allowed)), to: id, &batch) }
+            throw PostgresError(.injectedFault, "injected failure after \(failAfter) commands")
+        }
+        batch.written += run.count
+        let operations = run.map(\.operation)
+        guard let last = run.last else { return }
+        // The insert's foreign key fails the batch for an unknown document.
+        try connection.query(WriteSQL.appendOperations, [
+            .text(id.rawValue),
+            .text(Self.arrayLiteral(operations.map { String($0.revision) })),
+            .text(Self.arrayLiteral(operations.map { json($0.operation.json) })),
+            .text(Self.arrayLiteral(operations.map(\.opId))),
+            .text(Self.arrayLiteral(operations.map(\.author.scene))),
+            .text(Self.arrayLiteral(operations.map(\.author.user))),
+            .text(Self.arrayLiteral(operations.map(\.author.name))),
+            .text(Self.arrayLiteral(operations.map { String($0.createdAt) })),
+            .int(last.operation.revision), .int(Int64(last.length)), .int(last.operation.createdAt),
+        ])
+        batch.moved(.document(id), to: last.operation.revision)
     }
 
     private func write(_ command: StoreCommand, _ batch: inout Batch) throws {
@@ -187,13 +268,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.query(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
             try record("document", id.rawValue, deleted: false, &batch)
         case .appendOperation(let id, let operation, let length):
-            // The insert's foreign key fails the batch for an unknown document.
-            try connection.query(WriteSQL.appendOperation, [
-                .text(id.rawValue), .int(operation.revision), .text(json(operation.operation.json)),
-                .text(operation.opId), .text(operation.author.scene), .text(operation.author.user),
-                .text(operation.author.name), .int(operation.createdAt), .int(Int64(length)),
-            ])
-            batch.moved(.document(id), to: operation.revision)
+            // A run of one (`write(_ commands:)` sends runs there); `append` counts it itself.
+            batch.written -= 1
+            try append([(operation, length)], to: id, &batch)
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
             try connection.query(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
             try connection.query(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
@@ -269,7 +346,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     private enum WriteSQL {
         static let lock = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))::bigint FROM unnest($1::text[]) AS k"
-        static let notify = "SELECT pg_notify('panes', $1)"
         static let storeSignal = """
             INSERT INTO node_signals (payload, created_at) VALUES ($1, \(nowMs))
             RETURNING id
@@ -361,14 +437,17 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             """
         static let insertSnapshot = "INSERT INTO document_snapshots (document, revision, text) VALUES ($1, $2, $3)"
         static let renameDocument = "UPDATE documents SET title = $2 WHERE id = $1"
-        /// Logs the operation and advances the document in one round trip.
-        static let appendOperation = """
+        /// Logs operations (one array element each, $2–$8) and advances the document to the
+        /// last ($9 revision, $10 length, $11 time) in one round trip.
+        static let appendOperations = """
             WITH logged AS (
                 INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
                                                  author_name, created_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                SELECT $1, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
+                FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
+                    AS o(revision, operation, op_id, author_scene, author_user, author_name, created_at)
                 RETURNING 1)
-            UPDATE documents SET revision = $2, length = $9, modified_at = $8 WHERE id = $1
+            UPDATE documents SET revision = $9, length = $10, modified_at = $11 WHERE id = $1
             """
         static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3 WHERE document = $1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision < $2"

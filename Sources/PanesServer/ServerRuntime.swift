@@ -61,13 +61,22 @@ public final class ServerRuntime: @unchecked Sendable {
                   now: ServerRuntime.wallClock)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
+        let waitMs = configuration.settings.conflictRetryWaitMs
+        let resolver: @Sendable (Commit, [StoredOperation]) -> Commit? = { commit, operations in
+            // On the store thread, the document's lock held: the hub makes the retry.
+            guard let runtime = box.runtime else { return nil }
+            let resolution = ConflictResolution()
+            runtime.transport.post { runtime.resolve(commit, operations, resolution) }
+            return resolution.wait(timeoutMs: waitMs)
+        }
         worker = StoreWorker(store: store, logger: logger,
                              checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
                              // A shared store is across a network: it goes away and comes back.
                              policy: store is any SharedStore ? .sharedStore : .fatal,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
-                             onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } })
+                             onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } },
+                             onConflict: store is any SharedStore ? resolver : nil)
         box.runtime = self
         transport.delegate = self
         try transport.start()
@@ -201,6 +210,29 @@ public final class ServerRuntime: @unchecked Sendable {
             held.removeAll(keepingCapacity: held.capacity <= 4096)
             heldHead = 0
         }
+    }
+
+    /// A document commit conflicted and the store thread, holding the document's lock, read
+    /// what the other nodes committed: the hub applies it (as it would any `behind` outcome)
+    /// and its retry is handed back to the store thread. Runs on the service thread.
+    private func resolve(_ commit: Commit, _ operations: [StoredOperation], _ resolution: ConflictResolution) {
+        let start = RuntimeMetrics.now
+        var effects = hub.handle(.committed(commit.id, .behind(operations)))
+        // The retry goes into the store thread's open transaction, where nothing can come
+        // before it; it is handed over first, because the lock is held until then and the
+        // rest of this turn (sending the other nodes' operations to this node's scenes) is
+        // most of its work. Replies to the retry come in a later turn, after those sends.
+        var retry: Commit?
+        if let index = effects.firstIndex(where: { if case .commit(let next) = $0 { next.channel == commit.channel } else { false } }),
+           case .commit(let next) = effects.remove(at: index) {
+            retry = next
+        }
+        if !resolution.answer(retry), let retry {
+            // The store thread gave up waiting (`conflictRetryWaitMs`): the ordinary way, then.
+            worker.submit(.commit(retry), sequence: nil)
+        }
+        perform(effects)
+        metrics.turn(since: start)
     }
 
     /// Another node wrote, or leases moved; runs on the service thread (posted by the listener
@@ -341,6 +373,9 @@ extension ServerRuntime: WebSocketServerDelegate {
                        [([:], metrics.connects)])
         text.histogram("panes_store_commit_duration_seconds", "Time to apply and make durable one store transaction.",
                        [([:], worker.commitDurations)])
+        text.histogram("panes_store_conflict_wait_seconds",
+                       "Cluster: how long the store thread, holding a document's lock after a conflict, waited for the retry.",
+                       [([:], worker.conflictWaits)])
         text.histogram("panes_fanout_duration_seconds",
                        "From a store transaction being durable to the last message it caused being queued.",
                        [([:], metrics.fanOut)])

@@ -8,6 +8,11 @@
 // Reads (`load`) wait in the same queue as writes, so a read runs after every write
 // submitted before it and sees it; its result goes back through `onLoaded` the same way.
 //
+// A shared store's document commit that conflicts is resolved inside its transaction, while
+// the channel's lock is held (`SharedStore.apply(_:resolvingConflicts:)`): `onConflict` takes
+// it to the service thread and waits there for the hub's retry, which replaces it in the
+// batch. Its outcome (`behind`) has then been handled, so it is not reported again.
+//
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
 // thread's alone.
@@ -57,6 +62,9 @@ final class StoreWorker: @unchecked Sendable {
     private let onApplied: @Sendable (StoreReport) -> Void
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
+    /// Resolves a conflicting document commit (shared stores): its retry, or nil. Called on
+    /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
+    private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
     private let checkpointInterval: TimeInterval
     private let policy: StoreFailurePolicy
     /// Persists that failed to commit, kept in order for the next try (`.stall` only), with the
@@ -80,6 +88,14 @@ final class StoreWorker: @unchecked Sendable {
     private(set) var commits = 0
     private(set) var committedWrites = 0
     private var durations = Histogram()
+    private var waits = Histogram()
+
+    /// How long each conflict resolution waited for the hub's retry; read under the lock.
+    var conflictWaits: Histogram {
+        condition.lock()
+        defer { condition.unlock() }
+        return waits
+    }
 
     /// How long transactions took to apply and become durable; read under the lock.
     var commitDurations: Histogram {
@@ -90,8 +106,10 @@ final class StoreWorker: @unchecked Sendable {
 
     init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, policy: StoreFailurePolicy = .fatal,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
-         onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void) {
+         onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
+         onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil) {
         self.store = store
+        self.onConflict = onConflict
         self.logger = logger
         self.onApplied = onApplied
         self.onFailure = onFailure
@@ -193,7 +211,7 @@ final class StoreWorker: @unchecked Sendable {
                 guard !writes.isEmpty else { return true }
                 let started = DispatchTime.now().uptimeNanoseconds
                 let outcomes: [CommitID: CommitOutcome]
-                switch apply(writes) {
+                switch apply(&writes) {
                 case .success(let applied):
                     outcomes = applied
                 case .failure(let reason):
@@ -337,12 +355,26 @@ final class StoreWorker: @unchecked Sendable {
     /// runtime then treats the store as failed, because acknowledging without durability would
     /// break the promise every acknowledgement makes; under `.stall` one more try is made (a
     /// connection found dead reconnects on the next call) before the writes are held.
-    private func apply(_ writes: [StoreWrite]) -> Result<[CommitID: CommitOutcome], StoreApplyFailure> {
+    /// - Parameter writes: a conflicting commit resolved on the way is replaced by its retry
+    ///   (or dropped), whether the transaction then commits or not: the hub has moved on to it.
+    private func apply(_ writes: inout [StoreWrite]) -> Result<[CommitID: CommitOutcome], StoreApplyFailure> {
         let attempts = policy == .fatal ? 5 : 2
         var reason = ""
         for attempt in 1...attempts {
+            var resolved: [CommitID: Commit?] = [:]
+            defer { if !resolved.isEmpty { Self.replace(resolved, in: &writes) } }
             do {
-                return .success(try store.apply(writes))
+                guard let onConflict, let shared = store as? any SharedStore else { return .success(try store.apply(writes)) }
+                return .success(try shared.apply(writes) { commit, operations in
+                    let asked = DispatchTime.now().uptimeNanoseconds
+                    let retry = onConflict(commit, operations)
+                    resolved[commit.id] = .some(retry)
+                    let waited = DispatchTime.now().uptimeNanoseconds - asked
+                    condition.lock()
+                    waits.observe(nanoseconds: waited)
+                    condition.unlock()
+                    return retry
+                })
             } catch {
                 reason = "\(error)"
                 logger.error("store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
@@ -350,6 +382,16 @@ final class StoreWorker: @unchecked Sendable {
             }
         }
         return .failure(StoreApplyFailure(reason: reason))
+    }
+}
+
+extension StoreWorker {
+    /// Puts each resolved commit's retry in its place (or takes it out when there was none).
+    static func replace(_ resolved: [CommitID: Commit?], in writes: inout [StoreWrite]) {
+        writes = writes.compactMap { write in
+            guard case .commit(let commit) = write, let retry = resolved[commit.id] else { return write }
+            return retry.map(StoreWrite.commit)
+        }
     }
 }
 

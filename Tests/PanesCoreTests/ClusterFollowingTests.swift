@@ -135,6 +135,35 @@ struct TwoNodes {
         #expect(bHolds == "aXbcY")
     }
 
+    @Test func aConflictAnsweredWithTheOtherNodesOperationsRetriesAtOnceWithoutARead() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(onA, text: "abc")
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
+        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        nodes.a.completesCommits = false
+        _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [1, "X", 2], "opId": "a1"])
+        _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [2, "Z", 1], "opId": "a2"])
+        // b commits two operations first; a's commit then conflicts.
+        _ = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 0, "operation": [3, "Y"], "opId": "b1"])
+        _ = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 1, "operation": [4, "W"], "opId": "b2"])
+        let resolved = nodes.a.completeCommits()
+        // The store's answer carried b's operations: no read of a's own, and a retried at once.
+        #expect(!resolved.contains { if case .load = $0 { true } else { false } }, "\(resolved)")
+        #expect(resolved.events(to: onA, named: "documentOperation").map { $0["opId"] } == ["b1", "b2"])
+        #expect(resolved.messages(to: onA).filter { $0["type"] == "reply" }.map { $0["result"]?["revision"] } == [3, 4])
+        TwoNodes.deliver(resolved, to: &nodes.b)
+        #expect(nodes.a.text(of: document) == "aXbZcYW")
+        #expect(nodes.a.hub.documents.open[DocumentID(document)].map { String($0.text) } == "aXbZcYW")
+        #expect(nodes.b.hub.documents.open[DocumentID(document)].map { String($0.text) } == "aXbZcYW")
+        let metrics = nodes.a.hub.metricsText()
+        #expect(metrics.contains("panes_document_commits_total{outcome=\"behind\"} 1"), "\(metrics)")
+        #expect(metrics.contains("panes_document_operations_followed_total 2"))
+        #expect(metrics.contains("panes_document_catch_up_reads_total{cause=\"conflict\"} 0"))
+    }
+
     /// Found by the two-node convergence simulation: the last scene left while the node read
     /// another node's operations, eviction waited for the read, and nothing evicted afterwards.
     @Test func aDocumentWhoseLastSceneLeftDuringACatchUpIsNotKept() {

@@ -43,7 +43,7 @@ public final class TestDatabase: @unchecked Sendable {
 
     deinit {
         guard let admin = try? PostgresConnection(url: server) else { return }
-        try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
     /// A new connection to this database.

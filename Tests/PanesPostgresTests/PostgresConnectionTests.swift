@@ -1,3 +1,4 @@
+import Foundation
 @testable import PanesPostgres
 import PanesPostgresTestSupport
 import Testing
@@ -15,6 +16,32 @@ import Testing
         #expect(rows.isNull(0, 3))
         // PostgreSQL's text cannot hold U+0000: it is sent as U+FFFD rather than refused.
         #expect(try connection.query("SELECT $1::text", [.text("a\u{0}b")]).text(0, 0) == "a\u{FFFD}b")
+    }
+
+    @Test func aNotificationSentWithTheCommitArrivesIntactAndOnlyIfItCommits() throws {
+        let database = try TestDatabase()
+        let listener = try database.connect()
+        try listener.execute("LISTEN panes")
+        let connection = try database.connect()
+        let payload = "it's \\ \"quoted\" $$ ✓ e\u{301} a\u{0}b"
+        #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.notifyAtCommit("panes", "rolled back")
+                throw PostgresError(.injectedFault, "the body fails")
+            }
+        }
+        try connection.transaction(resolvesLostCommit: true) { try connection.notifyAtCommit("panes", payload) }
+        var received: [String] = []
+        for _ in 0..<50 where received.isEmpty {
+            received += try listener.receiveNotifications().map(\.payload)
+            if received.isEmpty { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        #expect(received == [payload.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")])
+        // A failing statement before the COMMIT ends the transaction; the connection goes on.
+        #expect(throws: PostgresError.self) {
+            try connection.transaction { try connection.notifyAtCommit("panes", String(repeating: "x", count: 9_000)) }
+        }
+        #expect(try connection.integer("SELECT 1") == 1)
     }
 
     @Test func aRefusedStatementCarriesItsSQLStateAndIsNotTransient() throws {

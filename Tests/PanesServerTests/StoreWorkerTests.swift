@@ -99,6 +99,53 @@ import Testing
         #expect(try store.inner.loadPreferences(domain)?.values["k"]?.value == 3)
     }
 
+    /// A document commit that conflicts on a shared store is resolved inside its transaction:
+    /// its retry takes its place and is the one reported; the conflict itself is not (the
+    /// resolver delivered it).
+    @Test(arguments: [true, false])
+    func aConflictingDocumentCommitIsReplacedByItsRetryInTheSameTransaction(retries: Bool) throws {
+        let store = MemoryStore()
+        let id = DocumentID("doc_1")
+        let author = DocumentAuthor(scene: "scn_1", user: "ada", name: "Ada")
+        func operation(_ revision: Int64, _ text: String, after length: Int) -> StoredOperation {
+            var operation = TextOperation()
+            operation.retain(length)
+            operation.insert(text)
+            return StoredOperation(revision: revision, operation: operation, opId: "op\(revision)\(text)", author: author,
+                                   createdAt: 1)
+        }
+        try store.apply([.createDocument(DocumentRecord(id: id, workspace: "w", title: "t", createdAt: 1, createdBy: "ada",
+                                                        modifiedAt: 1, revision: 0, length: 0), text: "")])
+        // Another node committed revision 1.
+        let theirs = operation(1, "a", after: 0)
+        try store.apply([.appendOperation(id, theirs, length: 1)])
+        let asked = Mutex<[(CommitID, [StoredOperation])]>([])
+        let reports = Reports()
+        let retry = Commit(id: CommitID(2), channel: .document(id), base: 1,
+                           commands: [.appendOperation(id, operation(2, "b", after: 1), length: 2)])
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"), policy: .sharedStore,
+                                 onApplied: { report in reports.outcomes.withLock { $0 += report.outcomes } },
+                                 onFailure: { _ in }, onLoaded: { _ in },
+                                 onConflict: { commit, operations in
+                                     asked.withLock { $0.append((commit.id, operations)) }
+                                     return retries ? retry : nil
+                                 })
+        let domain = PreferenceDomain(workspace: "w", user: "ada")
+        worker.submit(.commit(Commit(id: CommitID(1), channel: .document(id), base: 0,
+                                     commands: [.appendOperation(id, operation(1, "b", after: 0), length: 1)])),
+                      sequence: nil)
+        worker.submit(.commit(Commit(id: CommitID(3), channel: .preferences(domain), base: 0,
+                                     commands: [.putPreference(domain, keyPath: "k", value: 1, version: 1)])), sequence: nil)
+        worker.start()
+        worker.stop()
+        #expect(asked.withLock { $0.map(\.0) } == [CommitID(1)])
+        #expect(asked.withLock { $0.map(\.1) } == [[theirs]])
+        let reported = reports.outcomes.withLock { $0 }
+        #expect(reported.map(\.0) == (retries ? [CommitID(2), CommitID(3)] : [CommitID(3)]))
+        #expect(reported.allSatisfy { $0.1 == .committed })
+        #expect(try store.loadOperations(id, after: 0)?.map(\.opId) == (retries ? ["op1a", "op2b"] : ["op1a"]))
+    }
+
     @Test func aCommitThatFailsBrieflyIsRetriedAndThenReportedDurable() {
         let store = FlakyStore(failures: 2)
         let reports = Reports()

@@ -32,6 +32,33 @@ import Testing
     }
 
     @Test(arguments: StoreKind.tested)
+    func manyOperationsAppendedInOneBatchComeBackExactlyWhateverTheyHold(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let id = DocumentID("doc_a1")
+        // Characters that quoting gets wrong: quotes, backslashes, braces, commas, spaces,
+        // NULL spelled out, an empty name, emoji.
+        let awkward = ["\"", "\\", "{a,b}", " NULL ", "", "😀 \"q\" \\n", "x,y", "}{"]
+        var operations: [StoredOperation] = []
+        var length = 0
+        for (index, text) in awkward.enumerated() {
+            var operation = Fixtures.appended(text.isEmpty ? "e" : text, at: Int64(index + 1), after: length)
+            operation.opId = text
+            operation.author = DocumentAuthor(scene: "scn_\(index)", user: text, name: text)
+            operations.append(operation)
+            length += (text.isEmpty ? "e" : text).unicodeScalars.count
+        }
+        try store.apply([.createDocument(Fixtures.document(), text: "")]
+                        + operations.prefix(5).map { .appendOperation(id, $0, length: 0) }
+                        + [.renameDocument(id, title: "between two runs")]
+                        + operations.dropFirst(5).map { .appendOperation(id, $0, length: length) })
+        let loaded = try #require(try Self.reloadedDocument(store))
+        #expect(loaded.operations == operations)
+        #expect(loaded.record.revision == Int64(awkward.count))
+        #expect(loaded.record.length == length)
+        #expect(loaded.record.modifiedAt == operations.last?.createdAt)
+    }
+
+    @Test(arguments: StoreKind.tested)
     func appendedOperationsComeBackInOrderAndAdvanceTheRecord(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let first = Fixtures.appended("é😀", at: 1, after: 2)

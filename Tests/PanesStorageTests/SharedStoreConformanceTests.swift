@@ -181,6 +181,80 @@ import Testing
     }
 
     @Test(arguments: StoreKind.shared)
+    func aConflictOnADocumentCarriesTheOperationsCommittedAfterItsBase(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        // The winner writes through a connection of its own, as another node would.
+        let other = try harness.secondNode() ?? store
+        let id = DocumentID("doc_a1")
+        let channel = Channel.document(id)
+        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        let first = Fixtures.appended("a", at: 1, after: 0)
+        let second = Fixtures.appended("b", at: 2, after: 1)
+        #expect(try other.apply([Self.commit(1, channel, base: 0, [.appendOperation(id, first, length: 1),
+                                                                   .appendOperation(id, second, length: 2)])])
+                == [CommitID(1): .committed])
+        // The loser, still at revision 0: nothing of its is written, and it learns both.
+        let late = Fixtures.appended("c", at: 1, after: 0)
+        #expect(try store.apply([Self.commit(2, channel, base: 0, [.appendOperation(id, late, length: 1)])])
+                == [CommitID(2): .behind([first, second])])
+        #expect(try store.apply([Self.commit(3, channel, base: 1, [.appendOperation(id, late, length: 1)])])
+                == [CommitID(3): .behind([second])])
+        // Retried on top of them, it commits.
+        let retried = Fixtures.appended("c", at: 3, after: 2)
+        #expect(try store.apply([Self.commit(4, channel, base: 2, [.appendOperation(id, retried, length: 3)])])
+                == [CommitID(4): .committed])
+        #expect(try store.loadOperations(id, after: 0) == [first, second, retried])
+
+        // Compacted past the base: a plain conflict (the node reads the snapshot instead).
+        try store.apply([.snapshotDocument(id, revision: 3, text: Rope("abc"), keepFrom: 3)])
+        #expect(try store.apply([Self.commit(5, channel, base: 1, [.appendOperation(id, late, length: 1)])])
+                == [CommitID(5): .conflict])
+        // No such document, and other channels: a plain conflict.
+        #expect(try store.apply([Self.commit(6, .document(DocumentID("doc_none")), base: 0,
+                                             [.appendOperation(DocumentID("doc_none"), late, length: 1)])])
+                == [CommitID(6): .conflict])
+        #expect(try store.apply([Self.commit(7, channel, base: -1, [.createDocument(Fixtures.document(), text: "")])])
+                == [CommitID(7): .conflict])
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func aConflictResolvedInsideTheTransactionWritesTheRetryInItsPlace(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let other = try harness.secondNode() ?? store
+        let id = DocumentID("doc_a1")
+        let channel = Channel.document(id)
+        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        let theirs = Fixtures.appended("a", at: 1, after: 0)
+        try other.apply([Self.commit(1, channel, base: 0, [.appendOperation(id, theirs, length: 1)])])
+        let mine = Fixtures.appended("b", at: 1, after: 0)
+        let retried = Fixtures.appended("b", at: 2, after: 1)
+        var asked: [(CommitID, [StoredOperation])] = []
+        let outcomes = try store.apply([
+            Self.commit(2, channel, base: 0, [.appendOperation(id, mine, length: 1)]),
+            .persist([.putSession(Fixtures.bareSession())]),
+        ]) { commit, operations in
+            asked.append((commit.id, operations))
+            return Commit(id: CommitID(3), channel: channel, base: 1, commands: [.appendOperation(id, retried, length: 2)])
+        }
+        #expect(asked.map(\.0) == [CommitID(2)])
+        #expect(asked.map(\.1) == [[theirs]])
+        #expect(outcomes == [CommitID(2): .behind([theirs]), CommitID(3): .committed])
+        #expect(try store.loadOperations(id, after: 0) == [theirs, retried])
+        #expect(try store.loadState().sessions == [Fixtures.bareSession()])
+
+        // A retry made on a stale base conflicts as any commit would, and is not resolved again.
+        let stale = try store.apply([Self.commit(4, channel, base: 0, [.appendOperation(id, mine, length: 1)])]) { commit, _ in
+            Commit(id: CommitID(5), channel: channel, base: 1, commands: [.appendOperation(id, retried, length: 2)])
+        }
+        #expect(stale == [CommitID(4): .behind([theirs, retried]), CommitID(5): .behind([retried])])
+        #expect(try store.loadOperations(id, after: 0) == [theirs, retried])
+    }
+
+    @Test(arguments: StoreKind.shared)
     func aDragEndsOnceAndItsEndingIsForgottenLongAfterItExpired(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }

@@ -158,6 +158,8 @@ COMMANDS = {
     "soak": ["soak"],
     # Issue 11: the cluster rows, and durable ack latency on PostgreSQL beside SQLite (acklat).
     "cluster": ["cluster-fanout", "cluster-docs", "acklat"],
+    # Just the hot document row (SQLite, 1 and 2 PostgreSQL nodes), e.g. to compare builds.
+    "cluster-docs": ["cluster-docs"],
     "profile": [],
 }
 COMMAND_SYSTEMS = {"prefs": ["panes", "raw"], "raw": ["panes", "raw"]}

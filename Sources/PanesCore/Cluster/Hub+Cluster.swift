@@ -144,6 +144,7 @@ extension Hub {
     }
 
     mutating func catchUpDocument(_ id: DocumentID, afterConflict: Bool) {
+        metrics.documentCatchUps[afterConflict ? "conflict" : "notice", default: 0] += 1
         cluster.documentsBehind[id] = nil
         commits.documentWriters[id, default: ChannelQueue()].catchingUp = true
         commits.documentWriters[id]?.afterConflict = afterConflict
@@ -360,7 +361,7 @@ extension Hub {
                 fork(session, for: pending)
             }
             resolvePendingConnects(of: session)
-        case .conflict:
+        case .conflict, .behind:
             // Another node claimed it first: it is live there, for now. Read who holds it and
             // wait, like any connect for a session live elsewhere.
             guard var pending else { return }

@@ -42,7 +42,7 @@ extension Hub {
                     fail(context.id, request: request, error, to: context.connection)
                 }
             }
-        case .conflict:
+        case .conflict, .behind:
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags.drags[drag.id] ?? drag

@@ -137,11 +137,11 @@ extension Hub {
             let entry = sessionSummary(sessions[written.id] ?? written)
             if scenes[context.scene] != nil { send(.reply(context.id, result: ["session": entry]), to: context.connection) }
             sessionsChanged(for: written.owner)
-        case .conflict where retry.attempt < 3:
+        case .conflict where retry.attempt < 3, .behind where retry.attempt < 3:
             // Another node wrote the record first: read it, then make the refresh again on it.
             cluster.refreshWaiters.append((cluster.recordLoadsStarted, retry))
             if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
-        case .conflict:
+        case .conflict, .behind:
             fail(context.id, request: RefreshRequest.type,
                  PanesError(.storageFailed, "the session kept changing on other nodes; retry", retryAfterMs: 100),
                  to: context.connection)

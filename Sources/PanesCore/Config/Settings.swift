@@ -25,6 +25,7 @@ public struct Settings: Sendable, Equatable {
     // Cluster (several nodes on one shared store)
     public var nodeLeaseMs = 5_000
     public var nodeHeartbeatMs = 1_000
+    public var conflictRetryWaitMs = 1_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -114,6 +115,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "nodeHeartbeatMs", keyPath: \.nodeHeartbeatMs,
               meaning: "Cluster: how often a node renews its lease; keep it well under `nodeLeaseMs`.",
               range: 100...60_000),
+        .init(name: "conflictRetryWaitMs", keyPath: \.conflictRetryWaitMs,
+              meaning: "Cluster: when a node's document commit conflicts, the longest its store thread keeps the document locked waiting for the retry (normally well under a millisecond; this bounds a stalled service thread).",
+              range: 1...60_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
               range: 1_000...Int(Int32.max) * 1_000),

@@ -22,4 +22,9 @@ struct DocumentBatch: Sendable {
     let outcomes: [Outcome]
     /// The document after the batch (text and log; its participants are not used).
     let working: OpenDocument
+
+    /// How many of its edits the batch applies (not failed, not duplicates).
+    var appliedCount: Int {
+        outcomes.count { if case .applied = $0 { true } else { false } }
+    }
 }

@@ -87,6 +87,7 @@ extension Hub {
     /// The outcome of a document commit: applies and answers, or requeues after a conflict.
     mutating func documentCommitted(_ id: DocumentID, _ batch: DocumentBatch, _ outcome: CommitOutcome) {
         commits.documentWriters[id]?.inFlight = nil
+        metrics.countDocumentCommit(outcome, operations: batch.appliedCount)
         switch outcome {
         case .committed:
             if var document = documents.open[id] {
@@ -110,6 +111,20 @@ extension Hub {
             commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
             catchUpDocument(id, afterConflict: true)
             return
+        case .behind(let operations):
+            // Another node committed first, and the store answered with what it committed: it
+            // is applied here (and sent to this node's scenes) as a catch-up read would, and
+            // the edits go again at once, rebased on it. A hot document edited from several
+            // nodes conflicts often; this keeps each conflict to the one round trip.
+            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
+            _ = applyCommitted(operations, to: id)
+            retryOpens(document: id)
+            guard let last = operations.last?.revision, documents.open[id]?.revision == last else {
+                // Not what this node can take (the document went meanwhile, or they do not
+                // follow on from it): the ordinary conflict path reads and decides.
+                catchUpDocument(id, afterConflict: true)
+                return
+            }
         case .failed(let reason):
             logger.error("document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the edit could not be stored; nothing was changed, retry",

@@ -109,6 +109,7 @@ extension Hub {
             broadcast(.event(.documentOperation(id, entry)), to: document.participants.values.map(\.connection).sorted())
         }
         documents.open[id] = document
+        metrics.documentOperationsFollowed += applied
         if applied > 0, var record = documents.records[id] {
             record.revision = document.revision
             record.length = document.length

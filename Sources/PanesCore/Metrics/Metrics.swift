@@ -6,6 +6,26 @@ public struct Metrics: Sendable {
     public var requests: [String: Int] = [:]
     public var errors: [String: Int] = [:]
     public var lifecycle: [String: Int] = [:]
+    /// Document commits by outcome, and the edits the committed ones carried: their ratio is
+    /// the batch size, and conflicts say how often nodes raced on one document.
+    public var documentCommits: [String: Int] = [:]
+    public var documentOperationsCommitted = 0
+    /// Reads of a document's operations that other nodes committed, by what asked for them:
+    /// a notice (the node was idle) or a conflict the store did not answer with them.
+    public var documentCatchUps: [String: Int] = [:]
+    /// Operations other nodes committed, applied here.
+    public var documentOperationsFollowed = 0
+
+    mutating func countDocumentCommit(_ outcome: CommitOutcome, operations: Int) {
+        let name = switch outcome {
+        case .committed: "committed"
+        case .conflict: "conflict"
+        case .behind: "behind"
+        case .failed: "failed"
+        }
+        documentCommits[name, default: 0] += 1
+        if outcome == .committed { documentOperationsCommitted += operations }
+    }
 }
 
 extension Hub {
@@ -26,6 +46,16 @@ extension Hub {
                     ErrorCode.allCases.map { (["code": $0.rawValue], metrics.errors[$0.rawValue] ?? 0) })
         out.counter("panes_scene_events_total", "Scene lifecycle callbacks.",
                     LifecycleEvent.allCases.map { (["event": $0.rawValue], metrics.lifecycle[$0.rawValue] ?? 0) })
+        out.counter("panes_document_commits_total",
+                    "Document commits by outcome (behind: a conflict answered with the other nodes' operations).",
+                    ["committed", "conflict", "behind", "failed"].map { (["outcome": $0], metrics.documentCommits[$0] ?? 0) })
+        out.counter("panes_document_operations_committed_total", "Edits carried by the document commits that committed.",
+                    [([:], metrics.documentOperationsCommitted)])
+        out.counter("panes_document_catch_up_reads_total",
+                    "Reads of operations other nodes committed, by cause (a notice, or a conflict).",
+                    ["notice", "conflict"].map { (["cause": $0], metrics.documentCatchUps[$0] ?? 0) })
+        out.counter("panes_document_operations_followed_total", "Operations other nodes committed, applied here.",
+                    [([:], metrics.documentOperationsFollowed)])
         return out.text
     }
 }

@@ -166,7 +166,7 @@ extension Hub {
         switch outcome {
         case .committed:
             answer(writes, outcomes, in: domain, applying: true)
-        case .conflict:
+        case .conflict, .behind:
             // Another node wrote first: read what it wrote, then check these again on top of it.
             commits.preferenceWriters[domain]?.waiting.insert(contentsOf: writes, at: 0)
             catchUpPreferences(domain, afterConflict: true)

@@ -67,6 +67,12 @@ public enum CommitOutcome: Sendable, Equatable {
     case committed
     /// The channel was no longer at `base`: nothing was written; catch up and retry.
     case conflict
+    /// A conflict on a document's log that the store answered with what the hub was missing:
+    /// the operations committed after `base`, oldest first, following on from it with none
+    /// left out, read in the same transaction. Nothing was written. The hub applies them and
+    /// retries at once, instead of spending a read of its own on them (shared stores; `conflict`
+    /// when the log no longer reaches back to `base`).
+    case behind([StoredOperation])
     /// The store could not commit it (the database is unreachable, say): nothing was written;
     /// the requests get a retryable error.
     case failed(String)

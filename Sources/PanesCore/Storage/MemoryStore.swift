@@ -64,24 +64,40 @@ public final class MemoryStore: Store {
     }
 
     public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+        try apply(writes, resolvingConflicts: { _, _ in nil })
+    }
+
+    public func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
+        -> [CommitID: CommitOutcome] {
         if failNextApply {
             failNextApply = false
             throw MemoryStoreError.injectedFailure
         }
         undo.removeAll()
         var outcomes: [CommitID: CommitOutcome] = [:]
+        var resolved: Set<Channel> = []
         do {
             for write in writes {
                 switch write {
                 case .persist(let commands):
                     for command in commands { try apply(command) }
                 case .commit(let commit):
-                    guard version(of: commit.channel) == commit.base else {
-                        outcomes[commit.id] = .conflict
-                        continue
+                    var next: Commit? = commit
+                    while let commit = next {
+                        next = nil
+                        guard version(of: commit.channel) == commit.base else {
+                            let outcome = conflict(on: commit)
+                            outcomes[commit.id] = outcome
+                            if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
+                                next = resolve(commit, operations)
+                                precondition(next.map { $0.channel == commit.channel } ?? true,
+                                             "a conflict is resolved on its own channel")
+                            }
+                            continue
+                        }
+                        for command in commit.commands { try apply(command) }
+                        outcomes[commit.id] = .committed
                     }
-                    for command in commit.commands { try apply(command) }
-                    outcomes[commit.id] = .committed
                 case .signal(let signal):
                     let count = signals.count
                     undo.append { [unowned self] in signals.removeLast(signals.count - count) }
@@ -95,6 +111,17 @@ public final class MemoryStore: Store {
         }
         undo.removeAll()
         return outcomes
+    }
+
+    /// A conflict on a document carries the operations after the commit's base, as a shared
+    /// store answers it (`CommitOutcome.behind`), when the log still reaches back to it.
+    private func conflict(on commit: Commit) -> CommitOutcome {
+        guard case .document(let id) = commit.channel, let document = documents[id], commit.base >= 0,
+              document.record.revision > commit.base,
+              let operations = try? loadOperations(id, after: commit.base),
+              operations.first?.revision == commit.base + 1,
+              operations.count == Int(document.record.revision - commit.base) else { return .conflict }
+        return .behind(operations)
     }
 
     /// A channel's current version, as a commit's base is checked against.

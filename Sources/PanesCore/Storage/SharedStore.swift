@@ -6,6 +6,19 @@
 /// notice lost while the listening connection was down costs nothing: after `.resubscribed`
 /// the node looks at everything.
 public protocol SharedStore: Store {
+    /// `apply`, except that a document commit that conflicts, and that the store can answer
+    /// with the operations committed after its base (`CommitOutcome.behind`), is first handed
+    /// to `resolve` with them while the transaction still holds the channel's lock: the commit
+    /// it returns (the same channel, based on the revision now) is written in its place, in the
+    /// same transaction, so no other node can commit in between and make it conflict again.
+    /// Each channel is resolved at most once per call. The conflicting commit's outcome is
+    /// still in the result (`behind`), as is the replacement's; nil from `resolve` writes nothing.
+    ///
+    /// Why: two nodes writing one hot document both keep one commit in flight, and a commit
+    /// that waited for the other node's lock always finds the channel moved; let go of the
+    /// lock, its retry would wait behind the other node's next commit and find it moved again.
+    func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
+        -> [CommitID: CommitOutcome]
     /// Sessions and document records written or deleted after `cursor` (a store-wide sequence
     /// that every such write advances), oldest first, and the cursor to ask from next time.
     func loadRecordChanges(after cursor: Int64) throws -> RecordChanges
