@@ -365,6 +365,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             INSERT INTO record_versions (kind, id, seq, deleted_at)
             VALUES (\(kind), \(id), nextval('record_seq'), CASE WHEN \(deleted) = 1 THEN \(nowMs) END)
             ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+                WHERE record_versions.deleted_at IS NULL
             RETURNING seq
             """
         }
@@ -375,8 +376,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
                                       user_info, restoration_activity, restoration_meta, created_at, last_active_at,
                                       failed_restores, live_since, subtitle, revision)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text, $9, $10::text, $11::text, $12, $13, $14, $15::bigint, $16,
-                        $17)
+                SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
+                       $10::text, $11::text, $12::bigint, $13::bigint, $14::bigint, $15::bigint, $16::text, $17::bigint
+                WHERE NOT EXISTS (\(deletedSession))
                 ON CONFLICT (id) DO UPDATE SET
                     workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
                     role = excluded.role, configuration = excluded.configuration, title = excluded.title,
@@ -392,10 +394,17 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
             RETURNING seq
             """
+        /// A session deleted (its tombstone in `record_versions`, $1 its id): session ids are
+        /// never used again, so a write to it from a node that has not read the deletion yet is
+        /// dropped instead of bringing it back. A tombstone stays one until it is pruned.
+        static let deletedSession = """
+            SELECT 1 FROM record_versions WHERE kind = 'session' AND id = $1 AND deleted_at IS NOT NULL
+            """
         static let deleteSession = "DELETE FROM sessions WHERE id = $1"
         static let deleteClaim = "DELETE FROM session_claims WHERE session = $1"
         static let upsertClaim = """
-            INSERT INTO session_claims (session, node, epoch) VALUES ($1, $2::text, $3)
+            INSERT INTO session_claims (session, node, epoch) SELECT $1::text, $2::text, $3::bigint
+            WHERE NOT EXISTS (\(deletedSession))
             ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = excluded.epoch
             """
         static let bumpDomain = """

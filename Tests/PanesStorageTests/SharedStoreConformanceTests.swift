@@ -40,6 +40,35 @@ import Testing
         #expect(try store.loadRecordChanges(after: changes.cursor) == RecordChanges(cursor: changes.cursor))
     }
 
+    /// Discard cleans everywhere: a node that has not read a deletion yet may still write the
+    /// session (a title it follows, its lease); the write must not bring the session back.
+    @Test(arguments: StoreKind.shared)
+    func aDeletedSessionIsNotBroughtBackByALateWriteOrClaim(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        var session = Fixtures.bareSession(id: "a1")
+        try store.apply([.putSession(session), .claimSession(session.id, SessionClaim(node: NodeID("n1"), epoch: 1))])
+        let cursor = try store.loadState().recordCursor
+        try store.apply([.deleteSession(session.id)])
+        session.title = "written late, by a node that had not read the deletion"
+        session.revision = 5
+        try store.apply([.putSession(session)])
+        try store.apply([.putSession(Fixtures.bareSession(id: "a1"))])
+        // A claim on it (whatever the outcome of its commit) holds nothing either.
+        _ = try store.apply([Self.commit(1, .session(session.id), base: 0,
+                                         [.claimSession(session.id, SessionClaim(node: NodeID("n2"), epoch: 1))])])
+        #expect(try store.loadState().sessions.isEmpty)
+        #expect(try store.loadState().claims[session.id] == nil)
+        let changes = try store.loadRecordChanges(after: cursor)
+        #expect(changes.sessions.isEmpty)
+        #expect(changes.deletedSessions == [session.id])
+        #expect(changes.claims.isEmpty)
+        // Other sessions are written as ever.
+        try store.apply([.putSession(Fixtures.bareSession(id: "b2"))])
+        #expect(try store.loadState().sessions.map(\.id) == [SessionID("b2")])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aFailedBatchAdvancesNoCursor(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

@@ -10,6 +10,9 @@ public final class MemoryStore: Store {
     /// nodes on one database: who holds each session, a sequence over record writes, and
     /// each domain's change log.
     private var claims: [SessionID: SessionClaim] = [:]
+    /// Sessions deleted: a session id is never used again, so a write to one (from a node
+    /// that has not read the deletion yet) is dropped instead of bringing the session back.
+    private var deletedSessions: [SessionID: Bool] = [:]
     private var recordSequence: Int64 = 0
     private var recordLog: [(sequence: Int64, record: RecordKey)] = []
     private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
@@ -135,6 +138,7 @@ public final class MemoryStore: Store {
     private func apply(_ command: StoreCommand) throws {
         switch command {
         case .putSession(let session):
+            if deletedSessions[session.id] != nil { return }
             // A write from an older copy than the one stored is dropped (see `revision`).
             if session.revision > 0, let stored = sessions[session.id], stored.revision >= session.revision { return }
             remember(session.id, in: \.sessions)
@@ -143,10 +147,13 @@ public final class MemoryStore: Store {
         case .deleteSession(let id):
             remember(id, in: \.sessions)
             remember(id, in: \.claims)
+            remember(id, in: \.deletedSessions)
             sessions[id] = nil
             claims[id] = nil
+            deletedSessions[id] = true
             logRecord(.session(id))
         case .claimSession(let id, let claim):
+            if deletedSessions[id] != nil { return }
             remember(id, in: \.claims)
             claims[id] = claim
             logRecord(.session(id))
