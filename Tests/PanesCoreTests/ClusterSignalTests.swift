@@ -211,6 +211,34 @@ import Testing
         #expect(nodes.a.request(other, "drop", ["drag": drag, "target": "scene"]).errorCode == "drag_already_dropped")
     }
 
+    /// The switcher lists windows live on other nodes; a drop naming one reaches it through its
+    /// node, as a drop onto another window of the same node does.
+    @Test func aDropOntoAWindowLiveOnAnotherNodeReachesItThroughItsNode() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (target, connected) = nodes.b.connect()
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let scene = connected["scene"] ?? .null
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        let dropped = nodes.a.send(source, "drop", ["drag": drag, "target": "scene", "scene": scene, "operation": "copy"])
+        let reply = dropped.messages(to: source).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["delivered"] == scene, "\(String(describing: reply))")
+        let ended = dropped.events(to: source, named: "dragEnded")
+        #expect(ended.first?["target"]?["session"] == connected["session"]?["persistentIdentifier"])
+        // b delivers the items to its window, once.
+        let received = TwoNodes.deliver(dropped, to: &nodes.b).events(to: target, named: "itemsDropped")
+        #expect(received.count == 1)
+        #expect(received.first?["items"]?.arrayValue?.first?["title"] == "Notes")
+        #expect(received.first?["operation"] == "copy")
+        // A scene nobody has live anywhere is still not found.
+        let again = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let second = again.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        #expect(nodes.a.request(source, "drop", ["drag": second, "target": "scene", "scene": "scn_nobody"]).errorCode
+                == "scene_not_found")
+    }
+
     @Test func twoDropsOfOneDragOnTwoNodesInTheSameInstantDeliverItOnce() {
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()

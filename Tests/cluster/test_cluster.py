@@ -212,6 +212,22 @@ def test_drag_from_a_window_on_one_node_onto_windows_and_the_new_window_zone_thr
     assert window.connected["connectionOptions"]["userActivities"][0]["title"] == "Notes"
     assert source.event("dragEnded")["target"]["kind"] == "newWindow"
 
+    # A third, dropped by the source's own window onto the window on b that its switcher lists:
+    # a delivers it through b. (a may not have heard of b's window yet: a person takes longer.)
+    drag = source.request("beginDrag", items=[item])["drag"]
+    deadline = time.monotonic() + 5
+    while True:
+        reply = source.reply(source.send("drop", drag=drag, target="scene", scene=target.connected["scene"],
+                                         operation="copy"))
+        if reply["ok"] or reply["error"]["code"] != "scene_not_found" or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert reply["ok"], reply
+    assert reply["result"]["delivered"] == target.connected["scene"]
+    received = target.event("itemsDropped")
+    assert received["items"][0]["title"] == "Notes" and received["operation"] == "copy"
+    assert source.event("dragEnded")["target"]["session"] == target.credentials["id"]
+
 
 def test_a_document_made_on_one_node_opens_at_once_on_the_other(cluster, workspace):
     a, b = cluster.nodes

@@ -64,6 +64,20 @@ extension Hub {
         return RemoteScene(scene: nil, state: .background, traits: .null, epoch: claim?.epoch ?? 0)
     }
 
+    /// A scene of this user live on another node (the switcher lists it), with that node and
+    /// the scene's session, if the claims say its node still holds it.
+    func remoteLive(_ scene: SceneID, of owner: OwnerKey) -> (node: NodeID, session: SessionID)? {
+        guard isClustered else { return nil }
+        for (node, live) in (cluster.remoteScenes[owner] ?? [:]).sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where !cluster.expired.contains(node) {
+            for (session, entry) in live where entry.scene == scene.rawValue {
+                guard let stored = sessions[session], remoteScene(of: stored)?.scene == scene.rawValue else { continue }
+                return (node, session)
+            }
+        }
+        return nil
+    }
+
     /// The highest state of the user's scenes on other nodes (their part of the app state).
     func remoteAppState(of owner: OwnerKey) -> ActivationState? {
         guard isClustered else { return nil }

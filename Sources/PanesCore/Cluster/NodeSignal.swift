@@ -34,6 +34,9 @@ public struct NodeSignal: Sendable, Equatable {
         case scenes(JSONValue)
         /// Asks every node for its live scenes (`scenes`, sent back to the asker alone).
         case scenesWanted
+        /// A drop delivered to a scene live on the receiving node: the `itemsDropped` event's
+        /// fields, for that scene.
+        case itemsDropped(scene: String, event: JSONValue)
     }
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
@@ -60,6 +63,7 @@ public struct NodeSignal: Sendable, Equatable {
         case .dragEnded(let ended): object["dragEnded"] = ended
         case .scenes(let scenes): object["scenes"] = scenes
         case .scenesWanted: object["scenesWanted"] = true
+        case .itemsDropped(let scene, let event): object["itemsDropped"] = ["scene": .string(scene), "event": event]
         }
         return .object(object)
     }
@@ -91,6 +95,8 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .scenes(scenes)
         } else if json["scenesWanted"] == true {
             kind = .scenesWanted
+        } else if let dropped = json["itemsDropped"], let scene = dropped["scene"]?.stringValue {
+            kind = .itemsDropped(scene: scene, event: dropped["event"] ?? .null)
         } else {
             return nil
         }

@@ -28,7 +28,9 @@ extension Hub {
         guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
-        _ = try receiver(of: target, named: named, dropper: dropper)
+        if remoteReceiver(of: target, named: named, dropper: dropper) == nil {
+            _ = try receiver(of: target, named: named, dropper: dropper)
+        }
         if target == .newWindow {
             // Check every item has a configuration before creating any session.
             for (index, item) in drag.items.enumerated()
@@ -61,6 +63,15 @@ extension Hub {
         return scene
     }
 
+    /// The scene a drop onto a named scene goes to when that scene is live on another node
+    /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
+    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Scene)
+        -> (node: NodeID, scene: SceneID, session: SessionID)? {
+        guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
+              let remote = remoteLive(named, of: dropper.owner) else { return nil }
+        return (remote.node, named, remote.session)
+    }
+
     /// Hands a checked drop's items over and tells the source: the drop has won.
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                           from dropper: Scene) throws(PanesError) -> JSONValue {
@@ -69,15 +80,22 @@ extension Hub {
         let ended: JSONValue
         switch target {
         case .scene:
-            let receiver = try receiver(of: target, named: named, dropper: dropper) ?? dropper
             let items = JSONValue.array(drag.items.map(\.activity.json))
+            let dropped: [String: JSONValue] = [
+                "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
+                "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
+            ]
+            if let remote = remoteReceiver(of: target, named: named, dropper: dropper) {
+                signal(.itemsDropped(scene: remote.scene.rawValue, event: .object(dropped)), to: remote.node)
+                result = ["delivered": .string(remote.scene.rawValue)]
+                ended = ["kind": "scene", "scene": .string(remote.scene.rawValue), "session": .string(remote.session.rawValue)]
+                break
+            }
+            let receiver = try receiver(of: target, named: named, dropper: dropper) ?? dropper
             if receiver.id == dropper.id {
                 result = ["items": items, "operation": .string(operation.rawValue)]
             } else {
-                send(.event(ServerEvent("itemsDropped", [
-                    "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
-                    "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
-                ])), to: receiver.connection)
+                send(.event(ServerEvent("itemsDropped", dropped)), to: receiver.connection)
                 result = ["delivered": .string(receiver.id.rawValue)]
             }
             ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
