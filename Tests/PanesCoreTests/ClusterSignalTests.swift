@@ -239,6 +239,40 @@ import Testing
                 == "scene_not_found")
     }
 
+    /// A drop through another node in the last moment and the expiry on the drag's own node:
+    /// the store orders them, and the source hears of exactly one.
+    @Test(arguments: [true, false])
+    func aLastMomentDropAndTheExpiryAreNotBothReported(dropFirst: Bool) {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (target, _) = nodes.b.connect()
+        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        TwoNodes.deliver(began, to: &nodes.b)
+        let lifetime = Millis(nodes.a.hub.settings.dragLifetimeMs)
+        // b's clock is a little behind a's: its drop is in time by its own clock.
+        nodes.b.clock.advance(lifetime - 10)
+        nodes.a.clock.advance(lifetime + 10)
+        nodes.b.completesCommits = false
+        var dropped = nodes.b.send(target, "drop", ["drag": drag, "target": "scene", "operation": "copy"])
+        if dropFirst { dropped += nodes.b.completeCommits() }
+        let expired = nodes.a.run(.tick)
+        if !dropFirst { dropped += nodes.b.completeCommits() }
+        // Each node hears the other's signals only now.
+        let heardOnA = TwoNodes.deliver(dropped, to: &nodes.a)
+        TwoNodes.deliver(expired, to: &nodes.b)
+        let ended = (expired + heardOnA).events(to: source, named: "dragEnded")
+        #expect(ended.count == 1, "\(ended)")
+        #expect(ended.first?["outcome"] == (dropFirst ? "dropped" : "cancelled"))
+        let reply = dropped.messages(to: target).last { $0["type"] == "reply" }
+        if dropFirst {
+            #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        } else {
+            // b cannot tell the expiry from another drop when its own is refused.
+            #expect(["drag_not_found", "drag_already_dropped"].contains(reply?.errorCode), "\(String(describing: reply))")
+        }
+    }
+
     @Test func twoDropsOfOneDragOnTwoNodesInTheSameInstantDeliverItOnce() {
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()

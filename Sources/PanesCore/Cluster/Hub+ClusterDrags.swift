@@ -19,7 +19,10 @@ extension Hub {
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
     /// the drag was already dropped (or cancelled), as on one node.
     mutating func dragEndCommitted(_ drag: DragState.Drag, _ ending: DragEnding, _ outcome: CommitOutcome) {
-        let context = ending.context
+        guard let context = ending.context else {
+            expiryCommitted(drag, outcome)
+            return
+        }
         let request = ending.kind.request
         switch outcome {
         case .committed:
@@ -29,6 +32,8 @@ extension Hub {
                 return
             }
             switch ending.kind {
+            case .expire:
+                endDrag(drag, reason: "expired")
             case .cancel:
                 endDrag(drag, reason: "cancelled by its source")
                 send(.reply(context.id, result: [:]), to: context.connection)
@@ -48,7 +53,10 @@ extension Hub {
             var ended = drags.drags[drag.id] ?? drag
             if ended.phase == .pending { ended.phase = .dropped }
             drags.drags[drag.id]?.phase = ended.phase
-            let error = ending.kind.isCancel
+            // Past its expiry by now: most likely its expiry ended it, as a single node answers.
+            let error = drag.expiresAt <= now()
+                ? PanesError(.dragNotFound, "no drag \(drag.id) (unknown or expired)", field: "drag")
+                : ending.kind.isCancel
                 ? PanesError(.dragAlreadyDropped, "drag \(drag.id) already ended", field: "drag")
                 : alreadyEnded(ended)
             fail(context.id, request: request, error, to: context.connection)
@@ -60,6 +68,27 @@ extension Hub {
         }
     }
 
+
+    /// The expiry of a drag begun here, ordered in the store like a drop: if a drop through
+    /// another node ended the drag first, that drop is how it ended (its node tells the source),
+    /// and the expiry reports nothing.
+    mutating func expiryCommitted(_ drag: DragState.Drag, _ outcome: CommitOutcome) {
+        switch outcome {
+        case .committed:
+            endDrag(drag, reason: "expired")
+        case .conflict, .behind:
+            // A drop through another node ended it first. Its `dragEnded` (which may have come
+            // already) tells the source; the copy goes once a lease has passed.
+            if drags.drags[drag.id]?.phase == .expiring { drags.drags[drag.id]?.phase = .dropped }
+            drags.deadlines.push(drag.id, at: now() + Millis(settings.nodeLeaseMs))
+            return
+        case .failed(let reason):
+            // Unknown whether a drop won; the source must not wait for ever.
+            logger.error("a drag's expiry could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
+            endDrag(drag, reason: "expired")
+        }
+        drags.drags[drag.id] = nil
+    }
 
     mutating func shareDrag(_ drag: DragState.Drag) {
         guard isClustered else { return }
@@ -112,11 +141,14 @@ struct DragEnding: Sendable {
     enum Kind: Sendable {
         case drop(DropTarget, DragOperation, SceneID?)
         case cancel
+        /// The drag's lifetime ran out on the node it began on (no request to answer).
+        case expire
 
         var request: String {
             switch self {
             case .drop: DropRequest.type
             case .cancel: CancelDragRequest.type
+            case .expire: ""
             }
         }
 
@@ -126,5 +158,6 @@ struct DragEnding: Sendable {
     }
 
     let kind: Kind
-    let context: RequestContext
+    /// The request to answer; nil for an expiry.
+    let context: RequestContext?
 }

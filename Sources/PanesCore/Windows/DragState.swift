@@ -2,7 +2,9 @@
 /// "already dropped" rather than "unknown".
 struct DragState: Sendable {
     enum Phase: Sendable, Equatable {
-        case pending, dropped, cancelled
+        /// `expiring`: its lifetime ran out on the node it began on, which is asking the store
+        /// whether a drop through another node ended it first (`Hub.expiryCommitted`).
+        case pending, dropped, cancelled, expiring
     }
 
     struct Drag: Sendable {

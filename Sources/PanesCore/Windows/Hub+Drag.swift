@@ -150,8 +150,19 @@ extension Hub {
     mutating func expireDrags(now: Millis) {
         for (_, id) in drags.deadlines.popDue(now: now) {
             guard let drag = drags.drags[id], drag.expiresAt <= now else { continue }
-            // An expiry is reported by the node the drag began on; every node drops its copy.
-            if drag.phase == .pending, drag.origin == nil { endDrag(drag, reason: "expired") }
+            // An expiry is reported by the node the drag began on; every node drops its copy. In
+            // a cluster it is ordered in the store like a drop, so a drop made through another
+            // node in the last moment and the expiry are not both reported.
+            if drag.phase == .pending, drag.origin == nil {
+                if isClustered {
+                    // Kept until the store says how it ended: a drop that won is told here by
+                    // its node's `dragEnded`, and this node tells the source.
+                    drags.drags[drag.id]?.phase = .expiring
+                    endInStore(drag, DragEnding(kind: .expire, context: nil))
+                    continue
+                }
+                endDrag(drag, reason: "expired")
+            }
             drags.drags[drag.id] = nil
         }
     }
