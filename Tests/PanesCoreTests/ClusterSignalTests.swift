@@ -192,13 +192,18 @@ import Testing
     static let item: JSONValue = ["activity": ["activityType": "panes.document", "title": "Notes",
                                                "targetContentIdentifier": "doc_notes"], "operations": ["copy", "move"]]
 
+    /// Begins a drag of `item` from `source` on node a, and lets node b hear of it.
+    static func beginDrag(on nodes: inout TwoNodes, from source: ConnectionID) -> JSONValue {
+        let began = nodes.a.send(source, "beginDrag", ["items": [item]])
+        TwoNodes.deliver(began, to: &nodes.b)
+        return began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+    }
+
     @Test func aDragFromOneNodeDropsOntoAWindowOnAnother() {
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()
         let (target, _) = nodes.b.connect()
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
-        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = Self.beginDrag(on: &nodes, from: source)
         let dropped = nodes.b.send(target, "drop", ["drag": drag, "target": "scene", "operation": "move"])
         let reply = dropped.messages(to: target).last { $0["type"] == "reply" }
         #expect(reply?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes", "\(String(describing: reply))")
@@ -220,8 +225,7 @@ import Testing
         let (target, connected) = nodes.b.connect()
         TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
         let scene = connected["scene"] ?? .null
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        let drag = Self.beginDrag(on: &nodes, from: source)
         let dropped = nodes.a.send(source, "drop", ["drag": drag, "target": "scene", "scene": scene, "operation": "copy"])
         let reply = dropped.messages(to: source).last { $0["type"] == "reply" }
         #expect(reply?["result"]?["delivered"] == scene, "\(String(describing: reply))")
@@ -233,8 +237,7 @@ import Testing
         #expect(received.first?["items"]?.arrayValue?.first?["title"] == "Notes")
         #expect(received.first?["operation"] == "copy")
         // A scene nobody has live anywhere is still not found.
-        let again = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let second = again.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        let second = Self.beginDrag(on: &nodes, from: source)
         #expect(nodes.a.request(source, "drop", ["drag": second, "target": "scene", "scene": "scn_nobody"]).errorCode
                 == "scene_not_found")
     }
@@ -246,9 +249,7 @@ import Testing
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()
         let (target, _) = nodes.b.connect()
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
-        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = Self.beginDrag(on: &nodes, from: source)
         let lifetime = Millis(nodes.a.hub.settings.dragLifetimeMs)
         // b's clock is a little behind a's: its drop is in time by its own clock.
         nodes.b.clock.advance(lifetime - 10)
@@ -278,9 +279,7 @@ import Testing
         let (source, _) = nodes.a.connect()
         let (onA, _) = nodes.a.connect()
         let (onB, _) = nodes.b.connect()
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
-        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = Self.beginDrag(on: &nodes, from: source)
         // Both nodes take their drop before either hears of the other's.
         nodes.a.completesCommits = false
         nodes.b.completesCommits = false
@@ -305,9 +304,7 @@ import Testing
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()
         let (onB, _) = nodes.b.connect()
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
-        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = Self.beginDrag(on: &nodes, from: source)
         nodes.a.completesCommits = false
         nodes.b.completesCommits = false
         var onNodeB = nodes.b.send(onB, "drop", ["drag": drag, "target": "scene"])
@@ -324,9 +321,7 @@ import Testing
         var nodes = TwoNodes()
         let (source, _) = nodes.a.connect()
         let (dropper, _) = nodes.b.connect()
-        let began = nodes.a.send(source, "beginDrag", ["items": [Self.item]])
-        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
-        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = Self.beginDrag(on: &nodes, from: source)
         let dropped = nodes.b.send(dropper, "drop", ["drag": drag, "target": "newWindow"])
         let ticket = dropped.messages(to: dropper).last { $0["type"] == "reply" }?["result"]?["windows"]?.arrayValue?.first?["ticket"]
         #expect(ticket != nil)
