@@ -39,6 +39,19 @@ struct TwoNodes {
         return notices
     }
 
+    /// A document made on `a` with `text`, open in a scene on each node (`b`'s connected as
+    /// `nameOnB`).
+    mutating func documentOpenOnBoth(text: String, nameOnB: String = "alice")
+        -> (document: String, onA: ConnectionID, onB: ConnectionID) {
+        let (onA, _) = a.connect()
+        let document = a.createDocument(onA, text: text)
+        let (onB, _) = b.connect(name: nameOnB)
+        Self.deliver(a.effects, to: &b)
+        #expect(a.openDocument(onA, document)["ok"] == true)
+        #expect(b.openDocument(onB, document)["ok"] == true)
+        return (document, onA, onB)
+    }
+
     /// Delivers to `b` what `a`'s effects wrote; returns what `b` produced.
     @discardableResult
     static func deliver(_ effects: [Effect], to node: inout HubHarness) -> [Effect] {
@@ -108,13 +121,7 @@ struct TwoNodes {
 
     @Test func concurrentEditsOnTwoNodesConverge() {
         var nodes = TwoNodes()
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "abc")
-        let (onB, _) = nodes.b.connect()
-        let created = TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        _ = created
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "abc")
         // Both edit revision 0; a's commit is in flight when b's lands.
         nodes.a.completesCommits = false
         _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [1, "X", 2], "opId": "a1"])
@@ -137,12 +144,7 @@ struct TwoNodes {
 
     @Test func aConflictAnsweredWithTheOtherNodesOperationsRetriesAtOnceWithoutARead() {
         var nodes = TwoNodes()
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "abc")
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "abc")
         nodes.a.completesCommits = false
         _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [1, "X", 2], "opId": "a1"])
         _ = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [2, "Z", 1], "opId": "a2"])
@@ -168,12 +170,7 @@ struct TwoNodes {
     /// another node's operations, eviction waited for the read, and nothing evicted afterwards.
     @Test func aDocumentWhoseLastSceneLeftDuringACatchUpIsNotKept() {
         var nodes = TwoNodes()
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "abc")
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "abc")
         let edit = nodes.a.send(onA, "edit", ["document": .string(document), "revision": 0, "operation": [3, "!"], "opId": "a1"])
         nodes.b.completesLoads = false
         TwoNodes.deliver(edit, to: &nodes.b)
@@ -269,12 +266,7 @@ struct TwoNodes {
         settings.snapshotEvery = 1
         settings.operationLogRetention = 2
         var nodes = TwoNodes(settings: settings)
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "")
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "")
         // a types ten operations that b never hears of; the kept log keeps two.
         for index in 0..<10 {
             let operation: JSONValue = index == 0 ? ["x"] : [.int(Int64(index)), "x"]

@@ -126,12 +126,7 @@ import Testing
 @Suite struct ClusterPresenceTests {
     @Test func presenceCrossesNodesAndADeadNodesScenesLeave() {
         var nodes = TwoNodes()
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "hello")
-        let (onB, _) = nodes.b.connect(name: "bob")
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
         let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
         let seen = TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence")
         #expect(seen.count == 1)
@@ -150,12 +145,7 @@ import Testing
 
     @Test func presenceReadAfterItsNodeExpiredIsNotKept() {
         var nodes = TwoNodes()
-        let (onA, _) = nodes.a.connect()
-        let document = nodes.a.createDocument(onA, text: "hello")
-        let (onB, _) = nodes.b.connect(name: "bob")
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        #expect(nodes.a.openDocument(onA, document)["ok"] == true)
-        #expect(nodes.b.openDocument(onB, document)["ok"] == true)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
         let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
         // b learns that a is gone before it reads a's last signal (its listener was behind).
         _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))

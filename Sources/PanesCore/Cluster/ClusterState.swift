@@ -10,11 +10,9 @@ struct ClusterState: Sendable {
     /// them before those writes, so a claim naming this node that it read is not taken back.
     /// (Session copies it read are told apart by their `revision`.)
     var writtenDuringRecordLoad: Set<SessionID> = []
-    /// Each session's record revision: of this node's last write of it, or of the newest copy
-    /// read from the store (`Hub+SessionRevisions.swift`).
-    var revisions: [SessionID: Int64] = [:]
     /// The copy of each session the store has, as far as this node knows (its own last write,
-    /// or the last copy it read), and the copy its last write was made from.
+    /// or the newest copy it read: its `revision` is the record's), and the copy its last write
+    /// was made from (`Hub+SessionRevisions.swift`).
     var stored: [SessionID: SceneSession] = [:]
     var madeFrom: [SessionID: SceneSession] = [:]
     /// Who holds each session live, as the store last said.

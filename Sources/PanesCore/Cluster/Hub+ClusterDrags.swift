@@ -10,8 +10,17 @@ import Logging
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
+        commitEnd(of: drag, .dragEnd(drag, ending))
+    }
+
+    /// Asks the store to end the drag for its expiry; answered in `expiryCommitted`.
+    mutating func expireInStore(_ drag: DragState.Drag) {
+        commitEnd(of: drag, .dragExpiry(drag))
+    }
+
+    private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
         let id = commits.makeID()
-        commits.pending[id] = .dragEnd(drag, ending)
+        commits.pending[id] = pending
         effects.append(.commit(Commit(id: id, channel: .drag(drag.id), base: 0,
                                       commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)])))
     }
@@ -19,10 +28,7 @@ extension Hub {
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
     /// the drag was already dropped (or cancelled), as on one node.
     mutating func dragEndCommitted(_ drag: DragState.Drag, _ ending: DragEnding, _ outcome: CommitOutcome) {
-        guard let context = ending.context else {
-            expiryCommitted(drag, outcome)
-            return
-        }
+        let context = ending.context
         let request = ending.kind.request
         switch outcome {
         case .committed:
@@ -32,8 +38,6 @@ extension Hub {
                 return
             }
             switch ending.kind {
-            case .expire:
-                endDrag(drag, reason: "expired")
             case .cancel:
                 endDrag(drag, reason: "cancelled by its source")
                 send(.reply(context.id, result: [:]), to: context.connection)
@@ -141,14 +145,11 @@ struct DragEnding: Sendable {
     enum Kind: Sendable {
         case drop(DropTarget, DragOperation, SceneID?)
         case cancel
-        /// The drag's lifetime ran out on the node it began on (no request to answer).
-        case expire
 
         var request: String {
             switch self {
             case .drop: DropRequest.type
             case .cancel: CancelDragRequest.type
-            case .expire: ""
             }
         }
 
@@ -158,6 +159,5 @@ struct DragEnding: Sendable {
     }
 
     let kind: Kind
-    /// The request to answer; nil for an expiry.
-    let context: RequestContext?
+    let context: RequestContext
 }

@@ -25,7 +25,7 @@ extension Hub {
         return commands.map { command in
             switch command {
             case .putSession(var session):
-                session.revision = max(cluster.revisions[session.id] ?? 0, session.revision) + 1
+                session.revision = max(storedRevision(of: session.id), session.revision) + 1
                 wrote(session)
                 return .putSession(session)
             case .deleteSession(let id):
@@ -39,21 +39,24 @@ extension Hub {
 
     /// Notes a write of this node: its revision, its copy, and the copy it was made from.
     mutating func wrote(_ session: SceneSession) {
-        cluster.revisions[session.id] = session.revision
         cluster.madeFrom[session.id] = cluster.stored[session.id]
         cluster.stored[session.id] = session
         sessions[session.id]?.revision = session.revision
     }
 
     mutating func forgetRevisions(of id: SessionID) {
-        cluster.revisions[id] = nil
         cluster.stored[id] = nil
         cluster.madeFrom[id] = nil
     }
 
+    /// The record revision of the newest copy of the session this node knows (0: none).
+    func storedRevision(of id: SessionID) -> Int64 {
+        cluster.stored[id]?.revision ?? 0
+    }
+
     /// Whether a copy read from the store is at least as new as this node's own.
     func isCurrent(_ read: SceneSession) -> Bool {
-        read.revision >= (cluster.revisions[read.id] ?? 0)
+        read.revision >= storedRevision(of: read.id)
     }
 
     /// Takes in a current copy read from the store (`isCurrent`).
@@ -61,14 +64,13 @@ extension Hub {
     mutating func take(_ read: SceneSession) -> SceneSession? {
         guard read != cluster.stored[read.id] else { return nil }
         guard let ours = sessions[read.id] else {
-            cluster.revisions[read.id] = read.revision
             cluster.stored[read.id] = read
             sessions[read.id] = read
             return read
         }
         // The same revision as this node's last write, but not that write: it was dropped for
         // one made from the same copy. A newer revision was made on top of this node's copy.
-        let tie = read.revision == cluster.revisions[read.id]
+        let tie = read.revision == cluster.stored[read.id]?.revision
         let base = tie ? cluster.madeFrom[read.id] : cluster.stored[read.id]
         var merged = read
         if let base {
@@ -80,7 +82,6 @@ extension Hub {
                 (read.title, read.subtitle, read.snapshot, read.restoration)
         }
         merged.revision = read.revision
-        cluster.revisions[read.id] = read.revision
         cluster.stored[read.id] = read
         sessions[read.id] = merged
         if merged != read { persist(.putSession(merged)) }
@@ -113,7 +114,7 @@ extension Hub {
 
     /// Writes a refresh of a session live nowhere, at the revision this node holds.
     mutating func commitRefresh(_ session: SceneSession, _ request: RefreshRequest, context: RequestContext, attempt: Int) {
-        let base = max(cluster.revisions[session.id] ?? 0, session.revision)
+        let base = max(storedRevision(of: session.id), session.revision)
         var written = session
         written.revision = base + 1
         let id = commits.makeID()

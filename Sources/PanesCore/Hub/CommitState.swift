@@ -37,6 +37,8 @@ enum PendingCommit: Sendable {
     case claim(SessionID, SessionClaim, PendingConnect?)
     /// A drop or cancel waiting to learn whether it ended the drag (`Hub+ClusterDrags.swift`).
     case dragEnd(DragState.Drag, DragEnding)
+    /// A drag's expiry on the node it began on, ordered like a drop (`Hub+ClusterDrags.swift`).
+    case dragExpiry(DragState.Drag)
     /// A refresh of a session live nowhere, written at the record revision it was made on.
     case refresh(SceneSession, RefreshRetry)
 }

@@ -17,6 +17,8 @@ extension Hub {
             claimCommitted(session, claim, pending, outcome)
         case .dragEnd(let drag, let ending):
             dragEndCommitted(drag, ending, outcome)
+        case .dragExpiry(let drag):
+            expiryCommitted(drag, outcome)
         case .refresh(let session, let retry):
             refreshCommitted(session, retry, outcome)
         }

@@ -83,10 +83,7 @@ public struct Hub {
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
         if node != nil {
-            for session in stored.sessions {
-                cluster.revisions[session.id] = session.revision
-                cluster.stored[session.id] = session
-            }
+            for session in stored.sessions { cluster.stored[session.id] = session }
         }
         self.logger = logger
         self.now = now

@@ -12,6 +12,7 @@ public final class MemoryStore: Store {
     private var claims: [SessionID: SessionClaim] = [:]
     /// Sessions deleted: a session id is never used again, so a write to one (from a node
     /// that has not read the deletion yet) is dropped instead of bringing the session back.
+    /// (A dictionary, as every table here, so `remember` can undo it with a failed batch.)
     private var deletedSessions: [SessionID: Bool] = [:]
     private var recordSequence: Int64 = 0
     private var recordLog: [(sequence: Int64, record: RecordKey)] = []

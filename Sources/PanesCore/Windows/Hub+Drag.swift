@@ -158,7 +158,7 @@ extension Hub {
                     // Kept until the store says how it ended: a drop that won is told here by
                     // its node's `dragEnded`, and this node tells the source.
                     drags.drags[drag.id]?.phase = .expiring
-                    endInStore(drag, DragEnding(kind: .expire, context: nil))
+                    expireInStore(drag)
                     continue
                 }
                 endDrag(drag, reason: "expired")
