@@ -208,7 +208,7 @@ public final class WebSocketServer: @unchecked Sendable {
         }
         if connection.queue.isEmpty, connection.gathered.isEmpty
             ? !connection.pingWanted && canWriteNow(connection)
-            : connection.gatheredBytes + frame.payloadCount <= WebSocketServer.maxGatheredBytes {
+            : connection.gatheredBytes + frame.payloadCount <= configuration.maxCoalescedWriteBytes {
             // Nothing is ahead of this frame but what this callback already sent: it goes to the
             // socket at the callback's end, with them (`flushGathered`), instead of asking lws
             // for a WRITEABLE callback, which costs two epoll_ctl (write interest on, then off),

@@ -54,7 +54,20 @@ import Testing
     /// encoding (7-bit, 16-bit, 64-bit) and kind.
     @Test(arguments: loops)
     func framesSentInOneCallbackArriveWholeAndInOrder(_ loop: EventLoop) throws {
-        let harness = try TransportHarness(configuration: TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        let together = try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        // The five small ones went in one write; the 64 KiB one did not fit beside them
+        // (`maxCoalescedWriteBytes`), so it and the rest went through the queue, still in order.
+        #expect(together == 5)
+    }
+
+    @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
+        #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
+    }
+
+    /// Sends frames of every header size in one callback and checks what arrives; returns how
+    /// many were written together with others.
+    private func sendBurst(_ configuration: TransportConfiguration) throws -> Int {
+        let harness = try TransportHarness(configuration: configuration)
         let client = try harness.client()
         client.send("hello")
         #expect(harness.recorder.wait { $0.messages.count == 1 })
@@ -78,12 +91,11 @@ import Testing
             #expect(frame.kind == (index == 4 ? .binary : .text), "frame \(index)")
             #expect(frame.payload == payloads[index], "frame \(index): \(frame.payload.count) bytes, sent \(payloads[index].count)")
         }
-        // The five small ones went in one write; the 64 KiB one did not fit beside them
-        // (`maxGatheredBytes`), so it and the rest went through the queue, still in order.
-        #expect(harness.onServiceThread { $0.framesWrittenTogether } == 5)
+        let together = harness.onServiceThread { $0.framesWrittenTogether }
         // The connection goes on as before.
         client.send("again")
         #expect(harness.recorder.wait { $0.messages.count == 2 })
+        return together
     }
 
     @Test(arguments: loops)
