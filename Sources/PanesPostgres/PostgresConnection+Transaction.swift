@@ -40,7 +40,13 @@ extension PostgresConnection {
         while true {
             attempt += 1
             var transactionID: Int64?
-            try begin(isolation, onID: resolvesLostCommit ? { transactionID = $0 } : nil)
+            do {
+                try begin(isolation, onID: resolvesLostCommit ? { transactionID = $0 } : nil)
+            } catch {
+                // Half begun (in pipeline mode, BEGIN perhaps queued): start afresh next time.
+                close()
+                throw error
+            }
             let value: T
             do {
                 value = try body()
