@@ -6,23 +6,33 @@ import Foundation
 
 /// One `PGconn`, its prepared statements, and the way back after the connection is lost.
 ///
-/// Statements run with `PQexecPrepared`: parameters are sent typed and binary, never spliced
-/// into SQL, and each SQL text is parsed once per connection. After a lost connection the
-/// next call reconnects (`reconnectIfNeeded`), so callers see one failure, then a working
-/// connection once the server is back.
+/// Statements run prepared: parameters are sent typed and binary, never spliced into SQL, and
+/// each SQL text is parsed once per connection. A transaction runs in libpq's pipeline mode
+/// (`PostgresConnection+Transaction.swift`): statements whose answers nobody needs yet travel
+/// together with the next one whose answer is needed. After a lost connection the next call
+/// reconnects (`reconnectIfNeeded`), so callers see one failure, then a working connection
+/// once the server is back.
 ///
 /// `@unchecked Sendable` because it is handed to its thread once and only that thread
 /// touches it afterwards.
 public final class PostgresConnection: @unchecked Sendable {
     /// The libpq connection string or URL (`postgres://user:password@host:port/db`).
     public let url: String
-    private var handle: OpaquePointer?
+    var handle: OpaquePointer?
     /// SQL text → prepared statement name, for this connection (cleared on reconnect).
-    private var prepared: [String: String] = [:]
+    var prepared: [String: String] = [:]
+    /// Names prepared statements uniquely on this connection (a name whose preparation was
+    /// aborted in a pipeline is not used again).
+    var statementsNamed = 0
     /// Test hook: how the next COMMIT's connection loss is simulated.
     var commitFault: CommitFault?
-    /// Statements sent in the same round trip as the transaction's COMMIT (`notifyAtCommit`).
-    private var atCommit: [String] = []
+    /// Notifications sent in the same round trip as the transaction's COMMIT (`notifyAtCommit`).
+    var atCommit: [(channel: String, payload: String)] = []
+    /// In a transaction (pipeline mode): what was sent and not answered yet, in order; nil
+    /// outside one.
+    var unanswered: [Sent]?
+    /// How many round trips the transaction under way has had answered.
+    var roundTrips = 0
 
     enum CommitFault {
         /// The server committed, but its answer never came back.
@@ -43,6 +53,7 @@ public final class PostgresConnection: @unchecked Sendable {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
+        unanswered = nil
     }
 
     /// Whether the connection is up as far as libpq knows (a dead peer is noticed on use).
@@ -91,11 +102,28 @@ public final class PostgresConnection: @unchecked Sendable {
         return String(cString: value)
     }
 
-    /// Runs one statement with typed parameters (`$1`, `$2`…) and returns its rows.
+    /// Runs one statement with typed parameters (`$1`, `$2`…) and returns its rows. In a
+    /// transaction, whatever was sent before it goes in the same round trip.
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        if unanswered != nil {
+            try send(sql, parameters)
+            guard let rows = try answer() else {
+                throw PostgresError(.unexpectedResult, "no result", sql: sql)
+            }
+            return rows
+        }
         let handle = try connected()
         let name = try statement(sql, parameters, handle)
+        let result = withParameters(parameters) { PQexecPrepared(handle, name, $0, $1, $2, $3, 1) }
+        try check(result, sql: sql)
+        return PostgresRows(result!)
+    }
+
+    /// Calls `body` with libpq's parameter arrays (count, values, lengths, formats: binary).
+    func withParameters<R>(_ parameters: [PostgresValue],
+                           _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int32>,
+                                    UnsafePointer<Int32>) -> R) -> R {
         let wire = parameters.map(\.wireBytes)
         let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(wire.count, 1))
         let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: max(wire.count, 1))
@@ -122,9 +150,7 @@ public final class PostgresConnection: @unchecked Sendable {
             values[index] = UnsafePointer(buffer)
             lengths[index] = Int32(bytes.count)
         }
-        let result = PQexecPrepared(handle, name, Int32(wire.count), values, lengths, formats, 1)
-        try check(result, sql: sql)
-        return PostgresRows(result!)
+        return body(Int32(wire.count), values, lengths, formats)
     }
 
     /// The first column of the first row as a bigint, nil when there is no row or it is NULL.
@@ -134,115 +160,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return rows.optionalInt64(0, 0)
     }
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    /// - Parameter isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
-    ///   - resolvesLostCommit: when the connection is lost while COMMIT is under way, nobody
-    ///     knows whether the transaction committed; with this set, the transaction notes its id
-    ///     first and, on such a loss, reconnects and asks the server (`txid_status`): committed
-    ///     means `body`'s value is returned as if nothing had happened, so a caller never redoes
-    ///     work that is already in (which a retry of the same writes would do twice).
-    public func transaction<T>(isolation: String? = nil, resolvesLostCommit: Bool = false,
-                               _ body: () throws -> T) throws -> T {
-        var begin = isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
-        // The transaction's id comes back with the BEGIN, in the same round trip.
-        if resolvesLostCommit { begin += "; SELECT txid_current()" }
-        var started: String?
-        if case .started(let answer) = try beginReconnecting(begin) {
-            started = answer
-        } else {
-            // The connection died while idle (a server restart, an idle timeout) and this is
-            // how we learn it; nothing of the transaction was sent, so a new one may start it.
-            close()
-            started = try execute(begin)
-        }
-        let value: T
-        var transactionID: Int64?
-        atCommit = []
-        do {
-            if resolvesLostCommit {
-                guard let id = started.flatMap({ Int64($0) }) else {
-                    throw PostgresError(.unexpectedResult, "txid_current() answered \(started ?? "nothing")")
-                }
-                transactionID = id
-            }
-            value = try body()
-        } catch {
-            atCommit = []
-            // A lost connection has no transaction left to roll back.
-            if isConnected { _ = try? execute("ROLLBACK") }
-            throw error
-        }
-        let commit = (atCommit + ["COMMIT"]).joined(separator: "; ")
-        atCommit = []
-        do throws(PostgresError) {
-            switch commitFault {
-            case nil:
-                try execute(commit)
-            case .replyLost?:
-                try execute(commit)
-                commitFault = nil
-                throw PostgresError(.connection, "injected: the COMMIT reply was lost")
-            case .neverArrived?:
-                commitFault = nil
-                close()
-                throw PostgresError(.connection, "injected: the connection was lost before COMMIT arrived")
-            }
-        } catch {
-            // A statement before COMMIT failed: the rest of the string was skipped and the
-            // transaction is still open (aborted); end it. After a failed COMMIT this is a no-op.
-            if error.kind != .connection, isConnected { _ = try? execute("ROLLBACK") }
-            guard error.kind == .connection, let transactionID else { throw error }
-            guard (try? committed(transactionID)) == true else { throw error }
-        }
-        return value
-    }
-
-    /// Sends `pg_notify(channel, payload)` with the COMMIT of the transaction under way, in
-    /// the same round trip: what a notification says is delivered at commit anyway, and a
-    /// busy channel's every transaction notifies. `payload` travels as an escaped literal
-    /// (libpq's own escaping), never spliced raw; NUL becomes U+FFFD as in `PostgresValue`.
-    func notifyAtCommit(_ channel: String, _ payload: String) throws(PostgresError) {
-        let handle = try connected()
-        var literals: [String] = []
-        for text in [channel, payload] {
-            let bytes = Array(text.utf8).flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }
-            let escaped = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { PQescapeLiteral(handle, $0.baseAddress, $0.count) }
-            }
-            guard let escaped else {
-                throw PostgresError(.invalidRequest, "cannot escape a notification: " + String(cString: PQerrorMessage(handle)))
-            }
-            literals.append(String(cString: escaped))
-            PQfreemem(escaped)
-        }
-        atCommit.append("SELECT pg_notify(\(literals[0]), \(literals[1]))")
-    }
-
-    /// Whether a transaction of an earlier connection committed, asked on a new one.
-    private func committed(_ transactionID: Int64) throws(PostgresError) -> Bool {
-        close()
-        let rows = try query("SELECT txid_status($1)", [.int(transactionID)])
-        return rows.count > 0 && rows.text(0, 0) == "committed"
-    }
-
-    private enum Begun {
-        /// BEGIN ran; with the last statement's answer, if it had one.
-        case started(String?)
-        case connectionLost
-    }
-
-    /// Runs BEGIN; `.connectionLost` when the connection turned out to be lost (any other
-    /// error throws).
-    private func beginReconnecting(_ begin: String) throws(PostgresError) -> Begun {
-        do {
-            return .started(try execute(begin))
-        } catch {
-            if error.kind == .connection { return .connectionLost }
-            throw error
-        }
-    }
-
-    private func connected() throws(PostgresError) -> OpaquePointer {
+    func connected() throws(PostgresError) -> OpaquePointer {
         try reconnectIfNeeded()
         guard let handle else { throw PostgresError(.connection, "not connected") }
         return handle
@@ -251,7 +169,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The prepared statement for `sql`, preparing it on first use.
     private func statement(_ sql: String, _ parameters: [PostgresValue], _ handle: OpaquePointer) throws(PostgresError) -> String {
         if let name = prepared[sql] { return name }
-        let name = "p\(prepared.count + 1)"
+        statementsNamed += 1
+        let name = "p\(statementsNamed)"
         // NULL parameters carry no type: the server infers it from the statement.
         let types = parameters.map(\.typeOID)
         let result = types.withUnsafeBufferPointer { types in
@@ -264,7 +183,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Throws for a failed result, clearing it.
-    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) {
+    func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
@@ -273,8 +192,12 @@ public final class PostgresConnection: @unchecked Sendable {
             var message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
             if message.isEmpty, let handle { message = String(cString: PQerrorMessage(handle)) }
             let sqlState = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            // FATAL ends the session (an administrator's or a shutting-down server's termination
+            // arrives as one before the socket closes): the connection is lost, whatever libpq
+            // has noticed so far.
+            let severity = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "V"))) }.map { String(cString: $0) }
             if let result { PQclear(result) }
-            let lost = !isConnected
+            let lost = !isConnected || severity == "FATAL" || severity == "PANIC"
             throw PostgresError(lost ? .connection : .server, message, sqlState: sqlState, sql: sql)
         }
     }

@@ -186,15 +186,22 @@ public enum PostgresMigrations {
                                     + "use a newer build of Panes, or another database")
         }
         for step in all where step.version > found {
-            try connection.transaction {
+            // BEGIN and COMMIT by hand: a step is several statements in one string, which a
+            // (pipelined) `transaction` cannot send.
+            try connection.execute("BEGIN")
+            do {
                 do {
                     try connection.execute(step.sql)
-                } catch var error as PostgresError {
+                } catch var error {
                     error.message = "migration \(step.version) (\(step.name)) failed: \(error.message)"
                     throw error
                 }
                 try connection.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                                      [.int(step.version), .text(step.name)])
+                try connection.execute("COMMIT")
+            } catch {
+                if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+                throw error
             }
         }
     }

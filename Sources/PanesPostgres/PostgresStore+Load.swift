@@ -70,7 +70,17 @@ extension PostgresStore {
 
     /// A document's logged operations after `revision`, oldest first.
     func operations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation] {
-        let rows = try connection.query(ReadSQL.operations, [.text(id.rawValue), .int(revision)])
+        try operations(id, from: try connection.query(ReadSQL.operations, [.text(id.rawValue), .int(revision)]))
+    }
+
+    /// Queues the read of a document's operations after `revision`: `onRows` gets its rows
+    /// with the transaction's next round trip (read them with `operations(_:from:)`).
+    func sendOperationsRead(_ id: DocumentID, after revision: Int64, onRows: @escaping (PostgresRows) -> Void) throws {
+        try connection.send(ReadSQL.operations, [.text(id.rawValue), .int(revision)], onRows: onRows)
+    }
+
+    /// The operations in rows of `ReadSQL.operations`.
+    func operations(_ id: DocumentID, from rows: PostgresRows) throws -> [StoredOperation] {
         var operations: [StoredOperation] = []
         operations.reserveCapacity(rows.count)
         for row in 0..<rows.count {

@@ -63,8 +63,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
-        var batch = Batch(failAfter: failAfter)
         return try connection.transaction(resolvesLostCommit: true) {
+            // Inside: the transaction starts again when its first round trip finds the connection lost.
+            var batch = Batch(failAfter: failAfter)
             try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
@@ -74,15 +75,25 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     try self.write(commands, &batch)
                 case .commit(let first):
                     var next: Commit? = first
+                    // A retry's base is checked against the version its conflict read (the lock is held).
+                    var known: Int64?
                     while let commit = next {
                         next = nil
-                        let version = try version(of: commit.channel)
+                        var missed: PostgresRows?
+                        if known == nil, case .document(let id) = commit.channel, commit.base >= 0 {
+                            // Read with the version, in its round trip: of two nodes editing one
+                            // document, most commits find the other's operations there.
+                            try sendOperationsRead(id, after: commit.base) { missed = $0 }
+                        }
+                        let version = try known ?? version(of: commit.channel)
+                        known = nil
                         guard version == commit.base else {
-                            let outcome = try conflict(on: commit, at: version)
+                            let outcome = try conflict(on: commit, at: version, missed: missed)
                             outcomes[commit.id] = outcome
                             if case .behind(let operations) = outcome, resolved.insert(commit.channel).inserted {
                                 // The channel's lock is held (taken up front): the retry's base holds.
                                 next = resolve(commit, operations)
+                                known = version
                                 if let retry = next, retry.channel != commit.channel {
                                     throw PostgresError(.invalidRequest, "a conflict on \(commit.channel) was resolved "
                                                             + "on \(retry.channel), whose lock is not held")
@@ -126,8 +137,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         var ordered = keys.sorted()
         if writesRecords { ordered.append(Self.recordsLock) }
         guard !ordered.isEmpty else { return }
-        // One round trip for them all; the aggregate takes the locks in the array's order.
-        try connection.query(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+        // One statement for them all; the aggregate takes the locks in the array's order.
+        try connection.send(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
     }
 
     /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
@@ -158,9 +169,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// A conflict on a document, answered with the operations committed after the commit's
     /// base (`CommitOutcome.behind`): read under the channel's lock, so nothing can slip in
     /// between, and saving the node a read of its own before it retries.
-    private func conflict(on commit: Commit, at version: Int64) throws -> CommitOutcome {
+    /// - Parameter missed: the operations after the base, when read with the version.
+    private func conflict(on commit: Commit, at version: Int64, missed: PostgresRows?) throws -> CommitOutcome {
         guard case .document(let id) = commit.channel, commit.base >= 0, version > commit.base else { return .conflict }
-        let operations = try operations(id, after: commit.base)
+        let operations = try missed.map { try self.operations(id, from: $0) } ?? self.operations(id, after: commit.base)
         // Compacted past the base: the node's ordinary catch-up decides (a snapshot).
         guard operations.first?.revision == commit.base + 1, operations.count == Int(version - commit.base) else {
             return .conflict
@@ -200,7 +212,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let operations = run.map(\.operation)
         guard let last = run.last else { return }
         // The insert's foreign key fails the batch for an unknown document.
-        try connection.query(WriteSQL.appendOperations, [
+        try connection.send(WriteSQL.appendOperations, [
             .text(id.rawValue),
             .text(Self.arrayLiteral(operations.map { String($0.revision) })),
             .text(Self.arrayLiteral(operations.map { json($0.operation.json) })),
@@ -233,50 +245,50 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             // None when the write was older than the stored copy and so dropped.
             if let sequence { batch.advanced(to: sequence) }
         case .deleteSession(let id):
-            try connection.query(WriteSQL.deleteSession, [.text(id.rawValue)])
-            try connection.query(WriteSQL.deleteClaim, [.text(id.rawValue)])
+            try connection.send(WriteSQL.deleteSession, [.text(id.rawValue)])
+            try connection.send(WriteSQL.deleteClaim, [.text(id.rawValue)])
             try record("session", id.rawValue, deleted: true, &batch)
         case .claimSession(let id, let claim):
-            try connection.query(WriteSQL.upsertClaim, [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null,
+            try connection.send(WriteSQL.upsertClaim, [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null,
                                                    .int(claim.epoch)])
             try record("session", id.rawValue, deleted: false, &batch)
             batch.moved(.session(id), to: claim.epoch)
         case .endDrag(let id, let expiresAt):
-            try connection.query(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
-            try connection.query(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
+            try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
+            try connection.send(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
-            try connection.query(WriteSQL.putPreference,
+            try connection.send(WriteSQL.putPreference,
                                  [.text(domain.workspace), .text(user), .int(version), .text(keyPath), .text(text)])
             batch.moved(.preferences(domain), to: version)
         case .removePreference(let domain, let keyPath, let version):
             let user = try column(for: domain)
-            try connection.query(WriteSQL.removePreference,
+            try connection.send(WriteSQL.removePreference,
                                  [.text(domain.workspace), .text(user), .int(version), .text(keyPath)])
             batch.moved(.preferences(domain), to: version)
         case .createDocument(let record, let text):
-            try connection.query(WriteSQL.insertDocument, [
+            try connection.send(WriteSQL.insertDocument, [
                 .text(record.id.rawValue), .text(record.workspace), .text(record.title), .text(record.kind),
                 .int(record.createdAt), .text(record.createdBy), .int(record.modifiedAt), .int(record.revision),
                 .int(Int64(record.length)),
             ])
-            try connection.query(WriteSQL.insertSnapshot, [.text(record.id.rawValue), .int(record.revision),
+            try connection.send(WriteSQL.insertSnapshot, [.text(record.id.rawValue), .int(record.revision),
                                                       .bytes(Array(text.utf8))])
             try self.record("document", record.id.rawValue, deleted: false, &batch)
         case .renameDocument(let id, let title):
-            try connection.query(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
+            try connection.send(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
             try record("document", id.rawValue, deleted: false, &batch)
         case .appendOperation(let id, let operation, let length):
             // A run of one (`write(_ commands:)` sends runs there); `append` counts it itself.
             batch.written -= 1
             try append([(operation, length)], to: id, &batch)
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            try connection.query(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
-            try connection.query(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
+            try connection.send(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
+            try connection.send(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
         case .deleteDocument(let id):
             // Its snapshot and log go with it (ON DELETE CASCADE).
-            try connection.query(WriteSQL.deleteDocument, [.text(id.rawValue)])
+            try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
         }
     }

@@ -100,38 +100,60 @@ public final class ServerRuntime: @unchecked Sendable {
 
     // MARK: Effects
 
+    /// Carries out the hub's effects, in order but for one thing: what goes to the store
+    /// thread (a commit, a load, a signal) is handed over before the socket writes listed ahead
+    /// of it. A busy document's turn writes hundreds of frames (the acknowledgements and the
+    /// fan-out of a batch), milliseconds of system calls, and its next batch would otherwise
+    /// wait for them before the store even starts it. A persist is the exception: the frames
+    /// before it must not be held for its durability, so they go first. Frames keep their
+    /// order among themselves, and so does the store's work.
     private func perform(_ effects: [Effect]) {
         defer { armWake() }
+        var frames: [Effect] = []
         for effect in effects {
             switch effect {
-            case .send(let message, let connection):
-                emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
-            case .sendNow(let message, let connection):
-                deliver(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
-            case .broadcast(let message, let connections):
-                emit(.frame(encode(message), connections.map(\.rawValue)))
-            case .persist(let commands):
-                submittedSequence += 1
-                worker.submit(.persist(commands), sequence: submittedSequence)
-            case .persistQuietly(let commands):
-                worker.submit(.persist(commands), sequence: nil)
-            case .commit(let commit):
-                // Holds nothing back: the hub says nothing about a commit until its outcome.
-                worker.submit(.commit(commit), sequence: nil)
-            case .close(let connection, let code, let reason):
-                emit(.close(connection.rawValue, code, reason))
-            case .probe(let connection):
-                // A liveness probe never waits for the disk: a slow fsync must not make a live
-                // tab look dead and hand its session to a duplicate.
-                deliver(.probe(connection.rawValue))
-            case .signal(let signal):
-                // With the store's writes, so it never overtakes what was written before it.
-                worker.submit(.signal(signal), sequence: nil)
-            case .load(let request):
-                // Runs on the store thread behind every batch submitted so far; `didLoad`
-                // brings the result back here.
-                worker.load(request)
+            case .send, .sendNow, .broadcast, .close, .probe:
+                frames.append(effect)
+            case .persist:
+                frames.forEach(execute)
+                frames.removeAll()
+                execute(effect)
+            case .persistQuietly, .commit, .signal, .load:
+                execute(effect)
             }
+        }
+        frames.forEach(execute)
+    }
+
+    private func execute(_ effect: Effect) {
+        switch effect {
+        case .send(let message, let connection):
+            emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+        case .sendNow(let message, let connection):
+            deliver(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+        case .broadcast(let message, let connections):
+            emit(.frame(encode(message), connections.map(\.rawValue)))
+        case .persist(let commands):
+            submittedSequence += 1
+            worker.submit(.persist(commands), sequence: submittedSequence)
+        case .persistQuietly(let commands):
+            worker.submit(.persist(commands), sequence: nil)
+        case .commit(let commit):
+            // Holds nothing back: the hub says nothing about a commit until its outcome.
+            worker.submit(.commit(commit), sequence: nil)
+        case .close(let connection, let code, let reason):
+            emit(.close(connection.rawValue, code, reason))
+        case .probe(let connection):
+            // A liveness probe never waits for the disk: a slow fsync must not make a live
+            // tab look dead and hand its session to a duplicate.
+            deliver(.probe(connection.rawValue))
+        case .signal(let signal):
+            // With the store's writes, so it never overtakes what was written before it.
+            worker.submit(.signal(signal), sequence: nil)
+        case .load(let request):
+            // Runs on the store thread behind every batch submitted so far; `didLoad`
+            // brings the result back here.
+            worker.load(request)
         }
     }
 
@@ -193,7 +215,10 @@ public final class ServerRuntime: @unchecked Sendable {
     private func applied(_ report: StoreReport) {
         let start = RuntimeMetrics.now
         if let durable = report.durable { becameDurable(durable) }
-        for (id, outcome) in report.outcomes { perform(hub.handle(.committed(id, outcome))) }
+        // One list, so that every next batch these outcomes start goes before any of their frames.
+        var effects: [Effect] = []
+        for (id, outcome) in report.outcomes { effects += hub.handle(.committed(id, outcome)) }
+        perform(effects)
         metrics.fannedOut(since: report.committedAt)
         checkDrain()
         metrics.turn(since: start)

@@ -9,6 +9,9 @@ final class ServerConnection {
     /// UTF-8 state of the text message being received, across its fragments.
     var utf8 = UTF8Validator()
     var queue = FrameQueue()
+    /// Frames sent during the current callback, written together at its end (`flushGathered`).
+    var gathered: [OutboundFrame] = []
+    var gatheredBytes = 0
     var pingWanted = false
     /// Close once the queue is written (a deliberate close: destroyed session, drain).
     var closeAfterFlush: (code: UInt16, reason: String)?

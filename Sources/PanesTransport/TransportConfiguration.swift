@@ -15,6 +15,9 @@ public struct TransportConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Messages queued for one connection before it is closed as too slow.
     public var maxOutboundQueue: Int
+    /// Payload bytes that may go to a socket in one write beside the first message a callback
+    /// sends a connection (`WebSocketServer+Gather.swift`); 0: each message on its own.
+    public var maxCoalescedWriteBytes: Int
     /// Close code used for a slow consumer (the protocol's 4008).
     public var slowConsumerCloseCode: UInt16
     /// Close code used for a connection that stopped answering pings (the protocol's 4009).
@@ -33,6 +36,7 @@ public struct TransportConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 8080, webRoot: String? = nil, subprotocol: String = "panes.v1",
                 webSocketPath: String = "/ws", maxMessageBytes: Int = 1 << 20, maxOutboundQueue: Int = 4096,
+                maxCoalescedWriteBytes: Int = 64 << 10,
                 slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009,
                 origins: OriginConfiguration = OriginConfiguration(), deflate: Bool = false,
                 idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev,
@@ -44,6 +48,7 @@ public struct TransportConfiguration: Sendable {
         self.webSocketPath = webSocketPath
         self.maxMessageBytes = maxMessageBytes
         self.maxOutboundQueue = maxOutboundQueue
+        self.maxCoalescedWriteBytes = maxCoalescedWriteBytes
         self.slowConsumerCloseCode = slowConsumerCloseCode
         self.unresponsiveCloseCode = unresponsiveCloseCode
         self.origins = origins

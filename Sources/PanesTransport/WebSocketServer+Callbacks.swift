@@ -28,6 +28,8 @@ func httpCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user:
 extension WebSocketServer {
     func handleWebSocket(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        // What the delegate sent while handling this callback leaves as it returns.
+        defer { flushGathered() }
         switch reason {
         case LWS_CALLBACK_ESTABLISHED:
             nextConnectionID += 1

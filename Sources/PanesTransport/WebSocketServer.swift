@@ -30,6 +30,10 @@ public final class WebSocketServer: @unchecked Sendable {
     /// The connection whose message the delegate is handling, if any: what it causes for that
     /// same connection is queued, not written at once (see `canWriteNow`).
     var receiving: ServerConnection?
+    /// Connections with frames gathered during the current callback (`flushGathered`).
+    var gathering: [ServerConnection] = []
+    /// Frames that went to a socket in one write with others (`flushGathered`), for tests and metrics.
+    public internal(set) var framesWrittenTogether = 0
     /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true
     let idle: IdleDetector
@@ -134,8 +138,14 @@ public final class WebSocketServer: @unchecked Sendable {
         if let eventLoop {
             configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])
         }
-        idleTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in expireIdle() }
-        wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in delegate?.serverDidWake() }
+        idleTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
+            expireIdle()
+            flushGathered()
+        }
+        wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
+            delegate?.serverDidWake()
+            flushGathered()
+        }
     }
 
     /// Runs the service loop on the calling thread until `stop()`.
@@ -196,16 +206,14 @@ public final class WebSocketServer: @unchecked Sendable {
             closeSoon(connection, code: configuration.slowConsumerCloseCode, reason: "outbound queue overflow")
             return
         }
-        if connection.queue.isEmpty, !connection.pingWanted, canWriteNow(connection) {
-            // Nothing is ahead of this frame: hand it to the socket now instead of asking lws
+        if connection.queue.isEmpty, connection.gathered.isEmpty
+            ? !connection.pingWanted && canWriteNow(connection)
+            : connection.gatheredBytes + frame.payloadCount <= configuration.maxCoalescedWriteBytes {
+            // Nothing is ahead of this frame but what this callback already sent: it goes to the
+            // socket at the callback's end, with them (`flushGathered`), instead of asking lws
             // for a WRITEABLE callback, which costs two epoll_ctl (write interest on, then off),
-            // a loop turn and lws's service path per frame. lws keeps whatever the socket does
-            // not take and sends it before our next WRITEABLE callback, so order is kept.
-            let written = lws_write(connection.wsi, frame.payload, frame.payloadCount,
-                                    frame.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
-            if written < frame.payloadCount {
-                closeSoon(connection, code: 1011, reason: "write failed")
-            }
+            // a loop turn and lws's service path per frame.
+            gather(frame, for: connection)
             return
         }
         connection.queue.push(frame)
@@ -279,6 +287,7 @@ public final class WebSocketServer: @unchecked Sendable {
     func closeSoon(_ connection: ServerConnection, code: UInt16, reason: String) {
         guard connection.closeNow == nil else { return }
         connection.queue.removeAll()
+        connection.gathered.removeAll()
         connection.inbound = []
         connection.closeNow = (code, reason)
         closeRequested(connection)

@@ -94,6 +94,25 @@ struct TwoNodes {
         #expect(caught.map { $0["keyPath"] } == ["editor.fontSize", "editor.wrap"])
     }
 
+    @Test func aCatchUpReadThatFailedIsTriedAgainSoTheNodeDoesNotKeepServingWhatItHeld() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "observe", ["domain": "user", "keyPath": "editor", "options": ["new"]])
+        let wrote = nodes.a.send(onA, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 20])
+        // b hears of it, but its read fails (the database is unreachable for a moment).
+        nodes.b.completesLoads = false
+        TwoNodes.deliver(wrote, to: &nodes.b)
+        let failed = nodes.b.failLoads("database unreachable")
+        #expect(failed.events(to: onB, named: "preferenceChanged").isEmpty)
+        // Nothing else will be noticed; the read is tried again once it is due.
+        nodes.b.completesLoads = true
+        #expect(nodes.b.hub.nextDeadline != nil)
+        nodes.b.clock.advance(Hub.catchUpRetryMs)
+        let caught = nodes.b.run(.tick).events(to: onB, named: "preferenceChanged")
+        #expect(caught.map { $0["new"] } == [20])
+    }
+
     @Test func compareAndSetIsExactAcrossNodes() {
         var nodes = TwoNodes()
         let (onA, _) = nodes.a.connect()

@@ -100,6 +100,24 @@ struct HubHarness {
         return produced
     }
 
+    /// Answers every waiting load with a failure (the store was unreachable), in order;
+    /// returns what the hub produced.
+    @discardableResult
+    mutating func failLoads(_ reason: String) -> [Effect] {
+        var produced: [Effect] = []
+        while !pendingLoads.isEmpty {
+            let failed: LoadResult = switch pendingLoads.removeFirst() {
+            case .document(let id, _): .document(id, nil, failure: reason)
+            case .preferences(let domain): .preferences(domain, nil, failure: reason)
+            case .preferenceChanges(let domain, _): .preferenceChanges(domain, nil, failure: reason)
+            case .operations(let id, _): .operations(id, nil, failure: reason)
+            case .recordChanges: .recordChanges(nil, failure: reason)
+            }
+            produced += perform(hub.handle(.loaded(failed)))
+        }
+        return produced
+    }
+
     /// Completes every waiting load, in order; returns what the hub produced.
     @discardableResult
     mutating func completeLoads() -> [Effect] {

@@ -75,6 +75,65 @@ import Testing
         #expect(try connection.integer("SELECT 2::bigint") == 2)
     }
 
+    @Test func aTransactionSendsItsStatementsTogetherAndItsCommitInOneMoreRoundTrip() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        let count = try connection.transaction(resolvesLostCommit: true) { () -> Int64? in
+            for id in 1...3 { try connection.send("INSERT INTO t VALUES ($1)", [.int(Int64(id))]) }
+            #expect(connection.roundTrips == 0, "a statement nobody reads went alone")
+            // BEGIN, the transaction id, the three inserts and this read: one round trip.
+            let count = try connection.integer("SELECT count(*) FROM t")
+            #expect(connection.roundTrips == 1)
+            try connection.send("INSERT INTO t VALUES ($1)", [.int(4)])
+            return count
+        }
+        #expect(count == 3)
+        // The last insert went with the COMMIT.
+        #expect(connection.roundTrips == 2)
+        #expect(try connection.integer("SELECT count(*) FROM t") == 4)
+    }
+
+    @Test func aFailingStatementSentAheadFailsTheTransactionAtItsRoundTripAndNothingStays() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        try connection.query("INSERT INTO t VALUES ($1)", [.int(1)])
+        do {
+            try connection.transaction {
+                try connection.send("INSERT INTO t VALUES ($1)", [.int(2)])
+                try connection.send("INSERT INTO t VALUES ($1)", [.int(1)])  // a duplicate key
+                try connection.send("INSERT INTO t VALUES ($1)", [.int(3)])
+                _ = try connection.integer("SELECT count(*) FROM t")
+                Issue.record("the round trip did not report the failure")
+            }
+            Issue.record("the transaction committed")
+        } catch {
+            #expect((error as? PostgresError)?.sqlState == "23505")
+            #expect((error as? PostgresError)?.sql == "INSERT INTO t VALUES ($1)")
+        }
+        #expect(try connection.integer("SELECT count(*) FROM t") == 1)
+        // A statement first prepared in the aborted pipeline is prepared again, and works.
+        try connection.transaction { try connection.send("INSERT INTO t VALUES ($1)", [.int(5)]) }
+        #expect(try connection.integer("SELECT count(*) FROM t") == 2)
+    }
+
+    @Test func aTransactionWhoseConnectionDiedWhileIdleStartsAgainOnANewOne() throws {
+        let database = try TestDatabase()
+        let connection = try database.connect()
+        let admin = try database.connect()
+        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(connection.backendPID))])
+        var runs = 0
+        try connection.transaction(resolvesLostCommit: true) {
+            runs += 1
+            try connection.send("INSERT INTO t VALUES ($1)", [.int(1)])
+            _ = try connection.integer("SELECT count(*) FROM t")
+        }
+        #expect(runs == 2)
+        #expect(try connection.integer("SELECT count(*) FROM t") == 1)
+    }
+
     @Test func anUnreachableServerIsAConnectionError() {
         #expect {
             try PostgresConnection(url: "postgres://postgres@127.0.0.1:1/none?connect_timeout=2")

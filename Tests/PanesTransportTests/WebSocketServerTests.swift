@@ -49,6 +49,55 @@ import Testing
         #expect(texts.dropFirst().dropLast().allSatisfy { $0.utf8.count == 64 * 1024 })
     }
 
+    /// Frames sent in one callback are written together, headers made by the transport, up to
+    /// a bound: each arrives whole, in order, as its own final frame, whatever its length's
+    /// encoding (7-bit, 16-bit, 64-bit) and kind.
+    @Test(arguments: loops)
+    func framesSentInOneCallbackArriveWholeAndInOrder(_ loop: EventLoop) throws {
+        let together = try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        // The five small ones went in one write; the 64 KiB one did not fit beside them
+        // (`maxCoalescedWriteBytes`), so it and the rest went through the queue, still in order.
+        #expect(together == 5)
+    }
+
+    @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
+        #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
+    }
+
+    /// Sends frames of every header size in one callback and checks what arrives; returns how
+    /// many were written together with others.
+    private func sendBurst(_ configuration: TransportConfiguration) throws -> Int {
+        let harness = try TransportHarness(configuration: configuration)
+        let client = try harness.client()
+        client.send("hello")
+        #expect(harness.recorder.wait { $0.messages.count == 1 })
+        let id = harness.recorder.snapshot.messages[0].connection
+        let lengths = [0, 1, 125, 126, 127, 65_535, 65_536, 200_000, 3]
+        let payloads = lengths.enumerated().map { index, length in
+            (0..<length).map { UInt8(ascii: "a") + UInt8(($0 + index) % 26) }
+        }
+        harness.onServiceThread { server in
+            for (index, payload) in payloads.enumerated() {
+                let binary = index == 4
+                server.send(OutboundFrame(headroomAndPayload: [UInt8](repeating: 0, count: OutboundFrame.headroom) + payload,
+                                          binary: binary), to: id)
+            }
+        }
+        var received: [WebSocketFrame] = []
+        while received.count < payloads.count, let frame = client.nextFrame(timeout: 10) { received.append(frame) }
+        #expect(received.count == payloads.count)
+        for (index, frame) in received.enumerated() where index < payloads.count {
+            #expect(frame.fin && frame.rsv == 0)
+            #expect(frame.kind == (index == 4 ? .binary : .text), "frame \(index)")
+            #expect(frame.payload == payloads[index], "frame \(index): \(frame.payload.count) bytes, sent \(payloads[index].count)")
+        }
+        let together = harness.onServiceThread { $0.framesWrittenTogether }
+        // The connection goes on as before.
+        client.send("again")
+        #expect(harness.recorder.wait { $0.messages.count == 2 })
+        return together
+    }
+
     @Test(arguments: loops)
     func aWakeUpFiresOnceNotBeforeItsDeadlineAndALaterCallReplacesIt(_ loop: EventLoop) throws {
         let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))

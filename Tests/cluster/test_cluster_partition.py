@@ -158,7 +158,8 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
                     break
             except Exception:
                 pass
-            assert time.monotonic() < deadline, "a never caught up after the partition healed"
+            assert time.monotonic() < deadline, ("a never caught up after the partition healed; its log:\n"
+                                                 + "".join(logs_a[-60:]))
             time.sleep(0.2)
         # The write made while cut off was never applied anywhere.
         assert initial["new"] == 20

@@ -7,6 +7,7 @@ public struct Settings: Sendable, Equatable {
     public var maxMessageBytes = 1 << 20
     public var maxJSONDepth = 64
     public var maxOutboundQueue = 4096
+    public var maxCoalescedWriteBytes = 64 << 10
     public var maxHeldPerConnection = 1024
     public var connectTimeoutMs = 10_000
     public var maxRequestsBehindConnect = 64
@@ -76,6 +77,9 @@ public struct Settings: Sendable, Equatable {
               range: 4...512),
         .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
               meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
+        .init(name: "maxCoalescedWriteBytes", keyPath: \.maxCoalescedWriteBytes,
+              meaning: "Bytes of further messages written to a client in one system call with the first one sent to it in the same turn (a batch's fan-out); the rest wait in its queue. 0 writes each message on its own.",
+              range: 0...(16 << 20)),
         .init(name: "maxHeldPerConnection", keyPath: \.maxHeldPerConnection,
               meaning: "Messages held for one connection while its writes become durable; at this many the server stops reading it until half have gone.",
               range: 2...1_000_000),

@@ -29,7 +29,7 @@ extension Hub {
     mutating func startDocumentBatch(_ id: DocumentID) {
         if commits.documentWriters[id]?.busy != true, catchUpDocumentIfBehind(id) { return }
         guard var writer = commits.documentWriters[id], !writer.busy, !writer.waiting.isEmpty else { return }
-        let edits = writer.waiting
+        var edits = writer.waiting
         writer.waiting = []
         guard let document = documents.open[id] else {
             // Deleted (or never loaded) while the edits waited.
@@ -44,7 +44,8 @@ extension Hub {
         var working = document
         var outcomes: [DocumentBatch.Outcome] = []
         var commands: [StoreCommand] = []
-        for edit in edits {
+        for index in edits.indices {
+            let edit = edits[index]
             // A resend after a reconnect: the first one was applied, so this one is not. A real
             // resend is always based on a revision before the original's, because a client that
             // has seen that revision has seen its operation applied; an id reused at or after it
@@ -54,7 +55,11 @@ extension Hub {
                 continue
             }
             do throws(PanesError) {
-                let rebased = try working.rebase(edit.operation, from: edit.revision)
+                // Past what is committed (kept with the edit for a retry), then past this batch's
+                // earlier edits.
+                let committed = try document.rebase(edit.rebasedOperation, from: edit.rebasedRevision)
+                edits[index].rebased(to: document.revision, committed)
+                let rebased = try working.rebase(committed, from: document.revision)
                 guard rebased.targetLength <= settings.maxDocumentScalars else {
                     throw PanesError(.tooLarge, "the document would be \(rebased.targetLength) Unicode scalars, over the "
                                          + "limit of \(settings.maxDocumentScalars) (setting `maxDocumentScalars`)",

@@ -36,6 +36,7 @@ extension Hub {
         }
         expireFeatures(now: now)
         expireTicketWaits(now: now)
+        for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
             // Live on another node: that node keeps it active.
@@ -55,7 +56,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline]
+         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline]
             .compactMap { $0 }.min()
     }
 

@@ -210,6 +210,7 @@ extension Hub {
         commits.preferenceWriters[domain]?.afterConflict = false
         if let failure {
             logger.error("preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
+            if isClustered { cluster.preferenceRetries.push(domain, at: now() + Self.catchUpRetryMs) }
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
             answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
