@@ -109,6 +109,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     batch.signals.append(try item(for: signal))
                 }
             }
+            // The record numbers the writes took go in the notice: their answers first.
+            if batch.cursor.unanswered > 0 { try connection.answer() }
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
@@ -233,7 +235,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         batch.written += 1
         switch command {
         case .putSession(let session):
-            let sequence = try connection.integer(WriteSQL.upsertSession, [
+            // Sent ahead like every write (a switcher refresh writes dozens of sessions at once);
+            // its record number arrives with the next round trip.
+            let cursor = batch.cursor
+            cursor.unanswered += 1
+            try connection.send(WriteSQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
                 .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), session.snapshot.map(json).postgres, .text(json(.object(session.userInfo))),
@@ -241,9 +247,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 session.restoration.map { json($0.metadata.json) }.postgres,
                 .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
                 session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle), .int(session.revision),
-            ])
-            // None when the write was older than the stored copy and so dropped.
-            if let sequence { batch.advanced(to: sequence) }
+            ]) { rows in
+                cursor.unanswered -= 1
+                // None when the write was older than the stored copy and so dropped.
+                if rows.count > 0, let sequence = rows.optionalInt64(0, 0) { cursor.advance(to: sequence) }
+            }
         case .deleteSession(let id):
             try connection.send(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteClaim, [.text(id.rawValue)])
@@ -303,7 +311,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Advances the record sequence for one record (under `recordsLock`, taken up front).
     private func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
-        batch.advanced(to: try connection.integer(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]))
+        let cursor = batch.cursor
+        cursor.unanswered += 1
+        try connection.send(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]) { rows in
+            cursor.unanswered -= 1
+            cursor.advance(to: rows.count > 0 ? rows.optionalInt64(0, 0) : nil)
+        }
     }
 
     /// The `user_name` column for a domain: '' is the workspace domain, so an empty user name
@@ -328,15 +341,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         /// Each channel moved, at its newest version, in the order first moved.
         var channels: [Channel: Int64] = [:]
         var order: [Channel] = []
-        var recordCursor: Int64?
+        /// The record sequence the batch's writes advanced, filled in as their answers arrive.
+        let cursor = RecordCursor()
         /// Signals, in the order written, after the channel notices.
         var signals: [ChangeNoticePayload.Item] = []
 
         init(failAfter: Int?) { self.failAfter = failAfter }
-
-        mutating func advanced(to sequence: Int64?) {
-            recordCursor = max(recordCursor ?? 0, sequence ?? 0)
-        }
 
         mutating func moved(_ channel: Channel, to version: Int64) {
             // A drag's ending wakes nobody: the winner tells every node (`dragEnded`).
@@ -352,7 +362,18 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
 
         var notices: [ChangeNotice] {
-            order.map { ChangeNotice.channel($0, version: channels[$0]!) } + (recordCursor.map { [.records(cursor: $0)] } ?? [])
+            order.map { ChangeNotice.channel($0, version: channels[$0]!) } + (cursor.value.map { [.records(cursor: $0)] } ?? [])
+        }
+    }
+
+    /// A batch's record cursor, a class so that the answers of writes sent ahead can fill it in.
+    private final class RecordCursor {
+        private(set) var value: Int64?
+        /// Writes sent whose answer has not arrived yet.
+        var unanswered = 0
+
+        func advance(to sequence: Int64?) {
+            value = max(value ?? 0, sequence ?? 0)
         }
     }
 
