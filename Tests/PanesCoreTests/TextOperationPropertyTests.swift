@@ -62,6 +62,16 @@ struct TextOperationPropertyTests {
         }
     }
 
+    @Test func transformingPastAnOperationIsTheFirstHalfOfTransform() {
+        forEachSeed { seed, random in
+            let doc = random.text(maxPieces: 24)
+            let a = random.operation(on: doc), b = random.operation(on: doc)
+            let alone = try a.transformed(past: b)
+            let pair = try TextOperation.transform(a, b)
+            #expect(alone == pair.0, "seed \(seed): a \(a), b \(b)")
+        }
+    }
+
     @Test func transformKeepsLengthsConsistent() {
         forEachSeed { seed, random in
             let doc = random.text(maxPieces: 24)

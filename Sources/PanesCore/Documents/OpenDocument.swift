@@ -109,7 +109,7 @@ struct OpenDocument: Sendable {
         }
         var rebased = operation
         for entry in operations(after: base) {
-            rebased = try TextOperation.transform(rebased, entry.operation).0
+            rebased = try rebased.transformed(past: entry.operation)
         }
         return rebased
     }

@@ -23,6 +23,20 @@ extension TextOperation {
     public static func transform(_ a: TextOperation, _ b: TextOperation) throws(PanesError)
         -> (TextOperation, TextOperation)
     {
+        let (aPrime, bPrime) = try transform(a, b, keepingB: true)
+        return (aPrime, bPrime ?? TextOperation())
+    }
+
+    /// `transform(self, b).0` alone: this operation rewritten to apply after `b`. The server's
+    /// rebase of a client's operation past its history needs only that half, and skipping the
+    /// other saves building an operation per history entry.
+    public func transformed(past b: TextOperation) throws(PanesError) -> TextOperation {
+        try Self.transform(self, b, keepingB: false).0
+    }
+
+    private static func transform(_ a: TextOperation, _ b: TextOperation, keepingB: Bool) throws(PanesError)
+        -> (TextOperation, TextOperation?)
+    {
         guard a.baseLength == b.baseLength else {
             throw PanesError(.invalidOperation,
                              "cannot transform: the operations span \(a.baseLength) and \(b.baseLength) scalars, "
@@ -30,20 +44,20 @@ extension TextOperation {
                              field: "operation")
         }
         var aPrime = TextOperation()
-        var bPrime = TextOperation()
+        var bPrime: TextOperation? = keepingB ? TextOperation() : nil
         var readerA = ComponentReader(a)
         var readerB = ComponentReader(b)
         while true {
             // An insert of a is checked first: that is the tie-break.
             if case .insert(let text, let count)? = readerA.head {
                 aPrime.insert(text, scalarCount: count)
-                bPrime.retain(count)
+                bPrime?.retain(count)
                 _ = readerA.take()
                 continue
             }
             if case .insert(let text, let count)? = readerB.head {
                 aPrime.retain(count)
-                bPrime.insert(text, scalarCount: count)
+                bPrime?.insert(text, scalarCount: count)
                 _ = readerB.take()
                 continue
             }
@@ -53,10 +67,10 @@ extension TextOperation {
             switch (readerA.take(count), readerB.take(count)) {
             case (.retain, .retain):
                 aPrime.retain(count)
-                bPrime.retain(count)
+                bPrime?.retain(count)
             case (.delete, .delete): break  // both removed the same text
             case (.delete, .retain): aPrime.delete(count)
-            case (.retain, .delete): bPrime.delete(count)
+            case (.retain, .delete): bPrime?.delete(count)
             case (.insert, _), (_, .insert): preconditionFailure("handled above")
             }
         }
