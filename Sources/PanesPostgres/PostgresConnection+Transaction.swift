@@ -85,8 +85,7 @@ extension PostgresConnection {
         let handle = try pipelineHandle(sql)
         var name = prepared[sql]
         if name == nil {
-            statementsNamed += 1
-            let newName = "p\(statementsNamed)"
+            let newName = nextStatementName()
             // NULL parameters carry no type: the server infers it from the statement.
             let types = parameters.map(\.typeOID)
             let sent = types.withUnsafeBufferPointer { PQsendPrepare(handle, newName, sql, Int32($0.count), $0.baseAddress) }

@@ -21,8 +21,7 @@ public final class PostgresConnection: @unchecked Sendable {
     var handle: OpaquePointer?
     /// SQL text → prepared statement name, for this connection (cleared on reconnect).
     var prepared: [String: String] = [:]
-    /// Names prepared statements uniquely on this connection (a name whose preparation was
-    /// aborted in a pipeline is not used again).
+    /// Prepared statements named so far (`nextStatementName`).
     var statementsNamed = 0
     /// Test hook: how the next COMMIT's connection loss is simulated.
     var commitFault: CommitFault?
@@ -90,16 +89,11 @@ public final class PostgresConnection: @unchecked Sendable {
     // MARK: Statements
 
     /// Runs SQL without parameters, several statements allowed (schema changes, BEGIN/COMMIT).
-    /// - Returns: the first column of the last statement's first row, as text (nil: no row).
-    @discardableResult
-    public func execute(_ sql: String) throws(PostgresError) -> String? {
+    public func execute(_ sql: String) throws(PostgresError) {
         let handle = try connected()
         let result = PQexec(handle, sql)
         try check(result, sql: sql)
-        defer { PQclear(result) }
-        guard PQntuples(result) > 0, PQnfields(result) > 0, PQgetisnull(result, 0, 0) == 0,
-              let value = PQgetvalue(result, 0, 0) else { return nil }
-        return String(cString: value)
+        PQclear(result)
     }
 
     /// Runs one statement with typed parameters (`$1`, `$2`…) and returns its rows. In a
@@ -169,8 +163,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The prepared statement for `sql`, preparing it on first use.
     private func statement(_ sql: String, _ parameters: [PostgresValue], _ handle: OpaquePointer) throws(PostgresError) -> String {
         if let name = prepared[sql] { return name }
-        statementsNamed += 1
-        let name = "p\(statementsNamed)"
+        let name = nextStatementName()
         // NULL parameters carry no type: the server infers it from the statement.
         let types = parameters.map(\.typeOID)
         let result = types.withUnsafeBufferPointer { types in
@@ -180,6 +173,13 @@ public final class PostgresConnection: @unchecked Sendable {
         PQclear(result)
         prepared[sql] = name
         return name
+    }
+
+    /// A name no statement of this connection had (one whose preparation was aborted in a
+    /// pipeline is not used again).
+    func nextStatementName() -> String {
+        statementsNamed += 1
+        return "p\(statementsNamed)"
     }
 
     /// Throws for a failed result, clearing it.

@@ -287,10 +287,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case .renameDocument(let id, let title):
             try connection.send(WriteSQL.renameDocument, [.text(id.rawValue), .text(title)])
             try record("document", id.rawValue, deleted: false, &batch)
-        case .appendOperation(let id, let operation, let length):
-            // A run of one (`write(_ commands:)` sends runs there); `append` counts it itself.
-            batch.written -= 1
-            try append([(operation, length)], to: id, &batch)
+        case .appendOperation:
+            preconditionFailure("`write(_ commands:)` sends appended operations to `append`, in runs")
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
             try connection.send(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
             try connection.send(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])

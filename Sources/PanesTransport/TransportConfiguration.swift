@@ -15,8 +15,9 @@ public struct TransportConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Messages queued for one connection before it is closed as too slow.
     public var maxOutboundQueue: Int
-    /// Payload bytes that may go to a socket in one write beside the first message a callback
-    /// sends a connection (`WebSocketServer+Gather.swift`); 0: each message on its own.
+    /// Payload bytes that may go to a socket in one write when a callback sends a connection
+    /// several messages, the first counted (`WebSocketServer+Gather.swift`); the first goes
+    /// whatever its size; 0: each message on its own.
     public var maxCoalescedWriteBytes: Int
     /// Close code used for a slow consumer (the protocol's 4008).
     public var slowConsumerCloseCode: UInt16

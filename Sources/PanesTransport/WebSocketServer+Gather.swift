@@ -12,8 +12,9 @@ internal import CLibWebSockets
 /// compresses each message), and WebSocket over HTTP/1.1 (this server speaks no HTTP/2).
 ///
 /// What lws holds of a connection's writes stays what it was: the first frame (of any size)
-/// as before, and others only up to `maxCoalescedWriteBytes` with it; the rest waits in the
-/// connection's queue, where `maxOutboundQueue` bounds a reader that does not keep up.
+/// as before, and others only while all together stay within `maxCoalescedWriteBytes`; the
+/// rest waits in the connection's queue, where `maxOutboundQueue` bounds a reader that does
+/// not keep up.
 extension WebSocketServer {
     func gather(_ frame: OutboundFrame, for connection: ServerConnection) {
         if connection.gathered.isEmpty {

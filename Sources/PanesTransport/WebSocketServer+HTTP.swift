@@ -12,8 +12,6 @@ extension WebSocketServer {
     /// Returns nil to let lws's default handler take the callback.
     func handleHTTP(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32? {
-        // Nothing here sends on a WebSocket today; should the delegate ever, it leaves now.
-        defer { flushGathered() }
         switch reason {
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served.

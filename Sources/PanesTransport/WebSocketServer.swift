@@ -32,7 +32,7 @@ public final class WebSocketServer: @unchecked Sendable {
     var receiving: ServerConnection?
     /// Connections with frames gathered during the current callback (`flushGathered`).
     var gathering: [ServerConnection] = []
-    /// Frames that went to a socket in one write with others (`flushGathered`), for tests and metrics.
+    /// Frames that went to a socket in one write with others (`flushGathered`), for tests.
     public internal(set) var framesWrittenTogether = 0
     /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true

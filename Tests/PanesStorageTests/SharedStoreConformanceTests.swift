@@ -5,6 +5,17 @@ import Testing
 /// follow, node leases, and session claims with fencing. Run on the memory store (the
 /// reference) and PostgreSQL.
 @Suite struct SharedStoreConformanceTests {
+    /// An empty document (`doc_a1`) in the harness's store, with that store and another node's
+    /// connection to the same database (the same store where there is no other).
+    private static func emptyDocumentOnTwoNodes(_ harness: StoreHarness) throws
+        -> (store: any SharedStore, other: any SharedStore, id: DocumentID, channel: Channel) {
+        let store = harness.shared
+        let other = try harness.secondNode() ?? store
+        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        let id = DocumentID("doc_a1")
+        return (store, other, id, .document(id))
+    }
+
     private static func commit(_ id: UInt64, _ channel: Channel, base: Int64, _ commands: [StoreCommand]) -> StoreWrite {
         .commit(Commit(id: CommitID(id), channel: channel, base: base, commands: commands))
     }
@@ -184,12 +195,8 @@ import Testing
     func aConflictOnADocumentCarriesTheOperationsCommittedAfterItsBase(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }
-        let store = harness.shared
         // The winner writes through a connection of its own, as another node would.
-        let other = try harness.secondNode() ?? store
-        let id = DocumentID("doc_a1")
-        let channel = Channel.document(id)
-        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        let (store, other, id, channel) = try Self.emptyDocumentOnTwoNodes(harness)
         let first = Fixtures.appended("a", at: 1, after: 0)
         let second = Fixtures.appended("b", at: 2, after: 1)
         #expect(try other.apply([Self.commit(1, channel, base: 0, [.appendOperation(id, first, length: 1),
@@ -223,11 +230,7 @@ import Testing
     func aConflictResolvedInsideTheTransactionWritesTheRetryInItsPlace(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }
-        let store = harness.shared
-        let other = try harness.secondNode() ?? store
-        let id = DocumentID("doc_a1")
-        let channel = Channel.document(id)
-        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        let (store, other, id, channel) = try Self.emptyDocumentOnTwoNodes(harness)
         let theirs = Fixtures.appended("a", at: 1, after: 0)
         try other.apply([Self.commit(1, channel, base: 0, [.appendOperation(id, theirs, length: 1)])])
         let mine = Fixtures.appended("b", at: 1, after: 0)

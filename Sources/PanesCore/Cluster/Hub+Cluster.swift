@@ -57,10 +57,10 @@ extension Hub {
         catchUpPreferences(domain, afterConflict: false)
     }
 
-    /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
     /// How long after a failed catch-up read it is tried again.
     static let catchUpRetryMs: Millis = 1_000
 
+    /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
     mutating func catchUpPreferences(_ domain: PreferenceDomain, afterConflict: Bool) {
         cluster.preferencesBehind[domain] = nil
         commits.preferenceWriters[domain, default: ChannelQueue()].catchingUp = true

@@ -78,7 +78,7 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxOutboundQueue", keyPath: \.maxOutboundQueue,
               meaning: "Messages queued for one slow client before it is closed with 4008.", range: 16...1_000_000),
         .init(name: "maxCoalescedWriteBytes", keyPath: \.maxCoalescedWriteBytes,
-              meaning: "Bytes of further messages written to a client in one system call with the first one sent to it in the same turn (a batch's fan-out); the rest wait in its queue. 0 writes each message on its own.",
+              meaning: "Bytes of messages written to a client in one system call when the server sends it several in the same turn (a batch's fan-out); one that would pass it waits in the client's queue. The first always goes, whatever its size; 0 writes each message on its own.",
               range: 0...(16 << 20)),
         .init(name: "maxHeldPerConnection", keyPath: \.maxHeldPerConnection,
               meaning: "Messages held for one connection while its writes become durable; at this many the server stops reading it until half have gone.",

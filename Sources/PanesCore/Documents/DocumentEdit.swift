@@ -6,29 +6,15 @@ struct DocumentEdit: Sendable {
     let operation: TextOperation
     let opId: String
     let author: DocumentAuthor
-    /// The operation transformed past what was committed up to `rebasedRevision` (at first,
-    /// the operation as made). Transforming past a list of operations is transforming past
-    /// each in turn, so an edit whose batch has to be made again (a conflict with another
-    /// node's commit) goes on from here instead of from `revision`: the same result, for the
-    /// cost of what was committed since.
-    private(set) var rebasedRevision: Int64
-    private(set) var rebasedOperation: TextOperation
+    /// The operation transformed past everything committed up to `revision` (nil until its
+    /// first batch). Transforming past a list of operations is transforming past each in turn,
+    /// so an edit whose batch has to be made again (a conflict with another node's commit) goes
+    /// on from here instead of from the revision it was made on: the same result, for the cost
+    /// of what was committed since.
+    var rebased: (revision: Int64, operation: TextOperation)?
 
-    init(context: RequestContext, revision: Int64, operation: TextOperation, opId: String, author: DocumentAuthor) {
-        self.context = context
-        self.revision = revision
-        self.operation = operation
-        self.opId = opId
-        self.author = author
-        rebasedRevision = revision
-        rebasedOperation = operation
-    }
-
-    /// Notes the operation transformed past everything committed up to `revision`.
-    mutating func rebased(to revision: Int64, _ operation: TextOperation) {
-        rebasedRevision = revision
-        rebasedOperation = operation
-    }
+    /// Where rebasing goes on from: the kept rebase, or the operation as made.
+    var rebaseStart: (revision: Int64, operation: TextOperation) { rebased ?? (revision, operation) }
 }
 
 /// Edits of one document committed together: each one's outcome, and the document's text and

@@ -57,8 +57,9 @@ extension Hub {
             do throws(PanesError) {
                 // Past what is committed (kept with the edit for a retry), then past this batch's
                 // earlier edits.
-                let committed = try document.rebase(edit.rebasedOperation, from: edit.rebasedRevision)
-                edits[index].rebased(to: document.revision, committed)
+                let start = edit.rebaseStart
+                let committed = try document.rebase(start.operation, from: start.revision)
+                edits[index].rebased = (document.revision, committed)
                 let rebased = try working.rebase(committed, from: document.revision)
                 guard rebased.targetLength <= settings.maxDocumentScalars else {
                     throw PanesError(.tooLarge, "the document would be \(rebased.targetLength) Unicode scalars, over the "
