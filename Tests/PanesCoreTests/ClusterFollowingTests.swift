@@ -280,6 +280,30 @@ struct TwoNodes {
         #expect(node.hub.sessions[id]?.userInfo["step"] == 2, "the stale read undid this node's own write")
     }
 
+    /// Both nodes follow the document and refresh the switcher previews of the windows showing
+    /// it; each writes only the sessions it holds, so a node never writes its copy of a session
+    /// live on the other (which may be older than the holder's).
+    @Test func eachNodeWritesThePreviewsOfTheSessionsItHoldsOnly() {
+        var nodes = TwoNodes()
+        let (document, onA, _) = nodes.documentOpenOnBoth(text: "abc")
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let held = { (node: HubHarness) in Set(node.hub.liveScenes.keys) }
+        let onlyA = held(nodes.a), onlyB = held(nodes.b)
+        #expect(onlyA.count == 1 && onlyB.count == 1 && onlyA != onlyB)
+        // a knows both sessions show the document.
+        #expect(Set(nodes.a.hub.sessionIDs(showing: DocumentID(document), in: "default")) == onlyA.union(onlyB))
+        let edit = nodes.a.edit(onA, document, revision: 0, [3, "!"], opId: "a1")
+        #expect(edit["ok"] == true)
+        nodes.a.clock.advance(Millis(Settings().documentListIntervalMs))
+        let written = { (effects: [Effect]) in
+            Set(effects.persisted.compactMap { if case .putSession(let session) = $0 { session.id } else { nil } })
+        }
+        #expect(written(nodes.a.run(.tick)) == onlyA)
+        TwoNodes.deliver(nodes.a.committed.map(Effect.commit), to: &nodes.b)
+        nodes.b.clock.advance(Millis(Settings().documentListIntervalMs))
+        #expect(written(nodes.b.run(.tick)) == onlyB)
+    }
+
     @Test func aNodeTooFarBehindTheKeptLogReloadsTheDocumentAndItsScenesComeBack() {
         var settings = Settings()
         settings.snapshotEvery = 1
