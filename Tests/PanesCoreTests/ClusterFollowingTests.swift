@@ -280,6 +280,54 @@ struct TwoNodes {
         #expect(node.hub.sessions[id]?.userInfo["step"] == 2, "the stale read undid this node's own write")
     }
 
+    /// Each revision is committed by one batch, so of two nodes editing one document exactly one
+    /// snapshots at each multiple of `snapshotEvery` (a snapshot rewrites the whole text).
+    @Test func ofTwoNodesEditingOneDocumentExactlyOneTakesEachSnapshot() {
+        var settings = Settings()
+        settings.snapshotEvery = 3
+        var nodes = TwoNodes(settings: settings)
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "")
+        for index in 0..<12 {
+            let operation: JSONValue = index == 0 ? ["x"] : [.int(Int64(index)), "x"]
+            if index % 2 == 0 {
+                #expect(nodes.a.edit(onA, document, revision: Int64(index), operation, opId: "a\(index)")["ok"] == true)
+                TwoNodes.deliver(nodes.a.committed.suffix(1).map(Effect.commit), to: &nodes.b)
+            } else {
+                #expect(nodes.b.edit(onB, document, revision: Int64(index), operation, opId: "b\(index)")["ok"] == true)
+                TwoNodes.deliver(nodes.b.committed.suffix(1).map(Effect.commit), to: &nodes.a)
+            }
+        }
+        let snapshots = (nodes.a.committed + nodes.b.committed).flatMap(\.commands).compactMap { command -> Int64? in
+            if case .snapshotDocument(_, let revision, _, _) = command { revision } else { nil }
+        }
+        #expect(snapshots.sorted() == [3, 6, 9, 12])
+        #expect(nodes.a.text(of: document) == String(repeating: "x", count: 12))
+    }
+
+    /// Both nodes follow the document and refresh the switcher previews of the windows showing
+    /// it; each writes only the sessions it holds, so a node never writes its copy of a session
+    /// live on the other (which may be older than the holder's).
+    @Test func eachNodeWritesThePreviewsOfTheSessionsItHoldsOnly() {
+        var nodes = TwoNodes()
+        let (document, onA, _) = nodes.documentOpenOnBoth(text: "abc")
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let held = { (node: HubHarness) in Set(node.hub.liveScenes.keys) }
+        let onlyA = held(nodes.a), onlyB = held(nodes.b)
+        #expect(onlyA.count == 1 && onlyB.count == 1 && onlyA != onlyB)
+        // a knows both sessions show the document.
+        #expect(Set(nodes.a.hub.sessionIDs(showing: DocumentID(document), in: "default")) == onlyA.union(onlyB))
+        let edit = nodes.a.edit(onA, document, revision: 0, [3, "!"], opId: "a1")
+        #expect(edit["ok"] == true)
+        nodes.a.clock.advance(Millis(Settings().documentListIntervalMs))
+        let written = { (effects: [Effect]) in
+            Set(effects.persisted.compactMap { if case .putSession(let session) = $0 { session.id } else { nil } })
+        }
+        #expect(written(nodes.a.run(.tick)) == onlyA)
+        TwoNodes.deliver(nodes.a.committed.map(Effect.commit), to: &nodes.b)
+        nodes.b.clock.advance(Millis(Settings().documentListIntervalMs))
+        #expect(written(nodes.b.run(.tick)) == onlyB)
+    }
+
     @Test func aNodeTooFarBehindTheKeptLogReloadsTheDocumentAndItsScenesComeBack() {
         var settings = Settings()
         settings.snapshotEvery = 1

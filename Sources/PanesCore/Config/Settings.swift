@@ -47,7 +47,7 @@ public struct Settings: Sendable, Equatable {
     public var maxOperationBytes = 256 << 10
     public var maxDocumentsPerWorkspace = 10_000
     public var operationLogRetention = 1_000
-    public var snapshotEvery = 100
+    public var snapshotEvery = 1_000
     public var snapshotEveryBytes = 1 << 20
     public var documentListIntervalMs = 250
     public var maxListedParticipants = 32
@@ -159,7 +159,7 @@ public struct Settings: Sendable, Equatable {
               meaning: "Operations kept per document behind its latest snapshot, for catching up reconnecting clients.",
               range: 0...10_000_000),
         .init(name: "snapshotEvery", keyPath: \.snapshotEvery,
-              meaning: "A document's text is snapshotted to the store every this many operations.",
+              meaning: "A document's text is snapshotted to the store every this many operations (by the commit that takes its revision past a multiple of it: on a cluster, one node). A snapshot rewrites the whole text; opening a document replays at most this many operations onto it.",
               range: 1...1_000_000),
         .init(name: "snapshotEveryBytes", keyPath: \.snapshotEveryBytes,
               meaning: "A document's text is also snapshotted once the operations since the last snapshot add up to this "

@@ -73,7 +73,8 @@ extension Hub {
                 outcomes.append(.failed(error))
             }
         }
-        if let snapshot = working.compact(snapshotEvery: settings.snapshotEvery, snapshotEveryBytes: settings.snapshotEveryBytes,
+        if let snapshot = working.compact(since: document.revision, snapshotEvery: settings.snapshotEvery,
+                                          snapshotEveryBytes: settings.snapshotEveryBytes,
                                           retention: settings.operationLogRetention) {
             commands.append(snapshot)
         }

@@ -19,8 +19,11 @@ extension Hub {
             documents.lastAnnounced[id] = now
             guard let record = documents.records[id] else { continue }
             announce(.modified, id, workspace: record.workspace)
+            // Every node following the document comes here; each writes the previews of the
+            // sessions it holds (and of those nobody holds), so a session live on another node
+            // is written by its holder alone, from its own copy of it.
             refreshSessions(showing: id, in: record.workspace, title: nil,
-                            snapshot: documents.previews.removeValue(forKey: id))
+                            snapshot: documents.previews.removeValue(forKey: id), skippingHeldElsewhere: true)
         }
     }
 
@@ -54,10 +57,13 @@ extension Hub {
 
     /// Updates the title and/or snapshot of every session of the workspace whose window shows
     /// the document, live or not, and tells their switchers.
-    mutating func refreshSessions(showing id: DocumentID, in workspace: String, title: String?, snapshot: JSONValue?) {
+    /// - Parameter skippingHeldElsewhere: leaves out the sessions another node holds (cluster).
+    mutating func refreshSessions(showing id: DocumentID, in workspace: String, title: String?, snapshot: JSONValue?,
+                                  skippingHeldElsewhere: Bool = false) {
         guard title != nil || snapshot != nil else { return }
         var owners: Set<OwnerKey> = []
         for sessionID in sessionIDs(showing: id, in: workspace) {
+            if skippingHeldElsewhere, isClustered, claimedElsewhere(sessionID) { continue }
             guard var session = sessions[sessionID] else { continue }
             let before = session
             if let title { session.title = title }
