@@ -144,10 +144,25 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
+    ///
+    /// Built byte by byte: every operation of a busy document's commit goes through here (its
+    /// JSON is full of quotes), on the store thread while the document's lock is held, and
+    /// Foundation's `replacingOccurrences` made this a seventh of a node's CPU (measured with
+    /// `perf` on two nodes editing one document).
     static func arrayLiteral(_ elements: [String]) -> String {
-        "{" + elements.map { element in
-            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }.joined(separator: ",") + "}"
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(2 + elements.reduce(0) { $0 + $1.utf8.count + 3 })
+        for (index, element) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A channel's current version: a domain's version (0 when none), a document's revision

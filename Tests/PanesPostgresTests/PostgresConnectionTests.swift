@@ -145,7 +145,8 @@ import Testing
     @Test func channelNamesReachTheLockStatementIntactAndInOrder() throws {
         let database = try TestDatabase()
         let connection = try database.connect()
-        let names = [#"preferences:user:"quoted"@acme"#, #"document:back\slash"#, "session:{braces},comma", "", "NULL"]
+        let names = [#"preferences:user:"quoted"@acme"#, #"document:back\slash"#, "session:{braces},comma", "", "NULL",
+                     #"[3,"a\"b\\c",-2]"#, "é✓🦊 e\u{301}", #"\\\""#, " spaced ", "{}"]
         let rows = try connection.query("SELECT k FROM unnest($1::text[]) AS k", [.text(PostgresStore.arrayLiteral(names))])
         #expect((0..<rows.count).map { rows.text($0, 0) } == names)
     }
