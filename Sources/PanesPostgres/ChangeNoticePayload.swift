@@ -3,8 +3,9 @@ internal import PanesJSON
 
 /// The text of a `NOTIFY panes` payload: a JSON array of compact notices, one per channel a
 /// transaction moved and one for the record cursor, e.g.
-/// `[{"p":["acme","ada"],"v":7},{"d":"doc_1","v":42},{"s":"s1","v":3},{"r":1207}]`
-/// (`p`: a preference domain, user null for the workspace's; `d`: a document; `s`: a
+/// `[{"p":["acme","ada"],"v":7},{"d":"doc_1","v":42,"l":1204,"m":1763700000000},{"s":"s1","v":3},{"r":1207}]`
+/// (`p`: a preference domain, user null for the workspace's; `d`: a document, with its length
+/// `l` and last edit `m` when its log moved (`ChangeNotice.documentEdited`); `s`: a
 /// session's lease; `r`: the record cursor; `n`: a `NodeSignal`; `g`: a signal too large for
 /// a payload, stored in `node_signals` under that id).
 ///
@@ -81,7 +82,12 @@ enum ChangeNoticePayload {
             return .channel(.preferences(PreferenceDomain(workspace: workspace, user: domain[1].stringValue)),
                             version: version)
         }
-        if let id = item["d"]?.stringValue, let version { return .channel(.document(DocumentID(id)), version: version) }
+        if let id = item["d"]?.stringValue, let version {
+            if let length = item["l"]?.intValue, let modifiedAt = item["m"]?.intValue {
+                return .documentEdited(DocumentID(id), revision: version, length: Int(length), modifiedAt: modifiedAt)
+            }
+            return .channel(.document(DocumentID(id)), version: version)
+        }
         if let id = item["s"]?.stringValue, let version { return .channel(.session(SessionID(id)), version: version) }
         return .resubscribed
     }
@@ -93,6 +99,8 @@ enum ChangeNoticePayload {
                      "v": .int(version)])
         case .channel(.document(let id), let version):
             .object(["d": .string(id.rawValue), "v": .int(version)])
+        case .documentEdited(let id, let revision, let length, let modifiedAt):
+            .object(["d": .string(id.rawValue), "v": .int(revision), "l": .int(Int64(length)), "m": .int(modifiedAt)])
         case .channel(.session(let id), let version):
             .object(["s": .string(id.rawValue), "v": .int(version)])
         case .records(let cursor):

@@ -241,6 +241,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             .int(last.operation.revision), .int(Int64(last.length)), .int(last.operation.createdAt),
         ])
         batch.moved(.document(id), to: last.operation.revision)
+        batch.edited[id] = (last.length, last.operation.createdAt)
     }
 
     private func write(_ command: StoreCommand, _ batch: inout Batch) throws {
@@ -358,6 +359,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let cursor = RecordCursor()
         /// Signals, in the order written, after the channel notices.
         var signals: [ChangeNoticePayload.Item] = []
+        /// Each document whose log the batch appended to: its length and last edit after it.
+        var edited: [DocumentID: (length: Int, modifiedAt: Millis)] = [:]
 
         init(failAfter: Int?) { self.failAfter = failAfter }
 
@@ -375,7 +378,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
 
         var notices: [ChangeNotice] {
-            order.map { ChangeNotice.channel($0, version: channels[$0]!) } + (cursor.value.map { [.records(cursor: $0)] } ?? [])
+            order.map { channel -> ChangeNotice in
+                let version = channels[channel]!
+                if case .document(let id) = channel, let edit = edited[id] {
+                    return .documentEdited(id, revision: version, length: edit.length, modifiedAt: edit.modifiedAt)
+                }
+                return .channel(channel, version: version)
+            } + (cursor.value.map { [.records(cursor: $0)] } ?? [])
         }
     }
 

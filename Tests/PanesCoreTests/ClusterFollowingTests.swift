@@ -27,6 +27,15 @@ struct TwoNodes {
                     default: false
                     }
                 }.count
+                // A document's log: with its length and last edit, as the shared store says them.
+                if case .document(let id) = commit.channel,
+                   case .appendOperation(_, let last, let length)? = commit.commands.last(where: {
+                       if case .appendOperation = $0 { true } else { false }
+                   }) {
+                    notices.append(.documentEdited(id, revision: commit.base + Int64(moved), length: length,
+                                                   modifiedAt: last.createdAt))
+                    continue
+                }
                 notices.append(.channel(commit.channel, version: commit.base + Int64(moved)))
             case .persist(let commands), .persistQuietly(let commands):
                 if !commands.isEmpty { notices.append(.records(cursor: .max)) }
@@ -183,6 +192,30 @@ struct TwoNodes {
         #expect(metrics.contains("panes_document_commits_total{outcome=\"behind\"} 1"), "\(metrics)")
         #expect(metrics.contains("panes_document_operations_followed_total 2"))
         #expect(metrics.contains("panes_document_catch_up_reads_total{cause=\"conflict\"} 0"))
+    }
+
+    /// A document edited on one node and held open on no other: a document list observed on
+    /// another node hears of the modification (at its interval) with the revision and length
+    /// the store has, as it would for an edit made there.
+    @Test func aListOnAnotherNodeHearsOfEditsToADocumentNotOpenThere() {
+        var nodes = TwoNodes()
+        let (writer, _) = nodes.a.connect()
+        let document = nodes.a.createDocument(writer, text: "abc")
+        let (watcher, _) = nodes.b.connect(name: "bob")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.b.request(watcher, "observeDocuments")["ok"] == true)
+        _ = nodes.a.openDocument(writer, document)
+        let before = nodes.a.effects.count
+        #expect(nodes.a.edit(writer, document, revision: 0, [3, "de"], opId: "w:1")["ok"] == true)
+        #expect(nodes.a.edit(writer, document, revision: 1, [5, "f"], opId: "w:2")["ok"] == true)
+        TwoNodes.deliver(Array(nodes.a.effects[before...]), to: &nodes.b)
+        #expect(nodes.b.hub.documents.open[DocumentID(document)] == nil, "b does not hold it open")
+        let told = nodes.b.run(.tick).events(to: watcher, named: "documentsChanged")
+        #expect(told.map { $0["change"] } == ["modified"])
+        #expect(told.first?["document"]?["revision"] == 2)
+        #expect(told.first?["document"]?["length"] == 6)
+        let listed = nodes.b.request(watcher, "observeDocuments")["result"]?["documents"]?.arrayValue ?? []
+        #expect(listed.first { $0["id"] == .string(document) }?["length"] == 6)
     }
 
     /// Found by the two-node convergence simulation: the last scene left while the node read

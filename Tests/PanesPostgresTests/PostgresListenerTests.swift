@@ -27,6 +27,32 @@ import Testing
                 "listening starts with resubscribed, then the commit's notices")
     }
 
+    /// A document's commit says its revision, length and last edit: nodes that do not hold the
+    /// document open keep their lists right from the notice alone.
+    @Test func aDocumentCommitNotifiesItsLengthAndLastEdit() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let record = DocumentRecord(id: DocumentID("doc_1"), workspace: "acme", title: "t", createdAt: 0,
+                                    createdBy: "ada", modifiedAt: 0)
+        try store.apply([.persist([.createDocument(record, text: "ab")])])
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+        let author = DocumentAuthor(scene: "scn_1", user: "ada", name: "Ada")
+        let first = StoredOperation(revision: 1, operation: TextOperation([.retain(2), .insert("c")]), opId: "o1",
+                                    author: author, createdAt: 1_000)
+        let second = StoredOperation(revision: 2, operation: TextOperation([.retain(3), .insert("de")]), opId: "o2",
+                                     author: author, createdAt: 2_000)
+        let outcome = try store.apply([.commit(Commit(id: CommitID(1), channel: .document(record.id), base: 0, commands: [
+            .appendOperation(record.id, first, length: 3), .appendOperation(record.id, second, length: 5),
+        ]))])
+        #expect(outcome == [CommitID(1): .committed])
+        #expect(notices.wait { $0.contains(.documentEdited(record.id, revision: 2, length: 5, modifiedAt: 2_000)) },
+                "\(notices)")
+    }
+
     @Test func aTerminatedListenConnectionIsReplacedAndSaysResubscribed() throws {
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)

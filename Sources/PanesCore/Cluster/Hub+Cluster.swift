@@ -20,6 +20,8 @@ extension Hub {
             followPreferences(domain, to: version)
         case .channel(.document(let id), let revision):
             followDocument(id, to: revision)
+        case .documentEdited(let id, let revision, let length, let modifiedAt):
+            followDocument(id, to: revision, length: length, modifiedAt: modifiedAt)
         case .channel(.drag, _):
             break  // the winner of a drag's ending tells every node itself (`dragEnded`)
         case .channel(.session, _), .channel(.sessionRecord, _), .records:
@@ -128,13 +130,20 @@ extension Hub {
 
     // MARK: Documents
 
-    /// Reads the operations other nodes appended to an open document; a document not open
-    /// here only has its record's revision moved, for the list.
-    mutating func followDocument(_ id: DocumentID, to revision: Int64) {
+    /// Reads the operations other nodes appended to an open document. A document not open
+    /// here has its record moved, for the lists: its revision, and with a notice that says them
+    /// (`ChangeNotice.documentEdited`) its length and last edit, which list observers here then
+    /// hear of as a modification (at most every `documentListIntervalMs`, as for one edited
+    /// here). Without them a list on this node showed the new revision with the old length,
+    /// and never told its observers.
+    mutating func followDocument(_ id: DocumentID, to revision: Int64, length: Int? = nil, modifiedAt: Millis? = nil) {
         guard let document = documents.open[id] else {
             if revision != .max, var record = documents.records[id], revision > record.revision {
                 record.revision = revision
+                if let length { record.length = length }
+                if let modifiedAt { record.modifiedAt = max(record.modifiedAt, modifiedAt) }
                 documents.records[id] = record
+                if length != nil { markModified(id, preview: nil) }
             }
             return
         }

@@ -4,9 +4,10 @@
 /// observers hear of modifications, at most every `documentListIntervalMs` per document.
 extension Hub {
     /// Notes that a document's text changed: list observers and the switcher entries of
-    /// windows showing it hear of it, at most every `documentListIntervalMs`.
-    mutating func markModified(_ id: DocumentID, preview: JSONValue) {
-        documents.previews[id] = preview
+    /// windows showing it hear of it, at most every `documentListIntervalMs`. Without a preview
+    /// (another node's edit of a document not held here) the switcher entries stay as they are.
+    mutating func markModified(_ id: DocumentID, preview: JSONValue?) {
+        if let preview { documents.previews[id] = preview }
         guard documents.modified.insert(id).inserted else { return }
         let due = max(now(), (documents.lastAnnounced[id] ?? .min) + Millis(settings.documentListIntervalMs))
         documents.announceDeadlines.push(id, at: due)

@@ -91,6 +91,10 @@ public struct PreferenceChange: Sendable, Equatable {
 public enum ChangeNotice: Sendable, Equatable {
     /// A channel reached `version`.
     case channel(Channel, version: Int64)
+    /// A document's log reached `revision` (the channel notice of a document, with what a
+    /// node that does not hold the document open needs for its lists): its length and the
+    /// time of its last edit then.
+    case documentEdited(DocumentID, revision: Int64, length: Int, modifiedAt: Millis)
     /// Single-writer records (sessions, document records, claims) reached `cursor`.
     case records(cursor: Int64)
     /// The listening connection was lost and is back: notices may have been missed, so the
