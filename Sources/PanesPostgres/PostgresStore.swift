@@ -35,6 +35,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
 
+    /// Below which revision this store's committed prunes have deleted each document's log,
+    /// so that the next prune starts there (`snapshotDocument`). Store thread only.
+    private(set) var prunedBelow: [DocumentID: Int64] = [:]
+
     /// Connects to the database at `url` and migrates it to the schema this build knows.
     /// - Parameters:
     ///   - url: `postgres://user:password@host:port/database`, with optional `panes_…`
@@ -63,7 +67,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
-        return try connection.transaction(resolvesLostCommit: true) {
+        let (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
             try lockChannels(of: writes)
@@ -114,8 +118,19 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
-            return outcomes
+            return (outcomes, batch.pruned)
         }
+        notePruned(pruned)
+        return outcomes
+    }
+
+    /// Notes where committed prunes stopped. Documents deleted through other nodes leave
+    /// entries behind: past a bound they are all forgotten (the next prune of each then starts
+    /// from the beginning of its log, once).
+    private func notePruned(_ pruned: [DocumentID: Int64]) {
+        guard !pruned.isEmpty else { return }
+        if prunedBelow.count >= 10_000 { prunedBelow = [:] }
+        prunedBelow.merge(pruned) { max($0, $1) }
     }
 
     /// Locks every channel the batch commits to, in one order for all nodes (so two batches
@@ -135,6 +150,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
+            // A deletion takes the document's lock: an append (which checks under it that the
+            // document is there) is then wholly before it, its log deleted with it, or after it,
+            // and finds no document.
+            for case .deleteDocument(let id) in commands { keys.insert(Channel.document(id).description) }
         }
         var ordered = keys.sorted()
         if writesRecords { ordered.append(Self.recordsLock) }
@@ -228,7 +247,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         batch.written += run.count
         let operations = run.map(\.operation)
         guard let last = run.last else { return }
-        // The insert's foreign key fails the batch for an unknown document.
+        // The insert fails the batch for an unknown document (`appendOperations`).
         try connection.send(WriteSQL.appendOperations, [
             .text(id.rawValue),
             .text(Self.arrayLiteral(operations.map { String($0.revision) })),
@@ -307,10 +326,16 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             preconditionFailure("`write(_ commands:)` sends appended operations to `append`, in runs")
         case .snapshotDocument(let id, let revision, let text, let keepFrom):
             try connection.send(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
-            try connection.send(WriteSQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
+            // From where this store's last prune of it stopped: what lies below is deleted, but
+            // its index entries stay until a vacuum, and a scan from the start of the log stepped
+            // over all of them every time (a seventh of PostgreSQL's CPU on a busy document, and
+            // growing until the vacuum).
+            try connection.send(WriteSQL.pruneOperations, [.text(id.rawValue), .int(prunedBelow[id] ?? 0), .int(keepFrom)])
+            batch.pruned[id] = keepFrom
         case .deleteDocument(let id):
-            // Its snapshot and log go with it (ON DELETE CASCADE).
+            // Its snapshot goes with it (ON DELETE CASCADE); its log has no foreign key (migration 4).
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
+            try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
         }
     }
@@ -361,6 +386,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         var signals: [ChangeNoticePayload.Item] = []
         /// Each document whose log the batch appended to: its length and last edit after it.
         var edited: [DocumentID: (length: Int, modifiedAt: Millis)] = [:]
+        /// Each document whose log the batch pruned: below which (`prunedBelow`, once committed).
+        var pruned: [DocumentID: Int64] = [:]
 
         init(failAfter: Int?) { self.failAfter = failAfter }
 
@@ -493,20 +520,24 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let insertSnapshot = "INSERT INTO document_snapshots (document, revision, text) VALUES ($1, $2, $3)"
         static let renameDocument = "UPDATE documents SET title = $2 WHERE id = $1"
         /// Logs operations (one array element each, $2–$8) and advances the document to the
-        /// last ($9 revision, $10 length, $11 time) in one round trip.
+        /// last ($9 revision, $10 length, $11 time) in one round trip. For a document that is
+        /// not there the subquery gives NULL and the insert fails (`document` is NOT NULL): one
+        /// look-up per statement, where the foreign key checked each row.
         static let appendOperations = """
             WITH logged AS (
                 INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
                                                  author_name, created_at)
-                SELECT $1, o.revision, o.operation, o.op_id, o.author_scene, o.author_user, o.author_name, o.created_at
+                SELECT (SELECT id FROM documents WHERE id = $1), o.revision, o.operation, o.op_id, o.author_scene,
+                       o.author_user, o.author_name, o.created_at
                 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
                     AS o(revision, operation, op_id, author_scene, author_user, author_name, created_at)
                 RETURNING 1)
             UPDATE documents SET revision = $9, length = $10, modified_at = $11 WHERE id = $1
             """
         static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3 WHERE document = $1"
-        static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision < $2"
+        static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision >= $2 AND revision < $3"
         static let deleteDocument = "DELETE FROM documents WHERE id = $1"
+        static let deleteOperations = "DELETE FROM document_operations WHERE document = $1"
     }
 }
 
