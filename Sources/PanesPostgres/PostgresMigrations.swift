@@ -173,6 +173,11 @@ public enum PostgresMigrations {
     /// - Throws: `PostgresError` with `.schemaTooNew` for a database migrated by a newer build,
     ///   which is left as it was.
     public static func migrate(_ connection: PostgresConnection) throws {
+        try migrate(connection, through: latest)
+    }
+
+    /// `migrate`, stopping after step `target`: how a test makes the database an older build left.
+    static func migrate(_ connection: PostgresConnection, through target: Int64) throws {
         for (index, step) in all.enumerated() {
             precondition(step.version == Int64(index + 1), "migrations must be numbered 1, 2, 3… in order")
         }
@@ -193,7 +198,7 @@ public enum PostgresMigrations {
                                 "the database has schema version \(found), but this build knows only up to \(latest); "
                                     + "use a newer build of Panes, or another database")
         }
-        for step in all where step.version > found {
+        for step in all where step.version > found && step.version <= target {
             // BEGIN and COMMIT by hand: a step is several statements in one string, which a
             // (pipelined) `transaction` cannot send.
             try connection.execute("BEGIN")
