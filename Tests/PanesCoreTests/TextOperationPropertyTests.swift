@@ -72,6 +72,35 @@ struct TextOperationPropertyTests {
         }
     }
 
+    /// Typing (one insert, nothing deleted) takes a shortcut in `transformed(past:)`: it must
+    /// give what the general algorithm gives, ties and deletions around the insert included.
+    @Test func typingPastAnOperationTakesTheShortcutToTheSameResult() {
+        forEachSeed { seed, random in
+            let doc = random.text(maxPieces: 12)
+            let length = doc.unicodeScalars.count
+            for _ in 0..<8 {
+                let position = Int.random(in: 0...length, using: &random)
+                var typed = TextOperation()
+                typed.retain(position)
+                typed.insert(random.text(maxPieces: 2).isEmpty ? "x" : random.text(maxPieces: 2) + "y")
+                typed.retain(length - position)
+                // b: random, or inserting and deleting right at the insert's position.
+                var b = random.operation(on: doc)
+                if Bool.random(using: &random) {
+                    b = TextOperation()
+                    b.retain(position)
+                    if Bool.random(using: &random) { b.insert("z") }
+                    let deleted = Int.random(in: 0...(length - position), using: &random)
+                    b.delete(deleted)
+                    b.retain(length - position - deleted)
+                }
+                let alone = try typed.transformed(past: b)
+                #expect(alone == (try TextOperation.transform(typed, b)).0, "seed \(seed): typed \(typed), b \(b)")
+                #expect(try alone.apply(to: b.apply(to: doc)).unicodeScalars.count == alone.targetLength)
+            }
+        }
+    }
+
     @Test func transformKeepsLengthsConsistent() {
         forEachSeed { seed, random in
             let doc = random.text(maxPieces: 24)

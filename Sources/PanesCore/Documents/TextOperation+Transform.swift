@@ -31,7 +31,56 @@ extension TextOperation {
     /// rebase of a client's operation past its history needs only that half, and skipping the
     /// other saves building an operation per history entry.
     public func transformed(past b: TextOperation) throws(PanesError) -> TextOperation {
-        try Self.transform(self, b, keepingB: false).0
+        if baseLength == b.baseLength, let typed = insertTransformed(past: b) { return typed }
+        return try Self.transform(self, b, keepingB: false).0
+    }
+
+    /// `transformed(past:)` for the commonest edit, typing: one insert (`[p, "text", q]`, no
+    /// delete). Rebasing a keystroke past the history is most of a busy document's work, and
+    /// its result only moves the insert, so one walk over `b` finds where: what `b` keeps or
+    /// inserts before the insert's position. Same tie-break as the general algorithm: `b`'s
+    /// inserts at that very position go after this one, and inside (or at the start of) text
+    /// `b` deletes the insert lands where the deletion was. Nil for any other shape.
+    /// Requires equal base lengths.
+    private func insertTransformed(past b: TextOperation) -> TextOperation? {
+        guard components.count <= 3 else { return nil }
+        var position = 0
+        var inserted: String?
+        for component in components {
+            switch component {
+            case .retain(let count) where inserted == nil: position = count
+            case .retain: break
+            case .insert(let text):
+                guard inserted == nil else { return nil }
+                inserted = text
+            case .delete: return nil
+            }
+        }
+        guard let inserted else { return nil }
+        var old = 0  // consumed from the base document
+        var new = 0  // produced in b's target
+        walk: for component in b.components {
+            switch component {
+            case .retain(let count):
+                if old + count >= position {
+                    new += position - old
+                    break walk
+                }
+                old += count
+                new += count
+            case .insert(let text):
+                if old == position { break walk }
+                new += text.unicodeScalars.count
+            case .delete(let count):
+                if old + count > position { break walk }
+                old += count
+            }
+        }
+        var rebased = TextOperation()
+        rebased.retain(new)
+        rebased.insert(Substring(inserted), scalarCount: targetLength - baseLength)
+        rebased.retain(b.targetLength - new)
+        return rebased
     }
 
     private static func transform(_ a: TextOperation, _ b: TextOperation, keepingB: Bool) throws(PanesError)
