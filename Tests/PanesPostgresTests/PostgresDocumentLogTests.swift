@@ -33,6 +33,16 @@ import Testing
                           keepFrom: keepFrom)
     }
 
+    /// A row of doc_1's log written past the store, as another node's transaction or a stray
+    /// row would be.
+    static func logDirectly(revision: Int64, operation: String, opId: String, on connection: PostgresConnection) throws {
+        try connection.query("""
+            INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
+                                             author_name, created_at)
+            VALUES ($1, $2, $3, $4, 's', 'u', 'n', 0)
+            """, [.text(id.rawValue), .int(revision), .text(operation), .text(opId)])
+    }
+
     /// The revisions the log holds, whatever the store would read.
     static func logged(_ database: TestDatabase) throws -> [Int64] {
         let rows = try database.connect().query("SELECT revision FROM document_operations ORDER BY revision")
@@ -65,11 +75,7 @@ import Testing
         #expect(nodes[1].prunedBelow[Self.id] == 46)
         // A node that starts afresh knows nothing of earlier prunes: it prunes from the start.
         let restarted = try PostgresStore(url: database.url)
-        try database.connect().execute("""
-            INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
-                                             author_name, created_at)
-            VALUES ('doc_1', 3, '[1]', 'stray', 's', 'u', 'n', 0)
-            """)
+        try Self.logDirectly(revision: 3, operation: "[1]", opId: "stray", on: database.connect())
         try Self.append(61...70, to: restarted)
         try restarted.apply(.persist([Self.snapshot(at: 70, keepFrom: 66)]))
         #expect(try Self.logged(database) == Array(66...70))
@@ -102,11 +108,7 @@ import Testing
         try other.execute("BEGIN")
         try other.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
                         [.text(Channel.document(Self.id).description)])
-        try other.execute("""
-            INSERT INTO document_operations (document, revision, operation, op_id, author_scene, author_user,
-                                             author_name, created_at)
-            VALUES ('doc_1', 4, '[3,"x"]', 'op4', 's', 'u', 'n', 0)
-            """)
+        try Self.logDirectly(revision: 4, operation: #"[3,"x"]"#, opId: "op4", on: other)
         let deleted = DispatchSemaphore(value: 0)
         let failure = ResultBox()
         Thread.detachNewThread {
