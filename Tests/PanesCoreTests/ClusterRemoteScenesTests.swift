@@ -8,11 +8,18 @@ import Testing
         list?["sessions"]?.arrayValue?.first { $0["persistentIdentifier"] == session }
     }
 
+    /// Lets `sceneShareIntervalMs` pass on a node: what it had held back goes now.
+    static func intervalPasses(on node: inout HubHarness) -> [Effect] {
+        node.clock.advance(Millis(Settings().sceneShareIntervalMs))
+        return node.run(.tick)
+    }
+
     @Test func aWindowLiveOnAnotherNodeShowsInTheSwitcherAsItsNodeReportsIt() {
         var nodes = TwoNodes()
         let (onA, first) = nodes.a.connect()
         let session = first["session"]?["persistentIdentifier"]
         _ = nodes.a.request(onA, "lifecycle", ["visible": true, "focused": true])
+        _ = Self.intervalPasses(on: &nodes.a)
         TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
         let (onB, _) = nodes.b.connect()
         _ = nodes.b.request(onB, "lifecycle", ["visible": true, "focused": false])
@@ -24,20 +31,69 @@ import Testing
         #expect(listed?["appState"] == "foregroundActive", "the window on a is the user's frontmost")
 
         // a's window goes to the background, then changes its traits: b's switcher hears both.
-        let hidden = nodes.a.send(onA, "lifecycle", ["visible": false, "focused": false])
+        let hidden = nodes.a.send(onA, "lifecycle", ["visible": false, "focused": false]) + Self.intervalPasses(on: &nodes.a)
         var told = TwoNodes.deliver(hidden, to: &nodes.b).events(to: onB, named: "sessionsChanged")
         #expect(Self.entry(told.last, session)?["state"] == "background")
         #expect(told.last?["appState"] == "foregroundInactive")
-        let narrowed = nodes.a.send(onA, "updateTraits", ["traits": ["width": "compact"]])
+        let narrowed = nodes.a.send(onA, "updateTraits", ["traits": ["width": "compact"]]) + Self.intervalPasses(on: &nodes.a)
         told = TwoNodes.deliver(narrowed, to: &nodes.b).events(to: onB, named: "sessionsChanged")
         #expect(Self.entry(told.last, session)?["traits"]?["width"] == "compact")
 
         // The window closes: disconnected on b too, as on one node.
-        let closed = nodes.a.run(.closed(onA, abnormal: false))
+        let closed = nodes.a.run(.closed(onA, abnormal: false)) + Self.intervalPasses(on: &nodes.a)
         told = TwoNodes.deliver(closed, to: &nodes.b).events(to: onB, named: "sessionsChanged")
         #expect(Self.entry(told.last, session)?["state"] == "disconnected")
         #expect(Self.entry(told.last, session)?["scene"] == nil)
         #expect(Self.entry(told.last, session)?["traits"] == nil)
+    }
+
+    /// Each signal lists every live window of the user on its node: one per connect made a
+    /// burst of N connects cost N lists of up to N windows on every node (10,000 windows of one
+    /// user stalled a node's connects after ~4,000). The first change goes at once, the rest of
+    /// the interval's changes in one list when it ends, and nothing is left out.
+    @Test func aBurstOfConnectsOfOneUserIsToldInOneListPerInterval() {
+        var nodes = TwoNodes()
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        var sessions: [JSONValue] = []
+        for _ in 0..<50 {
+            let (_, reply) = nodes.a.connect(["state": ["visible": true, "focused": false]])
+            sessions.append(reply["session"]?["persistentIdentifier"] ?? .null)
+        }
+        func lists(_ effects: [Effect]) -> [Int] {
+            effects.compactMap {
+                guard case .signal(let signal) = $0, case .scenes(let json) = signal.kind else { return nil }
+                return json["scenes"]?.arrayValue?.count
+            }
+        }
+        let burst = nodes.a.effects
+        #expect(lists(burst) == [1], "the first connect is told at once, the other 49 wait for the interval")
+        nodes.a.clock.advance(Millis(Settings().sceneShareIntervalMs) - 1)
+        #expect(lists(nodes.a.run(.tick)).isEmpty, "not before the interval")
+        let ended = Self.intervalPasses(on: &nodes.a)
+        #expect(lists(ended) == [50], "then every window in one list")
+        #expect(lists(Self.intervalPasses(on: &nodes.a)).isEmpty, "and nothing more while nothing changes")
+
+        TwoNodes.deliver(burst + ended, to: &nodes.b)
+        let listed = nodes.b.request(onB, "listSessions")["result"]
+        for session in sessions {
+            #expect(Self.entry(listed, session)?["state"] == "foregroundInactive")
+        }
+    }
+
+    /// A draining node may be gone before the interval ends: what it tells goes at once.
+    @Test func aDrainingNodeTellsAtOnce() {
+        var nodes = TwoNodes()
+        // The first window is told at once; the second waits for the interval.
+        let (first, _) = nodes.a.connect()
+        _ = nodes.a.connect()
+        let drained = nodes.a.run(.drain)
+        let closed = nodes.a.run(.closed(first, abnormal: false))
+        let told = (drained + closed).compactMap { effect -> Int? in
+            guard case .signal(let signal) = effect, case .scenes(let json) = signal.kind else { return nil }
+            return json["scenes"]?.arrayValue?.count
+        }
+        #expect(told == [1], "the first left and the second is live: told without waiting for the interval: \(told)")
     }
 
     @Test func aWindowThatConnectsOnAnotherNodeTurnsLiveInAnOpenSwitcher() {

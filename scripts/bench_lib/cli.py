@@ -160,6 +160,8 @@ COMMANDS = {
     "cluster": ["cluster-fanout", "cluster-docs", "acklat"],
     # Just the hot document row (SQLite, 1 and 2 PostgreSQL nodes), e.g. to compare builds.
     "cluster-docs": ["cluster-docs"],
+    # Just the fan-out over 1, 2 and 3 PostgreSQL nodes.
+    "cluster-fanout": ["cluster-fanout"],
     "profile": [],
 }
 COMMAND_SYSTEMS = {"prefs": ["panes", "raw"], "raw": ["panes", "raw"]}

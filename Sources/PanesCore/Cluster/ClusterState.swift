@@ -49,6 +49,11 @@ struct ClusterState: Sendable {
     /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
     var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]
     var sharedScenes: [OwnerKey: [SessionID: RemoteScene]] = [:]
+    /// Users whose live scenes here changed since last told, when each is due to be told
+    /// (`sceneShareIntervalMs` after the last time), and when that was.
+    var scenesToShare: Set<OwnerKey> = []
+    var sceneShareDeadlines = DeadlineQueue<OwnerKey>()
+    var scenesSharedAt: [OwnerKey: Millis] = [:]
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.
     var preferencesBehind: [PreferenceDomain: Int64] = [:]

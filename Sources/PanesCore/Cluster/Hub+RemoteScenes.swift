@@ -9,12 +9,36 @@
 /// Which node holds a session is the claim's business (`cluster.claims`, with its epoch): an
 /// entry counts only while no newer claim says otherwise and its node's lease holds.
 extension Hub {
-    /// Tells the other nodes of the user's live scenes here, when they changed since last told.
+    /// Tells the other nodes of the user's live scenes here, when they changed since last told,
+    /// at most every `sceneShareIntervalMs`: each signal lists every live scene of the user
+    /// here, so telling at each change made a burst of N connects of one user cost N lists of
+    /// up to N scenes, written, read and decoded by every node (10,000 windows of one user
+    /// stalled a node's connects after ~4,000). A draining node tells at once: it may be gone
+    /// before the interval.
     mutating func shareScenes(of owner: OwnerKey) {
         guard isClustered else { return }
+        guard !draining else { return share(owner, now: now()) }
+        guard cluster.scenesToShare.insert(owner).inserted else { return }
+        let now = now()
+        let due = (cluster.scenesSharedAt[owner] ?? .min) + Millis(settings.sceneShareIntervalMs)
+        // A change after a quiet interval goes at once; the changes that follow it wait.
+        guard due > now else { return share(owner, now: now) }
+        cluster.sceneShareDeadlines.push(owner, at: due)
+    }
+
+    /// Tells the other nodes of the users whose interval has passed.
+    mutating func shareScenesTick(now: Millis) {
+        for (_, owner) in cluster.sceneShareDeadlines.popDue(now: now) where cluster.scenesToShare.contains(owner) {
+            share(owner, now: now)
+        }
+    }
+
+    private mutating func share(_ owner: OwnerKey, now: Millis) {
+        cluster.scenesToShare.remove(owner)
         let live = liveScenesHere(of: owner)
         guard live != (cluster.sharedScenes[owner] ?? [:]) else { return }
         cluster.sharedScenes[owner] = live.isEmpty ? nil : live
+        cluster.scenesSharedAt[owner] = live.isEmpty ? nil : now
         signal(.scenes(RemoteScene.json(owner: owner, live)), to: nil)
     }
 

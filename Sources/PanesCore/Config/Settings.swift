@@ -50,6 +50,7 @@ public struct Settings: Sendable, Equatable {
     public var snapshotEvery = 1_000
     public var snapshotEveryBytes = 1 << 20
     public var documentListIntervalMs = 250
+    public var sceneShareIntervalMs = 100
     public var maxListedParticipants = 32
 
     // Security
@@ -168,6 +169,10 @@ public struct Settings: Sendable, Equatable {
         .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
               meaning: "Modifications to a document are announced to document-list observers at most this often.",
               range: 0...60_000),
+        .init(name: "sceneShareIntervalMs", keyPath: \.sceneShareIntervalMs,
+              meaning: "On a cluster, a node tells the others of a user's live windows (for their switchers) at most this often per user: "
+                  + "each message lists all of that user's windows on the node, so a burst of connects costs one list per interval, not one per connect.",
+              range: 0...10_000),
         .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
               meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
               range: 1...10_000),

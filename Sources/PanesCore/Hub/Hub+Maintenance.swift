@@ -56,7 +56,8 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline]
+         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
+         cluster.sceneShareDeadlines.nextDeadline]
             .compactMap { $0 }.min()
     }
 
@@ -76,6 +77,7 @@ extension Hub {
     mutating func expireFeatures(now: Millis) {
         expireDrags(now: now)
         documentsTick(now: now)
+        shareScenesTick(now: now)
     }
 
     mutating func drain() {
