@@ -101,22 +101,37 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
             if ready < 0 && errno != EINTR { return }
             guard ready > 0 else { continue }
             do {
-                for notification in try connection.receiveNotifications() where notification.channel == "panes" {
-                    for item in ChangeNoticePayload.decodeItems(notification.payload) {
-                        switch item {
-                        case .notice(let notice):
-                            deliver(notice)
-                        case .storedSignal(let id):
-                            // Gone only if pruned (read far too late): nothing to deliver then.
-                            let text = try connection.query("SELECT payload FROM node_signals WHERE id = $1", [.int(id)])
-                            guard text.count > 0, case .success(let json) = JSONCodec.decode(text.text(0, 0) ?? ""),
-                                  let signal = NodeSignal(json: json) else { continue }
-                            deliver(.signal(signal))
-                        }
-                    }
+                // Until none are queued: reading a large signal's payload is a query, and the
+                // notifications the server sends before that query's end are queued by libpq
+                // with its answer, leaving nothing on the socket to wake `poll` — one would
+                // wait for the next notification to come (20 s and more, seen in the fan-out
+                // bench right after 10,000 connects).
+                var received = try connection.receiveNotifications()
+                while !received.isEmpty {
+                    try handle(received, on: connection, deliver)
+                    received = try connection.receiveNotifications()
                 }
             } catch {
                 return
+            }
+        }
+    }
+
+    /// Delivers one batch of notifications, fetching the payloads of stored signals.
+    private func handle(_ notifications: [(channel: String, payload: String)], on connection: PostgresConnection,
+                        _ deliver: @Sendable (ChangeNotice) -> Void) throws {
+        for notification in notifications where notification.channel == "panes" {
+            for item in ChangeNoticePayload.decodeItems(notification.payload) {
+                switch item {
+                case .notice(let notice):
+                    deliver(notice)
+                case .storedSignal(let id):
+                    // Gone only if pruned (read far too late): nothing to deliver then.
+                    let text = try connection.query("SELECT payload FROM node_signals WHERE id = $1", [.int(id)])
+                    guard text.count > 0, case .success(let json) = JSONCodec.decode(text.text(0, 0) ?? ""),
+                          let signal = NodeSignal(json: json) else { continue }
+                    deliver(.signal(signal))
+                }
             }
         }
     }

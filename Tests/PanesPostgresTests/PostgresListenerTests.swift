@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesJSON
 @testable import PanesPostgres
 import PanesPostgresTestSupport
 import Testing
@@ -89,6 +90,42 @@ import Testing
             SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
         _ = try store.apply([.signal(small), .signal(large)])
         #expect(notices.wait { $0 == [.resubscribed, .signal(small), .signal(large)] })
+    }
+
+    /// Reading a large signal's payload is a query; a notification the server sends before that
+    /// query ends is queued by libpq with its answer, and nothing is left on the socket to wake
+    /// the listener's `poll`. It is delivered then, not when some later notification comes (the
+    /// fan-out bench's first change after 10,000 connects waited 20 s for the next one).
+    @Test func aNoticeThatArrivesDuringALargeSignalsReadIsNotLeftWaiting() throws {
+        let database = try TestDatabase()
+        _ = try PostgresStore(url: database.url)  // the schema
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+
+        let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
+            SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
+        let writer = try PostgresConnection(url: database.url)
+        let id = try writer.integer("INSERT INTO node_signals (payload, created_at) VALUES ($1, 0) RETURNING id",
+                                    [.text(JSONCodec.encodeString(large.json))]) ?? 0
+        // The listener's read of it waits behind this lock, while the next notice is sent.
+        let blocker = try PostgresConnection(url: database.url)
+        try blocker.execute("BEGIN")
+        try blocker.execute("LOCK TABLE node_signals IN ACCESS EXCLUSIVE MODE")
+        for payload in ChangeNoticePayload.encode(items: [.storedSignal(id)]) {
+            try writer.execute("NOTIFY panes, '\(payload)'")
+        }
+        let waiting = "SELECT count(*) FROM pg_locks WHERE pid = \(listener.backendPID) AND NOT granted"
+        #expect(notices.wait { _ in ((try? writer.integer(waiting, [])) ?? 0) ?? 0 > 0 }, "the listener reads, and waits")
+        let domain = PreferenceDomain(workspace: "acme", user: "ada")
+        for payload in ChangeNoticePayload.encode([.channel(.preferences(domain), version: 1)]) {
+            try writer.execute("NOTIFY panes, '\(payload)'")
+        }
+        try blocker.execute("COMMIT")
+        #expect(notices.wait(timeout: 5) { $0 == [.resubscribed, .signal(large), .channel(.preferences(domain), version: 1)] },
+                "both delivered, the notice without waiting for another notification")
     }
 
     @Test func stopIsPromptWhileWaiting() throws {
