@@ -118,7 +118,7 @@ import Testing
             try writer.execute("NOTIFY panes, '\(payload)'")
         }
         let waiting = "SELECT count(*) FROM pg_locks WHERE pid = \(listener.backendPID) AND NOT granted"
-        #expect(notices.wait { _ in ((try? writer.integer(waiting, [])) ?? 0) ?? 0 > 0 }, "the listener reads, and waits")
+        #expect(notices.wait { _ in (try? writer.integer(waiting)).flatMap { $0 } ?? 0 > 0 }, "the listener reads, and waits")
         let domain = PreferenceDomain(workspace: "acme", user: "ada")
         for payload in ChangeNoticePayload.encode([.channel(.preferences(domain), version: 1)]) {
             try writer.execute("NOTIFY panes, '\(payload)'")
