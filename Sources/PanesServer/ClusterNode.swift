@@ -21,6 +21,8 @@ public final class ClusterNode: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
+    /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
+    private var logLimits = LogLimiter()
 
     /// - Parameters:
     ///   - heartbeatStore: a connection of the heartbeat's own (not the store thread's).
@@ -94,7 +96,8 @@ public final class ClusterNode: @unchecked Sendable {
                 // The lease runs on the database's clock; stop serving a little before it can
                 // run out there, measured on ours from the last renewal that succeeded.
                 let silentMs = Int(Date().timeIntervalSince(lastRenewed) * 1000)
-                logger.warning("heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"])
+                logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
+                              now: Millis(Date().timeIntervalSince1970 * 1000))
                 if silentMs + heartbeatMs >= leaseMs, isHealthy {
                     setLease(false)
                     deliver(.leaseLost)

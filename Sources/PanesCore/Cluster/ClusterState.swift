@@ -6,6 +6,12 @@ struct ClusterState: Sendable {
     /// A record load is in flight; `recordsWanted` asks for another after it.
     var recordsLoading = false
     var recordsWanted = false
+    /// After a read failed (the store is away), when the next record load may start: reads
+    /// wait out `readBackoff` rather than fail again at once, for as long as the outage lasts.
+    var recordRetryAt: Millis?
+    /// How long reads of what other nodes wrote wait after failing (record loads, preference
+    /// catch-ups); back to nothing after a read succeeds.
+    var readBackoff = Backoff.sharedStore
     /// Sessions this node wrote while a record load was in flight: the load may have read
     /// them before those writes, so a claim naming this node that it read is not taken back.
     /// (Session copies it read are told apart by their `revision`.)

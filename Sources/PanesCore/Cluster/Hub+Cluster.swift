@@ -34,7 +34,10 @@ extension Hub {
         case .leaseLost:
             leaseLost()
         case .resubscribed:
-            // Anything may have moved while nobody listened: look at everything held.
+            // The store answers again: reads waiting out a backoff go now. Anything may have
+            // moved while nobody listened: look at everything held.
+            cluster.readBackoff.succeeded()
+            cluster.recordRetryAt = nil
             loadRecordChanges()
             signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
@@ -59,9 +62,6 @@ extension Hub {
         catchUpPreferences(domain, afterConflict: false)
     }
 
-    /// How long after a failed catch-up read it is tried again.
-    static let catchUpRetryMs: Millis = 1_000
-
     /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
     mutating func catchUpPreferences(_ domain: PreferenceDomain, afterConflict: Bool) {
         cluster.preferencesBehind[domain] = nil
@@ -83,6 +83,7 @@ extension Hub {
             preferencesLoaded(domain, nil, failure: failure)
             return
         }
+        cluster.readBackoff.succeeded()
         let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
         commits.preferenceWriters[domain]?.catchingUp = false
         commits.preferenceWriters[domain]?.afterConflict = false
@@ -206,7 +207,7 @@ extension Hub {
     // MARK: Records
 
     mutating func loadRecordChanges() {
-        guard !cluster.recordsLoading else {
+        guard !cluster.recordsLoading, cluster.recordRetryAt == nil else {
             cluster.recordsWanted = true
             return
         }
@@ -214,6 +215,16 @@ extension Hub {
         cluster.recordLoadsStarted += 1
         cluster.recordLoadInFlight = cluster.recordLoadsStarted
         effects.append(.load(.recordChanges(after: cluster.recordCursor)))
+    }
+
+    /// A record load that waited out its backoff starts now, if one is still wanted.
+    mutating func retryRecordLoad(now: Millis) {
+        guard let at = cluster.recordRetryAt, at <= now else { return }
+        cluster.recordRetryAt = nil
+        if cluster.recordsWanted {
+            cluster.recordsWanted = false
+            loadRecordChanges()
+        }
     }
 
     /// Sessions, claims and document records other nodes wrote: taken in, and the switchers
@@ -230,15 +241,34 @@ extension Hub {
             // Connects that waited for this read: it has what was committed before they came.
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
-            for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
+            for entry in ready {
+                guard failure != nil, connections[entry.waiter.connection] != nil else {
+                    retryConnect(entry.waiter, afterRecords: true)
+                    continue
+                }
+                // The read that was to find the session failed: not knowing it is no reason to
+                // say it does not exist (the client would start over, a new session).
+                connections[entry.waiter.connection]?.phase = .awaitingConnect
+                fail(entry.waiter.requestID, request: "connect", PanesError(
+                    .storageFailed, "the session could not be read from the store; retry",
+                    retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)),
+                     to: entry.waiter.connection)
+            }
             retryRefreshes(after: finished)
             retryOpens(records: finished)
         }
         guard let changes, failure == nil else {
-            logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])
+            // Tried again after a backoff, not at once: a store that is away fails a read in
+            // microseconds, and an immediate retry made a node read (and log) ~21,000 times a
+            // second through an outage.
+            let delay = cluster.readBackoff.failed()
+            cluster.recordRetryAt = now() + delay
+            logLimited(.error, "reading other nodes' changes failed",
+                       metadata: ["error": "\(failure ?? "?")", "retryInMs": "\(delay)"])
             cluster.recordsWanted = true
             return
         }
+        cluster.readBackoff.succeeded()
         // Sessions written here since the load was asked for: our copies are newer than its.
         let writtenMeanwhile = cluster.writtenDuringRecordLoad
         cluster.writtenDuringRecordLoad = []
@@ -386,7 +416,7 @@ extension Hub {
                 askHolder(session)
             }
         case .failed(let reason):
-            logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            logLimited(.error, "session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
             guard let pending, connections[pending.connection] != nil else { return }
             connections[pending.connection]?.phase = .awaitingConnect
             fail(pending.requestID, request: "connect",
