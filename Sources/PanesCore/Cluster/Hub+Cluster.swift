@@ -31,6 +31,8 @@ extension Hub {
             received(signal)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
+        case .nodesChecked(let gone):
+            nodesChecked(gone)
         case .leaseLost:
             leaseLost()
         case .resubscribed:
@@ -256,6 +258,8 @@ extension Hub {
             }
             retryRefreshes(after: finished)
             retryOpens(records: finished)
+            // Only on a read that succeeded: the holder's last writes must be in.
+            if failure == nil { claimsLeftBehind(readBy: finished) }
         }
         guard let changes, failure == nil else {
             // Tried again after a backoff, not at once: a store that is away fails a read in
@@ -387,6 +391,7 @@ extension Hub {
         if claim.node != nil { cluster.claiming.remove(session) }
         switch outcome {
         case .committed:
+            if claim.node == nil { cluster.releaseBackoff.succeeded() }
             if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
             guard let pending else { return }
             guard connections[pending.connection] != nil, sessions[session] != nil else {
@@ -411,12 +416,16 @@ extension Hub {
             // this node has read it already).
             loadRecordChanges()
             pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            pending.decidingCheck = nil
             if connections[pending.connection] != nil {
                 wait(pending, for: session)
                 askHolder(session)
             }
         case .failed(let reason):
             logLimited(.error, "session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            // A release that could not be written leaves the session claimed by this node with
+            // no scene: a reload through another node would wait for it, then fork.
+            if claim.node == nil, pending == nil { releaseFailed(session) }
             guard let pending, connections[pending.connection] != nil else { return }
             connections[pending.connection]?.phase = .awaitingConnect
             fail(pending.requestID, request: "connect",
