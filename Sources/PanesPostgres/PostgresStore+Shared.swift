@@ -80,7 +80,7 @@ extension PostgresStore {
             // taken this node's sessions over meanwhile, so it is reported among the expired.
             let lapsed = try connection.integer(SharedSQL.ownLeaseLapsed, [.text(node.rawValue)]) == 1
             try connection.query(SharedSQL.heartbeat, [.text(node.rawValue), .int(Int64(leaseMs))])
-            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue)])
+            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
             let rows = try connection.query(SharedSQL.expiredNodes)
             return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") } + (lapsed ? [node] : [])
         }
@@ -91,9 +91,9 @@ extension PostgresStore {
 
     /// Ends the lease of every other node whose liveness lock no session holds, and returns
     /// the nodes whose lease has run out, sorted by id (`SharedStore.checkNodes`).
-    public func checkNodes(node: NodeID) throws -> [NodeID] {
+    public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         try connection.transaction {
-            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue)])
+            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
             let rows = try connection.query(SharedSQL.expiredNodes)
             return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") }
         }
@@ -180,8 +180,11 @@ extension PostgresStore {
         static let expiredNodes = "SELECT id FROM nodes WHERE lease_until < \(nowMs) ORDER BY id COLLATE \"C\""
         static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
         /// Nodes alive by their lease whose liveness lock nobody holds: their connection ended
-        /// (the process died), so their lease ends now (-1: before any clock). A bigint advisory
-        /// lock shows in `pg_locks` as its high and low 32 bits, `objsubid` 1.
+        /// (the process died), so their lease ends now (-1: before any clock). Only nodes that
+        /// renewed (lease end less the lease, $2) since the database started: a restart ends
+        /// every connection, and a node that has not heartbeated since has not had the chance to
+        /// take its lock again. A bigint advisory lock shows in `pg_locks` as its high and low
+        /// 32 bits, `objsubid` 1.
         static let revokeUnlocked = """
             WITH held AS (
                 SELECT l.classid, l.objid FROM pg_locks AS l
@@ -189,6 +192,7 @@ extension PostgresStore {
                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
             UPDATE nodes AS n SET lease_until = -1
             WHERE n.id <> $1 AND n.lease_until >= \(nowMs)
+              AND n.lease_until - $2 > (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
               AND NOT EXISTS (
                 SELECT 1 FROM held AS h
                 WHERE h.classid = ((hashtextextended('panes-node:' || n.id, 0) >> 32) & 4294967295)::oid

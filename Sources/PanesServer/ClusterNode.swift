@@ -96,7 +96,7 @@ public final class ClusterNode: @unchecked Sendable {
             if done { break }
             if check {
                 do {
-                    let others = Set(try heartbeatStore.checkNodes(node: node)).subtracting([node])
+                    let others = Set(try heartbeatStore.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
                     reportedExpired = others
                     deliver(.nodesChecked(others.sorted { $0.rawValue < $1.rawValue }))
                 } catch {

@@ -87,15 +87,21 @@ import Testing
         #expect(try nodes.b.store.loadState().claims[Self.sessionID(first)] == SessionClaim(node: Self.b, epoch: 2))
     }
 
-    @Test func aConnectAtItsDeadlineResumesWhenTheHoldersLeaseEndedUnheard() throws {
-        var (nodes, _, first) = try Self.windowOnA()
-        // b's checks are slow to come back (a busy heartbeat thread): it has not heard that a,
-        // killed as the connect came, lost its lease (its connection lingering, its lock held).
+    /// A reload on b of a's window, at its deadline, b's checks slow to come back (a busy
+    /// heartbeat thread): what b did at the deadline, before any check answered.
+    static func reloadAtItsDeadline() throws -> (nodes: TwoNodes, reload: ConnectionID, atDeadline: [Effect]) {
+        var (nodes, _, first) = try windowOnA()
         nodes.b.completesChecks = false
         let reload = nodes.b.open()
         _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
         nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
-        let atDeadline = nodes.b.run(.tick)
+        return (nodes, reload, nodes.b.run(.tick))
+    }
+
+    @Test func aConnectAtItsDeadlineResumesWhenTheHoldersLeaseEndedUnheard() throws {
+        // b has not heard that a, killed as the connect came, lost its lease (its connection
+        // lingering, its lock held).
+        var (nodes, reload, atDeadline) = try Self.reloadAtItsDeadline()
         #expect(Self.reply(atDeadline, to: reload) == nil, "no fork before a check made now decides")
         let reply = Self.reply(nodes.b.completeChecks(), to: reload)
         #expect(reply?["result"]?["created"] == false, "\(String(describing: reply))")
@@ -114,13 +120,10 @@ import Testing
     }
 
     @Test func aDeadlineCheckThatCannotReachTheStoreAnswersRetryNotAFork() throws {
-        var (nodes, _, first) = try Self.windowOnA()
-        nodes.b.completesChecks = false
-        let reload = nodes.b.open()
-        _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
-        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
-        _ = nodes.b.run(.tick)
-        let reply = Self.reply(nodes.b.completeChecks(failing: true), to: reload)
+        var (nodes, reload, _) = try Self.reloadAtItsDeadline()
+        let produced = nodes.b.completeChecks(failing: true)
+        let reply = Self.reply(produced, to: reload)
+        if reply == nil { Issue.record("\(produced.messages(to: reload)) pending \(nodes.b.pendingChecks)") }
         #expect(reply?["ok"] == false)
         #expect(reply?["error"]?["code"] == "storage_failed")
         #expect(reply?["error"]?["retryAfterMs"] != nil)

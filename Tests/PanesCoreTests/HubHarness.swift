@@ -123,7 +123,7 @@ struct HubHarness {
             pendingChecks -= 1
             var gone: [NodeID]?
             if !failing, let node = hub.node {
-                do { gone = try store.checkNodes(node: node) } catch { Issue.record("node check failed: \(error)") }
+                do { gone = try store.checkNodes(node: node, leaseMs: hub.settings.nodeLeaseMs) } catch { Issue.record("node check failed: \(error)") }
             }
             produced += perform(hub.handle(.notice(.nodesChecked(gone))))
         }

@@ -283,7 +283,7 @@ extension MemoryStore: SharedStore {
         return expiredNodes(now: now) + (lapsed ? [node] : [])
     }
 
-    public func checkNodes(node: NodeID) throws -> [NodeID] {
+    public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         let now = now()
         for (other, until) in nodeLeases where other != node && until >= now && !nodeLocks.contains(other) {
             nodeLeases[other] = -1

@@ -40,8 +40,10 @@ public protocol SharedStore: Store {
     /// Ends the lease of every other node whose liveness lock is free although its lease runs
     /// (its connection to the store is gone: the process died), and returns the nodes gone now
     /// (`heartbeat`'s list, without renewing). A node whose connection lingers (cut off from
-    /// the store, the database not yet aware) keeps its lock and is gone only once its lease is.
-    func checkNodes(node: NodeID) throws -> [NodeID]
+    /// the store, the database not yet aware) keeps its lock and is gone only once its lease is;
+    /// so does a node that has not renewed since the database restarted (`leaseMs`, the lease
+    /// every node keeps, tells when it last renewed).
+    func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
 }
 
 /// A node of a cluster: random at each start, so a restarted node never inherits claims.
