@@ -103,7 +103,7 @@ class PanesCluster(Panes):
                      "to node i mod K (`--ports`), the writer and editor 0 to node 1. Per node: CPU "
                      "from /proc/PID/stat over the measured phase; PostgreSQL's CPU is every process "
                      "of its cluster.")
-        self.workloads = ("cluster-fanout", "cluster-docs")
+        self.workloads = ("cluster-fanout", "cluster-docs", "cluster-failover")
 
     def start(self, ctx, workdir: str) -> Running:
         os.makedirs(workdir, exist_ok=True)
@@ -219,7 +219,7 @@ def run_cluster_failover(ctx, system, windows: int) -> dict:
                     if m.get("type") == "reply" and m.get("re") == 2:
                         break
                 sockets.append(ws)
-            await asyncio.sleep(ctx.settle)
+            await asyncio.sleep(0.5)
             killed = time.monotonic()
             os.kill(nodes[0].pid, signal.SIGKILL)
             gate = asyncio.Semaphore(20)
