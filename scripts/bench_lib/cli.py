@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import ROOT, log, page, procs, report, setup, workloads as workloads_module
-from .cluster import run_cluster_docs
+from .cluster import run_cluster_docs, run_cluster_failover
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
 from .systems import all_systems
@@ -65,6 +65,7 @@ class Plan:
     cluster_docs: list[int] = field(default_factory=list)
     cluster_docs_rate: float = 100.0
     cluster_docs_seconds: float = 10.0
+    cluster_failover: list[int] = field(default_factory=list)   # windows on the killed node
 
     def writes_for(self, n: int) -> int:
         """Changes for N: the entry with the largest threshold at or below N."""
@@ -85,7 +86,8 @@ PLANS = {
                   acklat=[200, 0], acklat_writers=2, acklat_inflight=4, acklat_warmup=0.3, acklat_seconds=1,
                   prefwrite=[10, 200], prefwrite_seconds=0.5,
                   soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2,
-                  cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1),
+                  cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1,
+                  cluster_failover=[10]),
     # About ten minutes (`docs --quick`: about two).
     "quick": Plan(connect=[1000, 10000], fanout=[1000, 10000], throughput=[1000],
                   writes={1: 300, 10000: 300}, warmup=5, timeout=180, write_timeout=10,
@@ -95,7 +97,7 @@ PLANS = {
                   idle_empty_seconds=2, acklat=[1000, 5000, 0], acklat_warmup=1, acklat_seconds=5,
                   prefwrite=[10, 3000], prefwrite_seconds=3,
                   soak=[10000], soak_seconds=60, soak_sample=2,
-                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5),
+                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, cluster_failover=[100]),
     "full": Plan(connect=[1000, 10000, 50000], fanout=[1000, 10000], throughput=[1000, 10000],
                  writes={1: 500, 10000: 300}, warmup=10, timeout=900, write_timeout=20,
                  docs=[10, 100], docs_warmup=2, docs_seconds=30,
@@ -104,7 +106,8 @@ PLANS = {
                  acklat=[1000, 5000, 0], acklat_seconds=20,
                  prefwrite=[10, 10000], prefwrite_seconds=5,
                  soak=[10000], soak_seconds=600, soak_sample=5,
-                 cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20),
+                 cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20,
+                 cluster_failover=[100, 1000]),
 }
 
 # workload -> (the Plan field with its N list, how to run one row)
@@ -123,6 +126,7 @@ WORKLOADS = {
     "cluster-fanout": ("cluster_fanout", lambda ctx, s, n, plan: run_fanout(
         ctx, s, n, plan.writes_for(n), plan.warmup, 1, workload="cluster-fanout")),
     "cluster-docs": ("cluster_docs", lambda ctx, s, n, plan: run_cluster_docs(ctx, s, n)),
+    "cluster-failover": ("cluster_failover", lambda ctx, s, n, plan: run_cluster_failover(ctx, s, n)),
 }
 
 PEERS = ["panes", "raw", "nchan", "yjs"]
@@ -136,11 +140,12 @@ SYSTEMS = {
     # 1 node is each cluster row's baseline; cluster-docs also has single-node SQLite beside it.
     "cluster-fanout": ["cluster-1", "cluster-2", "cluster-3"],
     "cluster-docs": ["panes", "cluster-1", "cluster-2"],
+    "cluster-failover": ["cluster-3"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
                  "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"],
-                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"]}
+                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"], "cluster-failover": ["cluster-3"]}
 
 # command -> workloads
 COMMANDS = {
@@ -157,7 +162,9 @@ COMMANDS = {
     "prefwrite": ["prefwrite"],
     "soak": ["soak"],
     # Issue 11: the cluster rows, and durable ack latency on PostgreSQL beside SQLite (acklat).
-    "cluster": ["cluster-fanout", "cluster-docs", "acklat"],
+    "cluster": ["cluster-fanout", "cluster-docs", "acklat", "cluster-failover"],
+    # Issue 27: windows of a node killed with SIGKILL, back through haproxy.
+    "cluster-failover": ["cluster-failover"],
     # Just the hot document row (SQLite, 1 and 2 PostgreSQL nodes), e.g. to compare builds.
     "cluster-docs": ["cluster-docs"],
     # Just the fan-out over 1, 2 and 3 PostgreSQL nodes.
