@@ -77,6 +77,7 @@ describe('OTClient states', () => {
       outstanding: [1, 'A', 2],
       opId: 's1:1',
       buffer: [4, '!'],
+      bufferId: 's1:2', // fixed when the buffer began, so a kept buffer keeps its id
     });
   });
 
