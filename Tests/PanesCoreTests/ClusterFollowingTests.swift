@@ -365,6 +365,7 @@ struct TwoNodes {
         var settings = Settings()
         settings.snapshotEvery = 1
         settings.operationLogRetention = 2
+        settings.operationLogRetentionMs = 0  // by count only
         var nodes = TwoNodes(settings: settings)
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "")
         // a types ten operations that b never hears of; the kept log keeps two.

@@ -126,7 +126,7 @@ describe('DocumentSession', { timeout: 30_000 }, () => {
   });
 
   test('a client far behind catches up from a snapshot', async () => {
-    const own = await new PanesServer({ settings: { operationLogRetention: 1, snapshotEvery: 1 } }).start();
+    const own = await new PanesServer({ settings: { operationLogRetention: 1, operationLogRetentionMs: 0, snapshotEvery: 1 } }).start();
     try {
       const w = await world('x', ['alice', 'bob'], own);
       const [a, b] = w.sessions;
