@@ -331,7 +331,7 @@ struct TwoNodes {
             }
         }
         let snapshots = (nodes.a.committed + nodes.b.committed).flatMap(\.commands).compactMap { command -> Int64? in
-            if case .snapshotDocument(_, let revision, _, _) = command { revision } else { nil }
+            if case .snapshotDocument(_, let revision, _, _, _) = command { revision } else { nil }
         }
         #expect(snapshots.sorted() == [3, 6, 9, 12])
         #expect(nodes.a.text(of: document) == String(repeating: "x", count: 12))

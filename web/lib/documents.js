@@ -191,6 +191,14 @@ export class DocumentSession extends EventSource {
         }
       }),
       client.on('disconnect', () => this.#ot?.disconnected()),
+      client.on('status', (/** @type {{ status: string }} */ event) => {
+        // The client ended (closed, destroyed, failed): what is kept stays as it is now, for
+        // the window's next page; this object writes no more.
+        if (event.status === 'closed' || event.status === 'destroyed' || event.status === 'failed') {
+          this.#flushSave();
+          this.#key = null;
+        }
+      }),
       client.onEveryConnection(() => {
         if (this.#ot && !this.gone && this.#openEpoch !== client.epoch) this.#reopen();
       }),
@@ -620,7 +628,9 @@ export class DocumentSession extends EventSource {
           this.#presence.record(Number(result.revision ?? ot.revision), acknowledged);
           this.#advanceBase(acknowledged);
         }
-        this.#scheduleSave();
+        // All saved: the kept state says so at once (nothing is left to send); else soon.
+        if (this.synchronized) this.#save();
+        else this.#scheduleSave();
         if (this.synchronized) {
           emit(this, 'saved', {});
           this.#presence.flush();
@@ -674,7 +684,8 @@ export class DocumentSession extends EventSource {
     const own = ot.state.name !== 'synchronized' && opId !== undefined && opId === ot.state.opId ? ot.state.outstanding : null;
     const local = ot.applyServer(op, opId);
     this.#advanceBase(own ?? op);
-    this.#scheduleSave();
+    if (own && this.synchronized) this.#save();
+    else this.#scheduleSave();
     if (local === null) {
       if (this.synchronized) emit(this, 'saved', {});
       return; // our own operation, replayed: now acknowledged

@@ -49,6 +49,8 @@ public struct Settings: Sendable, Equatable {
     public var operationLogRetention = 1_000
     public var operationLogRetentionMs = 24 * 3_600_000
     public var operationLogRetentionBytes = 2 << 20
+    public var operationIdRetentionMs = 30 * 24 * 3_600_000
+    public var operationIdRetentionStreams = 10_000
     public var snapshotEvery = 1_000
     public var snapshotEveryBytes = 1 << 20
     public var documentListIntervalMs = 250
@@ -169,6 +171,13 @@ public struct Settings: Sendable, Equatable {
               meaning: "…but only while the kept operations of a document add up to at most this many bytes (encoded, with their op "
                   + "ids and authors): a busy document keeps less time. Held in memory while the document is open.",
               range: 0...(1 << 30)),
+        .init(name: "operationIdRetentionMs", keyPath: \.operationIdRetentionMs,
+              meaning: "Past the kept log, a document still remembers which client operations it applied (the last op id of each "
+                  + "op-id stream) for this long, so a window back from a longer outage does not send one twice.",
+              range: 0...(3_650 * 24 * 3_600_000)),
+        .init(name: "operationIdRetentionStreams", keyPath: \.operationIdRetentionStreams,
+              meaning: "…for at most this many op-id streams per document (the oldest are forgotten first).",
+              range: 0...10_000_000),
         .init(name: "snapshotEvery", keyPath: \.snapshotEvery,
               meaning: "A document's text is snapshotted to the store every this many operations (by the commit that takes its revision past a multiple of it: on a cluster, one node). A snapshot rewrites the whole text; opening a document replays at most this many operations onto it.",
               range: 1...1_000_000),

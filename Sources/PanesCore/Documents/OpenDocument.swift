@@ -22,6 +22,8 @@ struct OpenDocument: Sendable {
     private(set) var log: OperationLog
     /// The kept size of `log` (`Self.keptSize`), for `operationLogRetentionBytes`.
     private(set) var logBytes = 0
+    /// Client operations applied before the log's start (`AppliedStreams`).
+    private(set) var applied: AppliedStreams
     var participants: [SceneID: DocumentParticipant] = [:]
     /// Counts openings, for `DocumentParticipant.joined`.
     var joins = 0
@@ -30,6 +32,7 @@ struct OpenDocument: Sendable {
     /// - Throws: `.internalError` when the stored operations do not fit the snapshot.
     init(_ stored: StoredDocument) throws(PanesError) {
         id = stored.record.id
+        applied = stored.applied
         var text = Rope(stored.snapshotText)
         var revision = stored.snapshotRevision
         for entry in stored.operations where entry.revision > stored.snapshotRevision {
@@ -74,7 +77,7 @@ struct OpenDocument: Sendable {
         var found = Set<String>()
         let wanted = Set(opIds.map { Array($0.utf8) })
         for entry in log where wanted.contains(Array(entry.opId.utf8)) { found.insert(entry.opId) }
-        return opIds.filter { id in found.contains { Array($0.utf8) == Array(id.utf8) } }
+        return opIds.filter { id in found.contains { Array($0.utf8) == Array(id.utf8) } || applied.applied(id) }
     }
 
     /// The oldest revision an operation may be based on: the log reaches back to it.
@@ -165,6 +168,7 @@ struct OpenDocument: Sendable {
         bytesSinceSnapshot = other.bytesSinceSnapshot
         log = other.log
         logBytes = other.logBytes
+        applied = other.applied
     }
 
     /// How long a document's log is kept: the newest `count` operations behind a snapshot
@@ -174,16 +178,22 @@ struct OpenDocument: Sendable {
         var count: Int
         var ageMs: Int
         var bytes: Int
+        /// How long, and for how many streams, op ids are remembered past the log.
+        var idAgeMs: Int
+        var idStreams: Int
 
-        init(count: Int, ageMs: Int = 0, bytes: Int = 0) {
+        init(count: Int, ageMs: Int = 0, bytes: Int = 0, idAgeMs: Int = 0, idStreams: Int = 0) {
             self.count = count
             self.ageMs = ageMs
             self.bytes = bytes
+            self.idAgeMs = idAgeMs
+            self.idStreams = idStreams
         }
 
         init(_ settings: Settings) {
             self.init(count: settings.operationLogRetention, ageMs: settings.operationLogRetentionMs,
-                      bytes: settings.operationLogRetentionBytes)
+                      bytes: settings.operationLogRetentionBytes, idAgeMs: settings.operationIdRetentionMs,
+                      idStreams: settings.operationIdRetentionStreams)
         }
 
         /// How many operations behind its snapshot a document's load reads: with an age, every
@@ -211,10 +221,14 @@ struct OpenDocument: Sendable {
         let keepFrom = keptFrom(retention, now: now)
         if let first = log.first, first.revision < keepFrom {
             let dropped = min(log.count, Int(keepFrom - first.revision))
-            for entry in log.prefix(dropped) { logBytes -= Self.keptSize(entry) }
+            for entry in log.prefix(dropped) {
+                logBytes -= Self.keptSize(entry)
+                if retention.idStreams > 0 { applied.fold(entry) }
+            }
             log.removeFirst(dropped)
         }
-        return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom)
+        applied.prune(olderThan: now - Millis(retention.idAgeMs), limit: retention.idStreams)
+        return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom, applied: applied)
     }
 
     /// The oldest revision the retention keeps. Walks only the entries that go (and one more),
