@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DocumentSession, MemoryPendingStore, diffOperation, ot } from '../../web/panes-client.js';
-import { clientOf, closeAll, connected, freshWorkspace, MemoryStorage, until } from './support/helpers.mjs';
+import { clientOf, closeAll, connected, converged, freshWorkspace, MemoryStorage, until } from './support/helpers.mjs';
 import { seededRandom } from './support/seeded-random.mjs';
 import { PanesServer } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
@@ -46,19 +46,6 @@ function offline(w) {
 function online(w) {
   w.tap.unreachable = false;
   w.client.reconnectNow();
-}
-/** Resolves once every session is open, acknowledged, and at the same revision. */
-async function converged(sessions) {
-  const done = () => sessions.every((s) => s.status === 'open' && s.synchronized && s.revision === sessions[0].revision);
-  while (!done()) {
-    await new Promise((resolve) => {
-      const offs = sessions.flatMap((s) => ['change', 'saved', 'status'].map((t) => s.on(t, () => wake())));
-      const wake = () => {
-        for (const off of offs) off();
-        resolve(undefined);
-      };
-    });
-  }
 }
 /** What a newcomer reads from the server. */
 async function serverText(workspace, id, on = server) {

@@ -27,6 +27,8 @@
  * @module text-diff
  */
 
+import { codePointLength, normalize } from './ot.js';
+
 /** @typedef {import('./ot.js').Operation} Operation */
 
 /** Search steps allowed for one diff before the remaining changed runs are replaced whole. */
@@ -232,7 +234,10 @@ function pieces(text, words) {
   return out;
 }
 
-/** Appends operation components in canonical form (retain, insert before delete, merged). */
+/**
+ * Collects an operation's components as they come; `normalize` (ot.js) merges neighbours and
+ * puts inserts before deletes at the end.
+ */
 class OperationBuilder {
   constructor() {
     /** @type {Operation} */
@@ -241,29 +246,17 @@ class OperationBuilder {
 
   /** @param {number} n */
   retain(n) {
-    if (n <= 0) return;
-    const last = this.ops[this.ops.length - 1];
-    if (typeof last === 'number' && last > 0) this.ops[this.ops.length - 1] = last + n;
-    else this.ops.push(n);
+    if (n > 0) this.ops.push(n);
   }
 
   /** @param {string} text */
   insert(text) {
-    if (text === '') return;
-    const ops = this.ops;
-    let at = ops.length;
-    if (at > 0 && typeof ops[at - 1] === 'number' && /** @type {number} */ (ops[at - 1]) < 0) at--;
-    const before = ops[at - 1];
-    if (at > 0 && typeof before === 'string') ops[at - 1] = before + text;
-    else ops.splice(at, 0, text);
+    if (text !== '') this.ops.push(text);
   }
 
   /** @param {number} n */
   delete(n) {
-    if (n <= 0) return;
-    const last = this.ops[this.ops.length - 1];
-    if (typeof last === 'number' && last < 0) this.ops[this.ops.length - 1] = last - n;
-    else this.ops.push(-n);
+    if (n > 0) this.ops.push(-n);
   }
 }
 
@@ -294,23 +287,6 @@ function diffCharacters(out, from, to, budget) {
 }
 
 /**
- * The number of code points in a string.
- * @param {string} text
- */
-function scalars(text) {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-/**
  * The operation that turns `from` into `to`, as small as Myers' diff finds it (see the module
  * comment for the two passes and the budget). `apply(from, diff(from, to)) === to` always.
  * @param {string} from
@@ -329,10 +305,10 @@ export function diffOperation(from, to, options = {}) {
   let suffix = 0;
   while (suffix < shortest - prefix && from.charCodeAt(from.length - 1 - suffix) === to.charCodeAt(to.length - 1 - suffix)) suffix++;
   if (suffix > 0 && isLow(from.charCodeAt(from.length - suffix))) suffix--;
-  out.retain(scalars(from.slice(0, prefix)));
+  out.retain(codePointLength(from.slice(0, prefix)));
   diffMiddle(out, from.slice(prefix, from.length - suffix), to.slice(prefix, to.length - suffix), budget);
-  out.retain(scalars(from.slice(from.length - suffix)));
-  return out.ops;
+  out.retain(codePointLength(from.slice(from.length - suffix)));
+  return normalize(out.ops);
 }
 
 /** @param {number} unit */
@@ -350,7 +326,7 @@ const isLow = (unit) => unit >= 0xdc00 && unit <= 0xdfff;
 function diffMiddle(out, from, to, budget) {
   if (from === '' || to === '') {
     out.insert(to);
-    out.delete(scalars(from));
+    out.delete(codePointLength(from));
     return;
   }
   const newlines = (/** @type {string} */ text) => {
@@ -375,7 +351,7 @@ function diffMiddle(out, from, to, budget) {
       if (id === undefined) {
         id = ids.size;
         ids.set(piece, id);
-        lengths.push(scalars(piece));
+        lengths.push(codePointLength(piece));
       }
       array[i] = id;
     });

@@ -66,8 +66,13 @@ struct OpenDocument: Sendable {
     /// What one logged operation counts towards `operationLogRetentionBytes`: its encoded
     /// operation, op id and author, as the store keeps them.
     static func keptSize(_ entry: StoredOperation) -> Int {
-        entry.operation.encodedSize + entry.opId.utf8.count + entry.author.scene.utf8.count
-            + entry.author.user.utf8.count + entry.author.name.utf8.count + 16
+        entry.operation.encodedSize + keptOverhead(entry)
+    }
+
+    /// `keptSize` without the operation: its op id, author and fixed columns.
+    static func keptOverhead(_ entry: StoredOperation) -> Int {
+        entry.opId.utf8.count + entry.author.scene.utf8.count + entry.author.user.utf8.count
+            + entry.author.name.utf8.count + 16
     }
 
     /// Of `opIds` (a re-opening window's unacknowledged edits), those the kept log holds: the
@@ -143,10 +148,11 @@ struct OpenDocument: Sendable {
                         at time: Millis) throws(PanesError) -> StoredOperation {
         text = try operation.apply(to: text)
         revision += 1
-        bytesSinceSnapshot += operation.encodedSize
+        let size = operation.encodedSize
+        bytesSinceSnapshot += size
         let entry = StoredOperation(revision: revision, operation: operation, opId: opId, author: author, createdAt: time)
         log.append(entry)
-        logBytes += Self.keptSize(entry)
+        logBytes += size + Self.keptOverhead(entry)
         return entry
     }
 
