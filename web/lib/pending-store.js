@@ -84,6 +84,7 @@ export class IndexedDBPendingStore {
   #opening = null;
   /** @type {IDBDatabase | null} */
   #db = null;
+  #failed = false;
   /**
    * Writes asked for before the database was open, in order.
    * @type {Array<(db: IDBDatabase) => void>}
@@ -119,7 +120,12 @@ export class IndexedDBPendingStore {
         for (const write of this.#queued.splice(0)) write(request.result);
         resolve(request.result);
       };
-      request.onerror = () => reject(request.error);
+      request.onerror = () => {
+        // No IndexedDB here (blocked, or a private mode without it): edits stay in memory only.
+        this.#queued = [];
+        this.#failed = true;
+        reject(request.error);
+      };
     });
     return this.#opening;
   }
@@ -128,6 +134,7 @@ export class IndexedDBPendingStore {
    * @param {(db: IDBDatabase) => void} write
    */
   #write(write) {
+    if (this.#failed) return;
     if (this.#db) {
       try {
         write(this.#db);
