@@ -115,6 +115,45 @@ describe('text-diff', () => {
     assert.deepEqual(op.filter((c) => typeof c !== 'number' || c < 0), ['A', 'B']);
   });
 
+  test('a rebase over the difference equals the exact catch-up where the histories touch different characters', () => {
+    const { next: random } = seededRandom(9);
+    const letters = 'abcdefgh \n';
+    const text = (n) => Array.from({ length: n }, () => letters[Math.floor(random() * letters.length)]).join('');
+    /** An edit inside [from, to) of `t` (code points), as an operation on `t`. */
+    const editWithin = (t, from, to) => {
+      const n = length(t);
+      const at = from + Math.floor(random() * Math.max(1, to - from));
+      if (random() < 0.6 || at >= to) return [at, text(1 + Math.floor(random() * 3)), n - at].filter((c) => c !== 0);
+      const count = Math.min(1 + Math.floor(random() * 3), to - at);
+      return [at, -count, n - at - count].filter((c) => c !== 0);
+    };
+    for (let round = 0; round < 300; round++) {
+      // The server's history edits the first half, the window's unsent edits the second; a
+      // fixed marker between them is never touched.
+      const left = text(20 + Math.floor(random() * 40));
+      const right = text(20 + Math.floor(random() * 40));
+      const base = `${left}|${right}`;
+      let server = base;
+      const history = [];
+      for (let i = 0; i < 1 + Math.floor(random() * 8); i++) {
+        const op = editWithin(server, 0, server.indexOf('|'));
+        history.push(op);
+        server = ot.apply(server, op);
+      }
+      let local = base;
+      let pending = null;
+      for (let i = 0; i < 1 + Math.floor(random() * 5); i++) {
+        const op = editWithin(local, [...local].indexOf('|') + 1, length(local));
+        pending = pending ? ot.compose(pending, op) : op;
+        local = ot.apply(local, op);
+      }
+      let exact = pending;
+      for (const op of history) exact = ot.transform(exact, op)[0];
+      const [byDifference] = ot.transform(pending, diffOperation(base, server));
+      assert.equal(ot.apply(server, byDifference), ot.apply(server, exact), JSON.stringify({ base, history, pending }));
+    }
+  });
+
   test('a spent budget still gives an exact operation', () => {
     const op = diffOperation('abcdefgh'.repeat(50), 'hgfedcba'.repeat(50), { budget: 10 });
     assert.equal(ot.apply('abcdefgh'.repeat(50), op), 'hgfedcba'.repeat(50));
