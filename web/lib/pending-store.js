@@ -96,13 +96,41 @@ export class IndexedDBPendingStore {
    */
   #textRevision = new Map();
 
+  #maxAgeMs;
+
   /**
-   * @param {{ name?: string, indexedDB?: IDBFactory }} [options]
+   * @param {{ name?: string, indexedDB?: IDBFactory, maxAgeMs?: number }} [options] `maxAgeMs`:
+   *   records not written for this long are deleted when the store opens (default 30 days, the
+   *   server's `sessionMaxIdleMs`: by then the session they belong to is gone)
    */
   constructor(options = {}) {
     this.#name = options.name ?? 'panes-pending';
     this.#factory = options.indexedDB ?? globalThis.indexedDB;
-    this.#open().catch(() => {});
+    this.#maxAgeMs = options.maxAgeMs ?? 30 * 24 * 3_600_000;
+    this.#open()
+      .then((db) => this.#sweep(db))
+      .catch(() => {});
+  }
+
+  /**
+   * Deletes records of sessions long gone (a window closed for good, whose session the server
+   * discarded): nothing will ever resume them.
+   * @param {IDBDatabase} db
+   */
+  #sweep(db) {
+    const cutoff = Date.now() - this.#maxAgeMs;
+    const tx = db.transaction(['windows', 'texts'], 'readwrite');
+    const texts = tx.objectStore('texts');
+    const request = tx.objectStore('windows').openCursor();
+    request.onsuccess = () => {
+      const cursor = request.result;
+      if (!cursor) return;
+      if (!(cursor.value?.savedAt >= cutoff)) {
+        texts.delete(cursor.primaryKey);
+        cursor.delete();
+      }
+      cursor.continue();
+    };
   }
 
   /** @returns {Promise<IDBDatabase>} */

@@ -446,7 +446,8 @@ export declare class MemoryPendingStore implements PendingStore {
 
 /** Keeps pending records in the browser's IndexedDB (database `panes-pending`). */
 export declare class IndexedDBPendingStore implements PendingStore {
-  constructor(options?: { name?: string; indexedDB?: IDBFactory });
+  /** `maxAgeMs`: records not written for this long are deleted when it opens (default 30 days). */
+  constructor(options?: { name?: string; indexedDB?: IDBFactory; maxAgeMs?: number });
   load(key: PendingKey): Promise<PendingRecord | null>;
   save(key: PendingKey, record: PendingRecord): void;
   remove(key: PendingKey): void;
