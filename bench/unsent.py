@@ -4,6 +4,8 @@ costs, and what a catch-up by difference costs.
 
     python3 bench/unsent.py --base /work/bin/panes-base-27a3a7b --new .build/release/panes
 
+0. Server instructions per edit (callgrind, user space): one editor, 1,000 edits one at a time,
+   less a run with none; base and new binary. Repeatable on a busy machine.
 1. Server CPU per edit: 20 editors each typing into one document (10 KB), one edit at a time,
    for `--seconds`; utime+stime of the server during the typing over the edits acknowledged.
    The base binary and the new one alternate, `--rounds` times each, on a SQLite store.
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -57,7 +60,7 @@ class Server:
             args += ["--config", str(config)]
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         banner = self.process.stdout.readline()
-        self.port = int(banner.rsplit(":", 1)[1].split()[0].strip("/"))
+        self.port = int(re.search(r"listening on http://[\d.]+:(\d+)", banner).group(1))
         threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()
 
     @property
@@ -71,7 +74,7 @@ class Server:
 
 class Client:
     def __init__(self, server: Server, workspace: str, name: str):
-        self.ws = connect(server.url, subprotocols=["panes.v1"], max_size=64 << 20)
+        self.ws = connect(server.url, subprotocols=["panes.v1"], max_size=64 << 20, ping_interval=None)
         self.ids = 0
         self.ask("connect", protocol=1, workspace=workspace, auth={"name": name})
 
@@ -125,12 +128,47 @@ def per_edit_cpu(binary: str, seconds: float, editors: int = 20) -> float:
         for t in threads:
             t.join()
         used = cpu_seconds(server.process.pid) - before
+        for c in clients:
+            c.ws.close()
         return used / max(1, sum(counts)) * 1e6  # µs per edit
     finally:
         server.stop()
 
 
-def texts(size: int = 1 << 20, edits: int = 10_000, sites: int = 50, seed: int = 25):
+def callgrind_per_edit(binary: str, edits: int = 1000) -> float:
+    """Instructions the server executes per edit (user space, callgrind): one editor typing
+    `edits` edits one at a time into a 10 KB document, less the same run with none. Repeatable
+    whatever else the machine runs."""
+    totals = []
+    for n in (0, edits):
+        out = tempfile.mktemp(prefix="callgrind-unsent-")
+        data = tempfile.mkdtemp(prefix="panes-unsent-cg-")
+        process = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "serve", "--port", "0",
+             "--data", data, "--log-level", "error"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        port = int(re.search(r"listening on http://[\d.]+:(\d+)", process.stdout.readline()).group(1))
+        threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+
+        class Running:
+            url = f"ws://127.0.0.1:{port}/ws"
+
+        c = Client(Running, "cg", "editor")
+        document = c.ask("createDocument", title="Bench", text="x" * 10_000)["document"]["id"]
+        c.ask("openDocument", document=document)
+        for i in range(n):
+            c.ask("edit", document=document, revision=i, operation=[i * 7 % 10_000, "a", 10_000 + i - i * 7 % 10_000],
+                  opId=f"e:{i + 1}")
+        c.ws.close()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+        with open(out) as f:
+            totals.append(next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:"))))
+        os.unlink(out)
+    return (totals[1] - totals[0]) / edits
+
+
+def texts(size: int = 1_000_000, edits: int = 10_000, sites: int = 50, seed: int = 25):
     rng = random.Random(seed)
     words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
     lines, total = [], 0
@@ -153,7 +191,7 @@ def texts(size: int = 1 << 20, edits: int = 10_000, sites: int = 50, seed: int =
 
 def catch_up_ms(binary: str, settings: dict | None, base: str, places: list[int], pending: bool) -> tuple[float, str]:
     server = Server(binary, {"rateLimitPerSecond": 100000, "rateLimitBurst": 100000, "maxDocumentScalars": 4 << 20,
-                             **(settings or {})})
+                             "maxMessageBytes": 8 << 20, **(settings or {})})
     try:
         workspace = f"bench{random.randrange(1 << 30)}"
         writer = Client(server, workspace, "writer")
@@ -190,6 +228,8 @@ def catch_up_ms(binary: str, settings: dict | None, base: str, places: list[int]
             result = reader.ask("openDocument", **fields)
             times.append((time.perf_counter() - start) * 1000)
             kind = result.get("catchUp", "")
+        writer.ws.close()
+        reader.ws.close()
         return statistics.median(times), kind
     finally:
         server.stop()
@@ -199,10 +239,10 @@ CLIENT_BENCH = """async ({ base, after, n }) => {
   const { diffOperation } = await import('/lib/text-diff.js');
   const ot = await import('/lib/ot.js');
   const times = [];
+  const pending = [0, 'typed offline ', ot.codePointLength(base)];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const difference = diffOperation(base, after);
-    const pending = [0, 'typed offline ', [...base].length];
     const [mine, past] = ot.transform(pending, difference);
     const local = ot.apply(ot.apply(base, pending), past);
     times.push(performance.now() - t0);
@@ -264,10 +304,10 @@ def node_rebase_ms(base: str, after: str) -> float:
       const ot = await import('{ROOT}/web/lib/ot.js');
       const [base, after] = JSON.parse(require('fs').readFileSync(0, 'utf8'));
       const times = [];
+      const pending = [0, 'typed offline ', ot.codePointLength(base)];
       for (let i = 0; i < 7; i++) {{
         const t0 = performance.now();
         const d = diffOperation(base, after);
-        const pending = [0, 'typed offline ', [...base].length];
         const [, past] = ot.transform(pending, d);
         ot.apply(ot.apply(base, pending), past);
         times.push(performance.now() - t0);
@@ -287,16 +327,21 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--json")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: callgrind, edits, catchup, client")
     args = parser.parse_args()
     figures: dict = {"per_edit_us": {"base": [], "new": []}}
 
-    for _ in range(args.rounds):
+    skip = set(filter(None, args.skip.split(",")))
+    if "callgrind" not in skip:
+        figures["instructions_per_edit"] = {name: callgrind_per_edit(binary) for name, binary in (("base", args.base), ("new", args.new))}
+        print(f"instructions per edit: {figures['instructions_per_edit']}", file=sys.stderr)
+    for _ in range(0 if "edits" in skip else args.rounds):
         for name, binary in (("base", args.base), ("new", args.new)):
             figures["per_edit_us"][name].append(per_edit_cpu(binary, args.seconds))
             print(f"per edit, {name}: {figures['per_edit_us'][name][-1]:.1f} µs", file=sys.stderr)
     base, after, places = texts()
     figures["catch_up_ms"] = {}
-    for _ in range(2):
+    for _ in range(0 if "catchup" in skip else 2):
         for name, binary, settings, pending in (
             ("base", args.base, None, False),
             ("new, past the log (by difference)", args.new, {"operationLogRetentionMs": 0}, True),
@@ -306,18 +351,26 @@ def main() -> int:
             figures["catch_up_ms"].setdefault(name, []).append(ms)
             figures.setdefault("catch_up_kind", {})[name] = kind
             print(f"catch-up, {name}: {ms:.1f} ms ({kind})", file=sys.stderr)
-    figures["node_rebase_ms"] = node_rebase_ms(base, after)
-    figures["chromium"] = chromium_figures(args.new, base, after)
+    if "client" not in skip:
+        figures["node_rebase_ms"] = node_rebase_ms(base, after)
+        figures["chromium"] = chromium_figures(args.new, base, after)
 
     per = figures["per_edit_us"]
     ratios = [n / b for n, b in zip(per["new"], per["base"])]
     print("\n| measure | figure |\n|---|---|")
-    print(f"| server CPU per edit, base (µs, each round) | {', '.join(f'{x:.1f}' for x in per['base'])} |")
-    print(f"| server CPU per edit, new (µs, each round) | {', '.join(f'{x:.1f}' for x in per['new'])} |")
-    print(f"| new / base, each round | {', '.join(f'{r:.2f}' for r in ratios)} |")
+    if "instructions_per_edit" in figures:
+        ipe = figures["instructions_per_edit"]
+        print(f"| server instructions per edit (callgrind), base / new | {ipe['base']:,.0f} / {ipe['new']:,.0f} "
+              f"({ipe['new'] / ipe['base']:.3f}×) |")
+    if ratios:
+        print(f"| server CPU per edit, base (µs, each round) | {', '.join(f'{x:.1f}' for x in per['base'])} |")
+        print(f"| server CPU per edit, new (µs, each round) | {', '.join(f'{x:.1f}' for x in per['new'])} |")
+        print(f"| new / base, each round | {', '.join(f'{r:.2f}' for r in ratios)} |")
     for name, values in figures["catch_up_ms"].items():
         print(f"| 1 MB document, 10,000 missed edits: openDocument reply, {name} "
               f"({figures['catch_up_kind'][name]}) | {', '.join(f'{v:.1f}' for v in values)} ms |")
+    if "client" in skip:
+        return 0
     print(f"| client rebase by difference (diff + transform + apply), Node | {figures['node_rebase_ms']:.1f} ms |")
     ch = figures["chromium"]
     print(f"| client rebase by difference, Chromium | {ch['rebase_ms']:.1f} ms |")

@@ -169,6 +169,26 @@ import Testing
         #expect(recent?["operations"]?.arrayValue?.count == 1)
     }
 
+    /// Thousands of operations cost the server's thread more to encode than the text: a window
+    /// further behind than `maxCatchUpOperations` gets the text.
+    @Test func aWindowTooFarBehindGetsTheTextEvenWhenTheLogReaches() {
+        var settings = Settings()
+        settings.maxCatchUpOperations = 2
+        var harness = HubHarness(settings: settings)
+        let (a, _) = harness.connect()
+        let id = harness.createDocument(a)
+        _ = harness.openDocument(a, id)
+        for revision in 0..<4 {
+            #expect(harness.edit(a, id, revision: Int64(revision), revision == 0 ? ["x"] : [.int(Int64(revision)), "x"],
+                                 opId: "a:\(revision)")["ok"] == true)
+        }
+        let (b, _) = harness.connect(name: "bob")
+        #expect(harness.openDocument(b, id, revision: 1)["result"]?["catchUp"] == "snapshot")
+        let near = harness.openDocument(b, id, revision: 2)["result"]
+        #expect(near?["catchUp"] == "operations")
+        #expect(near?["operations"]?.arrayValue?.count == 2)
+    }
+
     @Test func aRevisionFromTheFutureIsRefusedLoadedOrNot() {
         var harness = HubHarness()
         let (a, _) = harness.connect()

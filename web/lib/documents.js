@@ -443,7 +443,13 @@ export class DocumentSession extends EventSource {
     }
     this.#openEpoch = client.epoch;
     this.summary = result.document ?? this.summary;
-    this.#catchUp(result);
+    try {
+      this.#catchUp(result);
+    } catch {
+      // Operations that do not fit what was kept: by difference from the server's text.
+      const fresh = await client.request('openDocument', { document: this.id });
+      this.#catchUp({ ...fresh, catchUp: 'snapshot' });
+    }
     this.#setStatus('open');
     if (this.canUndo || this.canRedo) emit(this, 'undoChange', { canUndo: this.canUndo, canRedo: this.canRedo });
     if (this.synchronized) emit(this, 'saved', {});
@@ -469,9 +475,7 @@ export class DocumentSession extends EventSource {
     if (result.catchUp === 'snapshot') {
       this.#rebaseOntoText(result);
     } else {
-      for (const entry of result.operations ?? []) {
-        this.#serverOperation(entry.revision, entry.operation, entry.opId, entry.author ?? null);
-      }
+      this.#catchUpOperations(result.operations ?? []);
       if (Array.isArray(result.presence)) {
         this.remote.clear();
         for (const presence of result.presence) this.#presence.received(presence, this.#presenceView());
@@ -480,6 +484,42 @@ export class DocumentSession extends EventSource {
     }
     ot.resend();
     this.#save();
+  }
+
+  /**
+   * The operations missed, in one go: each goes through the OT client (which recognises this
+   * window's own by op id), and what they do to the local text is composed and applied once,
+   * so a thousand operations on a large text cost one pass over it, one transform of the undo
+   * history and one `change`, not a thousand.
+   * @param {Array<{ revision: number, operation: Operation, opId?: string, author?: Author }>} entries
+   */
+  #catchUpOperations(entries) {
+    const ot = /** @type {OTClient} */ (this.#ot);
+    /** @type {Operation | null} */
+    let combined = null;
+    /** @type {Author | null} */
+    let author = null;
+    for (const entry of entries) {
+      if (entry.revision <= ot.revision) continue; // seen already
+      if (entry.revision > ot.revision + 1) throw new Error(`operation ${entry.revision} after ${ot.revision}: a gap`);
+      this.#presence.record(entry.revision, entry.operation);
+      const own = ot.state.name !== 'synchronized' && entry.opId !== undefined && entry.opId === ot.state.opId ? ot.state.outstanding : null;
+      const local = ot.applyServer(entry.operation, entry.opId);
+      this.#advanceBase(own ?? entry.operation);
+      if (local === null || isNoop(local)) continue;
+      combined = combined ? compose(combined, local) : local;
+      author = entry.author ?? null;
+    }
+    this.#scheduleSave();
+    if (combined) {
+      this.text = apply(this.text, combined);
+      this.#presence.moveThrough(combined, undefined);
+      const could = [this.canUndo, this.canRedo];
+      this.#history.transform(combined);
+      this.#historyChanged(could);
+      emit(this, 'change', { op: combined, remote: true, author });
+    }
+    if (this.synchronized) emit(this, 'saved', {});
   }
 
   /**
@@ -496,6 +536,13 @@ export class DocumentSession extends EventSource {
     const revision = Number(result.revision ?? 0);
     const applied = new Set(Array.isArray(result.applied) ? result.applied : []);
     let base = this.#baseText();
+    if (this.#base) {
+      // The local text from what it is made of, so a catch-up that failed half-way (operations
+      // that did not fit) leaves nothing inconsistent behind.
+      let text = base;
+      for (const p of ot.pending()) text = apply(text, p.op);
+      this.text = text;
+    }
     while (ot.outstandingId !== null && applied.has(ot.outstandingId)) {
       base = apply(base, /** @type {Operation} */ (ot.dropOutstanding()));
     }

@@ -47,7 +47,9 @@ export class MemoryPendingStore {
    * @param {PendingRecord} record
    */
   save(key, record) {
-    this.#records.set(keyString(key), copy(record));
+    // The base text is a string, which nothing can change: shared, not copied.
+    const { base, ...rest } = record;
+    this.#records.set(keyString(key), { ...copy(rest), base: { revision: base.revision, text: base.text } });
   }
 
   /** @param {PendingKey} key */

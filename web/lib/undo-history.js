@@ -17,7 +17,7 @@
  *
  * @module undo-history
  */
-import { compose, isNoop, transform, transformPosition } from './ot.js';
+import { codePointLength, compose, isNoop, scalarToUtf16, transform, transformPosition } from './ot.js';
 
 /** @typedef {import('./ot.js').Operation} Operation */
 
@@ -61,23 +61,28 @@ function singleEdit(op) {
 export function invert(op, text) {
   /** @type {Operation} */
   const out = [];
-  let index = 0; // UTF-16 offset in `text`
-  const take = (/** @type {number} */ count) => {
+  // Only deleted text is read from `text`: a keystroke into a large text costs nothing per
+  // character of it. Without surrogates, code points are UTF-16 offsets.
+  const deletes = op.some((c) => typeof c === 'number' && c < 0);
+  const simple = deletes && !/[\uD800-\uDFFF]/.test(text);
+  let position = 0; // code points of `text` consumed
+  let index = 0; // the same, in UTF-16 units (kept only when there are surrogates)
+  const skip = (/** @type {number} */ count) => {
+    position += count;
+    if (!deletes) return '';
     const start = index;
-    for (let n = 0; n < count; n++) {
-      const unit = text.charCodeAt(index);
-      index += unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length ? 2 : 1;
-    }
+    if (simple) index += count;
+    else index = scalarToUtf16(text, position);
     return text.slice(start, index);
   };
   for (const c of op) {
     if (typeof c === 'string') {
-      out.push(-[...c].length);
+      out.push(-codePointLength(c));
     } else if (c > 0) {
-      take(c);
+      skip(c);
       out.push(c);
     } else {
-      out.push(take(-c));
+      out.push(skip(-c));
     }
   }
   // Canonical: an insert before a neighbouring delete (the inverse of [n, "ab", -3] is

@@ -49,6 +49,7 @@ public struct Settings: Sendable, Equatable {
     public var operationLogRetention = 1_000
     public var operationLogRetentionMs = 24 * 3_600_000
     public var operationLogRetentionBytes = 2 << 20
+    public var maxCatchUpOperations = 2_000
     public var operationIdRetentionMs = 30 * 24 * 3_600_000
     public var operationIdRetentionStreams = 10_000
     public var snapshotEvery = 1_000
@@ -171,6 +172,10 @@ public struct Settings: Sendable, Equatable {
               meaning: "…but only while the kept operations of a document add up to at most this many bytes (encoded, with their op "
                   + "ids and authors): a busy document keeps less time. Held in memory while the document is open.",
               range: 0...(1 << 30)),
+        .init(name: "maxCatchUpOperations", keyPath: \.maxCatchUpOperations,
+              meaning: "A re-opening window more operations behind than this gets the whole text instead (and rebases its unsent "
+                  + "edits over the difference): encoding thousands of operations holds up the server's thread longer than the text.",
+              range: 0...10_000_000),
         .init(name: "operationIdRetentionMs", keyPath: \.operationIdRetentionMs,
               meaning: "Past the kept log, a document still remembers which client operations it applied (the last op id of each "
                   + "op-id stream) for this long, so a window back from a longer outage does not send one twice.",

@@ -141,7 +141,8 @@ extension Hub {
         case let base? where base == document.revision:
             result["catchUp"] = "none"
             result["operations"] = []
-        case let base? where base >= document.oldestBase:
+        case let base? where base >= document.oldestBase
+            && document.revision - base <= Int64(settings.maxCatchUpOperations):
             result["catchUp"] = "operations"
             result["operations"] = .array(document.operations(after: base).map(\.json))
         case _?:
