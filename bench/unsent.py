@@ -157,8 +157,8 @@ def callgrind_per_edit(binary: str, edits: int = 1000) -> float:
         document = c.ask("createDocument", title="Bench", text="x" * 10_000)["document"]["id"]
         c.ask("openDocument", document=document)
         for i in range(n):
-            c.ask("edit", document=document, revision=i, operation=[i * 7 % 10_000, "a", 10_000 + i - i * 7 % 10_000],
-                  opId=f"e:{i + 1}")
+            at = i * 7 % 10_000 + 1
+            c.ask("edit", document=document, revision=i, operation=[at, "a", 10_000 + i - at], opId=f"e:{i + 1}")
         c.ws.close()
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
@@ -275,6 +275,22 @@ STORE_BENCH = """async ({ size, n }) => {
     results[kind] = { syncMs: sync, drainedMs: drained };
     client.close();
   }
+  // The write alone: `save` of a typing window's record (two pending operations, 50 undo
+  // steps), the text written once and then only the rest, as a window typing does.
+  const store = new lib.IndexedDBPendingStore({ name: 'panes-bench-save-' + size });
+  const key = { session: 'bench', document: 'doc' + size };
+  const steps = Array.from({ length: 50 }, (_, i) => ({ op: [i, -5, size], kind: 'insert', caret: i, space: false, at: 0 }));
+  const record = (i) => ({ version: 1, session: 'bench', document: key.document, revision: 7, base: { revision: 7, text: 'x'.repeat(size) },
+    since: null, pending: [{ op: [i, 'a', size], opId: 'b:1' }, { op: [i + 1, 'b', size + 1], opId: 'b:2' }],
+    history: { undo: steps, redo: [] }, savedAt: Date.now() });
+  store.save(key, record(0));
+  await store.load(key);
+  const t1 = performance.now();
+  for (let i = 0; i < n; i++) store.save(key, record(i));
+  const saveSync = (performance.now() - t1) / n;
+  await store.load(key);
+  results.save = { syncMs: saveSync, drainedMs: (performance.now() - t1) / n };
+  store.remove(key);
   return results;
 }"""
 
@@ -379,6 +395,8 @@ def main() -> int:
         print(f"| applyLocal, {size} document, memory store: per call | {s['memory']['syncMs'] * 1000:.0f} µs |")
         print(f"| applyLocal, {size} document, IndexedDB store: per call / until committed | "
               f"{s['indexedDB']['syncMs'] * 1000:.0f} µs / {s['indexedDB']['drainedMs'] * 1000:.0f} µs |")
+        print(f"| the IndexedDB write alone, {size} document: per save / until committed | "
+              f"{s['save']['syncMs'] * 1000:.0f} µs / {s['save']['drainedMs'] * 1000:.0f} µs |")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0

@@ -13,7 +13,8 @@
  *
  * `save` is synchronous on purpose: `DocumentSession.applyLocal` calls it, and the write is
  * under way (an IndexedDB transaction created and asked to commit) before it returns control
- * to the page.
+ * to the page. The session never changes a record (nor anything in it) after handing it
+ * over, so a store may keep it as it is; a store must not change it either.
  *
  * @module pending-store
  */
@@ -25,9 +26,6 @@
 /** @param {PendingKey} key */
 const keyString = (key) => JSON.stringify([key.session, key.document]);
 
-/** A copy that later changes to the session's state cannot reach. */
-const copy = (/** @type {any} */ value) => (typeof structuredClone === 'function' ? structuredClone(value) : JSON.parse(JSON.stringify(value)));
-
 /**
  * Kept in memory: survives a reconnect and a re-open in the same process, not a reload.
  * @implements {PendingStore}
@@ -38,18 +36,15 @@ export class MemoryPendingStore {
 
   /** @param {PendingKey} key */
   async load(key) {
-    const record = this.#records.get(keyString(key));
-    return record ? copy(record) : null;
+    return this.#records.get(keyString(key)) ?? null;
   }
 
   /**
    * @param {PendingKey} key
-   * @param {PendingRecord} record
+   * @param {PendingRecord} record kept as it is: nothing changes it
    */
   save(key, record) {
-    // The base text is a string, which nothing can change: shared, not copied.
-    const { base, ...rest } = record;
-    this.#records.set(keyString(key), { ...copy(rest), base: { revision: base.revision, text: base.text } });
+    this.#records.set(keyString(key), record);
   }
 
   /** @param {PendingKey} key */
@@ -205,7 +200,7 @@ export class IndexedDBPendingStore {
     const writeText = this.#textRevision.get(k) !== record.base.revision;
     this.#textRevision.set(k, record.base.revision);
     const { base, ...rest } = record;
-    const windowRecord = copy({ ...rest, base: { revision: base.revision } });
+    const windowRecord = { ...rest, base: { revision: base.revision } };
     this.#write((db) => {
       const tx = db.transaction(writeText ? ['windows', 'texts'] : ['windows'], 'readwrite');
       tx.objectStore('windows').put(windowRecord, id);

@@ -10,6 +10,9 @@
  * is now, and never touches what others wrote (their inserts are retained by the transform;
  * text they deleted is not brought back twice).
  *
+ * Steps are never changed once made, only replaced (and the stacks' arrays likewise), so what
+ * `toJSON` hands out stays as it was without a copy: the pending store keeps it as it is.
+ *
  * Grouping, the way text editors do it: a burst of typing is one step, broken at a pause of
  * `groupMs`, at a new word (a letter typed after a space), or when the caret moves elsewhere;
  * a run of single-character deletions at one place is one step; a paste, the deletion of a
@@ -138,22 +141,17 @@ export class UndoHistory {
       const typing = edit.deleted === 0 && chars.length === 1;
       const space = typing && /\s/u.test(chars[0]);
       if (typing && top.kind === 'insert' && top.caret === edit.at && !(top.space && !space)) {
-        top.op = compose(inverse, top.op);
-        top.caret = edit.at + 1;
-        top.space = space;
-        top.at = now;
+        this.undo = [...this.undo.slice(0, -1), { ...top, op: compose(inverse, top.op), caret: edit.at + 1, space, at: now }];
         return;
       }
       const oneDeleted = edit.inserted === '' && edit.deleted === 1;
       // Backspace (the deletion ends where the last one was) or forward delete (starts there).
       if (oneDeleted && top.kind === 'delete' && (edit.at + 1 === top.caret || edit.at === top.caret)) {
-        top.op = compose(inverse, top.op);
-        top.caret = edit.at;
-        top.at = now;
+        this.undo = [...this.undo.slice(0, -1), { ...top, op: compose(inverse, top.op), caret: edit.at, at: now }];
         return;
       }
     }
-    this.#push(this.undo, this.#stepFor(inverse, edit, now));
+    this.undo = this.#pushed(this.undo, this.#stepFor(inverse, edit, now));
   }
 
   /**
@@ -163,8 +161,11 @@ export class UndoHistory {
    * @returns {Operation | null}
    */
   take(which) {
-    const step = this[which].pop();
-    return step ? step.op : null;
+    const stack = this[which];
+    const step = stack[stack.length - 1];
+    if (!step) return null;
+    this[which] = stack.slice(0, -1);
+    return step.op;
   }
 
   /**
@@ -176,7 +177,8 @@ export class UndoHistory {
    */
   recordApplied(which, op, before, now) {
     const step = this.#stepFor(invert(op, before), null, now);
-    this.#push(which === 'undo' ? this.redo : this.undo, step);
+    if (which === 'undo') this.redo = this.#pushed(this.redo, step);
+    else this.undo = this.#pushed(this.undo, step);
   }
 
   /**
@@ -187,23 +189,30 @@ export class UndoHistory {
    */
   transform(op) {
     if (isNoop(op)) return;
-    for (const stack of [this.undo, this.redo]) {
-      let other = op;
-      const top = stack[stack.length - 1];
-      if (top) top.caret = transformPosition(other, top.caret);
-      for (let i = stack.length - 1; i >= 0; i--) {
-        const [step, past] = transform(stack[i].op, other);
-        stack[i].op = step;
-        other = past;
-      }
-      for (let i = stack.length - 1; i >= 0; i--) if (isNoop(stack[i].op)) stack.splice(i, 1);
+    this.undo = UndoHistory.#transformed(this.undo, op);
+    this.redo = UndoHistory.#transformed(this.redo, op);
+  }
+
+  /**
+   * @param {UndoStep[]} stack
+   * @param {Operation} op
+   */
+  static #transformed(stack, op) {
+    /** @type {UndoStep[]} */
+    const moved = new Array(stack.length);
+    let other = op;
+    for (let i = stack.length - 1; i >= 0; i--) {
+      const [step, past] = transform(stack[i].op, other);
+      moved[i] = { ...stack[i], op: step, caret: i === stack.length - 1 ? transformPosition(op, stack[i].caret) : stack[i].caret };
+      other = past;
     }
+    return moved.filter((step) => !isNoop(step.op));
   }
 
   /** Ends the open step: the next edit starts a new one (the caret moved, say). */
   close() {
     const top = this.undo[this.undo.length - 1];
-    if (top) top.at = -Infinity;
+    if (top && top.at !== -Infinity) this.undo = [...this.undo.slice(0, -1), { ...top, at: -Infinity }];
   }
 
   /** @returns {UndoState} */
@@ -241,11 +250,13 @@ export class UndoHistory {
   }
 
   /**
+   * The stack with `step` on top, at most `limit` deep.
    * @param {UndoStep[]} stack
    * @param {UndoStep} step
    */
-  #push(stack, step) {
-    stack.push(step);
-    if (stack.length > this.#limit) stack.splice(0, stack.length - this.#limit);
+  #pushed(stack, step) {
+    const next = stack.length >= this.#limit ? stack.slice(stack.length - this.#limit + 1) : stack.slice();
+    next.push(step);
+    return next;
   }
 }
