@@ -19,7 +19,8 @@ costs, and what a catch-up by difference costs.
    those texts (`diffOperation`, then `transform` of a few pending edits, then `apply`), and the
    cost of keeping a window's edits per keystroke: `applyLocal` with an `IndexedDBPendingStore`
    against a `MemoryPendingStore`, in a 10 KB and a 1 MB document (synchronous time per call,
-   and the time until IndexedDB has committed the last write).
+   and the time until IndexedDB has committed the last write), the IndexedDB write alone, and
+   `applyLocal` of today's client (`--base-web`, main's web/) against this one, alternating.
 
 Prints one table; `--json FILE` writes the figures.
 """
@@ -51,9 +52,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Server:
-    def __init__(self, binary: str, settings: dict | None = None):
+    def __init__(self, binary: str, settings: dict | None = None, web: str | None = None):
         self.data = tempfile.mkdtemp(prefix="panes-unsent-bench-")
-        args = [binary, "serve", "--port", "0", "--data", self.data, "--log-level", "error", "--web", str(ROOT / "web")]
+        args = [binary, "serve", "--port", "0", "--data", self.data, "--log-level", "error", "--web", web or str(ROOT / "web")]
         if settings:
             config = Path(self.data) / "config.json"
             config.write_text(json.dumps({"settings": settings}))
@@ -295,6 +296,57 @@ STORE_BENCH = """async ({ size, n }) => {
 }"""
 
 
+APPLY_BENCH = """async ({ size, n, store }) => {
+  const lib = await import('/panes-client.js');
+  const options = { url: lib.socketURL(), workspace: 'b' + Math.random(), auth: { name: 'bench' } };
+  if (store) options.pendingStore = new lib.IndexedDBPendingStore({ name: 'panes-bench-apply-' + Math.random() });
+  const client = new lib.PanesClient(options);
+  await client.start();
+  const summary = await client.createDocument('Bench', { text: 'x'.repeat(size) });
+  const doc = await client.openDocument(summary.id);
+  const times = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      // Typing at one place, a space every sixth key, as a person types.
+      const len = doc.text.length;
+      const at = Math.min(len, 1000 + r * n + i);
+      doc.applyLocal([at, i % 6 === 5 ? ' ' : 'a', len - at].filter((c) => c !== 0));
+    }
+    times.push((performance.now() - t0) / n * 1000);
+    await doc.whenSaved();
+  }
+  client.close();
+  times.sort((a, b) => a - b);
+  return times[2];
+}"""
+
+
+def apply_local_figures(binary: str, base_web: str) -> dict:
+    """µs per `applyLocal` (typing at one place), today's client (`base_web`) against this one
+    with an IndexedDB pending store, alternating, in Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    figures: dict = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
+        for size in (10_000, 1_000_000):
+            for _ in range(2):
+                for name, web, store in (("base client", base_web, False), ("new client, IndexedDB", str(ROOT / "web"), True)):
+                    server = Server(binary, {"maxMessageBytes": 8 << 20, "maxDocumentScalars": 4 << 20,
+                                             "rateLimitPerSecond": 100000, "rateLimitBurst": 100000}, web=web)
+                    try:
+                        page = browser.new_page()
+                        page.goto(f"http://127.0.0.1:{server.port}/?workspace=bench")
+                        us = page.evaluate(APPLY_BENCH, {"size": size, "n": 60 if size > 100_000 else 300, "store": store})
+                        figures.setdefault(f"{size}", {}).setdefault(name, []).append(us)
+                        page.close()
+                    finally:
+                        server.stop()
+        browser.close()
+    return figures
+
+
 def chromium_figures(new_binary: str, base: str, after: str) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -342,6 +394,7 @@ def main() -> int:
     parser.add_argument("--new", default=str(ROOT / ".build/release/panes"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--base-web", default="/work/main/web", help="today's client, for applyLocal's cost")
     parser.add_argument("--json")
     parser.add_argument("--skip", default="", help="comma-separated parts to leave out: callgrind, edits, catchup, client")
     args = parser.parse_args()
@@ -370,6 +423,7 @@ def main() -> int:
     if "client" not in skip:
         figures["node_rebase_ms"] = node_rebase_ms(base, after)
         figures["chromium"] = chromium_figures(args.new, base, after)
+        figures["apply_local_us"] = apply_local_figures(args.new, args.base_web)
 
     per = figures["per_edit_us"]
     ratios = [n / b for n, b in zip(per["new"], per["base"])]
@@ -397,6 +451,10 @@ def main() -> int:
               f"{s['indexedDB']['syncMs'] * 1000:.0f} µs / {s['indexedDB']['drainedMs'] * 1000:.0f} µs |")
         print(f"| the IndexedDB write alone, {size} document: per save / until committed | "
               f"{s['save']['syncMs'] * 1000:.0f} µs / {s['save']['drainedMs'] * 1000:.0f} µs |")
+    for size, by_client in figures["apply_local_us"].items():
+        for name, values in by_client.items():
+            print(f"| applyLocal in Chromium, typing into a {int(size):,}-scalar document, {name} | "
+                  f"{', '.join(f'{v:.0f}' for v in values)} µs |")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0
