@@ -257,6 +257,33 @@ describe('unsent edits survive the page', { timeout: 60_000 }, () => {
     assert.equal(await serverText(workspace, summary.id), text);
   });
 
+  test('a tab duplicated while its original was offline: whichever resumes sends the edits, once', async () => {
+    const workspace = freshWorkspace();
+    const pendingStore = new MemoryPendingStore();
+    const original = await windowOf(workspace, 'alice', { pendingStore });
+    const summary = await original.client.createDocument('Plan', { text: 'base' });
+    const doc = await new DocumentSession(original.client, summary.id).open();
+    const session = original.client.session.persistentIdentifier;
+    offline(original);
+    type(doc, 4, ' typed');
+    // The duplicate copies sessionStorage while the original cannot answer: it resumes the
+    // session, finds what the original kept, and sends it.
+    const duplicate = await windowOf(workspace, 'alice', { storage: original.storage.copy(), pendingStore });
+    assert.equal(duplicate.client.session.persistentIdentifier, session);
+    const copy = await new DocumentSession(duplicate.client, summary.id).open();
+    await copy.whenSaved();
+    assert.equal(copy.text, 'base typed');
+    // The original comes back: its session is taken, so it gets another, and keeps its own
+    // record under that one; its edit (same op id) is recognised, not applied again.
+    online(original);
+    await until(original.client, 'connect', () => original.client.session.persistentIdentifier !== session);
+    await converged([doc, copy]);
+    assert.equal(await serverText(workspace, summary.id), 'base typed');
+    assert.equal(doc.text, 'base typed');
+    const theirs = await pendingStore.load({ session, document: summary.id });
+    assert.ok(!theirs || theirs.pending.length === 0, "the duplicate's record is not the original's to write");
+  });
+
   test('the undo history survives a reload', async () => {
     const workspace = freshWorkspace();
     const pendingStore = new MemoryPendingStore();

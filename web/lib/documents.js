@@ -200,6 +200,14 @@ export class DocumentSession extends EventSource {
         }
       }),
       client.onEveryConnection(() => {
+        // Another session now (a fork: the tab it was duplicated from holds the old one, and
+        // the kept record under it): what this window keeps goes under its own session.
+        const session = client.session?.persistentIdentifier;
+        if (this.#key && session && session !== this.#key.session && !this.gone) {
+          this.#key = { session, document: this.id };
+          this.#kept = false;
+          this.#save();
+        }
         if (this.#ot && !this.gone && this.#openEpoch !== client.epoch) this.#reopen();
       }),
     );
