@@ -48,11 +48,17 @@ def kept(page: Page, document: str) -> int:
     )
 
 
+def open_new_document(bench: Workbench, title: str) -> tuple[Page, str]:
+    """A window showing a new document whose text is "start"."""
+    page = bench.open()
+    document = create_document(page, title, "start")
+    open_document(page, document)
+    return page, document
+
+
 def test_text_typed_while_the_server_is_down_survives_a_reload_and_arrives_once(bench: Workbench, server: Server, needs):
     needs("documents")
-    page = bench.open()
-    document = create_document(page, "Offline", "start")
-    open_document(page, document)
+    page, document = open_new_document(bench, "Offline")
     server.stop()
     try:
         type_at_end(page, " typed offline")
@@ -118,9 +124,7 @@ def test_a_tab_closed_while_the_server_was_down_sends_its_text_once_reopened_fro
 
 def test_a_duplicated_tab_sends_nothing_twice(bench: Workbench, server: Server, needs):
     needs("documents")
-    page = bench.open()
-    document = create_document(page, "Duplicated", "start")
-    open_document(page, document)
+    page, document = open_new_document(bench, "Duplicated")
     server.stop()
     try:
         type_at_end(page, " once")
