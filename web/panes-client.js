@@ -17,6 +17,8 @@ export { PanesClient, PROTOCOL_VERSION, SUBPROTOCOL, CLIENT_VERSION } from './li
 export { PanesError, actionForNumber } from './lib/errors.js';
 export { DocumentList } from './lib/document-list.js';
 export { DocumentSession, openDocument } from './lib/documents.js';
+export { MemoryPendingStore, IndexedDBPendingStore } from './lib/pending-store.js';
+export { diffOperation } from './lib/text-diff.js';
 export { DRAG_MIME_TYPE } from './lib/dragdrop.js';
 export { TextBinding, withAlpha } from './lib/text-binding.js';
 export {

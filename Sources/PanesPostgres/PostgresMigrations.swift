@@ -164,6 +164,11 @@ public enum PostgresMigrations {
             -- itself (`PostgresStore`).
             ALTER TABLE document_operations DROP CONSTRAINT document_operations_document_fkey;
             """),
+        // Meant as migration 6 (5 is another change of the same round); renumbered at merge.
+        Step(version: 5, name: "documents remember applied op ids past their log", sql: """
+            -- JSON {"stream": [counter, revision, at], …} (`AppliedStreams`), rewritten with each snapshot.
+            ALTER TABLE document_snapshots ADD COLUMN applied text NOT NULL DEFAULT '{}';
+            """),
     ]
 
     /// The schema version this build writes and reads.

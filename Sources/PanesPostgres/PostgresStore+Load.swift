@@ -60,9 +60,11 @@ extension PostgresStore {
         try connection.transaction(isolation: "REPEATABLE READ READ ONLY") { () -> StoredDocument? in
             let rows = try connection.query(ReadSQL.document, [.text(id.rawValue)])
             guard rows.count > 0 else { return nil }
+            var applied = AppliedStreams()
+            if case .success(let json) = JSONCodec.decode(rows.text(0, 11) ?? "{}") { applied = AppliedStreams(json: json) }
             var document = StoredDocument(record: record(rows, 0), snapshotRevision: rows.int64(0, 9),
                                           snapshotText: String(decoding: rows.bytes(0, 10) ?? [], as: UTF8.self),
-                                          operations: [])
+                                          operations: [], applied: applied)
             document.operations = try operations(id, after: document.snapshotRevision - Int64(retention))
             return document
         }
@@ -160,7 +162,7 @@ extension PostgresStore {
         static let recordCursor = "SELECT coalesce(max(seq), 0)::bigint FROM record_versions"
         static let claims = "SELECT session, node, epoch FROM session_claims"
         static let document = """
-            SELECT \(documentColumns), s.revision, s.text
+            SELECT \(documentColumns), s.revision, s.text, s.applied
             FROM documents AS d JOIN document_snapshots AS s ON s.document = d.id WHERE d.id = $1
             """
         static let operations = """

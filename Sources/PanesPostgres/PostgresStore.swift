@@ -329,8 +329,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try record("document", id.rawValue, deleted: false, &batch)
         case .appendOperation:
             preconditionFailure("`write(_ commands:)` sends appended operations to `append`, in runs")
-        case .snapshotDocument(let id, let revision, let text, let keepFrom):
-            try connection.send(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8))])
+        case .snapshotDocument(let id, let revision, let text, let keepFrom, let applied):
+            try connection.send(WriteSQL.snapshotDocument, [.text(id.rawValue), .int(revision), .bytes(Array(String(text).utf8)),
+                                                            .text(json(applied.json))])
             // From where this store's last prune of it stopped: what lies below is deleted, but
             // its index entries stay until a vacuum, and a scan from the start of the log stepped
             // over all of them every time (a seventh of PostgreSQL's CPU on a busy document, and
@@ -539,7 +540,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 RETURNING 1)
             UPDATE documents SET revision = $9, length = $10, modified_at = $11 WHERE id = $1
             """
-        static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3 WHERE document = $1"
+        static let snapshotDocument = "UPDATE document_snapshots SET revision = $2, text = $3, applied = $4 WHERE document = $1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision >= $2 AND revision < $3"
         static let deleteDocument = "DELETE FROM documents WHERE id = $1"
         static let deleteOperations = "DELETE FROM document_operations WHERE document = $1"

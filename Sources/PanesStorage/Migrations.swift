@@ -115,6 +115,12 @@ enum Migrations {
             -- The window's second line in the switcher (UIScene's subtitle), '' for none.
             ALTER TABLE sessions ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
             """),
+        // Meant as migration 8 (7 is another change of the same round); renumbered at merge.
+        Migration(version: 7, name: "documents remember applied op ids past their log", sql: """
+            -- JSON {"stream": [counter, revision, at], …}: for each op-id stream, the last operation
+            -- the log no longer holds (`AppliedStreams`), rewritten with each snapshot.
+            ALTER TABLE document_snapshots ADD COLUMN applied TEXT NOT NULL DEFAULT '{}';
+            """),
     ]
 
     /// The schema version this build writes and reads.

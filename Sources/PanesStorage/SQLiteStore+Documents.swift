@@ -14,8 +14,10 @@ extension SQLiteStore {
         defer { try? connection.run("COMMIT") }
         var found: StoredDocument?
         try connection.forEachRow(SQL.document, [.text(id.rawValue)]) { row in
+            var applied = AppliedStreams()
+            if case .success(let json) = JSONCodec.decode(row.text(at: 11) ?? "{}") { applied = AppliedStreams(json: json) }
             found = StoredDocument(record: DocumentRecord(row: row), snapshotRevision: row.int64(at: 9),
-                                   snapshotText: row.text(at: 10) ?? "", operations: [])
+                                   snapshotText: row.text(at: 10) ?? "", operations: [], applied: applied)
         }
         guard var document = found else { return nil }
         var failure: DocumentLoadError?
@@ -42,7 +44,7 @@ extension SQLiteStore {
     private enum SQL {
         static let document = """
             SELECT d.id, d.workspace, d.title, d.kind, d.created_at, d.created_by, d.modified_at, d.revision, d.length,
-                   s.revision, s.text
+                   s.revision, s.text, s.applied
             FROM documents AS d JOIN document_snapshots AS s ON s.document = d.id WHERE d.id = ?1
             """
         static let operations = """

@@ -166,9 +166,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try connection.run(SQL.advanceDocument, [
                 .text(id.rawValue), .int(operation.revision), .int(Int64(length)), .int(operation.createdAt),
             ])
-        case .snapshotDocument(let id, let revision, let text, let keepFrom):
+        case .snapshotDocument(let id, let revision, let text, let keepFrom, let applied):
             // Read out of the rope here, on the store thread, not by the hub.
-            try connection.run(SQL.snapshotDocument, [.text(id.rawValue), .int(revision), .text(String(text))])
+            try connection.run(SQL.snapshotDocument, [.text(id.rawValue), .int(revision), .text(String(text)),
+                                                      .text(json(applied.json))])
             try connection.run(SQL.pruneOperations, [.text(id.rawValue), .int(keepFrom)])
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
@@ -230,7 +231,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """
         static let advanceDocument = "UPDATE documents SET revision = ?2, length = ?3, modified_at = ?4 WHERE id = ?1"
-        static let snapshotDocument = "UPDATE document_snapshots SET revision = ?2, text = ?3 WHERE document = ?1"
+        static let snapshotDocument = "UPDATE document_snapshots SET revision = ?2, text = ?3, applied = ?4 WHERE document = ?1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = ?1 AND revision < ?2"
         static let deleteDocument = "DELETE FROM documents WHERE id = ?1"
     }

@@ -331,7 +331,7 @@ struct TwoNodes {
             }
         }
         let snapshots = (nodes.a.committed + nodes.b.committed).flatMap(\.commands).compactMap { command -> Int64? in
-            if case .snapshotDocument(_, let revision, _, _) = command { revision } else { nil }
+            if case .snapshotDocument(_, let revision, _, _, _) = command { revision } else { nil }
         }
         #expect(snapshots.sorted() == [3, 6, 9, 12])
         #expect(nodes.a.text(of: document) == String(repeating: "x", count: 12))
@@ -365,6 +365,7 @@ struct TwoNodes {
         var settings = Settings()
         settings.snapshotEvery = 1
         settings.operationLogRetention = 2
+        settings.operationLogRetentionMs = 0  // by count only
         var nodes = TwoNodes(settings: settings)
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "")
         // a types ten operations that b never hears of; the kept log keeps two.

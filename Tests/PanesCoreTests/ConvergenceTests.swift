@@ -135,6 +135,7 @@ private struct Simulation {
         settings.documentListIntervalMs = 0
         settings.snapshotEvery = snapshotEvery ?? [1, 3, 10, 100].randomElement(using: &random)!
         settings.operationLogRetention = retention ?? [5, 20, 1_000].randomElement(using: &random)!
+        settings.operationLogRetentionMs = 0  // by count only: short logs, so snapshot catch-ups happen
         let store = MemoryStore()
         nodes = [count > 1 ? HubHarness(settings: settings, store: store, node: NodeID("a"), ids: .sequential(from: 0))
                            : HubHarness(settings: settings, store: store)]

@@ -5,6 +5,12 @@ import Testing
 /// way an edit can be refused without harming the document.
 @Suite struct DocumentEditingTests {
     /// Two scenes with a new document open, its text `text`.
+    /// A snapshot command without what it remembers of applied op ids, to compare the rest.
+    static func withoutApplied(_ command: StoreCommand) -> StoreCommand {
+        guard case .snapshotDocument(let id, let revision, let text, let keepFrom, _) = command else { return command }
+        return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom)
+    }
+
     static func twoEditors(_ harness: inout HubHarness, text: String = "") -> (ConnectionID, ConnectionID, String) {
         let (a, _) = harness.connect(name: "alice")
         let (b, _) = harness.connect(name: "bob")
@@ -119,6 +125,7 @@ import Testing
         var settings = Settings()
         settings.snapshotEvery = 3
         settings.operationLogRetention = 2
+        settings.operationLogRetentionMs = 0  // by count only
         var harness = HubHarness(settings: settings)
         let (a, _, id) = Self.twoEditors(&harness)
         var snapshots: [StoreCommand] = []
@@ -128,16 +135,102 @@ import Testing
                                                     "opId": .string("a:\(revision)")])
             snapshots += produced.persisted.filter { if case .snapshotDocument = $0 { true } else { false } }
         }
-        #expect(snapshots == [
+        #expect(snapshots.map(Self.withoutApplied) == [
             .snapshotDocument(DocumentID(id), revision: 3, text: "aaa", keepFrom: 2),
             .snapshotDocument(DocumentID(id), revision: 6, text: "aaaaaa", keepFrom: 5),
         ])
+        // What the log dropped is remembered by op-id stream: "a:3" (revision 4) was the last.
+        if case .snapshotDocument(_, _, _, _, let applied)? = snapshots.last {
+            #expect(applied.entries["a"]?.counter == 3)
+            #expect(applied.entries["a"]?.revision == 4)
+        } else {
+            Issue.record("no snapshot")
+        }
         let stored = try #require(try harness.store.loadDocument(DocumentID(id), retention: 2))
         #expect(stored.snapshotRevision == 6)
         #expect(stored.operations.map(\.revision) == [5, 6, 7])
         // Memory keeps what the store keeps: revision 4 still catches up, 3 does not.
         #expect(harness.edit(a, id, revision: 4, [4, "z"], opId: "a:late")["ok"] == true)
         #expect(harness.edit(a, id, revision: 3, [3, "z"], opId: "a:old").errorCode == "revision_unavailable")
+    }
+
+    /// Past the newest `operationLogRetention`, operations stay while younger than
+    /// `operationLogRetentionMs`, and only while the kept log is under `operationLogRetentionBytes`:
+    /// an outage of a few minutes catches up exactly however many edits others made.
+    @Test func compactionKeepsOperationsByAgeBoundedByBytes() throws {
+        var settings = Settings()
+        settings.snapshotEvery = 3
+        settings.operationLogRetention = 2
+        settings.operationLogRetentionMs = 60_000
+        settings.operationLogRetentionBytes = 1 << 20
+        var harness = HubHarness(settings: settings)
+        let (a, _, id) = Self.twoEditors(&harness)
+        var snapshots: [StoreCommand] = []
+        for revision in 0..<7 {
+            harness.clock.advance(20_000)
+            let produced = harness.send(a, "edit", ["document": .string(id), "revision": .int(Int64(revision)),
+                                                    "operation": revision == 0 ? ["a"] : [.int(Int64(revision)), "a"],
+                                                    "opId": .string("a:\(revision)")])
+            snapshots += produced.persisted.filter { if case .snapshotDocument = $0 { true } else { false } }
+        }
+        // Seven edits 20 s apart (revision r made at 20·r s): at revision 6 (120 s) the first two
+        // are over a minute old and go; the count alone would have kept from 5.
+        #expect(snapshots.map(Self.withoutApplied) == [
+            .snapshotDocument(DocumentID(id), revision: 3, text: "aaa", keepFrom: 1),
+            .snapshotDocument(DocumentID(id), revision: 6, text: "aaaaaa", keepFrom: 3),
+        ])
+        #expect(harness.edit(a, id, revision: 2, [2, "z"], opId: "a:late")["ok"] == true)
+        #expect(harness.edit(a, id, revision: 1, [1, "z"], opId: "a:old").errorCode == "revision_unavailable")
+        let stored = try #require(try harness.store.loadDocument(DocumentID(id), retention: Int(Int32.max)))
+        #expect(stored.operations.map(\.revision) == Array(3...8))
+
+        // The byte bound: with no room, edits a second apart (all young) are kept by count only.
+        var tight = settings
+        tight.operationLogRetentionBytes = 1
+        var small = HubHarness(settings: tight)
+        let (c, _, other) = Self.twoEditors(&small)
+        var kept: [Int64] = []
+        for revision in 0..<6 {
+            small.clock.advance(1_000)
+            let produced = small.send(c, "edit", ["document": .string(other), "revision": .int(Int64(revision)),
+                                                  "operation": revision == 0 ? ["a"] : [.int(Int64(revision)), "a"],
+                                                  "opId": .string("a:\(revision)")])
+            for case .snapshotDocument(_, _, _, let keepFrom, _) in produced.persisted { kept.append(keepFrom) }
+        }
+        #expect(kept == [2, 5])
+    }
+
+    /// A window re-opening from beyond the kept log names its unacknowledged op ids; the reply
+    /// says which of them the server applied, so it does not send them again.
+    @Test func aSnapshotCatchUpSaysWhichPendingEditsWereApplied() throws {
+        var settings = Settings()
+        settings.snapshotEvery = 2
+        settings.operationLogRetention = 2
+        settings.operationLogRetentionMs = 0
+        var harness = HubHarness(settings: settings)
+        let (a, b, id) = Self.twoEditors(&harness)
+        #expect(harness.edit(a, id, revision: 0, ["x"], opId: "a:1")["ok"] == true)
+        for revision in 1..<4 {
+            #expect(harness.edit(b, id, revision: Int64(revision), [.int(Int64(revision)), "y"],
+                                 opId: "b:\(revision)")["ok"] == true)
+        }
+        // The log keeps 3 and 4 (b:2, b:3); a:1 (revision 1) was dropped and is remembered by
+        // its stream. a's reply was lost, and it asks from revision 0.
+        let reopened = harness.request(a, "openDocument", ["document": .string(id), "revision": 0,
+                                                           "pending": ["b:3", "a:1", "a:2", "c:1"]])["result"]
+        #expect(reopened?["catchUp"] == "snapshot")
+        #expect(reopened?["applied"] == ["b:3", "a:1"])
+        // …and after a restart, from the store.
+        var restarted = try harness.restarted()
+        let (again, _) = restarted.connect(name: "alice")
+        let fromStore = restarted.request(again, "openDocument", ["document": .string(id), "revision": 0,
+                                                                  "pending": ["a:1", "a:2"]])["result"]
+        #expect(fromStore?["applied"] == ["a:1"])
+        let bad = harness.request(a, "openDocument", ["document": .string(id), "pending": ["a:1"]])
+        #expect(bad["error"]?["field"] == "pending")
+        let tooMany = harness.request(a, "openDocument", ["document": .string(id), "revision": 0,
+                                                          "pending": .array((0..<17).map { .string("a:\($0)") })])
+        #expect(tooMany["error"]?["field"] == "pending")
     }
 
     /// A few large operations do not wait for `snapshotEvery`: once the operations since the
@@ -154,7 +247,7 @@ import Testing
             let operation: JSONValue = revision == 0 ? [.string(piece)] : [.int(Int64(revision * 500)), .string(piece)]
             let produced = harness.send(a, "edit", ["document": .string(id), "revision": .int(Int64(revision)),
                                                     "operation": operation, "opId": .string("a:\(revision)")])
-            for case .snapshotDocument(_, let at, let text, _) in produced.persisted {
+            for case .snapshotDocument(_, let at, let text, _, _) in produced.persisted {
                 snapshots.append(at)
                 #expect(text.scalarCount == Int(at) * 500)
             }

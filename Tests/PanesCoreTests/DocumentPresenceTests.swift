@@ -137,6 +137,7 @@ import Testing
         var settings = Settings()
         settings.snapshotEvery = 1
         settings.operationLogRetention = 0
+        settings.operationLogRetentionMs = 0  // by count only
         var harness = HubHarness(settings: settings)
         let (a, _, id) = Self.setUp(&harness, text: "abc")
         let (c, _) = harness.connect(name: "carol")

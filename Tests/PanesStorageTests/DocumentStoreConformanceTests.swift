@@ -76,6 +76,22 @@ import Testing
         #expect(try store.reloaded().documents == [advanced])
     }
 
+    /// What a document remembers of client operations past its log goes with its snapshot,
+    /// and a new snapshot replaces it.
+    @Test(arguments: StoreKind.tested)
+    func aSnapshotKeepsWhatTheDocumentRemembersOfAppliedOpIds(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let id = DocumentID("doc_a1")
+        try store.apply([.createDocument(Fixtures.document(), text: "")])
+        #expect(try Self.reloadedDocument(store)?.applied == AppliedStreams())
+        let applied = AppliedStreams(["sess.page1:": .init(counter: 17, revision: 4, at: 1_700_000_000_123),
+                                      "whole id, no counter": .init(counter: 0, revision: 2, at: 5)])
+        try store.apply([.snapshotDocument(id, revision: 0, text: "", keepFrom: 0, applied: applied)])
+        #expect(try Self.reloadedDocument(store)?.applied == applied)
+        try store.apply([.snapshotDocument(id, revision: 0, text: "", keepFrom: 0)])
+        #expect(try Self.reloadedDocument(store)?.applied == AppliedStreams())
+    }
+
     @Test(arguments: StoreKind.tested)
     func aSnapshotReplacesTheTextAndPrunesTheLogBeforeKeepFrom(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { DocumentList, DocumentSession } from '../../web/panes-client.js';
-import { clientOf, closeAll, connected, freshWorkspace, next, until } from './support/helpers.mjs';
+import { clientOf, closeAll, connected, converged, freshWorkspace, next, until } from './support/helpers.mjs';
 import { seededRandom } from './support/seeded-random.mjs';
 import { PanesServer } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
@@ -38,19 +38,6 @@ function type(session, at, text) {
   session.applyLocal([at, text, length - at].filter((c) => c !== 0));
 }
 
-/** Resolves once every session is open, acknowledged, and at the same revision. */
-async function converged(sessions) {
-  const done = () => sessions.every((s) => s.status === 'open' && s.synchronized && s.revision === sessions[0].revision);
-  while (!done()) {
-    await new Promise((resolve) => {
-      const offs = sessions.flatMap((s) => ['change', 'saved', 'status'].map((type) => s.on(type, () => wake())));
-      const wake = () => {
-        for (const off of offs) off();
-        resolve(undefined);
-      };
-    });
-  }
-}
 
 /** The document as a newcomer opens it: what the server has. */
 async function serverCopy(world) {
@@ -126,7 +113,7 @@ describe('DocumentSession', { timeout: 30_000 }, () => {
   });
 
   test('a client far behind catches up from a snapshot', async () => {
-    const own = await new PanesServer({ settings: { operationLogRetention: 1, snapshotEvery: 1 } }).start();
+    const own = await new PanesServer({ settings: { operationLogRetention: 1, operationLogRetentionMs: 0, snapshotEvery: 1 } }).start();
     try {
       const w = await world('x', ['alice', 'bob'], own);
       const [a, b] = w.sessions;

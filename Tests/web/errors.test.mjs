@@ -11,7 +11,7 @@ import { PanesServer, WebSocket } from './support/server.mjs';
 let server;
 before(async () => {
   server = await new PanesServer({
-    settings: { maxObservationsPerScene: 2, operationLogRetention: 2, snapshotEvery: 2 },
+    settings: { maxObservationsPerScene: 2, operationLogRetention: 2, operationLogRetentionMs: 0, snapshotEvery: 2 },
   }).start();
 });
 after(() => server.dispose());

@@ -22,6 +22,57 @@ function recordingClient(revision = 0) {
   return { client, sent };
 }
 
+describe('OTClient: keeping and restoring unsent edits, and rebasing them over a difference', () => {
+  test('pending() lists the outstanding and buffered edits with the ids they are sent with', () => {
+    const { client, sent } = recordingClient(3);
+    client.applyClient([1, 'a', 1]);
+    client.applyClient([3, 'b']);
+    client.applyClient([4, 'c']);
+    assert.deepEqual(client.pending(), [
+      { op: [1, 'a', 1], opId: 's1:1' },
+      { op: [3, 'bc'], opId: 's1:2' },
+    ]);
+    client.serverAck('s1:1');
+    assert.deepEqual(sent.at(-1), [4, [3, 'bc'], 's1:2'], 'the buffer goes with the id it was kept with');
+  });
+
+  test('restore() takes kept edits back unsent, and resend() sends the first with its id', () => {
+    const { client, sent } = recordingClient(0);
+    client.restore(9, [{ op: [2, 'x'], opId: 'old:4' }, { op: [3, 'y'], opId: 'old:5' }, { op: [4, 'z'], opId: 'old:6' }]);
+    assert.deepEqual(sent, []);
+    assert.equal(client.revision, 9);
+    client.resend();
+    assert.deepEqual(sent, [[9, [2, 'x'], 'old:4']]);
+    assert.deepEqual(client.pending()[1], { op: [3, 'yz'], opId: 'old:5' });
+  });
+
+  test('rebase() moves the edits over a difference as over a server operation', () => {
+    const { client } = recordingClient(0);
+    let text = 'abc';
+    client.applyClient([3, '!']);
+    text = apply(text, [3, '!']);
+    client.applyClient([0, '>', 4].filter((c) => c !== 0));
+    text = apply(text, ['>', 4]);
+    // The server's text is "abXc" at revision 40.
+    const local = client.rebase(40, [2, 'X', 1]);
+    assert.equal(apply(text, local), '>abXc!');
+    assert.equal(client.revision, 40);
+    let server = 'abXc';
+    for (const p of client.pending()) server = apply(server, p.op);
+    assert.equal(server, '>abXc!', 'the rebased edits give the same text on the server');
+  });
+
+  test('dropOutstanding() forgets an edit the server already applied; the buffer goes next', () => {
+    const { client } = recordingClient(0);
+    client.applyClient([1, 'a']);
+    client.applyClient([2, 'b']);
+    assert.deepEqual(client.dropOutstanding(), [1, 'a']);
+    assert.deepEqual(client.pending(), [{ op: [2, 'b'], opId: 's1:2' }]);
+    assert.deepEqual(client.dropOutstanding(), [2, 'b']);
+    assert.equal(client.state.name, 'synchronized');
+  });
+});
+
 describe('OTClient states', () => {
   test('a local edit while synchronized is sent at once with a prefixed id', () => {
     const { client, sent } = recordingClient(7);
@@ -77,6 +128,7 @@ describe('OTClient states', () => {
       outstanding: [1, 'A', 2],
       opId: 's1:1',
       buffer: [4, '!'],
+      bufferId: 's1:2', // fixed when the buffer began, so a kept buffer keeps its id
     });
   });
 

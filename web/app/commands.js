@@ -19,7 +19,8 @@ import { byId, h, icons } from './dom.js';
  * @property {string} id
  * @property {string} title
  * @property {string} group
- * @property {{ code: string, shift?: boolean, label: string }} [key] with Alt
+ * @property {{ code: string, shift?: boolean, label: string, primary?: boolean }} [key] with Alt, or with
+ *   `primary` with Ctrl (⌘ on a Mac), as the platform's own Undo and Redo
  * @property {(ws: Workspace) => void} run
  * @property {(ws: Workspace) => boolean} [enabled]
  */
@@ -39,6 +40,14 @@ export const COMMANDS = [
   {
     id: 'deleteDocument', title: 'Delete Document…', group: 'File', key: { code: 'Backspace', shift: true, label: '⌫' },
     run: (ws) => ws.documentId && ws.deleteDocument(ws.documentId), enabled: (ws) => Boolean(ws.documentId),
+  },
+  {
+    id: 'undo', title: 'Undo', group: 'Edit', key: { code: 'KeyZ', label: 'Z', primary: true },
+    run: (ws) => ws.doc?.undo(), enabled: (ws) => Boolean(ws.doc?.canUndo),
+  },
+  {
+    id: 'redo', title: 'Redo', group: 'Edit', key: { code: 'KeyZ', shift: true, label: 'Z', primary: true },
+    run: (ws) => ws.doc?.redo(), enabled: (ws) => Boolean(ws.doc?.canRedo),
   },
   { id: 'closeWindow', title: 'Close Window', group: 'Window', key: { code: 'KeyW', shift: true, label: 'W' }, run: (ws) => ws.closeWindow() },
   { id: 'showSwitcher', title: 'Show All Windows', group: 'Window', key: { code: 'KeyW', label: 'W' }, run: () => byId('switcher').dispatchEvent(new Event('panes:open')) },
@@ -63,6 +72,7 @@ const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigat
 export function shortcutLabel(id) {
   const key = COMMANDS.find((c) => c.id === id)?.key;
   if (!key) return '';
+  if (key.primary) return isMac ? `${key.shift ? '⇧' : ''}⌘${key.label}` : `${key.shift ? 'Shift+' : ''}Ctrl+${key.label}${id === 'redo' ? ' or Ctrl+Y' : ''}`;
   if (isMac) return `⌃⌥${key.shift ? '⇧' : ''}${key.label}`;
   return `Alt+${key.shift ? 'Shift+' : ''}${key.label}`;
 }
@@ -81,6 +91,7 @@ function hasShortcutModifiers(event) {
  */
 function ariaShortcut(command) {
   if (!command.key) return '';
+  if (command.key.primary) return `${command.key.shift ? 'Shift+' : ''}${isMac ? 'Meta' : 'Control'}+Z`;
   const key = command.key.code.replace(/^Key/, '').replace('Comma', ',').replace('Slash', '/').replace('BracketLeft', '[');
   return `${isMac ? 'Control+' : ''}Alt+${command.key.shift ? 'Shift+' : ''}${key}`;
 }
@@ -97,8 +108,17 @@ export function installCommands(ws) {
 
   window.addEventListener('keydown', (event) => {
     if (event.defaultPrevented || event.isComposing) return;
+    // Undo and redo in the editor: Ctrl/⌘+Z, Shift+Ctrl/⌘+Z, Ctrl+Y. The browser's own undo
+    // would take back other people's edits too, so the session's replaces it.
+    const target = /** @type {HTMLElement} */ (event.target);
+    const primary = isMac ? event.metaKey && !event.ctrlKey : event.ctrlKey && !event.metaKey;
+    if (primary && !event.altKey && target === ws.editor && (event.code === 'KeyZ' || (event.code === 'KeyY' && !isMac))) {
+      event.preventDefault();
+      run(event.code === 'KeyY' || event.shiftKey ? 'redo' : 'undo');
+      return;
+    }
     if (hasShortcutModifiers(event)) {
-      const command = COMMANDS.find((c) => c.key && c.key.code === event.code && Boolean(c.key.shift) === event.shiftKey);
+      const command = COMMANDS.find((c) => c.key && !c.key.primary && c.key.code === event.code && Boolean(c.key.shift) === event.shiftKey);
       if (command) {
         event.preventDefault();
         run(command.id);
@@ -106,7 +126,6 @@ export function installCommands(ws) {
       return;
     }
     // "?" outside text fields shows the shortcuts, as in many web apps.
-    const target = /** @type {HTMLElement} */ (event.target);
     const typing = target.closest('input, textarea, [contenteditable]');
     if (!typing && event.key === '?' && !event.ctrlKey && !event.metaKey) {
       event.preventDefault();

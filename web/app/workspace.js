@@ -375,9 +375,6 @@ export class Workspace {
       if (message) toast(message);
       this.closeDocument();
     });
-    session.on('reset', (/** @type {{ lostLocalEdits: boolean }} */ event) => {
-      if (event.lostLocalEdits) toast('Some of your latest changes could not be merged and were discarded.');
-    });
     session.on('error', (/** @type {any} */ error) => toast(describeError(error, 'save your change')));
     this.render();
     const { selection, scroll } = options;

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * A `PanesClient` wired to a browser window: the socket URL from the page's origin, the
- * session in `sessionStorage`, a window ticket from the URL (removed once used, so a reload
+ * session in `sessionStorage`, the windows' unsent edits in IndexedDB, a window ticket from the URL (removed once used, so a reload
  * resumes by `sessionStorage`), traits from media queries (and reported again when they
  * change), lifecycle from visibility and focus, a retry at once when the network comes back
  * or the page becomes visible, and the window closed with its dismissal animation when its
@@ -10,6 +10,7 @@
  * @module browser
  */
 import { PanesClient } from './panes-client.js';
+import { IndexedDBPendingStore } from './pending-store.js';
 
 /** @typedef {import('../types/panes-client.js').Traits} Traits */
 /** @typedef {import('../types/panes-client.js').LifecycleState} LifecycleState */
@@ -238,6 +239,7 @@ export function connectInBrowser(options = {}) {
   const ticket = ticketFromURL();
   const client = new PanesClient({
     storage: safeSessionStorage(),
+    pendingStore: safePendingStore(),
     ticket,
     traits: () => currentTraits(),
     lifecycle: currentLifecycle(),
@@ -255,6 +257,18 @@ export function connectInBrowser(options = {}) {
   }
   client.start().catch(() => {}); // failures are reported as `error` and `status` events
   return client;
+}
+
+/**
+ * IndexedDB for the windows' unsent edits, or undefined (kept in memory) where the browser
+ * has none or blocks it.
+ */
+function safePendingStore() {
+  try {
+    return window.indexedDB ? new IndexedDBPendingStore() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `sessionStorage`, or null where it is blocked (some privacy modes throw on access). */

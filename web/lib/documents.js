@@ -8,17 +8,27 @@
  * transformed past them); presence is `presence.js`. After a reconnect it re-opens the
  * document at the revision it has, applies what it missed (its own unacknowledged operation
  * among them, recognised by op id) and resends what is left, so edits made while offline are
- * kept and sent once back.
+ * kept and sent once back. When the server's log no longer reaches back that far, the unsent
+ * edits are rebased over the difference between the text they were made on and the server's
+ * text (`text-diff.js`), never dropped.
+ *
+ * What the window typed and the server has not acknowledged is kept in the client's
+ * `pendingStore` (`pending-store.js`: IndexedDB in a browser) under the session's
+ * `persistentIdentifier` and the document, with the revision and text it applies to and the
+ * window's undo history, before `applyLocal` returns: a reloaded or reopened window sends it
+ * once. Undo and redo (`undo-history.js`) take back this window's own edits only.
  *
  * Positions are Unicode code points, as on the wire; bindings convert from UTF-16.
  *
  * @module documents
  */
 import { EventSource, emit } from './emitter.js';
-import { connectionOf } from './internal.js';
+import { connectionOf, pendingStoreOf } from './internal.js';
 import { OTClient } from './ot-client.js';
-import { apply, codePointLength } from './ot.js';
+import { apply, codePointLength, compose, isNoop } from './ot.js';
 import { Presence } from './presence.js';
+import { diffOperation } from './text-diff.js';
+import { UndoHistory } from './undo-history.js';
 
 export { DocumentList } from './document-list.js';
 
@@ -32,12 +42,24 @@ export { DocumentList } from './document-list.js';
 /** @typedef {import('../types/panes-client.js').DocumentSessionOptions} DocumentSessionOptions */
 /** @typedef {import('../types/panes-client.js').DocumentSessionEvents} DocumentSessionEvents */
 /** @typedef {import('../types/panes-client.js').Author} Author */
+/** @typedef {import('../types/panes-client.js').PendingRecord} PendingRecord */
+/** @typedef {import('../types/panes-client.js').PendingKey} PendingKey */
 /** @typedef {import('./panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('./errors.js').PanesError} PanesError */
 
 /** Makes op-id prefixes unique per page load, so a reloaded page never reuses an op id. */
 const loadNonce = Math.floor(Math.random() * 36 ** 6).toString(36);
 let openCount = 0;
+
+/**
+ * The base text is moved forward (the operations since composed into it) after this many
+ * revisions, or once they insert this many code units: so a kept window writes the whole
+ * text only now and then, and its operations since stay small.
+ */
+const BASE_EVERY_REVISIONS = 500;
+const BASE_EVERY_INSERTED = 65536;
+/** How long saving the kept state may wait after an acknowledgement or someone else's edit. */
+const SAVE_DELAY_MS = 100;
 
 /**
  * One open document.
@@ -63,6 +85,26 @@ export class DocumentSession extends EventSource {
   #reopenAgain = false;
   /** @type {Array<() => void>} */
   #offs = [];
+  #history;
+  /** @type {import('../types/panes-client.js').PendingStore} */
+  #store;
+  /** @type {PendingKey | null} where this window's unsent edits are kept */
+  #key = null;
+  /** Something is kept under `#key`. */
+  #kept = false;
+  /** @type {any} */
+  #saveTimer = null;
+  /**
+   * The text at `#base.revision`, and the server's operations since (composed), which take it
+   * to `revision`: the text the unsent edits apply to. Null while nothing is kept (no unsent
+   * edit and no undo history): then that text is `text`.
+   * @type {{ revision: number, text: string } | null}
+   */
+  #base = null;
+  /** @type {Operation | null} */
+  #since = null;
+  #sinceCount = 0;
+  #sinceInserted = 0;
 
   /**
    * @param {PanesClient} client
@@ -81,6 +123,18 @@ export class DocumentSession extends EventSource {
       timers: this.#connection.timers,
       send: (selection) => this.#sendPresence(selection),
     });
+    this.#history = new UndoHistory({ limit: options.undoLimit, groupMs: options.undoGroupMs });
+    this.#store = pendingStoreOf(client);
+  }
+
+  /** This window has an edit of its own to undo. */
+  get canUndo() {
+    return this.#history.canUndo;
+  }
+
+  /** This window has an undone edit to redo. */
+  get canRedo() {
+    return this.#history.canRedo;
   }
 
   /** Other scenes' selections, by scene, in local coordinates. */
@@ -125,7 +179,7 @@ export class DocumentSession extends EventSource {
         }
       }),
       client.on('presence', (event) => {
-        if (event.document === this.id && this.#presence.received(event, this.#local())) emit(this, 'presence', {});
+        if (event.document === this.id && this.#presence.received(event, this.#presenceView())) emit(this, 'presence', {});
       }),
       client.on('documentDeleted', (event) => {
         if (event.document === this.id) this.#markDeleted();
@@ -137,12 +191,43 @@ export class DocumentSession extends EventSource {
         }
       }),
       client.on('disconnect', () => this.#ot?.disconnected()),
+      client.on('status', (/** @type {{ status: string }} */ event) => {
+        // The client ended (closed, destroyed, failed): what is kept stays as it is now, for
+        // the window's next page; this object writes no more.
+        if (event.status === 'closed' || event.status === 'destroyed' || event.status === 'failed') {
+          this.#flushSave();
+          this.#key = null;
+        }
+      }),
       client.onEveryConnection(() => {
+        // Another session now (a fork: the tab it was duplicated from holds the old one, and
+        // the kept record under it): what this window keeps goes under its own session.
+        const session = client.session?.persistentIdentifier;
+        if (this.#key && session && session !== this.#key.session && !this.gone) {
+          this.#key = { session, document: this.id };
+          this.#kept = false;
+          this.#save();
+        }
         if (this.#ot && !this.gone && this.#openEpoch !== client.epoch) this.#reopen();
       }),
     );
+    /** @type {PendingRecord | null} */
+    let kept = null;
     for (;;) {
       try {
+        if (!this.#key) {
+          if (!client.connected) await new Promise((resolve) => client.once('connect', resolve));
+          const session = client.session?.persistentIdentifier;
+          if (session) {
+            this.#key = { session, document: this.id };
+            kept = await this.#store.load(this.#key).catch(() => null);
+            this.#kept = kept !== null;
+          }
+        }
+        if (kept) {
+          await this.#resume(kept);
+          return this;
+        }
         const result = await client.request('openDocument', { document: this.id });
         this.#openEpoch = client.epoch;
         this.#start(result);
@@ -150,6 +235,8 @@ export class DocumentSession extends EventSource {
       } catch (error) {
         const e = /** @type {PanesError} */ (error);
         if (e.code !== 'disconnected' && e.code !== 'timeout') {
+          // Kept edits of a document that is gone have nowhere to go.
+          if (e.code === 'document_not_found' && this.#key && this.#kept) this.#store.remove(this.#key);
           this.#detach();
           this.status = 'closed';
           throw e;
@@ -166,10 +253,72 @@ export class DocumentSession extends EventSource {
    */
   applyLocal(op) {
     if (!this.#ot || this.gone) return;
-    this.text = apply(this.text, op);
+    const before = this.text;
+    this.text = apply(before, op);
+    this.#track(before);
+    const could = [this.canUndo, this.canRedo];
+    this.#history.recordEdit(op, before, this.#connection.timers.now());
+    this.#local(op, null);
+    this.#historyChanged(could);
+  }
+
+  /**
+   * Takes back this window's latest edit (or group of edits: a burst of typing, a paste),
+   * moved past everything others did since, so their edits stay. Returns the operation
+   * applied, or null when there is nothing to undo.
+   * @returns {Operation | null}
+   */
+  undo() {
+    return this.#step('undo');
+  }
+
+  /**
+   * Makes again what `undo` took back, moved past what others did since.
+   * @returns {Operation | null}
+   */
+  redo() {
+    return this.#step('redo');
+  }
+
+  /** Ends the current undo step: the next edit starts a new one (the caret moved away, say). */
+  breakUndoGroup() {
+    this.#history.close();
+  }
+
+  /** @param {'undo' | 'redo'} which */
+  #step(which) {
+    if (!this.#ot || this.gone || this.readOnly) return null;
+    const could = [this.canUndo, this.canRedo];
+    const op = this.#history.take(which);
+    if (!op) return null;
+    const before = this.text;
+    this.text = apply(before, op);
+    this.#track(before);
+    this.#history.recordApplied(which, op, before, this.#connection.timers.now());
+    this.#local(op, which);
+    this.#historyChanged(could);
+    return op;
+  }
+
+  /**
+   * A local edit already applied to `text`: moves presence, sends it (or buffers it), keeps
+   * it, and tells the listeners.
+   * @param {Operation} op
+   * @param {'undo' | 'redo' | null} history
+   */
+  #local(op, history) {
+    const ot = /** @type {OTClient} */ (this.#ot);
     this.#presence.moveThrough(op, undefined);
-    this.#ot.applyClient(op);
-    emit(this, 'change', { op, remote: false, author: null });
+    ot.applyClient(op);
+    this.#save();
+    emit(this, 'change', history ? { op, remote: false, author: null, history } : { op, remote: false, author: null });
+  }
+
+  /** @param {boolean[]} could `[canUndo, canRedo]` before */
+  #historyChanged(could) {
+    if (could[0] !== this.canUndo || could[1] !== this.canRedo) {
+      emit(this, 'undoChange', { canUndo: this.canUndo, canRedo: this.canRedo });
+    }
   }
 
   /**
@@ -215,6 +364,14 @@ export class DocumentSession extends EventSource {
   close() {
     if (this.status === 'closed') return;
     const wasOpen = this.status !== 'deleted' && this.#ot !== null;
+    // Unsent edits stay kept (and are sent when this window opens the document again); an
+    // undo history of a document the window no longer shows goes.
+    if (this.#key && this.synchronized && this.#kept) {
+      this.#store.remove(this.#key);
+      this.#kept = false;
+    } else {
+      this.#flushSave();
+    }
     this.#setStatus('closed');
     this.#detach();
     if (wasOpen && this.#client.connected) {
@@ -225,7 +382,7 @@ export class DocumentSession extends EventSource {
   // MARK: Internals
 
   /** What presence needs to know about the local text. */
-  #local() {
+  #presenceView() {
     const ot = this.#ot;
     return {
       scene: this.#client.scene,
@@ -239,16 +396,179 @@ export class DocumentSession extends EventSource {
   #start(result) {
     this.summary = result.document ?? this.summary;
     this.text = String(result.text ?? '');
+    this.#makeOT(Number(result.revision ?? 0));
+    this.#receivePresence(result);
+    this.#setStatus('open');
+  }
+
+  /** @param {number} revision */
+  #makeOT(revision) {
     openCount += 1;
     const prefix = `${this.#client.session?.persistentIdentifier ?? 'anon'}.${loadNonce}${openCount.toString(36)}`;
     this.#ot = new OTClient({
-      revision: Number(result.revision ?? 0),
+      revision,
       idPrefix: prefix,
       send: (revision, op, opId) => this.#sendEdit(revision, op, opId),
     });
+  }
+
+  /** @param {any} result an `openDocument` result */
+  #receivePresence(result) {
     this.#presence.reset();
-    for (const presence of result.presence ?? []) this.#presence.received(presence, this.#local());
+    for (const presence of result.presence ?? []) this.#presence.received(presence, this.#presenceView());
+  }
+
+  /**
+   * Opens with what an earlier page of this window kept: its unsent edits at their revision,
+   * and its undo history. They are caught up like edits made offline, by operations or by
+   * difference, and sent.
+   * @param {PendingRecord} kept
+   */
+  async #resume(kept) {
+    const client = this.#client;
+    let baseText = kept.base.text;
+    if (kept.since) baseText = apply(baseText, kept.since);
+    let text = baseText;
+    for (const p of kept.pending) text = apply(text, p.op);
+    this.text = text;
+    this.#base = { revision: kept.base.revision, text: kept.base.text };
+    this.#since = kept.since;
+    this.#makeOT(kept.revision);
+    const ot = /** @type {OTClient} */ (this.#ot);
+    ot.restore(kept.revision, kept.pending);
+    this.#history.restore(kept.history);
+    this.#setStatus('catchingUp');
+    /** @type {any} */
+    let result;
+    try {
+      result = await client.request('openDocument', this.#reopenFields(kept.revision));
+    } catch (error) {
+      const code = /** @type {PanesError} */ (error).code;
+      if (code !== 'revision_in_future' && code !== 'revision_unavailable') throw error;
+      // The server's document is not the one these edits were made on (its data was
+      // restored from a backup, say): rebase them over the difference all the same.
+      result = { ...(await client.request('openDocument', { document: this.id })), catchUp: 'snapshot' };
+    }
+    this.#openEpoch = client.epoch;
+    this.summary = result.document ?? this.summary;
+    try {
+      this.#catchUp(result);
+    } catch {
+      // Operations that do not fit what was kept: by difference from the server's text.
+      const fresh = await client.request('openDocument', { document: this.id });
+      this.#catchUp({ ...fresh, catchUp: 'snapshot' });
+    }
     this.#setStatus('open');
+    if (this.canUndo || this.canRedo) emit(this, 'undoChange', { canUndo: this.canUndo, canRedo: this.canRedo });
+    if (this.synchronized) emit(this, 'saved', {});
+  }
+
+  /**
+   * The fields of a re-opening `openDocument`: the revision, and the ids of the unsent edits,
+   * so the server can say which of them it applied should its log no longer reach back.
+   * @param {number} revision
+   */
+  #reopenFields(revision) {
+    const pending = this.#ot?.pending().map((p) => p.opId) ?? [];
+    return pending.length ? { document: this.id, revision, pending } : { document: this.id, revision };
+  }
+
+  /**
+   * Applies a re-opening `openDocument` result: the missed operations, or the difference to
+   * the server's text; then resends what is unsent.
+   * @param {any} result
+   */
+  #catchUp(result) {
+    const ot = /** @type {OTClient} */ (this.#ot);
+    if (result.catchUp === 'snapshot') {
+      this.#rebaseOntoText(result);
+    } else {
+      this.#catchUpOperations(result.operations ?? []);
+      if (Array.isArray(result.presence)) {
+        this.remote.clear();
+        for (const presence of result.presence) this.#presence.received(presence, this.#presenceView());
+        emit(this, 'presence', {});
+      }
+    }
+    ot.resend();
+    this.#save();
+  }
+
+  /**
+   * The operations missed, in one go: each goes through the OT client (which recognises this
+   * window's own by op id), and what they do to the local text is composed and applied once,
+   * so a thousand operations on a large text cost one pass over it, one transform of the undo
+   * history and one `change`, not a thousand.
+   * @param {Array<{ revision: number, operation: Operation, opId?: string, author?: Author }>} entries
+   */
+  #catchUpOperations(entries) {
+    const ot = /** @type {OTClient} */ (this.#ot);
+    /** @type {Operation | null} */
+    let combined = null;
+    /** @type {Author | null} */
+    let author = null;
+    for (const entry of entries) {
+      if (entry.revision <= ot.revision) continue; // seen already
+      if (entry.revision > ot.revision + 1) throw new Error(`operation ${entry.revision} after ${ot.revision}: a gap`);
+      this.#presence.record(entry.revision, entry.operation);
+      const own = ot.state.name !== 'synchronized' && entry.opId !== undefined && entry.opId === ot.state.opId ? ot.state.outstanding : null;
+      const local = ot.applyServer(entry.operation, entry.opId);
+      this.#advanceBase(own ?? entry.operation);
+      if (local === null || isNoop(local)) continue;
+      combined = combined ? compose(combined, local) : local;
+      author = entry.author ?? null;
+    }
+    this.#scheduleSave();
+    if (combined) {
+      this.text = apply(this.text, combined);
+      this.#presence.moveThrough(combined, undefined);
+      const could = [this.canUndo, this.canRedo];
+      this.#history.transform(combined);
+      this.#historyChanged(could);
+      emit(this, 'change', { op: combined, remote: true, author });
+    }
+    if (this.synchronized) emit(this, 'saved', {});
+  }
+
+  /**
+   * The server's log no longer reaches back to this window's revision (or its text is not
+   * what this window's edits were made on): the unsent edits are rebased over the difference
+   * between the text they were made on and the server's text, as over one operation of the
+   * server's. Where the two histories did not touch the same characters this is what an
+   * exact catch-up gives. Edits the server says it applied (`applied`) are not sent again.
+   * @param {any} result an `openDocument` result with the whole `text`
+   */
+  #rebaseOntoText(result) {
+    const ot = /** @type {OTClient} */ (this.#ot);
+    const serverText = String(result.text ?? '');
+    const revision = Number(result.revision ?? 0);
+    const applied = new Set(Array.isArray(result.applied) ? result.applied : []);
+    let base = this.#baseText();
+    if (this.#base) {
+      // The local text from what it is made of, so a catch-up that failed half-way (operations
+      // that did not fit) leaves nothing inconsistent behind.
+      let text = base;
+      for (const p of ot.pending()) text = apply(text, p.op);
+      this.text = text;
+    }
+    while (ot.outstandingId !== null && applied.has(ot.outstandingId)) {
+      base = apply(base, /** @type {Operation} */ (ot.dropOutstanding()));
+    }
+    const could = [this.canUndo, this.canRedo];
+    const local = ot.rebase(revision, diffOperation(base, serverText));
+    this.text = apply(this.text, local);
+    this.#history.transform(local);
+    this.#presence.reset();
+    for (const presence of result.presence ?? []) this.#presence.received(presence, this.#presenceView());
+    this.#presence.clampLocal(codePointLength(this.text));
+    if (this.#base) {
+      this.#base = { revision, text: serverText };
+      this.#since = null;
+      this.#sinceCount = this.#sinceInserted = 0;
+    }
+    emit(this, 'change', { op: local, remote: true, author: null });
+    emit(this, 'reset', {});
+    this.#historyChanged(could);
   }
 
   /** @param {DocumentStatus} status */
@@ -272,23 +592,11 @@ export class DocumentSession extends EventSource {
     const ot = this.#ot;
     ot.disconnected();
     try {
-      const result = await this.#client.request('openDocument', { document: this.id, revision: ot.revision }, { queue: false });
+      const result = await this.#client.request('openDocument', this.#reopenFields(ot.revision), { queue: false });
       if (this.#ot !== ot || this.gone) return;
       this.#openEpoch = this.#client.epoch;
       this.summary = result.document ?? this.summary;
-      if (result.catchUp === 'snapshot') {
-        this.#reset(result);
-      } else {
-        for (const entry of result.operations ?? []) {
-          this.#serverOperation(entry.revision, entry.operation, entry.opId, entry.author ?? null);
-        }
-        if (Array.isArray(result.presence)) {
-          this.remote.clear();
-          for (const presence of result.presence) this.#presence.received(presence, this.#local());
-          emit(this, 'presence', {});
-        }
-        ot.resend();
-      }
+      this.#catchUp(result);
       this.#setStatus('open');
       this.#presence.resend();
     } catch (error) {
@@ -316,28 +624,38 @@ export class DocumentSession extends EventSource {
     }
   }
 
-  /** Opens afresh, dropping unsent edits (when they cannot be applied). */
-  async #reload() {
+  /**
+   * Opens afresh and rebases the unsent edits over the difference to the server's text: when
+   * operations arrived that do not fit the local text, or the server refused the revision.
+   * With `dropUnsent` (an edit the server can never apply: invalid, too large, forbidden) the
+   * unsent edits go instead, and the text becomes the server's.
+   * @param {{ dropUnsent?: boolean }} [options]
+   */
+  async #reload(options = {}) {
     try {
       const result = await this.#client.request('openDocument', { document: this.id }, { queue: false });
+      if (this.gone) return;
       this.#openEpoch = this.#client.epoch;
-      this.#reset(result);
+      this.summary = result.document ?? this.summary;
+      if (options.dropUnsent || !this.#ot) {
+        this.#start(result);
+        this.#history.restore(null);
+        this.#base = this.#since = null;
+        this.#save();
+        emit(this, 'change', { op: null, remote: true, author: null });
+        emit(this, 'reset', {});
+        emit(this, 'undoChange', { canUndo: false, canRedo: false });
+      } else {
+        this.#ot.disconnected();
+        this.#catchUp({ ...result, catchUp: 'snapshot' });
+        this.#setStatus('open');
+        this.#presence.resend();
+        return;
+      }
       this.#setStatus('open');
     } catch (error) {
       if (/** @type {PanesError} */ (error).code === 'document_not_found') this.#markDeleted();
     }
-  }
-
-  /**
-   * Takes the server's whole text. Unsent local edits cannot be carried over a snapshot.
-   * @param {any} result
-   */
-  #reset(result) {
-    const lostLocalEdits = !this.synchronized;
-    this.#start(result);
-    this.#presence.clampLocal(codePointLength(this.text));
-    emit(this, 'change', { op: null, remote: true, author: null });
-    emit(this, 'reset', { lostLocalEdits });
   }
 
   /**
@@ -361,7 +679,13 @@ export class DocumentSession extends EventSource {
         }
         const state = ot.state;
         const acknowledged = state.name === 'synchronized' ? null : state.outstanding;
-        if (ot.serverAck(opId) && acknowledged) this.#presence.record(Number(result.revision ?? ot.revision), acknowledged);
+        if (ot.serverAck(opId) && acknowledged) {
+          this.#presence.record(Number(result.revision ?? ot.revision), acknowledged);
+          this.#advanceBase(acknowledged);
+        }
+        // All saved: the kept state says so at once (nothing is left to send); else soon.
+        if (this.synchronized) this.#save();
+        else this.#scheduleSave();
         if (this.synchronized) {
           emit(this, 'saved', {});
           this.#presence.flush();
@@ -391,7 +715,7 @@ export class DocumentSession extends EventSource {
             // invalid_operation, too_large, forbidden: this edit can never be applied.
             if (error.code === 'forbidden') this.readOnly = true;
             emit(this, 'error', error);
-            this.#reload();
+            this.#reload({ dropUnsent: true });
         }
       });
   }
@@ -412,13 +736,20 @@ export class DocumentSession extends EventSource {
       return;
     }
     this.#presence.record(revision, op);
+    const own = ot.state.name !== 'synchronized' && opId !== undefined && opId === ot.state.opId ? ot.state.outstanding : null;
     const local = ot.applyServer(op, opId);
+    this.#advanceBase(own ?? op);
+    if (own && this.synchronized) this.#save();
+    else this.#scheduleSave();
     if (local === null) {
       if (this.synchronized) emit(this, 'saved', {});
       return; // our own operation, replayed: now acknowledged
     }
     this.text = apply(this.text, local);
     this.#presence.moveThrough(local, author?.scene);
+    const could = [this.canUndo, this.canRedo];
+    this.#history.transform(local);
+    this.#historyChanged(could);
     emit(this, 'change', { op: local, remote: true, author });
   }
 
@@ -439,6 +770,8 @@ export class DocumentSession extends EventSource {
 
   #markDeleted() {
     if (this.status === 'deleted') return;
+    if (this.#key && this.#kept) this.#store.remove(this.#key);
+    this.#kept = false;
     this.#setStatus('deleted');
     this.#detach();
     emit(this, 'deleted', {});
@@ -447,6 +780,90 @@ export class DocumentSession extends EventSource {
   #detach() {
     for (const off of this.#offs.splice(0)) off();
     this.#presence.stop();
+    this.#connection.timers.clearTimeout(this.#saveTimer);
+    this.#saveTimer = null;
+  }
+
+  // MARK: Keeping unsent edits
+
+  /**
+   * Starts keeping the base text, if it is not kept yet: before the first local edit (or
+   * undo) with nothing unsent and no history, the text it is made on is the server's.
+   * @param {string} before the text before the edit
+   */
+  #track(before) {
+    if (this.#base || !this.#ot) return;
+    this.#base = { revision: this.#ot.revision, text: before };
+    this.#since = null;
+    this.#sinceCount = this.#sinceInserted = 0;
+  }
+
+  /** The text the unsent edits apply to: the server's text at `revision`. */
+  #baseText() {
+    if (!this.#base) return this.text; // nothing unsent
+    return this.#since ? apply(this.#base.text, this.#since) : this.#base.text;
+  }
+
+  /**
+   * The server's text moved on by `op` (someone's edit, or this window's, acknowledged).
+   * @param {Operation} op
+   */
+  #advanceBase(op) {
+    if (!this.#base) return;
+    if (this.synchronized && !this.canUndo && !this.canRedo) {
+      this.#base = this.#since = null; // nothing left to keep
+      return;
+    }
+    this.#since = this.#since ? compose(this.#since, op) : op;
+    this.#sinceCount += 1;
+    for (const c of op) if (typeof c === 'string') this.#sinceInserted += c.length;
+    if (this.#sinceCount >= BASE_EVERY_REVISIONS || this.#sinceInserted >= BASE_EVERY_INSERTED) {
+      this.#base = { revision: this.revision, text: this.#baseText() };
+      this.#since = null;
+      this.#sinceCount = this.#sinceInserted = 0;
+    }
+  }
+
+  /** Keeps what is unsent and the undo history now (the write is under way when this returns). */
+  #save() {
+    this.#connection.timers.clearTimeout(this.#saveTimer);
+    this.#saveTimer = null;
+    const key = this.#key;
+    const ot = this.#ot;
+    if (!key || !ot) return;
+    if (ot.state.name === 'synchronized' && !this.canUndo && !this.canRedo) {
+      this.#base = this.#since = null;
+      if (this.#kept) this.#store.remove(key);
+      this.#kept = false;
+      return;
+    }
+    if (!this.#base) this.#base = { revision: ot.revision, text: this.#baseText() };
+    this.#store.save(key, {
+      version: 1,
+      session: key.session,
+      document: key.document,
+      revision: ot.revision,
+      base: this.#base,
+      since: this.#since && !isNoop(this.#since) ? this.#since : null,
+      pending: ot.pending(),
+      history: this.#history.toJSON(),
+      savedAt: this.#connection.timers.now(),
+    });
+    this.#kept = true;
+  }
+
+  /** Saves soon: after an acknowledgement or someone else's edit, which lose nothing if missed. */
+  #scheduleSave() {
+    if (!this.#key || this.#saveTimer !== null) return;
+    if (!this.#kept && this.#base === null) return;
+    this.#saveTimer = this.#connection.timers.setTimeout(() => {
+      this.#saveTimer = null;
+      if (!this.gone) this.#save();
+    }, SAVE_DELAY_MS);
+  }
+
+  #flushSave() {
+    if (this.#saveTimer !== null) this.#save();
   }
 }
 

@@ -8,6 +8,7 @@
  */
 
 /** @typedef {import('./connection.js').Connection} Connection */
+/** @typedef {import('../types/panes-client.js').PendingStore} PendingStore */
 
 /** @type {WeakMap<object, Connection>} */
 const connections = new WeakMap();
@@ -29,4 +30,26 @@ export function connectionOf(client) {
   const connection = connections.get(client);
   if (!connection) throw new TypeError('panes-client: expected a PanesClient');
   return connection;
+}
+
+/** @type {WeakMap<object, PendingStore>} */
+const pendingStores = new WeakMap();
+
+/**
+ * @param {object} client
+ * @param {PendingStore} store
+ */
+export function registerPendingStore(client, store) {
+  pendingStores.set(client, store);
+}
+
+/**
+ * Where a `PanesClient`'s windows keep their unsent edits (`pendingStore` option).
+ * @param {object} client
+ * @returns {PendingStore}
+ */
+export function pendingStoreOf(client) {
+  const store = pendingStores.get(client);
+  if (!store) throw new TypeError('panes-client: expected a PanesClient');
+  return store;
 }

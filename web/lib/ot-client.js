@@ -33,7 +33,7 @@ import { compose, isNoop, transform, transformSelection } from './ot.js';
 /**
  * @typedef {{ name: 'synchronized' }
  *   | { name: 'awaitingConfirm', outstanding: Operation, opId: string }
- *   | { name: 'awaitingWithBuffer', outstanding: Operation, opId: string, buffer: Operation }} ClientState
+ *   | { name: 'awaitingWithBuffer', outstanding: Operation, opId: string, buffer: Operation, bufferId: string }} ClientState
  */
 
 export class OTClient {
@@ -81,7 +81,9 @@ export class OTClient {
         break;
       }
       case 'awaitingConfirm':
-        this.state = { ...state, name: 'awaitingWithBuffer', buffer: op };
+        // The buffer's id is fixed now, long before it is sent: a window that keeps its
+        // unsent edits (documents.js) has stored it with them by then.
+        this.state = { ...state, name: 'awaitingWithBuffer', buffer: op, bufferId: this.nextId() };
         break;
       case 'awaitingWithBuffer':
         this.state = { ...state, buffer: compose(state.buffer, op) };
@@ -137,9 +139,8 @@ export class OTClient {
     if (state.name === 'awaitingConfirm') {
       this.state = { name: 'synchronized' };
     } else {
-      const nextId = this.nextId();
-      this.state = { name: 'awaitingConfirm', outstanding: state.buffer, opId: nextId };
-      if (this.connected) this.send(this.revision, state.buffer, nextId);
+      this.state = { name: 'awaitingConfirm', outstanding: state.buffer, opId: state.bufferId };
+      if (this.connected) this.send(this.revision, state.buffer, state.bufferId);
     }
     return true;
   }
@@ -162,6 +163,85 @@ export class OTClient {
     if (state.name === 'synchronized') return null;
     this.send(this.revision, state.outstanding, state.opId);
     return { revision: this.revision, op: state.outstanding, opId: state.opId };
+  }
+
+  /**
+   * The local edits not yet acknowledged, oldest first, each with the op id it is (or will
+   * be) sent with: what a window keeps to send again after a reload.
+   * @returns {Array<{ op: Operation, opId: string }>}
+   */
+  pending() {
+    const state = this.state;
+    if (state.name === 'synchronized') return [];
+    const first = { op: state.outstanding, opId: state.opId };
+    return state.name === 'awaitingWithBuffer' ? [first, { op: state.buffer, opId: state.bufferId }] : [first];
+  }
+
+  /**
+   * Takes back edits kept from an earlier page (`pending()`), made on revision `revision`,
+   * as unsent: nothing goes out until `resend()`.
+   * @param {number} revision
+   * @param {Array<{ op: Operation, opId: string }>} pending
+   */
+  restore(revision, pending) {
+    this.revision = revision;
+    this.connected = false;
+    const [first, ...rest] = pending.filter((p) => !isNoop(p.op));
+    if (!first) {
+      this.state = { name: 'synchronized' };
+      return;
+    }
+    if (rest.length === 0) {
+      this.state = { name: 'awaitingConfirm', outstanding: first.op, opId: first.opId };
+      return;
+    }
+    const buffer = rest.slice(1).reduce((a, p) => compose(a, p.op), rest[0].op);
+    this.state = { name: 'awaitingWithBuffer', outstanding: first.op, opId: first.opId, buffer, bufferId: rest[0].opId };
+  }
+
+  /**
+   * The server's log no longer reaches back to `this.revision`: the unacknowledged edits are
+   * moved over `difference`, an operation from the text they were made on to the server's
+   * text at `revision`, as over one operation of the server's, and wait for `resend()`.
+   * Returns the operation to apply to the local text (the difference, moved past them).
+   * @param {number} revision
+   * @param {Operation} difference
+   * @returns {Operation}
+   */
+  rebase(revision, difference) {
+    const state = this.state;
+    let local = difference;
+    switch (state.name) {
+      case 'awaitingConfirm': {
+        const [outstanding, past] = transform(state.outstanding, difference);
+        this.state = { ...state, outstanding };
+        local = past;
+        break;
+      }
+      case 'awaitingWithBuffer': {
+        const [outstanding, pastOutstanding] = transform(state.outstanding, difference);
+        const [buffer, past] = transform(state.buffer, pastOutstanding);
+        this.state = { ...state, outstanding, buffer };
+        local = past;
+        break;
+      }
+    }
+    this.revision = revision;
+    return local;
+  }
+
+  /**
+   * The outstanding operation is known to be applied (the server said so), but its effect is
+   * already in the text being caught up to: it is dropped, and the buffer becomes outstanding.
+   * @returns {Operation | null} the dropped operation
+   */
+  dropOutstanding() {
+    const state = this.state;
+    if (state.name === 'synchronized') return null;
+    this.state = state.name === 'awaitingWithBuffer'
+      ? { name: 'awaitingConfirm', outstanding: state.buffer, opId: state.bufferId }
+      : { name: 'synchronized' };
+    return state.outstanding;
   }
 
   /**

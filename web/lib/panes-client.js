@@ -6,7 +6,8 @@
  * - `connection.js`: the socket, the `connect` handshake, request and reply, reconnecting;
  * - `scenes.js`: lifecycle, restoration activity, `userInfo`, the switcher, window requests;
  * - `preferences.js`: observations with catch-up after a reconnect;
- * - `documents.js` and `presence.js`: the document list and open documents;
+ * - `documents.js` and `presence.js`: the document list and open documents; `pending-store.js`
+ *   keeps what a window typed until the server has it (the `pendingStore` option);
  * - `dragdrop.js`: drags between scenes.
  *
  * Types and documentation of the public surface: `types/panes-client.d.ts`.
@@ -17,7 +18,8 @@ import { Connection } from './connection.js';
 import { DragAndDrop } from './dragdrop.js';
 import { EventSource, emit } from './emitter.js';
 import { DocumentSession } from './documents.js';
-import { registerConnection } from './internal.js';
+import { registerConnection, registerPendingStore } from './internal.js';
+import { MemoryPendingStore } from './pending-store.js';
 import { Preferences } from './preferences.js';
 import { Scenes } from './scenes.js';
 
@@ -63,6 +65,7 @@ export class PanesClient extends EventSource {
     super();
     this.#connection = new Connection(options, (type, payload) => emit(this, type, payload));
     registerConnection(this, this.#connection);
+    registerPendingStore(this, options.pendingStore ?? new MemoryPendingStore());
     const on = (/** @type {string} */ type, /** @type {(payload: any) => void} */ listener) => this.on(type, listener);
     // Preferences first: observations are re-made before anyone else's connection hooks run.
     this.#preferences = new Preferences(this.#connection, on);

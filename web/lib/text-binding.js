@@ -158,7 +158,21 @@ export class TextBinding {
       target.addEventListener(type, fn);
       this.#offs.push(() => target.removeEventListener(type, fn));
     };
+    // The browser's own undo knows nothing of operations: undo and redo go to the session,
+    // which takes back this window's edits only.
+    listen(element, 'beforeinput', (/** @type {InputEvent} */ event) => {
+      if (event.inputType !== 'historyUndo' && event.inputType !== 'historyRedo') return;
+      event.preventDefault();
+      if (event.inputType === 'historyUndo') session.undo();
+      else session.redo();
+    });
     listen(element, 'input', () => this.#localInput());
+    // A caret moved by hand (a click, an arrow key) ends the burst of typing being grouped.
+    for (const type of ['mousedown', 'keydown']) {
+      listen(element, type, (/** @type {KeyboardEvent} */ event) => {
+        if (type === 'mousedown' || /^(Arrow|Home|End|Page)/.test(event.key ?? '')) session.breakUndoGroup();
+      });
+    }
     listen(element, 'compositionstart', () => {
       this.#composing = true;
     });
@@ -172,6 +186,7 @@ export class TextBinding {
     this.#offs.push(
       session.on('change', (/** @type {DocumentChange} */ change) => {
         if (change.remote) this.#remoteChange(change);
+        else if (change.history) this.#historyChange(change);
         this.#options.onChange?.(change);
         this.#layer?.render();
       }),
@@ -246,6 +261,23 @@ export class TextBinding {
     element.scrollTop = scrollTop;
   }
 
+  /**
+   * Puts an undo or redo into the element, with the caret after what it changed, as editors do.
+   * @param {DocumentChange} change
+   */
+  #historyChange(change) {
+    const element = this.element;
+    const scrollTop = element.scrollTop;
+    const text = this.session.text;
+    this.#value = text;
+    this.#adapter.setText(text);
+    const caret = change.op ? changedEnd(change.op) : 0;
+    const offset = scalarToUtf16(text, caret);
+    this.#adapter.setSelection(offset, offset, false);
+    element.scrollTop = scrollTop;
+    this.#reportSelection();
+  }
+
   /** Redraws remote selections (after a font or layout change). */
   refresh() {
     this.#layer?.render();
@@ -255,6 +287,26 @@ export class TextBinding {
     for (const off of this.#offs.splice(0)) off();
     this.#layer?.destroy();
   }
+}
+
+/**
+ * The position, in the text after `op`, just past its last change.
+ * @param {import('../types/panes-client.js').Operation} op
+ */
+function changedEnd(op) {
+  let position = 0;
+  let end = 0;
+  for (const c of op) {
+    if (typeof c === 'string') {
+      position += [...c].length;
+      end = position;
+    } else if (c > 0) {
+      position += c;
+    } else {
+      end = position;
+    }
+  }
+  return end;
 }
 
 /** How long a remote caret's name stays shown after its owner's last move. */

@@ -394,7 +394,71 @@ export interface ClientOptions {
   /** Ping after this long without traffic and drop the connection if unanswered; 0 disables; default 25 000. */
   heartbeatMs?: number;
   backoff?: BackoffOptions;
+  /**
+   * Where each window keeps its unsent edits and undo history per document, so a reload or
+   * a reopened window sends them once (default: in memory, `MemoryPendingStore`;
+   * `connectInBrowser`: IndexedDB, `IndexedDBPendingStore`).
+   */
+  pendingStore?: PendingStore;
 }
+
+/** Whose kept edits: a session (`persistentIdentifier`) and a document. */
+export interface PendingKey {
+  session: string;
+  document: string;
+}
+
+/** What a window keeps of one document until the server has it. */
+export interface PendingRecord {
+  version: 1;
+  session: string;
+  document: string;
+  /** The server revision the unsent edits apply to. */
+  revision: number;
+  /** The server's text at `base.revision`… */
+  base: { revision: number; text: string };
+  /** …and the server's operations since (composed), which take it to `revision`. */
+  since: Operation | null;
+  /** Unacknowledged edits, oldest first, each on the text the ones before it leave. */
+  pending: Array<{ op: Operation; opId: string }>;
+  /** Undo and redo steps, on the text with the pending edits applied. */
+  history: { undo: any[]; redo: any[] };
+  /** Milliseconds since the epoch. */
+  savedAt: number;
+}
+
+/** Storage for `PendingRecord`s. `save` must start the write before it returns. */
+export interface PendingStore {
+  load(key: PendingKey): Promise<PendingRecord | null>;
+  save(key: PendingKey, record: PendingRecord): void;
+  remove(key: PendingKey): void;
+  /** The documents with something kept for a session. */
+  documents?(session: string): Promise<string[]>;
+}
+
+/** Keeps pending records in memory, for the life of the process (the default). */
+export declare class MemoryPendingStore implements PendingStore {
+  load(key: PendingKey): Promise<PendingRecord | null>;
+  save(key: PendingKey, record: PendingRecord): void;
+  remove(key: PendingKey): void;
+  documents(session: string): Promise<string[]>;
+}
+
+/** Keeps pending records in the browser's IndexedDB (database `panes-pending`). */
+export declare class IndexedDBPendingStore implements PendingStore {
+  /** `maxAgeMs`: records not written for this long are deleted when it opens (default 30 days). */
+  constructor(options?: { name?: string; indexedDB?: IDBFactory; maxAgeMs?: number });
+  load(key: PendingKey): Promise<PendingRecord | null>;
+  save(key: PendingKey, record: PendingRecord): void;
+  remove(key: PendingKey): void;
+  documents(session: string): Promise<string[]>;
+}
+
+/**
+ * The operation turning `from` into `to`: Myers' diff over lines, then over code points inside
+ * changed lines; exact whatever the budget (`apply(from, diffOperation(from, to)) === to`).
+ */
+export declare function diffOperation(from: string, to: string, options?: { budget?: number }): Operation;
 
 export interface RequestOptions {
   timeoutMs?: number;
@@ -429,7 +493,7 @@ export interface Requests {
   createDocument: [{ title: string; text?: string }, { document: DocumentSummary }];
   renameDocument: [{ document: string; title: string }, { document: DocumentSummary }];
   deleteDocument: [{ document: string }, { document: string }];
-  openDocument: [{ document: string; revision?: number }, OpenDocumentResult];
+  openDocument: [{ document: string; revision?: number; pending?: string[] }, OpenDocumentResult];
   closeDocument: [{ document: string }, {}];
   edit: [{ document: string; revision: number; operation: Operation; opId: string }, { revision: number; opId: string; duplicate?: boolean }];
   setPresence: [
@@ -445,6 +509,8 @@ export interface OpenDocumentResult {
   catchUp?: 'operations' | 'none' | 'snapshot';
   operations?: Array<{ revision: number; operation: Operation; opId?: string; author?: Author }>;
   presence?: PresenceEvent[];
+  /** With `catchUp: 'snapshot'` and `pending`: those of the pending op ids the server applied. */
+  applied?: string[];
 }
 
 /**
@@ -657,6 +723,8 @@ export interface DocumentChange {
   /** Made by someone else (or a reset). */
   remote: boolean;
   author?: Author | null;
+  /** A local change made by `undo()` or `redo()`. */
+  history?: 'undo' | 'redo';
 }
 
 export interface DocumentListEvents {
@@ -686,9 +754,12 @@ export interface DocumentSessionEvents {
   status: DocumentStatus;
   deleted: {};
   error: PanesError;
-  reset: { lostLocalEdits: boolean };
+  /** The text was caught up by difference (the log did not reach back) or reloaded; unsent edits were rebased, not lost. */
+  reset: {};
   /** Everything local is on the server. */
   saved: {};
+  /** `canUndo` or `canRedo` changed. */
+  undoChange: { canUndo: boolean; canRedo: boolean };
 }
 
 export interface DocumentSessionOptions {
@@ -697,6 +768,10 @@ export interface DocumentSessionOptions {
   color?: string;
   /** Server operations kept to move late presence (default 500). */
   historyLimit?: number;
+  /** Undo steps kept (default 200). */
+  undoLimit?: number;
+  /** A pause this long ends a burst of typing as one undo step (default 1000 ms). */
+  undoGroupMs?: number;
 }
 
 /**
@@ -728,8 +803,17 @@ export declare class DocumentSession extends EventSource<DocumentSessionEvents> 
   readonly revision: number;
   /** Opens and follows the document; rejects with the server's error (`document_not_found`, …). */
   open(): Promise<this>;
-  /** A local edit made on `text` (code points): applied and sent. */
+  /** A local edit made on `text` (code points): applied, kept (`pendingStore`) and sent. */
   applyLocal(op: Operation): void;
+  /** This window has an edit of its own to undo. */
+  readonly canUndo: boolean;
+  readonly canRedo: boolean;
+  /** Takes back this window's latest step, moved past others' edits; the operation applied, or null if none. */
+  undo(): Operation | null;
+  /** Makes again what `undo` took back; the operation applied, or null if none. */
+  redo(): Operation | null;
+  /** The next edit starts a new undo step. */
+  breakUndoGroup(): void;
   /** Shares this scene's selection (code points). */
   setSelection(selection: Selection | null): void;
   /** Everyone else here. */

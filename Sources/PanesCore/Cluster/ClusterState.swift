@@ -100,4 +100,6 @@ struct OpenWaiter: Sendable {
     let revision: Int64?
     /// Record loads started before it; a later one has read the document's record.
     let after: Int
+    /// The op ids the client asked about (`openDocument`'s `pending`).
+    var pending: [String] = []
 }

@@ -166,7 +166,7 @@ extension Hub {
         if isClustered, let document = documents.open[id] {
             effects.append(.load(.operations(id, after: document.revision)))
         } else {
-            effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+            effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount)))
         }
     }
 
@@ -176,7 +176,7 @@ extension Hub {
         guard failure == nil, let operations else {
             if failure == nil, documents.open[id] != nil {
                 // Compacted past this node's revision (or gone): the snapshot path decides.
-                effects.append(.load(.document(id, retention: settings.operationLogRetention)))
+                effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount)))
                 return
             }
             documentCaughtUp(id, nil, failure: failure ?? "document \(id) is no longer stored")
@@ -502,8 +502,8 @@ extension Hub {
                 continue
             }
             do throws(PanesError) {
-                if let result = try openDocument(waiter.document, revision: waiter.revision, requestID: waiter.requestID,
-                                                 scene: scene, mayWait: false) {
+                if let result = try openDocument(waiter.document, revision: waiter.revision, pending: waiter.pending,
+                                                 requestID: waiter.requestID, scene: scene, mayWait: false) {
                     send(.reply(waiter.requestID, result: result), to: scene.connection)
                 }
             } catch {

@@ -48,6 +48,11 @@ public struct Settings: Sendable, Equatable {
     public var maxOperationBytes = 256 << 10
     public var maxDocumentsPerWorkspace = 10_000
     public var operationLogRetention = 1_000
+    public var operationLogRetentionMs = 24 * 3_600_000
+    public var operationLogRetentionBytes = 2 << 20
+    public var maxCatchUpOperations = 2_000
+    public var operationIdRetentionMs = 30 * 24 * 3_600_000
+    public var operationIdRetentionStreams = 10_000
     public var snapshotEvery = 1_000
     public var snapshotEveryBytes = 1 << 20
     public var documentListIntervalMs = 250
@@ -161,7 +166,26 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxDocumentsPerWorkspace", keyPath: \.maxDocumentsPerWorkspace,
               meaning: "Documents in one workspace.", range: 1...10_000_000),
         .init(name: "operationLogRetention", keyPath: \.operationLogRetention,
-              meaning: "Operations kept per document behind its latest snapshot, for catching up reconnecting clients.",
+              meaning: "Operations always kept per document behind its latest snapshot, for catching up reconnecting clients exactly.",
+              range: 0...10_000_000),
+        .init(name: "operationLogRetentionMs", keyPath: \.operationLogRetentionMs,
+              meaning: "Older operations are kept too while younger than this, so a window back from an ordinary outage catches up "
+                  + "exactly (past the kept log, its unsent edits are rebased over the difference instead); 0 keeps by count only.",
+              range: 0...(365 * 24 * 3_600_000)),
+        .init(name: "operationLogRetentionBytes", keyPath: \.operationLogRetentionBytes,
+              meaning: "…but only while the kept operations of a document add up to at most this many bytes (encoded, with their op "
+                  + "ids and authors): a busy document keeps less time. Held in memory while the document is open.",
+              range: 0...(1 << 30)),
+        .init(name: "maxCatchUpOperations", keyPath: \.maxCatchUpOperations,
+              meaning: "A re-opening window more operations behind than this gets the whole text instead (and rebases its unsent "
+                  + "edits over the difference): encoding thousands of operations holds up the server's thread longer than the text.",
+              range: 0...10_000_000),
+        .init(name: "operationIdRetentionMs", keyPath: \.operationIdRetentionMs,
+              meaning: "Past the kept log, a document still remembers which client operations it applied (the last op id of each "
+                  + "op-id stream) for this long, so a window back from a longer outage does not send one twice.",
+              range: 0...(3_650 * 24 * 3_600_000)),
+        .init(name: "operationIdRetentionStreams", keyPath: \.operationIdRetentionStreams,
+              meaning: "…for at most this many op-id streams per document (the oldest are forgotten first).",
               range: 0...10_000_000),
         .init(name: "snapshotEvery", keyPath: \.snapshotEvery,
               meaning: "A document's text is snapshotted to the store every this many operations (by the commit that takes its revision past a multiple of it: on a cluster, one node). A snapshot rewrites the whole text; opening a document replays at most this many operations onto it.",

@@ -79,4 +79,5 @@ struct PendingOpen: Sendable {
     let scene: SceneID
     let requestID: RequestID
     let revision: Int64?
+    var pending: [String] = []
 }

@@ -75,7 +75,7 @@ extension Hub {
         }
         if let snapshot = working.compact(since: document.revision, snapshotEvery: settings.snapshotEvery,
                                           snapshotEveryBytes: settings.snapshotEveryBytes,
-                                          retention: settings.operationLogRetention) {
+                                          retention: OpenDocument.Retention(settings), now: now()) {
             commands.append(snapshot)
         }
         let batch = DocumentBatch(edits: edits, outcomes: outcomes, working: working)

@@ -9,13 +9,13 @@ import Logging
 /// before the load, and hands the result back as `HubEvent.loaded`, which answers them all.
 extension Hub {
     /// Opens at once if the document is held, else waits for a load and replies then (nil).
-    mutating func openDocument(_ id: DocumentID, revision: Int64?, requestID: RequestID,
+    mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], requestID: RequestID,
                                scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
         if isClustered, mayWait, let wait = openMustWait(id, revision: revision, scene: scene) {
             // Another node is ahead of this one (it made the document, or the client saw newer
             // revisions there): answer once this node has read as far.
             cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
-                                                  revision: revision, after: cluster.recordLoadsStarted))
+                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending))
             switch wait {
             case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
             case .operations(let target): followDocument(id, to: target)
@@ -31,11 +31,12 @@ extension Hub {
                              field: "revision")
         }
         if documents.open[id] != nil {
-            return try join(id, scene: scene, revision: revision)
+            return try join(id, scene: scene, revision: revision, pending: pending)
         }
         let first = documents.loading[id] == nil
-        documents.loading[id, default: []].append(PendingOpen(scene: scene.id, requestID: requestID, revision: revision))
-        if first { effects.append(.load(.document(id, retention: settings.operationLogRetention))) }
+        documents.loading[id, default: []].append(PendingOpen(scene: scene.id, requestID: requestID, revision: revision,
+                                                                pending: pending))
+        if first { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
         return nil
     }
 
@@ -109,7 +110,7 @@ extension Hub {
             for pending in live {
                 let scene = scenes[pending.scene]!
                 do throws(PanesError) {
-                    let result = try join(id, scene: scene, revision: pending.revision)
+                    let result = try join(id, scene: scene, revision: pending.revision, pending: pending.pending)
                     send(.reply(pending.requestID, result: result), to: scene.connection)
                 } catch {
                     fail(pending.requestID, request: "openDocument", error, to: scene.connection)
@@ -122,7 +123,10 @@ extension Hub {
 
     /// Adds the scene to a loaded document and builds the `openDocument` result. Re-opening a
     /// document the scene has open answers again and keeps its presence.
-    mutating func join(_ id: DocumentID, scene: Scene, revision: Int64?) throws(PanesError) -> JSONValue {
+    ///
+    /// A catch-up by snapshot says which of `pending` (the client's unacknowledged op ids) the
+    /// kept log holds (`applied`): the client then rebases only the others over the difference.
+    mutating func join(_ id: DocumentID, scene: Scene, revision: Int64?, pending: [String] = []) throws(PanesError) -> JSONValue {
         guard var document = documents.open[id] else {
             throw PanesError(.internalError, "document \(id) is not loaded")
         }
@@ -137,12 +141,14 @@ extension Hub {
         case let base? where base == document.revision:
             result["catchUp"] = "none"
             result["operations"] = []
-        case let base? where base >= document.oldestBase:
+        case let base? where base >= document.oldestBase
+            && document.revision - base <= Int64(settings.maxCatchUpOperations):
             result["catchUp"] = "operations"
             result["operations"] = .array(document.operations(after: base).map(\.json))
         case _?:
             result["catchUp"] = "snapshot"
             result["text"] = .string(String(document.text))
+            if !pending.isEmpty { result["applied"] = .array(document.appliedOpIds(pending).map { .string($0) }) }
         }
         let joining = document.participants[scene.id] == nil
         if joining {

@@ -20,6 +20,10 @@ struct OpenDocument: Sendable {
     private(set) var bytesSinceSnapshot = 0
     /// Logged operations, oldest first and contiguous: `log[i].revision == log[0].revision + i`.
     private(set) var log: OperationLog
+    /// The kept size of `log` (`Self.keptSize`), for `operationLogRetentionBytes`.
+    private(set) var logBytes = 0
+    /// Client operations applied before the log's start (`AppliedStreams`).
+    private(set) var applied: AppliedStreams
     var participants: [SceneID: DocumentParticipant] = [:]
     /// Counts openings, for `DocumentParticipant.joined`.
     var joins = 0
@@ -28,6 +32,7 @@ struct OpenDocument: Sendable {
     /// - Throws: `.internalError` when the stored operations do not fit the snapshot.
     init(_ stored: StoredDocument) throws(PanesError) {
         id = stored.record.id
+        applied = stored.applied
         var text = Rope(stored.snapshotText)
         var revision = stored.snapshotRevision
         for entry in stored.operations where entry.revision > stored.snapshotRevision {
@@ -55,6 +60,29 @@ struct OpenDocument: Sendable {
         // get the whole text instead.
         if log.last?.revision != revision { log = [] }
         self.log = OperationLog(log)
+        logBytes = log.reduce(0) { $0 + Self.keptSize($1) }
+    }
+
+    /// What one logged operation counts towards `operationLogRetentionBytes`: its encoded
+    /// operation, op id and author, as the store keeps them.
+    static func keptSize(_ entry: StoredOperation) -> Int {
+        entry.operation.encodedSize + keptOverhead(entry)
+    }
+
+    /// `keptSize` without the operation: its op id, author and fixed columns.
+    static func keptOverhead(_ entry: StoredOperation) -> Int {
+        entry.opId.utf8.count + entry.author.scene.utf8.count + entry.author.user.utf8.count
+            + entry.author.name.utf8.count + 16
+    }
+
+    /// Of `opIds` (a re-opening window's unacknowledged edits), those the kept log holds: the
+    /// server applied them. Read only for a catch-up by snapshot, so a whole walk is fine.
+    func appliedOpIds(_ opIds: [String]) -> [String] {
+        guard !opIds.isEmpty else { return [] }
+        var found = Set<String>()
+        let wanted = Set(opIds.map { Array($0.utf8) })
+        for entry in log where wanted.contains(Array(entry.opId.utf8)) { found.insert(entry.opId) }
+        return opIds.filter { id in found.contains { Array($0.utf8) == Array(id.utf8) } || applied.applied(id) }
     }
 
     /// The oldest revision an operation may be based on: the log reaches back to it.
@@ -120,9 +148,11 @@ struct OpenDocument: Sendable {
                         at time: Millis) throws(PanesError) -> StoredOperation {
         text = try operation.apply(to: text)
         revision += 1
-        bytesSinceSnapshot += operation.encodedSize
+        let size = operation.encodedSize
+        bytesSinceSnapshot += size
         let entry = StoredOperation(revision: revision, operation: operation, opId: opId, author: author, createdAt: time)
         log.append(entry)
+        logBytes += size + Self.keptOverhead(entry)
         return entry
     }
 
@@ -143,29 +173,84 @@ struct OpenDocument: Sendable {
         snapshotRevision = other.snapshotRevision
         bytesSinceSnapshot = other.bytesSinceSnapshot
         log = other.log
+        logBytes = other.logBytes
+        applied = other.applied
+    }
+
+    /// How long a document's log is kept: the newest `count` operations behind a snapshot
+    /// always, and older ones while younger than `ageMs` and while the kept log is at most
+    /// `bytes` (`operationLogRetention`, `…Ms`, `…Bytes`).
+    struct Retention: Sendable {
+        var count: Int
+        var ageMs: Int
+        var bytes: Int
+        /// How long, and for how many streams, op ids are remembered past the log.
+        var idAgeMs: Int
+        var idStreams: Int
+
+        init(count: Int, ageMs: Int = 0, bytes: Int = 0, idAgeMs: Int = 0, idStreams: Int = 0) {
+            self.count = count
+            self.ageMs = ageMs
+            self.bytes = bytes
+            self.idAgeMs = idAgeMs
+            self.idStreams = idStreams
+        }
+
+        init(_ settings: Settings) {
+            self.init(count: settings.operationLogRetention, ageMs: settings.operationLogRetentionMs,
+                      bytes: settings.operationLogRetentionBytes, idAgeMs: settings.operationIdRetentionMs,
+                      idStreams: settings.operationIdRetentionStreams)
+        }
+
+        /// How many operations behind its snapshot a document's load reads: with an age, every
+        /// row the store still has (compaction pruned them by this same retention).
+        var loadCount: Int { ageMs > 0 && bytes > 0 ? Int(Int32.max) : count }
     }
 
     /// When the operations applied since revision `start` (a batch's) took the revision past a
     /// multiple of `snapshotEvery`, or the operations since the last snapshot add up to
-    /// `snapshotEveryBytes`: takes a snapshot and forgets the log before `snapshot - retention`,
-    /// returning the store command that does the same on disk. The command holds the rope, not
-    /// a string: the store thread reads the text out, so the hub never copies it.
+    /// `snapshotEveryBytes`: takes a snapshot and forgets the log the retention no longer
+    /// keeps, returning the store command that does the same on disk. The command holds the
+    /// rope, not a string: the store thread reads the text out, so the hub never copies it.
     ///
     /// Why multiples of the revision rather than a count since this node's last snapshot: each
     /// revision is committed by exactly one batch, so of several nodes editing one document
     /// exactly one takes each snapshot. Counted per node, every node took its own, and each
     /// rewrites the whole text (two nodes on a hot document at ~4,800 revisions a second and the
     /// old default of 100: about 100 whole-text writes a second, under the document's lock).
-    mutating func compact(since start: Int64, snapshotEvery: Int, snapshotEveryBytes: Int, retention: Int) -> StoreCommand? {
+    mutating func compact(since start: Int64, snapshotEvery: Int, snapshotEveryBytes: Int, retention: Retention,
+                          now: Millis) -> StoreCommand? {
         let every = Int64(snapshotEvery)
         guard revision / every > start / every || bytesSinceSnapshot >= snapshotEveryBytes else { return nil }
         snapshotRevision = revision
         bytesSinceSnapshot = 0
-        let keepFrom = revision - Int64(retention) + 1
+        let keepFrom = keptFrom(retention, now: now)
         if let first = log.first, first.revision < keepFrom {
-            log.removeFirst(min(log.count, Int(keepFrom - first.revision)))
+            let dropped = min(log.count, Int(keepFrom - first.revision))
+            for entry in log.prefix(dropped) {
+                logBytes -= Self.keptSize(entry)
+                if retention.idStreams > 0 { applied.fold(entry) }
+            }
+            log.removeFirst(dropped)
         }
-        return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom)
+        applied.prune(olderThan: now - Millis(retention.idAgeMs), limit: retention.idStreams)
+        return .snapshotDocument(id, revision: revision, text: text, keepFrom: keepFrom, applied: applied)
+    }
+
+    /// The oldest revision the retention keeps. Walks only the entries that go (and one more),
+    /// so each operation is looked at about once in its life.
+    func keptFrom(_ retention: Retention, now: Millis) -> Int64 {
+        let byCount = revision - Int64(retention.count) + 1
+        guard retention.ageMs > 0, let first = log.first, first.revision < byCount else { return byCount }
+        let cutoff = now - Millis(retention.ageMs)
+        var bytes = logBytes
+        var keepFrom = first.revision
+        for entry in log {
+            guard entry.revision < byCount, entry.createdAt < cutoff || bytes > retention.bytes else { break }
+            bytes -= Self.keptSize(entry)
+            keepFrom = entry.revision + 1
+        }
+        return keepFrom
     }
 
     /// The switcher's snapshot of the document: its first scalars.

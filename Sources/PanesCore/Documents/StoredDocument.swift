@@ -9,11 +9,15 @@ public struct StoredDocument: Sendable, Equatable {
     public var snapshotText: String
     /// Oldest first, contiguous, ending at the document's revision.
     public var operations: [StoredOperation]
+    /// The client operations applied before the log's start, remembered with the snapshot.
+    public var applied: AppliedStreams
 
-    public init(record: DocumentRecord, snapshotRevision: Int64, snapshotText: String, operations: [StoredOperation]) {
+    public init(record: DocumentRecord, snapshotRevision: Int64, snapshotText: String, operations: [StoredOperation],
+                applied: AppliedStreams = AppliedStreams()) {
         self.record = record
         self.snapshotRevision = snapshotRevision
         self.snapshotText = snapshotText
         self.operations = operations
+        self.applied = applied
     }
 }

@@ -201,11 +201,12 @@ public final class MemoryStore: Store {
             documents[id]!.record.revision = operation.revision
             documents[id]!.record.length = length
             documents[id]!.record.modifiedAt = operation.createdAt
-        case .snapshotDocument(let id, let revision, let text, let keepFrom):
+        case .snapshotDocument(let id, let revision, let text, let keepFrom, let applied):
             guard documents[id] != nil else { return }
             remember(id, in: \.documents)
             documents[id]!.snapshotRevision = revision
             documents[id]!.snapshotText = String(text)
+            documents[id]!.applied = applied
             documents[id]!.operations.removeAll { $0.revision < keepFrom }
         case .deleteDocument(let id):
             remember(id, in: \.documents)

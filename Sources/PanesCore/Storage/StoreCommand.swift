@@ -24,7 +24,8 @@ public enum StoreCommand: Sendable, Equatable {
     /// Replaces the document's snapshot with `text` at `revision`, and deletes the logged
     /// operations before `keepFrom` (compaction). Nothing happens for an unknown document.
     /// The text is a rope, shared with the hub's document at no cost; the store reads it out.
-    case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64)
+    /// `applied` replaces what the document remembers of operations before its log.
+    case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64, applied: AppliedStreams = AppliedStreams())
     /// Deletes the document, its snapshot and its whole log.
     case deleteDocument(DocumentID)
     /// Records who holds the session live (nil: released) and advances its lease epoch to

@@ -86,6 +86,20 @@ export function until(source, type, test) {
   return next(source, type, () => test()).then(() => undefined);
 }
 
+/** Resolves once every document session is open, acknowledged, and at the same revision. */
+export async function converged(sessions) {
+  const done = () => sessions.every((s) => s.status === 'open' && s.synchronized && s.revision === sessions[0].revision);
+  while (!done()) {
+    await new Promise((resolve) => {
+      const offs = sessions.flatMap((s) => ['change', 'saved', 'status'].map((type) => s.on(type, () => wake())));
+      const wake = () => {
+        for (const off of offs) off();
+        resolve(undefined);
+      };
+    });
+  }
+}
+
 /** Resolves when `client` is connected (now, or at its next connection). */
 export function connected(client) {
   return until(client, 'status', () => client.status === 'connected');

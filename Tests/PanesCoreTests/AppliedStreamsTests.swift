@@ -1,0 +1,49 @@
+@testable import PanesCore
+import Testing
+
+/// What a document remembers of client operations past its log: by op-id stream, the highest
+/// counter applied, bounded by age and count, and its stored form.
+@Suite struct AppliedStreamsTests {
+    static func entry(_ opId: String, revision: Int64, at: Millis = 1_000) -> StoredOperation {
+        StoredOperation(revision: revision, operation: TextOperation(), opId: opId,
+                        author: DocumentAuthor(scene: "scn", user: "u", name: "U"), createdAt: at)
+    }
+
+    @Test func anOperationCountsAsAppliedWhenALaterOneOfItsStreamWas() {
+        var applied = AppliedStreams()
+        applied.fold(Self.entry("sess.page1:7", revision: 10))
+        applied.fold(Self.entry("sess.page1:5", revision: 8))  // older: changes nothing
+        #expect(applied.entries["sess.page1"]?.counter == 7)
+        #expect(applied.entries["sess.page1"]?.revision == 10)
+        #expect(applied.applied("sess.page1:7"))
+        #expect(applied.applied("sess.page1:3"))
+        #expect(!applied.applied("sess.page1:8"))
+        #expect(!applied.applied("sess.page2:1"))
+    }
+
+    @Test func anOpIdWithoutANumericTailIsItsOwnStream() {
+        var applied = AppliedStreams()
+        applied.fold(Self.entry("no-counter", revision: 1))
+        applied.fold(Self.entry("tail:x9", revision: 2))
+        #expect(applied.applied("no-counter"))
+        #expect(applied.applied("tail:x9"))
+        #expect(!applied.applied("tail:x8"))
+        #expect(!applied.applied("no-counter:1"))
+    }
+
+    @Test func oldEntriesGoFirstAndTheCountIsBounded() {
+        var applied = AppliedStreams()
+        for n in 0..<10 { applied.fold(Self.entry("s\(n):1", revision: Int64(n), at: Millis(n * 100))) }
+        applied.prune(olderThan: 300, limit: 100)
+        #expect(applied.entries.count == 7)
+        applied.prune(olderThan: 0, limit: 2)
+        #expect(Set(applied.entries.keys) == ["s8", "s9"])
+    }
+
+    @Test func theStoredFormRoundTripsAndSkipsWhatItCannotRead() {
+        let applied = AppliedStreams(["a": .init(counter: 3, revision: 9, at: 77)])
+        #expect(AppliedStreams(json: applied.json) == applied)
+        let damaged: JSONValue = ["a": [3, 9, 77], "b": "nonsense", "c": [1, 2]]
+        #expect(AppliedStreams(json: damaged) == applied)
+    }
+}
