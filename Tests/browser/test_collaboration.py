@@ -66,8 +66,12 @@ def test_two_windows_of_one_person_and_a_second_person_converge(bench: Workbench
     place_caret(carol, 1)
     carol.keyboard.type("33")
 
+    # Synchronized says a window's own edits are acknowledged, not that the others' have
+    # reached it yet: wait until each holds every character typed in any of them.
+    typed = len("abc" + "1111" + "2222" + "33")
     for page in (first, second, carol):
-        page.wait_for_function("() => panes.workspace.doc.synchronized")
+        page.wait_for_function(
+            "n => panes.workspace.doc.synchronized && [...panes.workspace.doc.text].length === n", arg=typed)
     texts = {page.locator("#editor").input_value() for page in (first, second, carol)}
     final = first.evaluate("() => panes.workspace.doc.text")
     for page in (first, second, carol):

@@ -98,8 +98,12 @@ def test_two_tabs_on_two_nodes_behave_like_two_tabs_on_one(pg, browser, workspac
         a.keyboard.type("1111")
         pages.place_caret(b, 0)
         b.keyboard.type("2222")
+        # Synchronized says a tab's own edits are acknowledged, not that the other node's have
+        # reached it yet: wait until each tab holds every character typed in either.
+        typed = len("abc" + "1111" + "2222")
         for page in (a, b):
-            page.wait_for_function("() => panes.workspace.doc.synchronized")
+            page.wait_for_function(
+                "n => panes.workspace.doc.synchronized && [...panes.workspace.doc.text].length === n", arg=typed)
         final = a.evaluate("() => panes.workspace.doc.text")
         for page in (a, b):
             expect(page.locator("#editor")).to_have_value(final)
