@@ -58,6 +58,7 @@ public struct Settings: Sendable, Equatable {
     public var jwtClockSkewMs = 30_000
     public var jwtCacheEntries = 10_000
     public var walCheckpointIntervalMs = 60_000
+    public var quietWriteDelayMs = 20
 
     public init() {}
 
@@ -187,6 +188,11 @@ public struct Settings: Sendable, Equatable {
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
+        .init(name: "quietWriteDelayMs", keyPath: \.quietWriteDelayMs,
+              meaning: "Store writes that no answer waits for (a resumed window's `liveSince`) wait up to this long to share a commit "
+                  + "with others, so a reconnect storm's bookkeeping takes a few commits and fsyncs, not one per window or two; "
+                  + "any write something waits for ends the wait at once. 0 commits each at once.",
+              range: 0...1_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range
