@@ -142,7 +142,7 @@ SYSTEMS = {
     "cluster-fanout": ["cluster-1", "cluster-2", "cluster-3"],
     "cluster-docs": ["panes", "cluster-1", "cluster-2"],
     # Issue 27: Panes restarted (drained, and killed), beside raw lws on Panes' loop and on its own, and nchan.
-    "storm": ["panes", "panes-kill9", "raw-libev", "raw", "nchan"],
+    "storm": ["panes", "panes-kill9", "cluster-failover", "raw-libev", "raw", "nchan"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
@@ -246,8 +246,8 @@ def parse(argv):
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
     p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, panes-kill9, "
-                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3 (each row runs on "
-                                     "those of them that support it)")
+                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-failover "
+                                     "(each row runs on those of them that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")
     p.add_argument("--rate", type=float, help="docs: edits per second per editor (5; cluster-docs: 100)")

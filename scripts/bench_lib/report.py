@@ -44,7 +44,9 @@ WORKLOAD_TEXT = {
     "storm": "storm (issue 27): N windows come back at once. Panes: N scenes (100 per user) connected and kept "
              "their sessions' identifiers and secrets; the server was restarted (SIGTERM, which drains, or kill -9) "
              "and loaded the N sessions; then every window sends a real `connect` with its session's identifier and "
-             "secret (256 in flight), and must resume it (a new session counts as forked). raw lws and nchan: the "
+             "secret (256 in flight), and must resume it (a new session counts as forked). Failover: the windows "
+             "were on node 1 of two PostgreSQL nodes; node 1 is killed and they all resume through node 2. "
+             "raw lws and nchan: the "
              "same N connect to a fresh server. *All back* = from the start until the last is answered; latency = "
              "one resume's TCP connect until its reply; server CPU (schedstat, every thread) per window, during the "
              "storm and with what it leaves for after (a settle: the store's writes); a normal client connected "
@@ -356,7 +358,7 @@ def storm_table(rows: list[dict]) -> str:
         n = nchan.get(r["n"])
         by_nchan = _ratio(r.get("storm_seconds"), n.get("storm_seconds")) if n and r["system"] != "nchan" else ""
         by_raw = _ratio(cpu.get("server_us_per_resume"), ((raw or {}).get("cpu") or {}).get("server_us_per_resume")) if raw else ""
-        restart = {"drain": "SIGTERM (drain)", "kill": "kill -9"}.get(r.get("restart"), "—")
+        restart = {"drain": "SIGTERM (drain)", "kill": "kill -9", "failover": "node 1 kill -9"}.get(r.get("restart"), "—")
         lines.append(f"| {r['n']:,} | {r['label']} | {restart} | {r.get('resumed', 0):,} ({r.get('forked', 0)}, "
                      f"{r.get('failed', 0)}){_flags(r)} | {_num(r.get('storm_seconds'))} "
                      f"| {_num(lat.get('p50'))} · {_num(lat.get('p99'))} "

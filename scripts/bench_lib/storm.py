@@ -7,6 +7,11 @@ N windows resume at once: a real `connect` each with its session's identifier an
 (`panes-load storm --sessions`), paced like every connect here (256 in flight per process). A
 window that gets a new session (`created: true`) instead of its own counts as forked.
 
+Failover (`cluster-failover`): two nodes on one PostgreSQL database; the N windows are on
+node 1, which is killed (kill -9); at once they all resume through node 2, which must first see
+node 1 is gone (today: its lease running out, `nodeLeaseMs`) before it takes their sessions
+over. The server measured is node 2.
+
 raw lws and nchan have nothing to resume: the same N connect at once to a fresh server.
 
 Measured, from the "go" until the last window is back: the time (all back), each resume's
@@ -28,6 +33,7 @@ import signal
 import time
 
 from . import log, procs
+from .cluster import postgres_cpu_seconds
 from .loadgen import Generator, hold, release, source_address, split
 from .workloads import _ms, _row, measuring, settle
 
@@ -41,33 +47,41 @@ def run_storm(ctx, system, n: int) -> dict:
     sessions = os.path.join(workdir, "sessions.txt") if system.protocol == "panes" else None
     restart = getattr(system, "restart", None)
     facts: dict = {}
-    if sessions:
-        _make_sessions(ctx, system, n, workdir, sessions, restart, facts)
-    t0 = time.monotonic()
-    running = system.start(ctx, workdir)
-    facts["start_seconds"] = round(time.monotonic() - t0, 3)
     gens = []
+    if restart == "failover":
+        running, port, target = _fail_over(ctx, system, n, workdir, sessions, facts)
+    else:
+        if sessions:
+            _make_sessions(ctx, system, n, workdir, sessions, restart, facts)
+        t0 = time.monotonic()
+        running = system.start(ctx, workdir)
+        facts["start_seconds"] = round(time.monotonic() - t0, 3)
+        port, target = running.port, running.proc
     try:
         settle()
-        gens = _storm_generators(ctx, system, running.port, n, workdir, sessions)
+        gens = _storm_generators(ctx, system, port, n, workdir, sessions)
         readies = [g.wait("ready", ctx.timeout) for g in gens]
         if not all(readies):
             raise RuntimeError("the normal client did not connect")
         time.sleep(BEFORE_SECONDS)
-        base = procs.memory_kb(running.pid)
-        c0, s0 = procs.cpu_ns(running.pid), procs.cpu_seconds(running.pid)
+        base = procs.memory_kb(target.pid)
+        c0, s0 = procs.cpu_ns(target.pid), procs.cpu_seconds(target.pid)
+        pg0 = postgres_cpu_seconds() if restart == "failover" else None
+        threads0 = _threads(target.pid)
         phase = procs.Phase()
-        with measuring(ctx, running.pid):
+        with measuring(ctx, target.pid):
             for g in gens:
                 g.send("go")
             stormed = [g.wait("stormed", ctx.timeout) for g in gens]
-            c1 = procs.cpu_ns(running.pid)
+            c1 = procs.cpu_ns(target.pid)
             wall = time.monotonic() - phase.t0
             settle()  # what the storm left for after: the store's writes
-            c2, s2 = procs.cpu_ns(running.pid), procs.cpu_seconds(running.pid)
+            c2, s2 = procs.cpu_ns(target.pid), procs.cpu_seconds(target.pid)
+            threads2 = _threads(target.pid)
+            pg2 = postgres_cpu_seconds() if restart == "failover" else None
         phase.end()
-        mem = procs.memory_kb(running.pid)
-        alive = running.alive()
+        mem = procs.memory_kb(target.pid)
+        alive = target.poll() is None
         for g in gens:
             g.close_stdin()
         results = [g.finish(30) for g in gens]
@@ -103,6 +117,10 @@ def run_storm(ctx, system, n: int) -> dict:
         "cpu": {"server_s": round((c2 - c0) / 1e9, 3), "storm_server_s": round((c1 - c0) / 1e9, 3),
                 "server_us_per_resume": per(c2 - c0), "storm_server_us_per_resume": per(c1 - c0),
                 "server_ticks_s": round(s2 - s0, 2), "generator_s": gen_cpu,
+                # The service loop's share, and the other threads' (the store thread above all).
+                "threads_s": {name: round((threads2.get(name, 0) - threads0.get(name, 0)) / 1e9, 3)
+                              for name in threads2},
+                **({"postgres_s": round(pg2 - pg0, 3)} if pg0 is not None else {}),
                 **phase.background((c2 - c0) / 1e9, gen_cpu)},
         "generator": results,
     })
@@ -149,6 +167,49 @@ def _make_sessions(ctx, system, n, workdir, sessions, restart, facts) -> None:
         for k in range(len(split(n))):
             with open(f"{sessions}.{k}") as part:
                 out.write(part.read())
+
+
+def _threads(pid: int) -> dict[str, int]:
+    """CPU of the service loop (the main thread) and of every other thread together (the store
+    thread; a cluster node's listener and heartbeat), schedstat nanoseconds."""
+    out = {"loop": 0, "others": 0}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out["loop" if int(tid) == pid else "others"] += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def _fail_over(ctx, system, n, workdir, sessions, facts):
+    """A two-node cluster; the N windows connect to node 1, which is then killed. Returns the
+    cluster, node 2's port and node 2's process: the storm goes there."""
+    running = system.start(ctx, workdir)
+    try:
+        ports = running.generator_args[running.generator_args.index("--ports") + 1].split(",")
+        settle()
+        gens, readies = hold(ctx, system, running.port, n, workdir, name="create", sessions_out=sessions)
+        made = sum(r["ready"] for r in readies if r)
+        if made < n:
+            raise RuntimeError(f"only {made} of {n} windows connected to node 1")
+        settle()  # their sessions are written
+        os.killpg(running.pid, signal.SIGKILL)
+        running.proc.wait(timeout=30)
+        release(gens, readies)
+    except Exception:
+        running.stop()
+        raise
+    with open(sessions, "w") as out:
+        for k in range(len(split(n))):
+            with open(f"{sessions}.{k}") as part:
+                out.write(part.read())
+    facts["start_seconds"] = 0.0  # node 2 was up all along
+    return running, int(ports[1]), running.others[0]
 
 
 def _storm_generators(ctx, system, port, n, workdir, sessions) -> list[Generator]:
