@@ -145,17 +145,31 @@ def run_storm(ctx, system, n: int) -> dict:
     return row
 
 
+def _connect_windows(ctx, system, port, n, workdir, sessions):
+    """N windows connect to `port` and are held there; their sessions go to `sessions`."""
+    settle()
+    gens, readies = hold(ctx, system, port, n, workdir, name="create", sessions_out=sessions,
+                         connect_timeout=SETUP_CONNECT_TIMEOUT)
+    made = sum(r["ready"] for r in readies if r)
+    if made < n:
+        raise RuntimeError(f"only {made} of {n} windows connected before the server went")
+    settle()  # their sessions are written
+    return gens, readies
+
+
+def _join_sessions(sessions, n) -> None:
+    """Every generator process's sessions in one file, in the order the storm's processes take them."""
+    with open(sessions, "w") as out:
+        for k in range(len(split(n))):
+            with open(f"{sessions}.{k}") as part:
+                out.write(part.read())
+
+
 def _make_sessions(ctx, system, n, workdir, sessions, restart, facts) -> None:
     """N windows connect and keep their sessions; then the server restarts as `restart` says."""
     running = system.start(ctx, workdir)
     try:
-        settle()
-        gens, readies = hold(ctx, system, running.port, n, workdir, name="create", sessions_out=sessions,
-                             connect_timeout=SETUP_CONNECT_TIMEOUT)
-        made = sum(r["ready"] for r in readies if r)
-        if made < n:
-            raise RuntimeError(f"only {made} of {n} windows connected before the restart")
-        settle()  # their sessions are written
+        gens, readies = _connect_windows(ctx, system, running.port, n, workdir, sessions)
         t0 = time.monotonic()
         if restart == "kill":
             os.killpg(running.pid, signal.SIGKILL)
@@ -167,10 +181,7 @@ def _make_sessions(ctx, system, n, workdir, sessions, restart, facts) -> None:
         release(gens, readies)
     finally:
         running.stop()
-    with open(sessions, "w") as out:
-        for k in range(len(split(n))):
-            with open(f"{sessions}.{k}") as part:
-                out.write(part.read())
+    _join_sessions(sessions, n)
 
 
 def _threads(pid: int) -> dict[str, int]:
@@ -196,23 +207,14 @@ def _fail_over(ctx, system, n, workdir, sessions, facts):
     running = system.start(ctx, workdir)
     try:
         ports = running.generator_args[running.generator_args.index("--ports") + 1].split(",")
-        settle()
-        gens, readies = hold(ctx, system, running.port, n, workdir, name="create", sessions_out=sessions,
-                             connect_timeout=SETUP_CONNECT_TIMEOUT)
-        made = sum(r["ready"] for r in readies if r)
-        if made < n:
-            raise RuntimeError(f"only {made} of {n} windows connected to node 1")
-        settle()  # their sessions are written
+        gens, readies = _connect_windows(ctx, system, running.port, n, workdir, sessions)
         os.killpg(running.pid, signal.SIGKILL)
         running.proc.wait(timeout=30)
         release(gens, readies)
     except Exception:
         running.stop()
         raise
-    with open(sessions, "w") as out:
-        for k in range(len(split(n))):
-            with open(f"{sessions}.{k}") as part:
-                out.write(part.read())
+    _join_sessions(sessions, n)
     facts["start_seconds"] = 0.0  # node 2 was up all along
     return running, int(ports[1]), running.others[0]
 
