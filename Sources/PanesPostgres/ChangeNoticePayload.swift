@@ -107,7 +107,7 @@ enum ChangeNoticePayload {
             .object(["r": .int(cursor)])
         case .signal(let signal):
             .object(["n": signal.json])
-        case .channel(.drag, _), .channel(.sessionRecord, _), .resubscribed, .nodesExpired, .leaseLost:
+        case .channel(.drag, _), .channel(.sessionRecord, _), .resubscribed, .nodesExpired, .nodesChecked, .leaseLost:
             // A node's own conclusions (and drag endings), never sent; were one sent, it would
             // only make nodes look.
             .object(["x": .int(1)])

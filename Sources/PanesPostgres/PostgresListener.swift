@@ -67,18 +67,17 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     }
 
     private func run(_ deliver: @Sendable (ChangeNotice) -> Void) {
-        var backoff = minBackoffMs
+        var backoff = Backoff(minMs: Millis(minBackoffMs), maxMs: Millis(maxBackoffMs))
         while !isStopping {
             let connection: PostgresConnection
             do {
                 connection = try PostgresConnection(url: url)
                 try connection.execute("LISTEN panes")
             } catch {
-                sleep(milliseconds: backoff)
-                backoff = min(backoff * 2, maxBackoffMs)
+                sleep(milliseconds: Int(backoff.failed()))
                 continue
             }
-            backoff = minBackoffMs
+            backoff.succeeded()
             lock.lock()
             currentBackend = connection.backendPID
             lock.unlock()

@@ -70,18 +70,65 @@ extension PostgresStore {
         }
     }
 
-    /// Marks `node` alive until `leaseMs` from now by the database's clock, and returns the
-    /// nodes whose lease has run out, sorted by id.
+    /// Marks `node` alive until `leaseMs` from now by the database's clock, holds its liveness
+    /// lock on this connection, ends the lease of nodes whose lock is free (`checkNodes`), and
+    /// returns the nodes whose lease has run out, sorted by id.
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        try connection.transaction {
-            // Renewed too late (a stall, a partition): others may have taken this node's
-            // sessions over meanwhile, so it is reported among the expired.
+        try holdLivenessLock(of: node, leaseMs: leaseMs)
+        let expired = try connection.transaction {
+            // Renewed too late (a stall, a partition, or its lock found free): others may have
+            // taken this node's sessions over meanwhile, so it is reported among the expired.
             let lapsed = try connection.integer(SharedSQL.ownLeaseLapsed, [.text(node.rawValue)]) == 1
             try connection.query(SharedSQL.heartbeat, [.text(node.rawValue), .int(Int64(leaseMs))])
+            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
             let rows = try connection.query(SharedSQL.expiredNodes)
             return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") } + (lapsed ? [node] : [])
         }
+        // The transaction may have met a lost connection and run on a new one.
+        try holdLivenessLock(of: node, leaseMs: leaseMs)
+        return expired
     }
+
+    /// Ends the lease of every other node whose liveness lock no session holds, and returns
+    /// the nodes whose lease has run out, sorted by id (`SharedStore.checkNodes`).
+    public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        try connection.transaction {
+            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
+            let rows = try connection.query(SharedSQL.expiredNodes)
+            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") }
+        }
+    }
+
+    /// Takes `node`'s liveness lock (a session-level advisory lock, which PostgreSQL lets go
+    /// when this connection ends) unless this connection holds it already.
+    ///
+    /// Only a connection's end frees the lock, and a connection ends at once when its process
+    /// dies (the kernel closes the socket), but only after TCP keepalives give up when the node
+    /// is cut off. So the database's side of this connection is told not to give up before the
+    /// lease would run out anyway (keepalive idle and interval of the lease's length, two
+    /// probes, and no TCP user timeout, whatever the server's configuration says): a partition
+    /// never frees the lock before the lease ends, and a partitioned node, which stops serving
+    /// a heartbeat before its lease ends, is never taken over while it serves.
+    func holdLivenessLock(of node: NodeID, leaseMs: Int) throws {
+        try connection.reconnectIfNeeded()
+        let backend = connection.backendPID
+        if backend != lockedBackend {
+            let seconds = max(1, (leaseMs + 999) / 1_000)
+            try connection.execute("SET tcp_keepalives_idle = \(seconds); SET tcp_keepalives_interval = \(seconds); "
+                                   + "SET tcp_keepalives_count = 2; SET tcp_user_timeout = 0")
+            lockedBackend = backend
+            lockedNodes = []
+        }
+        guard !lockedNodes.contains(node) else { return }
+        // Another session holding it means this node's previous connection lingers in the
+        // database: the node counts as alive until it goes, then this one takes the lock.
+        if try connection.integer(SharedSQL.tryLivenessLock, [.text(Self.livenessLockKey(node))]) == 1 {
+            lockedNodes.insert(node)
+        }
+    }
+
+    /// What a node's liveness lock is keyed on: `hashtextextended` of this, a bigint.
+    static func livenessLockKey(_ node: NodeID) -> String { "panes-node:" + node.rawValue }
 
     /// Prunes what only catching-up nodes read, past its retention (`PostgresSettings`):
     /// tombstones in `record_versions` (never the newest row, which carries the cursor),
@@ -131,6 +178,27 @@ extension PostgresStore {
             """
         static let ownLeaseLapsed = "SELECT CASE WHEN lease_until < \(nowMs) THEN 1 ELSE 0 END FROM nodes WHERE id = $1"
         static let expiredNodes = "SELECT id FROM nodes WHERE lease_until < \(nowMs) ORDER BY id COLLATE \"C\""
+        static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
+        /// Nodes alive by their lease whose liveness lock nobody holds: their connection ended
+        /// (the process died), so their lease ends now (-1: before any clock). Only nodes that
+        /// renewed (lease end less the lease, $2) since the database started: a restart ends
+        /// every connection, and a node that has not heartbeated since has not had the chance to
+        /// take its lock again. A bigint advisory lock shows in `pg_locks` as its high and low
+        /// 32 bits, `objsubid` 1.
+        static let revokeUnlocked = """
+            WITH held AS (
+                SELECT l.classid, l.objid FROM pg_locks AS l
+                WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+            UPDATE nodes AS n SET lease_until = -1
+            WHERE n.id <> $1 AND n.lease_until >= \(nowMs)
+              AND n.lease_until - $2 > (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
+              AND NOT EXISTS (
+                SELECT 1 FROM held AS h
+                WHERE h.classid = ((hashtextextended('panes-node:' || n.id, 0) >> 32) & 4294967295)::oid
+                  AND h.objid = (hashtextextended('panes-node:' || n.id, 0) & 4294967295)::oid)
+            """
+
         static let pruneTombstones = """
             DELETE FROM record_versions
             WHERE deleted_at < \(nowMs) - $1 AND seq < (SELECT max(seq) FROM record_versions)

@@ -39,6 +39,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// so that the next prune starts there (`snapshotDocument`). Store thread only.
     private(set) var prunedBelow: [DocumentID: Int64] = [:]
 
+    /// The backend whose session holds the liveness locks of `lockedNodes` (`heartbeat`): a
+    /// new connection (another backend) holds none until it takes them again.
+    var lockedBackend: Int32 = 0
+    var lockedNodes: Set<NodeID> = []
+
     /// Connects to the database at `url` and migrates it to the schema this build knows.
     /// - Parameters:
     ///   - url: `postgres://user:password@host:port/database`, with optional `panes_…`

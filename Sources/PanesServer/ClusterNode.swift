@@ -1,6 +1,7 @@
 // Threading model: the heartbeat runs on a thread of its own with a store connection of its
 // own, so neither a slow group commit on the store thread nor a busy service thread can
-// delay it past the lease. The listener has its own thread too (`ChangeListener`). Both
+// delay it past the lease. That connection holds the node's liveness lock, and node checks
+// the hub asks for (`checkNow`) run on the same thread between heartbeats. The listener has its own thread too (`ChangeListener`). Both
 // only hand `ChangeNotice`s to `deliver`, which the runtime routes onto the service thread.
 import Foundation
 public import Logging
@@ -17,10 +18,14 @@ public final class ClusterNode: @unchecked Sendable {
     private let logger: Logger
     private let condition = NSCondition()
     private var stopping = false
+    /// A node check was asked for (`checkNow`) and has not run yet; under `condition`.
+    private var checkRequested = false
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
+    /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
+    private var logLimits = LogLimiter()
 
     /// - Parameters:
     ///   - heartbeatStore: a connection of the heartbeat's own (not the store thread's).
@@ -59,6 +64,15 @@ public final class ClusterNode: @unchecked Sendable {
         thread.start()
     }
 
+    /// Asks which nodes are gone, now rather than at the next heartbeat; the answer is
+    /// delivered as `.nodesChecked` (nil when the store could not be asked).
+    public func checkNow() {
+        condition.lock()
+        checkRequested = true
+        condition.signal()
+        condition.unlock()
+    }
+
     public func stop() {
         condition.lock()
         stopping = true
@@ -70,13 +84,29 @@ public final class ClusterNode: @unchecked Sendable {
 
     private func beat(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) {
         var lastRenewed = Date()
+        var nextBeat = Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)
         var reportedExpired: Set<NodeID> = []
         while true {
             condition.lock()
-            if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)) }
+            while !stopping && !checkRequested && Date() < nextBeat { _ = condition.wait(until: nextBeat) }
             let done = stopping
+            let check = checkRequested
+            checkRequested = false
             condition.unlock()
             if done { break }
+            if check {
+                do {
+                    let others = Set(try heartbeatStore.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
+                    reportedExpired = others
+                    deliver(.nodesChecked(others.sorted { $0.rawValue < $1.rawValue }))
+                } catch {
+                    logLimits.log(logger, .warning, "node check failed", metadata: ["error": "\(error)"],
+                                  now: Millis(Date().timeIntervalSince1970 * 1000))
+                    deliver(.nodesChecked(nil))
+                }
+                continue
+            }
+            nextBeat = Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)
             do {
                 let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
                 lastRenewed = Date()
@@ -94,7 +124,8 @@ public final class ClusterNode: @unchecked Sendable {
                 // The lease runs on the database's clock; stop serving a little before it can
                 // run out there, measured on ours from the last renewal that succeeded.
                 let silentMs = Int(Date().timeIntervalSince(lastRenewed) * 1000)
-                logger.warning("heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"])
+                logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
+                              now: Millis(Date().timeIntervalSince1970 * 1000))
                 if silentMs + heartbeatMs >= leaseMs, isHealthy {
                     setLease(false)
                     deliver(.leaseLost)

@@ -119,7 +119,7 @@ public final class ServerRuntime: @unchecked Sendable {
                 frames.forEach(execute)
                 frames.removeAll()
                 execute(effect)
-            case .persistQuietly, .commit, .signal, .load:
+            case .persistQuietly, .commit, .signal, .load, .checkNodes:
                 execute(effect)
             }
         }
@@ -155,6 +155,9 @@ public final class ServerRuntime: @unchecked Sendable {
             // Runs on the store thread behind every batch submitted so far; `didLoad`
             // brings the result back here.
             worker.load(request)
+        case .checkNodes:
+            // On the heartbeat's thread and connection: no batch of the store thread is in its way.
+            if let cluster { cluster.checkNow() } else { noticed(.nodesChecked(nil)) }
         }
     }
 

@@ -85,7 +85,9 @@ final class StoreWorker: @unchecked Sendable {
     private var stalled: [StoreWrite] = []
     private var stalledSequence: UInt64?
     private var retryAt = Date.distantPast
-    private var backoffMs = 0
+    private var backoff: Backoff
+    /// Failures repeat for as long as the store is away: logged at most once per kind every 5 s.
+    private var logLimits = LogLimiter()
     /// The reason the last try failed, for the outcomes of commits refused meanwhile.
     private var stallReason = ""
 
@@ -136,6 +138,11 @@ final class StoreWorker: @unchecked Sendable {
         self.checkpointInterval = Double(checkpointIntervalMs) / 1000
         self.quietDelay = Double(quietWriteDelayMs) / 1000
         self.policy = policy
+        if case .stall(let minMs, let maxMs, _) = policy {
+            backoff = Backoff(minMs: Millis(minMs), maxMs: Millis(maxMs))
+        } else {
+            backoff = .sharedStore
+        }
     }
 
     /// Writes kept for retry because the store could not commit them; read under the lock.
@@ -297,11 +304,12 @@ final class StoreWorker: @unchecked Sendable {
     /// Keeps a failed run's persists for retry and answers its commits `.failed`.
     private func stall(_ writes: [StoreWrite], sequence: UInt64?, reason: String) {
         if stalled.isEmpty {
-            if case .stall(let minBackoffMs, _, _) = policy { backoffMs = minBackoffMs }
-            logger.error("store unavailable; holding writes and retrying", metadata: ["error": "\(reason)"])
+            backoff.succeeded()
+            logLimits.log(logger, .error, "store unavailable; holding writes and retrying", metadata: ["error": "\(reason)"],
+                          now: Self.nowMs)
         }
         stallReason = reason
-        retryAt = Date(timeIntervalSinceNow: Double(backoffMs) / 1000)
+        retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
         absorb(writes.map { Work.write($0, sequence: nil) }[...])
         if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
     }
@@ -341,13 +349,15 @@ final class StoreWorker: @unchecked Sendable {
             _ = try store.apply(stalled)
         } catch {
             stallReason = "\(error)"
-            if case .stall(_, let maxBackoffMs, _) = policy { backoffMs = min(max(backoffMs, 1) * 2, maxBackoffMs) }
-            retryAt = Date(timeIntervalSinceNow: Double(backoffMs) / 1000)
-            logger.warning("store still unavailable", metadata: ["writes": "\(stalled.count)", "error": "\(error)"])
+            retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
+            logLimits.log(logger, .warning, "store still unavailable", metadata: ["writes": "\(stalled.count)", "error": "\(error)"],
+                          now: Self.nowMs)
             return
         }
         let committedAt = DispatchTime.now().uptimeNanoseconds
-        logger.notice("store available again; held writes committed", metadata: ["writes": "\(stalled.count)"])
+        let suppressed = logLimits.reset("store still unavailable")
+        logger.notice("store available again; held writes committed",
+                      metadata: ["writes": "\(stalled.count)", "retriesNotLogged": "\(suppressed)"])
         condition.lock()
         commits += 1
         committedWrites += stalled.count
@@ -359,6 +369,8 @@ final class StoreWorker: @unchecked Sendable {
         stalledSequence = nil
         onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
     }
+
+    static var nowMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
 
     /// A load refused because the store cannot be reached.
     private static func unavailable(_ request: LoadRequest, _ reason: String) -> LoadResult {
@@ -408,7 +420,8 @@ final class StoreWorker: @unchecked Sendable {
                 })
             } catch {
                 reason = "\(error)"
-                logger.error("store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                logLimits.log(logger, .error, "store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"],
+                              now: Self.nowMs)
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }

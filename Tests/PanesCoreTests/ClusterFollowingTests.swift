@@ -117,7 +117,7 @@ struct TwoNodes {
         // Nothing else will be noticed; the read is tried again once it is due.
         nodes.b.completesLoads = true
         #expect(nodes.b.hub.nextDeadline != nil)
-        nodes.b.clock.advance(Hub.catchUpRetryMs)
+        nodes.b.clock.advance(Backoff.sharedStore.minMs)
         let caught = nodes.b.run(.tick).events(to: onB, named: "preferenceChanged")
         #expect(caught.map { $0["new"] } == [20])
     }

@@ -31,6 +31,11 @@ struct HubHarness {
     /// act while a commit is in flight (a slow disk).
     var completesCommits = true
     private(set) var pendingCommits: [Commit] = []
+    /// When true (the default), node checks (`Effect.checkNodes`) are answered from the store
+    /// at the end of the event that asked, as a heartbeat thread that is never slow would.
+    /// When false they wait in `pendingChecks` until `completeChecks()`.
+    var completesChecks = true
+    private(set) var pendingChecks = 0
     /// Every commit the store took, in order: with several nodes on one store, the history.
     private(set) var committed: [Commit] = []
 
@@ -66,9 +71,18 @@ struct HubHarness {
 
     @discardableResult
     mutating func run(_ event: HubEvent) -> [Effect] {
-        var produced = perform(hub.handle(event))
-        while (completesLoads && !pendingLoads.isEmpty) || (completesCommits && !pendingCommits.isEmpty) {
-            if completesCommits, !pendingCommits.isEmpty {
+        perform(hub.handle(event)) + settle()
+    }
+
+    /// Completes what the settings say completes at once (loads, commits, checks) until
+    /// nothing of that is left; returns what the hub produced meanwhile.
+    mutating func settle() -> [Effect] {
+        var produced: [Effect] = []
+        while (completesLoads && !pendingLoads.isEmpty) || (completesCommits && !pendingCommits.isEmpty)
+                || (completesChecks && pendingChecks > 0) {
+            if completesChecks, pendingChecks > 0 {
+                produced += completeChecks()
+            } else if completesCommits, !pendingCommits.isEmpty {
                 produced += completeCommits()
             } else {
                 produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
@@ -98,6 +112,22 @@ struct HubHarness {
             produced += perform(hub.handle(.committed(commit.id, result)))
         }
         return produced
+    }
+
+    /// Answers every waiting node check from the store (or with `nil`: it could not be asked);
+    /// returns what the hub produced.
+    @discardableResult
+    mutating func completeChecks(failing: Bool = false) -> [Effect] {
+        var produced: [Effect] = []
+        while pendingChecks > 0 {
+            pendingChecks -= 1
+            var gone: [NodeID]?
+            if !failing, let node = hub.node {
+                do { gone = try store.checkNodes(node: node, leaseMs: hub.settings.nodeLeaseMs) } catch { Issue.record("node check failed: \(error)") }
+            }
+            produced += perform(hub.handle(.notice(.nodesChecked(gone))))
+        }
+        return produced + settle()
     }
 
     /// Answers every waiting load with a failure (the store was unreachable), in order;
@@ -139,6 +169,8 @@ struct HubHarness {
                 pendingCommits.append(commit)
             case .load(let request):
                 pendingLoads.append(request)
+            case .checkNodes:
+                pendingChecks += 1
             default:
                 break
             }

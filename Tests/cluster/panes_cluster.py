@@ -162,7 +162,9 @@ class Cluster:
             lines += ["  acl socket path /ws", "  use_backend sockets if socket"]
         for backend in ("nodes", "sockets") if self.sockets_apart else ("nodes",):
             lines += [
-                f"backend {backend}", "  balance roundrobin", "  option httpchk",
+                # A connection a dead node refuses is tried again on another node at once, not
+                # on the same one after haproxy's 1 s turn-around (3 s over its 3 retries).
+                f"backend {backend}", "  balance roundrobin", "  option redispatch 1", "  option httpchk",
                 f"  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:{self.lb_port}",
                 "  http-check expect status 200",
             ]

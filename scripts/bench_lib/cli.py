@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import ROOT, log, page, procs, report, setup, workloads as workloads_module
-from .cluster import run_cluster_docs
+from .cluster import run_cluster_docs, run_cluster_failover
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
 from .storm import run_storm
@@ -66,6 +66,7 @@ class Plan:
     cluster_docs: list[int] = field(default_factory=list)
     cluster_docs_rate: float = 100.0
     cluster_docs_seconds: float = 10.0
+    cluster_failover: list[int] = field(default_factory=list)   # windows on the killed node
     # Issue 27: N windows coming back at once after a restart.
     storm: list[int] = field(default_factory=list)
 
@@ -89,7 +90,7 @@ PLANS = {
                   prefwrite=[10, 200], prefwrite_seconds=0.5,
                   soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2,
                   cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1,
-                  storm=[20]),
+                  cluster_failover=[10], storm=[20]),
     # About ten minutes (`docs --quick`: about two).
     "quick": Plan(connect=[1000, 10000], fanout=[1000, 10000], throughput=[1000],
                   writes={1: 300, 10000: 300}, warmup=5, timeout=180, write_timeout=10,
@@ -99,7 +100,8 @@ PLANS = {
                   idle_empty_seconds=2, acklat=[1000, 5000, 0], acklat_warmup=1, acklat_seconds=5,
                   prefwrite=[10, 3000], prefwrite_seconds=3,
                   soak=[10000], soak_seconds=60, soak_sample=2,
-                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, storm=[10000]),
+                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, cluster_failover=[100],
+                  storm=[10000]),
     "full": Plan(connect=[1000, 10000, 50000], fanout=[1000, 10000], throughput=[1000, 10000],
                  writes={1: 500, 10000: 300}, warmup=10, timeout=900, write_timeout=20,
                  docs=[10, 100], docs_warmup=2, docs_seconds=30,
@@ -108,7 +110,8 @@ PLANS = {
                  acklat=[1000, 5000, 0], acklat_seconds=20,
                  prefwrite=[10, 10000], prefwrite_seconds=5,
                  soak=[10000], soak_seconds=600, soak_sample=5,
-                 cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20, storm=[10000]),
+                 cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20,
+                 cluster_failover=[100, 1000], storm=[10000]),
 }
 
 # workload -> (the Plan field with its N list, how to run one row)
@@ -127,6 +130,7 @@ WORKLOADS = {
     "cluster-fanout": ("cluster_fanout", lambda ctx, s, n, plan: run_fanout(
         ctx, s, n, plan.writes_for(n), plan.warmup, 1, workload="cluster-fanout")),
     "cluster-docs": ("cluster_docs", lambda ctx, s, n, plan: run_cluster_docs(ctx, s, n)),
+    "cluster-failover": ("cluster_failover", lambda ctx, s, n, plan: run_cluster_failover(ctx, s, n)),
     "storm": ("storm", lambda ctx, s, n, plan: run_storm(ctx, s, n)),
 }
 
@@ -141,13 +145,14 @@ SYSTEMS = {
     # 1 node is each cluster row's baseline; cluster-docs also has single-node SQLite beside it.
     "cluster-fanout": ["cluster-1", "cluster-2", "cluster-3"],
     "cluster-docs": ["panes", "cluster-1", "cluster-2"],
+    "cluster-failover": ["cluster-3"],
     # Issue 27: Panes restarted (drained, and killed), beside raw lws on Panes' loop and on its own, and nchan.
-    "storm": ["panes", "panes-kill9", "cluster-failover", "raw-libev", "raw", "nchan"],
+    "storm": ["panes", "panes-kill9", "cluster-2-failover", "raw-libev", "raw", "nchan"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
                  "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"],
-                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"],
+                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"], "cluster-failover": ["cluster-3"],
                  "storm": ["panes", "panes-kill9", "raw-libev"]}
 
 # command -> workloads
@@ -165,7 +170,9 @@ COMMANDS = {
     "prefwrite": ["prefwrite"],
     "soak": ["soak"],
     # Issue 11: the cluster rows, and durable ack latency on PostgreSQL beside SQLite (acklat).
-    "cluster": ["cluster-fanout", "cluster-docs", "acklat"],
+    "cluster": ["cluster-fanout", "cluster-docs", "acklat", "cluster-failover"],
+    # Issue 27: windows of a node killed with SIGKILL, back through haproxy.
+    "cluster-failover": ["cluster-failover"],
     # Just the hot document row (SQLite, 1 and 2 PostgreSQL nodes), e.g. to compare builds.
     "cluster-docs": ["cluster-docs"],
     # Just the fan-out over 1, 2 and 3 PostgreSQL nodes.
@@ -246,7 +253,7 @@ def parse(argv):
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
     p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, panes-kill9, "
-                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-failover "
+                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-2-failover "
                                      "(each row runs on those of them that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")

@@ -41,6 +41,11 @@ WORKLOAD_TEXT = {
                     "edits/s, at most one unacknowledged, into one document (more than any server here takes: "
                     "sustained ops/s is the ceiling); editor i on node i mod K; durable acknowledgement (SQLite: "
                     "fsync; PostgreSQL: commit). Per node as cluster-fanout, per acknowledged edit",
+    "cluster-failover": "cluster-failover (issue 27): N windows on node 1 of a 3-node cluster (haproxy in front, "
+                        "round robin, `option redispatch 1`); node 1 killed with SIGKILL; every window "
+                        "reconnects at once through haproxy (20 connects in flight) with its id and secret; "
+                        "time from the kill until its connect is answered; resumed = same session, its "
+                        "userInfo intact (`nodeLeaseMs` 5 s)",
     "storm": "storm (issue 27): N windows come back at once. Panes: N scenes (100 per user) connected and kept "
              "their sessions' identifiers and secrets; the server was restarted (SIGTERM, which drains, or kill -9) "
              "and loaded the N sessions; then every window sends a real `connect` with its session's identifier and "
@@ -369,6 +374,20 @@ def storm_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cluster_failover_table(rows: list[dict]) -> str:
+    head = "| N windows | system | resumed | forked | unanswered | answered after the kill p50 · p99 · max ms | lease ms |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r) and not r.get("answered_ms"):
+            lines.append(_failed_line(r, f"{r['n']:,}", 6))
+            continue
+        t = r.get("answered_ms") or {}
+        lines.append(f"| {r['n']:,} | {r['label']} | {r.get('resumed', 0):,}{_flags(r)} | {r.get('forked', 0):,} "
+                     f"| {r.get('unanswered', 0):,} | {_num(t.get('p50'))} · {_num(t.get('p99'))} · {_num(t.get('max'))} "
+                     f"| {r.get('lease_ms')} |")
+    return "\n".join(lines)
+
+
 SECTIONS = [
     # (workload, heading, table) in the order results.md shows them, after the peers' table
     ("docs", "docs: E editors typing into one document", docs_table),
@@ -380,6 +399,8 @@ SECTIONS = [
     ("soak", "soak: idle scenes held while people work", soak_table),
     ("cluster-fanout", "cluster-fanout: one writer on node 1, N observers over 1, 2 and 3 nodes", cluster_fanout_table),
     ("cluster-docs", "cluster-docs: one hot document, editors over 2 nodes vs 1 node vs SQLite", cluster_docs_table),
+    ("cluster-failover", "cluster-failover: windows of a node killed with SIGKILL, back through haproxy",
+     cluster_failover_table),
     ("storm", "storm: every window back at once after a restart", storm_table),
 ]
 PEER_WORKLOADS = ("connect", "fanout", "throughput")

@@ -7,7 +7,7 @@ N windows resume at once: a real `connect` each with its session's identifier an
 (`panes-load storm --sessions`), paced like every connect here (256 in flight per process). A
 window that gets a new session (`created: true`) instead of its own counts as forked.
 
-Failover (`cluster-failover`): two nodes on one PostgreSQL database; the N windows are on
+Failover (`cluster-2-failover`): two nodes on one PostgreSQL database; the N windows are on
 node 1, which is killed (kill -9); at once they all resume through node 2, which must first see
 node 1 is gone (today: its lease running out, `nodeLeaseMs`) before it takes their sessions
 over. The server measured is node 2.

@@ -6,6 +6,12 @@ struct ClusterState: Sendable {
     /// A record load is in flight; `recordsWanted` asks for another after it.
     var recordsLoading = false
     var recordsWanted = false
+    /// After a read failed (the store is away), when the next record load may start: reads
+    /// wait out `readBackoff` rather than fail again at once, for as long as the outage lasts.
+    var recordRetryAt: Millis?
+    /// How long reads of what other nodes wrote wait after failing (record loads, preference
+    /// catch-ups); back to nothing after a read succeeds.
+    var readBackoff = Backoff.sharedStore
     /// Sessions this node wrote while a record load was in flight: the load may have read
     /// them before those writes, so a claim naming this node that it read is not taken back.
     /// (Session copies it read are told apart by their `revision`.)
@@ -22,6 +28,21 @@ struct ClusterState: Sendable {
     var probesSent: Set<SessionID> = []
     /// Claims this node has asked the store for and not heard back about.
     var claiming: Set<SessionID> = []
+    /// Sessions whose scene ended here but whose release could not be written (the store was
+    /// away): released again, all together, when `releaseRetryAt` comes (`releaseBackoff`).
+    var unreleased: Set<SessionID> = []
+    var releaseRetryAt: Millis?
+    var releaseBackoff = Backoff.sharedStore
+    /// Claims whose holder answered a probe with `notLive`, taken as let go once a record load
+    /// started after the answer has read what the holder wrote before it.
+    var leftBehind: [(after: Int, session: SessionID, holder: NodeID)] = []
+    /// Node checks (`Effect.checkNodes`) asked for and answered, by number; one at a time, a
+    /// wanted one starts when the one in flight is answered. While connects wait for sessions
+    /// held on other nodes, one is asked every `nodeCheckIntervalMs` (`nextCheckAt`).
+    var checksStarted = 0
+    var checksAnswered = 0
+    var checkWanted = false
+    var nextCheckAt: Millis?
     /// Nodes whose lease ran out: their claims no longer count.
     var expired: Set<NodeID> = []
     /// Nodes that asked whether a scene held here is alive, per session, and when the probe

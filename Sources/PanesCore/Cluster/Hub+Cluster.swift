@@ -31,10 +31,15 @@ extension Hub {
             received(signal)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
+        case .nodesChecked(let gone):
+            nodesChecked(gone)
         case .leaseLost:
             leaseLost()
         case .resubscribed:
-            // Anything may have moved while nobody listened: look at everything held.
+            // The store answers again: reads waiting out a backoff go now. Anything may have
+            // moved while nobody listened: look at everything held.
+            cluster.readBackoff.succeeded()
+            cluster.recordRetryAt = nil
             loadRecordChanges()
             signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
@@ -59,9 +64,6 @@ extension Hub {
         catchUpPreferences(domain, afterConflict: false)
     }
 
-    /// How long after a failed catch-up read it is tried again.
-    static let catchUpRetryMs: Millis = 1_000
-
     /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
     mutating func catchUpPreferences(_ domain: PreferenceDomain, afterConflict: Bool) {
         cluster.preferencesBehind[domain] = nil
@@ -83,6 +85,7 @@ extension Hub {
             preferencesLoaded(domain, nil, failure: failure)
             return
         }
+        cluster.readBackoff.succeeded()
         let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
         commits.preferenceWriters[domain]?.catchingUp = false
         commits.preferenceWriters[domain]?.afterConflict = false
@@ -206,7 +209,7 @@ extension Hub {
     // MARK: Records
 
     mutating func loadRecordChanges() {
-        guard !cluster.recordsLoading else {
+        guard !cluster.recordsLoading, cluster.recordRetryAt == nil else {
             cluster.recordsWanted = true
             return
         }
@@ -214,6 +217,16 @@ extension Hub {
         cluster.recordLoadsStarted += 1
         cluster.recordLoadInFlight = cluster.recordLoadsStarted
         effects.append(.load(.recordChanges(after: cluster.recordCursor)))
+    }
+
+    /// A record load that waited out its backoff starts now, if one is still wanted.
+    mutating func retryRecordLoad(now: Millis) {
+        guard let at = cluster.recordRetryAt, at <= now else { return }
+        cluster.recordRetryAt = nil
+        if cluster.recordsWanted {
+            cluster.recordsWanted = false
+            loadRecordChanges()
+        }
     }
 
     /// Sessions, claims and document records other nodes wrote: taken in, and the switchers
@@ -230,15 +243,36 @@ extension Hub {
             // Connects that waited for this read: it has what was committed before they came.
             let ready = cluster.recordWaiters.filter { $0.after < finished }
             cluster.recordWaiters.removeAll { $0.after < finished }
-            for entry in ready { retryConnect(entry.waiter, afterRecords: true) }
+            for entry in ready {
+                guard failure != nil, connections[entry.waiter.connection] != nil else {
+                    retryConnect(entry.waiter, afterRecords: true)
+                    continue
+                }
+                // The read that was to find the session failed: not knowing it is no reason to
+                // say it does not exist (the client would start over, a new session).
+                connections[entry.waiter.connection]?.phase = .awaitingConnect
+                fail(entry.waiter.requestID, request: "connect", PanesError(
+                    .storageFailed, "the session could not be read from the store; retry",
+                    retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)),
+                     to: entry.waiter.connection)
+            }
             retryRefreshes(after: finished)
             retryOpens(records: finished)
+            // Only on a read that succeeded: the holder's last writes must be in.
+            if failure == nil { claimsLeftBehind(readBy: finished) }
         }
         guard let changes, failure == nil else {
-            logger.error("reading other nodes' changes failed", metadata: ["error": "\(failure ?? "?")"])
+            // Tried again after a backoff, not at once: a store that is away fails a read in
+            // microseconds, and an immediate retry made a node read (and log) ~21,000 times a
+            // second through an outage.
+            let delay = cluster.readBackoff.failed()
+            cluster.recordRetryAt = now() + delay
+            logLimited(.error, "reading other nodes' changes failed",
+                       metadata: ["error": "\(failure ?? "?")", "retryInMs": "\(delay)"])
             cluster.recordsWanted = true
             return
         }
+        cluster.readBackoff.succeeded()
         // Sessions written here since the load was asked for: our copies are newer than its.
         let writtenMeanwhile = cluster.writtenDuringRecordLoad
         cluster.writtenDuringRecordLoad = []
@@ -357,6 +391,7 @@ extension Hub {
         if claim.node != nil { cluster.claiming.remove(session) }
         switch outcome {
         case .committed:
+            if claim.node == nil { cluster.releaseBackoff.succeeded() }
             if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
             guard let pending else { return }
             guard connections[pending.connection] != nil, sessions[session] != nil else {
@@ -381,12 +416,16 @@ extension Hub {
             // this node has read it already).
             loadRecordChanges()
             pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            pending.decidingCheck = nil
             if connections[pending.connection] != nil {
                 wait(pending, for: session)
                 askHolder(session)
             }
         case .failed(let reason):
-            logger.error("session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            logLimited(.error, "session claim failed", metadata: ["session": "\(session)", "reason": "\(reason)"])
+            // A release that could not be written leaves the session claimed by this node with
+            // no scene: a reload through another node would wait for it, then fork.
+            if claim.node == nil, pending == nil { releaseFailed(session) }
             guard let pending, connections[pending.connection] != nil else { return }
             connections[pending.connection]?.phase = .awaitingConnect
             fail(pending.requestID, request: "connect",

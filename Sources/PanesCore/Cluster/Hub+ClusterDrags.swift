@@ -65,7 +65,7 @@ extension Hub {
                 : alreadyEnded(ended)
             fail(context.id, request: request, error, to: context.connection)
         case .failed(let reason):
-            logger.error("a drag's ending could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
+            logLimited(.error, "a drag's ending could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
             fail(context.id, request: request,
                  PanesError(.storageFailed, "the drop could not be stored; retry", retryAfterMs: 1_000),
                  to: context.connection)
@@ -88,7 +88,7 @@ extension Hub {
             return
         case .failed(let reason):
             // Unknown whether a drop won; the source must not wait for ever.
-            logger.error("a drag's expiry could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
+            logLimited(.error, "a drag's expiry could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
             endDrag(drag, reason: "expired")
         }
         drags.drags[drag.id] = nil

@@ -20,6 +20,8 @@ extension Hub {
             for pending in pendingConnects.removeValue(forKey: session) ?? [] {
                 if connections[pending.connection] != nil { fork(session, for: pending) }
             }
+        case .notLive(let session):
+            holderHasNoScene(session, holder: signal.from)
         case .activate(let session, let activity, let requestedBy):
             guard let live = liveScenes[session].flatMap({ scenes[$0] }) else { return }
             send(.event(ServerEvent("activate", ["activity": activity, "requestedBy": requestedBy])), to: live.connection)
@@ -124,7 +126,10 @@ extension Hub {
     /// session let go, so the other node resumes it.
     mutating func probeForRemote(_ session: SessionID, asker: NodeID) {
         guard let live = liveScenes[session].flatMap({ scenes[$0] }) else {
-            // Nothing live here: a claim left behind. Let it go so the asker can take it.
+            // Nothing live here: a claim left behind (its release may not have been written,
+            // or not yet read there). The asker may take it at once; it is let go here too.
+            // Not while a claim of this node's is in flight: its outcome decides.
+            if !cluster.claiming.contains(session) { signal(.notLive(session), to: asker) }
             release(session)
             return
         }
@@ -145,6 +150,7 @@ extension Hub {
               let holder = cluster.claims[session]?.node, holder != node, claimedElsewhere(session) else { return }
         cluster.probesSent.insert(session)
         signal(.probe(session), to: holder)
+        watchHolders()
     }
 
     /// The scene answered a ping: tells the nodes that asked.

@@ -147,7 +147,7 @@ extension Hub {
                  PanesError(.storageFailed, "the session kept changing on other nodes; retry", retryAfterMs: 100),
                  to: context.connection)
         case .failed(let reason):
-            logger.error("a refresh could not be stored", metadata: ["session": "\(written.id)", "reason": "\(reason)"])
+            logLimited(.error, "a refresh could not be stored", metadata: ["session": "\(written.id)", "reason": "\(reason)"])
             fail(context.id, request: RefreshRequest.type,
                  PanesError(.storageFailed, "the refresh could not be stored; retry", retryAfterMs: 1_000),
                  to: context.connection)

@@ -13,6 +13,9 @@ public struct NodeSignal: Sendable, Equatable {
         /// not, the holder closes it and lets the session go.
         case probe(SessionID)
         case live(SessionID)
+        /// The answer to a probe from a node holding no scene of the session (the claim outlived
+        /// its scene: its release could not be written): the asker may claim it.
+        case notLive(SessionID)
         /// Bring the session's window forward with this activity (`activate` event).
         case activate(SessionID, activity: JSONValue, requestedBy: JSONValue)
         /// Take in a refresh made on another node (`requestSceneSessionRefresh` fields).
@@ -52,6 +55,7 @@ public struct NodeSignal: Sendable, Equatable {
         switch kind {
         case .probe(let session): object["probe"] = .string(session.rawValue)
         case .live(let session): object["live"] = .string(session.rawValue)
+        case .notLive(let session): object["notLive"] = .string(session.rawValue)
         case .activate(let session, let activity, let requestedBy):
             object["activate"] = ["session": .string(session.rawValue), "activity": activity, "requestedBy": requestedBy]
         case .refresh(let session, let fields):
@@ -76,6 +80,8 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .probe(SessionID(session))
         } else if let session = json["live"]?.stringValue {
             kind = .live(SessionID(session))
+        } else if let session = json["notLive"]?.stringValue {
+            kind = .notLive(SessionID(session))
         } else if let activate = json["activate"], let session = activate["session"]?.stringValue {
             kind = .activate(SessionID(session), activity: activate["activity"] ?? .null,
                              requestedBy: activate["requestedBy"] ?? .null)

@@ -27,6 +27,7 @@ public struct Settings: Sendable, Equatable {
     // Cluster (several nodes on one shared store)
     public var nodeLeaseMs = 5_000
     public var nodeHeartbeatMs = 1_000
+    public var nodeCheckIntervalMs = 200
     public var conflictRetryWaitMs = 1_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
@@ -125,6 +126,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "nodeHeartbeatMs", keyPath: \.nodeHeartbeatMs,
               meaning: "Cluster: how often a node renews its lease; keep it well under `nodeLeaseMs`.",
               range: 100...60_000),
+        .init(name: "nodeCheckIntervalMs", keyPath: \.nodeCheckIntervalMs,
+              meaning: "Cluster: while a connect waits for a session held on another node, how often this node asks the database whether that node is gone (its lease run out, or its lock released because its connection dropped: killed), so a dead node's windows resume without waiting out its lease.",
+              range: 20...60_000),
         .init(name: "conflictRetryWaitMs", keyPath: \.conflictRetryWaitMs,
               meaning: "Cluster: when a node's document commit conflicts, the longest its store thread keeps the document locked waiting for the retry (normally well under a millisecond; this bounds a stalled service thread).",
               range: 1...60_000),

@@ -133,7 +133,7 @@ extension Hub {
                 return
             }
         case .failed(let reason):
-            logger.error("document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])
+            logLimited(.error, "document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the edit could not be stored; nothing was changed, retry",
                                    retryAfterMs: 1_000)
             for (edit, result) in zip(batch.edits, batch.outcomes) {

@@ -70,7 +70,7 @@ extension Hub {
             let live = waiting.filter { scenes[$0.scene] != nil }
             do throws(PanesError) {
                 if let failure {
-                    logger.error("document load failed", metadata: ["document": "\(id)", "error": "\(failure)"])
+                    logLimited(.error, "document load failed", metadata: ["document": "\(id)", "error": "\(failure)"])
                     throw PanesError(.storageFailed, "the document could not be read from the store; retry")
                 }
                 guard let stored, let record = documents.records[id] else {

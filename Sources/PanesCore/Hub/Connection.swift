@@ -26,4 +26,7 @@ struct PendingConnect: Sendable {
     let identity: Authenticator.Identity
     let handedOver: [Activity]
     var deadline: Millis
+    /// Past its deadline while another node holds the session: the node check (its number)
+    /// that decides between taking the session over (that node is gone) and a fork.
+    var decidingCheck: Int?
 }

@@ -27,6 +27,9 @@ public enum Effect: Sendable, Equatable {
     case load(LoadRequest)
     /// A message to other nodes of the cluster, in order with the store's writes.
     case signal(NodeSignal)
+    /// Ask the shared store now which nodes are gone (a lease run out, or the node's lock
+    /// released with its connection: killed); answered with `ChangeNotice.nodesChecked`.
+    case checkNodes
 }
 
 /// What happens to the hub: transport events, store results, and the passing of time.

@@ -265,6 +265,10 @@ extension Hub {
             } else if elsewhere && liveScenes[session] == nil && pending.deadline > now() {
                 // Still held on another node and still time for it to let go.
                 pendingConnects[session, default: []].append(pending)
+            } else if elsewhere && liveScenes[session] == nil && awaitDecidingCheck(pending, for: session) {
+                // Out of time, but "the holder is alive" is only what this node last heard:
+                // a check made now decides (a node killed a moment ago is found gone).
+                continue
             } else {
                 fork(session, for: pending)
             }

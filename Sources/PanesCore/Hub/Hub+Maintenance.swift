@@ -37,6 +37,9 @@ extension Hub {
         expireFeatures(now: now)
         expireTicketWaits(now: now)
         for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
+        retryRecordLoad(now: now)
+        retryReleases(now: now)
+        checkNodesWhileWaiting(now: now)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
             // Live on another node: that node keeps it active.
@@ -57,7 +60,8 @@ extension Hub {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
-         cluster.sceneShareDeadlines.nextDeadline]
+         cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
+         cluster.releaseRetryAt, cluster.nextCheckAt]
             .compactMap { $0 }.min()
     }
 

@@ -66,6 +66,8 @@ public struct Hub {
     /// the server last stopped, and those that referred to a document that is not stored.
     var recoveredSessions: [SessionID] = []
     public internal(set) var metrics = Metrics()
+    /// Error lines that repeat while the store is away, at most one per kind every 5 s.
+    var logLimits = LogLimiter()
 
     /// Effects produced while handling the current event, in order.
     var effects: [Effect] = []
@@ -291,6 +293,12 @@ public struct Hub {
             "message": "\(error.message)",
         ])
         send(.failure(id, request: request, error), to: connection)
+    }
+
+    /// Logs a line that can repeat for as long as the store is away (each failed read, commit
+    /// or retry), rate-limited (`LogLimiter`).
+    mutating func logLimited(_ level: Logger.Level, _ message: Logger.Message, metadata: Logger.Metadata = [:]) {
+        logLimits.log(logger, level, message, metadata: metadata, now: now())
     }
 
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {

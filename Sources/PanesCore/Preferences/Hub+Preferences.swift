@@ -172,7 +172,7 @@ extension Hub {
             catchUpPreferences(domain, afterConflict: true)
             return
         case .failed(let reason):
-            logger.error("preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
+            logLimited(.error, "preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the change could not be stored; nothing was changed, retry",
                                    retryAfterMs: 1_000)
             answer(writes, outcomes.map { if case .failed = $0 { $0 } else { .failed(error) } }, in: domain, applying: false)
@@ -209,8 +209,8 @@ extension Hub {
         commits.preferenceWriters[domain]?.catchingUp = false
         commits.preferenceWriters[domain]?.afterConflict = false
         if let failure {
-            logger.error("preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
-            if isClustered { cluster.preferenceRetries.push(domain, at: now() + Self.catchUpRetryMs) }
+            logLimited(.error, "preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
+            if isClustered { cluster.preferenceRetries.push(domain, at: now() + cluster.readBackoff.failed()) }
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
             answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)

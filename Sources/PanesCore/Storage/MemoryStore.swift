@@ -18,6 +18,8 @@ public final class MemoryStore: Store {
     private var recordLog: [(sequence: Int64, record: RecordKey)] = []
     private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
     private var nodeLeases: [NodeID: Millis] = [:]
+    /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
+    private var nodeLocks: Set<NodeID> = []
     /// Drags that ended, with their expiry (`endDrag`).
     private var dragEnds: [String: Millis] = [:]
     /// Signals sent through this store, in commit order, for tests to deliver.
@@ -277,7 +279,26 @@ extension MemoryStore: SharedStore {
         let now = now()
         let lapsed = nodeLeases[node].map { $0 < now } ?? false
         nodeLeases[node] = now + Millis(leaseMs)
-        return nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue } + (lapsed ? [node] : [])
+        nodeLocks.insert(node)
+        return expiredNodes(now: now) + (lapsed ? [node] : [])
+    }
+
+    public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        let now = now()
+        for (other, until) in nodeLeases where other != node && until >= now && !nodeLocks.contains(other) {
+            nodeLeases[other] = -1
+        }
+        return expiredNodes(now: now)
+    }
+
+    /// Test hook: the node's connection to the store dropped (its process was killed), so its
+    /// liveness lock is free.
+    public func dropConnection(of node: NodeID) {
+        nodeLocks.remove(node)
+    }
+
+    private func expiredNodes(now: Millis) -> [NodeID] {
+        nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue }
     }
 }
 

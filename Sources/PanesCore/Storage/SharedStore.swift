@@ -32,7 +32,18 @@ public protocol SharedStore: Store {
     /// need not agree), and returns the nodes whose lease has run out, so their sessions
     /// can be taken over. `node` itself is among them when its own lease had run out before
     /// this renewal (it stalled or was cut off): others may have taken its sessions over.
+    ///
+    /// The call also holds `node`'s liveness lock on this store connection (PostgreSQL: a
+    /// session-level advisory lock, taken again whenever the connection is new), which the
+    /// database lets go the moment the connection drops: a killed node's lock is free at once.
     func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// Ends the lease of every other node whose liveness lock is free although its lease runs
+    /// (its connection to the store is gone: the process died), and returns the nodes gone now
+    /// (`heartbeat`'s list, without renewing). A node whose connection lingers (cut off from
+    /// the store, the database not yet aware) keeps its lock and is gone only once its lease is;
+    /// so does a node that has not renewed since the database restarted (`leaseMs`, the lease
+    /// every node keeps, tells when it last renewed).
+    func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
 }
 
 /// A node of a cluster: random at each start, so a restarted node never inherits claims.
@@ -104,6 +115,10 @@ public enum ChangeNotice: Sendable, Equatable {
     /// time it changes: the sessions they held can be taken over; a node missing from a later
     /// set renewed after all.
     case nodesExpired([NodeID])
+    /// The answer to `Effect.checkNodes`: the nodes gone now (`nodesExpired`'s whole set),
+    /// delivered once per check the node ran, changed or not; nil when the store could not
+    /// be asked.
+    case nodesChecked([NodeID]?)
     /// A message another node sent (`NodeSignal`); delivered to every node, each keeps its own.
     case signal(NodeSignal)
     /// This node could not renew its own lease in time: another node may take its sessions

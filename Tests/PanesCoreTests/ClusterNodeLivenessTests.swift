@@ -1,0 +1,152 @@
+@testable import PanesCore
+import Testing
+
+/// A window whose scene ended resumes, never forks, when no other window lives: a release the
+/// store refused is written again, a holder with no scene says so, and a connect waiting for
+/// a node that died is let through as soon as the store shows it gone, not at its lease's end.
+@Suite struct ClusterNodeLivenessTests {
+    static let a = NodeID("a")
+    static let b = NodeID("b")
+
+    static func reply(_ effects: [Effect], to connection: ConnectionID) -> JSONValue? {
+        effects.messages(to: connection).last { $0["type"] == "reply" }
+    }
+
+    static func sessionID(_ result: JSONValue) -> SessionID {
+        SessionID(result["session"]?["persistentIdentifier"]?.stringValue ?? "")
+    }
+
+    /// Two nodes with leases in the store, on b's clock, and a window live on a.
+    static func windowOnA() throws -> (nodes: TwoNodes, tab: ConnectionID, first: JSONValue) {
+        var nodes = TwoNodes()
+        let clock = nodes.b.clock
+        nodes.a.store.now = { clock.now }
+        _ = try nodes.a.store.heartbeat(node: a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        _ = try nodes.a.store.heartbeat(node: b, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        let (tab, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        return (nodes, tab, first)
+    }
+
+    /// The scene ends on a while the store is away: its release fails.
+    static func sceneEndedInAnOutage(_ nodes: inout TwoNodes, _ tab: ConnectionID) {
+        nodes.a.completesCommits = false
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        nodes.a.completeCommits(.failed("the store is unavailable"))
+        nodes.a.completesCommits = true
+    }
+
+    @Test func aReleaseLostInAnOutageIsWrittenAgainAndTheReloadResumes() throws {
+        var (nodes, tab, first) = try Self.windowOnA()
+        Self.sceneEndedInAnOutage(&nodes, tab)
+        // The store is back; the reload reaches b, which finds the session still claimed by a.
+        let reload = nodes.b.open()
+        #expect(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload).isEmpty)
+        // a writes the release again once its backoff is over; b resumes the session.
+        nodes.a.clock.advance(Backoff.sharedStore.minMs)
+        let released = nodes.a.run(.tick)
+        let reply = Self.reply(TwoNodes.deliver(released, to: &nodes.b), to: reload)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["created"] == false)
+        #expect((reply?["result"]?["forkedFrom"] ?? .null) == .null)
+        #expect(Self.sessionID(reply?["result"] ?? .null) == Self.sessionID(first))
+    }
+
+    @Test func aHolderWithNoSceneAnswersNotLiveAndTheAskerResumesAtOnce() throws {
+        var (nodes, tab, first) = try Self.windowOnA()
+        Self.sceneEndedInAnOutage(&nodes, tab)
+        let reload = nodes.b.open()
+        let asked = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
+        // a's store is still catching up: its release is not through, but its answer is.
+        nodes.a.completesCommits = false
+        let answered = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(answered.contains { if case .signal(let s) = $0, case .notLive = s.kind { s.to == Self.b } else { false } })
+        let reply = Self.reply(TwoNodes.deliver(answered, to: &nodes.b), to: reload)
+        #expect(reply?["result"]?["created"] == false, "\(String(describing: reply))")
+        #expect(Self.sessionID(reply?["result"] ?? .null) == Self.sessionID(first))
+        // a's late release conflicts with b's claim and changes nothing.
+        nodes.a.completeCommits()
+        #expect(try nodes.a.store.loadState().claims[Self.sessionID(first)] == SessionClaim(node: Self.b, epoch: 2))
+    }
+
+    @Test func aConnectWaitingOnAHolderKilledAMomentAgoResumesLongBeforeItsLease() throws {
+        var (nodes, _, first) = try Self.windowOnA()
+        let started = nodes.b.clock.now
+        let reload = nodes.b.open()
+        // a is alive when the connect comes: it waits (and b asks a, which never answers).
+        let asked = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
+        #expect(asked.messages(to: reload).isEmpty)
+        #expect(asked.contains(.checkNodes), "the store is asked at once whether a is there")
+        // a is killed: its connection drops, and its lock with it. The next check finds it.
+        nodes.a.store.dropConnection(of: Self.a)
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeCheckIntervalMs))
+        let reply = Self.reply(nodes.b.run(.tick), to: reload)
+        #expect(reply?["result"]?["created"] == false, "\(String(describing: reply))")
+        #expect(Self.sessionID(reply?["result"] ?? .null) == Self.sessionID(first))
+        #expect(nodes.b.clock.now - started < Millis(nodes.b.hub.settings.nodeLeaseMs))
+        #expect(try nodes.b.store.loadState().claims[Self.sessionID(first)] == SessionClaim(node: Self.b, epoch: 2))
+    }
+
+    /// A reload on b of a's window, at its deadline, b's checks slow to come back (a busy
+    /// heartbeat thread): what b did at the deadline, before any check answered.
+    static func reloadAtItsDeadline() throws -> (nodes: TwoNodes, reload: ConnectionID, atDeadline: [Effect]) {
+        var (nodes, _, first) = try windowOnA()
+        nodes.b.completesChecks = false
+        let reload = nodes.b.open()
+        _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))
+        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
+        let atDeadline = nodes.b.run(.tick)
+        return (nodes, reload, atDeadline)
+    }
+
+    @Test func aConnectAtItsDeadlineResumesWhenTheHoldersLeaseEndedUnheard() throws {
+        // b has not heard that a, killed as the connect came, lost its lease (its connection
+        // lingering, its lock held).
+        var (nodes, reload, atDeadline) = try Self.reloadAtItsDeadline()
+        #expect(Self.reply(atDeadline, to: reload) == nil, "no fork before a check made now decides")
+        let reply = Self.reply(nodes.b.completeChecks(), to: reload)
+        #expect(reply?["result"]?["created"] == false, "\(String(describing: reply))")
+        #expect((reply?["result"]?["forkedFrom"] ?? .null) == .null)
+    }
+
+    @Test func aConnectAtItsDeadlineStillForksWhenACheckFindsTheHolderAlive() throws {
+        var (nodes, _, first) = try Self.windowOnA()
+        let duplicate = nodes.b.open()
+        _ = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))
+        // a lives on (it renews), and its window never answered b's probe in time.
+        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
+        _ = try nodes.a.store.heartbeat(node: Self.a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        let reply = Self.reply(nodes.b.run(.tick), to: duplicate)
+        #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
+    }
+
+    @Test func aDeadlineCheckThatCannotReachTheStoreAnswersRetryNotAFork() throws {
+        var (nodes, reload, _) = try Self.reloadAtItsDeadline()
+        let reply = Self.reply(nodes.b.completeChecks(failing: true), to: reload)
+        #expect(reply?["ok"] == false)
+        #expect(reply?["error"]?["code"] == "storage_failed")
+        #expect(reply?["error"]?["retryAfterMs"] != nil)
+    }
+
+    @Test func aRecordReadThatFailsIsTriedAgainAfterABackoffNotAtOnce() {
+        var nodes = TwoNodes()
+        nodes.b.completesLoads = false
+        _ = nodes.b.run(.notice(.records(cursor: .max)))
+        #expect(nodes.b.pendingLoads.count == 1)
+        nodes.b.failLoads("the store is unavailable")
+        #expect(nodes.b.pendingLoads.isEmpty, "not read again at once")
+        // 50 ms, then 100 ms, then 200 ms…
+        for pause in [Millis(50), 100, 200] {
+            nodes.b.clock.advance(pause - 1)
+            _ = nodes.b.run(.tick)
+            #expect(nodes.b.pendingLoads.isEmpty)
+            nodes.b.clock.advance(1)
+            _ = nodes.b.run(.tick)
+            #expect(nodes.b.pendingLoads.count == 1, "read again after \(pause) ms")
+            nodes.b.failLoads("the store is unavailable")
+        }
+        // The listener is back: the store answers, and the read goes at once.
+        _ = nodes.b.run(.notice(.resubscribed))
+        #expect(nodes.b.pendingLoads.contains { if case .recordChanges = $0 { true } else { false } })
+    }
+}
