@@ -183,9 +183,11 @@ storm_session(struct client *c, const char *user, const char *id, const char *se
 	(void)secret;
 	if ((int)c->index < base || !g.resumes)
 		return;
-	if (created)
+	if (created) {
 		forked++;
-	else
+		note_error("client %u: got a new session instead of resuming %s", c->index,
+			   g.resumes[c->index - (uint32_t)base].id);
+	} else
 		resumed++;
 }
 
