@@ -13,6 +13,13 @@
 // it to the service thread and waits there for the hub's retry, which replaces it in the
 // batch. Its outcome (`behind`) has then been handled, so it is not reported again.
 //
+// Quiet persists (bookkeeping no answer waits for: a resumed window's `liveSince`) hold
+// nothing back, so a batch of nothing but them waits up to `quietWriteDelayMs` for company
+// before it commits, and a batch that commits only them is not reported back (there is
+// nothing to release). Work that holds something back ends that wait at once. A reconnect
+// storm's ten thousand session writes then share a few dozen commits (and fsyncs) instead of
+// one commit per window or two, and wake the service thread for none of them.
+//
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
 // thread's alone.
@@ -66,6 +73,12 @@ final class StoreWorker: @unchecked Sendable {
     /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
     private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
     private let checkpointInterval: TimeInterval
+    private let quietDelay: TimeInterval
+    /// The store thread is waiting for company for a batch of quiet persists: more of them
+    /// need not wake it (under the lock).
+    private var waitingForCompany = false
+    /// Something pending holds output back or reads (under the lock): a quiet batch's wait ends.
+    private var pendingIsUrgent = false
     private let policy: StoreFailurePolicy
     /// Persists that failed to commit, kept in order for the next try (`.stall` only), with the
     /// highest durability sequence among them, and when to try next.
@@ -83,6 +96,11 @@ final class StoreWorker: @unchecked Sendable {
         /// quiet persists, which hold nothing back.
         case write(StoreWrite, sequence: UInt64?)
         case load(LoadRequest)
+
+        /// A persist nothing waits for (see the top of the file).
+        var isQuiet: Bool {
+            if case .write(.persist, sequence: nil) = self { true } else { false }
+        }
     }
 
     /// Transactions and writes committed so far, for `/metrics`. Written on the store thread,
@@ -106,7 +124,8 @@ final class StoreWorker: @unchecked Sendable {
         return durations
     }
 
-    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, policy: StoreFailurePolicy = .fatal,
+    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, quietWriteDelayMs: Int = 0,
+         policy: StoreFailurePolicy = .fatal,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
          onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil) {
@@ -117,6 +136,7 @@ final class StoreWorker: @unchecked Sendable {
         self.onFailure = onFailure
         self.onLoaded = onLoaded
         self.checkpointInterval = Double(checkpointIntervalMs) / 1000
+        self.quietDelay = Double(quietWriteDelayMs) / 1000
         self.policy = policy
         if case .stall(let minMs, let maxMs, _) = policy {
             backoff = Backoff(minMs: Millis(minMs), maxMs: Millis(maxMs))
@@ -152,7 +172,8 @@ final class StoreWorker: @unchecked Sendable {
     private func enqueue(_ work: Work) {
         condition.lock()
         pending.append(work)
-        condition.signal()
+        if !work.isQuiet { pendingIsUrgent = true }
+        if !waitingForCompany || pendingIsUrgent { condition.signal() }
         condition.unlock()
     }
 
@@ -186,8 +207,15 @@ final class StoreWorker: @unchecked Sendable {
                     _ = condition.wait(until: retryAt)
                 }
             }
+            if quietDelay > 0, !pending.isEmpty, !pendingIsUrgent, !stopping, stalled.isEmpty {
+                let deadline = Date(timeIntervalSinceNow: quietDelay)
+                waitingForCompany = true
+                while !pendingIsUrgent && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                waitingForCompany = false
+            }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
+            pendingIsUrgent = false
             let isStopping = stopping
             condition.unlock()
             if isStopping && stopRequested == nil { stopRequested = Date() }
@@ -241,7 +269,10 @@ final class StoreWorker: @unchecked Sendable {
                     guard case .commit(let commit) = write else { return nil }
                     return (commit.id, outcomes[commit.id] ?? .failed("no outcome reported"))
                 }
-                onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
+                // Quiet persists and signals release nothing: no need to wake the service thread.
+                if lastSequence != nil || !ordered.isEmpty {
+                    onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
+                }
                 writes.removeAll(keepingCapacity: true)
                 lastSequence = nil
                 return true

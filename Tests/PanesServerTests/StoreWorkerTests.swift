@@ -46,11 +46,14 @@ import Testing
         let durable = Mutex<[UInt64]>([])
         let outcomes = Mutex<[(CommitID, CommitOutcome)]>([])
         let failures = Mutex<[String]>([])
+        /// Reports made at all (a transaction of quiet persists makes none).
+        let reported = Mutex(0)
     }
 
-    func worker(_ store: FlakyStore, _ reports: Reports) -> StoreWorker {
-        StoreWorker(store: store, logger: Logger(label: "test"),
+    func worker(_ store: FlakyStore, _ reports: Reports, quietWriteDelayMs: Int = 0) -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"), quietWriteDelayMs: quietWriteDelayMs,
                     onApplied: { report in
+                        reports.reported.withLock { $0 += 1 }
                         if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
                         reports.outcomes.withLock { $0 += report.outcomes }
                     },
@@ -74,6 +77,41 @@ import Testing
         #expect(store.applied.count == 1, "one transaction for all three batches")
         #expect(store.applied.first?.count == 3)
         #expect(reports.durable.withLock { $0 } == [3])
+    }
+
+    /// Persists nobody waits for (a resumed window's `liveSince`) wait for company: written a
+    /// moment apart, they still share one transaction, and nothing is reported for it.
+    @Test func quietPersistsShareOneTransactionThatIsNotReported() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports, quietWriteDelayMs: 1_000)
+        worker.start()
+        for number in 1...3 {
+            worker.submit(.persist([Self.session(number)]), sequence: nil)
+            Thread.sleep(forTimeInterval: 0.05)  // each alone, were it not for the wait
+        }
+        worker.stop()  // ends the wait: a stopping worker commits what it holds
+        #expect(store.applied.count == 1, "one transaction for the three")
+        #expect(store.applied.first?.count == 3)
+        #expect(reports.reported.withLock { $0 } == 0)
+    }
+
+    /// A write something waits for ends a quiet batch's wait at once, and shares its commit.
+    @Test func aWriteSomethingWaitsForEndsTheWaitAndCommitsWithTheQuietOnes() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports, quietWriteDelayMs: 60_000)
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: nil)
+        Thread.sleep(forTimeInterval: 0.05)
+        worker.submit(.persist([Self.session(2)]), sequence: 1)
+        // Well before the minute is up, or only the stop below could have ended the wait.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while reports.durable.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 } == [1])
+        worker.stop()
+        #expect(store.applied.count == 1)
+        #expect(store.applied.first == [.persist([Self.session(1)]), .persist([Self.session(2)])])
     }
 
     @Test func commitsShareTheTransactionAndEachGetsItsOutcomeInOrder() throws {

@@ -199,8 +199,8 @@ extension Hub {
             "connectionOptions": ["userActivities": .array(handedOver.map(\.json))],
             "restoration": ["status": .string(status.rawValue)],
             "traits": request.traits.json,
-            "server": ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))],
-            "limits": limitsJSON,
+            "server": connectReplyConstants.server,
+            "limits": connectReplyConstants.limits,
         ])
         send(.reply(requestID, result: result), to: connection)
         if let visible = request.visible {
@@ -223,7 +223,7 @@ extension Hub {
     }
 
     /// The limits a client should respect, so it can check before sending.
-    var limitsJSON: JSONValue {
+    static func limitsJSON(_ settings: Settings) -> JSONValue {
         [
             "maxMessageBytes": JSONValue(settings.maxMessageBytes),
             "maxUserInfoBytes": JSONValue(settings.maxUserInfoBytes),

@@ -25,6 +25,8 @@ public struct Hub {
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
+    /// The parts of every `connect` reply that never change (`limits`, `server`), built once.
+    let connectReplyConstants: (limits: JSONValue, server: JSONValue)
     var logger: Logger
 
     var connections: [ConnectionID: Connection] = [:]
@@ -91,6 +93,8 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
+        connectReplyConstants = (limits: Self.limitsJSON(settings),
+                                 server: ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))])
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()

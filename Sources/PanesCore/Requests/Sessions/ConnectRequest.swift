@@ -52,9 +52,12 @@ public struct ConnectRequest: Request, Equatable {
             if let token = try auth.token("token", settings: settings) {
                 credentials = .token(token)
             } else if let name = try auth.string("name", maxLength: 64) {
-                let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-                guard !trimmed.isEmpty else { throw .invalid("auth.name", "must not be empty") }
-                credentials = .name(trimmed)
+                // Leading and trailing whitespace dropped: from the first character that is not
+                // whitespace to the last.
+                guard let first = name.firstIndex(where: { !$0.isWhitespace }),
+                      let last = name.lastIndex(where: { !$0.isWhitespace })
+                else { throw .invalid("auth.name", "must not be empty") }
+                credentials = .name(String(name[first...last]))
             } else {
                 throw .missing("auth.name")
             }
