@@ -26,19 +26,17 @@ public enum JSONCodec {
         }
     }
 
-    /// Parses one JSON text. Duplicate keys are refused: which one wins is not defined. Text
-    /// `JSONReader` settles alone is read by it; anything else (every error included) by jansson.
+    /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined.
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
         if let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
-        if let value = JSONReader.read(bytes) { return .success(value) }
         return janssonDecode(bytes)
     }
 
-    /// jansson's verdict on a text, and its value: what `JSONReader` must agree with.
+    /// jansson's verdict on a text, and its value.
     static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
         var error = json_error_t()
         guard let base = bytes.baseAddress,
