@@ -1,5 +1,6 @@
 // Threading: as the connection's (one thread at a time).
 internal import CLibPQ
+import Foundation
 
 /// Transactions, in libpq's pipeline mode.
 ///
@@ -26,9 +27,12 @@ extension PostgresConnection {
     ///   - isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
     ///   - resolvesLostCommit: when the connection is lost while COMMIT is under way, nobody
     ///     knows whether the transaction committed; with this set, the transaction notes its id
-    ///     first and, on such a loss, reconnects and asks the server (`txid_status`): committed
-    ///     means `body`'s value is returned as if nothing had happened, so a caller never redoes
-    ///     work that is already in (which a retry of the same writes would do twice).
+    ///     first and, on such a loss, reconnects and asks the server (`transactionStatus`):
+    ///     committed means `body`'s value is returned as if nothing had happened, so a caller
+    ///     never redoes work that is already in (which a retry of the same writes would do
+    ///     twice); aborted means the loss is thrown, and nothing was applied. When the server
+    ///     cannot be asked (it is down), `.outcomeUnknown` is thrown with the transaction's id:
+    ///     the caller must neither retry the work nor report it failed before it knows.
     ///
     /// `body` may run twice: when the connection turns out to be lost at the transaction's first
     /// round trip (it died while idle: a server restart, an idle timeout), nothing of it reached
@@ -40,6 +44,7 @@ extension PostgresConnection {
         while true {
             attempt += 1
             var transactionID: Int64?
+            let backend = backendPID
             do {
                 try begin(isolation, onID: resolvesLostCommit ? { transactionID = $0 } : nil)
             } catch {
@@ -59,7 +64,8 @@ extension PostgresConnection {
                 if lostAtBegin, attempt == 1 { continue }
                 throw error
             }
-            try commit(transactionID: transactionID, resolvesLostCommit: resolvesLostCommit)
+            try commit(transactionID: transactionID, resolvesLostCommit: resolvesLostCommit,
+                       backend: backendPID == 0 ? backend : backendPID)
             return value
         }
     }
@@ -175,7 +181,7 @@ extension PostgresConnection {
         }
     }
 
-    private func commit(transactionID: Int64?, resolvesLostCommit: Bool) throws(PostgresError) {
+    private func commit(transactionID: Int64?, resolvesLostCommit: Bool, backend: Int32) throws(PostgresError) {
         do throws(PostgresError) {
             if resolvesLostCommit, transactionID == nil {
                 throw PostgresError(.unexpectedResult, "txid_current() did not answer")
@@ -203,7 +209,18 @@ extension PostgresConnection {
             // whose COMMIT went unanswered is not used again.
             if error.kind == .connection { close() } else { abandon() }
             guard error.kind == .connection, let transactionID else { throw error }
-            guard (try? committed(transactionID)) == true else { throw error }
+            let committed: Bool
+            do {
+                committed = try transactionStatus(transactionID, backend: backend)
+            } catch {
+                var unknown = PostgresError(.outcomeUnknown, "the connection was lost around COMMIT (\(error)), "
+                                                + "and whether transaction \(transactionID) committed cannot be asked now: \(error)")
+                unknown.transactionID = transactionID
+                unknown.backendPID = backend
+                throw unknown
+            }
+            // Aborted: the loss is what happened, and nothing was applied.
+            guard committed else { throw error }
         }
     }
 
@@ -230,11 +247,38 @@ extension PostgresConnection {
         if let handle, PQexitPipelineMode(handle) != 1 { close() }
     }
 
-    /// Whether a transaction of an earlier connection committed, asked on a new one.
-    private func committed(_ transactionID: Int64) throws(PostgresError) -> Bool {
+    /// Whether a transaction of an earlier connection committed (true) or not (false), asked on
+    /// a new connection with `txid_status`. A transaction still "in progress" is one whose server
+    /// process has not noticed yet that its client is gone (COMMIT may even be on its way to it):
+    /// that process is ended, which settles it, and asked again. Throws while the server cannot
+    /// be reached, or still cannot tell.
+    /// - Parameter backend: the server process the transaction ran on.
+    public func transactionStatus(_ transactionID: Int64, backend: Int32?) throws(PostgresError) -> Bool {
         close()
-        let rows = try query("SELECT txid_status($1)", [.int(transactionID)])
-        return rows.count > 0 && rows.text(0, 0) == "committed"
+        if unreachableStatusAsks > 0 {
+            unreachableStatusAsks -= 1
+            throw PostgresError(.connection, "injected: the database cannot be reached to ask about transaction \(transactionID)")
+        }
+        for attempt in 0..<20 {
+            let rows = try query("SELECT txid_status($1)", [.int(transactionID)])
+            switch rows.count > 0 ? rows.text(0, 0) : nil {
+            case "committed": return true
+            case "aborted": return false
+            case "in progress":
+                if attempt == 0, let backend, backend != 0 {
+                    // Only while that process still runs this very transaction (pids are reused).
+                    try query("""
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE pid = $1 AND backend_xid::text::bigint = $2
+                        """, [.int(Int64(backend)), .int(transactionID & 0xFFFF_FFFF)])
+                }
+                usleep(50_000)
+            default:
+                // NULL: too old for the server to remember; never the case for a moment-old one.
+                throw PostgresError(.unexpectedResult, "PostgreSQL does not know whether transaction \(transactionID) committed")
+            }
+        }
+        throw PostgresError(.connection, "transaction \(transactionID) is still in progress on the server")
     }
 
     /// Queues a statement without preparing it (BEGIN, COMMIT: nothing to parse twice).

@@ -164,6 +164,22 @@ public enum PostgresMigrations {
             -- itself (`PostgresStore`).
             ALTER TABLE document_operations DROP CONSTRAINT document_operations_document_fkey;
             """),
+        Step(version: 5, name: "outcomes of requests sent with an idempotencyKey", sql: """
+            -- A keyed request's outcome, written in the transaction of the change it reports, so a
+            -- retry with the same key, through any node, is answered with it. The key is the
+            -- client's bytes. Kept idempotencyRetentionMs, each user's newest
+            -- maxIdempotencyKeysPerUser (pruned every walCheckpointIntervalMs).
+            CREATE TABLE request_records (
+                workspace text COLLATE "C" NOT NULL,
+                user_name text COLLATE "C" NOT NULL,
+                key bytea NOT NULL,
+                fingerprint text NOT NULL,       -- the request's type and a hash of its fields
+                result text NOT NULL,            -- JSON: the reply's result
+                created_at bigint NOT NULL,      -- milliseconds since the epoch
+                PRIMARY KEY (workspace, user_name, key)
+            );
+            CREATE INDEX request_records_by_age ON request_records (created_at);
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -31,6 +31,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Test hook: when set, the next `apply` throws after applying this many of its commands,
     /// inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
+    /// The server process each transaction left unknown ran on, so `resolve` can end it if it
+    /// still holds the transaction open.
+    private var unknownBackends: [Int64: Int32] = [:]
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
@@ -67,15 +70,24 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
-        let (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
+        // What the commits came to, kept out here for a COMMIT whose answer is lost.
+        var decided: [CommitID: CommitOutcome] = [:]
+        let (outcomes, pruned): ([CommitID: CommitOutcome], [DocumentID: Int64])
+        do {
+            (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
             try lockChannels(of: writes)
+            let keys = RecordsFound()
+            let slots = Self.recordedSlots(writes)
+            if !slots.isEmpty { try sendKeyCheck(slots, into: keys) }
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
             for write in writes {
                 switch write {
                 case .persist(let commands):
+                    // Another attempt of the same keyed request was applied first: not again.
+                    guard try keys.found(in: commands, connection).isEmpty else { continue }
                     try self.write(commands, &batch)
                 case .commit(let first):
                     var next: Commit? = first
@@ -91,6 +103,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                         }
                         let version = try known ?? version(of: commit.channel)
                         known = nil
+                        let recorded = try keys.found(in: commit.commands, connection)
+                        guard recorded.isEmpty else {
+                            outcomes[commit.id] = .recorded(recorded)
+                            continue
+                        }
                         guard version == commit.base else {
                             let outcome = try conflict(on: commit, at: version, missed: missed)
                             outcomes[commit.id] = outcome
@@ -118,10 +135,26 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
+            decided = outcomes
             return (outcomes, batch.pruned)
+            }
+        } catch let error as PostgresError where error.kind == .outcomeUnknown {
+            // Nobody may retry these writes nor call them failed until `resolve` knows.
+            guard let transaction = error.transactionID else { throw error }
+            unknownBackends[transaction] = error.backendPID
+            throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, reason: "\(error)")
         }
         notePruned(pruned)
         return outcomes
+    }
+
+    /// Whether a transaction whose COMMIT went unanswered committed: asked on a new connection
+    /// (`PostgresConnection.transactionStatus`). Throws while the database cannot be reached,
+    /// or cannot tell yet.
+    public func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
+        let committed = try connection.transactionStatus(unknown.transaction, backend: unknownBackends[unknown.transaction])
+        unknownBackends[unknown.transaction] = nil
+        return committed
     }
 
     /// Notes where committed prunes stopped. Documents deleted through other nodes leave
@@ -150,6 +183,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
+            for case .recordRequest(let record) in commands { keys.insert(Self.keyLock(record.slot)) }
             // A deletion takes the document's lock: an append (which checks under it that the
             // document is there) is then wholly before it, its log deleted with it, or after it,
             // and finds no document.
@@ -337,6 +371,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
+        case .recordRequest(let record):
+            try writeRecord(record)
+        case .forgetRequestRecords(let slots):
+            try forgetRecords(slots)
+        case .pruneRequestRecords(let before, let keepPerUser):
+            try pruneRecords(before: before, keepPerUser: keepPerUser)
         }
     }
 
@@ -546,7 +586,8 @@ extension StoreCommand {
     var writesRecord: Bool {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag: false
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
+             .forgetRequestRecords, .pruneRequestRecords: false
         }
     }
 }

@@ -85,8 +85,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             for entry in writes {
                 switch entry {
                 case .persist(let commands):
+                    // Another attempt of the same keyed request was applied first: not again.
+                    guard try recorded(in: commands).isEmpty else { continue }
                     try write(commands)
                 case .commit(let commit):
+                    let found = try recorded(in: commit.commands)
+                    guard found.isEmpty else {
+                        outcomes[commit.id] = .recorded(found)
+                        continue
+                    }
                     // One process owns the file, so this holds unless something is wrong; checked
                     // all the same, as every store checks it.
                     guard try version(of: commit.channel) == commit.base else {
@@ -173,6 +180,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
+        case .recordRequest(let record):
+            try writeRecord(record)
+        case .forgetRequestRecords(let slots):
+            try forgetRecords(slots)
+        case .pruneRequestRecords(let before, let keepPerUser):
+            try pruneRecords(before: before, keepPerUser: keepPerUser)
         }
     }
 

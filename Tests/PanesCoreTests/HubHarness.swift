@@ -112,6 +112,7 @@ struct HubHarness {
             case .preferenceChanges(let domain, _): .preferenceChanges(domain, nil, failure: reason)
             case .operations(let id, _): .operations(id, nil, failure: reason)
             case .recordChanges: .recordChanges(nil, failure: reason)
+            case .requestRecords(let slots): .requestRecords(slots, [], failure: reason)
             }
             produced += perform(hub.handle(.loaded(failed)))
         }

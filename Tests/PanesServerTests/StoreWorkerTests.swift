@@ -28,6 +28,9 @@ import Testing
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             try inner.loadDocument(id, retention: retention)
         }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+            try inner.loadRequestRecords(slots)
+        }
         func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
             try inner.loadPreferences(domain)
         }
@@ -196,6 +199,9 @@ import Testing
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
             return try inner.loadDocument(id, retention: retention)
+        }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+            try inner.loadRequestRecords(slots)
         }
         func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {

@@ -144,7 +144,7 @@ import Testing
             tables.append(row.text(at: 0) ?? "")
         }
         #expect(tables == ["document_operations", "document_snapshots", "documents", "preference_domains", "preferences",
-                           "sessions"])
+                           "request_records", "sessions"])
         #expect(try store.connection.integer(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sessions_by_owner'") == 1)
     }

@@ -27,6 +27,7 @@ public struct Settings: Sendable, Equatable {
     public var nodeLeaseMs = 5_000
     public var nodeHeartbeatMs = 1_000
     public var conflictRetryWaitMs = 1_000
+    public var commitOutcomeTimeoutMs = 3_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -58,6 +59,10 @@ public struct Settings: Sendable, Equatable {
     public var jwtClockSkewMs = 30_000
     public var jwtCacheEntries = 10_000
     public var walCheckpointIntervalMs = 60_000
+
+    // Request keys (`idempotencyKey`)
+    public var idempotencyRetentionMs = 600_000
+    public var maxIdempotencyKeysPerUser = 1_000
 
     public init() {}
 
@@ -123,6 +128,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "conflictRetryWaitMs", keyPath: \.conflictRetryWaitMs,
               meaning: "Cluster: when a node's document commit conflicts, the longest its store thread keeps the document locked waiting for the retry (normally well under a millisecond; this bounds a stalled service thread).",
               range: 1...60_000),
+        .init(name: "commitOutcomeTimeoutMs", keyPath: \.commitOutcomeTimeoutMs,
+              meaning: "When the connection to a shared store is lost around a COMMIT, how long the node keeps asking whether it committed before the writes waiting on it are answered `outcome_unknown` (it keeps asking after that, and answers a retry with the same `idempotencyKey` with what happened).",
+              range: 100...600_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
               range: 1_000...Int(Int32.max) * 1_000),
@@ -187,6 +195,12 @@ public struct Settings: Sendable, Equatable {
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
+        .init(name: "idempotencyRetentionMs", keyPath: \.idempotencyRetentionMs,
+              meaning: "How long the outcome of a request sent with an `idempotencyKey` is kept, so that a retry with the same key is answered with it instead of applied again; a retry later than this is a new request.",
+              range: 1_000...(7 * 86_400_000)),
+        .init(name: "maxIdempotencyKeysPerUser", keyPath: \.maxIdempotencyKeysPerUser,
+              meaning: "Outcomes of keyed requests kept per user and workspace; beyond it the oldest are forgotten first (in memory at once, in the store every `walCheckpointIntervalMs`).",
+              range: 1...1_000_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range

@@ -7,6 +7,11 @@ struct CommitState: Sendable {
     var pending: [CommitID: PendingCommit] = [:]
     var preferenceWriters: [PreferenceDomain: ChannelQueue<PreferenceWrite>] = [:]
     var documentWriters: [DocumentID: ChannelQueue<DocumentEdit>] = [:]
+    /// Requests answered `outcome_unknown` whose commit's real outcome has not come yet: the
+    /// reply it brings is not sent again (`Hub.send`), though a keyed one still records it.
+    var answered: Set<ReplyRef> = []
+    /// Commits answered `outcome_unknown` (`Hub.commitOutcomeUnknown`), until their outcome comes.
+    var unresolved: Set<CommitID> = []
 
     mutating func makeID() -> CommitID {
         nextID += 1

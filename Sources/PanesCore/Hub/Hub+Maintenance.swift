@@ -35,6 +35,7 @@ extension Hub {
             }
         }
         expireFeatures(now: now)
+        expireRequestKeys(now: now)
         expireTicketWaits(now: now)
         for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
         for (deadline, id) in idleDeadlines.popDue(now: now) {
@@ -57,7 +58,7 @@ extension Hub {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
-         cluster.sceneShareDeadlines.nextDeadline]
+         cluster.sceneShareDeadlines.nextDeadline, requestKeys.nextDeadline]
             .compactMap { $0 }.min()
     }
 

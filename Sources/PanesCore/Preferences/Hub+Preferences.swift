@@ -106,6 +106,10 @@ extension Hub {
                     } else {
                         commands.append(.removePreference(domain, keyPath: write.key.string, version: version))
                     }
+                    // Its key's record goes in the same commit: a retry through any node finds it.
+                    if let record = commitRecord(write.context, result: ["version": .int(version), "changed": true]) {
+                        commands.append(record)
+                    }
                 }
                 outcomes.append(outcome)
             } catch {
@@ -176,6 +180,26 @@ extension Hub {
             let error = PanesError(.storageFailed, "the change could not be stored; nothing was changed, retry",
                                    retryAfterMs: 1_000)
             answer(writes, outcomes.map { if case .failed = $0 { $0 } else { .failed(error) } }, in: domain, applying: false)
+        case .recorded(let records):
+            // Some of these writes were applied through another node already (a retry of a
+            // request whose reply was lost): they are answered from their records, and the
+            // others go again.
+            let found = Dictionary(records.map { ($0.slot, $0) }, uniquingKeysWith: { first, _ in first })
+            var again: [PreferenceWrite] = []
+            for write in writes {
+                if let slot = write.context.key, let record = found[slot] {
+                    answerFromStore(write.context, request: write.type, record)
+                } else {
+                    again.append(write)
+                }
+            }
+            commits.preferenceWriters[domain, default: ChannelQueue()].waiting.insert(contentsOf: again, at: 0)
+            // What that node wrote to the domain is read before the rest go again.
+            catchUpPreferences(domain, afterConflict: false)
+            return
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
         }
         if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
         startPreferenceBatch(domain)

@@ -20,6 +20,8 @@ public final class MemoryStore: Store {
     private var nodeLeases: [NodeID: Millis] = [:]
     /// Drags that ended, with their expiry (`endDrag`).
     private var dragEnds: [String: Millis] = [:]
+    /// Outcomes of keyed requests (`recordRequest`).
+    private var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
@@ -46,7 +48,12 @@ public final class MemoryStore: Store {
             preferences: preferences,
             documents: documents.values.map(\.record)
                 .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
-            recordCursor: recordSequence, claims: claims)
+            recordCursor: recordSequence, claims: claims,
+            requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) })
+    }
+
+    public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+        slots.compactMap { requestRecords[$0] }
     }
 
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
@@ -81,11 +88,18 @@ public final class MemoryStore: Store {
             for write in writes {
                 switch write {
                 case .persist(let commands):
+                    // Another attempt of the same keyed request was applied first: not again.
+                    guard recorded(in: commands).isEmpty else { continue }
                     for command in commands { try apply(command) }
                 case .commit(let commit):
                     var next: Commit? = commit
                     while let commit = next {
                         next = nil
+                        let found = recorded(in: commit.commands)
+                        guard found.isEmpty else {
+                            outcomes[commit.id] = .recorded(found)
+                            continue
+                        }
                         guard version(of: commit.channel) == commit.base else {
                             let outcome = conflict(on: commit)
                             outcomes[commit.id] = outcome
@@ -112,6 +126,13 @@ public final class MemoryStore: Store {
         }
         undo.removeAll()
         return outcomes
+    }
+
+    /// The stored records of the keys these commands record.
+    private func recorded(in commands: [StoreCommand]) -> [RequestRecord] {
+        commands.compactMap { command in
+            if case .recordRequest(let record) = command { requestRecords[record.slot] } else { nil }
+        }
     }
 
     /// A conflict on a document carries the operations after the commit's base, as a shared
@@ -209,6 +230,24 @@ public final class MemoryStore: Store {
             remember(id, in: \.documents)
             documents[id] = nil
             logRecord(.document(id))
+        case .recordRequest(let record):
+            remember(record.slot, in: \.requestRecords)
+            requestRecords[record.slot] = record
+        case .forgetRequestRecords(let keys):
+            for key in keys where requestRecords[key.slot].map({ $0.at <= key.at }) == true {
+                remember(key.slot, in: \.requestRecords)
+                requestRecords[key.slot] = nil
+            }
+        case .pruneRequestRecords(let before, let keepPerUser):
+            var byOwner: [OwnerKey: [RequestRecord]] = [:]
+            for record in requestRecords.values { byOwner[record.slot.owner, default: []].append(record) }
+            for records in byOwner.values {
+                let newestFirst = records.sorted { $0.at > $1.at }
+                for (index, record) in newestFirst.enumerated() where record.at < before || index >= keepPerUser {
+                    remember(record.slot, in: \.requestRecords)
+                    requestRecords[record.slot] = nil
+                }
+            }
         }
     }
 

@@ -36,6 +36,21 @@ public enum StoreCommand: Sendable, Equatable {
     /// Used in a commit on `.drag(id)` at base 0 (shared stores; a single node orders its drops
     /// itself, and its store ignores it).
     case endDrag(String, expiresAt: Millis)
+
+    // Request keys (`idempotencyKey`): what a retry of a keyed request is answered with.
+
+    /// Keeps a keyed request's outcome, in the transaction of the change it reports. A key is
+    /// recorded once: a persist that records a key already stored is left out whole (another
+    /// attempt of the request was applied first), and a commit that does is not written
+    /// (`CommitOutcome.recorded`).
+    case recordRequest(RequestRecord)
+    /// Forgets these records (each only as recorded then, not one recorded anew since): the
+    /// hub forgot them (past `idempotencyRetentionMs`, or beyond `maxIdempotencyKeysPerUser`),
+    /// so a request with one of their keys is a new request.
+    case forgetRequestRecords([RecordedKey])
+    /// Forgets the records made before `before`, and each user's beyond the newest
+    /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
+    case pruneRequestRecords(before: Millis, keepPerUser: Int)
 }
 
 /// How long a shared store keeps a drag's ending: well past its expiry, after which no node
@@ -72,6 +87,10 @@ public enum LoadRequest: Sendable, Equatable {
     case operations(DocumentID, after: Int64)
     /// Shared stores: sessions, claims and document records written after `cursor`.
     case recordChanges(after: Int64)
+    /// The records of these request keys, where stored: another node (or an earlier run) may
+    /// have answered a request this node is asked again. Needs no order with this node's writes:
+    /// the hub holds its own keys.
+    case requestRecords([RequestKeySlot])
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -86,4 +105,6 @@ public enum LoadResult: Sendable, Equatable {
     /// Nil operations: the document is gone or its log was compacted past the revision.
     case operations(DocumentID, [StoredOperation]?, failure: String? = nil)
     case recordChanges(RecordChanges?, failure: String? = nil)
+    /// The records found among those asked for (none for a key not stored).
+    case requestRecords([RequestKeySlot], [RequestRecord], failure: String? = nil)
 }

@@ -1,0 +1,218 @@
+import Logging
+
+/// Request keys (`idempotencyKey`): a state-changing request sent again with the same key is
+/// answered with the first attempt's outcome instead of being applied again.
+///
+/// - A keyed request's successful outcome is recorded in the store in the same transaction as
+///   its change (in the request's own persist, or in its channel commit), and held here for
+///   `idempotencyRetentionMs`, at most `maxIdempotencyKeysPerUser` per user. So a record never
+///   reports a change that did not commit, and no committed change lacks its record.
+/// - A retry that arrives while the first attempt is in flight here waits for it and gets the
+///   same answer, error included. After an error nothing was applied, so a later retry is
+///   handled as a new request.
+/// - In a cluster, a key this node does not hold may have been answered by another node: it is
+///   looked up in the store before the request is handled (`Idempotency.recorded`), or the
+///   request's commit is refused by the store (`Idempotency.recordedByCommit`). The store also
+///   leaves out a held write whose key another node recorded meanwhile.
+/// - A request answered `outcome_unknown` stays in flight until the store knows what became of
+///   its commit; retries wait for that, each up to `commitOutcomeTimeoutMs`.
+extension Hub {
+    /// Screens a keyed request before it is handled: answers a retry, refuses a reused key, or
+    /// puts it to wait.
+    /// - Returns: the key's slot when the request is to be handled now (it is in flight from
+    ///   now on); nil when it was taken care of here.
+    mutating func screenKeyed(_ request: ClientRequest, owner: OwnerKey, on connection: ConnectionID)
+        -> (handle: Bool, slot: RequestKeySlot?) {
+        guard let key = request.key, let fingerprint = request.fingerprint else { return (true, nil) }
+        let type = Swift.type(of: request.request)
+        let slot = RequestKeySlot(owner: owner, key: key)
+        let screening = requestKeys.screen(slot, fingerprint: fingerprint, request: request, connection: connection,
+                                           lookUpFirst: isClustered && type.idempotency == .recorded, now: now(),
+                                           settings: settings)
+        forgetInStore()
+        switch screening {
+        case .handle:
+            requestKeys.begin(slot, fingerprint: fingerprint, origin: ReplyRef(connection: connection, id: request.id),
+                              type: type, turn: turn, mark: effects.count)
+            return (true, slot)
+        case .replay(let record):
+            metrics.requestsReplayed += 1
+            replay(request, record, on: connection)
+        case .reused:
+            fail(request.id, request: request.type, PanesError(
+                .idempotencyKeyReused, "this `idempotencyKey` was used for another request; use a new key for a new request",
+                field: "idempotencyKey"), to: connection)
+        case .wait:
+            holdConnect(request, on: connection)
+        case .lookUp(let first):
+            holdConnect(request, on: connection)
+            if first { effects.append(.load(.requestRecords([slot]))) }
+        }
+        return (false, nil)
+    }
+
+    /// A `connect` that waits (for its first attempt, or a look-up) holds the requests sent
+    /// behind it, as any connect that waits does.
+    private mutating func holdConnect(_ request: ClientRequest, on connection: ConnectionID) {
+        guard request.request is ConnectRequest, case .awaitingConnect? = connections[connection]?.phase else { return }
+        connections[connection]?.phase = .probing(SessionID(""))
+    }
+
+    /// Answers a retry with what its first attempt was answered. A `connect` is made again on
+    /// the session the first one attached (with a new secret: only its hash is kept).
+    mutating func replay(_ request: ClientRequest, _ record: RequestRecord, on connection: ConnectionID) {
+        logger.debug("request answered from its key", metadata: ["connection": "\(connection)", "request": "\(request.type)"])
+        guard var connect = request.request as? ConnectRequest else {
+            send(.reply(request.id, result: record.result), to: connection)
+            return
+        }
+        do throws(PanesError) {
+            guard let replay = ConnectRequest.Replay(record.result) else {
+                throw PanesError(.internalError, "the recorded connect cannot be read", retryAfterMs: 1_000)
+            }
+            connect.replay = replay
+            try self.connect(connect, requestID: request.id, on: connection)
+        } catch {
+            fail(request.id, request: request.type, error, to: connection)
+        }
+    }
+
+    /// A reply is about to leave: if it answers a keyed request in flight, its outcome is
+    /// recorded (with the request's change) and its waiting retries are answered the same.
+    /// - Returns: whether the reply must not be sent (its request was answered already).
+    mutating func replyLeaving(_ message: ServerMessage, to connection: ConnectionID) -> Bool {
+        guard let id = message.replyTo else { return false }
+        let ref = ReplyRef(connection: connection, id: id)
+        let suppressed = commits.answered.remove(ref) != nil
+        if let slot = requestKeys.slot(answeredBy: ref), let entry = requestKeys.entry(slot) {
+            switch message {
+            case .reply(_, let result):
+                let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint,
+                                           result: entry.type.recordedResult(result), at: now())
+                if !entry.recordedInCommit { recordDurably(record, entry) }
+                redispatch(requestKeys.succeeded(slot, record: record, settings: settings, now: now()))
+                forgetInStore()
+            case .failure(_, let request, let error):
+                let waiters = error.code == .outcomeUnknown ? requestKeys.unresolved(slot) : requestKeys.failed(slot)
+                for waiter in waiters { answerWaiter(waiter, request: request, error) }
+            case .event:
+                break
+            }
+        }
+        return suppressed
+    }
+
+    /// Puts the record in the request's own last persist when it made one in this turn (one
+    /// transaction for both); otherwise in a persist of its own, ahead of the reply.
+    private mutating func recordDurably(_ record: RequestRecord, _ entry: RequestKeyState.InFlight) {
+        if entry.turn == turn, entry.mark <= effects.count,
+           let index = effects[entry.mark...].lastIndex(where: { if case .persist = $0 { true } else { false } }),
+           case .persist(let commands) = effects[index] {
+            effects[index] = .persist(commands + [.recordRequest(record)])
+            return
+        }
+        effects.append(.persist([.recordRequest(record)]))
+    }
+
+    private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
+        if waiter.request.request is ConnectRequest, case .probing? = connections[waiter.connection]?.phase {
+            connections[waiter.connection]?.phase = .awaitingConnect
+        }
+        fail(waiter.request.id, request: request ?? waiter.request.type, error, to: waiter.connection)
+    }
+
+    /// Requests to handle again at the end of this event (a retry whose first attempt has just
+    /// been answered, a request whose key was looked up): not in the middle of what answered it.
+    private mutating func redispatch(_ waiters: [RequestKeyState.Waiter]) {
+        redispatching += waiters.map { ($0.request, $0.connection) }
+    }
+
+    /// Handles the requests `redispatch` set aside.
+    mutating func handleRedispatched() {
+        while !redispatching.isEmpty {
+            let waiting = redispatching
+            redispatching = []
+            for (request, connection) in waiting {
+                guard connections[connection] != nil else { continue }
+                if request.request is ConnectRequest, case .probing? = connections[connection]?.phase {
+                    connections[connection]?.phase = .awaitingConnect
+                }
+                dispatch(request, on: connection)
+            }
+        }
+    }
+
+    /// A look-up of keys in the store came back.
+    mutating func requestRecordsLoaded(_ slots: [RequestKeySlot], _ records: [RequestRecord], failure: String?) {
+        if let failure {
+            logger.error("request keys could not be looked up", metadata: ["error": "\(failure)"])
+            let error = PanesError(.storageFailed, "the request key could not be looked up in the store; nothing was "
+                                       + "applied, retry", retryAfterMs: 1_000)
+            for waiter in requestKeys.lookUpFailed(slots) { answerWaiter(waiter, request: nil, error) }
+            return
+        }
+        redispatch(requestKeys.lookedUp(slots, found: records, settings: settings, now: now()))
+    }
+
+    /// Retries that waited on an unresolved request past `commitOutcomeTimeoutMs`, and records
+    /// that left the window; the store's records are pruned every `walCheckpointIntervalMs`.
+    mutating func expireRequestKeys(now: Millis) {
+        for waiter in requestKeys.overdueWaiters(now: now) {
+            answerWaiter(waiter, request: nil, Self.outcomeUnknown("still unknown"))
+        }
+        let prune = requestKeys.expire(now: now, settings: settings)
+        forgetInStore()
+        if prune {
+            effects.append(.persistQuietly([.pruneRequestRecords(
+                before: now - Millis(settings.idempotencyRetentionMs), keepPerUser: settings.maxIdempotencyKeysPerUser)]))
+        }
+    }
+
+    /// What this node forgot (`idempotencyRetentionMs`, `maxIdempotencyKeysPerUser`) is
+    /// forgotten in the store too, ahead of any later write with the same key, which is then a
+    /// new request there as here.
+    private mutating func forgetInStore() {
+        let forgotten = requestKeys.takeForgotten()
+        if !forgotten.isEmpty { effects.append(.persistQuietly([.forgetRequestRecords(forgotten)])) }
+    }
+
+    /// The answer to a write whose commit's outcome is not known yet.
+    static func outcomeUnknown(_ reason: String) -> PanesError {
+        PanesError(.outcomeUnknown, "the store lost its connection around the commit and cannot tell yet whether the "
+                       + "change was applied (\(reason)); send the request again with the same `idempotencyKey` to learn "
+                       + "what happened: it is applied at most once", retryAfterMs: 1_000)
+    }
+}
+
+extension Hub {
+    /// A keyed request that will never be answered, having applied nothing (its connection went
+    /// before its connect could attach, say): the retries waiting for it are handled as new.
+    mutating func abandonKeyed(_ ref: ReplyRef) {
+        commits.answered.remove(ref)
+        guard let slot = requestKeys.slot(answeredBy: ref) else { return }
+        redispatch(requestKeys.failed(slot))
+    }
+
+    /// The record a keyed write's commit carries (`Idempotency.recordedByCommit`), its result
+    /// known before the commit: nil for a write without a key in flight.
+    mutating func commitRecord(_ context: RequestContext, result: JSONValue) -> StoreCommand? {
+        guard let slot = context.key, let entry = requestKeys.entry(slot),
+              entry.origin == ReplyRef(connection: context.connection, id: context.id) else { return nil }
+        requestKeys.recordsInCommit(slot)
+        return .recordRequest(RequestRecord(slot: slot, fingerprint: entry.fingerprint,
+                                            result: entry.type.recordedResult(result), at: now()))
+    }
+
+    /// A commit refused because a key it records was recorded first elsewhere: the request is
+    /// answered with what that record says, or refused if the key was for another request.
+    mutating func answerFromStore(_ context: RequestContext, request: String, _ record: RequestRecord) {
+        guard let slot = context.key, let entry = requestKeys.entry(slot), entry.fingerprint == record.fingerprint else {
+            fail(context.id, request: request, PanesError(
+                .idempotencyKeyReused, "this `idempotencyKey` was used for another request; use a new key for a new request",
+                field: "idempotencyKey"), to: context.connection)
+            return
+        }
+        metrics.requestsReplayed += 1
+        send(.reply(context.id, result: record.result), to: context.connection)
+    }
+}

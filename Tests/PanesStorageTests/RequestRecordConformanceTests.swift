@@ -1,0 +1,79 @@
+import PanesCore
+import Testing
+
+/// Outcomes of keyed requests (`StoreCommand.recordRequest`), on every store: kept with the
+/// change they report, found by their exact bytes, recorded once.
+@Suite struct RequestRecordConformanceTests {
+    static func record(_ key: String, user: String = "zoë", at: Millis = 1_700_000_000_000,
+                       result: JSONValue = ["document": ["id": "doc_1", "title": "Plan ✍️ \"Q3\""]]) -> RequestRecord {
+        RequestRecord(slot: RequestKeySlot(owner: OwnerKey(workspace: "acme", user: user), key: RequestKey(key)),
+                      fingerprint: "createDocument:40:0123456789abcdef", result: result, at: at)
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func recordsRoundTripByTheirExactBytes(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let composed = Self.record("caf\u{E9}", at: 1)
+        let decomposed = Self.record("cafe\u{301}", at: 2, result: ["version": 3, "changed": true])
+        let odd = Self.record("nul\u{0}and 🪟 \"quotes\"", at: 3, result: [:])
+        let bob = Self.record("caf\u{E9}", user: "bob", at: 4)
+        try store.apply([.recordRequest(composed), .recordRequest(decomposed), .recordRequest(odd), .recordRequest(bob)])
+
+        #expect(try store.reloaded().requestRecords == [composed, decomposed, odd, bob])
+        #expect(try store.store.loadRequestRecords([decomposed.slot]) == [decomposed])
+        #expect(try store.store.loadRequestRecords([odd.slot, Self.record("absent").slot]) == [odd])
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aPersistRecordingAKeyAlreadyRecordedIsLeftOutWhole(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let first = Self.record("k1")
+        try store.apply([.createDocument(Fixtures.document(id: "doc_1"), text: "a"), .recordRequest(first)])
+        // The same request applied again (a retry through another node, a held write): nothing of it.
+        var again = Self.record("k1", at: 1_700_000_000_999, result: ["document": ["id": "doc_2"]])
+        again = RequestRecord(slot: again.slot, fingerprint: again.fingerprint, result: again.result, at: again.at)
+        _ = try store.store.apply([
+            .persist([.createDocument(Fixtures.document(id: "doc_2"), text: "b"), .recordRequest(again)]),
+            .persist([.putSession(Fixtures.bareSession(id: "s1"))]),
+        ])
+        let state = try store.reloaded()
+        #expect(state.documents.map(\.id.rawValue) == ["doc_1"], "the second document was left out")
+        #expect(state.sessions.map(\.id.rawValue) == ["s1"], "and nothing else of the batch")
+        #expect(state.requestRecords == [first], "the first record stands")
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aCommitRecordingAKeyAlreadyRecordedIsRefusedWithTheRecord(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let domain = Fixtures.adaDomain
+        let recorded = Self.record("p1", user: "ada", result: ["version": 1, "changed": true])
+        let commit = Commit(id: CommitID(1), channel: .preferences(domain), base: 0, commands: [
+            .putPreference(domain, keyPath: "k", value: 1, version: 1), .recordRequest(recorded)])
+        #expect(try store.store.apply([.commit(commit)])[CommitID(1)] == .committed)
+        // A retry of it, made on version 1 or on the version it was made on: refused, with the record.
+        for base: Int64 in [0, 1] {
+            let retry = Commit(id: CommitID(2), channel: .preferences(domain), base: base, commands: [
+                .putPreference(domain, keyPath: "k", value: 1, version: base + 1),
+                .recordRequest(Self.record("p1", user: "ada", at: 5))])
+            #expect(try store.store.apply([.commit(retry)])[CommitID(2)] == .recorded([recorded]))
+        }
+        #expect(try store.reloaded().preferences[domain]?.version == 1)
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func forgettingARecordLeavesOneRecordedAnewAndPruningKeepsTheNewest(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let old = Self.record("a", at: 10)
+        try store.apply([.recordRequest(old), .recordRequest(Self.record("b", at: 20)),
+                         .recordRequest(Self.record("c", at: 30)), .recordRequest(Self.record("d", user: "bob", at: 5))])
+        // Forgotten as recorded at 10, while it was recorded anew at 40 (a new request): stays.
+        try store.apply([.forgetRequestRecords([RecordedKey(slot: old.slot, at: 10)])])
+        let renewed = Self.record("a", at: 40)
+        try store.apply([.recordRequest(renewed)])
+        try store.apply([.forgetRequestRecords([RecordedKey(slot: old.slot, at: 10)])])
+        #expect(try store.reloaded().requestRecords.map(\.at) == [5, 20, 30, 40])
+        // Older than 6 go, and beyond each user's newest two.
+        try store.apply([.pruneRequestRecords(before: 6, keepPerUser: 2)])
+        #expect(try store.reloaded().requestRecords.map(\.at) == [30, 40])
+    }
+}
