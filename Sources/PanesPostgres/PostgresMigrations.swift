@@ -169,13 +169,16 @@ public enum PostgresMigrations {
             -- retry with the same key, through any node, is answered with it. The key is the
             -- client's bytes. Kept idempotencyRetentionMs, each user's newest
             -- maxIdempotencyKeysPerUser (pruned every walCheckpointIntervalMs).
+            -- A row with `result` NULL is a node's reservation of the key (`node`): it handles the
+            -- request, and no other node's attempt of it is written meanwhile.
             CREATE TABLE request_records (
                 workspace text COLLATE "C" NOT NULL,
                 user_name text COLLATE "C" NOT NULL,
                 key bytea NOT NULL,
                 fingerprint text NOT NULL,       -- the request's type and a hash of its fields
-                result text NOT NULL,            -- JSON: the reply's result
+                result text,                     -- JSON: the reply's result; NULL while reserved
                 created_at bigint NOT NULL,      -- milliseconds since the epoch
+                node text,                       -- the node holding the reservation
                 PRIMARY KEY (workspace, user_name, key)
             );
             CREATE INDEX request_records_by_age ON request_records (created_at);

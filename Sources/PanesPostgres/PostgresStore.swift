@@ -78,7 +78,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
             try lockChannels(of: writes)
-            let keys = RecordsFound()
+            let keys = KeysFound()
             let slots = Self.recordedSlots(writes)
             if !slots.isEmpty { try sendKeyCheck(slots, into: keys) }
             var outcomes: [CommitID: CommitOutcome] = [:]
@@ -86,9 +86,16 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             for write in writes {
                 switch write {
                 case .persist(let commands):
-                    // Another attempt of the same keyed request was applied first: not again.
-                    guard try keys.found(in: commands, connection).isEmpty else { continue }
+                    // Another attempt of the same keyed request was applied first (or another
+                    // node's attempt holds the key): not again, and the writer is told.
+                    let (found, heldElsewhere) = try keys.conflicts(in: commands, connection)
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+                    guard found.isEmpty && !heldElsewhere else {
+                        for report in reports { outcomes[report] = .recorded(found) }
+                        continue
+                    }
                     try self.write(commands, &batch)
+                    for report in reports { outcomes[report] = .committed }
                 case .commit(let first):
                     var next: Commit? = first
                     // A retry's base is checked against the version its conflict read (the lock is held).
@@ -103,9 +110,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                         }
                         let version = try known ?? version(of: commit.channel)
                         known = nil
-                        let recorded = try keys.found(in: commit.commands, connection)
+                        let (recorded, heldElsewhere) = try keys.conflicts(in: commit.commands, connection)
                         guard recorded.isEmpty else {
                             outcomes[commit.id] = .recorded(recorded)
+                            continue
+                        }
+                        guard !heldElsewhere else {
+                            outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt")
                             continue
                         }
                         guard version == commit.base else {
@@ -183,7 +194,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
-            for case .recordRequest(let record) in commands { keys.insert(Self.keyLock(record.slot)) }
+            for command in commands { if let (slot, _) = Self.keyWrite(command) { keys.insert(Self.keyLock(slot)) } }
             // A deletion takes the document's lock: an append (which checks under it that the
             // document is there) is then wholly before it, its log deleted with it, or after it,
             // and finds no document.
@@ -372,7 +383,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
         case .recordRequest(let record):
-            try writeRecord(record)
+            try writeRecord(record, node: nil)
+        case .recordKeyedRequest(let record, let node, _):
+            try writeRecord(record, node: node)
+        case .releaseRequestKey(let slot, let node):
+            try releaseKey(slot, node: node)
         case .forgetRequestRecords(let slots):
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
@@ -587,7 +602,7 @@ extension StoreCommand {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .forgetRequestRecords, .pruneRequestRecords: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords: false
         }
     }
 }

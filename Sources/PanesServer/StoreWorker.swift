@@ -98,12 +98,10 @@ final class StoreWorker: @unchecked Sendable {
         /// Its commits were reported `.unknown` already.
         var reported = false
 
-        /// Each commit's outcome, in the order written, should the transaction have committed.
+        /// Each commit's outcome (and each keyed persist's), in the order written, should the
+        /// transaction have committed.
         var committedOutcomes: [(CommitID, CommitOutcome)] {
-            writes.compactMap { write in
-                guard case .commit(let commit) = write else { return nil }
-                return (commit.id, unknown.outcomes[commit.id] ?? .failed("no outcome reported"))
-            }
+            StoreWorker.reported(writes).map { ($0, unknown.outcomes[$0] ?? .failed("no outcome reported")) }
         }
 
         var commitIDs: [CommitID] {
@@ -273,10 +271,7 @@ final class StoreWorker: @unchecked Sendable {
                 committedWrites += writes.count
                 durations.observe(nanoseconds: committedAt - started)
                 condition.unlock()
-                let ordered = writes.compactMap { write -> (CommitID, CommitOutcome)? in
-                    guard case .commit(let commit) = write else { return nil }
-                    return (commit.id, outcomes[commit.id] ?? .failed("no outcome reported"))
-                }
+                let ordered = Self.reported(writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
                 onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
                 writes.removeAll(keepingCapacity: true)
                 lastSequence = nil
@@ -416,8 +411,9 @@ final class StoreWorker: @unchecked Sendable {
     private func retryStalled() {
         guard !stalled.isEmpty, Date() >= retryAt else { return }
         let started = DispatchTime.now().uptimeNanoseconds
+        let outcomes: [CommitID: CommitOutcome]
         do {
-            _ = try store.apply(stalled)
+            outcomes = try store.apply(stalled)
         } catch let unknown as CommitOutcomeUnknown {
             // The retry's own COMMIT went unanswered: held and asked about like any other.
             let held = stalled
@@ -442,9 +438,11 @@ final class StoreWorker: @unchecked Sendable {
         stalledCount = 0
         condition.unlock()
         let durable = stalledSequence
+        // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
+        let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
         stalled.removeAll()
         stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
+        onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
     }
 
     /// A load refused because the store cannot be reached.
@@ -456,7 +454,8 @@ final class StoreWorker: @unchecked Sendable {
         case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
         case .operations(let id, _): return .operations(id, nil, failure: failure)
         case .recordChanges: return .recordChanges(nil, failure: failure)
-        case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
+        case .reserveRequestKeys(let keys, _): return .requestKeysReserved(keys, [:], failure: failure)
+        case .records: return .records(nil, failure: failure)
         }
     }
 
@@ -510,6 +509,19 @@ final class StoreWorker: @unchecked Sendable {
 }
 
 extension StoreWorker {
+    /// What a transaction reports an outcome for, in the order written: each commit, and each
+    /// keyed persist of a cluster node (`StoreCommand.recordKeyedRequest`).
+    static func reported(_ writes: [StoreWrite]) -> [CommitID] {
+        writes.flatMap { write -> [CommitID] in
+            switch write {
+            case .commit(let commit): [commit.id]
+            case .persist(let commands):
+                commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+            case .signal: []
+            }
+        }
+    }
+
     /// Puts each resolved commit's retry in its place (or takes it out when there was none).
     static func replace(_ resolved: [CommitID: Commit?], in writes: inout [StoreWrite]) {
         writes = writes.compactMap { write in

@@ -24,8 +24,13 @@ extension SQLiteStore {
     /// part of (another attempt of the request was applied first).
     func recorded(in commands: [StoreCommand]) throws(SQLiteError) -> [RequestRecord] {
         var found: [RequestRecord] = []
-        for case .recordRequest(let record) in commands {
-            if let stored = try storedRecord(record.slot) { found.append(stored) }
+        for command in commands {
+            switch command {
+            case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
+                if let stored = try storedRecord(record.slot) { found.append(stored) }
+            default:
+                continue
+            }
         }
         return found
     }

@@ -86,7 +86,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 switch entry {
                 case .persist(let commands):
                     // Another attempt of the same keyed request was applied first: not again.
-                    guard try recorded(in: commands).isEmpty else { continue }
+                    let found = try recorded(in: commands)
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+                    for report in reports { outcomes[report] = found.isEmpty ? .committed : .recorded(found) }
+                    guard found.isEmpty else { continue }
                     try write(commands)
                 case .commit(let commit):
                     let found = try recorded(in: commit.commands)
@@ -180,8 +183,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
-        case .recordRequest(let record):
+        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
+            // One node: nothing to reserve, so nothing another node holds.
             try writeRecord(record)
+        case .releaseRequestKey:
+            break
         case .forgetRequestRecords(let slots):
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):

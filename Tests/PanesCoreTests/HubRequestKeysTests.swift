@@ -266,13 +266,41 @@ import Testing
         let created = nodes.a.request(onA, "createDocument", ["title": "Plan", "idempotencyKey": "x1"])
         let (onB, _) = nodes.b.connect()
         let sent = nodes.b.send(onB, "createDocument", ["title": "Plan", "idempotencyKey": "x1"])
-        #expect(sent.contains { if case .load(.requestRecords) = $0 { true } else { false } }, "looked up first")
+        #expect(sent.contains { if case .load(.reserveRequestKeys) = $0 { true } else { false } }, "looked up first")
         let retry = sent.messages(to: onB).last { $0["type"] == "reply" }
         #expect(retry?["result"] == created["result"])
         #expect(try nodes.a.store.loadState().documents.count == 1)
         // A new key on b is looked up too, found nowhere, and applied.
         #expect(nodes.b.request(onB, "createDocument", ["title": "New", "idempotencyKey": "x2"])["ok"] == true)
         #expect(try nodes.a.store.loadState().documents.count == 2)
+    }
+
+    /// The first attempt is held on a node cut off from the database; its client, disconnected,
+    /// retries through another node, which takes the key over and applies it. When the first
+    /// node's write comes, the store leaves it out, and that node undoes what it had applied.
+    @Test func aHeldAttemptLosesToTheRetryThroughAnotherNodeAndIsUndone() throws {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        nodes.a.holdsPersists = true
+        let sent = nodes.a.send(onA, "createDocument", ["title": "Plan", "idempotencyKey": "held-1"])
+        #expect(sent.messages(to: onA).count { $0["type"] == "reply" } == 1, "answered, held behind its persist")
+        #expect(nodes.a.hub.documentCounts.stored == 1, "applied here, not stored")
+        nodes.a.run(.closed(onA, abnormal: true))
+        let (onB, _) = nodes.b.connect()
+        let retry = nodes.b.request(onB, "createDocument", ["title": "Plan", "idempotencyKey": "held-1"])
+        #expect(retry["ok"] == true)
+        #expect(try nodes.b.store.loadState().documents.count == 1)
+        // The database is back for a: its write is left out and undone.
+        nodes.a.releasePersists()
+        let stored = try nodes.a.store.loadState().documents
+        #expect(stored.map(\.id.rawValue) == [retry["result"]?["document"]?["id"]?.stringValue].compactMap { $0 },
+                "one document: the retry's")
+        // a holds what the store holds once it has read b's record too.
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        #expect(nodes.a.hub.documentCounts.stored == 1)
+        let (again, _) = nodes.a.connect()
+        let listed = nodes.a.request(again, "observeDocuments")["result"]?["documents"]?.arrayValue ?? []
+        #expect(listed.map { $0["id"] } == [retry["result"]?["document"]?["id"] ?? .null])
     }
 
     @Test func aPreferenceRetryThroughAnotherNodeIsAnsweredFromTheRecordItsCommitMeets() throws {

@@ -76,4 +76,66 @@ import Testing
         try store.apply([.pruneRequestRecords(before: 6, keepPerUser: 2)])
         #expect(try store.reloaded().requestRecords.map(\.at) == [30, 40])
     }
+
+    // MARK: Reservations (shared stores)
+
+    /// A node reserves a key before it handles a request it does not know: free, it is its
+    /// own; recorded, it gets the record; held by another live node, it is told so; held by a
+    /// node whose lease ran out, it takes it over.
+    @Test(arguments: StoreKind.shared)
+    func aKeyIsReservedByOneLiveNodeAtATime(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        let store = harness.shared
+        let (a, b, dead) = (NodeID("node-a"), NodeID("node-b"), NodeID("node-dead"))
+        _ = try store.heartbeat(node: a, leaseMs: 60_000)
+        _ = try store.heartbeat(node: b, leaseMs: 60_000)
+        _ = try store.heartbeat(node: dead, leaseMs: -1_000)
+        let free = KeyReservation(slot: Self.record("free").slot, fingerprint: "f", at: 1)
+        let byDead = KeyReservation(slot: Self.record("dead").slot, fingerprint: "f", at: 1)
+        #expect(try store.reserveRequestKeys([free], node: a) == [free.slot: .reserved])
+        #expect(try store.reserveRequestKeys([free], node: a) == [free.slot: .reserved], "its own already")
+        #expect(try store.reserveRequestKeys([free], node: b) == [free.slot: .reservedElsewhere(a)])
+        #expect(try store.reserveRequestKeys([byDead], node: dead) == [byDead.slot: .reserved])
+        #expect(try store.reserveRequestKeys([byDead], node: b) == [byDead.slot: .reserved], "taken over from a dead node")
+        let recorded = Self.record("done")
+        try harness.apply([.recordRequest(recorded)])
+        let done = KeyReservation(slot: recorded.slot, fingerprint: "f", at: 2)
+        #expect(try store.reserveRequestKeys([done], node: b) == [done.slot: .recorded(recorded)])
+        // Given up, it is free for anyone.
+        try harness.apply([.releaseRequestKey(free.slot, node: a)])
+        #expect(try store.reserveRequestKeys([free], node: b) == [free.slot: .reserved])
+        #expect(try store.loadState().requestRecords == [recorded], "reservations are not records")
+    }
+
+    /// The write a held attempt of a request makes, once another node reserved its key (a
+    /// retry through that node), is left out whole and says so; the reserving node's own write
+    /// goes in over its reservation.
+    @Test(arguments: StoreKind.shared)
+    func aHeldAttemptLosesToTheNodeThatReservedItsKey(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        let store = harness.shared
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try store.heartbeat(node: b, leaseMs: 60_000)
+        let key = Self.record("k")
+        #expect(try store.reserveRequestKeys([KeyReservation(slot: key.slot, fingerprint: key.fingerprint, at: 1)], node: b)
+                    == [key.slot: .reserved])
+        // a held this attempt while it was cut off; it comes now.
+        let held = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_a"), text: ""),
+                                              .recordKeyedRequest(key, node: a, report: CommitID(1))])])
+        #expect(held[CommitID(1)] == .recorded([]))
+        let own = RequestRecord(slot: key.slot, fingerprint: key.fingerprint, result: ["document": ["id": "doc_b"]], at: 2)
+        let mine = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_b"), text: ""),
+                                              .recordKeyedRequest(own, node: b, report: CommitID(2))])])
+        #expect(mine[CommitID(2)] == .committed)
+        // Now recorded: a's attempt again is left out, with the record.
+        let again = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_c"), text: ""),
+                                               .recordKeyedRequest(key, node: a, report: CommitID(3))])])
+        #expect(again[CommitID(3)] == .recorded([own]))
+        let state = try harness.reloaded()
+        #expect(state.documents.map(\.id.rawValue) == ["doc_b"])
+        #expect(state.requestRecords == [own])
+        let read = try store.loadRecords(sessions: [SessionID("gone")], documents: [DocumentID("doc_a"), DocumentID("doc_b")])
+        #expect(read.missingDocuments == [DocumentID("doc_a")] && read.documents.keys.map(\.rawValue) == ["doc_b"])
+        #expect(read.missingSessions == [SessionID("gone")])
+    }
 }

@@ -46,4 +46,7 @@ enum PendingCommit: Sendable {
     case dragExpiry(DragState.Drag)
     /// A refresh of a session live nowhere, written at the record revision it was made on.
     case refresh(SceneSession, RefreshRetry)
+    /// A persist carrying a keyed request's record (`recordKeyedRequest`), its commands kept to
+    /// undo them should the store leave it out.
+    case keyedWrite(RequestKeySlot, [StoreCommand])
 }

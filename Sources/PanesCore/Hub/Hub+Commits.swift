@@ -41,6 +41,8 @@ extension Hub {
             expiryCommitted(drag, outcome)
         case .refresh(let session, let retry):
             refreshCommitted(session, retry, outcome)
+        case .keyedWrite(let slot, let commands):
+            keyedWriteCommitted(slot, commands, outcome)
         }
     }
 
@@ -92,7 +94,7 @@ extension Hub {
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }
             abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))
-        case .claim(_, _, nil), .dragExpiry:
+        case .claim(_, _, nil), .dragExpiry, .keyedWrite:
             break
         case .dragEnd(_, let ending):
             fail(ending.context.id, request: ending.kind.request, error, to: ending.context.connection)

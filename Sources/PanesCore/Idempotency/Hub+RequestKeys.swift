@@ -10,10 +10,16 @@ import Logging
 /// - A retry that arrives while the first attempt is in flight here waits for it and gets the
 ///   same answer, error included. After an error nothing was applied, so a later retry is
 ///   handled as a new request.
-/// - In a cluster, a key this node does not hold may have been answered by another node: it is
-///   looked up in the store before the request is handled (`Idempotency.recorded`), or the
-///   request's commit is refused by the store (`Idempotency.recordedByCommit`). The store also
-///   leaves out a held write whose key another node recorded meanwhile.
+/// - In a cluster, a key this node does not hold may have been answered by another node, or
+///   have an attempt in flight there. The key is reserved for this node in the shared store
+///   before the request is handled (`Idempotency.recorded`): found recorded, the request is
+///   answered from the record; reserved by another live node, it is answered `outcome_unknown`
+///   (the other attempt's outcome is not known here). Once reserved, the store writes no other
+///   node's attempt of it: an older attempt held on a node cut off from the database is left
+///   out when it comes, and that node undoes in memory what it had applied
+///   (`keyedWriteCommitted`). A preference write needs no reservation: its commit is refused by
+///   the store when the key is recorded (`Idempotency.recordedByCommit`), and a failure of it
+///   is `outcome_unknown`, since another node may hold an attempt of it.
 /// - A request answered `outcome_unknown` stays in flight until the store knows what became of
 ///   its commit; retries wait for that, each up to `commitOutcomeTimeoutMs`.
 extension Hub {
@@ -46,7 +52,10 @@ extension Hub {
             holdConnect(request, on: connection)
         case .lookUp(let first):
             holdConnect(request, on: connection)
-            if first { effects.append(.load(.requestRecords([slot]))) }
+            if first, let node {
+                effects.append(.load(.reserveRequestKeys([KeyReservation(slot: slot, fingerprint: fingerprint, at: now())],
+                                                         node: node)))
+            }
         }
         return (false, nil)
     }
@@ -93,7 +102,15 @@ extension Hub {
                 redispatch(requestKeys.succeeded(slot, record: record, settings: settings, now: now()))
                 forgetInStore()
             case .failure(_, let request, let error):
-                let waiters = error.code == .outcomeUnknown ? requestKeys.unresolved(slot) : requestKeys.failed(slot)
+                var waiters: [RequestKeyState.Waiter]
+                if error.code == .outcomeUnknown {
+                    waiters = requestKeys.unresolved(slot)
+                } else {
+                    let failed = requestKeys.failed(slot)
+                    waiters = failed.waiters
+                    // Nothing was applied: the key is free again, for a retry through any node.
+                    if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+                }
                 for waiter in waiters { answerWaiter(waiter, request: request, error) }
             case .event:
                 break
@@ -104,14 +121,23 @@ extension Hub {
 
     /// Puts the record in the request's own last persist when it made one in this turn (one
     /// transaction for both); otherwise in a persist of its own, ahead of the reply.
+    /// In a cluster the record is written over this node's reservation, and the store reports
+    /// whether the persist went in (`keyedWriteCommitted`).
     private mutating func recordDurably(_ record: RequestRecord, _ entry: RequestKeyState.InFlight) {
-        if entry.turn == turn, entry.mark <= effects.count,
-           let index = effects[entry.mark...].lastIndex(where: { if case .persist = $0 { true } else { false } }),
-           case .persist(let commands) = effects[index] {
-            effects[index] = .persist(commands + [.recordRequest(record)])
-            return
+        var index: Int?
+        if entry.turn == turn, entry.mark <= effects.count {
+            index = effects[entry.mark...].lastIndex { if case .persist = $0 { true } else { false } }
         }
-        effects.append(.persist([.recordRequest(record)]))
+        var commands: [StoreCommand] = []
+        if let index, case .persist(let made) = effects[index] { commands = made }
+        if let node {
+            let id = commits.makeID()
+            commits.pending[id] = .keyedWrite(record.slot, commands)
+            commands.append(.recordKeyedRequest(record, node: node, report: id))
+        } else {
+            commands.append(.recordRequest(record))
+        }
+        if let index { effects[index] = .persist(commands) } else { effects.append(.persist(commands)) }
     }
 
     private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
@@ -142,16 +168,71 @@ extension Hub {
         }
     }
 
-    /// A look-up of keys in the store came back.
-    mutating func requestRecordsLoaded(_ slots: [RequestKeySlot], _ records: [RequestRecord], failure: String?) {
+    /// A reservation of keys in the shared store came back.
+    mutating func requestKeysReserved(_ keys: [KeyReservation], _ outcomes: [RequestKeySlot: KeyReservationOutcome],
+                                      failure: String?) {
         if let failure {
-            logger.error("request keys could not be looked up", metadata: ["error": "\(failure)"])
-            let error = PanesError(.storageFailed, "the request key could not be looked up in the store; nothing was "
-                                       + "applied, retry", retryAfterMs: 1_000)
-            for waiter in requestKeys.lookUpFailed(slots) { answerWaiter(waiter, request: nil, error) }
+            // Whether an earlier attempt of the request (through another node) was applied
+            // cannot be told: not "nothing was applied".
+            logger.error("request keys could not be reserved", metadata: ["error": "\(failure)"])
+            let error = Self.outcomeUnknown("the request key could not be looked up in the store")
+            for waiter in requestKeys.lookUpFailed(keys.map(\.slot)) { answerWaiter(waiter, request: nil, error) }
             return
         }
-        redispatch(requestKeys.lookedUp(slots, found: records, settings: settings, now: now()))
+        let sorted = requestKeys.reserved(outcomes, settings: settings, now: now())
+        redispatch(sorted.again)
+        let error = Self.outcomeUnknown("an earlier attempt of this request is in flight on another node")
+        for waiter in sorted.elsewhere { answerWaiter(waiter, request: nil, error) }
+    }
+
+    /// The store's word on a keyed persist of this node (`recordKeyedRequest`): in, or left out
+    /// because another attempt of the request was applied (or holds the key) first. Left out,
+    /// what this node applied of it in memory is undone by reading those records back.
+    mutating func keyedWriteCommitted(_ slot: RequestKeySlot, _ commands: [StoreCommand], _ outcome: CommitOutcome) {
+        guard case .recorded(let found) = outcome else { return }
+        logger.warning("a held write was left out: another attempt of its request was applied first; undoing it here",
+                       metadata: ["key": "\(slot)"])
+        requestKeys.lostToAnotherAttempt(slot, found: found.first, settings: settings, now: now())
+        var sessionIDs: [SessionID] = [], documentIDs: [DocumentID] = []
+        for command in commands {
+            switch command {
+            case .putSession(let session): sessionIDs.append(session.id)
+            case .deleteSession(let id), .claimSession(let id, _): sessionIDs.append(id)
+            case .createDocument(let record, _): documentIDs.append(record.id)
+            case .renameDocument(let id, _), .deleteDocument(let id): documentIDs.append(id)
+            default: break
+            }
+        }
+        guard !sessionIDs.isEmpty || !documentIDs.isEmpty else { return }
+        effects.append(.load(.records(sessions: sessionIDs, documents: documentIDs)))
+    }
+
+    /// Records read back after a write was left out: what the store holds replaces what this
+    /// node made of them, and what it does not hold is forgotten.
+    mutating func recordsRead(_ read: RecordsRead?, failure: String?) {
+        guard let read else {
+            logger.error("records to undo a left-out write could not be read", metadata: ["error": "\(failure ?? "?")"])
+            return
+        }
+        var owners: Set<OwnerKey> = []
+        for id in read.missingSessions where sessions[id] != nil {
+            forgetRevisions(of: id)
+            discard(id, animation: .standard, reason: "its write was left out for another attempt", persisted: true)
+        }
+        for (id, session) in read.sessions.sorted(by: { $0.key < $1.key }) {
+            let known = sessions[id] != nil
+            // This node's copy counts for nothing: the store's is the truth.
+            forgetRevisions(of: id)
+            guard let taken = take(session) else { continue }
+            if !known {
+                sessionsByOwner[taken.owner, default: []].insert(id)
+                idleDeadlines.push(id, at: taken.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            }
+            owners.insert(taken.owner)
+        }
+        for id in read.missingDocuments { forgetRemotelyDeleted(id) }
+        for (_, record) in read.documents.sorted(by: { $0.key < $1.key }) { takeRemoteRecord(record) }
+        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
     }
 
     /// Retries that waited on an unresolved request past `commitOutcomeTimeoutMs`, and records
@@ -190,7 +271,9 @@ extension Hub {
     mutating func abandonKeyed(_ ref: ReplyRef) {
         commits.answered.remove(ref)
         guard let slot = requestKeys.slot(answeredBy: ref) else { return }
-        redispatch(requestKeys.failed(slot))
+        let failed = requestKeys.failed(slot)
+        if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+        redispatch(failed.waiters)
     }
 
     /// The record a keyed write's commit carries (`Idempotency.recordedByCommit`), its result

@@ -22,6 +22,9 @@ struct RequestKeyState: Sendable {
         var recordedInCommit = false
         /// Answered `outcome_unknown`: the outcome comes later, and retries wait for it.
         var unresolved = false
+        /// Its key is reserved in the shared store for this node (`SharedStore.reserveRequestKeys`),
+        /// to be given up if it fails.
+        var reserved = false
         var waiters: [Waiter] = []
     }
 
@@ -49,8 +52,9 @@ struct RequestKeyState: Sendable {
     private var inFlight: [RequestKeySlot: InFlight] = [:]
     private var byReply: [ReplyRef: RequestKeySlot] = [:]
     private var lookingUp: [RequestKeySlot: [Waiter]] = [:]
-    /// Keys looked up and not found: their next request is handled without looking again.
-    private var notStored: Set<RequestKeySlot> = []
+    /// Keys reserved for this node in the shared store and not yet handled: their next request
+    /// is handled without asking again.
+    private var reserved: Set<RequestKeySlot> = []
     /// Recorded keys by when they leave the window, and each owner's in the order recorded
     /// (for `maxIdempotencyKeysPerUser`).
     private var expiries = DeadlineQueue<RequestKeySlot>()
@@ -97,7 +101,7 @@ struct RequestKeyState: Sendable {
             inFlight[slot] = entry
             return .wait(unresolved: entry.unresolved)
         }
-        if lookUpFirst, notStored.remove(slot) == nil {
+        if lookUpFirst, !reserved.contains(slot) {
             lookingUp[slot, default: []].append(Waiter(request: request, connection: connection))
             return .lookUp(first: lookingUp[slot]!.count == 1)
         }
@@ -106,26 +110,33 @@ struct RequestKeyState: Sendable {
 
     mutating func begin(_ slot: RequestKeySlot, fingerprint: String, origin: ReplyRef, type: any Request.Type,
                         turn: UInt64, mark: Int) {
-        inFlight[slot] = InFlight(fingerprint: fingerprint, origin: origin, type: type, turn: turn, mark: mark)
+        var entry = InFlight(fingerprint: fingerprint, origin: origin, type: type, turn: turn, mark: mark)
+        entry.reserved = reserved.remove(slot) != nil
+        inFlight[slot] = entry
         byReply[origin] = slot
     }
 
-    /// A look-up came back: the requests that waited for it, to be handled again; a key not
-    /// found is handled without looking again.
-    mutating func lookedUp(_ slots: [RequestKeySlot], found: [RequestRecord], settings: Settings,
-                           now: Millis) -> [Waiter] {
-        var waiting: [Waiter] = []
-        let records = Dictionary(found.map { ($0.slot, $0) }, uniquingKeysWith: { first, _ in first })
-        for slot in slots {
+    /// A reservation came back: the requests that waited for it, to be handled again (a key
+    /// reserved here is then handled, a recorded one answered from its record), and those to
+    /// tell that another node has an attempt in flight.
+    mutating func reserved(_ outcomes: [RequestKeySlot: KeyReservationOutcome], settings: Settings,
+                           now: Millis) -> (again: [Waiter], elsewhere: [Waiter]) {
+        var again: [Waiter] = []
+        var elsewhere: [Waiter] = []
+        for (slot, outcome) in outcomes {
             guard let waiters = lookingUp.removeValue(forKey: slot) else { continue }
-            if let record = records[slot], record.at + Millis(settings.idempotencyRetentionMs) > now {
+            switch outcome {
+            case .reserved:
+                reserved.insert(slot)
+                again += waiters
+            case .recorded(let record):
                 remember(record, settings: settings, now: now)
-            } else {
-                notStored.insert(slot)
+                again += waiters
+            case .reservedElsewhere:
+                elsewhere += waiters
             }
-            waiting += waiters
         }
-        return waiting
+        return (again, elsewhere)
     }
 
     /// A failed look-up: its requests, to be answered with the failure.
@@ -167,10 +178,17 @@ struct RequestKeyState: Sendable {
 
     /// The request failed, so nothing was applied: its retries get the same answer, and a
     /// later one is a new request.
-    mutating func failed(_ slot: RequestKeySlot) -> [Waiter] {
-        guard let entry = inFlight.removeValue(forKey: slot) else { return [] }
+    mutating func failed(_ slot: RequestKeySlot) -> (waiters: [Waiter], reserved: Bool) {
+        guard let entry = inFlight.removeValue(forKey: slot) else { return ([], false) }
         byReply[entry.origin] = nil
-        return entry.waiters
+        return (entry.waiters, entry.reserved)
+    }
+
+    /// A held write of this key was left out by the store: another attempt of the request
+    /// was applied. What this node recorded of it is forgotten, and the store's record held.
+    mutating func lostToAnotherAttempt(_ slot: RequestKeySlot, found: RequestRecord?, settings: Settings, now: Millis) {
+        if recorded.removeValue(forKey: slot) != nil { heldCount[slot.owner, default: 1] -= 1 }
+        if let found { remember(found, settings: settings, now: now) }
     }
 
     /// Answered `outcome_unknown`: it stays in flight until its real outcome comes; the retries

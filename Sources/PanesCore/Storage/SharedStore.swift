@@ -33,6 +33,56 @@ public protocol SharedStore: Store {
     /// can be taken over. `node` itself is among them when its own lease had run out before
     /// this renewal (it stalled or was cut off): others may have taken its sessions over.
     func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// Reserves request keys for `node` before it handles their requests, in a transaction of
+    /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
+    /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
+    /// attempt in flight); otherwise it is reserved for `node` (a dead node's reservation is
+    /// taken over). Once reserved, no other node's attempt of the request is written (see
+    /// `StoreCommand.recordKeyedRequest`), so a retry through this node and an older attempt
+    /// held elsewhere never both apply.
+    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID) throws -> [RequestKeySlot: KeyReservationOutcome]
+    /// These sessions and document records as stored (absent when not stored).
+    func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
+}
+
+/// A key a node asks to reserve, with the request's fingerprint.
+public struct KeyReservation: Sendable, Equatable {
+    public let slot: RequestKeySlot
+    public let fingerprint: String
+    public let at: Millis
+
+    public init(slot: RequestKeySlot, fingerprint: String, at: Millis) {
+        self.slot = slot
+        self.fingerprint = fingerprint
+        self.at = at
+    }
+}
+
+/// What became of a key a node asked to reserve.
+public enum KeyReservationOutcome: Sendable, Equatable {
+    /// Reserved for the node: it handles the request, and only its attempt can be written.
+    case reserved
+    /// Answered already: the record says how.
+    case recorded(RequestRecord)
+    /// Another node, alive, has an attempt of the request in flight.
+    case reservedElsewhere(NodeID)
+}
+
+/// Sessions and document records as stored, read by id.
+public struct RecordsRead: Sendable, Equatable {
+    public var sessions: [SessionID: SceneSession]
+    public var documents: [DocumentID: DocumentRecord]
+    /// Asked for and not stored.
+    public var missingSessions: [SessionID]
+    public var missingDocuments: [DocumentID]
+
+    public init(sessions: [SessionID: SceneSession] = [:], documents: [DocumentID: DocumentRecord] = [:],
+                missingSessions: [SessionID] = [], missingDocuments: [DocumentID] = []) {
+        self.sessions = sessions
+        self.documents = documents
+        self.missingSessions = missingSessions
+        self.missingDocuments = missingDocuments
+    }
 }
 
 /// A node of a cluster: random at each start, so a restarted node never inherits claims.

@@ -72,11 +72,17 @@ extension Store {
             } catch {
                 return .recordChanges(nil, failure: "\(error)")
             }
-        case .requestRecords(let slots):
+        case .reserveRequestKeys(let keys, let node):
             do {
-                return .requestRecords(slots, try loadRequestRecords(slots))
+                return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node))
             } catch {
-                return .requestRecords(slots, [], failure: "\(error)")
+                return .requestKeysReserved(keys, [:], failure: "\(error)")
+            }
+        case .records(let sessions, let documents):
+            do {
+                return .records(try shared().loadRecords(sessions: sessions, documents: documents))
+            } catch {
+                return .records(nil, failure: "\(error)")
             }
         }
     }

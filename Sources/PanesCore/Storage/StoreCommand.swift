@@ -44,6 +44,16 @@ public enum StoreCommand: Sendable, Equatable {
     /// attempt of the request was applied first), and a commit that does is not written
     /// (`CommitOutcome.recorded`).
     case recordRequest(RequestRecord)
+    /// `recordRequest` for a node of a cluster, whose key it reserved first
+    /// (`SharedStore.reserveRequestKeys`): written over that reservation. A persist carrying it
+    /// is left out whole when the key is recorded already, or reserved by another node (an
+    /// older attempt held on a node cut off from the database, which lost to a retry through
+    /// another), and either way the outcome is reported under `report`: `.committed`, or
+    /// `.recorded` with the records found, so the node can undo what it applied in memory.
+    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID)
+    /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
+    /// retry through any node can go ahead.
+    case releaseRequestKey(RequestKeySlot, node: NodeID)
     /// Forgets these records (each only as recorded then, not one recorded anew since): the
     /// hub forgot them (past `idempotencyRetentionMs`, or beyond `maxIdempotencyKeysPerUser`),
     /// so a request with one of their keys is a new request.
@@ -87,10 +97,13 @@ public enum LoadRequest: Sendable, Equatable {
     case operations(DocumentID, after: Int64)
     /// Shared stores: sessions, claims and document records written after `cursor`.
     case recordChanges(after: Int64)
-    /// The records of these request keys, where stored: another node (or an earlier run) may
-    /// have answered a request this node is asked again. Needs no order with this node's writes:
-    /// the hub holds its own keys.
-    case requestRecords([RequestKeySlot])
+    /// Shared stores: reserves request keys this node does not hold for `node`, before their
+    /// requests are handled (`SharedStore.reserveRequestKeys`). Needs no order with this node's
+    /// writes: the hub holds its own keys.
+    case reserveRequestKeys([KeyReservation], node: NodeID)
+    /// Shared stores: these sessions and document records as stored now (nil: not stored), to
+    /// undo what a write the store left out had applied in memory.
+    case records(sessions: [SessionID], documents: [DocumentID])
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -105,6 +118,7 @@ public enum LoadResult: Sendable, Equatable {
     /// Nil operations: the document is gone or its log was compacted past the revision.
     case operations(DocumentID, [StoredOperation]?, failure: String? = nil)
     case recordChanges(RecordChanges?, failure: String? = nil)
-    /// The records found among those asked for (none for a key not stored).
-    case requestRecords([RequestKeySlot], [RequestRecord], failure: String? = nil)
+    /// What became of each key asked for.
+    case requestKeysReserved([KeyReservation], [RequestKeySlot: KeyReservationOutcome], failure: String? = nil)
+    case records(RecordsRead?, failure: String? = nil)
 }
