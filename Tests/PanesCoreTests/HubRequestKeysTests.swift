@@ -303,6 +303,25 @@ import Testing
         #expect(listed.map { $0["id"] } == [retry["result"]?["document"]?["id"] ?? .null])
     }
 
+    /// On a node of a cluster a keyed preference write the store could not take is not told
+    /// "nothing was applied": an earlier attempt of it may be in flight on another node. It is
+    /// `outcome_unknown`, and its retry is handled as a new attempt (not left waiting).
+    @Test func aKeyedPreferenceWriteTheStoreCouldNotTakeIsOutcomeUnknownInACluster() throws {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        nodes.a.completesCommits = false
+        let write: [String: JSONValue] = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "down-1"]
+        nodes.a.send(onA, "setPreference", write)
+        let failed = nodes.a.completeCommits(.failed("the database is down"))
+        #expect(failed.messages(to: onA).last?.errorCode == "outcome_unknown")
+        nodes.a.completesCommits = true
+        #expect(nodes.a.request(onA, "setPreference", write)["result"] == ["version": 1, "changed": true])
+        // Without a key, nothing of it was applied: said so.
+        nodes.a.completesCommits = false
+        nodes.a.send(onA, "setPreference", ["domain": "user", "keyPath": "k", "value": 2])
+        #expect(nodes.a.completeCommits(.failed("down")).messages(to: onA).last?.errorCode == "storage_failed")
+    }
+
     @Test func aPreferenceRetryThroughAnotherNodeIsAnsweredFromTheRecordItsCommitMeets() throws {
         var nodes = TwoNodes()
         let (onA, _) = nodes.a.connect()

@@ -12,6 +12,9 @@ struct CommitState: Sendable {
     var answered: Set<ReplyRef> = []
     /// Commits answered `outcome_unknown` (`Hub.commitOutcomeUnknown`), until their outcome comes.
     var unresolved: Set<CommitID> = []
+    /// Replies being sent `outcome_unknown` because their commit's outcome comes later (not
+    /// because of an attempt elsewhere): a keyed one stays in flight until then.
+    var outcomeLater: Set<ReplyRef> = []
 
     mutating func makeID() -> CommitID {
         nextID += 1

@@ -63,6 +63,11 @@ extension Hub {
         func answered(_ context: RequestContext) {
             commits.answered.insert(ReplyRef(connection: context.connection, id: context.id))
         }
+        /// `outcome_unknown` to a request whose real outcome this commit brings later.
+        func unknown(_ context: RequestContext, _ request: String) {
+            commits.outcomeLater.insert(ReplyRef(connection: context.connection, id: context.id))
+            fail(context.id, request: request, error, to: context.connection)
+        }
         switch pending {
         case .preferences(_, let writes, let outcomes):
             for (write, outcome) in zip(writes, outcomes) {
@@ -71,7 +76,7 @@ extension Hub {
                 case .unchanged(let version):
                     send(.reply(write.context.id, result: ["version": .int(version), "changed": false]),
                          to: write.context.connection)
-                case .changed: fail(write.context.id, request: write.type, error, to: write.context.connection)
+                case .changed: unknown(write.context, write.type)
                 }
                 answered(write.context)
             }
@@ -82,7 +87,7 @@ extension Hub {
                 case .duplicate(let revision):
                     send(.reply(edit.context.id, result: ["revision": .int(revision), "opId": .string(edit.opId),
                                                           "duplicate": true]), to: edit.context.connection)
-                case .applied: fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+                case .applied: unknown(edit.context, EditRequest.type)
                 }
                 answered(edit.context)
             }
@@ -97,10 +102,10 @@ extension Hub {
         case .claim(_, _, nil), .dragExpiry, .keyedWrite:
             break
         case .dragEnd(_, let ending):
-            fail(ending.context.id, request: ending.kind.request, error, to: ending.context.connection)
+            unknown(ending.context, ending.kind.request)
             answered(ending.context)
         case .refresh(_, let retry):
-            fail(retry.context.id, request: RefreshRequest.type, error, to: retry.context.connection)
+            unknown(retry.context, RefreshRequest.type)
             answered(retry.context)
         }
     }

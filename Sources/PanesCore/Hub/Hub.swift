@@ -267,7 +267,8 @@ public struct Hub {
     mutating func send(_ message: ServerMessage, to connection: ConnectionID) {
         // A reply to a keyed request records its outcome; one to a request answered already
         // (`outcome_unknown`) does not go out again.
-        if !requestKeys.isIdle || !commits.answered.isEmpty, replyLeaving(message, to: connection) { return }
+        if !requestKeys.isIdle || !commits.answered.isEmpty || !commits.outcomeLater.isEmpty,
+           replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
     }

@@ -93,6 +93,7 @@ extension Hub {
         guard let id = message.replyTo else { return false }
         let ref = ReplyRef(connection: connection, id: id)
         let suppressed = commits.answered.remove(ref) != nil
+        defer { commits.outcomeLater.remove(ref) }
         if let slot = requestKeys.slot(answeredBy: ref), let entry = requestKeys.entry(slot) {
             switch message {
             case .reply(_, let result):
@@ -103,7 +104,8 @@ extension Hub {
                 forgetInStore()
             case .failure(_, let request, let error):
                 var waiters: [RequestKeyState.Waiter]
-                if error.code == .outcomeUnknown {
+                if error.code == .outcomeUnknown, commits.outcomeLater.remove(ref) != nil {
+                    // Its commit's real outcome comes later: it stays in flight until then.
                     waiters = requestKeys.unresolved(slot)
                 } else {
                     let failed = requestKeys.failed(slot)
@@ -255,6 +257,17 @@ extension Hub {
     private mutating func forgetInStore() {
         let forgotten = requestKeys.takeForgotten()
         if !forgotten.isEmpty { effects.append(.persistQuietly([.forgetRequestRecords(forgotten)])) }
+    }
+
+    /// What a write the store could not take is told. `storage_failed` says nothing was
+    /// applied; in a cluster a keyed write without a reservation (a preference write) cannot
+    /// say so of its request: an earlier attempt of it through another node may still commit
+    /// (its outcome unknown there). So it is told `outcome_unknown`, and its retry with the key
+    /// finds out.
+    func storeFailure(_ error: PanesError, for context: RequestContext) -> PanesError {
+        guard isClustered, context.key != nil else { return error }
+        return Self.outcomeUnknown("the store could not take it now, and an earlier attempt of it may have been "
+                                       + "through another node")
     }
 
     /// The answer to a write whose commit's outcome is not known yet.

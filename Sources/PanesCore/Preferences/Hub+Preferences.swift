@@ -179,7 +179,9 @@ extension Hub {
             logger.error("preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the change could not be stored; nothing was changed, retry",
                                    retryAfterMs: 1_000)
-            answer(writes, outcomes.map { if case .failed = $0 { $0 } else { .failed(error) } }, in: domain, applying: false)
+            answer(writes, zip(writes, outcomes).map { write, outcome in
+                if case .failed = outcome { outcome } else { .failed(storeFailure(error, for: write.context)) }
+            }, in: domain, applying: false)
         case .recorded(let records):
             // Some of these writes were applied through another node already (a retry of a
             // request whose reply was lost): they are answered from their records, and the
@@ -237,7 +239,7 @@ extension Hub {
             if isClustered { cluster.preferenceRetries.push(domain, at: now() + Self.catchUpRetryMs) }
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
-            answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+            answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)
             return
         }
         let stored = stored ?? StoredPreferences()
