@@ -20,7 +20,8 @@ extension PostgresStore {
     }
 
     /// Reserves keys for `node` in a transaction of its own (`SharedStore.reserveRequestKeys`).
-    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID) throws -> [RequestKeySlot: KeyReservationOutcome] {
+    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome] {
         guard !keys.isEmpty else { return [:] }
         return try connection.transaction(resolvesLostCommit: true) {
             let slots = keys.map(\.slot)
@@ -40,7 +41,7 @@ extension PostgresStore {
                         outcomes[key.slot] = .recorded(record)
                         continue
                     }
-                    if let holder = row.node, holder != node, alive.contains(holder) {
+                    if let holder = row.node, holder != node, alive.contains(holder), row.at >= staleBefore {
                         outcomes[key.slot] = .reservedElsewhere(holder)
                         continue
                     }
@@ -161,6 +162,8 @@ extension PostgresStore {
         let slot: RequestKeySlot
         let record: RequestRecord?
         let node: NodeID?
+        /// When it was recorded or reserved.
+        let at: Millis
     }
 
     /// Rows of (workspace, user_name, key, fingerprint, result, created_at, node).
@@ -173,7 +176,7 @@ extension PostgresStore {
             if let fingerprint = rows.text(row, 3), let text = rows.text(row, 4), case .success(let result) = JSONCodec.decode(text) {
                 record = RequestRecord(slot: slot, fingerprint: fingerprint, result: result, at: rows.int64(row, 5))
             }
-            found.append(KeyRow(slot: slot, record: record, node: rows.text(row, 6).map(NodeID.init)))
+            found.append(KeyRow(slot: slot, record: record, node: rows.text(row, 6).map(NodeID.init), at: rows.int64(row, 5)))
         }
         return found
     }

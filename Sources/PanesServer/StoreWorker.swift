@@ -454,8 +454,10 @@ final class StoreWorker: @unchecked Sendable {
         case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
         case .operations(let id, _): return .operations(id, nil, failure: failure)
         case .recordChanges: return .recordChanges(nil, failure: failure)
-        case .reserveRequestKeys(let keys, _): return .requestKeysReserved(keys, [:], failure: failure)
-        case .records: return .records(nil, failure: failure)
+        case .reserveRequestKeys(let keys, _, _): return .requestKeysReserved(keys, [:], failure: failure)
+        case .records(let sessions, let documents):
+            return .records(sessions: sessions, documents: documents, nil, failure: failure)
+        case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
         }
     }
 

@@ -123,8 +123,9 @@ struct HubHarness {
             case .preferenceChanges(let domain, _): .preferenceChanges(domain, nil, failure: reason)
             case .operations(let id, _): .operations(id, nil, failure: reason)
             case .recordChanges: .recordChanges(nil, failure: reason)
-            case .reserveRequestKeys(let keys, _): .requestKeysReserved(keys, [:], failure: reason)
-            case .records: .records(nil, failure: reason)
+            case .reserveRequestKeys(let keys, _, _): .requestKeysReserved(keys, [:], failure: reason)
+            case .records(let sessions, let documents): .records(sessions: sessions, documents: documents, nil, failure: reason)
+            case .requestRecords(let slots): .requestRecords(slots, [], failure: reason)
             }
             produced += perform(hub.handle(.loaded(failed)))
         }

@@ -322,6 +322,41 @@ import Testing
         #expect(nodes.a.completeCommits(.failed("down")).messages(to: onA).last?.errorCode == "storage_failed")
     }
 
+    /// A node that reserved a key for a request whose connection then went, before the request
+    /// was handled, gives the reservation up: the retry through another node (whose lease still
+    /// runs) goes on at once instead of waiting for it to go stale.
+    @Test func aReservationWhoseRequestWentIsGivenUp() throws {
+        var nodes = TwoNodes()
+        _ = try nodes.a.store.heartbeat(node: NodeID("a"), leaseMs: 60_000)
+        let (onA, _) = nodes.a.connect()
+        nodes.a.completesLoads = false
+        nodes.a.send(onA, "setUserInfo", ["userInfo": ["n": 1], "idempotencyKey": "gone-1"])
+        nodes.a.run(.closed(onA, abnormal: true))
+        let released = nodes.a.completeLoads()
+        #expect(released.persisted.contains { if case .releaseRequestKey = $0 { true } else { false } })
+        let (onB, _) = nodes.b.connect()
+        #expect(nodes.b.request(onB, "setUserInfo", ["userInfo": ["n": 1], "idempotencyKey": "gone-1"])["ok"] == true)
+    }
+
+    /// A node whose copy of a domain is behind the store (it missed changes while the database
+    /// was away) does not refuse a compare-and-set on that copy: it catches the domain up and
+    /// checks again.
+    @Test func aCompareAndSetIsRefusedOnlyAgainstTheStoresVersion() throws {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        // b holds the domain (an observer), then misses a's changes.
+        _ = nodes.b.request(onB, "observe", ["domain": "user", "keyPath": "editor", "options": ["new"]])
+        for version in 0..<3 {
+            #expect(nodes.a.request(onA, "setPreference", ["domain": "user", "keyPath": "editor.size", "value": .int(Int64(version)),
+                                                           "ifVersion": .int(Int64(version))])["ok"] == true)
+        }
+        let reply = nodes.b.request(onB, "setPreference", ["domain": "user", "keyPath": "editor.size", "value": 9, "ifVersion": 3])
+        #expect(reply["result"] == ["version": 4, "changed": true], "\(reply)")
+        let stale = nodes.b.request(onB, "setPreference", ["domain": "user", "keyPath": "editor.size", "value": 9, "ifVersion": 3])
+        #expect(stale.errorCode == "version_conflict", "still refused when the store says so")
+    }
+
     @Test func aPreferenceRetryThroughAnotherNodeIsAnsweredFromTheRecordItsCommitMeets() throws {
         var nodes = TwoNodes()
         let (onA, _) = nodes.a.connect()
@@ -335,5 +370,23 @@ import Testing
         #expect(retry["result"] == first["result"], "not version_conflict, and not applied twice: \(retry)")
         let domain = PreferenceDomain(workspace: "default", user: "alice")
         #expect(try nodes.a.store.loadPreferences(domain)?.version == 1)
+
+        // b has read a's change now: the retry fails its own checks (the version moved, by its
+        // first attempt), so the store is asked for the key's record before it is answered.
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (again, _) = nodes.b.connect()
+        #expect(nodes.b.request(again, "setPreference", write)["result"] == first["result"], "not version_conflict")
+        var unchanged = write
+        unchanged["ifVersion"] = nil
+        unchanged["idempotencyKey"] = "p2"
+        let second = nodes.a.request(onA, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 20,
+                                                             "idempotencyKey": "p2"])
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        unchanged["value"] = 20
+        #expect(nodes.b.request(again, "setPreference", unchanged)["result"] == second["result"], "not `changed: false`")
+        // A key nobody recorded keeps its own answer.
+        var other = write
+        other["idempotencyKey"] = "p3"
+        #expect(nodes.b.request(again, "setPreference", other).errorCode == "version_conflict")
     }
 }

@@ -92,18 +92,22 @@ import Testing
         _ = try store.heartbeat(node: dead, leaseMs: -1_000)
         let free = KeyReservation(slot: Self.record("free").slot, fingerprint: "f", at: 1)
         let byDead = KeyReservation(slot: Self.record("dead").slot, fingerprint: "f", at: 1)
-        #expect(try store.reserveRequestKeys([free], node: a) == [free.slot: .reserved])
-        #expect(try store.reserveRequestKeys([free], node: a) == [free.slot: .reserved], "its own already")
-        #expect(try store.reserveRequestKeys([free], node: b) == [free.slot: .reservedElsewhere(a)])
-        #expect(try store.reserveRequestKeys([byDead], node: dead) == [byDead.slot: .reserved])
-        #expect(try store.reserveRequestKeys([byDead], node: b) == [byDead.slot: .reserved], "taken over from a dead node")
+        #expect(try store.reserveRequestKeys([free], node: a, staleBefore: 0) == [free.slot: .reserved])
+        #expect(try store.reserveRequestKeys([free], node: a, staleBefore: 0) == [free.slot: .reserved], "its own already")
+        #expect(try store.reserveRequestKeys([free], node: b, staleBefore: 0) == [free.slot: .reservedElsewhere(a)])
+        #expect(try store.reserveRequestKeys([byDead], node: dead, staleBefore: 0) == [byDead.slot: .reserved])
+        #expect(try store.reserveRequestKeys([byDead], node: b, staleBefore: 0) == [byDead.slot: .reserved], "taken over from a dead node")
+        // One older than `staleBefore` is taken over whoever holds it.
+        let old = KeyReservation(slot: Self.record("old").slot, fingerprint: "f", at: 5)
+        #expect(try store.reserveRequestKeys([old], node: a, staleBefore: 0) == [old.slot: .reserved])
+        #expect(try store.reserveRequestKeys([old], node: b, staleBefore: 6) == [old.slot: .reserved], "stale")
         let recorded = Self.record("done")
         try harness.apply([.recordRequest(recorded)])
         let done = KeyReservation(slot: recorded.slot, fingerprint: "f", at: 2)
-        #expect(try store.reserveRequestKeys([done], node: b) == [done.slot: .recorded(recorded)])
+        #expect(try store.reserveRequestKeys([done], node: b, staleBefore: 0) == [done.slot: .recorded(recorded)])
         // Given up, it is free for anyone.
         try harness.apply([.releaseRequestKey(free.slot, node: a)])
-        #expect(try store.reserveRequestKeys([free], node: b) == [free.slot: .reserved])
+        #expect(try store.reserveRequestKeys([free], node: b, staleBefore: 0) == [free.slot: .reserved])
         #expect(try store.loadState().requestRecords == [recorded], "reservations are not records")
     }
 
@@ -117,7 +121,7 @@ import Testing
         let (a, b) = (NodeID("node-a"), NodeID("node-b"))
         _ = try store.heartbeat(node: b, leaseMs: 60_000)
         let key = Self.record("k")
-        #expect(try store.reserveRequestKeys([KeyReservation(slot: key.slot, fingerprint: key.fingerprint, at: 1)], node: b)
+        #expect(try store.reserveRequestKeys([KeyReservation(slot: key.slot, fingerprint: key.fingerprint, at: 1)], node: b, staleBefore: 0)
                     == [key.slot: .reserved])
         // a held this attempt while it was cut off; it comes now.
         let held = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_a"), text: ""),

@@ -30,6 +30,9 @@ struct ChannelQueue<Item: Sendable>: Sendable {
     /// The catch-up follows a conflict of this node's commit: finding nothing newer then means
     /// the store and the hub disagree, and retrying would only conflict again.
     var afterConflict = false
+    /// The channel was caught up for the writes waiting now (a compare-and-set they failed
+    /// against this node's copy is then true of the store's).
+    var rechecked = false
     var waiting: [Item] = []
 
     var busy: Bool { inFlight != nil || catchingUp }

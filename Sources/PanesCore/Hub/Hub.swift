@@ -62,7 +62,7 @@ public struct Hub {
     /// Keyed requests: outcomes kept for retries, and requests in flight (`Hub+RequestKeys.swift`).
     var requestKeys: RequestKeyState
     /// Requests to handle again at the end of the current event (`Hub+RequestKeys.swift`).
-    var redispatching: [(ClientRequest, ConnectionID)] = []
+    var redispatching: [RequestKeyState.Waiter] = []
     /// Counts events handled, so a reply can tell whether `effects` still holds what its
     /// request emitted.
     var turn: UInt64 = 0

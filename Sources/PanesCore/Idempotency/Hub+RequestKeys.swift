@@ -53,8 +53,10 @@ extension Hub {
         case .lookUp(let first):
             holdConnect(request, on: connection)
             if first, let node {
+                // A reservation older than a lease is stale: its node recorded it by then, or
+                // holds a write that will be left out.
                 effects.append(.load(.reserveRequestKeys([KeyReservation(slot: slot, fingerprint: fingerprint, at: now())],
-                                                         node: node)))
+                                                         node: node, staleBefore: now() - Millis(settings.nodeLeaseMs))))
             }
         }
         return (false, nil)
@@ -152,20 +154,29 @@ extension Hub {
     /// Requests to handle again at the end of this event (a retry whose first attempt has just
     /// been answered, a request whose key was looked up): not in the middle of what answered it.
     private mutating func redispatch(_ waiters: [RequestKeyState.Waiter]) {
-        redispatching += waiters.map { ($0.request, $0.connection) }
+        redispatching += waiters
     }
 
-    /// Handles the requests `redispatch` set aside.
+    /// Handles the requests `redispatch` set aside. A key reserved for requests whose
+    /// connections are all gone meanwhile is given up, so a retry through another node can go on.
     mutating func handleRedispatched() {
         while !redispatching.isEmpty {
             let waiting = redispatching
             redispatching = []
-            for (request, connection) in waiting {
-                guard connections[connection] != nil else { continue }
+            var gone: [RequestKeySlot] = []
+            for waiter in waiting {
+                let (request, connection) = (waiter.request, waiter.connection)
+                guard connections[connection] != nil else {
+                    gone.append(waiter.slot)
+                    continue
+                }
                 if request.request is ConnectRequest, case .probing? = connections[connection]?.phase {
                     connections[connection]?.phase = .awaitingConnect
                 }
                 dispatch(request, on: connection)
+            }
+            for slot in gone where requestKeys.giveUpReservation(slot) {
+                if let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
             }
         }
     }
@@ -211,9 +222,12 @@ extension Hub {
 
     /// Records read back after a write was left out: what the store holds replaces what this
     /// node made of them, and what it does not hold is forgotten.
-    mutating func recordsRead(_ read: RecordsRead?, failure: String?) {
+    mutating func recordsRead(_ read: RecordsRead?, asked: (sessions: [SessionID], documents: [DocumentID]),
+                              failure: String?) {
         guard let read else {
-            logger.error("records to undo a left-out write could not be read", metadata: ["error": "\(failure ?? "?")"])
+            logger.error("records to undo a left-out write could not be read; reading them again",
+                         metadata: ["error": "\(failure ?? "?")"])
+            requestKeys.undoLater(sessions: asked.sessions, documents: asked.documents, at: now() + Self.catchUpRetryMs)
             return
         }
         var owners: Set<OwnerKey> = []
@@ -240,6 +254,9 @@ extension Hub {
     /// Retries that waited on an unresolved request past `commitOutcomeTimeoutMs`, and records
     /// that left the window; the store's records are pruned every `walCheckpointIntervalMs`.
     mutating func expireRequestKeys(now: Millis) {
+        if let undo = requestKeys.takeUndo(now: now) {
+            effects.append(.load(.records(sessions: undo.sessions, documents: undo.documents)))
+        }
         for waiter in requestKeys.overdueWaiters(now: now) {
             answerWaiter(waiter, request: nil, Self.outcomeUnknown("still unknown"))
         }
@@ -297,6 +314,51 @@ extension Hub {
         requestKeys.recordsInCommit(slot)
         return .recordRequest(RequestRecord(slot: slot, fingerprint: entry.fingerprint,
                                             result: entry.type.recordedResult(result), at: now()))
+    }
+
+    /// Whether an answer to a keyed write that did not go through a commit (refused by its
+    /// checks, or changing nothing) must first be checked against the store: in a cluster
+    /// another node may have applied an earlier attempt of it, which is then its answer (a
+    /// compare-and-set retried after its first attempt landed would otherwise be told
+    /// `version_conflict`, a set `changed: false`).
+    func mustConfirm(_ context: RequestContext) -> Bool {
+        guard isClustered, let slot = context.key, let entry = requestKeys.entry(slot),
+              entry.origin == ReplyRef(connection: context.connection, id: context.id) else { return false }
+        return entry.type.idempotency == .recordedByCommit
+    }
+
+    /// Holds an answer until the store says whether the key was recorded (`requestRecordsRead`).
+    mutating func confirmFromStore(_ context: RequestContext, _ answer: ServerMessage) {
+        guard let slot = context.key else { return }
+        requestKeys.confirm(slot, answer)
+        effects.append(.load(.requestRecords([slot])))
+    }
+
+    /// The store's records of keys whose answers were held: a record answers its request; none
+    /// lets the held answer go.
+    mutating func requestRecordsRead(_ slots: [RequestKeySlot], _ records: [RequestRecord], failure: String?) {
+        let found = Dictionary(records.map { ($0.slot, $0) }, uniquingKeysWith: { first, _ in first })
+        for slot in slots {
+            guard let answer = requestKeys.confirmed(slot), let id = answer.replyTo,
+                  let entry = requestKeys.entry(slot) else { continue }
+            let connection = entry.origin.connection
+            if let record = found[slot] {
+                requestKeys.recordsInCommit(slot)  // recorded already: nothing to write
+                guard record.fingerprint == entry.fingerprint else {
+                    fail(id, request: entry.type.type, PanesError(
+                        .idempotencyKeyReused, "this `idempotencyKey` was used for another request; use a new key for a new "
+                            + "request", field: "idempotencyKey"), to: connection)
+                    continue
+                }
+                metrics.requestsReplayed += 1
+                send(.reply(id, result: record.result), to: connection)
+            } else if failure != nil {
+                fail(id, request: entry.type.type, Self.outcomeUnknown("whether an earlier attempt of it was applied could "
+                                                                        + "not be read from the store"), to: connection)
+            } else {
+                send(answer, to: connection)
+            }
+        }
     }
 
     /// A commit refused because a key it records was recorded first elsewhere: the request is

@@ -31,6 +31,7 @@ struct RequestKeyState: Sendable {
     struct Waiter: Sendable {
         let request: ClientRequest
         let connection: ConnectionID
+        let slot: RequestKeySlot
         /// For a retry of an unresolved request: when it is answered `outcome_unknown` again.
         var deadline: Millis? = nil
     }
@@ -52,6 +53,9 @@ struct RequestKeyState: Sendable {
     private var inFlight: [RequestKeySlot: InFlight] = [:]
     private var byReply: [ReplyRef: RequestKeySlot] = [:]
     private var lookingUp: [RequestKeySlot: [Waiter]] = [:]
+    /// Answers held until the store says whether their key was recorded by another node
+    /// (`Hub.confirmFromStore`).
+    private var confirming: [RequestKeySlot: ServerMessage] = [:]
     /// Keys reserved for this node in the shared store and not yet handled: their next request
     /// is handled without asking again.
     private var reserved: Set<RequestKeySlot> = []
@@ -65,6 +69,9 @@ struct RequestKeyState: Sendable {
     private var waitDeadlines = DeadlineQueue<RequestKeySlot>()
     /// When the store's records are next pruned; nil while nothing was ever recorded.
     private(set) var nextPrune: Millis?
+    /// Records to read back to undo left-out writes, whose read failed: read again at `undoAt`.
+    private(set) var undo: (sessions: [SessionID], documents: [DocumentID]) = ([], [])
+    private(set) var undoAt: Millis?
     /// Records forgotten here and not yet in the store: so a request with one of these keys,
     /// now a new request, is not taken for a retry by the store (`takeForgotten`).
     private var forgotten: [RecordedKey] = []
@@ -72,7 +79,24 @@ struct RequestKeyState: Sendable {
     var isIdle: Bool { byReply.isEmpty }
 
     var nextDeadline: Millis? {
-        [expiries.nextDeadline, waitDeadlines.nextDeadline, nextPrune].compactMap { $0 }.min()
+        [expiries.nextDeadline, waitDeadlines.nextDeadline, nextPrune, undoAt].compactMap { $0 }.min()
+    }
+
+    /// A read to undo a left-out write failed: its records are read again at `at`.
+    mutating func undoLater(sessions: [SessionID], documents: [DocumentID], at: Millis) {
+        undo.sessions += sessions
+        undo.documents += documents
+        undoAt = min(undoAt ?? at, at)
+    }
+
+    /// The records due to be read again, if their time has come.
+    mutating func takeUndo(now: Millis) -> (sessions: [SessionID], documents: [DocumentID])? {
+        guard let at = undoAt, at <= now else { return nil }
+        defer {
+            undo = ([], [])
+            undoAt = nil
+        }
+        return undo
     }
 
     init(records: [RequestRecord], now: Millis, settings: Settings) {
@@ -91,7 +115,7 @@ struct RequestKeyState: Sendable {
         }
         if var entry = inFlight[slot] {
             guard entry.fingerprint == fingerprint else { return .reused }
-            var waiter = Waiter(request: request, connection: connection)
+            var waiter = Waiter(request: request, connection: connection, slot: slot)
             if entry.unresolved {
                 let deadline = now + Millis(settings.commitOutcomeTimeoutMs)
                 waiter.deadline = deadline
@@ -102,7 +126,7 @@ struct RequestKeyState: Sendable {
             return .wait(unresolved: entry.unresolved)
         }
         if lookUpFirst, !reserved.contains(slot) {
-            lookingUp[slot, default: []].append(Waiter(request: request, connection: connection))
+            lookingUp[slot, default: []].append(Waiter(request: request, connection: connection, slot: slot))
             return .lookUp(first: lookingUp[slot]!.count == 1)
         }
         return .handle
@@ -114,6 +138,21 @@ struct RequestKeyState: Sendable {
         entry.reserved = reserved.remove(slot) != nil
         inFlight[slot] = entry
         byReply[origin] = slot
+    }
+
+    mutating func confirm(_ slot: RequestKeySlot, _ answer: ServerMessage) {
+        confirming[slot] = answer
+    }
+
+    mutating func confirmed(_ slot: RequestKeySlot) -> ServerMessage? {
+        confirming.removeValue(forKey: slot)
+    }
+
+    /// A key reserved here whose requests all went before they were handled: given up.
+    /// - Returns: whether it was reserved and not taken up.
+    mutating func giveUpReservation(_ slot: RequestKeySlot) -> Bool {
+        guard inFlight[slot] == nil, lookingUp[slot] == nil else { return false }
+        return reserved.remove(slot) != nil
     }
 
     /// A reservation came back: the requests that waited for it, to be handled again (a key

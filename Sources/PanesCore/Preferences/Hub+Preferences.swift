@@ -92,6 +92,8 @@ extension Hub {
         guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
         let writes = writer.waiting
         writer.waiting = []
+        let rechecked = writer.rechecked
+        writer.rechecked = false
         let state = preferences.domains[domain] ?? PreferenceDomainState()
         var batch = PreferenceBatch(state: state)
         var commands: [StoreCommand] = []
@@ -115,6 +117,16 @@ extension Hub {
             } catch {
                 outcomes.append(.failed(error))
             }
+        }
+        if isClustered, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
+            // This node's copy of the domain may be behind the store (it missed changes while
+            // the database or its notices were away): a compare-and-set is refused only once the
+            // domain is caught up, and the writes are checked again on what it reads.
+            writer.waiting = writes
+            writer.rechecked = true
+            commits.preferenceWriters[domain] = writer
+            catchUpPreferences(domain, afterConflict: false)
+            return
         }
         if commands.isEmpty {
             commits.preferenceWriters[domain] = nil
@@ -214,10 +226,18 @@ extension Hub {
         for (write, outcome) in zip(writes, outcomes) {
             switch outcome {
             case .failed(let error):
+                if error.code != .outcomeUnknown, mustConfirm(write.context) {
+                    confirmFromStore(write.context, .failure(write.context.id, request: write.type, error))
+                    continue
+                }
                 fail(write.context.id, request: write.type, error, to: write.context.connection)
             case .unchanged(let version):
-                send(.reply(write.context.id, result: ["version": .int(version), "changed": false]),
-                     to: write.context.connection)
+                let reply = ServerMessage.reply(write.context.id, result: ["version": .int(version), "changed": false])
+                if mustConfirm(write.context) {
+                    confirmFromStore(write.context, reply)
+                    continue
+                }
+                send(reply, to: write.context.connection)
             case .changed(let version, let old):
                 guard applying else { continue }
                 preferences.domains[domain, default: PreferenceDomainState()].apply(write.key.string, write.value, version: version)

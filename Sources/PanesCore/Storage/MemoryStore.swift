@@ -350,13 +350,15 @@ extension MemoryStore: SharedStore {
         return document.operations.filter { $0.revision > revision }
     }
 
-    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID) throws -> [RequestKeySlot: KeyReservationOutcome] {
+    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome] {
         var outcomes: [RequestKeySlot: KeyReservationOutcome] = [:]
         for key in keys {
             if let record = requestRecords[key.slot] {
                 outcomes[key.slot] = .recorded(record)
-            } else if let holder = reservations[key.slot]?.node, holder != node,
-                      let lease = nodeLeases[holder], lease >= now() {
+            } else if let held = reservations[key.slot], held.node != node, held.at >= staleBefore,
+                      let lease = nodeLeases[held.node], lease >= now() {
+                let holder = held.node
                 outcomes[key.slot] = .reservedElsewhere(holder)
             } else {
                 // Free, this node's already, or a dead node's: this node's now.

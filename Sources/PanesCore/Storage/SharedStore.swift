@@ -36,11 +36,13 @@ public protocol SharedStore: Store {
     /// Reserves request keys for `node` before it handles their requests, in a transaction of
     /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
     /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
-    /// attempt in flight); otherwise it is reserved for `node` (a dead node's reservation is
-    /// taken over). Once reserved, no other node's attempt of the request is written (see
-    /// `StoreCommand.recordKeyedRequest`), so a retry through this node and an older attempt
-    /// held elsewhere never both apply.
-    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID) throws -> [RequestKeySlot: KeyReservationOutcome]
+    /// attempt in flight); otherwise it is reserved for `node`. A reservation of a node whose
+    /// lease ran out, or made before `staleBefore`, is taken over: its node's attempt, if it
+    /// ever comes, is left out. Once reserved, no other node's attempt of the request is
+    /// written (see `StoreCommand.recordKeyedRequest`), so a retry through this node and an
+    /// older attempt held elsewhere never both apply.
+    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome]
     /// These sessions and document records as stored (absent when not stored).
     func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
 }

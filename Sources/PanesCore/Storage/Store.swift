@@ -72,17 +72,24 @@ extension Store {
             } catch {
                 return .recordChanges(nil, failure: "\(error)")
             }
-        case .reserveRequestKeys(let keys, let node):
+        case .requestRecords(let slots):
             do {
-                return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node))
+                return .requestRecords(slots, try loadRequestRecords(slots))
+            } catch {
+                return .requestRecords(slots, [], failure: "\(error)")
+            }
+        case .reserveRequestKeys(let keys, let node, let staleBefore):
+            do {
+                return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node, staleBefore: staleBefore))
             } catch {
                 return .requestKeysReserved(keys, [:], failure: "\(error)")
             }
         case .records(let sessions, let documents):
             do {
-                return .records(try shared().loadRecords(sessions: sessions, documents: documents))
+                return .records(sessions: sessions, documents: documents,
+                                try shared().loadRecords(sessions: sessions, documents: documents))
             } catch {
-                return .records(nil, failure: "\(error)")
+                return .records(sessions: sessions, documents: documents, nil, failure: "\(error)")
             }
         }
     }

@@ -100,7 +100,11 @@ public enum LoadRequest: Sendable, Equatable {
     /// Shared stores: reserves request keys this node does not hold for `node`, before their
     /// requests are handled (`SharedStore.reserveRequestKeys`). Needs no order with this node's
     /// writes: the hub holds its own keys.
-    case reserveRequestKeys([KeyReservation], node: NodeID)
+    case reserveRequestKeys([KeyReservation], node: NodeID, staleBefore: Millis)
+    /// The records of these request keys, where stored: a keyed write that another node may
+    /// have applied before, and that is answered here without a commit (refused, or changing
+    /// nothing), is answered from the record if there is one.
+    case requestRecords([RequestKeySlot])
     /// Shared stores: these sessions and document records as stored now (nil: not stored), to
     /// undo what a write the store left out had applied in memory.
     case records(sessions: [SessionID], documents: [DocumentID])
@@ -118,7 +122,10 @@ public enum LoadResult: Sendable, Equatable {
     /// Nil operations: the document is gone or its log was compacted past the revision.
     case operations(DocumentID, [StoredOperation]?, failure: String? = nil)
     case recordChanges(RecordChanges?, failure: String? = nil)
+    /// The records found among those asked for (none for a key not stored).
+    case requestRecords([RequestKeySlot], [RequestRecord], failure: String? = nil)
     /// What became of each key asked for.
     case requestKeysReserved([KeyReservation], [RequestKeySlot: KeyReservationOutcome], failure: String? = nil)
-    case records(RecordsRead?, failure: String? = nil)
+    /// The records asked for (the ids, and what was read: nil when the read failed).
+    case records(sessions: [SessionID], documents: [DocumentID], RecordsRead?, failure: String? = nil)
 }
