@@ -28,6 +28,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     /// `.outcomeUnknown`: the transaction (`txid_current()`) and the server process it ran on.
     public var transactionID: Int64?
     public var backendPID: Int32?
+    /// `.outcomeUnknown`: the marker the transaction wrote (`PostgresConnection.commitMarker`).
+    public var marker: String?
 
     public init(_ kind: Kind, _ message: String, sqlState: String? = nil, sql: String? = nil) {
         self.kind = kind

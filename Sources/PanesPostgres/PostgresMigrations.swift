@@ -182,6 +182,16 @@ public enum PostgresMigrations {
                 PRIMARY KEY (workspace, user_name, key)
             );
             CREATE INDEX request_records_by_age ON request_records (created_at);
+
+            -- Each store transaction's mark, written in it: after a COMMIT whose answer was lost,
+            -- the mark is there if and only if the transaction committed. (Transaction ids are not
+            -- enough: after a crash, ids of transactions whose records never reached the log are
+            -- handed out again.) Pruned after an hour.
+            CREATE TABLE commit_markers (
+                marker text COLLATE "C" NOT NULL PRIMARY KEY,
+                created_at bigint NOT NULL
+            );
+            CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
     ]
 

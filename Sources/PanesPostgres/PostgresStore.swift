@@ -31,9 +31,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Test hook: when set, the next `apply` throws after applying this many of its commands,
     /// inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
-    /// The server process each transaction left unknown ran on, so `resolve` can end it if it
-    /// still holds the transaction open.
-    private var unknownBackends: [Int64: Int32] = [:]
+    /// The server process each transaction left unknown ran on (so `resolve` can end it if it
+    /// still holds the transaction open) and the marker it wrote.
+    private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
@@ -51,6 +51,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         self.settings = settings
         connection = try PostgresConnection(url: libpqURL)
         try PostgresMigrations.migrate(connection)
+        connection.commitMarker = .init(write: WriteSQL.writeMarker, find: WriteSQL.findMarker)
     }
 
     /// Closes the connection now rather than when the store is released.
@@ -152,7 +153,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         } catch let error as PostgresError where error.kind == .outcomeUnknown {
             // Nobody may retry these writes nor call them failed until `resolve` knows.
             guard let transaction = error.transactionID else { throw error }
-            unknownBackends[transaction] = error.backendPID
+            unknownTransactions[transaction] = (error.backendPID, error.marker)
             throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, reason: "\(error)")
         }
         notePruned(pruned)
@@ -163,8 +164,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// (`PostgresConnection.transactionStatus`). Throws while the database cannot be reached,
     /// or cannot tell yet.
     public func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
-        let committed = try connection.transactionStatus(unknown.transaction, backend: unknownBackends[unknown.transaction])
-        unknownBackends[unknown.transaction] = nil
+        let known = unknownTransactions[unknown.transaction]
+        let committed = try connection.transactionStatus(unknown.transaction, backend: known?.backend ?? nil,
+                                                         marker: known?.marker ?? nil)
+        unknownTransactions[unknown.transaction] = nil
         return committed
     }
 
@@ -482,6 +485,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     private enum WriteSQL {
+        /// A transaction's own mark, for finding out after a lost COMMIT whether it committed.
+        static let writeMarker = "INSERT INTO commit_markers (marker, created_at) VALUES ($1, \(nowMs))"
+        static let findMarker = "SELECT count(*)::bigint FROM commit_markers WHERE marker = $1"
         static let lock = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))::bigint FROM unnest($1::text[]) AS k"
         static let storeSignal = """
             INSERT INTO node_signals (payload, created_at) VALUES ($1, \(nowMs))

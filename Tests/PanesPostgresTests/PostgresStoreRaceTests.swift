@@ -159,6 +159,22 @@ import Testing
         #expect(try store.connection.integer("SELECT count(*)::bigint FROM nodes") == 0)
     }
 
+    /// What tells is the transaction's own marker, not its id: after a crash PostgreSQL hands out
+    /// again the ids of transactions that never reached its log, so the id of a lost one can
+    /// name another that committed.
+    @Test func theMarkerNotTheTransactionIDTellsWhetherALostTransactionCommitted() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let other = try PostgresConnection(url: database.url)
+        try other.execute("BEGIN")
+        let transaction = try #require(try other.integer("SELECT txid_current()"))
+        try other.execute("COMMIT")
+        // That id committed, but not with this marker: another transaction's commit.
+        #expect(try store.connection.transactionStatus(transaction, backend: other.backendPID, marker: "ours") == false)
+        try other.execute("INSERT INTO commit_markers (marker, created_at) VALUES ('ours', 0)")
+        #expect(try store.connection.transactionStatus(transaction, backend: other.backendPID, marker: "ours") == true)
+    }
+
     @Test func aBatchWhoseCommitNeverArrivedThrowsAndLeavesNothing() throws {
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)

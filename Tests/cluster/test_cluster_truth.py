@@ -256,18 +256,23 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
     readers = [Client(node.url, "reader", workspace) for node in cluster.nodes]
     # Each node reads what the others wrote through the database's notices: a moment.
     deadline = time.monotonic() + 30
+    ids: dict[str, str] = {}
     while True:
-        listings = [sorted(d["title"] for d in documents(reader)) for reader in readers]
+        listed = [documents(reader) for reader in readers]
+        ids = {d["title"]: d["id"] for listing in listed for d in listing}
+        listings = [sorted(d["title"] for d in listing) for listing in listed]
         if all(listing == listings[0] for listing in listings) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
     for reader in readers:
         reader.close()
     if not all(listing == listings[0] for listing in listings):
+        differ = set(listings[0]) ^ set().union(*map(set, listings[1:]))
+        wanted = [ids[title] for title in differ if title in ids]
         for node in cluster.nodes:
             print(f"--- node {node.index}")
-            print("".join(line for line in node.log if "undo" in line or "left out" in line or "held" in line
-                          or "records" in line)[-4000:])
+            print("".join(line for line in node.log if any(id in line for id in wanted) or "left out" in line
+                          or "transaction" in line or "held" in line or "commit" in line)[-8000:])
     database = cluster.store.rsplit("/", 1)[1]
     for index, listing in enumerate(listings[1:], start=1):
         differ = sorted(set(listing) ^ set(listings[0]))
@@ -305,8 +310,11 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
                     print(f"--- node {each.index}")
                     print("".join(line for line in each.log if "preference" in line or "resubscribed" in line
                                   or "listen" in line.lower() or "available" in line)[-5000:])
+            stored = cluster.pg.psql(f"SELECT version FROM preference_domains WHERE workspace = '{workspace}' "
+                                     f"AND user_name = '{writer.name}'", database=cluster.store.rsplit("/", 1)[1])
             assert version == writer.set, (f"{writer.name}: {writer.set} compare-and-sets answered ok, the domain "
-                                           f"is at {version} on node {node.index}")
+                                           f"is at {version} on node {node.index}, at {stored} in the database; "
+                                           f"last answers: " + "\n".join(writer.history[-8:]))
 
 
 def run_writers(cluster: Cluster, workspace: str, count: int = 4) -> list[Writer]:
