@@ -48,6 +48,7 @@ struct options {
 	double warmup_time;     /* docs, writes: seconds before measuring */
 	long doc_bytes;         /* docs: initial text of the document, bytes */
 	int keys;               /* writes: keys written into the domain before measuring */
+	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
 };
 
 struct load {

@@ -233,6 +233,7 @@ usage(FILE *out)
 	      "                                    writes: all writers together, open loop; 0 = closed loop)\n"
 	      "  --doc-bytes B                    docs: the document starts with B bytes of text (0)\n"
 	      "  --keys K                         writes: first fill the domain with K keys (0)\n"
+	      "  --idempotency-keys               writes: every write carries an idempotencyKey of its own\n"
 	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
 	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
 	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
@@ -257,7 +258,7 @@ parse(int argc, char **argv)
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
-	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_QUIET, O_HELP };
+	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_QUIET, O_HELP, O_IDEMPOTENCY };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -271,7 +272,8 @@ parse(int argc, char **argv)
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
 		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
 		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS }, { "ports", 1, 0, O_PORTS },
-		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
+		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { "idempotency-keys", 0, 0, O_IDEMPOTENCY },
+		{ 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
 	const char *proto = "panes";
@@ -322,6 +324,7 @@ parse(int argc, char **argv)
 		case O_WARMUP_TIME: o->warmup_time = atof(optarg); break;
 		case O_DOC_BYTES: o->doc_bytes = atol(optarg); break;
 		case O_KEYS: o->keys = atoi(optarg); break;
+		case O_IDEMPOTENCY: o->idempotency_keys = 1; break;
 		case O_PORTS:
 			if (nodes_parse(optarg)) {
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);

@@ -219,7 +219,11 @@ class Writer:
                         "a compare-and-set lost to its own first attempt:\n" + "\n".join(self.history[-12:])
                     assert reply["error"]["code"] == "storage_failed", reply
                 if count % 3 == 0 and self.outcomes.get(title) == "ok":
-                    doc = next((d for d in documents(self.client, title)), None)
+                    try:
+                        doc = next((d for d in documents(self.client, title)), None)
+                    except (Closed, ConnectionClosed, InvalidHandshake, TimeoutError, OSError, RuntimeError):
+                        self.reconnect()
+                        continue
                     if doc:
                         reply = self.send("deleteDocument", f"{self.name}-d{count}", {"document": doc["id"]})
                         self.deleted[title] = "unknown" if reply is None else "ok" if reply["ok"] else "failed"
