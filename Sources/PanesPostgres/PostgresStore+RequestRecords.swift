@@ -77,13 +77,11 @@ extension PostgresStore {
         return slots
     }
 
-    /// The key a command records and the node writing it (nil: `recordRequest`, no reservation).
+    /// The key a cluster node's command records and the node (`recordKeyedRequest`: checked;
+    /// a single node's `recordRequest` replaces a stale record and is not).
     static func keyWrite(_ command: StoreCommand) -> (RequestKeySlot, NodeID?)? {
-        switch command {
-        case .recordRequest(let record): (record.slot, nil)
-        case .recordKeyedRequest(let record, let node, _): (record.slot, node)
-        default: nil
-        }
+        guard case .recordKeyedRequest(let record, let node, _) = command else { return nil }
+        return (record.slot, node)
     }
 
     /// Queues the look-up of the keys a batch records; `found` is filled in with the next
@@ -225,11 +223,12 @@ extension PostgresStore {
                 SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, node = excluded.node
                 WHERE request_records.result IS NULL
             """
-        /// Checked under the key's lock first; the conflict clause only keeps a batch that
-        /// recorded one key twice from failing.
+        /// A single node's record: over a stale one of the key (`StoreCommand.recordRequest`).
         static let insert = """
             INSERT INTO request_records (\(columns)) VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (workspace, user_name, key) DO NOTHING
+            ON CONFLICT (workspace, user_name, key) DO UPDATE
+                SET fingerprint = excluded.fingerprint, result = excluded.result, created_at = excluded.created_at,
+                    node = NULL
             """
         /// Over this node's reservation ($7), or new.
         static let recordOverReservation = """

@@ -90,7 +90,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                     // Another attempt of the same keyed request was applied first (or another
                     // node's attempt holds the key): not again, and the writer is told.
                     let (found, heldElsewhere) = try keys.conflicts(in: commands, connection)
-                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
                     guard found.isEmpty && !heldElsewhere else {
                         for report in reports { outcomes[report] = .recorded(found) }
                         continue

@@ -518,7 +518,7 @@ extension StoreWorker {
             switch write {
             case .commit(let commit): [commit.id]
             case .persist(let commands):
-                commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+                commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
             case .signal: []
             }
         }

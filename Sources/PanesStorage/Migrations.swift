@@ -128,7 +128,6 @@ enum Migrations {
                 created_at INTEGER NOT NULL,    -- milliseconds since the epoch
                 PRIMARY KEY (workspace, user, key)
             ) WITHOUT ROWID;
-            CREATE INDEX request_records_by_age ON request_records (created_at);
             """),
     ]
 

@@ -3,7 +3,9 @@ public import PanesCore
 internal import PanesJSON
 
 /// Outcomes of keyed requests (`StoreCommand.recordRequest`): one row per user, workspace and
-/// key, written in the transaction of the change each reports (migration 7).
+/// key, written in the transaction of the change each reports (migration 7). One node writes
+/// them all and holds them all in memory, so nothing is looked up on the way: a record of a key
+/// used again (one the hub forgot) is replaced.
 extension SQLiteStore {
     /// The stored records of these keys.
     public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
@@ -16,21 +18,6 @@ extension SQLiteStore {
         try connection.forEachRow(RecordSQL.select, [.text(slot.owner.workspace), .text(slot.owner.user),
                                                      .blob(slot.key.bytes)]) { row in
             found = record(slot: slot, fingerprint: row.text(at: 0), result: row.text(at: 1), at: row.int64(at: 2))
-        }
-        return found
-    }
-
-    /// The stored records of the keys these commands record: a batch leaves out what they were
-    /// part of (another attempt of the request was applied first).
-    func recorded(in commands: [StoreCommand]) throws(SQLiteError) -> [RequestRecord] {
-        var found: [RequestRecord] = []
-        for command in commands {
-            switch command {
-            case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
-                if let stored = try storedRecord(record.slot) { found.append(stored) }
-            default:
-                continue
-            }
         }
         return found
     }
@@ -76,9 +63,12 @@ extension SQLiteStore {
         static let select = """
             SELECT fingerprint, result, created_at FROM request_records WHERE workspace = ?1 AND user = ?2 AND key = ?3
             """
+        /// Over a stale record of the key (one the hub forgot), if there is one.
         static let insert = """
             INSERT INTO request_records (workspace, user, key, fingerprint, result, created_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT (workspace, user, key) DO UPDATE
+                SET fingerprint = excluded.fingerprint, result = excluded.result, created_at = excluded.created_at
             """
         static let all = """
             SELECT workspace, user, key, fingerprint, result, created_at FROM request_records ORDER BY created_at

@@ -85,18 +85,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             for entry in writes {
                 switch entry {
                 case .persist(let commands):
-                    // Another attempt of the same keyed request was applied first: not again.
-                    let found = try recorded(in: commands)
-                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
-                    for report in reports { outcomes[report] = found.isEmpty ? .committed : .recorded(found) }
-                    guard found.isEmpty else { continue }
+                    // One node: its hub holds every record of its own, so nothing is checked here.
                     try write(commands)
+                    for case .recordKeyedRequest(_, _, let report?) in commands { outcomes[report] = .committed }
                 case .commit(let commit):
-                    let found = try recorded(in: commit.commands)
-                    guard found.isEmpty else {
-                        outcomes[commit.id] = .recorded(found)
-                        continue
-                    }
                     // One process owns the file, so this holds unless something is wrong; checked
                     // all the same, as every store checks it.
                     guard try version(of: commit.channel) == commit.base else {

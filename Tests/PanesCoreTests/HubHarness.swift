@@ -167,7 +167,7 @@ struct HubHarness {
     private mutating func applyPersist(_ commands: [StoreCommand]) {
         do {
             let outcomes = try store.apply([StoreWrite.persist(commands)])
-            for case .recordKeyedRequest(_, _, let report) in commands {
+            for case .recordKeyedRequest(_, _, let report?) in commands {
                 pendingReports.append((report, outcomes[report] ?? .failed("no outcome")))
             }
         } catch { Issue.record("the store refused a batch: \(error)") }

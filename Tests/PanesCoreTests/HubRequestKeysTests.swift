@@ -234,7 +234,7 @@ import Testing
         let commit = try #require(harness.pendingCommits.first)
         harness.run(.committed(commit.id, .unknown("lost")))
         harness.send(writer, "setPreference", write)
-        let known = harness.run(.committed(commit.id, .failed("the transaction did not commit")))
+        let known = harness.completeCommits(.failed("the transaction did not commit"))
         let retryReply = known.messages(to: writer).last { $0["type"] == "reply" }
         #expect(retryReply?.errorCode == "storage_failed", "nothing was applied: the retry is told so, and may retry")
         harness.completesCommits = true

@@ -78,9 +78,11 @@ import Testing
                     let document = DocumentRecord(id: DocumentID("doc_\(round)_\(index)"), workspace: "acme", title: "t",
                                                   createdAt: 0, createdBy: "ada", modifiedAt: 0, revision: 0, length: 0)
                     do {
-                        try node.apply([.createDocument(document, text: ""),
-                                        .recordRequest(RequestRecord(slot: slot, fingerprint: "f", result: .int(Int64(index)),
-                                                                     at: 1))])
+                        _ = try node.apply([.persist([
+                            .createDocument(document, text: ""),
+                            .recordKeyedRequest(RequestRecord(slot: slot, fingerprint: "f", result: .int(Int64(index)), at: 1),
+                                                node: NodeID("node-\(index)"), report: CommitID(1)),
+                        ])])
                     } catch {
                         errors.append("node \(index): \(error)")
                     }

@@ -24,37 +24,55 @@ import Testing
         #expect(try store.store.loadRequestRecords([odd.slot, Self.record("absent").slot]) == [odd])
     }
 
+    /// A single node's hub holds every record it wrote: a key it records again is one it
+    /// forgot, whose stale record is replaced.
     @Test(arguments: StoreKind.tested)
+    func aKeyRecordedAgainOnOneNodeReplacesItsStaleRecord(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        try store.apply([.recordRequest(Self.record("k1", at: 1))])
+        let again = Self.record("k1", at: 2, result: ["document": ["id": "doc_2"]])
+        try store.apply([.createDocument(Fixtures.document(id: "doc_2"), text: "b"), .recordRequest(again)])
+        let state = try store.reloaded()
+        #expect(state.requestRecords == [again])
+        #expect(state.documents.map(\.id.rawValue) == ["doc_2"])
+    }
+
+    /// On shared stores a cluster node's record is written once: the same request applied again
+    /// (a retry through another node, a held write) is left out whole, and says so.
+    @Test(arguments: StoreKind.shared)
     func aPersistRecordingAKeyAlreadyRecordedIsLeftOutWhole(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
+        let node = NodeID("node-a")
         let first = Self.record("k1")
-        try store.apply([.createDocument(Fixtures.document(id: "doc_1"), text: "a"), .recordRequest(first)])
-        // The same request applied again (a retry through another node, a held write): nothing of it.
-        var again = Self.record("k1", at: 1_700_000_000_999, result: ["document": ["id": "doc_2"]])
-        again = RequestRecord(slot: again.slot, fingerprint: again.fingerprint, result: again.result, at: again.at)
-        _ = try store.store.apply([
-            .persist([.createDocument(Fixtures.document(id: "doc_2"), text: "b"), .recordRequest(again)]),
+        _ = try store.store.apply([.persist([.createDocument(Fixtures.document(id: "doc_1"), text: "a"),
+                                             .recordKeyedRequest(first, node: node, report: CommitID(1))])])
+        let again = Self.record("k1", at: 1_700_000_000_999, result: ["document": ["id": "doc_2"]])
+        let outcomes = try store.store.apply([
+            .persist([.createDocument(Fixtures.document(id: "doc_2"), text: "b"),
+                      .recordKeyedRequest(again, node: NodeID("node-b"), report: CommitID(2))]),
             .persist([.putSession(Fixtures.bareSession(id: "s1"))]),
         ])
+        #expect(outcomes[CommitID(2)] == .recorded([first]))
         let state = try store.reloaded()
         #expect(state.documents.map(\.id.rawValue) == ["doc_1"], "the second document was left out")
         #expect(state.sessions.map(\.id.rawValue) == ["s1"], "and nothing else of the batch")
         #expect(state.requestRecords == [first], "the first record stands")
     }
 
-    @Test(arguments: StoreKind.tested)
+    @Test(arguments: StoreKind.shared)
     func aCommitRecordingAKeyAlreadyRecordedIsRefusedWithTheRecord(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
         let domain = Fixtures.adaDomain
+        let node = NodeID("node-a")
         let recorded = Self.record("p1", user: "ada", result: ["version": 1, "changed": true])
         let commit = Commit(id: CommitID(1), channel: .preferences(domain), base: 0, commands: [
-            .putPreference(domain, keyPath: "k", value: 1, version: 1), .recordRequest(recorded)])
+            .putPreference(domain, keyPath: "k", value: 1, version: 1), .recordKeyedRequest(recorded, node: node, report: nil)])
         #expect(try store.store.apply([.commit(commit)])[CommitID(1)] == .committed)
         // A retry of it, made on version 1 or on the version it was made on: refused, with the record.
         for base: Int64 in [0, 1] {
             let retry = Commit(id: CommitID(2), channel: .preferences(domain), base: base, commands: [
                 .putPreference(domain, keyPath: "k", value: 1, version: base + 1),
-                .recordRequest(Self.record("p1", user: "ada", at: 5))])
+                .recordKeyedRequest(Self.record("p1", user: "ada", at: 5), node: NodeID("node-b"), report: nil)])
             #expect(try store.store.apply([.commit(retry)])[CommitID(2)] == .recorded([recorded]))
         }
         #expect(try store.reloaded().preferences[domain]?.version == 1)

@@ -5,7 +5,9 @@
 // replies, garbled frames) are in timing.test.mjs, on the fake transport.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { PanesError, CLIENT_VERSION } from '../../web/panes-client.js';
+import { KEYED_REQUESTS } from '../../web/lib/requests.js';
 import { MemoryStorage, clientOf, closeAll, connected, freshWorkspace, next } from './support/helpers.mjs';
 import { PanesServer } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
@@ -203,6 +205,14 @@ describe('requests', { timeout: 20_000 }, () => {
 });
 
 describe('retrying with a key (PROTOCOL.md, "What a client may retry")', { timeout: 20_000 }, () => {
+  test('the client keys exactly the requests the protocol keeps an outcome for', () => {
+    const schema = JSON.parse(readFileSync(new URL('../../PROTOCOL.schema.json', import.meta.url), 'utf8'));
+    const keyed = Object.entries(schema.$defs.requests.$defs)
+      .filter(([, request]) => request.properties.idempotencyKey?.$ref === '#/$defs/idempotencyKey')
+      .map(([type]) => type);
+    assert.deepEqual([...KEYED_REQUESTS, 'connect'].sort(), keyed.sort());
+  });
+
   test('every request that changes stored state carries a key of its own; the others carry none', async () => {
     const tap = new Tap();
     const client = clientOf(server, { workspace: freshWorkspace(), createSocket: tap.createSocket });

@@ -152,6 +152,7 @@ public struct Hub {
         }
         if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
+        if requestKeys.hasForgotten { forgetInStore() }
         defer { effects.removeAll(keepingCapacity: true) }
         return effects
     }

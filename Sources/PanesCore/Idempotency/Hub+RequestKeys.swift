@@ -35,7 +35,6 @@ extension Hub {
         let screening = requestKeys.screen(slot, fingerprint: fingerprint, request: request, connection: connection,
                                            lookUpFirst: isClustered && type.idempotency == .recorded, now: now(),
                                            settings: settings)
-        forgetInStore()
         switch screening {
         case .handle:
             requestKeys.begin(slot, fingerprint: fingerprint, origin: ReplyRef(connection: connection, id: request.id),
@@ -103,7 +102,6 @@ extension Hub {
                                            result: entry.type.recordedResult(result), at: now())
                 if !entry.recordedInCommit { recordDurably(record, entry) }
                 redispatch(requestKeys.succeeded(slot, record: record, settings: settings, now: now()))
-                forgetInStore()
             case .failure(_, let request, let error):
                 var waiters: [RequestKeyState.Waiter]
                 if error.code == .outcomeUnknown, commits.outcomeLater.remove(ref) != nil {
@@ -260,20 +258,20 @@ extension Hub {
         for waiter in requestKeys.overdueWaiters(now: now) {
             answerWaiter(waiter, request: nil, Self.outcomeUnknown("still unknown"))
         }
-        let prune = requestKeys.expire(now: now, settings: settings)
-        forgetInStore()
-        if prune {
+        if requestKeys.expire(now: now, settings: settings) {
             effects.append(.persistQuietly([.pruneRequestRecords(
                 before: now - Millis(settings.idempotencyRetentionMs), keepPerUser: settings.maxIdempotencyKeysPerUser)]))
         }
     }
 
-    /// What this node forgot (`idempotencyRetentionMs`, `maxIdempotencyKeysPerUser`) is
+    /// What a cluster node forgot (`idempotencyRetentionMs`, `maxIdempotencyKeysPerUser`) is
     /// forgotten in the store too, ahead of any later write with the same key, which is then a
-    /// new request there as here.
-    private mutating func forgetInStore() {
+    /// new request there as here: once per event, for all it forgot. (A single node's records
+    /// are replaced when their key is used again: see `StoreCommand.recordRequest`.)
+    mutating func forgetInStore() {
         let forgotten = requestKeys.takeForgotten()
-        if !forgotten.isEmpty { effects.append(.persistQuietly([.forgetRequestRecords(forgotten)])) }
+        guard isClustered, !forgotten.isEmpty else { return }
+        effects.append(.persistQuietly([.forgetRequestRecords(forgotten)]))
     }
 
     /// What a write the store could not take is told. `storage_failed` says nothing was
@@ -312,8 +310,10 @@ extension Hub {
         guard let slot = context.key, let entry = requestKeys.entry(slot),
               entry.origin == ReplyRef(connection: context.connection, id: context.id) else { return nil }
         requestKeys.recordsInCommit(slot)
-        return .recordRequest(RequestRecord(slot: slot, fingerprint: entry.fingerprint,
-                                            result: entry.type.recordedResult(result), at: now()))
+        let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint, result: entry.type.recordedResult(result),
+                                   at: now())
+        // In a cluster the commit checks the key itself: another node may have recorded it.
+        return node.map { .recordKeyedRequest(record, node: $0, report: nil) } ?? .recordRequest(record)
     }
 
     /// Whether an answer to a keyed write that did not go through a commit (refused by its

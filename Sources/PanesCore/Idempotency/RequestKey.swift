@@ -71,14 +71,15 @@ public struct RequestKeySlot: Hashable, Sendable, CustomStringConvertible {
 
     /// Compared by bytes, like the key: owner names are identities (CONCEPTS, invariant 10).
     public static func == (a: Self, b: Self) -> Bool {
-        a.key == b.key && Array(a.owner.workspace.utf8) == Array(b.owner.workspace.utf8)
-            && Array(a.owner.user.utf8) == Array(b.owner.user.utf8)
+        a.key == b.key && a.owner.workspace.utf8.elementsEqual(b.owner.workspace.utf8)
+            && a.owner.user.utf8.elementsEqual(b.owner.user.utf8)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
-        hasher.combine(Array(owner.workspace.utf8))
-        hasher.combine(Array(owner.user.utf8))
+        for byte in owner.workspace.utf8 { hasher.combine(byte) }
+        hasher.combine(0xFF as UInt8)  // not a byte of UTF-8: where the workspace ends
+        for byte in owner.user.utf8 { hasher.combine(byte) }
     }
 
     public var description: String { "\(owner)#\(key.hex)" }

@@ -300,6 +300,8 @@ struct RequestKeyState: Sendable {
         compact(slot.owner, limit: .max)
     }
 
+    var hasForgotten: Bool { !forgotten.isEmpty }
+
     /// The keys forgotten since last asked, for the store to forget too.
     mutating func takeForgotten() -> [RecordedKey] {
         defer { forgotten.removeAll() }

@@ -97,7 +97,7 @@ public final class MemoryStore: Store {
                     // Another attempt of the same keyed request was applied first (or another
                     // node's attempt holds the key): not again.
                     let (found, heldElsewhere) = keyConflicts(in: commands)
-                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report) = $0 { report } else { nil } }
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
                     guard found.isEmpty && !heldElsewhere else {
                         for report in reports { outcomes[report] = .recorded(found) }
                         continue
@@ -151,12 +151,9 @@ public final class MemoryStore: Store {
         var found: [RequestRecord] = []
         var heldElsewhere = false
         for command in commands {
-            let slot: RequestKeySlot, node: NodeID?
-            switch command {
-            case .recordRequest(let record): (slot, node) = (record.slot, nil)
-            case .recordKeyedRequest(let record, let writer, _): (slot, node) = (record.slot, writer)
-            default: continue
-            }
+            // A single node's record replaces a stale one; only a cluster node's is checked.
+            guard case .recordKeyedRequest(let record, let node, _) = command else { continue }
+            let slot = record.slot
             if let record = requestRecords[slot] { found.append(record) }
             if let reservation = reservations[slot], reservation.node != node { heldElsewhere = true }
         }

@@ -39,24 +39,28 @@ public enum StoreCommand: Sendable, Equatable {
 
     // Request keys (`idempotencyKey`): what a retry of a keyed request is answered with.
 
-    /// Keeps a keyed request's outcome, in the transaction of the change it reports. A key is
-    /// recorded once: a persist that records a key already stored is left out whole (another
-    /// attempt of the request was applied first), and a commit that does is not written
-    /// (`CommitOutcome.recorded`).
+    /// Keeps a keyed request's outcome, in the transaction of the change it reports: a single
+    /// node's, whose hub holds every record of its own (loaded at start), so a record of the key
+    /// already stored is one the hub forgot (past `idempotencyRetentionMs`, or beyond
+    /// `maxIdempotencyKeysPerUser`), and is replaced.
     case recordRequest(RequestRecord)
-    /// `recordRequest` for a node of a cluster, whose key it reserved first
-    /// (`SharedStore.reserveRequestKeys`): written over that reservation. A persist carrying it
-    /// is left out whole when the key is recorded already, or reserved by another node (an
-    /// older attempt held on a node cut off from the database, which lost to a retry through
-    /// another), and either way the outcome is reported under `report`: `.committed`, or
-    /// `.recorded` with the records found, so the node can undo what it applied in memory.
-    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID)
+    /// `recordRequest` for a node of a cluster, which other nodes' attempts of the same request
+    /// may race: a key is recorded once. Written over the node's own reservation of the key
+    /// (`SharedStore.reserveRequestKeys`), if it made one. A persist carrying it is left out
+    /// whole when the key is recorded already, or reserved by another node (an older attempt
+    /// held on a node cut off from the database, which lost to a retry through another), and
+    /// either way the outcome is reported under `report`: `.committed`, or `.recorded` with the
+    /// records found, so the node can undo what it applied in memory. In a commit (no
+    /// `report`) the commit is refused instead: `CommitOutcome.recorded` (or `.failed` for
+    /// another node's reservation).
+    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID?)
     /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
     /// retry through any node can go ahead.
     case releaseRequestKey(RequestKeySlot, node: NodeID)
-    /// Forgets these records (each only as recorded then, not one recorded anew since): the
-    /// hub forgot them (past `idempotencyRetentionMs`, or beyond `maxIdempotencyKeysPerUser`),
-    /// so a request with one of their keys is a new request.
+    /// Forgets these records (each only as recorded then, not one recorded anew since): a
+    /// cluster node forgot them (past `idempotencyRetentionMs`, or beyond
+    /// `maxIdempotencyKeysPerUser`), so a request with one of their keys is a new request
+    /// through any node.
     case forgetRequestRecords([RecordedKey])
     /// Forgets the records made before `before`, and each user's beyond the newest
     /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
