@@ -133,7 +133,7 @@ extension PostgresStore {
     /// Prunes what only catching-up nodes read, past its retention (`PostgresSettings`):
     /// tombstones in `record_versions` (never the newest row, which carries the cursor),
     /// old preference changes beyond each domain's newest `preferenceLogMinEntries` (raising
-    /// the domain's `log_floor` first), long-dead nodes and stored signals. Called every
+    /// the domain's `log_floor` first), long-dead nodes, stored signals and commit markers. Called every
     /// `walCheckpointIntervalMs` by the store thread.
     public func checkpoint() throws {
         try connection.transaction {
@@ -143,6 +143,7 @@ extension PostgresStore {
             try connection.query(SharedSQL.prunePreferenceChanges, cutoff)
             try connection.query(SharedSQL.pruneNodes, [.int(settings.deadNodeRetentionMs)])
             try connection.query(SharedSQL.pruneSignals, [.int(settings.signalRetentionMs)])
+            try connection.query(SharedSQL.pruneMarkers, [.int(settings.commitMarkerRetentionMs)])
         }
     }
 
@@ -222,6 +223,7 @@ extension PostgresStore {
             WHERE c.workspace = gone.workspace AND c.user_name = gone.user_name AND c.version = gone.version
             """
         static let pruneNodes = "DELETE FROM nodes WHERE lease_until < \(nowMs) - $1"
+        static let pruneMarkers = "DELETE FROM commit_markers WHERE created_at < \(nowMs) - $1"
         static let pruneSignals = "DELETE FROM node_signals WHERE created_at < \(nowMs) - $1"
     }
 }

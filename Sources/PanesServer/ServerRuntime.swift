@@ -74,6 +74,7 @@ public final class ServerRuntime: @unchecked Sendable {
                              quietWriteDelayMs: configuration.settings.quietWriteDelayMs,
                              // A shared store is across a network: it goes away and comes back.
                              policy: store is any SharedStore ? .sharedStore : .fatal,
+                             commitOutcomeTimeoutMs: configuration.settings.commitOutcomeTimeoutMs,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } },

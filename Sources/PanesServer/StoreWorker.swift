@@ -31,6 +31,16 @@
 // any are kept, later commits fail at once, later persists join them, and loads fail
 // without touching the store. Nothing behind a kept persist is released, so nothing is
 // acknowledged that is not committed.
+//
+// A failure is "nothing was applied" only when the store knows it. A transaction whose
+// COMMIT went unanswered and whose fate the store could not ask (`CommitOutcomeUnknown`) is
+// neither retried nor reported failed: the worker holds it, with everything behind it as in
+// a stall, and asks the store (`Store.resolve`) with backoff until it knows. Committed: its
+// persists are durable and its commits report their outcomes. Not committed: its commits are
+// `.failed` and its persists join the held ones, to be retried. Its commits wait for that at
+// most `commitOutcomeTimeoutMs`; after it they are reported `.unknown` (the hub's
+// `outcome_unknown`) and, once known, reported again with the real outcome. Under `.fatal`
+// an unknown outcome is never retried: the process stops without answering.
 import Foundation
 import Logging
 import PanesCore
@@ -90,6 +100,29 @@ final class StoreWorker: @unchecked Sendable {
     private var logLimits = LogLimiter()
     /// The reason the last try failed, for the outcomes of commits refused meanwhile.
     private var stallReason = ""
+    /// A transaction whose outcome the store could not tell, held until it can.
+    private var unresolved: Unresolved?
+    /// How long commits wait for an unknown outcome before they are reported `.unknown`.
+    private let outcomeTimeout: TimeInterval
+
+    private struct Unresolved {
+        let unknown: CommitOutcomeUnknown
+        let writes: [StoreWrite]
+        let sequence: UInt64?
+        let since: Date
+        /// Its commits were reported `.unknown` already.
+        var reported = false
+
+        /// Each commit's outcome (and each keyed persist's), in the order written, should the
+        /// transaction have committed.
+        var committedOutcomes: [(CommitID, CommitOutcome)] {
+            StoreWorker.reported(writes).map { ($0, unknown.outcomes[$0] ?? .failed("no outcome reported")) }
+        }
+
+        var commitIDs: [CommitID] {
+            writes.compactMap { if case .commit(let commit) = $0 { commit.id } else { nil } }
+        }
+    }
 
     private enum Work {
         /// `sequence` is the persist's number for the durability barrier; nil for commits and
@@ -97,9 +130,11 @@ final class StoreWorker: @unchecked Sendable {
         case write(StoreWrite, sequence: UInt64?)
         case load(LoadRequest)
 
-        /// A persist nothing waits for (see the top of the file).
+        /// A persist nothing waits for (see the top of the file). A keyed request's record is not
+        /// quiet: its answer waits for the outcome.
         var isQuiet: Bool {
-            if case .write(.persist, sequence: nil) = self { true } else { false }
+            guard case .write(let write, sequence: nil) = self, case .persist = write else { return false }
+            return StoreWorker.reported([write]).isEmpty
         }
     }
 
@@ -125,7 +160,7 @@ final class StoreWorker: @unchecked Sendable {
     }
 
     init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, quietWriteDelayMs: Int = 0,
-         policy: StoreFailurePolicy = .fatal,
+         policy: StoreFailurePolicy = .fatal, commitOutcomeTimeoutMs: Int = 3_000,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
          onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil) {
@@ -143,6 +178,7 @@ final class StoreWorker: @unchecked Sendable {
         } else {
             backoff = .sharedStore
         }
+        outcomeTimeout = Double(commitOutcomeTimeoutMs) / 1000
     }
 
     /// Writes kept for retry because the store could not commit them; read under the lock.
@@ -198,7 +234,7 @@ final class StoreWorker: @unchecked Sendable {
         while true {
             condition.lock()
             while pending.isEmpty {
-                if stalled.isEmpty {
+                if stalled.isEmpty && unresolved == nil {
                     if stopping || Date() >= nextCheckpoint { break }
                     _ = condition.wait(until: nextCheckpoint)
                 } else {
@@ -219,19 +255,21 @@ final class StoreWorker: @unchecked Sendable {
             let isStopping = stopping
             condition.unlock()
             if isStopping && stopRequested == nil { stopRequested = Date() }
-            if isStopping && batch.isEmpty && stalled.isEmpty { break }
+            if isStopping && batch.isEmpty && stalled.isEmpty && unresolved == nil { break }
             if Date() >= nextCheckpoint {
-                if stalled.isEmpty { checkpoint() }
+                if stalled.isEmpty && unresolved == nil { checkpoint() }
                 nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
             }
-            guard stalled.isEmpty else {
+            guard stalled.isEmpty && unresolved == nil else {
                 absorb(batch[...])
-                retryStalled()
-                if stalled.isEmpty { continue }
+                retryUnresolved()
+                if unresolved == nil { retryStalled() }
+                if stalled.isEmpty && unresolved == nil { continue }
                 if case .stall(_, _, let giveUpMs) = policy, let stopRequested,
                    Date().timeIntervalSince(stopRequested) * 1000 >= Double(giveUpMs) {
                     logger.error("store unavailable at shutdown; giving up writes that were never acknowledged",
-                                 metadata: ["writes": "\(stalled.count)", "error": "\(stallReason)"])
+                                 metadata: ["writes": "\(stalled.count + (unresolved?.writes.count ?? 0))",
+                                            "error": "\(stallReason)"])
                     break
                 }
                 continue
@@ -249,11 +287,15 @@ final class StoreWorker: @unchecked Sendable {
                 switch apply(&writes) {
                 case .success(let applied):
                     outcomes = applied
-                case .failure(let reason):
+                case .failure(let failure):
                     if policy == .fatal {
-                        onFailure("the store could not commit \(writes.count) writes: \(reason)")
+                        // Nothing is answered: the runtime stops, and a retry (with its key) finds
+                        // whatever a commit of unknown outcome left.
+                        onFailure("the store could not commit \(writes.count) writes: \(failure)")
+                    } else if let unknown = failure.unknown {
+                        hold(writes, sequence: lastSequence, unknown: unknown)
                     } else {
-                        stall(writes, sequence: lastSequence, reason: reason.reason)
+                        stall(writes, sequence: lastSequence, reason: failure.reason)
                     }
                     writes.removeAll(keepingCapacity: true)
                     lastSequence = nil
@@ -265,10 +307,7 @@ final class StoreWorker: @unchecked Sendable {
                 committedWrites += writes.count
                 durations.observe(nanoseconds: committedAt - started)
                 condition.unlock()
-                let ordered = writes.compactMap { write -> (CommitID, CommitOutcome)? in
-                    guard case .commit(let commit) = write else { return nil }
-                    return (commit.id, outcomes[commit.id] ?? .failed("no outcome reported"))
-                }
+                let ordered = Self.reported(writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
                 // Quiet persists and signals release nothing: no need to wake the service thread.
                 if lastSequence != nil || !ordered.isEmpty {
                     onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
@@ -295,11 +334,77 @@ final class StoreWorker: @unchecked Sendable {
             // Stalled: what came after the failed run waits or fails like anything newer.
             absorb(batch[failedAt...])
         }
-        if stalled.isEmpty { checkpoint() }
+        if stalled.isEmpty && unresolved == nil { checkpoint() }
         finished.signal()
     }
 
     // MARK: Stalling (shared stores)
+
+    /// Holds a transaction whose outcome is unknown: nothing of it is retried or reported until
+    /// `retryUnresolved` finds out; what comes after waits or fails as in a stall.
+    private func hold(_ writes: [StoreWrite], sequence: UInt64?, unknown: CommitOutcomeUnknown) {
+        if stalled.isEmpty { backoff.succeeded() }
+        logger.error("a transaction's outcome is unknown; holding it and asking until the store can tell",
+                     metadata: ["transaction": "\(unknown.transaction)", "error": "\(unknown.reason)"])
+        stallReason = unknown.reason
+        unresolved = Unresolved(unknown: unknown, writes: writes, sequence: sequence, since: Date())
+        retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
+        condition.lock()
+        stalledCount = stalled.count + writes.count
+        condition.unlock()
+    }
+
+    /// Asks the store whether the held transaction committed, if its time has come; past the
+    /// bound, its commits are reported `.unknown` (once).
+    private func retryUnresolved() {
+        guard var held = unresolved, Date() >= retryAt else { return }
+        let committed: Bool
+        do {
+            committed = try store.resolve(held.unknown)
+        } catch {
+            stallReason = "\(error)"
+            retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
+            let deadline = held.since.addingTimeInterval(outcomeTimeout)
+            if !held.reported {
+                if Date() >= deadline {
+                    held.reported = true
+                    logger.error("a transaction's outcome is still unknown; its commits are answered outcome_unknown",
+                                 metadata: ["transaction": "\(held.unknown.transaction)", "error": "\(error)"])
+                    onApplied(StoreReport(durable: nil, outcomes: held.commitIDs.map { ($0, .unknown("\(error)")) }))
+                } else {
+                    retryAt = min(retryAt, deadline)
+                }
+            }
+            unresolved = held
+            return
+        }
+        unresolved = nil
+        if committed {
+            logger.notice("the held transaction committed", metadata: ["transaction": "\(held.unknown.transaction)"])
+            let committedAt = DispatchTime.now().uptimeNanoseconds
+            condition.lock()
+            commits += 1
+            committedWrites += held.writes.count
+            stalledCount = stalled.count
+            condition.unlock()
+            onApplied(StoreReport(durable: held.sequence, outcomes: held.committedOutcomes, committedAt: committedAt))
+            retryAt = .distantPast
+        } else {
+            // Not applied: its commits failed, its persists are retried ahead of those held after it.
+            logger.notice("the held transaction did not commit; its writes are retried",
+                          metadata: ["transaction": "\(held.unknown.transaction)"])
+            let reason = "the transaction did not commit: \(held.unknown.reason)"
+            let failed = held.commitIDs.map { ($0, CommitOutcome.failed(reason)) }
+            let persists = held.writes.filter { if case .commit = $0 { false } else { true } }
+            stalled.insert(contentsOf: persists, at: 0)
+            if let sequence = held.sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
+            condition.lock()
+            stalledCount = stalled.count
+            condition.unlock()
+            if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
+            retryAt = .distantPast
+        }
+    }
 
     /// Keeps a failed run's persists for retry and answers its commits `.failed`.
     private func stall(_ writes: [StoreWrite], sequence: UInt64?, reason: String) {
@@ -336,7 +441,7 @@ final class StoreWorker: @unchecked Sendable {
         }
         if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
         condition.lock()
-        stalledCount = stalled.count
+        stalledCount = stalled.count + (unresolved?.writes.count ?? 0)
         condition.unlock()
     }
 
@@ -345,8 +450,17 @@ final class StoreWorker: @unchecked Sendable {
     private func retryStalled() {
         guard !stalled.isEmpty, Date() >= retryAt else { return }
         let started = DispatchTime.now().uptimeNanoseconds
+        let outcomes: [CommitID: CommitOutcome]
         do {
-            _ = try store.apply(stalled)
+            outcomes = try store.apply(stalled)
+        } catch let unknown as CommitOutcomeUnknown {
+            // The retry's own COMMIT went unanswered: held and asked about like any other.
+            let held = stalled
+            stalled.removeAll()
+            let sequence = stalledSequence
+            stalledSequence = nil
+            hold(held, sequence: sequence, unknown: unknown)
+            return
         } catch {
             stallReason = "\(error)"
             retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
@@ -365,9 +479,11 @@ final class StoreWorker: @unchecked Sendable {
         stalledCount = 0
         condition.unlock()
         let durable = stalledSequence
+        // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
+        let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
         stalled.removeAll()
         stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
+        onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
     }
 
     static var nowMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
@@ -381,6 +497,10 @@ final class StoreWorker: @unchecked Sendable {
         case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
         case .operations(let id, _): return .operations(id, nil, failure: failure)
         case .recordChanges: return .recordChanges(nil, failure: failure)
+        case .reserveRequestKeys(let keys, _, _): return .requestKeysReserved(keys, [:], failure: failure)
+        case .records(let sessions, let documents):
+            return .records(sessions: sessions, documents: documents, nil, failure: failure)
+        case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
         }
     }
 
@@ -418,7 +538,12 @@ final class StoreWorker: @unchecked Sendable {
                     condition.unlock()
                     return retry
                 })
+            } catch let unknown as CommitOutcomeUnknown {
+                // It may have committed: trying the same writes again could apply them twice.
+                logger.error("store commit's outcome is unknown", metadata: ["attempt": "\(attempt)", "error": "\(unknown)"])
+                return .failure(StoreApplyFailure(reason: "\(unknown)", unknown: unknown))
             } catch {
+                // The store knows nothing of it was applied (`Store.apply`): safe to try again.
                 reason = "\(error)"
                 logLimits.log(logger, .error, "store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"],
                               now: Self.nowMs)
@@ -430,6 +555,19 @@ final class StoreWorker: @unchecked Sendable {
 }
 
 extension StoreWorker {
+    /// What a transaction reports an outcome for, in the order written: each commit, and each
+    /// keyed persist of a cluster node (`StoreCommand.recordKeyedRequest`).
+    static func reported(_ writes: [StoreWrite]) -> [CommitID] {
+        writes.flatMap { write -> [CommitID] in
+            switch write {
+            case .commit(let commit): [commit.id]
+            case .persist(let commands):
+                commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+            case .signal: []
+            }
+        }
+    }
+
     /// Puts each resolved commit's retry in its place (or takes it out when there was none).
     static func replace(_ resolved: [CommitID: Commit?], in writes: inout [StoreWrite]) {
         writes = writes.compactMap { write in
@@ -439,8 +577,11 @@ extension StoreWorker {
     }
 }
 
-/// Why a transaction could not be committed: the store's last error, as text.
+/// Why a transaction could not be committed: the store's last error, as text, and whether it
+/// may have committed after all.
 struct StoreApplyFailure: Error, CustomStringConvertible {
     var reason: String
+    /// Set when the store cannot tell whether the transaction committed.
+    var unknown: CommitOutcomeUnknown?
     var description: String { reason }
 }

@@ -52,6 +52,7 @@ struct options {
 	const char *sessions_out; /* connect (Panes): write each scene's session here (sessions.h) */
 	const char *sessions;   /* storm (Panes): resume these sessions (sessions.h) */
 	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
+	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
 };
 
 struct load {

@@ -240,6 +240,7 @@ usage(FILE *out)
 	      "  --sessions-out FILE              connect (panes): write each scene's `user id secret` to FILE\n"
 	      "  --sessions FILE                  storm (panes): client i resumes line (first index + i) of FILE\n"
 	      "  --interval MS                    storm: the normal client's rounds, ms apart; 0 = none (10)\n"
+	      "  --idempotency-keys               writes: every write carries an idempotencyKey of its own\n"
 	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
 	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
 	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
@@ -265,7 +266,7 @@ parse(int argc, char **argv)
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
 	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_SESSIONS_OUT, O_SESSIONS,
-	       O_INTERVAL, O_QUIET, O_HELP };
+	       O_INTERVAL, O_QUIET, O_HELP, O_IDEMPOTENCY };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -280,7 +281,7 @@ parse(int argc, char **argv)
 		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
 		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS }, { "ports", 1, 0, O_PORTS },
 		{ "sessions-out", 1, 0, O_SESSIONS_OUT }, { "sessions", 1, 0, O_SESSIONS },
-		{ "interval", 1, 0, O_INTERVAL },
+		{ "interval", 1, 0, O_INTERVAL }, { "idempotency-keys", 0, 0, O_IDEMPOTENCY },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
@@ -335,6 +336,7 @@ parse(int argc, char **argv)
 		case O_SESSIONS_OUT: o->sessions_out = optarg; break;
 		case O_SESSIONS: o->sessions = optarg; break;
 		case O_INTERVAL: o->interval = atof(optarg); break;
+		case O_IDEMPOTENCY: o->idempotency_keys = 1; break;
 		case O_PORTS:
 			if (nodes_parse(optarg)) {
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);

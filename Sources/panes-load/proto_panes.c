@@ -292,12 +292,15 @@ panes_write(struct client *w, uint32_t seq)
 static void
 panes_pref_set(struct client *c, uint32_t seq, const char *key_path)
 {
-	char value[8192], msg[8192 + 512];
+	char value[8192], msg[8192 + 512], key[64] = "";
 	size_t vlen = make_payload(value, sizeof(value), seq, g.opt.payload);
+	/* --idempotency-keys: each write with a key of its own, as the JS client sends them. */
+	if (g.opt.idempotency_keys)
+		snprintf(key, sizeof(key), "\"idempotencyKey\":\"%u-%u-%u\",", g.opt.first_index, c->index, seq);
 	int n = snprintf(msg, sizeof(msg),
-			 "{\"type\":\"setPreference\",\"id\":%u,\"domain\":\"%s\",\"keyPath\":\"%s\","
+			 "{\"type\":\"setPreference\",\"id\":%u,%s\"domain\":\"%s\",\"keyPath\":\"%s\","
 			 "\"value\":%.*s}",
-			 WRITE_ID_BASE + seq, g.opt.domain, key_path, (int)vlen, value);
+			 WRITE_ID_BASE + seq, key, g.opt.domain, key_path, (int)vlen, value);
 	send_text(c, msg, n, seq);
 }
 

@@ -193,6 +193,7 @@ class Context:
     def __init__(self, args, plan: Plan, out_dir: str):
         self.allow_install = not args.no_install
         self.payload = args.payload
+        self.idempotency_keys = getattr(args, "idempotency_keys", False)
         self.timeout = plan.timeout
         self.write_timeout = plan.write_timeout
         self.out_dir = out_dir
@@ -264,6 +265,9 @@ def parse(argv):
                    help="run everything R times, round after round, and keep each row's median run "
                         "(by median latency); every run is kept in results.json")
     p.add_argument("--payload", type=int, default=64, help="application bytes per change (64)")
+    p.add_argument("--idempotency-keys", action="store_true",
+                   help="acklat, prefwrite: every write carries an idempotencyKey of its own (issue 27), as the "
+                        "JavaScript client sends them")
     p.add_argument("--panes-bin", default=os.environ.get("PANES_BINARY"),
                    help="a panes executable to use instead of building one (env PANES_BINARY)")
     p.add_argument("--server-args", help="extra options for every `panes serve` (env PANES_SERVE_ARGS), "

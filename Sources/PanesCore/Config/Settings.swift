@@ -29,6 +29,7 @@ public struct Settings: Sendable, Equatable {
     public var nodeHeartbeatMs = 1_000
     public var nodeCheckIntervalMs = 200
     public var conflictRetryWaitMs = 1_000
+    public var commitOutcomeTimeoutMs = 3_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -66,6 +67,10 @@ public struct Settings: Sendable, Equatable {
     public var jwtCacheEntries = 10_000
     public var walCheckpointIntervalMs = 60_000
     public var quietWriteDelayMs = 20
+
+    // Request keys (`idempotencyKey`)
+    public var idempotencyRetentionMs = 600_000
+    public var maxIdempotencyKeysPerUser = 1_000
 
     public init() {}
 
@@ -137,6 +142,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "conflictRetryWaitMs", keyPath: \.conflictRetryWaitMs,
               meaning: "Cluster: when a node's document commit conflicts, the longest its store thread keeps the document locked waiting for the retry (normally well under a millisecond; this bounds a stalled service thread).",
               range: 1...60_000),
+        .init(name: "commitOutcomeTimeoutMs", keyPath: \.commitOutcomeTimeoutMs,
+              meaning: "When the connection to a shared store is lost around a COMMIT, how long the node keeps asking whether it committed before the writes waiting on it are answered `outcome_unknown` (it keeps asking after that, and answers a retry with the same `idempotencyKey` with what happened).",
+              range: 100...600_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
               range: 1_000...Int(Int32.max) * 1_000),
@@ -225,6 +233,12 @@ public struct Settings: Sendable, Equatable {
                   + "with others, so a reconnect storm's bookkeeping takes a few commits and fsyncs, not one per window or two; "
                   + "any write something waits for ends the wait at once. 0 commits each at once.",
               range: 0...1_000),
+        .init(name: "idempotencyRetentionMs", keyPath: \.idempotencyRetentionMs,
+              meaning: "How long the outcome of a request sent with an `idempotencyKey` is kept, so that a retry with the same key is answered with it instead of applied again; a retry later than this is a new request.",
+              range: 1_000...(7 * 86_400_000)),
+        .init(name: "maxIdempotencyKeysPerUser", keyPath: \.maxIdempotencyKeysPerUser,
+              meaning: "Outcomes of keyed requests kept per user and workspace; beyond it the oldest are forgotten first, and a retry with a forgotten key is a new request.",
+              range: 1...1_000_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range
