@@ -161,7 +161,7 @@ extension Hub {
                 send(.reply(edit.context.id, result: ["revision": .int(entry.revision), "opId": .string(edit.opId)]),
                      to: edit.context.connection)
                 if let document = documents.open[id] {
-                    let others = document.participants.values.filter { $0.scene.rawValue != entry.author.scene }
+                    let others = document.participants.values.filter { $0.scene != SceneID(entry.author.scene) }
                         .map(\.connection).sorted()
                     broadcast(.event(.documentOperation(id, entry)), to: others)
                 }

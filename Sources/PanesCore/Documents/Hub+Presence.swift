@@ -15,7 +15,7 @@ extension Hub {
                 // Made on `base`: bring it to the current revision the way the operations moved text.
                 var moved = selection.clamped(toLength: document.length(at: base))
                 for entry in document.operations(after: base) {
-                    moved = moved.transformed(by: entry.operation, isOwnEdit: entry.author.scene == scene.id.rawValue)
+                    moved = moved.transformed(by: entry.operation, isOwnEdit: SceneID(entry.author.scene) == scene.id)
                 }
                 return moved
             }

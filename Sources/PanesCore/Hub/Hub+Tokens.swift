@@ -25,7 +25,7 @@ extension Hub {
             if error.field == nil || error.field == "auth.token" { error.field = "token" }
             throw error
         }
-        guard identity.user == scene.owner.user else {
+        guard Identifier.equal(identity.user, scene.owner.user) else {
             throw PanesError(.forbidden, "the token is for another user than this scene's (`\(scene.owner.user)`)",
                              field: "token")
         }

@@ -45,7 +45,7 @@ public struct Hub {
     var connectionsHolding: Set<ConnectionID> = []
     /// When each waiting liveness probe gives up.
     var probeDeadlines = DeadlineQueue<SessionID>()
-    var tickets: [String: Ticket] = [:]
+    var tickets: [Identifier: Ticket] = [:]
     var ticketDeadlines = DeadlineQueue<String>()
     /// Sessions without a live scene, by when they become idle enough to discard.
     var idleDeadlines = DeadlineQueue<SessionID>()

@@ -19,12 +19,12 @@ public final class MemoryStore: Store {
     private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
     private var nodeLeases: [NodeID: Millis] = [:]
     /// Drags that ended, with their expiry (`endDrag`).
-    private var dragEnds: [String: Millis] = [:]
+    private var dragEnds: [Identifier: Millis] = [:]
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
     public var now: () -> Millis = { Millis(0) }
-    private enum RecordKey: Equatable {
+    private enum RecordKey: Hashable {
         case session(SessionID)
         case document(DocumentID)
     }
@@ -42,10 +42,9 @@ public final class MemoryStore: Store {
     /// which is SQLite's), so both stores hand the hub the same state.
     public func loadState() throws -> StoredState {
         StoredState(
-            sessions: sessions.values.sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            sessions: sessions.values.sorted { $0.id < $1.id },
             preferences: preferences,
-            documents: documents.values.map(\.record)
-                .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            documents: documents.values.map(\.record).sorted { $0.id < $1.id },
             recordCursor: recordSequence, claims: claims)
     }
 
@@ -163,7 +162,7 @@ public final class MemoryStore: Store {
                 remember(ended, in: \.dragEnds)
                 dragEnds[ended] = nil
             }
-            remember(id, in: \.dragEnds)
+            remember(Identifier(id), in: \.dragEnds)
             dragEnds[id] = expiresAt
         case .putPreference(let domain, let keyPath, let value, let version):
             remember(domain, in: \.preferenceLog)
@@ -234,12 +233,12 @@ public final class MemoryStore: Store {
 extension MemoryStore: SharedStore {
     public func loadRecordChanges(after cursor: Int64) throws -> RecordChanges {
         var changes = RecordChanges(cursor: recordSequence)
-        var seen: Set<String> = []
+        var seen: Set<RecordKey> = []
         // Newest first, so each record is reported once, as it is now; then back to oldest first.
         for entry in recordLog.reversed() where entry.sequence > cursor {
             switch entry.record {
             case .session(let id):
-                guard seen.insert("s" + id.rawValue).inserted else { continue }
+                guard seen.insert(entry.record).inserted else { continue }
                 if let session = sessions[id] {
                     changes.sessions.append(session)
                     changes.claims[id] = claims[id] ?? SessionClaim(node: nil, epoch: 0)
@@ -247,7 +246,7 @@ extension MemoryStore: SharedStore {
                     changes.deletedSessions.append(id)
                 }
             case .document(let id):
-                guard seen.insert("d" + id.rawValue).inserted else { continue }
+                guard seen.insert(entry.record).inserted else { continue }
                 if let document = documents[id] {
                     changes.documents.append(document.record)
                 } else {
@@ -277,7 +276,7 @@ extension MemoryStore: SharedStore {
         let now = now()
         let lapsed = nodeLeases[node].map { $0 < now } ?? false
         nodeLeases[node] = now + Millis(leaseMs)
-        return nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue } + (lapsed ? [node] : [])
+        return nodeLeases.filter { $0.value < now }.map(\.key).sorted() + (lapsed ? [node] : [])
     }
 }
 
