@@ -309,7 +309,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
         let start = RuntimeMetrics.now
         metrics.opened(connection)
-        perform(hub.handle(.opened(ConnectionID(connection))))
+        perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
         metrics.turn(since: start)
     }
 

@@ -21,6 +21,8 @@ final class ServerConnection {
     var peerClosed = false
     /// `pauseReading` is in effect.
     var readingPaused = false
+    /// The client it counts as (`PeerAddress.client`), read from the handshake.
+    var peer: String?
 
     // Idle detection (see `IdleDetector`).
     /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.

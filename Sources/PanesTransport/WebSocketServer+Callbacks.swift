@@ -37,6 +37,11 @@ extension WebSocketServer {
             user?.storeBytes(of: id, as: UInt64.self)
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
+            // The handshake's headers are still there (lws frees them after this callback).
+            connection.peer = PeerAddress.client(
+                socketPeer: peerAddress(wsi),
+                forwardedFor: configuration.trustedProxies.isEmpty ? nil : header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                trustedProxies: configuration.trustedProxies)
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()

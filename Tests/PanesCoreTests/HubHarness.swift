@@ -60,10 +60,11 @@ struct HubHarness {
         perform(hub.start())
     }
 
-    mutating func open() -> ConnectionID {
+    /// - Parameter peer: the address it comes from (nil: unknown, as most tests leave it).
+    mutating func open(peer: String? = nil) -> ConnectionID {
         nextConnection += 1
         let connection = ConnectionID(nextConnection)
-        run(.opened(connection))
+        run(.opened(connection, peer: peer))
         return connection
     }
 

@@ -39,6 +39,33 @@ before(async () => {
 after(() => server.dispose());
 afterEach(() => closeAll());
 
+describe('failed authentications', { timeout: 20_000 }, () => {
+  test('after too many from one address a connect is refused unchecked (rate_limited, close 4012) and the client comes back after retryAfterMs', async () => {
+    const limited = await new PanesServer({
+      files: { 'jwt-keys.json': JSON.stringify(keys) },
+      args: (data) => ['--auth', 'jwt', '--jwt-keys', join(data, 'jwt-keys.json')],
+      settings: { authFailureBurst: 1, authFailuresPerMinute: 600 },
+    }).start();
+    try {
+      const workspace = freshWorkspace();
+      const forged = token({ sub: 'mallory', workspace, seconds: 3600 }).replace(/\.[^.]*$/, '.AAAA');
+      await assert.rejects(clientOf(limited, { workspace, auth: { token: forged } }).start(), (e) => e.code === 'unauthenticated');
+      const tap = new Tap();
+      const client = clientOf(limited, { workspace, auth: { token: token({ sub: 'u_9', workspace, seconds: 3600 }) }, createSocket: tap.createSocket });
+      /** @type {any[]} */
+      const errors = [];
+      client.on('connectError', (e) => errors.push(e));
+      const result = await client.start();
+      assert.equal(result.user.id, 'u_9');
+      assert.equal(errors[0]?.code, 'rate_limited', 'the first attempt came while the address was limited');
+      assert.ok(errors[0].retryAfterMs > 0 && errors[0].retryAfterMs <= 100);
+      assert.ok(tap.sent('connect').length >= 2, 'it came back on a new socket');
+    } finally {
+      await limited.dispose();
+    }
+  });
+});
+
 describe('tokens', { timeout: 20_000 }, () => {
   test('refreshToken keeps the scene, and later connections use the new token', async () => {
     const workspace = freshWorkspace();

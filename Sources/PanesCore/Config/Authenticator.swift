@@ -32,6 +32,13 @@ public enum Authenticator: Sendable {
         public var expiresAt: Millis? = nil
     }
 
+    /// Whether some credentials are refused (every mode but `open`): only then are failures
+    /// counted per address (`Hub+Authentication.swift`).
+    public var refusesCredentials: Bool {
+        if case .open = self { return false }
+        return true
+    }
+
     /// The identity behind `credentials` in `workspace`, as of `now`.
     public func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
                              now: Millis) throws(PanesError) -> Identity {

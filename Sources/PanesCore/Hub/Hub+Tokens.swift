@@ -19,7 +19,7 @@ extension Hub {
         var scene = scene(sceneID)
         let identity: Authenticator.Identity
         do {
-            identity = try authenticator.authenticate(.token(token), workspace: scene.owner.workspace, now: now())
+            identity = try authenticate(.token(token), workspace: scene.owner.workspace, on: scene.connection)
         } catch {
             var error = error
             if error.field == nil || error.field == "auth.token" { error.field = "token" }

@@ -52,6 +52,8 @@ public struct Hub {
     /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
     var tokenExpiries = DeadlineQueue<SceneID>()
     var appStates: [OwnerKey: ActivationState] = [:]
+    /// Failed authentications per peer address (`Hub+Authentication.swift`).
+    var authFailures: AuthFailureLimiter
     var preferences: PreferenceState
     var drags = DragState()
     var documents = DocumentState()
@@ -89,6 +91,8 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
+        authFailures = AuthFailureLimiter(burst: settings.authFailureBurst, perMinute: settings.authFailuresPerMinute,
+                                          capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()
@@ -114,9 +118,9 @@ public struct Hub {
     /// Handles one event and returns what to do about it, in order.
     public mutating func handle(_ event: HubEvent) -> [Effect] {
         switch event {
-        case .opened(let connection):
+        case .opened(let connection, let peer):
             connections[connection] = Connection(
-                id: connection, openedAt: now(),
+                id: connection, openedAt: now(), peer: peer,
                 bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: now()))
             awaitingConnect.append(connection, deadline: now() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1

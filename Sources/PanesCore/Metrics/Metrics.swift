@@ -15,6 +15,9 @@ public struct Metrics: Sendable {
     public var documentCatchUps: [String: Int] = [:]
     /// Operations other nodes committed, applied here.
     public var documentOperationsFollowed = 0
+    /// Credentials refused, and those refused unchecked because their address failed too often.
+    public var authenticationsFailed = 0
+    public var authenticationsLimited = 0
 
     mutating func countDocumentCommit(_ outcome: CommitOutcome, operations: Int) {
         let name = switch outcome {
@@ -56,6 +59,13 @@ extension Hub {
                     ["notice", "conflict"].map { (["cause": $0], metrics.documentCatchUps[$0] ?? 0) })
         out.counter("panes_document_operations_followed_total", "Operations other nodes committed, applied here.",
                     [([:], metrics.documentOperationsFollowed)])
+        out.counter("panes_authentications_failed_total", "Credentials refused (a `connect` or `refreshToken`).",
+                    [([:], metrics.authenticationsFailed)])
+        out.counter("panes_authentications_limited_total",
+                    "Credentials refused unchecked: their peer address failed too often (`authFailureBurst`).",
+                    [([:], metrics.authenticationsLimited)])
+        out.gauge("panes_auth_failure_addresses", "Peer addresses whose failed authentications are remembered.",
+                  [([:], authFailures.count)])
         return out.text
     }
 }
