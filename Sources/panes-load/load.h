@@ -48,6 +48,9 @@ struct options {
 	double warmup_time;     /* docs, writes: seconds before measuring */
 	long doc_bytes;         /* docs: initial text of the document, bytes */
 	int keys;               /* writes: keys written into the domain before measuring */
+	const char *token;      /* Panes: connect with auth.token instead of a name */
+	const char *forge;      /* Panes: connect with this token prefix and ... */
+	int forge_bytes;        /* ... this many random bytes, base64url, as its signature */
 };
 
 struct load {

@@ -43,10 +43,25 @@ send_text(struct client *c, const char *text, int len, uint32_t seq)
 	client_send(c, text, (size_t)len, SEND_TEXT, seq);
 }
 
+/* --forge: the prefix (a JWT's header and claims, and the dot) and random bytes, base64url,
+ * as its signature: a token that must be verified to be refused. */
+static int
+forged_token(char *out, size_t cap)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t n = (size_t)snprintf(out, cap, "%s", g.opt.forge);
+	int bits = g.opt.forge_bytes * 8;
+
+	for (int i = 0; i < (bits + 5) / 6 && n + 1 < cap; i++)
+		out[n++] = b64[(unsigned)random() & 63];
+	out[n] = 0;
+	return (int)n;
+}
+
 static void
 panes_opened(struct client *c)
 {
-	char msg[512], user[128];
+	char msg[10240], user[128], token[8192];
 	int n;
 
 	if (g.opt.users > 1)
@@ -54,10 +69,20 @@ panes_opened(struct client *c)
 			 (c->index + (uint32_t)g.opt.first_index) % (uint32_t)g.opt.users);
 	else
 		snprintf(user, sizeof(user), "%s", g.opt.user);
-	n = snprintf(msg, sizeof(msg),
-		     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
-		     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}}",
-		     g.opt.workspace, user);
+	if (g.opt.forge || g.opt.token) {
+		if (g.opt.forge)
+			forged_token(token, sizeof(token));
+		else
+			snprintf(token, sizeof(token), "%s", g.opt.token);
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"token\":\"%s\"}}",
+			     g.opt.workspace, token);
+	} else
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}}",
+			     g.opt.workspace, user);
 	send_text(c, msg, n, 0);
 }
 
@@ -192,6 +217,8 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 	if (re == 1) {
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
+			if (g.work->refused)
+				g.work->refused(c, "connect", why);
 			client_fail(c, why);
 		} else if (c->role == ROLE_OBSERVER && g.observe)
 			send_observe(c);
