@@ -359,6 +359,10 @@ extension ServerRuntime: WebSocketServerDelegate {
         checkDrain()
     }
 
+    public func serverRetryAfter(forPeer peer: String) -> Int? {
+        hub.retryAfter(forPeer: peer)
+    }
+
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {
         switch path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path {
         case "/healthz":

@@ -38,10 +38,7 @@ extension WebSocketServer {
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
             // The handshake's headers are still there (lws frees them after this callback).
-            connection.peer = PeerAddress.client(
-                socketPeer: peerAddress(wsi),
-                forwardedFor: configuration.trustedProxies.isEmpty ? nil : header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-                trustedProxies: configuration.trustedProxies)
+            connection.peer = client(of: wsi)
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()

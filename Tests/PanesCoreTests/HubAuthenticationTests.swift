@@ -63,6 +63,18 @@ final class CountingVerifier: TokenVerifier {
         #expect(again.messages(to: later).last?["ok"] == true, "a second later the address has one attempt again")
     }
 
+    @Test func aLimitedAddressIsTurnedAwayAtTheUpgradeAndOthersAreNot() {
+        var (harness, _) = Self.harness()
+        #expect(harness.hub.retryAfter(forPeer: "10.0.0.66") == nil)
+        for _ in 0..<5 { _ = Self.connect(&harness, from: "10.0.0.66", token: "forged") }
+        #expect((harness.hub.retryAfter(forPeer: "10.0.0.66") ?? 0) > 0)
+        #expect(harness.hub.retryAfter(forPeer: "10.0.0.7") == nil)
+        harness.clock.advance(1_000)
+        #expect(harness.hub.retryAfter(forPeer: "10.0.0.66") == nil, "a second later: one more attempt")
+        var open = HubHarness()
+        #expect(open.hub.retryAfter(forPeer: "10.0.0.66") == nil, "open mode: nothing to limit")
+    }
+
     @Test func goodCredentialsNeverCountAndOpenModeIsNeverLimited() {
         var (harness, verifier) = Self.harness()
         for _ in 0..<50 {

@@ -6,9 +6,10 @@ import PanesTestSupport
 import Testing
 
 /// Failed authentications limited per peer address, over real sockets (issue 26, item 5): a
-/// flood of RS256 tokens with random signatures from one address is refused unchecked with
-/// `rate_limited` and close 4012 past `authFailureBurst`, while a client from another address
-/// connects as before; behind a trusted proxy the forwarded client address counts.
+/// flood of RS256 tokens with random signatures from one address is refused unchecked past
+/// `authFailureBurst` (new connections with HTTP 429 before their handshake, an open one with
+/// `rate_limited` and close 4012), while a client from another address connects as before;
+/// behind a trusted proxy the forwarded client address counts.
 @Suite struct AuthLimitEndToEndTests {
     static let settings: JSONValue = ["authFailureBurst": 5, "authFailuresPerMinute": 6]
 
@@ -46,22 +47,38 @@ import Testing
         client.request("connect", ["protocol": 1, "workspace": "team", "auth": ["token": .string(token)]])
     }
 
-    /// Floods from one address until its connects are refused unchecked; returns those replies.
-    static func flood(_ server: ServerProcess, from source: String, forwardedFor: String? = nil) throws -> [JSONValue] {
-        var limited: [JSONValue] = []
-        for attempt in 0..<12 {
-            let flooder = try client(server, from: source, forwardedFor: forwardedFor)
-            let reply = connect(flooder, forged())
-            if attempt < 5 {
-                #expect(reply["error"]?["code"] == "unauthenticated", "attempt \(attempt): \(reply)")
-            } else {
-                #expect(reply["error"]?["code"] == "rate_limited", "attempt \(attempt): \(reply)")
-                #expect(reply["error"]?["field"] == "auth.token")
-                #expect(flooder.waitForClose() == CloseCode.authenticationLimited.rawValue)
-                limited.append(reply)
-            }
+    /// Floods from one address: the first `authFailureBurst` tokens are checked and refused;
+    /// then new connections from there are turned away before their handshake (HTTP 429 with
+    /// `Retry-After`), and a socket it opened before is refused unchecked and closed with 4012.
+    static func flood(_ server: ServerProcess, from source: String, forwardedFor: String? = nil) throws {
+        let early = try client(server, from: source, forwardedFor: forwardedFor)
+        for attempt in 0..<5 {
+            let reply = connect(try client(server, from: source, forwardedFor: forwardedFor), forged())
+            #expect(reply["error"]?["code"] == "unauthenticated", "attempt \(attempt): \(reply)")
         }
-        return limited
+        for _ in 0..<5 {
+            #expect(upgradeRefusal(server, from: source, forwardedFor: forwardedFor)?.status == 429)
+        }
+        let refused = connect(early, forged())
+        #expect(refused["error"]?["code"] == "rate_limited", "\(refused)")
+        #expect(refused["error"]?["field"] == "auth.token")
+        #expect((refused["error"]?["retryAfterMs"]?.intValue ?? 0) > 0)
+        #expect(early.waitForClose() == CloseCode.authenticationLimited.rawValue)
+    }
+
+    /// The HTTP status and body a WebSocket upgrade from `source` was refused with; nil if it was not.
+    static func upgradeRefusal(_ server: ServerProcess, from source: String, forwardedFor: String? = nil)
+        -> (status: Int, body: String)? {
+        do {
+            _ = try client(server, from: source, forwardedFor: forwardedFor)
+            return nil
+        } catch WebSocketClient.Failure.refused(let status, let body) {
+            #expect(body.contains("too many failed authentications from this address; retry in"), "\(body)")
+            return (status, body)
+        } catch {
+            Issue.record("\(error)")
+            return nil
+        }
     }
 
     @Test func aFloodFromOneAddressIsRefusedUncheckedWhileAnotherAddressConnects() throws {
@@ -69,32 +86,26 @@ import Testing
         let legitimate = try Self.client(server, from: "127.0.0.1")
         #expect(Self.connect(legitimate, Self.good())["ok"] == true)
 
-        let limited = try Self.flood(server, from: "127.0.0.2")
-        #expect(limited.allSatisfy { ($0["error"]?["retryAfterMs"]?.intValue ?? 0) > 0 })
-        // A flooder that keeps its socket and sends connect after connect gets one refusal: then 4012.
-        let persistent = try Self.client(server, from: "127.0.0.2")
-        #expect(Self.connect(persistent, Self.forged())["error"]?["code"] == "rate_limited")
-        #expect(persistent.waitForClose() == CloseCode.authenticationLimited.rawValue)
-
+        try Self.flood(server, from: "127.0.0.2")
         #expect(legitimate.request("ping")["ok"] == true, "the scene connected before is untouched")
         let another = try Self.client(server, from: "127.0.0.1")
         #expect(Self.connect(another, Self.good("bob"))["ok"] == true, "another address connects as before")
 
         let metrics = try PrometheusParser(try server.http("/metrics").body)
         #expect(metrics.values("panes_authentications_failed_total") == [5])
-        #expect(metrics.values("panes_authentications_limited_total") == [8])
+        #expect(metrics.values("panes_authentications_limited_total") == [6])
+        #expect(metrics.values("panes_auth_failure_addresses") == [1])
     }
 
     @Test func behindATrustedProxyTheForwardedClientCountsAndOnlyThere() throws {
         let server = try Self.server(extra: ["--trusted-proxy", "127.0.0.3"])
-        _ = try Self.flood(server, from: "127.0.0.3", forwardedFor: "203.0.113.9")
+        try Self.flood(server, from: "127.0.0.3", forwardedFor: "203.0.113.9")
         // Another client behind the same proxy is another address.
         let neighbour = try Self.client(server, from: "127.0.0.3", forwardedFor: "203.0.113.10")
         #expect(Self.connect(neighbour, Self.good())["ok"] == true)
         // A client that is not the proxy cannot pick its address with the header.
-        _ = try Self.flood(server, from: "127.0.0.2", forwardedFor: "203.0.113.11")
-        let pretender = try Self.client(server, from: "127.0.0.2", forwardedFor: "203.0.113.12")
-        #expect(Self.connect(pretender, Self.good())["error"]?["code"] == "rate_limited")
+        try Self.flood(server, from: "127.0.0.2", forwardedFor: "203.0.113.11")
+        #expect(Self.upgradeRefusal(server, from: "127.0.0.2", forwardedFor: "203.0.113.12")?.status == 429)
     }
 
     @Test func serveRefusesATrustedProxyThatIsNotAnAddress() throws {

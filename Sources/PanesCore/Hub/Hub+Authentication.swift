@@ -25,6 +25,16 @@ extension Hub {
         }
     }
 
+    /// Whether a new connection from `peer` is turned away before its WebSocket handshake: nil
+    /// when it may come in, else the milliseconds until it may. The transport asks at every
+    /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
+    /// handshake, a frame and its JSON.
+    public mutating func retryAfter(forPeer peer: String) -> Int? {
+        guard authenticator.refusesCredentials, let retryAfter = authFailures.refusal(peer, now: now()) else { return nil }
+        metrics.authenticationsLimited += 1
+        return retryAfter
+    }
+
     /// Answers a `connect` refused unchecked, and closes its connection with 4012: a client
     /// that floods connects on one socket gets one refusal, not one per frame.
     mutating func refuseLimited(_ error: PanesError, requestID: RequestID, on connection: ConnectionID) {
