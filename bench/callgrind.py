@@ -207,7 +207,8 @@ def authflood(args, workdir, out_file, kind):
             time.sleep(0.5)  # the last closes
         flood.proc.stdin.close()
         flood.proc.wait(timeout=60)
-        return {"attempts": result.get("attempts"), "limited": result.get("limited"), "checked": result.get("checked"),
+        return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
+                "checked": result.get("checked"),
                 "split": measured.split}
     finally:
         stop(server)

@@ -7,8 +7,10 @@
  * left with once the server closes a limited connection (4012); against a server without the
  * limit it costs the attacker more than reusing one, and the server the same.
  *
- * Counts the answers: `rate_limited` (refused unchecked), `unauthenticated` (checked and
- * refused), anything else. A forged token that connects is an error.
+ * Counts the answers: turned away before the handshake (an HTTP refusal of the upgrade, the
+ * server's 429 for an address that failed too often), `rate_limited` (refused unchecked),
+ * `unauthenticated` (checked and refused), anything else (other refusals, timeouts). A forged
+ * token that connects is an error.
  *
  * Threading: the only thread (see main.c).
  */
@@ -25,7 +27,7 @@
 
 static struct timer pace_timer, end_timer;
 static uint64_t started_at;
-static unsigned long limited, checked, other, accepted;
+static unsigned long limited, checked, other, accepted, failures;
 
 static int
 flood_setup(void)
@@ -97,6 +99,8 @@ static void
 flood_connected(struct client *c, int ok, uint64_t now)
 {
 	(void)now;
+	if (!ok)
+		failures++;
 	if (ok) {
 		accepted++;
 		note_error("client %u: a forged token was accepted", c->index);
@@ -108,9 +112,11 @@ static void
 flood_report(FILE *out)
 {
 	double seconds = (double)(now_ns() - started_at) / 1e9;
-	fprintf(out, ",\"attempts\":%d,\"seconds\":%.3f,\"attempts_per_sec\":%.1f,\"limited\":%lu,\"checked\":%lu,"
-		"\"other\":%lu,\"accepted\":%lu",
-		g.next_connect, seconds, seconds > 0 ? g.next_connect / seconds : 0.0, limited, checked, other, accepted);
+	unsigned long answered = limited + checked + other;
+	fprintf(out, ",\"attempts\":%d,\"seconds\":%.3f,\"attempts_per_sec\":%.1f,\"turned_away\":%lu,"
+		"\"limited\":%lu,\"checked\":%lu,\"other\":%lu,\"accepted\":%lu",
+		g.next_connect, seconds, seconds > 0 ? g.next_connect / seconds : 0.0,
+		failures > answered ? failures - answered : 0, limited, checked, other, accepted);
 }
 
 const struct workload workload_authflood = {

@@ -125,8 +125,8 @@ def run_authflood(ctx, system, rate: int) -> dict:
             phases.append({
                 "kind": kind, "ping_ms": _ms(cut.get("latency_ns")), "lost": cut.get("lost"),
                 "server_cores": round((cpu1 - cpu0) / phase.wall, 3) if phase.wall else None,
-                "flood": {k: r.get(k) for k in ("attempts", "attempts_per_sec", "limited", "checked", "other",
-                                                "accepted", "first_error")} if flood else None,
+                "flood": {k: r.get(k) for k in ("attempts", "attempts_per_sec", "turned_away", "limited", "checked",
+                                                "other", "accepted", "first_error")} if flood else None,
                 **phase.background(cpu1 - cpu0),
             })
         pinger.close_stdin()
@@ -152,7 +152,8 @@ def run_authflood(ctx, system, rate: int) -> dict:
         row[kind] = {
             "rate": rates[kind], "p99_ratios": ratios, "p99_ratio": statistics.median(ratios) if ratios else None,
             "ping_ms": _pooled(floods), "attempts_per_sec": _median(f["flood"]["attempts_per_sec"] for f in floods),
-            "limited": sum((f["flood"] or {}).get("limited") or 0 for f in floods),
+            "limited": sum(((f["flood"] or {}).get("limited") or 0) + ((f["flood"] or {}).get("turned_away") or 0)
+                           for f in floods),
             "checked": sum((f["flood"] or {}).get("checked") or 0 for f in floods),
             "server_cores": _median(f["server_cores"] for f in floods),
         }
