@@ -27,7 +27,7 @@ extension Hub {
         document.participants[scene.id] = participant
         documents.open[id] = document
 
-        let others = document.participants.values.filter { $0.scene != scene.id }.map(\.connection).sorted()
+        let others = document.connections(except: scene.connection)
         let presence = participant.presenceJSON(document: id, revision: document.revision)
         broadcast(.event(.presence(presence)), to: others)
         sharePresence(presence)
