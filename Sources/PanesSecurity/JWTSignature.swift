@@ -52,6 +52,8 @@ final class JWTHandle {
     /// malformed, `alg: none` with a key).
     init?(decoding token: String, key: [UInt8]) {
         precondition(!key.isEmpty, "libjwt skips verification without a key; never call it without one")
+        // libjwt reads a PEM key anew on every call: counted with ours (`PublicKey.parses`).
+        if key.starts(with: PublicKey.pemStart) { PublicKey.parses?.add() }
         var decoded: OpaquePointer?
         let code = key.withUnsafeBufferPointer { key in
             jwt_decode(&decoded, token, key.baseAddress, Int32(key.count))

@@ -24,7 +24,7 @@ final class PublicKey: @unchecked Sendable {
 
     /// Nil when `pem` is not a PEM public key (`-----BEGIN PUBLIC KEY-----`).
     init?(pem: [UInt8]) {
-        Self.parses?.count.withLock { $0 += 1 }
+        Self.parses?.add()
         let key = pem.withUnsafeBytes { pso_read_public_key($0.baseAddress, Int32($0.count)) }
         guard let key else { return nil }
         handle = key
@@ -61,13 +61,17 @@ final class PublicKey: @unchecked Sendable {
         }
     }
 
-    /// Counts the PEM parses made by the task that binds it: how a test shows keys are parsed
-    /// when the key file is read, never per token (a process-wide count would see other tests'
-    /// parses, which run at the same time).
+    /// Counts the PEM parses made by the task that binds it, here and by libjwt (`JWTHandle`):
+    /// how a test shows keys are parsed when the key file is read, never per token (a
+    /// process-wide count would see other tests' parses, which run at the same time).
     @TaskLocal static var parses: ParseCount?
 
+    /// How a PEM text begins.
+    static let pemStart = Array("-----BEGIN".utf8)
+
     final class ParseCount: Sendable {
-        let count = Mutex(0)
+        private let count = Mutex(0)
         var value: Int { count.withLock { $0 } }
+        func add() { count.withLock { $0 += 1 } }
     }
 }
