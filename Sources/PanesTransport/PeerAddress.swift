@@ -16,7 +16,11 @@ public enum PeerAddress {
     public static func normalized(_ text: String) -> String? {
         let trimmed = text.trimmingSpaces
         var v4 = in_addr()
-        if inet_pton(AF_INET, trimmed, &v4) == 1 { return format(AF_INET, &v4) }
+        if inet_pton(AF_INET, trimmed, &v4) == 1 {
+            // Every connection's peer comes through here: a dotted quad as inet_ntop writes it
+            // (no leading zeros) is already the key.
+            return isCanonicalDottedQuad(trimmed) ? trimmed : format(AF_INET, &v4)
+        }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, trimmed, &v6) == 1 else { return nil }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }
@@ -49,6 +53,23 @@ public enum PeerAddress {
         return peer
     }
 
+    /// Whether no octet of a dotted quad (one inet_pton took) starts with a zero it does not need.
+    private static func isCanonicalDottedQuad(_ text: String) -> Bool {
+        var atOctetStart = true
+        var zeroStarted = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                atOctetStart = true
+                zeroStarted = false
+                continue
+            }
+            if zeroStarted { return false }
+            zeroStarted = atOctetStart && byte == UInt8(ascii: "0")
+            atOctetStart = false
+        }
+        return true
+    }
+
     private static func format(_ family: Int32, _ address: UnsafeRawPointer) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(family, address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
@@ -57,7 +78,15 @@ public enum PeerAddress {
 }
 
 extension String {
+    /// Without spaces and tabs at either end; itself (no copy) when there are none, as for
+    /// every address the socket gives.
     fileprivate var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = utf8.first, let last = utf8.last, blank(first) || blank(last) else { return self }
+        let bytes = Array(utf8)
+        guard let start = bytes.firstIndex(where: { !blank($0) }), let end = bytes.lastIndex(where: { !blank($0) }) else {
+            return ""
+        }
+        return String(decoding: bytes[start...end], as: UTF8.self)
     }
 }

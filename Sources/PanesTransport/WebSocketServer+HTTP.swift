@@ -154,8 +154,9 @@ extension WebSocketServer {
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            guard let base = buffer.baseAddress, lws_get_peer_simple(wsi, base, buffer.count) != nil else { return "?" }
+            return String(cString: base)
+        }
     }
 }

@@ -11,6 +11,10 @@ import Testing
         #expect(PeerAddress.normalized("2001:0db8:0001:0002:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64")
         #expect(PeerAddress.normalized("not an address") == nil)
         #expect(PeerAddress.normalized("10.0.0.7:8080") == nil)
+        #expect(PeerAddress.normalized("10.0.0.0") == "10.0.0.0")
+        #expect(PeerAddress.normalized("100.200.0.1") == "100.200.0.1")
+        #expect(PeerAddress.normalized("\t10.0.0.7 ") == "10.0.0.7")
+        #expect(PeerAddress.normalized(" ") == nil)
     }
 
     @Test func onlyATrustedProxysForwardedForIsBelieved() {
