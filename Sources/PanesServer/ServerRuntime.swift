@@ -322,7 +322,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
         let start = RuntimeMetrics.now
         metrics.opened(connection)
-        perform(hub.handle(.opened(ConnectionID(connection))))
+        perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
         metrics.turn(since: start)
     }
 
@@ -370,6 +370,10 @@ extension ServerRuntime: WebSocketServerDelegate {
         transport.acceptingConnections = false
         perform(hub.handle(.drain))
         checkDrain()
+    }
+
+    public func serverRetryAfter(forPeer peer: String) -> Int? {
+        hub.retryAfter(forPeer: peer)
     }
 
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {

@@ -34,6 +34,9 @@ public struct TransportConfiguration: Sendable {
     /// connection told to close that cannot be written to is dropped after this long too.
     public var idlePingMilliseconds: Int
     public var eventLoop: EventLoop
+    /// Proxies (normalised addresses, `PeerAddress.normalized`) whose `X-Forwarded-For` names
+    /// the client a connection counts as, for the limit on failed authentications.
+    public var trustedProxies: Set<String>
     /// Refused requests are logged here, with their reason.
     public var logger: Logger
 
@@ -42,7 +45,7 @@ public struct TransportConfiguration: Sendable {
                 maxCoalescedWriteBytes: Int = 64 << 10, maxClosingHandshakes: Int = 256,
                 slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009,
                 origins: OriginConfiguration = OriginConfiguration(), deflate: Bool = false,
-                idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev,
+                idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev, trustedProxies: Set<String> = [],
                 logger: Logger = Logger(label: "panes.transport")) {
         self.host = host
         self.port = port
@@ -59,6 +62,7 @@ public struct TransportConfiguration: Sendable {
         self.deflate = deflate
         self.idlePingMilliseconds = idlePingMilliseconds
         self.eventLoop = eventLoop
+        self.trustedProxies = trustedProxies
         self.logger = logger
     }
 }

@@ -37,6 +37,8 @@ extension WebSocketServer {
             user?.storeBytes(of: id, as: UInt64.self)
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
+            // The handshake's headers are still there (lws frees them after this callback).
+            connection.peer = client(of: wsi)
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()

@@ -23,8 +23,8 @@ extension WebSocketServer {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Every upgrade, before lws answers it. Returning 1 after writing a response is how
             // lws lets a server refuse with a status rather than a silent close.
-            if let (status, detail) = upgradeRefusal(wsi, to: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }) {
-                refuse(wsi, status: status, detail: detail)
+            if let refusal = upgradeRefusal(wsi, to: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }) {
+                refuse(wsi, status: refusal.status, detail: refusal.detail, retryAfterSeconds: refusal.retryAfterSeconds)
                 return 1
             }
             return 0
@@ -74,38 +74,53 @@ extension WebSocketServer {
         }
     }
 
-    /// Why an upgrade may not proceed: the status to answer with and the reason to log.
-    private func upgradeRefusal(_ wsi: OpaquePointer, to upgrade: String?) -> (Int, String)? {
+    /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a
+    /// 429 when to come back.
+    private func upgradeRefusal(_ wsi: OpaquePointer, to upgrade: String?)
+        -> (status: Int, detail: String, retryAfterSeconds: Int?)? {
         let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
         guard upgrade?.lowercased() == "websocket", path == configuration.webSocketPath else {
-            return (404, "only \(configuration.webSocketPath) upgrades, and only to a WebSocket")
+            return (404, "only \(configuration.webSocketPath) upgrades, and only to a WebSocket", nil)
         }
         if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
-            return (403, refusal)
+            return (403, refusal, nil)
         }
-        guard acceptingConnections else { return (503, "the server is draining") }
+        guard acceptingConnections else { return (503, "the server is draining", nil) }
+        // An address whose tokens keep failing is turned away here, before the handshake, the
+        // frame and its JSON cost anything: under a flood this is the whole of its cost.
+        if let retryAfter = delegate?.serverRetryAfter(forPeer: client(of: wsi)) {
+            let seconds = (retryAfter + 999) / 1_000
+            return (429, "too many failed authentications from this address; retry in \(seconds) s", seconds)
+        }
         guard Self.offers(header(wsi, WSI_TOKEN_PROTOCOL) ?? "", configuration.subprotocol) else {
-            return (400, "the subprotocol \(configuration.subprotocol) was not offered")
+            return (400, "the subprotocol \(configuration.subprotocol) was not offered", nil)
         }
         return nil
     }
 
     /// Whether a `Sec-WebSocket-Protocol` list names `subprotocol`: its comma-separated items,
-    /// spaces and tabs taken out. An all-ASCII header (every browser's) is read byte by byte,
-    /// where every character is one byte; anything else character by character.
+    /// spaces and tabs taken out, compared by their bytes (commas, spaces and tabs are single
+    /// bytes that never occur inside another character's UTF-8).
     static func offers(_ header: String, _ subprotocol: String) -> Bool {
         let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        if header.utf8.allSatisfy({ $0 < 0x80 }) {
-            return header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
-                $0.lazy.filter { !isSpace($0) }.elementsEqual(subprotocol.utf8)
-            }
+        return header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
+            $0.lazy.filter { !isSpace($0) }.elementsEqual(subprotocol.utf8)
         }
-        return header.split(separator: ",").contains { String($0.filter { $0 != " " && $0 != "\t" }) == subprotocol }
     }
 
-    /// Answers with `status` and a one-line body, and logs why with what the request said.
-    private func refuse(_ wsi: OpaquePointer, status: Int, detail: String) {
-        configuration.logger.warning("refused an HTTP request", metadata: [
+    /// The client a connection counts as (`PeerAddress.client`): read at the upgrade, while the
+    /// request's headers are there.
+    func client(of wsi: OpaquePointer) -> String {
+        PeerAddress.client(
+            socketPeer: peerAddress(wsi),
+            forwardedFor: configuration.trustedProxies.isEmpty ? nil : header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+            trustedProxies: configuration.trustedProxies)
+    }
+
+    /// Answers with `status` and a one-line body, and logs why with what the request said (429s
+    /// at debug level only: a flood would otherwise write a line per attempt).
+    private func refuse(_ wsi: OpaquePointer, status: Int, detail: String, retryAfterSeconds: Int? = nil) {
+        configuration.logger.log(level: status == 429 ? .debug : .warning, "refused an HTTP request", metadata: [
             "status": "\(status)", "reason": "\(detail)", "path": "\(header(wsi, WSI_TOKEN_GET_URI) ?? "")",
             "origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "-")", "host": "\(header(wsi, WSI_TOKEN_HOST) ?? "-")",
             "peer": "\(peerAddress(wsi))",
@@ -114,13 +129,15 @@ extension WebSocketServer {
         case 400: ("Bad Request", "400 Bad Request: \(detail)\n")
         case 403: ("Forbidden", "403 Forbidden: this origin or host name is not allowed\n")
         case 404: ("Not Found", "404 Not Found\n")
+        case 429: ("Too Many Requests", "429 Too Many Requests: \(detail)\n")
         case 503: ("Service Unavailable", "503 Service Unavailable: the server is draining\n")
         default: ("Error", "\(status)\n")
         }
         // Written whole rather than through lws's header helpers: before an upgrade is
         // accepted lws has not recorded the request's HTTP version and would answer HTTP/1.0,
         // which WebSocket clients reject as malformed.
-        let response = "HTTP/1.1 \(status) \(phrase)\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        let retry = retryAfterSeconds.map { "retry-after: \($0)\r\n" } ?? ""
+        let response = "HTTP/1.1 \(status) \(phrase)\r\ncontent-type: text/plain; charset=utf-8\r\n\(retry)"
             + "content-length: \(body.utf8.count)\r\nconnection: close\r\n\r\n\(body)"
         var bytes = [UInt8](repeating: 0, count: OutboundFrame.headroom) + Array(response.utf8)
         let count = bytes.count - OutboundFrame.headroom
@@ -150,9 +167,10 @@ extension WebSocketServer {
         return failed ? nil : value
     }
 
-    private func peerAddress(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    func peerAddress(_ wsi: OpaquePointer) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            guard let base = buffer.baseAddress, lws_get_peer_simple(wsi, base, buffer.count) != nil else { return "?" }
+            return String(cString: base)
+        }
     }
 }

@@ -16,4 +16,12 @@ public protocol WebSocketServerDelegate: AnyObject {
     /// A dynamic HTTP response for `path`, or nil for 404. Files under `webRoot` are served
     /// without asking. Called only for requests that passed the `Host` and `Origin` checks.
     func serverHTTPResponse(for path: String) -> HTTPResponse?
+    /// Nil to let a WebSocket upgrade from `peer` (the client it counts as, `PeerAddress.client`)
+    /// go on; otherwise the milliseconds after which it may try again: it is answered 429 with
+    /// `Retry-After` before the handshake completes (too many failed authentications).
+    func serverRetryAfter(forPeer peer: String) -> Int?
+}
+
+extension WebSocketServerDelegate {
+    public func serverRetryAfter(forPeer peer: String) -> Int? { nil }
 }

@@ -53,6 +53,9 @@ struct options {
 	const char *sessions;   /* storm (Panes): resume these sessions (sessions.h) */
 	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
 	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
+	const char *token;      /* Panes: connect with auth.token instead of a name */
+	const char *forge;      /* Panes: connect with this token prefix and ... */
+	int forge_bytes;        /* ... this many random bytes, base64url, as its signature */
 };
 
 struct load {

@@ -75,10 +75,25 @@ user_of(const struct client *c, char *user, size_t cap)
 		snprintf(user, cap, "%s", g.opt.user);
 }
 
+/* --forge: the prefix (a JWT's header and claims, and the dot) and random bytes, base64url,
+ * as its signature: a token that must be verified to be refused. */
+static int
+forged_token(char *out, size_t cap)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t n = (size_t)snprintf(out, cap, "%s", g.opt.forge);
+	int bits = g.opt.forge_bytes * 8;
+
+	for (int i = 0; i < (bits + 5) / 6 && n + 1 < cap; i++)
+		out[n++] = b64[(unsigned)random() & 63];
+	out[n] = 0;
+	return (int)n;
+}
+
 static void
 panes_opened(struct client *c)
 {
-	char msg[640], user[128], session[256] = "";
+	char msg[10240], user[128], token[8192], session[256] = "";
 	const struct session_cred *s = resume_of(c);
 	int n;
 
@@ -86,10 +101,20 @@ panes_opened(struct client *c)
 	if (s)
 		snprintf(session, sizeof(session), ",\"session\":{\"id\":\"%s\",\"secret\":\"%s\"}", s->id,
 			 s->secret);
-	n = snprintf(msg, sizeof(msg),
-		     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
-		     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
-		     g.opt.workspace, user, session);
+	if (g.opt.forge || g.opt.token) {
+		if (g.opt.forge)
+			forged_token(token, sizeof(token));
+		else
+			snprintf(token, sizeof(token), "%s", g.opt.token);
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"token\":\"%s\"}%s}",
+			     g.opt.workspace, token, session);
+	} else
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
+			     g.opt.workspace, user, session);
 	send_text(c, msg, n, 0);
 }
 
@@ -243,6 +268,8 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 			connected_session(c, buf, len);
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
+			if (g.work->refused)
+				g.work->refused(c, "connect", why);
 			client_fail(c, why);
 		} else if (c->role == ROLE_OBSERVER && g.observe)
 			send_observe(c);

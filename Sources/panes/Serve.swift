@@ -36,6 +36,8 @@ struct Serve: ParsableCommand {
     var allowedOrigins: [String] = []
     @Option(help: "Where browsers reach the server, e.g. https://panes.example.com (default: http://HOST:PORT).")
     var publicURL: String?
+    @Option(help: "A proxy (IP address) whose X-Forwarded-For names the client, for the limit on failed authentications per address (repeatable). Without one, every client behind a proxy counts as the proxy.")
+    var trustedProxy: [String] = []
     @Flag(help: "Offer permessage-deflate (costs memory and CPU per connection).") var deflate = false
     @Option(help: "Event loop: libev (epoll) or poll (lws's own; for comparison).") var eventLoop = EventLoop.libev
     @Option(help: "Log level.") var logLevel = Logger.Level.info

@@ -65,6 +65,9 @@ public struct Settings: Sendable, Equatable {
     public var maxTokenBytes = 8 << 10
     public var jwtClockSkewMs = 30_000
     public var jwtCacheEntries = 10_000
+    public var authFailureBurst = 20
+    public var authFailuresPerMinute = 60
+    public var maxAuthFailureAddresses = 10_000
     public var walCheckpointIntervalMs = 60_000
     public var quietWriteDelayMs = 20
 
@@ -225,6 +228,15 @@ public struct Settings: Sendable, Equatable {
         .init(name: "jwtCacheEntries", keyPath: \.jwtCacheEntries,
               meaning: "With `--auth jwt`, tokens whose signature was checked are remembered (by SHA-256) up to this many, so a user's other tabs and reconnects skip the check; 0 turns it off.",
               range: 0...1_000_000),
+        .init(name: "authFailureBurst", keyPath: \.authFailureBurst,
+              meaning: "Failed authentications (a `connect` or `refreshToken` whose token is refused) one peer address may make in a row; after them its tokens are refused unchecked, with `rate_limited`, and a `connect` is closed with 4012, until `authFailuresPerMinute` gives it another. Not used by `--auth open`.",
+              range: 1...1_000_000),
+        .init(name: "authFailuresPerMinute", keyPath: \.authFailuresPerMinute,
+              meaning: "Failed authentications per minute one peer address may make after `authFailureBurst`. Behind a proxy every client is the proxy's address unless it is a `--trusted-proxy`.",
+              range: 1...60_000_000),
+        .init(name: "maxAuthFailureAddresses", keyPath: \.maxAuthFailureAddresses,
+              meaning: "Peer addresses whose failed authentications are remembered; past it the one nearest to being allowed again is forgotten, so many addresses cost no more memory than this.",
+              range: 1...10_000_000),
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),

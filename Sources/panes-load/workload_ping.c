@@ -1,0 +1,123 @@
+/*
+ * ping (issue 26, item 5): one scene (client 0; --token, else --user) sends `ping` --rate
+ * times a second and times each reply: what a legitimate window feels while something else
+ * loads the server. Every "go" line on stdin after the start ends a phase: its round trips are
+ * printed as a `phase` line ({"index", "pings", "lost", "latency_ns"}) and the next phase
+ * begins, so a caller can put an idle phase and a loaded one side by side in one run. Ends at
+ * stdin EOF.
+ *
+ * A reply that has not come --write-timeout seconds after its ping counts as lost.
+ *
+ * Threading: the only thread (see main.c).
+ */
+#include "workload_ping.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "hist.h"
+#include "load.h"
+#include "net.h"
+
+#define WRITE_ID_BASE 1000
+#define RING 4096
+
+static struct hist phase_hist;
+static uint64_t sent_at[RING];
+static uint32_t next_seq = 1, phase_index, phase_lost;
+static struct timer ping_timer;
+
+static void cut_phase(void);
+
+static int
+ping_setup(void)
+{
+	g.total = 1;
+	g.clients[0].role = ROLE_OBSERVER;
+	g.observe = 0;
+	g.hold_until_eof = 1;
+	if (g.opt.rate <= 0)
+		g.opt.rate = 100;
+	hist_init(&phase_hist);
+	return 0;
+}
+
+static void
+send_ping(struct timer *t)
+{
+	struct client *c = &g.clients[0];
+	uint64_t now = now_ns(), limit = (uint64_t)(g.opt.write_timeout * 1e9);
+	char msg[128];
+	uint32_t seq = next_seq++;
+
+	if (g.finished)
+		return;
+	/* The slot this ping takes held one sent RING pings ago: still unanswered, it is lost. */
+	if (sent_at[seq % RING] && now - sent_at[seq % RING] > limit)
+		phase_lost++;
+	int n = snprintf(msg, sizeof(msg), "{\"type\":\"ping\",\"id\":%u}", WRITE_ID_BASE + seq);
+	client_send(c, msg, (size_t)n, SEND_TEXT, seq);
+	timer_set(t, (uint64_t)(1e9 / g.opt.rate), send_ping);
+}
+
+static void
+ping_sent(uint32_t seq, uint64_t now)
+{
+	sent_at[seq % RING] = now;
+}
+
+static void
+ping_acked(uint32_t seq, uint64_t now)
+{
+	uint64_t at = sent_at[seq % RING];
+
+	if (!at)
+		return;
+	sent_at[seq % RING] = 0;
+	hist_record(&phase_hist, now - at);
+}
+
+static void
+ping_start(void)
+{
+	g.on_go = cut_phase;
+	timer_set(&ping_timer, 1, send_ping);
+}
+
+static void
+cut_phase(void)
+{
+	fprintf(stdout, "{\"event\":\"phase\",\"index\":%u,\"pings\":%llu,\"lost\":%u,\"latency_ns\":", phase_index++,
+		(unsigned long long)phase_hist.count, phase_lost);
+	hist_write_json(&phase_hist, stdout);
+	fputs("}\n", stdout);
+	fflush(stdout);
+	hist_init(&phase_hist);
+	phase_lost = 0;
+	g.on_go = cut_phase;
+}
+
+static void
+ping_dropped(struct client *c)
+{
+	note_error("client %u: the pinging scene was closed", c->index);
+	finish(2);
+}
+
+static void
+ping_report(FILE *out)
+{
+	fprintf(out, ",\"phases\":%u,\"pings_sent\":%u", phase_index, next_seq - 1);
+}
+
+const struct workload workload_ping = {
+	.name = "ping",
+	.setup = ping_setup,
+	.start = ping_start,
+	.sent = ping_sent,
+	.acked = ping_acked,
+	.dropped = ping_dropped,
+	.report = ping_report,
+};
