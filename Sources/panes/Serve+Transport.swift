@@ -45,7 +45,11 @@ extension Serve {
             maxCoalescedWriteBytes: settings.maxCoalescedWriteBytes,
             slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
             origins: try origins(configured: configuration.allowedOrigins), deflate: deflate,
-            idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, logger: logger)
+            idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop,
+            apiPath: "/api", maxHTTPBodyBytes: settings.maxHTTPBodyBytes,
+            httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
+            maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
+            logger: logger)
     }
 
     /// `web/` next to the working directory, or next to the executable's package, if present.
