@@ -164,6 +164,11 @@ public enum PostgresMigrations {
             -- itself (`PostgresStore`).
             ALTER TABLE document_operations DROP CONSTRAINT document_operations_document_fkey;
             """),
+        // 5 and 6 are taken by work merged alongside this step (issue 26); these placeholders
+        // hold their numbers on this branch and are replaced by those steps at merge.
+        Step(version: 5, name: "reserved (merged with another branch's step)", sql: "SELECT 1;"),
+        Step(version: 6, name: "reserved (merged with another branch's step)", sql: "SELECT 1;"),
+        Step(version: 7, name: "the webhook outbox", sql: PostgresWebhookOutbox.schema),
     ]
 
     /// The schema version this build writes and reads.
