@@ -64,7 +64,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
                           dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
-                                         "PanesSecurity", "PanesPostgres",
+                                         "PanesSecurity", "PanesPostgres", "PanesWebhooks",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
@@ -117,7 +117,8 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
                     dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
-                                   "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport"],
+                                   "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport",
+                                   "PanesStorage", "PanesPostgres"],
                     swiftSettings: swiftSettings),
     ]
 )
