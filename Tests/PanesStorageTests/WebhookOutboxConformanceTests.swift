@@ -182,6 +182,40 @@ import Testing
         #expect(abs(leaseEnd - (Self.now + 30_000)) < 2_000, "a leased head is due again when its lease ends")
     }
 
+    /// The stores' entry point for the hub's writes: rows written inside a transaction commit
+    /// with it, or vanish with it.
+    @Test(arguments: StoreKind.tested.filter { $0 != .memory })
+    func rowsWrittenInAChangesTransactionCommitOrVanishWithIt(_ kind: StoreKind) throws {
+        struct Abort: Error {}
+        let harness = try Harness(kind)
+        let entries = [Self.entry(Self.change("a", 1)), Self.entry(Self.change("a", 2))]
+        switch kind {
+        case .sqlite:
+            let store = try SQLiteStore(path: (harness.outbox as! SQLiteWebhookOutbox).connection.path)
+            #expect(throws: Abort.self) {
+                try store.connection.transaction {
+                    try SQLiteWebhookOutbox.insert(entries, into: store.connection)
+                    throw Abort()
+                }
+            }
+            #expect(try harness.outbox.counts().pending == 0)
+            try store.connection.transaction { try SQLiteWebhookOutbox.insert(entries + entries, into: store.connection) }
+        case .postgres:
+            let connection = try PostgresConnection(url: (harness.outbox as! PostgresWebhookOutbox).connection.url)
+            #expect(throws: Abort.self) {
+                try connection.transaction {
+                    try PostgresWebhookOutbox.insert(entries, on: connection)
+                    throw Abort()
+                }
+            }
+            #expect(try harness.outbox.counts().pending == 0)
+            try connection.transaction { try PostgresWebhookOutbox.insert(entries + entries, on: connection) }
+        case .memory:
+            return
+        }
+        #expect(try harness.outbox.counts().pending == 2, "committed, each once")
+    }
+
     /// Many claimers at once on one outbox: each event is handed to exactly one of them.
     @Test(arguments: StoreKind.shared)
     func concurrentClaimersNeverGetTheSameEvent(_ kind: StoreKind) throws {
