@@ -43,8 +43,8 @@ import Testing
         try Self.outbox(server).insert([Self.change("a", 1), Self.change("a", 2), Self.change("b", 1)])
         #expect(receiver.wait { Set($0.map(\.id)).count == 3 })
         #expect(receiver.receipts.allSatisfy { $0.signatureValid })
-        #expect(try Self.poll {
-            let metrics = try PrometheusParser(server.http("/metrics").body)
+        #expect(eventually {
+            guard let metrics = try? PrometheusParser(server.http("/metrics").body) else { return false }
             return metrics.values("panes_webhook_attempts_total", ["outcome": "delivered"]) == [3]
                 && metrics.values("panes_webhook_attempts_total", ["outcome": "http_error"]) == [1]
                 && metrics.values("panes_webhook_outbox_pending") == [0]
@@ -78,7 +78,7 @@ import Testing
         defer { restarted.kill(SIGTERM) }
         #expect(receiver.wait(timeout: 30) { $0.contains { $0.id == "evt_a_2" } })
         #expect(receiver.receipts.map(\.id) == ["evt_a_1", "evt_a_1", "evt_a_2"])
-        #expect(try Self.poll { try Self.outbox(restarted).counts() == (pending: 0, dead: 0) })
+        #expect(try eventually { try Self.outbox(restarted).counts() == (pending: 0, dead: 0) })
     }
 
     /// PostgreSQL: two nodes share the outbox; the one delivering is killed, the other delivers
@@ -96,14 +96,5 @@ import Testing
         first.wait()
         #expect(receiver.wait(timeout: 30) { $0.contains { $0.id == "evt_a_2" } })
         #expect(receiver.receipts.map(\.id) == ["evt_a_1", "evt_a_1", "evt_a_2"])
-    }
-
-    static func poll(_ timeout: Double = 20, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if (try? condition()) == true { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try condition()
     }
 }

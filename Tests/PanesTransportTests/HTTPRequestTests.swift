@@ -258,13 +258,13 @@ import Testing
         polite.close()
         rude.abort()
         halfway.abort()
-        #expect(try Self.poll { harness.onServiceThread { $0.httpRequestsPending } == 2 }, "the half-read one is gone")
+        #expect(try eventually { harness.onServiceThread { $0.httpRequestsPending } == 2 }, "the half-read one is gone")
         for request in harness.recorder.snapshot.httpRequests {
             // The answer may find the connection gone (then it is dropped) or still open (then
             // the write fails and it closes): either way nothing stays.
             Self.respond(harness, request.id, .json(200, Self.bytes(200_000)))
         }
-        #expect(try Self.poll { harness.onServiceThread { $0.httpRequestsPending } == 0 })
+        #expect(try eventually { harness.onServiceThread { $0.httpRequestsPending } == 0 })
         #expect(harness.recorder.snapshot.httpRequests.count == 2)
         // The server goes on serving.
         harness.recorder.answer = Recorder.echo
@@ -392,15 +392,6 @@ import Testing
     @discardableResult
     static func respond(_ harness: TransportHarness, _ id: UInt64, _ response: HTTPResponse) -> Bool {
         harness.onServiceThread { server in server.respond(to: id, with: response) }
-    }
-
-    static func poll(_ timeout: Double = 10, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return try condition()
     }
 }
 

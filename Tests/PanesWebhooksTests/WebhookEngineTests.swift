@@ -117,7 +117,7 @@ import Testing
         engine.start()
         defer { engine.stop() }
         #expect(receiver.wait { receipts in Set(receipts.map(\.id)).count == events.count })
-        #expect(try Self.poll { engine.metrics.pending == 0 && engine.metrics.inFlight == 0 })
+        #expect(try eventually { engine.metrics.pending == 0 && engine.metrics.inFlight == 0 })
         let receipts = receiver.receipts
         #expect(receipts.allSatisfy { $0.signatureValid }, "Python's hmac agrees with every signature")
         #expect(receipts.allSatisfy { $0.contentType == "application/json" && $0.type == "document.changed" })
@@ -182,7 +182,7 @@ import Testing
         #expect(dead.map(\.event.id) == ["evt_a_1"])
         #expect(dead.first?.lastStatus == 500)
         #expect(dead.first?.lastError?.hasPrefix("HTTP 500") == true)
-        #expect(try Self.poll { engine.metrics.deadLettered == 1 && engine.metrics.dead == 1 })
+        #expect(try eventually { engine.metrics.deadLettered == 1 && engine.metrics.dead == 1 })
     }
 
     @Test func aReceiverAnswering410IsGivenUpOnAtOnce() throws {
@@ -194,7 +194,7 @@ import Testing
         let engine = try Self.engine(outbox, [endpoint])
         engine.start()
         defer { engine.stop() }
-        #expect(try Self.poll { outbox.counts().dead == 1 })
+        #expect(try eventually { outbox.counts().dead == 1 })
         #expect(receiver.receipts.count == 1)
     }
 
@@ -260,7 +260,7 @@ import Testing
         let receipts = receiver.receipts
         #expect(receipts.allSatisfy { $0.path == "/moved" }, "the redirect's target was never asked")
         #expect(receipts[2].receivedAt - receipts[1].receivedAt >= 0.95, "Retry-After: 1 was kept")
-        #expect(try Self.poll { engine.metrics.attempts["delivered"] == 1 && engine.metrics.attempts["http_error"] == 2 })
+        #expect(try eventually { engine.metrics.attempts["delivered"] == 1 && engine.metrics.attempts["http_error"] == 2 })
     }
 
     @Test func aHugeAnswerIsCutAtTheCapAndTheDeliveryStillCounts() throws {
@@ -272,7 +272,7 @@ import Testing
         let engine = try Self.engine(outbox, [endpoint], settings: Self.settings { $0.webhookMaxResponseBytes = 1_024 })
         engine.start()
         defer { engine.stop() }
-        #expect(try Self.poll { engine.metrics.attempts["delivered"] == 2 })
+        #expect(try eventually { engine.metrics.attempts["delivered"] == 2 })
         #expect(receiver.receipts.count == 2, "each once")
     }
 
@@ -296,7 +296,7 @@ import Testing
         let engine = try Self.engine(outbox, [endpoint])
         engine.start()
         defer { engine.stop() }
-        #expect(try Self.poll { (engine.metrics.attempts["tls_error"] ?? 0) >= 2 })
+        #expect(try eventually { (engine.metrics.attempts["tls_error"] ?? 0) >= 2 })
         #expect(receiver.receipts.isEmpty, "a self-signed certificate is not trusted")
         #expect(try outbox.list(.pending, limit: 1).first?.lastError?.hasPrefix("TLS") == true)
     }
@@ -349,14 +349,5 @@ import Testing
         #expect(receiver.wait(timeout: 30) { $0.filter { $0.id == "evt_a_2" }.count == 1 })
         let ids = receiver.receipts.map(\.id)
         #expect(ids == ["evt_a_1", "evt_a_1", "evt_a_2"], "the same id again, then the next")
-    }
-
-    static func poll(_ timeout: Double = 20, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return try condition()
     }
 }

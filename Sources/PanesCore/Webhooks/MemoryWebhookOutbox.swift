@@ -53,22 +53,19 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
     }
 
     public func reschedule(seq: Int64, owner: String, at: Millis, status: Int?, error: String) -> Bool {
-        state.withLock { state in
-            guard var row = state.rows[seq], row.state == .pending, row.leaseOwner == owner else { return false }
-            row.nextAttemptAt = at
-            row.leaseOwner = nil
-            row.leaseUntil = nil
-            row.lastStatus = status
-            row.lastError = error
-            state.rows[seq] = row
-            return true
-        }
+        release(seq, owner: owner, as: .pending, at: at, status: status, error: error)
     }
 
     public func deadLetter(seq: Int64, owner: String, at: Millis, status: Int?, error: String) -> Bool {
+        release(seq, owner: owner, as: .dead, at: at, status: status, error: error)
+    }
+
+    /// An attempt's outcome, when `owner` still holds the row.
+    private func release(_ seq: Int64, owner: String, as outcome: WebhookDelivery.State, at: Millis, status: Int?,
+                         error: String) -> Bool {
         state.withLock { state in
             guard var row = state.rows[seq], row.state == .pending, row.leaseOwner == owner else { return false }
-            row.state = .dead
+            row.state = outcome
             row.nextAttemptAt = at
             row.leaseOwner = nil
             row.leaseUntil = nil
