@@ -186,17 +186,19 @@ public final class PostgresWebhookOutbox: WebhookOutbox, @unchecked Sendable {
                                         created_at, next_attempt_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (endpoint, event_id) DO NOTHING
             """
-        /// No earlier pending row of the same endpoint and key: the head of its line.
-        static let isHead = """
-            NOT EXISTS (SELECT 1 FROM webhook_outbox p WHERE p.endpoint = o.endpoint AND p.ordering_key = o.ordering_key
-                        AND p.state = 'pending' AND p.seq < o.seq)
+        /// The first pending row of each ordering key (of one endpoint): the only ones that may
+        /// go. Read from the `webhook_outbox_order` index, whatever is queued behind them.
+        static let heads = """
+            SELECT min(seq) AS seq FROM webhook_outbox WHERE endpoint = $1 AND state = 'pending' GROUP BY ordering_key
             """
-        /// A row another node is claiming is locked, so skipped; one it claimed is leased. The
-        /// lock is re-checked against the row's latest version, lease included.
+        /// A head another node is claiming is locked, so skipped; one it claimed is leased. The
+        /// lock is re-checked against the row's latest version, lease and state included.
         static let claimable = """
-            SELECT \(columns) FROM webhook_outbox o
-            WHERE o.endpoint = $1 AND o.state = 'pending' AND o.next_attempt_at <= \(nowMs)
-              AND (o.lease_until IS NULL OR o.lease_until < \(nowMs)) AND \(isHead)
+            SELECT o.seq, o.event_id, o.endpoint, o.type, o.workspace, o.ordering_key, o.revision_from, o.revision_to, o.data,
+                o.created_at, o.state, o.next_attempt_at, o.attempts, o.first_attempt_at, o.lease_owner, o.lease_until,
+                o.last_status, o.last_error, o.changes
+            FROM webhook_outbox o JOIN (\(heads)) h ON o.seq = h.seq
+            WHERE o.state = 'pending' AND o.next_attempt_at <= \(nowMs) AND (o.lease_until IS NULL OR o.lease_until < \(nowMs))
             ORDER BY o.next_attempt_at, o.seq LIMIT $2
             FOR UPDATE OF o SKIP LOCKED
             """
@@ -224,7 +226,8 @@ public final class PostgresWebhookOutbox: WebhookOutbox, @unchecked Sendable {
             """
         static let nextDue = """
             SELECT min(greatest(o.next_attempt_at, coalesce(o.lease_until, o.next_attempt_at))), \(nowMs) FROM webhook_outbox o
-            WHERE o.state = 'pending' AND \(isHead)
+            JOIN (SELECT min(seq) AS seq FROM webhook_outbox WHERE state = 'pending' GROUP BY endpoint, ordering_key) h
+            ON o.seq = h.seq
             """
         static let requeue = """
             UPDATE webhook_outbox SET state = 'pending', next_attempt_at = \(nowMs), first_attempt_at = NULL, lease_owner = NULL,

@@ -205,15 +205,14 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
                                         created_at, next_attempt_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (endpoint, event_id) DO NOTHING
             """
-        /// No earlier pending row of the same endpoint and key: the head of its line.
-        static let isHead = """
-            NOT EXISTS (SELECT 1 FROM webhook_outbox p WHERE p.endpoint = o.endpoint AND p.ordering_key = o.ordering_key
-                        AND p.state = 'pending' AND p.seq < o.seq)
+        /// The first pending row of each ordering key (of one endpoint): the only ones that may
+        /// go. Read from the `webhook_outbox_order` index alone, whatever is queued behind them.
+        static let heads = """
+            SELECT min(seq) AS seq FROM webhook_outbox WHERE endpoint = ?1 AND state = 'pending' GROUP BY ordering_key
             """
         static let claimable = """
-            SELECT o.seq FROM webhook_outbox o
-            WHERE o.endpoint = ?1 AND o.state = 'pending' AND o.next_attempt_at <= ?2
-              AND (o.lease_until IS NULL OR o.lease_until < ?2) AND \(isHead)
+            SELECT o.seq FROM webhook_outbox o JOIN (\(heads)) h ON o.seq = h.seq
+            WHERE o.next_attempt_at <= ?2 AND (o.lease_until IS NULL OR o.lease_until < ?2)
             ORDER BY o.next_attempt_at, o.seq LIMIT ?3
             """
         static let following = """
@@ -238,7 +237,8 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         static let list = "SELECT \(columns) FROM webhook_outbox WHERE state = ?1 ORDER BY seq LIMIT ?2"
         static let nextDue = """
             SELECT min(max(o.next_attempt_at, coalesce(o.lease_until, o.next_attempt_at))) FROM webhook_outbox o
-            WHERE o.state = 'pending' AND \(isHead)
+            JOIN (SELECT min(seq) AS seq FROM webhook_outbox WHERE state = 'pending' GROUP BY endpoint, ordering_key) h
+            ON o.seq = h.seq
             """
         static let requeue = """
             UPDATE webhook_outbox SET state = 'pending', next_attempt_at = ?1, first_attempt_at = NULL, lease_owner = NULL,
