@@ -201,6 +201,7 @@ public enum PostgresMigrations {
             );
             CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
+        Step(version: 7, name: "the webhook outbox", sql: PostgresWebhookOutbox.schema),
     ]
 
     /// The schema version this build writes and reads.

@@ -36,6 +36,9 @@ public final class ServerRuntime: @unchecked Sendable {
     private var heldPerConnection: [UInt64: Int] = [:]
     private var pausedConnections: Set<UInt64> = []
     public private(set) var exitCode: Int32 = 0
+    /// More Prometheus text for `/metrics`, from parts the runtime does not own (the webhook
+    /// engine). Called on the service thread; set before `run()`.
+    public var metricsExtension: (@Sendable () -> String)?
 
     fileprivate enum Output {
         /// `reply` names the request a frame answers, to time it.
@@ -425,7 +428,7 @@ extension ServerRuntime: WebSocketServerDelegate {
                        "Time the service thread spends on Panes' work per event (a frame, an open, a commit).",
                        [([:], metrics.turns)])
         ProcessMetrics.render(into: &text)
-        return text.text + hub.metricsText()
+        return text.text + hub.metricsText() + (metricsExtension?() ?? "")
     }
 }
 

@@ -14,7 +14,8 @@ func webSocketCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ 
     return server.handleWebSocket(wsi, reason, user, input, length)
 }
 
-/// Plain HTTP: `/healthz`, `/metrics`, lws's own file serving, and the upgrade's checks.
+/// Plain HTTP: `/healthz`, `/metrics`, the API path's requests, lws's own file serving, and the
+/// upgrade's checks.
 func httpCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                   _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
     if let wsi, let server = WebSocketServer.from(wsi),

@@ -1,6 +1,8 @@
 // HTTP on the service thread: the checks every request and every WebSocket upgrade pass
-// (path, draining, Host, Origin, subprotocol), refusals with a status and a logged reason,
-// and the small dynamic responses (`/healthz`, `/metrics`). Files are served by lws itself.
+// (path, draining, Host, Origin, subprotocol) and refusals with a status and a logged reason.
+// Requests themselves are read in `WebSocketServer+HTTPRequest.swift` and answered in
+// `WebSocketServer+HTTPResponse.swift` (which says why answers are not written from lws's
+// WRITEABLE callbacks). Files are served by lws itself.
 internal import CLibWebSockets
 import Logging
 
@@ -14,7 +16,9 @@ extension WebSocketServer {
                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32? {
         switch reason {
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
-            // Every plain HTTP request, files included, before anything is served.
+            // Every plain HTTP request, files included, before anything is served. API requests
+            // are checked when they begin, so a refusal can carry the API's error object.
+            if let path = requestLine(wsi)?.path, isAPIPath(path) { return 0 }
             if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
                 refuse(wsi, status: 403, detail: refusal)
                 return 1
@@ -33,38 +37,16 @@ extension WebSocketServer {
             // `upgradeRefusal` already answered those, so this only guards.
             return 1
         case LWS_CALLBACK_HTTP:
-            let path = header(wsi, WSI_TOKEN_GET_URI) ?? "/"
-            let response = delegate?.serverHTTPResponse(for: path)
-                ?? HTTPResponse(status: 404, body: "not found\n")
-            nextConnectionID += 1
-            let id = nextConnectionID
-            user?.storeBytes(of: id, as: UInt64.self)
-            httpResponses[id] = response
-            var headers = [UInt8](repeating: 0, count: OutboundFrame.headroom + 1024)
-            let failed = headers.withUnsafeMutableBufferPointer { buffer -> Bool in
-                let start = buffer.baseAddress! + OutboundFrame.headroom
-                var cursor: UnsafeMutablePointer<UInt8>? = start
-                let end = buffer.baseAddress! + buffer.count
-                return lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
-                                                   lws_filepos_t(response.body.count), &cursor, end) != 0
-                    || lws_finalize_write_http_header(wsi, start, &cursor, end) != 0
-            }
-            if failed { return 1 }
-            lws_callback_on_writable(wsi)
-            return 0
-        case LWS_CALLBACK_HTTP_WRITEABLE:
-            guard let id = user?.load(as: UInt64.self), let response = httpResponses.removeValue(forKey: id) else {
-                return nil
-            }
-            var body = [UInt8](repeating: 0, count: OutboundFrame.headroom) + response.body
-            let count = response.body.count
-            let written = body.withUnsafeMutableBufferPointer {
-                lws_write(wsi, $0.baseAddress! + OutboundFrame.headroom, count, LWS_WRITE_HTTP_FINAL)
-            }
-            if written < count { return -1 }
-            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            // What the delegate sent to WebSocket connections meanwhile leaves as this returns.
+            defer { flushGathered() }
+            return beginHTTPRequest(wsi, user)
+        case LWS_CALLBACK_HTTP_BODY:
+            return receiveHTTPBody(user, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)) ? 0 : -1
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            defer { flushGathered() }
+            return completeHTTPBody(user) ? 0 : -1
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let id = user?.load(as: UInt64.self) { httpResponses[id] = nil }
+            if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             // Delivered to every protocol; the WebSocket protocol drains the inbox.
@@ -117,14 +99,9 @@ extension WebSocketServer {
             trustedProxies: configuration.trustedProxies)
     }
 
-    /// Answers with `status` and a one-line body, and logs why with what the request said (429s
-    /// at debug level only: a flood would otherwise write a line per attempt).
+    /// Answers with `status` and a one-line body, and logs why with what the request said.
     private func refuse(_ wsi: OpaquePointer, status: Int, detail: String, retryAfterSeconds: Int? = nil) {
-        configuration.logger.log(level: status == 429 ? .debug : .warning, "refused an HTTP request", metadata: [
-            "status": "\(status)", "reason": "\(detail)", "path": "\(header(wsi, WSI_TOKEN_GET_URI) ?? "")",
-            "origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "-")", "host": "\(header(wsi, WSI_TOKEN_HOST) ?? "-")",
-            "peer": "\(peerAddress(wsi))",
-        ])
+        logRefusal(wsi, status: status, detail: detail)
         let (phrase, body) = switch status {
         case 400: ("Bad Request", "400 Bad Request: \(detail)\n")
         case 403: ("Forbidden", "403 Forbidden: this origin or host name is not allowed\n")
@@ -146,6 +123,17 @@ extension WebSocketServer {
         }
     }
 
+    /// The log line of every refusal: the status, why, and what the request said (429s at debug
+    /// level only: a flood would otherwise write a line per attempt).
+    func logRefusal(_ wsi: OpaquePointer, status: Int, detail: String) {
+        configuration.logger.log(level: status == 429 ? .debug : .warning, "refused an HTTP request", metadata: [
+            "status": "\(status)", "reason": "\(detail)",
+            "path": "\(requestLine(wsi).map { String(decoding: $0.path, as: UTF8.self) } ?? "")",
+            "origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "-")", "host": "\(header(wsi, WSI_TOKEN_HOST) ?? "-")",
+            "peer": "\(peerAddress(wsi))",
+        ])
+    }
+
     /// A request header's value; nil when absent, "" when present but empty (an empty
     /// `Origin` is refused, a missing one is not).
     func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
@@ -155,7 +143,8 @@ extension WebSocketServer {
             return lws_hdr_copy_fragment(wsi, &probe, 1, token, 0) == 0 ? "" : nil
         }
         // Copied straight into the string's own storage (lws adds a NUL, hence the extra byte);
-        // bytes that are not UTF-8 are replaced, as `String(decoding:)` does.
+        // bytes that are not UTF-8 are replaced, as `String(decoding:)` does. (Every upgrade reads
+        // several headers: no intermediate array.)
         var failed = false
         let value = String(unsafeUninitializedCapacity: length + 1) { buffer in
             let copied = buffer.withMemoryRebound(to: CChar.self) {
@@ -165,6 +154,19 @@ extension WebSocketServer {
             return max(copied, 0)
         }
         return failed ? nil : value
+    }
+
+    /// A request header's bytes as sent (lws joins a repeated header's values with a space).
+    func headerBytes(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> [UInt8]? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else {
+            var probe: CChar = 0
+            return lws_hdr_copy_fragment(wsi, &probe, 1, token, 0) == 0 ? [] : nil
+        }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = Int(lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token))
+        guard copied >= 0 else { return nil }
+        return buffer.prefix(copied).map { UInt8(bitPattern: $0) }
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {

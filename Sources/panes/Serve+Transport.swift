@@ -59,6 +59,9 @@ extension Serve {
             slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
             origins: try origins(configured: configuration.allowedOrigins), deflate: deflate,
             idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, trustedProxies: try trustedProxies(),
+            apiPath: "/api", maxHTTPBodyBytes: settings.maxHTTPBodyBytes,
+            httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
+            maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
             logger: logger)
     }
 

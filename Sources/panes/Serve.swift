@@ -8,6 +8,7 @@ import PanesSecurity
 import PanesServer
 import PanesStorage
 import PanesTransport
+import PanesWebhooks
 
 /// `panes serve`: runs the server until SIGTERM, then drains and exits 0.
 struct Serve: ParsableCommand {
@@ -85,14 +86,17 @@ struct Serve: ParsableCommand {
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)
+        let webhooks = try makeWebhooks(configuration, store: store, cluster: cluster, logger: logger)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, cluster: cluster, logger: logger)
+        startWebhooks(webhooks, runtime: runtime)
         // Scripts and tests wait for this exact line to learn the port.
         let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         let code = runtime.run()
+        webhooks?.stop()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])
         if code != 0 { throw ExitCode(code) }
     }
