@@ -75,7 +75,25 @@ extension PostgresStore {
     /// returns the nodes whose lease has run out, sorted by id.
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         try holdLivenessLock(of: node, leaseMs: leaseMs)
-        let expired = try connection.transaction {
+        let expired: [NodeID]
+        do {
+            expired = try renewLease(of: node, leaseMs: leaseMs)
+        } catch {
+            // A failed transaction took back the keepalive settings made in it (not the lock):
+            // they are made again on the next try.
+            lockedBackend = 0
+            throw error
+        }
+        return expired
+    }
+
+    private func renewLease(of node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        try connection.transaction {
+            // The transaction may run on a new connection (the last one was lost): the lock is
+            // taken on it before the lease is renewed, or another node could find the renewed
+            // lease's lock free in between and end it (a session-level lock taken in a
+            // transaction stays taken whatever becomes of the transaction).
+            try lockOnThisConnection(node, leaseMs: leaseMs)
             // Renewed too late (a stall, a partition, or its lock found free): others may have
             // taken this node's sessions over meanwhile, so it is reported among the expired.
             let lapsed = try connection.integer(SharedSQL.ownLeaseLapsed, [.text(node.rawValue)]) == 1
@@ -84,9 +102,6 @@ extension PostgresStore {
             let rows = try connection.query(SharedSQL.expiredNodes)
             return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") } + (lapsed ? [node] : [])
         }
-        // The transaction may have met a lost connection and run on a new one.
-        try holdLivenessLock(of: node, leaseMs: leaseMs)
-        return expired
     }
 
     /// Ends the lease of every other node whose liveness lock no session holds, and returns
@@ -111,6 +126,11 @@ extension PostgresStore {
     /// a heartbeat before its lease ends, is never taken over while it serves.
     func holdLivenessLock(of node: NodeID, leaseMs: Int) throws {
         try connection.reconnectIfNeeded()
+        try lockOnThisConnection(node, leaseMs: leaseMs)
+    }
+
+    /// `holdLivenessLock` on the connection as it is (inside a transaction too).
+    private func lockOnThisConnection(_ node: NodeID, leaseMs: Int) throws {
         let backend = connection.backendPID
         if backend != lockedBackend {
             let seconds = max(1, (leaseMs + 999) / 1_000)
