@@ -1,6 +1,7 @@
 /*
  * The connections' fate: pacing connects, counting who is ready, failed or
- * gone, and handing sends to ws.c.
+ * gone, and handing sends to ws.c; and what ws.c reports (`ws_events`), each
+ * passed on to the protocol or the workload.
  *
  * Threading: the only thread (see main.c).
  *
@@ -98,15 +99,6 @@ leave_connecting(struct client *c)
 }
 
 void
-client_opened(struct client *c)
-{
-	if (c->state != CS_CONNECTING)
-		return;
-	c->state = CS_HELLO;
-	g.proto->opened(c);
-}
-
-void
 client_ready(struct client *c)
 {
 	uint64_t now = now_ns();
@@ -164,4 +156,59 @@ client_send(struct client *c, const void *buf, size_t len, enum frame_kind kind,
 	if (seq && g.work->sent)
 		g.work->sent(seq, now_ns());
 	return ws_send(c, buf, len, kind);
+}
+
+/* What ws.c reports, passed on to the protocol or the workload. */
+
+static const char *
+ws_path(void *ctx, const struct client *c)
+{
+	(void)ctx;
+	return g.proto->path(c);
+}
+
+static void
+ws_opened(void *ctx, struct client *c)
+{
+	(void)ctx;
+	if (c->state != CS_CONNECTING)
+		return;
+	c->state = CS_HELLO;
+	g.proto->opened(c);
+}
+
+static void
+ws_message(void *ctx, struct client *c, const unsigned char *buf, size_t len, int binary)
+{
+	(void)ctx;
+	g.proto->message(c, buf, len, binary);
+}
+
+static void
+ws_pong(void *ctx, struct client *c)
+{
+	(void)ctx;
+	if (g.work->pong)
+		g.work->pong(c, now_ns());
+}
+
+static void
+ws_failed(void *ctx, struct client *c, const char *why)
+{
+	(void)ctx;
+	client_fail(c, why);
+}
+
+static const struct ws_events ws_events = {
+	.path = ws_path,
+	.opened = ws_opened,
+	.message = ws_message,
+	.pong = ws_pong,
+	.failed = ws_failed,
+};
+
+int
+clients_init(void)
+{
+	return ws_init(g.opt.host, g.proto->subprotocol, &ws_events, NULL);
 }

@@ -1,6 +1,8 @@
 /*
  * One connection to the server under test, and its fate: pacing connects,
- * counting who is ready, failed or gone, and handing sends to ws.c.
+ * counting who is ready, failed or gone, and handing sends to ws.c. ws.c
+ * reports back through the callbacks clients_init() gives it, never by
+ * calling in here.
  *
  * Threading: the only thread (see main.c).
  */
@@ -42,12 +44,12 @@ struct client {
 	size_t msg_len, msg_cap;
 };
 
+/** Resolves the server's address and hands ws.c the callbacks that report to the run; 0 or -1. */
+int clients_init(void);
 /** Starts connects while fewer than `concurrency` are in flight and the limit allows. */
 void clients_pump(void);
 /** Fails connects that have taken longer than --connect-timeout. */
 void clients_check_timeouts(uint64_t now);
-/** The socket is open (WebSocket upgraded, or raw TCP connected). */
-void client_opened(struct client *c);
 void client_ready(struct client *c);
 void client_fail(struct client *c, const char *why);
 /** Sends a message; `seq` marks a measured write (its send time is taken now). */

@@ -388,7 +388,7 @@ main(int argc, char **argv)
 		return 1;
 	if (g.connect_limit < 0)
 		g.connect_limit = g.total; /* probe sets its own: none until asked */
-	if (net_init(ws_service) || ws_resolve(g.opt.host)) {
+	if (net_init(ws_service) || clients_init()) {
 		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", g.opt.host);
 		return 1;
 	}
