@@ -1,6 +1,6 @@
 /*
  * The run: its options and its state, shared by every module, and the few
- * things every module may do to it (finish it, say how it goes).
+ * things every module may do to it (finish it, say how it goes; load.c).
  *
  * Threading: one thread. Everything, every client, timer and histogram, is
  * touched only from the epoll loop (net.c). Signal handlers only set a flag.
@@ -53,6 +53,7 @@ struct options {
 	const char *sessions;   /* storm (Panes): resume these sessions (sessions.h) */
 	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
 	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
+	int quiet;              /* no progress on stderr */
 };
 
 struct load {
@@ -78,6 +79,7 @@ struct load {
 	uint64_t t_begin, t_all_ready, t_start, t_end;
 	struct cpu_snap cpu_begin, cpu_ready, cpu_end;
 	char first_error[256];
+	int errors_printed;     /* note_error prints the first few */
 	struct hist connect_hist; /* connect start -> ready, per client */
 	/* storm (Panes): client i >= resume_base resumes resumes[i - resume_base]; NULL: none do */
 	struct session_cred *resumes;

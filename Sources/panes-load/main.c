@@ -38,7 +38,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +53,6 @@
 #include "proto_panes.h"
 #include "proto_raw.h"
 #include "proto_yjs.h"
-#include "report.h"
 #include "workload_connect.h"
 #include "workload_docs.h"
 #include "workload_fanout.h"
@@ -71,53 +69,7 @@ static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &p
 static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs,
 						    &workload_probe, &workload_writes, &workload_storm };
 
-static int quiet;
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
-
-void
-progress(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (quiet)
-		return;
-	va_start(ap, fmt);
-	fputs("panes-load: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-/* Keep the first error for the report; print the first few. */
-void
-note_error(const char *fmt, ...)
-{
-	static int printed;
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!g.first_error[0])
-		snprintf(g.first_error, sizeof(g.first_error), "%s", buf);
-	if (printed++ < 5)
-		fprintf(stderr, "panes-load: %s\n", buf);
-	else if (printed == 6)
-		fputs("panes-load: (further errors not shown)\n", stderr);
-}
-
-void
-finish(int exit_code)
-{
-	if (g.finished)
-		return;
-	g.finished = 1;
-	g.exit_code = exit_code;
-	g.t_end = now_ns();
-	cpu_snap(&g.cpu_end);
-	report_result();
-}
 
 static void
 on_signal(int sig)
@@ -342,8 +294,9 @@ parse(int argc, char **argv)
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);
 				return 1;
 			}
+			o->port = node_port(0); /* --port names the first node */
 			break;
-		case O_QUIET: quiet = 1; break;
+		case O_QUIET: o->quiet = 1; break;
 		case O_HELP: usage(stdout); return -1;
 		default: usage(stderr); return 1;
 		}
@@ -361,6 +314,7 @@ parse(int argc, char **argv)
 			o->workload, proto, o->port, o->n);
 		return 1;
 	}
+	nodes_init(o->port, o->first_index);
 	return 0;
 }
 
