@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct load;
+
 enum role { ROLE_OBSERVER, ROLE_WRITER };
 
 enum client_state {
@@ -44,17 +46,20 @@ struct client {
 	size_t msg_len, msg_cap;
 };
 
-/** Resolves the server's address and hands ws.c the callbacks that report to the run; 0 or -1. */
-int clients_init(void);
+/** Resolves the server's address and hands ws.c the callbacks that report to `L`; 0 or -1. */
+int clients_init(struct load *L);
 /** Starts connects while fewer than `concurrency` are in flight and the limit allows. */
-void clients_pump(void);
+void clients_pump(struct load *L);
 /** Fails connects that have taken longer than --connect-timeout. */
-void clients_check_timeouts(uint64_t now);
-void client_ready(struct client *c);
-void client_fail(struct client *c, const char *why);
+void clients_check_timeouts(struct load *L, uint64_t now);
+void client_ready(struct load *L, struct client *c);
+void client_fail(struct load *L, struct client *c, const char *why);
 /** Sends a message; `seq` marks a measured write (its send time is taken now). */
-int client_send(struct client *c, const void *buf, size_t len, enum frame_kind kind, uint32_t seq);
+int client_send(struct load *L, struct client *c, const void *buf, size_t len, enum frame_kind kind,
+		uint32_t seq);
+/** A protocol's `ping` where the server has no request of its own: a WebSocket ping. */
+void client_ws_ping(struct load *L, struct client *c);
 /** The fanout writer (client 0), or NULL if this workload has none. */
-struct client *writer_client(void);
+struct client *writer_client(struct load *L);
 
 #endif

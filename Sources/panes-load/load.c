@@ -9,11 +9,11 @@
 #include "report.h"
 
 void
-progress(const char *fmt, ...)
+progress(const struct load *L, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (g.opt.quiet)
+	if (L->opt.quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("panes-load: ", stderr);
@@ -24,7 +24,7 @@ progress(const char *fmt, ...)
 
 /* Keep the first error for the report; print the first few. */
 void
-note_error(const char *fmt, ...)
+note_error(struct load *L, const char *fmt, ...)
 {
 	char buf[256];
 	va_list ap;
@@ -32,22 +32,22 @@ note_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (!g.first_error[0])
-		snprintf(g.first_error, sizeof(g.first_error), "%s", buf);
-	if (g.errors_printed++ < 5)
+	if (!L->first_error[0])
+		snprintf(L->first_error, sizeof(L->first_error), "%s", buf);
+	if (L->errors_printed++ < 5)
 		fprintf(stderr, "panes-load: %s\n", buf);
-	else if (g.errors_printed == 6)
+	else if (L->errors_printed == 6)
 		fputs("panes-load: (further errors not shown)\n", stderr);
 }
 
 void
-finish(int exit_code)
+finish(struct load *L, int exit_code)
 {
-	if (g.finished)
+	if (L->finished)
 		return;
-	g.finished = 1;
-	g.exit_code = exit_code;
-	g.t_end = now_ns();
-	cpu_snap(&g.cpu_end);
-	report_result();
+	L->finished = 1;
+	L->exit_code = exit_code;
+	L->t_end = now_ns();
+	cpu_snap(&L->cpu_end);
+	report_result(L);
 }

@@ -1,6 +1,11 @@
 /*
- * The run: its options and its state, shared by every module, and the few
- * things every module may do to it (finish it, say how it goes; load.c).
+ * The run: its options and its state, and the few things every module may
+ * do to it (finish it, say how it goes; load.c). There is one run, made by
+ * main.c, and it is passed by pointer, as `L`, to whatever touches it: the
+ * protocol and workload callbacks, client.c, report.c. Nothing reaches it
+ * any other way, so each file depends one way: main.c on everything,
+ * client.c on ws.c and the vtables, ws.c on net.c alone (its events come
+ * back through the callbacks client.c gives it).
  *
  * Threading: one thread. Everything, every client, timer and histogram, is
  * touched only from the epoll loop (net.c). Signal handlers only set a flag.
@@ -64,6 +69,7 @@ struct load {
 	int total;              /* clients, writer included */
 	int connect_limit;      /* connect clients [0, connect_limit) only (probe raises it) */
 	int next_connect;       /* next index to start connecting */
+	int pumping;            /* clients_pump is running (a failure in it calls it again) */
 	int inflight_connects;
 	int ready, failed, closed;
 	int consecutive_failures;
@@ -72,7 +78,7 @@ struct load {
 	int hold_until_eof;     /* the workload ends when stdin closes (connect, probe) */
 	int started, finished, stdin_eof, go;
 	/** Called (once) on the next "go" line after the first: a workload's later stage. */
-	void (*on_go)(void);
+	void (*on_go)(struct load *L);
 	uint64_t refused;       /* replies with ok:false, of any request */
 	volatile int interrupted;
 	int exit_code;
@@ -86,12 +92,10 @@ struct load {
 	int resume_base;
 };
 
-extern struct load g;
-
 /** Ends the run: takes the end time and CPU, prints `result`. Later calls do nothing. */
-void finish(int exit_code);
-void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void finish(struct load *L, int exit_code);
+void progress(const struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Keeps the first error for the report and prints the first few. */
-void note_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void note_error(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
