@@ -33,6 +33,16 @@ writer_client(struct load *L)
 	return L->clients[0].role == ROLE_WRITER ? &L->clients[0] : NULL;
 }
 
+void
+clients_hold_idle(struct load *L)
+{
+	L->total = L->opt.n;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 0;
+	L->hold_until_eof = 1;
+}
+
 static void
 settle_check(struct load *L)
 {

@@ -48,6 +48,8 @@ struct client {
 
 /** Resolves the server's address and hands ws.c the callbacks that report to `L`; 0 or -1. */
 int clients_init(struct load *L);
+/** Workload setup: --n clients that only hold their connections, until stdin closes (connect, probe). */
+void clients_hold_idle(struct load *L);
 /** Starts connects while fewer than `concurrency` are in flight and the limit allows. */
 void clients_pump(struct load *L);
 /** Fails connects that have taken longer than --connect-timeout. */

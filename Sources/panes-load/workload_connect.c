@@ -22,11 +22,7 @@ static FILE *sessions_out;
 static int
 connect_setup(struct load *L)
 {
-	L->total = L->opt.n;
-	for (int i = 0; i < L->total; i++)
-		L->clients[i].role = ROLE_OBSERVER;
-	L->observe = 0;
-	L->hold_until_eof = 1;
+	clients_hold_idle(L);
 	if (L->opt.sessions_out && !(sessions_out = fopen(L->opt.sessions_out, "w"))) {
 		fprintf(stderr, "panes-load: cannot write %s\n", L->opt.sessions_out);
 		return 1;

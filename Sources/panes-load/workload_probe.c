@@ -21,11 +21,7 @@ static void ask(struct load *L);
 static int
 probe_setup(struct load *L)
 {
-	L->total = L->opt.n;
-	for (int i = 0; i < L->total; i++)
-		L->clients[i].role = ROLE_OBSERVER;
-	L->observe = 0;
-	L->hold_until_eof = 1;
+	clients_hold_idle(L);
 	L->connect_limit = 0;
 	return 0;
 }
