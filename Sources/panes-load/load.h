@@ -2,10 +2,11 @@
  * The run: its options and its state, and the few things every module may
  * do to it (finish it, say how it goes; load.c). There is one run, made by
  * main.c, and it is passed by pointer, as `L`, to whatever touches it: the
- * protocol and workload callbacks, client.c, report.c. Nothing reaches it
- * any other way, so each file depends one way: main.c on everything,
- * client.c on ws.c and the vtables, ws.c on net.c alone (its events come
- * back through the callbacks client.c gives it).
+ * protocol and workload callbacks, client.c, report.c, the timers (their
+ * ctx). Nothing else reaches it (but main.c's signal handler), so each file
+ * depends one way: main.c on everything, client.c on ws.c and the vtables,
+ * ws.c on net.c and nodes.c only (its events go back through the callbacks
+ * client.c gives it). A workload's own counters stay in its file.
  *
  * Threading: one thread. Everything, every client, timer and histogram, is
  * touched only from the epoll loop (net.c). Signal handlers only set a flag.
