@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libcurl (OpenSSL flavour), for webhook deliveries (only PanesWebhooks imports it).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
@@ -45,6 +47,12 @@ let package = Package(
         // PostgreSQL persistence shared by several nodes. The only importer of CLibPQ.
         .target(name: "PanesPostgres", dependencies: ["PanesCore", "PanesJSON", "CLibPQ"],
                 swiftSettings: swiftSettings),
+        // Webhook delivery: signing, libcurl on threads of its own, the outbox engine. The only
+        // importer of CCurl.
+        .target(name: "PanesWebhooks",
+                dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CCurl",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: swiftSettings),
         // WebSocket + HTTP server over libwebsockets on libev. The only importer of CLibWebSockets and CLibEV.
         .target(name: "PanesTransport",
                 dependencies: ["CLibWebSockets", "CLibEV", .product(name: "Logging", package: "swift-log")],
@@ -56,7 +64,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
                           dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
-                                         "PanesSecurity", "PanesPostgres",
+                                         "PanesSecurity", "PanesPostgres", "PanesWebhooks",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
@@ -100,11 +108,17 @@ let package = Package(
         .testTarget(name: "PanesPostgresTests",
                     dependencies: ["PanesPostgres", "PanesPostgresTestSupport", "PanesCore", "PanesJSON"],
                     swiftSettings: swiftSettings),
+        .testTarget(name: "PanesWebhooksTests",
+                    dependencies: ["PanesWebhooks", "PanesCore", "PanesJSON", "PanesStorage", "PanesPostgres",
+                                   "PanesPostgresTestSupport", "PanesTestSupport",
+                                   .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesServerTests",
                     dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
-                                   "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport"],
+                                   "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport",
+                                   "PanesStorage", "PanesPostgres"],
                     swiftSettings: swiftSettings),
     ]
 )

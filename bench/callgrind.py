@@ -24,13 +24,17 @@ for the measured part only, and the profile dumped (`callgrind_control -d`) at i
            second for the store's writes
   raw-storm the same N connects (no sessions) to panes-raw-broadcast on the libev loop: what the
            transport alone costs, for the ratio
+  authflood-rs256, authflood-es256
+           `--auth jwt`; --connects attempts, 10 a second, from one address, each a new connection
+           sending a token whose RS256 (ES256) signature is random (panes-load authflood): what
+           one attempt of a flood costs the server (issue 26, item 5)
 
 Then `callgrind_annotate --inclusive=no` (self instructions, Ir) per function, Swift names
 through `swift demangle --simplified`, summed per shared object too. Prints Markdown and keeps
 the callgrind.out files (open them with callgrind_annotate or kcachegrind).
 
 Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
-                          [--warmup 5] [--connects 100] [--phases fanout,connect,storm,raw-storm] [--out DIR]
+                          [--warmup 5] [--connects 100] [--phases fanout,connect,storm,raw-storm,authflood-rs256,…] [--out DIR]
 """
 import argparse
 import json
@@ -83,7 +87,7 @@ class Lines:
         self.proc.stdin.flush()
 
 
-def start_server(args, workdir, out_file, instrumented=True, raw=False):
+def start_server(args, workdir, out_file, instrumented=True, raw=False, extra=()):
     config = os.path.join(workdir, "config.json")
     with open(config, "w") as f:
         json.dump({"settings": SETTINGS}, f)
@@ -94,7 +98,7 @@ def start_server(args, workdir, out_file, instrumented=True, raw=False):
                 "--event-loop", "libev"]
     else:
         argv = [*valgrind, os.path.join(args.bin, "panes"), "serve", "--host", "127.0.0.1", "--port", "0",
-                "--data", os.path.join(workdir, "data"), "--config", config, "--log-level", "warning"]
+                "--data", os.path.join(workdir, "data"), "--config", config, "--log-level", "warning", *extra]
     print("$ " + " ".join(argv), file=sys.stderr)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(os.path.join(workdir, "valgrind.log"), "w"),
                             text=True)
@@ -235,6 +239,31 @@ def storm(args, workdir, out_file, raw=False):
         stop(server)
 
 
+def authflood(args, workdir, out_file, kind):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from bench_lib.authflood import WORKSPACE, prepare_keys
+    keys = prepare_keys(workdir)
+    server, port = start_server(args, workdir, out_file, extra=["--auth", "jwt", "--jwt-keys", keys["file"]])
+    try:
+        prefix, sig_bytes = keys["floods"][kind]
+        flood = load(args, "authflood", "--protocol", "panes", "--port", str(port), "--n", str(args.connects),
+                     "--rate", "10", "--duration", str(args.connects / 10 + 5), "--forge", prefix, "--forge-bytes", str(sig_bytes), "--workspace", WORKSPACE,
+                     "--sources", "127.0.0.2", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "1800")
+        flood.wait("ready", 300)
+        time.sleep(1)
+        with Measure(args, server.pid) as measured:
+            flood.send("go")
+            result = flood.wait("result", 1800)
+            time.sleep(0.5)  # the last closes
+        flood.proc.stdin.close()
+        flood.proc.wait(timeout=60)
+        return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
+                "checked": result.get("checked"),
+                "split": measured.split}
+    finally:
+        stop(server)
+
+
 def demangle(names):
     tool = shutil.which("swift-demangle")
     if not tool or not names:
@@ -327,6 +356,11 @@ def main():
                     f"{facts['forked']} forked, {facts['failed']} failed)" if phase == "storm" else
                     f"{args.n:,} connects at once to the raw lws server, libev loop ({facts['failed']} failed)")
             per = ("connect", args.n)
+        elif phase in ("authflood-rs256", "authflood-es256"):
+            facts = authflood(args, workdir, out_file, phase.split("-")[1])
+            what = (f"{facts['attempts']} forged {phase.split('-')[1].upper()} tokens from one address, a new "
+                    f"connection each ({facts['limited']} refused unchecked, {facts['checked']} checked)")
+            per = ("answered attempt", max(1, (facts["limited"] or 0) + (facts["checked"] or 0)))
         else:
             raise SystemExit(f"unknown phase {phase}")
         print(f"{phase}: {time.monotonic() - started:.0f} s", file=sys.stderr)

@@ -1,6 +1,6 @@
 // What Swift needs from OpenSSL's libcrypto (3.x): SHA-256, HMAC-SHA-256, a constant-time
-// comparison, and reading a PEM public key to check its type and size. Each wrapper is `pso_`
-// prefixed and says why it exists.
+// comparison, reading a PEM public key to check its type and size, and verifying RS256 and
+// ES256 signatures with that key. Each wrapper is `pso_` prefixed and says why it exists.
 #ifndef PANES_COPENSSL_SHIM_H
 #define PANES_COPENSSL_SHIM_H
 
@@ -10,6 +10,8 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
+#include <openssl/ecdsa.h>
+#include <openssl/bn.h>
 #include <stdatomic.h>
 
 /// SHA-256 fetched from the default provider once, not on every digest: with `EVP_sha256()`
@@ -65,5 +67,41 @@ static inline int pso_ec_curve_name(const EVP_PKEY *key, char *name, size_t capa
 /// EVP_PKEY_RSA and EVP_PKEY_EC are macros over NIDs; Swift sees the NIDs but not the names.
 static inline int pso_key_is_rsa(const EVP_PKEY *key) { return EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA; }
 static inline int pso_key_is_ec(const EVP_PKEY *key) { return EVP_PKEY_get_base_id(key) == EVP_PKEY_EC; }
+
+/// Verifies `signature` over `data` with SHA-256 and a key read once at start (RSASSA-PKCS1-v1_5
+/// for an RSA key, ECDSA with a DER signature for an EC key): EVP_DigestVerify needs a context
+/// Swift would otherwise allocate and free by hand. Returns 1 when the signature is good.
+static inline int pso_verify_sha256(EVP_PKEY *key, const unsigned char *data, size_t length,
+                                    const unsigned char *signature, size_t signatureLength) {
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    if (context == NULL) return 0;
+    int good = EVP_DigestVerifyInit(context, NULL, EVP_sha256(), NULL, key) == 1
+        && EVP_DigestVerify(context, signature, signatureLength, data, length) == 1;
+    EVP_MD_CTX_free(context);
+    return good;
+}
+
+/// An ES256 signature is R and S, 32 bytes each (RFC 7518 §3.4); OpenSSL verifies DER. Writes
+/// the DER form to `der` (72 bytes hold any) and returns its length, or 0 for anything but 64
+/// bytes. The BIGNUM and ECDSA_SIG calls and their ownership rules stay on this side.
+static inline int pso_ecdsa_raw_to_der(const unsigned char *raw, size_t length, unsigned char *der, size_t capacity) {
+    if (length != 64) return 0;
+    ECDSA_SIG *sig = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(raw, 32, NULL), *s = BN_bin2bn(raw + 32, 32, NULL);
+    if (sig == NULL || r == NULL || s == NULL || ECDSA_SIG_set0(sig, r, s) != 1) {
+        ECDSA_SIG_free(sig);
+        BN_free(r);
+        BN_free(s);
+        return 0;
+    }
+    int needed = i2d_ECDSA_SIG(sig, NULL);
+    int written = 0;
+    if (needed > 0 && (size_t)needed <= capacity) {
+        unsigned char *out = der;
+        written = i2d_ECDSA_SIG(sig, &out);
+    }
+    ECDSA_SIG_free(sig);
+    return written;
+}
 
 #endif

@@ -26,7 +26,11 @@ public enum JSONCodec {
         }
     }
 
-    /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined.
+    /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined. So are
+    /// keys that differ in their bytes but are canonically equivalent Unicode (NFC `é` and NFD
+    /// `e` + U+0301): jansson keeps both, but `JSONValue`'s objects are Swift dictionaries,
+    /// whose `String` keys compare canonically, so one would silently replace the other (a
+    /// token's `panes.workspaces` granting two workspaces would grant one).
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
@@ -52,7 +56,13 @@ public enum JSONCodec {
                                         description: "\(text) at line \(error.line), column \(error.column)"))
         }
         defer { pjs_release(root) }
-        return .success(value(of: root))
+        var clash: String?
+        let value = value(of: root, clash: &clash)
+        if let clash {
+            return .failure(DecodeError(description: "an object has two keys that are the same Unicode text in different "
+                                            + "bytes (canonically equivalent), `\(clash.prefix(64))`; send one of them"))
+        }
+        return .success(value)
     }
 
     /// The depth reached, if it passes `limit`: brackets outside strings, counted in one pass.
@@ -119,7 +129,8 @@ public enum JSONCodec {
         var bytes: [UInt8]
     }
 
-    private static func value(of json: UnsafeMutablePointer<json_t>) -> JSONValue {
+    /// - Parameter clash: set to a key whose object already held a canonically equivalent one.
+    private static func value(of json: UnsafeMutablePointer<json_t>, clash: inout String?) -> JSONValue {
         switch pjs_typeof(json) {
         case JSON_OBJECT:
             var object: [String: JSONValue] = [:]
@@ -127,7 +138,10 @@ public enum JSONCodec {
             var iterator = json_object_iter(json)
             while let current = iterator {
                 let key = String(cString: json_object_iter_key(current))
-                object[key] = value(of: json_object_iter_value(current))
+                if object.updateValue(value(of: json_object_iter_value(current), clash: &clash), forKey: key) != nil,
+                   clash == nil {
+                    clash = key
+                }
                 iterator = json_object_iter_next(json, current)
             }
             return .object(object)
@@ -135,7 +149,7 @@ public enum JSONCodec {
             let count = json_array_size(json)
             var array: [JSONValue] = []
             array.reserveCapacity(count)
-            for index in 0..<count { array.append(value(of: json_array_get(json, index))) }
+            for index in 0..<count { array.append(value(of: json_array_get(json, index), clash: &clash)) }
             return .array(array)
         case JSON_STRING:
             let buffer = UnsafeRawBufferPointer(start: json_string_value(json), count: json_string_length(json))

@@ -12,7 +12,11 @@
 /// sharing the database need: session claims, the record sequence, the preference change
 /// log and node leases. Times are bigint milliseconds since the epoch, as in SQLite; JSON is
 /// `text` holding exactly what `JSONCodec` wrote (jsonb would refuse `\u0000` and reorder
-/// keys); identifiers sort bytewise (`COLLATE "C"`) as SQLite sorts them.
+/// keys); identifiers sort bytewise (`COLLATE "C"`) as SQLite sorts them. `workspace` and
+/// `user_name` keep the database's collation: PostgreSQL 15's default collation is always
+/// deterministic, and a deterministic collation calls two texts equal only when their bytes are
+/// (checked under an ICU `en-US` default too), so users whose names are canonically equivalent
+/// keep their own rows; nothing is ordered by them.
 public enum PostgresMigrations {
     struct Step: Sendable {
         let version: Int64
@@ -197,6 +201,7 @@ public enum PostgresMigrations {
             );
             CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
+        Step(version: 7, name: "the webhook outbox", sql: PostgresWebhookOutbox.schema),
     ]
 
     /// The schema version this build writes and reads.

@@ -187,28 +187,30 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Locks every channel the batch commits to, in one order for all nodes (so two batches
     /// never wait on each other in a cycle), and the record sequence last when the batch
-    /// writes records. The locks go with the transaction.
+    /// writes records. The locks go with the transaction. Channel names are identifiers, kept
+    /// and sorted by their bytes: two users whose names are canonically equivalent have two
+    /// domains, and so two locks.
     private func lockChannels(of writes: [StoreWrite]) throws {
-        var keys: Set<String> = []
+        var keys: Set<Identifier> = []
         var writesRecords = false
         for write in writes {
             let commands: [StoreCommand]
             switch write {
             case .persist(let persisted): commands = persisted
             case .commit(let commit):
-                keys.insert(commit.channel.description)
+                keys.insert(Identifier(commit.channel.description))
                 commands = commit.commands
             case .signal:
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
-            for command in commands { if let (slot, _) = Self.keyWrite(command) { keys.insert(Self.keyLock(slot)) } }
+            for command in commands { if let (slot, _) = Self.keyWrite(command) { keys.insert(Identifier(Self.keyLock(slot))) } }
             // A deletion takes the document's lock: an append (which checks under it that the
             // document is there) is then wholly before it, its log deleted with it, or after it,
             // and finds no document.
-            for case .deleteDocument(let id) in commands { keys.insert(Channel.document(id).description) }
+            for case .deleteDocument(let id) in commands { keys.insert(Identifier(Channel.document(id).description)) }
         }
-        var ordered = keys.sorted()
+        var ordered = keys.sorted().map(\.rawValue)
         if writesRecords { ordered.append(Self.recordsLock) }
         guard !ordered.isEmpty else { return }
         // One statement for them all; the aggregate takes the locks in the array's order.
@@ -248,7 +250,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case .session(let id):
             try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
         case .drag(let id):
-            try connection.integer(WriteSQL.dragEnded, [.text(id)]) ?? 0
+            try connection.integer(WriteSQL.dragEnded, [.text(id.rawValue)]) ?? 0
         case .sessionRecord(let id):
             // The row stays locked to the commit: no other write of it can slip in between.
             try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1

@@ -17,12 +17,12 @@ public struct JWTConfiguration: Sendable, Equatable {
     /// The `aud` every token must carry (alone or in its list): tokens the application signs
     /// for other services are refused here.
     public var audience: String
-    /// Keys by `kid`.
-    public var keys: [String: JWTKey]
+    /// Keys by `kid`, compared by bytes (RFC 7515 leaves `kid` opaque; `Identifier`).
+    public var keys: [Identifier: JWTKey]
 
     public init(issuer: String, audience: String, keys: [JWTKey]) throws(PanesError) {
         guard !keys.isEmpty else { throw .invalid("keys", "must list at least one key") }
-        var byID: [String: JWTKey] = [:]
+        var byID: [Identifier: JWTKey] = [:]
         for key in keys {
             guard byID[key.id] == nil else { throw .invalid("keys", "has two keys with kid `\(key.id)`") }
             byID[key.id] = key

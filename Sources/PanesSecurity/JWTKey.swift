@@ -1,13 +1,16 @@
 public import PanesCore
 
 /// One verification key from the key file: its id, the one algorithm it verifies, and its
-/// material (the HS256 secret's bytes, or the PEM text of an RS256 or ES256 public key).
+/// material (the HS256 secret's bytes, or an RS256 or ES256 public key, parsed once here).
 public struct JWTKey: Sendable, Equatable {
     /// The `kid` a token's header names to select this key.
     public let id: String
     public let algorithm: JWTAlgorithm
-    /// What libjwt is given as the key: secret bytes for HS256, PEM text otherwise.
+    /// The HS256 secret's bytes (what libjwt is given too), or the public key's PEM text.
     let material: [UInt8]
+    /// The RS256 or ES256 public key, parsed when the key file was read and kept: signatures
+    /// are verified with it, never with the PEM text again. Nil for HS256.
+    let publicKey: PublicKey?
 
     /// The shortest HS256 secret accepted: RFC 7518 §3.2 asks for at least the hash's size.
     public static let minimumSecretBytes = 32
@@ -24,6 +27,7 @@ public struct JWTKey: Sendable, Equatable {
         self.id = id
         self.algorithm = .hs256
         self.material = secret
+        self.publicKey = nil
     }
 
     /// An RS256 or ES256 key from a PEM public key, checked now: the right type, an RSA key of
@@ -53,5 +57,11 @@ public struct JWTKey: Sendable, Equatable {
         self.id = id
         self.algorithm = algorithm
         self.material = Array(pem.utf8)
+        self.publicKey = key
+    }
+
+    /// The same id, algorithm and material: the parsed key follows from them.
+    public static func == (a: Self, b: Self) -> Bool {
+        a.id == b.id && a.algorithm == b.algorithm && a.material == b.material
     }
 }

@@ -60,10 +60,10 @@ public struct JWTVerifier: TokenVerifier {
         guard case .string(let kid)? = header["kid"] else {
             throw JWTParts.refused("header has no `kid`; sign with one of the configured key ids")
         }
-        guard let key = configuration.keys[kid] else {
+        guard let key = configuration.keys[Identifier(kid)] else {
             throw JWTParts.refused("names key `\(kid.prefix(128))`, which is not configured")
         }
-        guard alg == key.algorithm.rawValue else {
+        guard Identifier.equal(alg, key.algorithm.rawValue) else {
             throw JWTParts.refused("says `alg: \(alg.prefix(16))`, but key `\(kid)` is for \(key.algorithm.rawValue) only")
         }
         return key
@@ -71,7 +71,8 @@ public struct JWTVerifier: TokenVerifier {
 
     /// The identity in verified claims, if they are for this server and valid at `now`.
     func identity(_ claims: [String: JSONValue], now: Millis) throws(PanesError) -> VerifiedToken {
-        guard claims["iss"]?.stringValue == configuration.issuer else {
+        // StringOrURI values compare without any transformation (RFC 7519 §2): by bytes.
+        guard let issuer = claims["iss"]?.stringValue, Identifier.equal(issuer, configuration.issuer) else {
             throw JWTParts.refused("is not from the configured issuer (`iss`)")
         }
         let audiences: [JSONValue] = switch claims["aud"] {
@@ -79,7 +80,7 @@ public struct JWTVerifier: TokenVerifier {
         case .array(let list)?: list
         default: []
         }
-        guard audiences.contains(.string(configuration.audience)) else {
+        guard audiences.contains(where: { $0.stringValue.map { Identifier.equal($0, configuration.audience) } == true }) else {
             throw JWTParts.refused("is not for this server (`aud` lacks `\(configuration.audience)`)")
         }
         let skew = Millis(clockSkewMs)
@@ -118,11 +119,11 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// `panes.workspaces`: workspace name to role.
-    static func workspaces(_ claims: [String: JSONValue]) throws(PanesError) -> [String: Role] {
+    static func workspaces(_ claims: [String: JSONValue]) throws(PanesError) -> [Identifier: Role] {
         guard case .object(let panes)? = claims["panes"], case .object(let list)? = panes["workspaces"] else {
             throw JWTParts.refused("has no `panes.workspaces` object (workspace name to role)")
         }
-        var workspaces: [String: Role] = [:]
+        var workspaces: [Identifier: Role] = [:]
         for (workspace, role) in list {
             guard let role = role.stringValue.flatMap(Role.init(rawValue:)) else {
                 throw JWTParts.refused("gives workspace `\(workspace.prefix(64))` a role that is not `owner`, `editor` or `viewer`")

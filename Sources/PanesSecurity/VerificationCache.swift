@@ -3,9 +3,9 @@ import Synchronization
 
 /// Outcomes of signature checks, by the SHA-256 of the token's bytes.
 ///
-/// With OpenSSL 3, libjwt's RS256 and ES256 checks parse the PEM key on every call, and that
-/// parse is most of their cost (about 75% measured). A user's tabs share one token, and every
-/// reconnect sends it again; the same bytes always check the same way, so the outcome is kept:
+/// An RS256 or ES256 check costs a signature verification (the key itself is parsed once, when
+/// the key file is read: `PublicKey`). A user's tabs share one token, and every reconnect sends
+/// it again; the same bytes always check the same way, so the outcome is kept:
 /// the claims of a good signature (time checks still run on every use), or the refusal of a
 /// bad one. Bounded: when full it is emptied, which costs only re-checks.
 ///

@@ -118,7 +118,7 @@ public final class ClusterNode: @unchecked Sendable {
                 setLease(true)
                 // The whole set each time it changes: a node can come back (it was only slow).
                 let others = Set(expired).subtracting([node])
-                if others != reportedExpired { deliver(.nodesExpired(others.sorted { $0.rawValue < $1.rawValue })) }
+                if others != reportedExpired { deliver(.nodesExpired(others.sorted())) }
                 reportedExpired = others
             } catch {
                 // The lease runs on the database's clock; stop serving a little before it can

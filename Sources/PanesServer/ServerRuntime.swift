@@ -36,6 +36,9 @@ public final class ServerRuntime: @unchecked Sendable {
     private var heldPerConnection: [UInt64: Int] = [:]
     private var pausedConnections: Set<UInt64> = []
     public private(set) var exitCode: Int32 = 0
+    /// More Prometheus text for `/metrics`, from parts the runtime does not own (the webhook
+    /// engine). Called on the service thread; set before `run()`.
+    public var metricsExtension: (@Sendable () -> String)?
 
     fileprivate enum Output {
         /// `reply` names the request a frame answers, to time it.
@@ -322,7 +325,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
         let start = RuntimeMetrics.now
         metrics.opened(connection)
-        perform(hub.handle(.opened(ConnectionID(connection))))
+        perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
         metrics.turn(since: start)
     }
 
@@ -370,6 +373,10 @@ extension ServerRuntime: WebSocketServerDelegate {
         transport.acceptingConnections = false
         perform(hub.handle(.drain))
         checkDrain()
+    }
+
+    public func serverRetryAfter(forPeer peer: String) -> Int? {
+        hub.retryAfter(forPeer: peer)
     }
 
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {
@@ -421,7 +428,7 @@ extension ServerRuntime: WebSocketServerDelegate {
                        "Time the service thread spends on Panes' work per event (a frame, an open, a commit).",
                        [([:], metrics.turns)])
         ProcessMetrics.render(into: &text)
-        return text.text + hub.metricsText()
+        return text.text + hub.metricsText() + (metricsExtension?() ?? "")
     }
 }
 

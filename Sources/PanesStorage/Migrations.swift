@@ -134,6 +134,7 @@ enum Migrations {
                 PRIMARY KEY (workspace, user, key)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 9, name: "the webhook outbox", sql: SQLiteWebhookOutbox.schema),
     ]
 
     /// The schema version this build writes and reads.

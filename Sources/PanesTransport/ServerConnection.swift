@@ -24,6 +24,8 @@ final class ServerConnection {
     /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
     var closeStarted = false
     var waitingToClose = false
+    /// The client it counts as (`PeerAddress.client`), read from the handshake.
+    var peer: String?
 
     // Idle detection (see `IdleDetector`).
     /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.

@@ -34,6 +34,23 @@ public struct TransportConfiguration: Sendable {
     /// connection told to close that cannot be written to is dropped after this long too.
     public var idlePingMilliseconds: Int
     public var eventLoop: EventLoop
+    /// Proxies (normalised addresses, `PeerAddress.normalized`) whose `X-Forwarded-For` names
+    /// the client a connection counts as, for the limit on failed authentications.
+    public var trustedProxies: Set<String>
+    /// Requests under this path (`/api`: `/api`, `/api/…`) go to the delegate whole, with their
+    /// body, and are answered later (`WebSocketServerDelegate.serverDidReceiveHTTPRequest`);
+    /// nil serves no API.
+    public var apiPath: String?
+    /// An API request whose `Content-Length` is over this is refused with 413 before its body
+    /// is read.
+    public var maxHTTPBodyBytes: Int
+    /// An API request the delegate has not answered after this long is answered with 504.
+    public var httpResponseTimeoutMilliseconds: Int
+    /// API requests being read or answered at once; more are refused with 503 and `Retry-After`.
+    public var maxHTTPRequestsInFlight: Int
+    /// Bytes of one request's request line and headers lws keeps; a request with more is
+    /// dropped by lws without an answer.
+    public var maxHTTPHeaderBytes: Int
     /// Refused requests are logged here, with their reason.
     public var logger: Logger
 
@@ -42,7 +59,9 @@ public struct TransportConfiguration: Sendable {
                 maxCoalescedWriteBytes: Int = 64 << 10, maxClosingHandshakes: Int = 256,
                 slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009,
                 origins: OriginConfiguration = OriginConfiguration(), deflate: Bool = false,
-                idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev,
+                idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev, trustedProxies: Set<String> = [],
+                apiPath: String? = nil, maxHTTPBodyBytes: Int = 4 << 20, httpResponseTimeoutMilliseconds: Int = 30_000,
+                maxHTTPRequestsInFlight: Int = 256, maxHTTPHeaderBytes: Int = 4_096,
                 logger: Logger = Logger(label: "panes.transport")) {
         self.host = host
         self.port = port
@@ -59,6 +78,12 @@ public struct TransportConfiguration: Sendable {
         self.deflate = deflate
         self.idlePingMilliseconds = idlePingMilliseconds
         self.eventLoop = eventLoop
+        self.trustedProxies = trustedProxies
+        self.apiPath = apiPath
+        self.maxHTTPBodyBytes = maxHTTPBodyBytes
+        self.httpResponseTimeoutMilliseconds = httpResponseTimeoutMilliseconds
+        self.maxHTTPRequestsInFlight = maxHTTPRequestsInFlight
+        self.maxHTTPHeaderBytes = maxHTTPHeaderBytes
         self.logger = logger
     }
 }

@@ -14,7 +14,8 @@ func webSocketCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ 
     return server.handleWebSocket(wsi, reason, user, input, length)
 }
 
-/// Plain HTTP: `/healthz`, `/metrics`, lws's own file serving, and the upgrade's checks.
+/// Plain HTTP: `/healthz`, `/metrics`, the API path's requests, lws's own file serving, and the
+/// upgrade's checks.
 func httpCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                   _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
     if let wsi, let server = WebSocketServer.from(wsi),
@@ -37,6 +38,8 @@ extension WebSocketServer {
             user?.storeBytes(of: id, as: UInt64.self)
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
+            // The handshake's headers are still there (lws frees them after this callback).
+            connection.peer = client(of: wsi)
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()

@@ -25,7 +25,19 @@ public final class WebSocketServer: @unchecked Sendable {
     /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
     private var eventLoop: UnsafeMutableRawPointer?
     var connections: [UInt64: ServerConnection] = [:]
-    var httpResponses: [UInt64: HTTPResponse] = [:]
+    /// HTTP requests being read or answered, by the id kept in their connection's user data.
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
+    /// API requests among them (`maxHTTPRequestsInFlight`).
+    var httpRequestsInFlight = 0
+    /// When each API request handed to the delegate times out.
+    var httpDeadlines = HTTPDeadlines()
+    /// One timer for the earliest of `httpDeadlines`.
+    var httpDeadlineTimer: LoopTimer?
+    /// Exchanges with an answer being written, in the order they were answered, and the one
+    /// timer that writes them (`pumpHTTPWrites`) and how long it waits while sockets are full.
+    var httpWriting: [UInt64] = []
+    var httpWriteTimer: LoopTimer?
+    var httpWriteBackoff: UInt64 = 0
     var nextConnectionID: UInt64 = 0
     /// The connection whose message the delegate is handling, if any: what it causes for that
     /// same connection is queued, not written at once (see `canWriteNow`).
@@ -60,6 +72,8 @@ public final class WebSocketServer: @unchecked Sendable {
     deinit {
         idleTimer?.invalidate()
         wakeTimer?.invalidate()
+        httpDeadlineTimer?.invalidate()
+        httpWriteTimer?.invalidate()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
         for pointer in retained { free(pointer) }
@@ -98,6 +112,10 @@ public final class WebSocketServer: @unchecked Sendable {
         info.options = pws_option_disable_ipv6()
         info.vhost_name = UnsafePointer(keep(strdup("default")))
         info.timeout_secs = 20
+        // The request line and headers lws keeps per request (the short field left 0 so the
+        // wider one counts).
+        info.max_http_header_data = 0
+        info.max_http_header_data2 = UInt32(max(configuration.maxHTTPHeaderBytes, 1_024))
 
         // lws's own idle pings ("validity") keep every connection's timer in one sorted list and
         // re-insert it, walking the whole list, on each connect and each received frame: O(n)
@@ -151,6 +169,13 @@ public final class WebSocketServer: @unchecked Sendable {
         wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
             delegate?.serverDidWake()
             flushGathered()
+        }
+        httpDeadlineTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
+            expireHTTPRequests()
+            flushGathered()
+        }
+        httpWriteTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
+            pumpHTTPWrites()
         }
     }
 
@@ -277,6 +302,10 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Messages queued for a connection, for metrics and tests.
     public func queuedCount(_ id: UInt64) -> Int { connections[id]?.queue.count ?? 0 }
 
+    /// The client a connection counts as: its peer address, or behind a trusted proxy the
+    /// address the proxy forwarded (`PeerAddress.client`); nil for an unknown connection.
+    public func peer(of id: UInt64) -> String? { connections[id]?.peer }
+
     public var connectionCount: Int { connections.count }
 
     // MARK: Internals
@@ -321,6 +350,9 @@ public final class WebSocketServer: @unchecked Sendable {
             ("/healthz", "http", UInt8(LWSMPRO_CALLBACK.rawValue)),
             ("/metrics", "http", UInt8(LWSMPRO_CALLBACK.rawValue)),
         ]
+        if let apiPath = configuration.apiPath {
+            mounts.append((apiPath, "http", UInt8(LWSMPRO_CALLBACK.rawValue)))
+        }
         if let webRoot = configuration.webRoot {
             mounts.append(("/", webRoot, UInt8(LWSMPRO_FILE.rawValue)))
         }

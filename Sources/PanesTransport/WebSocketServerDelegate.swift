@@ -13,7 +13,30 @@ public protocol WebSocketServerDelegate: AnyObject {
     func serverDidWake()
     /// SIGTERM or SIGINT arrived (after `installSignalHandlers()`).
     func serverDidReceiveTerminationSignal()
-    /// A dynamic HTTP response for `path`, or nil for 404. Files under `webRoot` are served
-    /// without asking. Called only for requests that passed the `Host` and `Origin` checks.
+    /// A dynamic HTTP response for a GET of `path` outside the API, or nil for 404. Files under
+    /// `webRoot` are served without asking. Called only for requests that passed the `Host`
+    /// and `Origin` checks.
     func serverHTTPResponse(for path: String) -> HTTPResponse?
+    /// A request under `TransportConfiguration.apiPath`, read whole, that passed the `Host`
+    /// and `Origin` checks and the transport's limits. Answer it with
+    /// `WebSocketServer.respond(to: request.id, with:)` on the service thread, during this
+    /// call or later (a write answers once it is durable). Unanswered after
+    /// `httpResponseTimeoutMilliseconds`, the transport answers 504 itself.
+    func serverDidReceiveHTTPRequest(_ request: HTTPRequest)
+    /// The response for an API request the transport refuses or gives up on (`refusal.status`
+    /// is the status written, whatever the response says; `Allow` and `Retry-After` are added
+    /// where the status needs them). Its body should name what was wrong.
+    func serverHTTPRefusalResponse(_ refusal: HTTPRefusal) -> HTTPResponse
+    /// A request handed over by `serverDidReceiveHTTPRequest` will not be answered by the
+    /// delegate any more: it timed out, or its connection closed. `respond` for it returns
+    /// false from now on; whatever the request started (a write) goes on.
+    func serverHTTPRequestAbandoned(_ id: UInt64)
+    /// Nil to let a WebSocket upgrade from `peer` (the client it counts as, `PeerAddress.client`)
+    /// go on; otherwise the milliseconds after which it may try again: it is answered 429 with
+    /// `Retry-After` before the handshake completes (too many failed authentications).
+    func serverRetryAfter(forPeer peer: String) -> Int?
+}
+
+extension WebSocketServerDelegate {
+    public func serverRetryAfter(forPeer peer: String) -> Int? { nil }
 }

@@ -60,6 +60,9 @@ struct options {
 	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
 	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
 	int quiet;              /* no progress on stderr */
+	const char *token;      /* Panes: connect with auth.token instead of a name */
+	const char *forge;      /* Panes: connect with this token prefix and ... */
+	int forge_bytes;        /* ... this many random bytes, base64url, as its signature */
 };
 
 struct load {

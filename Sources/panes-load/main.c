@@ -9,6 +9,8 @@
  *   panes-load probe   --protocol panes --port P --n 50 --hold -1    # one connect per "go" line
  *   panes-load connect --protocol panes --port P --n 10000 --users 100 --sessions-out S --hold -1
  *   panes-load storm   --protocol panes --port P --n 10000 --sessions S --hold -1   # after a restart
+ *   panes-load ping    --protocol panes --port P --n 1 --rate 200 --token T   # a phase per "go" line
+ *   panes-load authflood --protocol panes --port P --n 8000 --rate 700 --forge H.C. --forge-bytes 256
  *
  * stdout: JSON lines (`ready`, [docs: `opened`; writes: `filled`; probe:
  * `connected`; storm: `stormed`], then `result`); stderr: progress and errors.
@@ -57,6 +59,8 @@
 #include "workload_connect.h"
 #include "workload_docs.h"
 #include "workload_fanout.h"
+#include "workload_authflood.h"
+#include "workload_ping.h"
 #include "workload_probe.h"
 #include "workload_storm.h"
 #include "workload_writes.h"
@@ -72,7 +76,8 @@ static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &p
 						    &proto_yjs };
 /* A new workload is one file with a `struct workload`, and one entry here. */
 static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs,
-						    &workload_probe, &workload_writes, &workload_storm };
+						    &workload_probe, &workload_writes, &workload_storm, &workload_ping,
+						    &workload_authflood };
 
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
 
@@ -180,7 +185,7 @@ deadline(struct timer *t)
 static void
 usage(FILE *out)
 {
-	fputs("usage: panes-load connect|fanout|docs|writes|probe|storm [options]\n"
+	fputs("usage: panes-load connect|fanout|docs|writes|probe|storm|ping|authflood [options]\n"
 	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
 	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
 	      "  --ports P1,P2,..                 a cluster: one node per port on --host; client i goes to\n"
@@ -213,6 +218,9 @@ usage(FILE *out)
 	      "  --updates FILE                   yjs: prepared updates from bench/yjs-updates.js\n"
 	      "                                   (docs: every editor's own, scripts/bench_lib/yjs_editors.js)\n"
 	      "  --first-index I                  offset of this process's clients, to name users apart\n"
+	      "  --token T                        Panes: connect with auth.token T instead of a name\n"
+	      "  --forge PREFIX --forge-bytes B   Panes: connect with the token PREFIX followed by B random\n"
+	      "                                   bytes, base64url (a JWT with a random signature; authflood)\n"
 	      "  --quiet                          no progress on stderr\n",
 	      out);
 }
@@ -231,7 +239,7 @@ parse(struct load *L, int argc, char **argv)
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
 	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_SESSIONS_OUT, O_SESSIONS,
-	       O_INTERVAL, O_QUIET, O_HELP, O_IDEMPOTENCY };
+	       O_INTERVAL, O_TOKEN, O_FORGE, O_FORGE_BYTES, O_QUIET, O_HELP, O_IDEMPOTENCY };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -247,6 +255,7 @@ parse(struct load *L, int argc, char **argv)
 		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS }, { "ports", 1, 0, O_PORTS },
 		{ "sessions-out", 1, 0, O_SESSIONS_OUT }, { "sessions", 1, 0, O_SESSIONS },
 		{ "interval", 1, 0, O_INTERVAL }, { "idempotency-keys", 0, 0, O_IDEMPOTENCY },
+		{ "token", 1, 0, O_TOKEN }, { "forge", 1, 0, O_FORGE }, { "forge-bytes", 1, 0, O_FORGE_BYTES },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &L->opt;
@@ -302,6 +311,9 @@ parse(struct load *L, int argc, char **argv)
 		case O_SESSIONS: o->sessions = optarg; break;
 		case O_INTERVAL: o->interval = atof(optarg); break;
 		case O_IDEMPOTENCY: o->idempotency_keys = 1; break;
+		case O_TOKEN: o->token = optarg; break;
+		case O_FORGE: o->forge = optarg; break;
+		case O_FORGE_BYTES: o->forge_bytes = atoi(optarg); break;
 		case O_PORTS:
 			if (nodes_parse(optarg)) {
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);
@@ -322,7 +334,8 @@ parse(struct load *L, int argc, char **argv)
 			L->proto = protocols[i];
 	if (!L->work || !L->proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
 	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096 || o->doc_bytes < 0 ||
-	    o->keys < 0 || o->interval < 0) {
+	    o->keys < 0 || o->interval < 0 || o->forge_bytes < 0 || o->forge_bytes > 4096 ||
+	    (o->forge && strlen(o->forge) > 1024) || (o->token && strlen(o->token) > 4096)) {
 		fprintf(stderr, "panes-load: bad arguments (workload %s, protocol %s, port %d, n %d)\n",
 			o->workload, proto, o->port, o->n);
 		return 1;

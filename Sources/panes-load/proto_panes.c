@@ -76,10 +76,25 @@ user_of(struct load *L, const struct client *c, char *user, size_t cap)
 		snprintf(user, cap, "%s", L->opt.user);
 }
 
+/* --forge: the prefix (a JWT's header and claims, and the dot) and random bytes, base64url,
+ * as its signature: a token that must be verified to be refused. */
+static int
+forged_token(const struct load *L, char *out, size_t cap)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t n = (size_t)snprintf(out, cap, "%s", L->opt.forge);
+	int bits = L->opt.forge_bytes * 8;
+
+	for (int i = 0; i < (bits + 5) / 6 && n + 1 < cap; i++)
+		out[n++] = b64[(unsigned)random() & 63];
+	out[n] = 0;
+	return (int)n;
+}
+
 static void
 panes_opened(struct load *L, struct client *c)
 {
-	char msg[640], user[128], session[256] = "";
+	char msg[10240], user[128], token[8192], session[256] = "";
 	const struct session_cred *s = resume_of(L, c);
 	int n;
 
@@ -87,10 +102,20 @@ panes_opened(struct load *L, struct client *c)
 	if (s)
 		snprintf(session, sizeof(session), ",\"session\":{\"id\":\"%s\",\"secret\":\"%s\"}", s->id,
 			 s->secret);
-	n = snprintf(msg, sizeof(msg),
-		     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
-		     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
-		     L->opt.workspace, user, session);
+	if (L->opt.forge || L->opt.token) {
+		if (L->opt.forge)
+			forged_token(L, token, sizeof(token));
+		else
+			snprintf(token, sizeof(token), "%s", L->opt.token);
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"token\":\"%s\"}%s}",
+			     L->opt.workspace, token, session);
+	} else
+		n = snprintf(msg, sizeof(msg),
+			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
+			     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
+			     L->opt.workspace, user, session);
 	send_text(L, c, msg, n, 0);
 }
 
@@ -245,6 +270,8 @@ panes_message(struct load *L, struct client *c, const unsigned char *ubuf, size_
 			connected_session(L, c, buf, len);
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
+			if (L->work->refused)
+				L->work->refused(L, c, "connect", why);
 			client_fail(L, c, why);
 		} else if (c->role == ROLE_OBSERVER && L->observe)
 			send_observe(L, c);

@@ -33,7 +33,7 @@ struct InspectionReport {
                 object["failedRestores"] = JSONValue(session.failedRestores)
                 return .object(object)
             }),
-            "preferences": .array(state.preferences.sorted { $0.key.description < $1.key.description }.map { domain, stored in
+            "preferences": .array(state.preferences.sorted { $0.key < $1.key }.map { domain, stored in
                 [
                     "domain": .string(domain.kind), "workspace": .string(domain.workspace), "user": JSONValue(domain.user),
                     "version": .int(stored.version),
@@ -67,7 +67,7 @@ struct InspectionReport {
             }
             if session.failedRestores > 0 { lines.append("  failed restores in a row: \(session.failedRestores)") }
         }
-        for (domain, stored) in state.preferences.sorted(by: { $0.key.description < $1.key.description }) {
+        for (domain, stored) in state.preferences.sorted(by: { $0.key < $1.key }) {
             lines.append("")
             lines.append("preferences \(domain)  version \(stored.version)")
             for (key, value) in stored.values.sorted(by: { $0.key < $1.key }) {

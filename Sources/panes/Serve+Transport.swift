@@ -32,6 +32,19 @@ extension Serve {
             throw ValidationError("--web \(web) is not a folder with an index.html")
         }
         _ = try origins(configured: [])
+        _ = try trustedProxies()
+    }
+
+    /// `--trusted-proxy`, each an IP address.
+    func trustedProxies() throws -> Set<String> {
+        var proxies: Set<String> = []
+        for text in trustedProxy {
+            guard let address = PeerAddress.normalized(text) else {
+                throw ValidationError("--trusted-proxy \(text) is not an IP address (e.g. 10.0.0.2 or 2001:db8::2)")
+            }
+            proxies.insert(address)
+        }
+        return proxies
     }
 
     /// The listening, limits and origins, from the options and the configuration file.
@@ -45,7 +58,11 @@ extension Serve {
             maxCoalescedWriteBytes: settings.maxCoalescedWriteBytes, maxClosingHandshakes: settings.maxClosingHandshakes,
             slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
             origins: try origins(configured: configuration.allowedOrigins), deflate: deflate,
-            idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, logger: logger)
+            idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, trustedProxies: try trustedProxies(),
+            apiPath: "/api", maxHTTPBodyBytes: settings.maxHTTPBodyBytes,
+            httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
+            maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
+            logger: logger)
     }
 
     /// `web/` next to the working directory, or next to the executable's package, if present.

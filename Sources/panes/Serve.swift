@@ -8,6 +8,7 @@ import PanesSecurity
 import PanesServer
 import PanesStorage
 import PanesTransport
+import PanesWebhooks
 
 /// `panes serve`: runs the server until SIGTERM, then drains and exits 0.
 struct Serve: ParsableCommand {
@@ -36,6 +37,8 @@ struct Serve: ParsableCommand {
     var allowedOrigins: [String] = []
     @Option(help: "Where browsers reach the server, e.g. https://panes.example.com (default: http://HOST:PORT).")
     var publicURL: String?
+    @Option(help: "A proxy (IP address) whose X-Forwarded-For names the client, for the limit on failed authentications per address (repeatable). Without one, every client behind a proxy counts as the proxy.")
+    var trustedProxy: [String] = []
     @Flag(help: "Offer permessage-deflate (costs memory and CPU per connection).") var deflate = false
     @Option(help: "Event loop: libev (epoll) or poll (lws's own; for comparison).") var eventLoop = EventLoop.libev
     @Option(help: "Log level.") var logLevel = Logger.Level.info
@@ -83,14 +86,17 @@ struct Serve: ParsableCommand {
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)
+        let webhooks = try makeWebhooks(configuration, store: store, cluster: cluster, logger: logger)
 
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, cluster: cluster, logger: logger)
+        startWebhooks(webhooks, runtime: runtime)
         // Scripts and tests wait for this exact line to learn the port.
         let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         let code = runtime.run()
+        webhooks?.stop()
         logger.notice("stopped", metadata: ["exitCode": "\(code)"])
         if code != 0 { throw ExitCode(code) }
     }

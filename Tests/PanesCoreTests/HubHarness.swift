@@ -59,9 +59,12 @@ struct HubHarness {
     }
 
     /// A harness for a restarted server: a new hub over the same store, loaded from it.
-    func restarted(settings: Settings? = nil) throws -> HubHarness {
+    /// - Parameter ids: where the new hub's identifiers start; give one past the old hub's when
+    ///   the test makes sessions after the restart, so they cannot take an old one's id.
+    func restarted(settings: Settings? = nil, ids: IdentifierSource = .sequential()) throws -> HubHarness {
         HubHarness(settings: settings ?? hub.settings, configurations: hub.configurations,
-                   authenticator: hub.authenticator, stored: try store.loadState(), store: store, startingAt: clock.now)
+                   authenticator: hub.authenticator, stored: try store.loadState(), store: store, startingAt: clock.now,
+                   ids: ids)
     }
 
     /// Runs the hub's start-up work, as the runtime does once after loading.
@@ -69,10 +72,11 @@ struct HubHarness {
         perform(hub.start())
     }
 
-    mutating func open() -> ConnectionID {
+    /// - Parameter peer: the address it comes from (nil: unknown, as most tests leave it).
+    mutating func open(peer: String? = nil) -> ConnectionID {
         nextConnection += 1
         let connection = ConnectionID(nextConnection)
-        run(.opened(connection))
+        run(.opened(connection, peer: peer))
         return connection
     }
 

@@ -34,6 +34,24 @@ import Testing
         }
     }
 
+    @Test func keysThatAreTheSameTextInDifferentBytesAreRefusedNotMerged() {
+        // NFC `é` and NFD `e` + U+0301: jansson keeps both, a Swift dictionary would keep one.
+        for text in [#"{"jos\#u{E9}": 1, "jose\#u{301}": 2}"#, #"{"a": [{"\#u{2126}": 1, "\#u{3A9}": 2}]}"#] {
+            guard case .failure(let error) = JSONCodec.decode(text) else {
+                Issue.record("accepted \(text)")
+                continue
+            }
+            #expect(error.kind == .malformed)
+            #expect(error.description.contains("canonically equivalent"))
+        }
+        // Keys that are different text stay apart, whatever their bytes.
+        guard case .success(let value) = JSONCodec.decode(#"{"jos\#u{E9}": 1, "josf": 2}"#) else {
+            Issue.record("refused distinct keys")
+            return
+        }
+        #expect(value.objectValue?.count == 2)
+    }
+
     @Test func keysAreWrittenInSortedOrderSoTheSameMessageIsTheSameBytes() {
         let value: JSONValue = ["type": "reply", "re": 1, "ok": true, "result": ["z": 1, "a": 2, "m": ["y": 0, "b": 0]]]
         #expect(JSONCodec.encodeString(value) == #"{"ok":true,"re":1,"result":{"a":2,"m":{"b":0,"y":0},"z":1},"type":"reply"}"#)

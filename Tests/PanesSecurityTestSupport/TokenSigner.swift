@@ -46,6 +46,21 @@ public enum TokenSigner {
         sign(claims, algorithm: algorithm, key: Array(key.utf8), kid: kid)
     }
 
+    /// The same, with the claims as JSON text, for claims a `JSONValue` cannot hold (two keys
+    /// that are canonically equivalent but differ in bytes).
+    public static func sign(claimsText: String, algorithm: String, key: String, kid: String?) -> String {
+        var jwt: OpaquePointer?
+        precondition(jwt_new(&jwt) == 0, "jwt_new failed")
+        defer { jwt_free(jwt) }
+        let set = Array(key.utf8).withUnsafeBufferPointer { jwt_set_alg(jwt, jwt_str_alg(algorithm), $0.baseAddress, Int32($0.count)) }
+        precondition(set == 0, "jwt_set_alg(\(algorithm)) failed: \(set)")
+        if let kid { precondition(jwt_add_header(jwt, "kid", kid) == 0, "jwt_add_header failed") }
+        precondition(jwt_add_grants_json(jwt, claimsText) == 0, "jwt_add_grants_json failed")
+        guard let encoded = jwt_encode_str(jwt) else { preconditionFailure("jwt_encode_str failed (bad key?)") }
+        defer { pjw_free_string(encoded) }
+        return String(cString: encoded)
+    }
+
     /// A token assembled from a header and claims as given, with `signature` (raw bytes) as its
     /// third part: for `alg: none`, odd headers and forged signatures.
     public static func assemble(header: JSONValue, claims: JSONValue, signature: [UInt8] = []) -> String {

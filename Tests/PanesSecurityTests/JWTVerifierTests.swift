@@ -54,6 +54,49 @@ import Testing
         #expect(error?.message.contains(phrase) == true, "\(String(describing: error))", sourceLocation: sourceLocation)
     }
 
+    // MARK: Identity is bytes
+
+    @Test func subjectsThatDifferOnlyInBytesStayApart() throws {
+        let nfc = "jos\u{E9}", nfd = "jose\u{301}"
+        let one = try Self.verifier.verify(hs256(TokenSigner.claims(now: now, user: nfc)), now: now)
+        let other = try Self.verifier.verify(hs256(TokenSigner.claims(now: now, user: nfd)), now: now)
+        #expect(Array(one.user.utf8) == Array(nfc.utf8))
+        #expect(Array(other.user.utf8) == Array(nfd.utf8))
+        #expect(!Identifier.equal(one.user, other.user))
+    }
+
+    @Test func keyIdsIssuerAndAudienceCompareByBytes() throws {
+        let secret = "a-secret-of-at-least-thirty-two-bytes-0123456789"
+        let configuration = try JWTConfiguration(json: TokenSigner.keyFile(
+            [["kid": "k\u{E9}y", "alg": "HS256", "secret": .string(secret)]],
+            issuer: "https://caf\u{E9}.test", audience: "pan\u{E9}s"), directory: "/")
+        let verifier = JWTVerifier(configuration: configuration, clockSkewMs: Self.skew)
+        let good: [String: JSONValue] = ["iss": "https://caf\u{E9}.test", "aud": "pan\u{E9}s"]
+        let sign = { (kid: String, overrides: [String: JSONValue]) in
+            TokenSigner.sign(TokenSigner.claims(now: self.now, overrides: overrides), algorithm: "HS256", key: secret, kid: kid)
+        }
+        #expect(throws: Never.self) { try verifier.verify(sign("k\u{E9}y", good), now: self.now) }
+        let refusals = [
+            sign("ke\u{301}y", good),
+            sign("k\u{E9}y", good.merging(["iss": "https://cafe\u{301}.test"]) { $1 }),
+            sign("k\u{E9}y", good.merging(["aud": "pane\u{301}s"]) { $1 }),
+            sign("k\u{E9}y", good.merging(["aud": ["other", "pane\u{301}s"]]) { $1 }),
+        ]
+        for token in refusals {
+            #expect(throws: PanesError.self) { try verifier.verify(token, now: self.now) }
+        }
+    }
+
+    @Test func aWorkspacesClaimWithCanonicallyEquivalentKeysIsRefused() {
+        // Read into a dictionary whose `String` keys compare canonically, one grant would
+        // silently replace the other.
+        let exp = now / 1000 + 3600
+        let text = #"{"iss":"\#(TokenSigner.issuer)","aud":"\#(TokenSigner.audience)","sub":"alice","exp":\#(exp),"#
+            + #""panes":{"workspaces":{"jos\#u{E9}":"viewer","jose\#u{301}":"owner"}}}"#
+        let token = TokenSigner.sign(claimsText: text, algorithm: "HS256", key: TestKeys.secret, kid: "hs-1")
+        expectRefused(token, saying: "claims that are not a JSON object")
+    }
+
     // MARK: Valid tokens
 
     @Test func acceptsTokensSignedWithEachConfiguredKindOfKey() throws {

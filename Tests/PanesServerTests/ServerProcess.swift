@@ -101,8 +101,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts another server on the same data folder, for restart tests.
-    func restarted(config: JSONValue? = nil) throws -> ServerProcess {
-        try ServerProcess(store: store, config: config, data: data, database: database)
+    /// - Parameter extra: options for the new server (an auth mode and its files, say).
+    func restarted(config: JSONValue? = nil, extra: [String] = []) throws -> ServerProcess {
+        try ServerProcess(store: store, config: config, data: data, database: database, extra: extra)
     }
 
     func client(origin: String? = nil) throws -> TestClient {

@@ -264,7 +264,7 @@ import Testing
         let store = harness.shared
         let expiry: Millis = 10_000_000
         let end = { (id: UInt64, drag: String, expiresAt: Millis) in
-            Self.commit(id, .drag(drag), base: 0, [.endDrag(drag, expiresAt: expiresAt)])
+            Self.commit(id, .drag(Identifier(drag)), base: 0, [.endDrag(drag, expiresAt: expiresAt)])
         }
         // Two drops of one drag, in one batch or in two: the first ends it, the second conflicts.
         #expect(try store.apply([end(1, "drg_1", expiry), end(2, "drg_1", expiry)])

@@ -32,6 +32,40 @@ import Testing
         #expect(try store.reloaded().sessions.map(\.id.rawValue) == ["09", "0a", "c7", "f0", "ff"])
     }
 
+    /// Identities are their bytes (CONCEPTS.md, invariant 10): users whose ids are canonically
+    /// equivalent but differ in bytes (NFC `josé`, NFD `jose` + U+0301) keep their own sessions,
+    /// domains and channels through every store and a reload. SQLite compares text with
+    /// `BINARY`; PostgreSQL's deterministic collations compare equal only what is bytewise equal.
+    @Test(arguments: StoreKind.tested)
+    func usersWhoseIdsDifferOnlyInBytesKeepTheirOwnSessionsAndPreferences(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let nfc = "jos\u{E9}", nfd = "jose\u{301}"
+        let sessionOf = { (id: String, user: String) in
+            SceneSession(id: SessionID(id), secretHash: "h", owner: OwnerKey(workspace: "acme", user: user), role: .window,
+                         configuration: "workspace", createdAt: 0, lastActiveAt: 0)
+        }
+        let composed = PreferenceDomain(workspace: "acme", user: nfc)
+        let decomposed = PreferenceDomain(workspace: "acme", user: nfd)
+        try store.apply([.putSession(sessionOf("a1", nfc)), .putSession(sessionOf("b2", nfd))])
+        // Two compare-and-sets at base 0 in one batch: different channels, so both commit.
+        let outcomes = try store.store.apply([
+            .commit(Commit(id: CommitID(1), channel: .preferences(composed), base: 0,
+                           commands: [.putPreference(composed, keyPath: "theme", value: "dark", version: 1)])),
+            .commit(Commit(id: CommitID(2), channel: .preferences(decomposed), base: 0,
+                           commands: [.putPreference(decomposed, keyPath: "theme", value: "light", version: 1)])),
+        ])
+        #expect(outcomes == [CommitID(1): .committed, CommitID(2): .committed])
+
+        let loaded = try store.reloaded()
+        #expect(loaded.sessions.map { Array($0.owner.user.utf8) } == [Array(nfc.utf8), Array(nfd.utf8)])
+        #expect(loaded.preferences.count == 2)
+        #expect(loaded.preferences[composed]?.values["theme"]?.value == "dark")
+        #expect(loaded.preferences[decomposed]?.values["theme"]?.value == "light")
+        let users = loaded.preferences.keys.compactMap(\.user).map { Array($0.utf8) }
+        #expect(Set(users) == [Array(nfc.utf8), Array(nfd.utf8)], "each domain keeps its user's own bytes")
+        #expect(try store.store.loadPreferences(decomposed)?.values["theme"]?.value == "light")
+    }
+
     @Test(arguments: StoreKind.tested)
     func puttingASessionAgainReplacesIt(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)

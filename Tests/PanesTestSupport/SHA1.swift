@@ -1,6 +1,14 @@
-/// SHA-1, only to check the server's `Sec-WebSocket-Accept` (RFC 6455 §4.2.2): Foundation on
-/// Linux has no digest API and the package takes no crypto dependency for a test client.
-enum SHA1 {
+import Foundation
+
+/// SHA-1, to check the server's `Sec-WebSocket-Accept` (RFC 6455 §4.2.2) and to compare
+/// request bodies in HTTP tests: Foundation on Linux has no digest API and the package takes
+/// no crypto dependency for a test client.
+public enum SHA1 {
+    /// The digest as lowercase hex, to compare bodies without printing them.
+    public static func hex(_ message: [UInt8]) -> String {
+        digest(message).map { String(format: "%02x", $0) }.joined()
+    }
+
     static func digest(_ message: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
         var bytes = message + [0x80]

@@ -18,6 +18,7 @@ public final class TransportHarness: @unchecked Sendable {
         configuration.port = 0
         server = WebSocketServer(configuration: configuration)
         server.delegate = recorder
+        recorder.server = server
         let started = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: (any Error)?
         let thread = Thread { [server, finished] in
@@ -71,6 +72,39 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
         public var closed: [(connection: UInt64, abnormal: Bool)] = []
         public var pongs: [UInt64] = []
         public var wakes: [UInt64] = []
+        /// API requests handed over, in order.
+        public var httpRequests: [HTTPRequest] = []
+        /// Refusals the transport asked a body for.
+        public var refusals: [HTTPRefusal] = []
+        /// Requests the transport gave up on (timed out, connection closed).
+        public var abandoned: [UInt64] = []
+    }
+
+    /// How API requests are answered: called on the service thread with each request; a
+    /// response is written at once, nil leaves the request for the test to answer (with
+    /// `WebSocketServer.respond`) or to time out. By default each is echoed back.
+    public var answer: @Sendable (HTTPRequest) -> HTTPResponse? = Recorder.echo
+    weak var server: WebSocketServer?
+
+    /// 200 with a JSON object describing the request: method, path, query, headers, body.
+    public static let echo: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+        func quoted(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let query = request.query.map { "[\(quoted($0.name)),\(quoted($0.value))]" }.joined(separator: ",")
+        let headers = request.headers.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\(quoted($0.value))" }.joined(separator: ",")
+        let json = "{\"method\":\(quoted(request.method.rawValue)),\"path\":\(quoted(request.path)),\"query\":[\(query)],"
+            + "\"headers\":{\(headers)},\"bodyBytes\":\(request.body.count),\"bodySHA1\":\"\(SHA1.hex(request.body))\"}"
+        return .json(200, Array(json.utf8))
     }
 
     private let condition = NSCondition()
@@ -121,4 +155,16 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {
         path == "/healthz" ? HTTPResponse(body: "ok\n") : nil
     }
+
+    public func serverDidReceiveHTTPRequest(_ request: HTTPRequest) {
+        record { $0.httpRequests.append(request) }
+        if let response = answer(request) { server?.respond(to: request.id, with: response) }
+    }
+
+    public func serverHTTPRefusalResponse(_ refusal: HTTPRefusal) -> HTTPResponse {
+        record { $0.refusals.append(refusal) }
+        return .json(refusal.status, Array("{\"refused\":\(refusal.status)}".utf8))
+    }
+
+    public func serverHTTPRequestAbandoned(_ id: UInt64) { record { $0.abandoned.append(id) } }
 }

@@ -30,6 +30,9 @@ public final class WebSocketClient: @unchecked Sendable {
         public var readsInBackground = true
         /// SO_RCVBUF, set before connecting (a small one makes the server's writes back up sooner).
         public var receiveBufferBytes: Int?
+        /// The local address to connect from (another loopback address, `127.0.0.2`, is another
+        /// peer to the server); nil lets the kernel choose.
+        public var sourceAddress: String?
         public var timeout: Double = 10
         /// Records the text messages in the frame log (`PANES_FRAME_LOG`), to be checked against
         /// PROTOCOL.schema.json; off for servers that do not speak `panes.v1` (the bare transport).
@@ -214,6 +217,19 @@ public final class WebSocketClient: @unchecked Sendable {
         guard fd >= 0 else { throw Failure.connect("socket() failed") }
         if var size = options.receiveBufferBytes.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source = options.sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw Failure.connect("bind \(source): \(reason)")
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

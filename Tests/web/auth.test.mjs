@@ -4,10 +4,11 @@
 // once; one with a fixed token gives up with `token_expired`.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { clientOf, closeAll, freshWorkspace, next } from './support/helpers.mjs';
-import { PanesServer } from './support/server.mjs';
+import { PanesServer, WebSocket } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
 
 const SECRET = 'a shared secret of at least thirty-two bytes, for the tests only';
@@ -38,6 +39,41 @@ before(async () => {
 });
 after(() => server.dispose());
 afterEach(() => closeAll());
+
+describe('failed authentications', { timeout: 20_000 }, () => {
+  test('past the burst an open socket is refused unchecked (rate_limited, close 4012), new ones before their handshake, and the client comes back once allowed', async () => {
+    const limited = await new PanesServer({
+      files: { 'jwt-keys.json': JSON.stringify(keys) },
+      args: (data) => ['--auth', 'jwt', '--jwt-keys', join(data, 'jwt-keys.json')],
+      settings: { authFailureBurst: 1, authFailuresPerMinute: 600 },
+    }).start();
+    try {
+      const workspace = freshWorkspace();
+      const forged = token({ sub: 'mallory', workspace, seconds: 3600 }).replace(/\.[^.]*$/, '.AAAA');
+      const socket = new WebSocket(limited.url, 'panes.v1');
+      await once(socket, 'open');
+      /** @type {any[]} */
+      const replies = [];
+      socket.on('message', (data) => replies.push(JSON.parse(String(data))));
+      const closed = once(socket, 'close');
+      for (const id of [1, 2]) socket.send(JSON.stringify({ type: 'connect', id, protocol: 1, workspace, auth: { token: forged } }));
+      const [code] = await closed;
+      assert.equal(code, 4012);
+      assert.deepEqual(replies.map((r) => r.error?.code), ['unauthenticated', 'rate_limited']);
+      assert.equal(replies[1].error.field, 'auth.token');
+      assert.ok(replies[1].error.retryAfterMs > 0 && replies[1].error.retryAfterMs <= 100);
+
+      // The address is limited for up to 100 ms: the client's first socket may be turned away
+      // before its handshake; it retries, as for a server it cannot reach, and connects.
+      const tap = new Tap();
+      const client = clientOf(limited, { workspace, auth: { token: token({ sub: 'u_9', workspace, seconds: 3600 }) }, createSocket: tap.createSocket });
+      const result = await client.start();
+      assert.equal(result.user.id, 'u_9');
+    } finally {
+      await limited.dispose();
+    }
+  });
+});
 
 describe('tokens', { timeout: 20_000 }, () => {
   test('refreshToken keeps the scene, and later connections use the new token', async () => {

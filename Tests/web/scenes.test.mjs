@@ -152,6 +152,25 @@ describe('sessions', { timeout: 20_000 }, () => {
     assert.equal(lists.items.at(-1).sessions.length, 2);
     watch.stop();
   });
+
+  test('users whose names differ only in their bytes (NFC and NFD) are two users', async () => {
+    // `josé` composed and decomposed: the same text to a Swift String, two users to Panes.
+    const workspace = freshWorkspace();
+    const composed = clientOf(server, { workspace, auth: { name: 'jos\u00e9' } });
+    const decomposed = clientOf(server, { workspace, auth: { name: 'jose\u0301' } });
+    const mine = await composed.start();
+    await composed.setPreference('editor.fontSize', 21);
+    const theirs = await decomposed.start();
+    assert.equal(mine.user.id, 'jos\u00e9');
+    assert.equal(theirs.user.id, 'jose\u0301');
+    assert.equal(theirs.created, true);
+    const listed = (client) => client.listSessions().then((r) => r.sessions.map((s) => s.persistentIdentifier));
+    assert.deepEqual(await listed(composed), [mine.session.persistentIdentifier]);
+    assert.deepEqual(await listed(decomposed), [theirs.session.persistentIdentifier]);
+    const seen = new Recorder();
+    await decomposed.observe('editor.fontSize', { initial: true }, seen.add).ready;
+    assert.equal(seen.items[0].isDefault, true, 'the default, not the other user\'s 21');
+  });
 });
 
 describe('windows', { timeout: 20_000 }, () => {

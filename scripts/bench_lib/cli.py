@@ -13,6 +13,7 @@ from typing import Optional
 
 from . import ROOT, log, page, procs, report, setup, workloads as workloads_module
 from .catalog import all_systems
+from .authflood import run_authflood
 from .cluster import run_cluster_docs, run_cluster_failover
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
@@ -69,6 +70,12 @@ class Plan:
     cluster_failover: list[int] = field(default_factory=list)   # windows on the killed node
     # Issue 27: N windows coming back at once after a restart.
     storm: list[int] = field(default_factory=list)
+    # Issue 26's authentication flood: N = RS256 forged tokens a second (ES256 at a share of it),
+    # phases of `authflood_seconds`, idle and flooded in turn, `authflood_rounds` times.
+    authflood: list[int] = field(default_factory=list)
+    authflood_es_ratio: float = 348 / 700
+    authflood_seconds: float = 10.0
+    authflood_rounds: int = 3
 
     def writes_for(self, n: int) -> int:
         """Changes for N: the entry with the largest threshold at or below N."""
@@ -90,7 +97,8 @@ PLANS = {
                   prefwrite=[10, 200], prefwrite_seconds=0.5,
                   soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2,
                   cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1,
-                  cluster_failover=[10], storm=[20]),
+                  cluster_failover=[10], storm=[20],
+                  authflood=[60], authflood_seconds=1, authflood_rounds=1),
     # About ten minutes (`docs --quick`: about two).
     "quick": Plan(connect=[1000, 10000], fanout=[1000, 10000], throughput=[1000],
                   writes={1: 300, 10000: 300}, warmup=5, timeout=180, write_timeout=10,
@@ -101,7 +109,7 @@ PLANS = {
                   prefwrite=[10, 3000], prefwrite_seconds=3,
                   soak=[10000], soak_seconds=60, soak_sample=2,
                   cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, cluster_failover=[100],
-                  storm=[10000]),
+                  storm=[10000], authflood=[700], authflood_seconds=5, authflood_rounds=2),
     "full": Plan(connect=[1000, 10000, 50000], fanout=[1000, 10000], throughput=[1000, 10000],
                  writes={1: 500, 10000: 300}, warmup=10, timeout=900, write_timeout=20,
                  docs=[10, 100], docs_warmup=2, docs_seconds=30,
@@ -111,7 +119,8 @@ PLANS = {
                  prefwrite=[10, 10000], prefwrite_seconds=5,
                  soak=[10000], soak_seconds=600, soak_sample=5,
                  cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20,
-                 cluster_failover=[100, 1000], storm=[10000]),
+                 cluster_failover=[100, 1000], storm=[10000],
+                 authflood=[700], authflood_seconds=10, authflood_rounds=3),
 }
 
 # workload -> (the Plan field with its N list, how to run one row)
@@ -132,6 +141,7 @@ WORKLOADS = {
     "cluster-docs": ("cluster_docs", lambda ctx, s, n, plan: run_cluster_docs(ctx, s, n)),
     "cluster-failover": ("cluster_failover", lambda ctx, s, n, plan: run_cluster_failover(ctx, s, n)),
     "storm": ("storm", lambda ctx, s, n, plan: run_storm(ctx, s, n)),
+    "authflood": ("authflood", lambda ctx, s, n, plan: run_authflood(ctx, s, n)),
 }
 
 PEERS = ["panes", "raw", "nchan", "yjs"]
@@ -148,6 +158,7 @@ SYSTEMS = {
     "cluster-failover": ["cluster-3"],
     # Issue 27: Panes restarted (drained, and killed), beside raw lws on Panes' loop and on its own, and nchan.
     "storm": ["panes", "panes-kill9", "cluster-2-failover", "raw-libev", "raw", "nchan"],
+    "authflood": ["panes"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
@@ -179,6 +190,8 @@ COMMANDS = {
     "cluster-fanout": ["cluster-fanout"],
     # Issue 27: every window back at once after a restart, beside raw lws and nchan connecting as many.
     "storm": ["storm"],
+    # Issue 26: a legitimate scene's ping while one address floods forged RS256 / ES256 tokens.
+    "authflood": ["authflood"],
     "profile": [],
 }
 COMMAND_SYSTEMS = {"prefs": ["panes", "raw"], "raw": ["panes", "raw"]}
@@ -207,7 +220,8 @@ class Context:
                      "docsize_seconds", "idle_seconds", "idle_empty_seconds", "after_connect", "probe_count",
                      "probe_gap", "probe_tail", "probe_idle_seconds", "acklat_writers", "acklat_inflight",
                      "acklat_warmup", "acklat_seconds", "prefwrite_seconds", "soak_seconds", "soak_sample",
-                     "soak_warmup", "cluster_docs_rate", "cluster_docs_seconds"):
+                     "soak_warmup", "cluster_docs_rate", "cluster_docs_seconds", "authflood_es_ratio",
+                     "authflood_seconds", "authflood_rounds"):
             setattr(self, name, getattr(plan, name))
         self._serve_help: Optional[str] = None
         self._settings: Optional[set[str]] = None
@@ -249,7 +263,9 @@ def parse(argv):
                         "cluster (issue 11): fan-out with observers over 1, 2 and 3 PostgreSQL nodes (same-node "
                         "and cross-node delivery), one hot document edited from 2 nodes vs 1 node vs SQLite, "
                         "and acklat on PostgreSQL beside SQLite; per node: ops/s and CPU per op; storm (issue 27): "
-                        "N windows resuming at once after a restart, beside raw lws and nchan connecting as many")
+                        "N windows resuming at once after a restart, beside raw lws and nchan connecting as many; authflood "
+                        "(issue 26): a legitimate scene's ping p50/p99 while one address floods N forged RS256 "
+                        "(and ES256) tokens a second, alternating with idle phases in the same run")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
@@ -422,6 +438,8 @@ def main(argv) -> int:
                      "prefwrite": {"keys": plan.prefwrite, "measure_s": plan.prefwrite_seconds},
                      "soak": {"n": plan.soak, "seconds": plan.soak_seconds, "sample_s": plan.soak_sample},
                      "storm": {"n": plan.storm},
+                     "authflood": {"rs256_per_sec": plan.authflood, "es256_share": plan.authflood_es_ratio,
+                                   "phase_s": plan.authflood_seconds, "rounds": plan.authflood_rounds},
                      "cluster": {"fanout": plan.cluster_fanout, "docs_editors": plan.cluster_docs,
                                  "docs_rate_per_editor": plan.cluster_docs_rate,
                                  "docs_measure_s": plan.cluster_docs_seconds}}}

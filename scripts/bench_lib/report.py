@@ -58,6 +58,11 @@ WORKLOAD_TEXT = {
              "before the storm makes a round trip every 10 ms (Panes: a `ping` request; others: a WebSocket ping) "
              "and, on Panes, a durable `setPreference`: their latency during the storm (before it in brackets). "
              "KiB per scene = (RSS after − before the storm) ÷ resumed: the sessions were already loaded",
+    "authflood": "authflood (issue 26): `--auth jwt`; one legitimate scene (from 127.0.0.1) pings 200 times a "
+                 "second throughout, while phases of idle and of a flood from one other address alternate in "
+                 "the same run: N forged RS256 tokens a second (a new connection each, signature 256 random "
+                 "bytes), or ES256 at 348/700 of that rate. Ratio = a flood phase's ping p99 ÷ the mean p99 "
+                 "of the idle phases on either side (goal: at most 1.5); rounds' median, and each round's",
     "docs": "docs (issue 5): E editors on one document, each attempting one edit (a one-character insert "
             "at a pseudo-random position) every 1/rate s, at most one unacknowledged at a time (a tick that "
             "finds the previous edit unacknowledged is *skipped*: the server's backpressure); latency = an "
@@ -385,6 +390,25 @@ def cluster_failover_table(rows: list[dict]) -> str:
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('resumed', 0):,}{_flags(r)} | {r.get('forked', 0):,} "
                      f"| {r.get('unanswered', 0):,} | {_num(t.get('p50'))} · {_num(t.get('p99'))} · {_num(t.get('max'))} "
                      f"| {r.get('lease_ms')} |")
+
+
+def authflood_table(rows: list[dict]) -> str:
+    head = ("| RS256/s | system | ping p50 · p99 ms idle | flood | tokens/s sent | refused unchecked · checked "
+            "| ping p50 · p99 ms flooded | p99 ÷ idle (rounds) | server cores idle · flooded |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 8))
+            continue
+        for kind in ("rs256", "es256"):
+            k = r.get(kind) or {}
+            p = k.get("ping_ms") or {}
+            rounds = ", ".join(f"{x:.2f}" for x in k.get("p99_ratios") or [])
+            lines.append(f"| {r['n']:,} | {r['label']}{_flags(r)} | {_num(_lat(r, 'p50'))} · {_num(_lat(r, 'p99'))} "
+                         f"| {kind.upper()} {_num(k.get('rate'))}/s | {_num(k.get('attempts_per_sec'))} "
+                         f"| {k.get('limited', 0):,} · {k.get('checked', 0):,} | {_num(p.get('p50'))} · {_num(p.get('p99'))} "
+                         f"| **{_num(k.get('p99_ratio'))}×** ({rounds}) | {_num(r.get('idle_server_cores'))} · "
+                         f"{_num(k.get('server_cores'))} |")
     return "\n".join(lines)
 
 
@@ -402,6 +426,7 @@ SECTIONS = [
     ("cluster-failover", "cluster-failover: windows of a node killed with SIGKILL, back through haproxy",
      cluster_failover_table),
     ("storm", "storm: every window back at once after a restart", storm_table),
+    ("authflood", "authflood: a legitimate scene's ping while one address floods forged tokens", authflood_table),
 ]
 PEER_WORKLOADS = ("connect", "fanout", "throughput")
 

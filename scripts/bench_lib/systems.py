@@ -93,10 +93,11 @@ class System:
         """True if the script must pick the port (the server cannot report one)."""
         return False
 
-    def start(self, ctx, workdir: str) -> Running:
+    def start(self, ctx, workdir: str, extra: tuple[str, ...] | list[str] = ()) -> Running:
+        """`extra`: more options for the server (authflood: `--auth jwt` and its key file)."""
         os.makedirs(workdir, exist_ok=True)
         port = procs.free_port() if self.fixed_port() else 0
-        proc = procs.start(self.argv(ctx, workdir, port), log=os.path.join(workdir, "server.log"),
+        proc = procs.start(self.argv(ctx, workdir, port) + list(extra), log=os.path.join(workdir, "server.log"),
                            env=self.env(), cwd=workdir)
         if self.fixed_port():
             if not procs.wait_for_port(port, 30, proc):
@@ -120,7 +121,8 @@ class System:
 
 
 PANES_WORKLOADS = ("connect", "fanout", "throughput", "docs", "docsize", "idle", "connect-under-load",
-                   "acklat", "prefwrite", "soak", "cluster-docs", "storm")
+                   "acklat", "prefwrite", "soak", "cluster-docs", "storm",
+                   "authflood")
 
 
 class Panes(System):

@@ -27,7 +27,8 @@ require_swift() {
 server_dependencies() {
   # libwebsockets-evlib-ev: lws's libev plugin, the default event loop (libev-dev for its header).
   # libpq-dev: the PostgreSQL client library, for --store postgres://… (built in either way).
+  # libcurl4-openssl-dev: libcurl on OpenSSL, which delivers webhooks (PanesWebhooks).
   apt_install libwebsockets-dev libwebsockets-evlib-ev libev-dev libjansson-dev libsqlite3-dev libssl-dev libjwt-dev \
-    libpq-dev pkg-config curl
+    libpq-dev libcurl4-openssl-dev pkg-config curl
   require_swift
 }

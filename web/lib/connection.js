@@ -37,6 +37,11 @@ const CLOSE_SESSION_TAKEN = 4002;
 const CLOSE_TOKEN_EXPIRED = 4010;
 /** The node lost its lease on the shared database: another node resumes the session at once. */
 const CLOSE_NODE_LOST = 4011;
+/**
+ * Too many failed authentications came from this address: the `connect` was refused unchecked
+ * (`rate_limited`, whose `retryAfterMs` the client already waits for); never sooner than that.
+ */
+const CLOSE_AUTH_LIMITED = 4012;
 
 /** @type {Timers} */
 const defaultTimers = {
@@ -113,6 +118,8 @@ export class Connection {
   #destroying = null;
   #closedByUser = false;
   #lastReceivedAt = 0;
+  /** The last `rate_limited` connect's `retryAfterMs`: how long a close with 4012 waits at least. */
+  #authRetryAfterMs = 1000;
   /** @type {any} */ #reconnectTimer = null;
   /** @type {any} */ #connectTimer = null;
   /** @type {any} */ #heartbeatTimer = null;
@@ -404,6 +411,8 @@ export class Connection {
       return;
     }
     if (error.action === 'retry' || error.code === 'timeout') {
+      // A `rate_limited` connect is followed by close 4012: the wait holds for that too.
+      if (error.code === 'rate_limited') this.#authRetryAfterMs = error.retryAfterMs ?? 1000;
       const wait = Math.max(error.retryAfterMs ?? 0, this.#nextBackoff(false));
       this.#abandonSocket(1000, 'retrying later', wait);
       return;
@@ -472,6 +481,7 @@ export class Connection {
     // The load balancer sends the reconnect to a node that can serve it; a little jitter so a
     // node's windows do not all arrive in the same millisecond.
     if (code === CLOSE_NODE_LOST) delay = Math.round(this.random() * 250);
+    if (code === CLOSE_AUTH_LIMITED) delay = Math.max(delay, this.#authRetryAfterMs);
     if (this.#goingAway) {
       delay = this.#goingAway.reconnectAfterMs + Math.round(this.random() * 250);
       this.#goingAway = null;

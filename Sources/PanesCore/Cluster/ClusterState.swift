@@ -51,7 +51,7 @@ struct ClusterState: Sendable {
     var remoteProbeDeadlines: [SessionID: Millis] = [:]
     /// Connects naming a ticket this node has not heard of yet: its signal may still be on the
     /// way from the node that issued it.
-    var ticketWaiters: [String: [WaitingConnect]] = [:]
+    var ticketWaiters: [Identifier: [WaitingConnect]] = [:]
     var ticketWaitDeadlines = DeadlineQueue<String>()
     /// Connects resuming a session this node has not read yet (made on another node a moment
     /// ago): retried after the next record load that starts after them.
@@ -65,7 +65,7 @@ struct ClusterState: Sendable {
     var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
-    var remotePresence: [DocumentID: [String: (node: NodeID, presence: JSONValue)]] = [:]
+    var remotePresence: [DocumentID: [SceneID: (node: NodeID, presence: JSONValue)]] = [:]
     /// Each user's scenes live on other nodes, per node, as those nodes last told
     /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
     var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]

@@ -44,7 +44,7 @@ extension Hub {
             signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
             let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
-            for domain in domains.sorted(by: { $0.description < $1.description }) {
+            for domain in domains.sorted() {
                 followPreferences(domain, to: .max)
             }
             for id in documents.open.keys.sorted() { followDocument(id, to: .max) }
@@ -309,7 +309,7 @@ extension Hub {
         }
         for record in changes.documents { takeRemoteRecord(record) }
         for id in changes.deletedDocuments { forgetRemotelyDeleted(id) }
-        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+        for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 
     /// A document record created or renamed on another node.
@@ -447,20 +447,20 @@ extension Hub {
         let newly = current.subtracting(cluster.expired)
         cluster.expired = current
         guard !newly.isEmpty else { return }
-        logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted { $0.rawValue < $1.rawValue })"])
+        logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted())"])
         dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
         for session in freed.sorted() { resolvePendingConnects(of: session) }
         var owners = dropRemoteScenes(of: newly)
         for session in freed { if let owner = sessions[session]?.owner { owners.insert(owner) } }
-        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+        for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 
     /// This node may no longer hold its sessions: every scene is closed with `nodeLost`, so its
     /// client reconnects (through the load balancer, to a node that can serve it).
     mutating func leaseLost() {
         logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
-        for sceneID in scenes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+        for sceneID in scenes.keys.sorted() {
             guard let scene = scenes[sceneID] else { continue }
             close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
             detach(sceneID, abnormal: false)
@@ -475,7 +475,7 @@ extension Hub {
     /// moment ago), or the client names a revision newer than this node holds.
     func openMustWait(_ id: DocumentID, revision: Int64?, scene: Scene) -> OpenWait? {
         guard let record = documents.records[id] else { return .records }
-        guard record.workspace == scene.owner.workspace, let revision else { return nil }
+        guard record.belongs(to: scene.owner.workspace), let revision else { return nil }
         // Not held here: the load reads the store, which has every committed revision.
         guard let open = documents.open[id] else { return nil }
         return revision > open.revision ? .operations(revision) : nil

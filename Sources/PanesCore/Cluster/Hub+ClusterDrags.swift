@@ -21,7 +21,7 @@ extension Hub {
     private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        effects.append(.commit(Commit(id: id, channel: .drag(drag.id), base: 0,
+        effects.append(.commit(Commit(id: id, channel: .drag(Identifier(drag.id)), base: 0,
                                       commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)])))
     }
 

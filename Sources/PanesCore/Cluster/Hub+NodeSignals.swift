@@ -64,7 +64,7 @@ extension Hub {
     /// and passed on to the document's scenes here.
     mutating func takeRemotePresence(_ presence: JSONValue, from origin: NodeID) {
         guard let document = presence["document"]?.stringValue.map(DocumentID.init),
-              let scene = presence["scene"]?.stringValue else { return }
+              let scene = presence["scene"]?.stringValue.map(SceneID.init) else { return }
         if presence["left"] == true {
             cluster.remotePresence[document]?[scene] = nil
             if cluster.remotePresence[document]?.isEmpty == true { cluster.remotePresence[document] = nil }
@@ -96,9 +96,9 @@ extension Hub {
               revision != document.revision else { return presence }
         if let json = presence["selection"], json != .null, var selection = try? Selection(json: json) {
             if revision < document.revision, revision >= document.oldestBase {
-                let scene = presence["scene"]?.stringValue
+                let scene = presence["scene"]?.stringValue.map(SceneID.init)
                 for entry in document.operations(after: revision) {
-                    selection = selection.transformed(by: entry.operation, isOwnEdit: entry.author.scene == scene)
+                    selection = selection.transformed(by: entry.operation, isOwnEdit: SceneID(entry.author.scene) == scene)
                 }
             }
             object["selection"] = selection.clamped(toLength: document.length).json
@@ -110,7 +110,7 @@ extension Hub {
     /// A dead node's scenes leave every document they were in.
     mutating func dropPresence(of nodes: Set<NodeID>) {
         let gone = cluster.remotePresence.values.flatMap(\.values).filter { nodes.contains($0.node) }
-            .sorted { ($0.presence["scene"]?.stringValue ?? "") < ($1.presence["scene"]?.stringValue ?? "") }
+            .sorted { SceneID($0.presence["scene"]?.stringValue ?? "") < SceneID($1.presence["scene"]?.stringValue ?? "") }
         for entry in gone {
             var left = entry.presence.objectValue ?? [:]
             left["left"] = true
@@ -156,7 +156,7 @@ extension Hub {
     /// The scene answered a ping: tells the nodes that asked.
     mutating func answerRemoteProbes(of session: SessionID) {
         cluster.remoteProbeDeadlines[session] = nil
-        for asker in (cluster.remoteProbes.removeValue(forKey: session) ?? []).sorted(by: { $0.rawValue < $1.rawValue }) {
+        for asker in (cluster.remoteProbes.removeValue(forKey: session) ?? []).sorted() {
             signal(.live(session), to: asker)
         }
     }

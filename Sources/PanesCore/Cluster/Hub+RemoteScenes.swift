@@ -46,7 +46,7 @@ extension Hub {
         var live: [SessionID: RemoteScene] = [:]
         for id in scenesByOwner[owner] ?? [] {
             guard let scene = scenes[id], liveScenes[scene.session] == id else { continue }
-            live[scene.session] = RemoteScene(scene: id.rawValue, state: scene.state, traits: scene.traits.json,
+            live[scene.session] = RemoteScene(scene: id, state: scene.state, traits: scene.traits.json,
                                               epoch: cluster.claims[scene.session]?.epoch ?? 0)
         }
         return live
@@ -63,7 +63,7 @@ extension Hub {
 
     /// A node asked for every live scene here (it started, or lost its listening connection).
     mutating func answerScenesWanted(by asker: NodeID) {
-        for owner in scenesByOwner.keys.sorted(by: { $0.description < $1.description }) {
+        for owner in scenesByOwner.keys.sorted() {
             let live = liveScenesHere(of: owner)
             cluster.sharedScenes[owner] = live.isEmpty ? nil : live
             guard !live.isEmpty else { continue }
@@ -80,7 +80,7 @@ extension Hub {
         let told = (cluster.remoteScenes[session.owner] ?? [:])
             .filter { !cluster.expired.contains($0.key) }
             .compactMap { node, live in live[session.id].map { (node: node, scene: $0) } }
-            .max { ($0.scene.epoch, $0.node.rawValue) < ($1.scene.epoch, $1.node.rawValue) }
+            .max { ($0.scene.epoch, $0.node) < ($1.scene.epoch, $1.node) }
         if let told, claim.map({ told.scene.epoch > $0.epoch || (told.scene.epoch == $0.epoch && $0.node == told.node) }) ?? true {
             return told.scene
         }
@@ -92,10 +92,10 @@ extension Hub {
     /// the scene's session, if the claims say its node still holds it.
     func remoteLive(_ scene: SceneID, of owner: OwnerKey) -> (node: NodeID, session: SessionID)? {
         guard isClustered else { return nil }
-        for (node, live) in (cluster.remoteScenes[owner] ?? [:]).sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        for (node, live) in (cluster.remoteScenes[owner] ?? [:]).sorted(by: { $0.key < $1.key })
         where !cluster.expired.contains(node) {
-            for (session, entry) in live where entry.scene == scene.rawValue {
-                guard let stored = sessions[session], remoteScene(of: stored)?.scene == scene.rawValue else { continue }
+            for (session, entry) in live where entry.scene == scene {
+                guard let stored = sessions[session], remoteScene(of: stored)?.scene == scene else { continue }
                 return (node, session)
             }
         }
@@ -125,7 +125,7 @@ extension Hub {
 /// A scene live on some node as the switcher shows it, with the claim epoch it was live under.
 struct RemoteScene: Sendable, Equatable {
     /// Nil when not known yet (`Hub.remoteScene(of:)`).
-    let scene: String?
+    let scene: SceneID?
     let state: ActivationState
     let traits: JSONValue
     let epoch: Int64
@@ -133,7 +133,7 @@ struct RemoteScene: Sendable, Equatable {
     /// `{"workspace", "user", "scenes": [{"session", "scene", "state", "traits", "epoch"}]}`.
     static func json(owner: OwnerKey, _ live: [SessionID: RemoteScene]) -> JSONValue {
         let scenes: [JSONValue] = live.sorted { $0.key < $1.key }.map { session, scene in
-            ["session": .string(session.rawValue), "scene": scene.scene.map(JSONValue.string) ?? .null,
+            ["session": .string(session.rawValue), "scene": scene.scene.map { .string($0.rawValue) } ?? .null,
              "state": .string(scene.state.rawValue), "traits": scene.traits, "epoch": .int(scene.epoch)]
         }
         return ["workspace": .string(owner.workspace), "user": .string(owner.user), "scenes": .array(scenes)]
@@ -147,7 +147,7 @@ struct RemoteScene: Sendable, Equatable {
             guard let session = entry["session"]?.stringValue,
                   let state = entry["state"]?.stringValue.flatMap(ActivationState.init(rawValue:)),
                   let epoch = entry["epoch"]?.intValue else { return nil }
-            live[SessionID(session)] = RemoteScene(scene: entry["scene"]?.stringValue, state: state,
+            live[SessionID(session)] = RemoteScene(scene: entry["scene"]?.stringValue.map(SceneID.init), state: state,
                                                    traits: entry["traits"] ?? .null, epoch: epoch)
         }
         return (OwnerKey(workspace: workspace, user: user), live)

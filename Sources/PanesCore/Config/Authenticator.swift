@@ -4,7 +4,8 @@ public enum Authenticator: Sendable {
     /// Any display name and any workspace; everyone is `openRole` everywhere. For local use.
     case open(role: Role = .owner)
     /// Only listed tokens, each with the workspaces its user belongs to and a role there.
-    case tokens([String: TokenGrant])
+    /// Tokens and workspaces are looked up by their bytes (`Identifier`).
+    case tokens([Identifier: TokenGrant])
     /// Tokens an application signs for its users (JWT); the verifier checks signature and
     /// claims, and the token names the workspaces and roles.
     case verified(any TokenVerifier)
@@ -12,9 +13,9 @@ public enum Authenticator: Sendable {
     public struct TokenGrant: Sendable, Equatable {
         public var user: String
         public var name: String
-        public var workspaces: [String: Role]
+        public var workspaces: [Identifier: Role]
 
-        public init(user: String, name: String, workspaces: [String: Role]) {
+        public init(user: String, name: String, workspaces: [Identifier: Role]) {
             self.user = user
             self.name = name
             self.workspaces = workspaces
@@ -29,6 +30,13 @@ public enum Authenticator: Sendable {
         /// When the credential stops being accepted; the scene is closed with 4010 then unless
         /// it sends `refreshToken` first. Nil for credentials that do not expire.
         public var expiresAt: Millis? = nil
+    }
+
+    /// Whether some credentials are refused (every mode but `open`): only then are failures
+    /// counted per address (`Hub+Authentication.swift`).
+    public var refusesCredentials: Bool {
+        if case .open = self { return false }
+        return true
     }
 
     /// The identity behind `credentials` in `workspace`, as of `now`.
@@ -73,20 +81,21 @@ public enum Authenticator: Sendable {
     /// Reads a tokens file: `{"tokens":[{"token":…,"user":…,"name":…,"workspaces":{"acme":"owner"}}]}`.
     public static func tokens(json: JSONValue) throws(PanesError) -> Authenticator {
         guard let list = json["tokens"]?.arrayValue else { throw .missing("tokens") }
-        var grants: [String: TokenGrant] = [:]
+        var grants: [Identifier: TokenGrant] = [:]
         for (index, entry) in list.enumerated() {
             guard case .object(let object) = entry else { throw .invalid("tokens[\(index)]", "must be an object") }
             let fields = FieldReader(object, prefix: "tokens[\(index)]")
             let token = try fields.requiredString("token", maxLength: 512)
             let user = try fields.requiredString("user", maxLength: 64)
             guard MessageDecoder.isName(user) else { throw .invalid("tokens[\(index)].user", "must be a plain name") }
-            var workspaces: [String: Role] = [:]
+            var workspaces: [Identifier: Role] = [:]
             for (workspace, role) in try fields.object("workspaces") ?? [:] {
                 guard let role = role.stringValue.flatMap(Role.init(rawValue:)) else {
                     throw .invalid("tokens[\(index)].workspaces.\(workspace)", "must be `owner`, `editor` or `viewer`")
                 }
                 workspaces[workspace] = role
             }
+            guard grants[token] == nil else { throw .invalid("tokens[\(index)].token", "is listed twice") }
             grants[token] = TokenGrant(user: user, name: try fields.string("name", maxLength: 64) ?? user,
                                        workspaces: workspaces)
         }

@@ -12,13 +12,15 @@ public struct ServerConfiguration: Sendable {
     public var allowedOrigins: [String] = []
     public var preferenceDefaults = PreferenceDefaults.standard
     public var managedPreferences = ManagedPreferences()
+    /// Receivers of webhooks (`"webhooks": [...]`, see `WebhookEndpoint`).
+    public var webhookEndpoints: [WebhookEndpoint] = []
 
     public init() {}
 
     public init(json: JSONValue) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid("configuration", "must be a JSON object") }
         let known: Set<String> = ["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults",
-                                  "managedPreferences"]
+                                  "managedPreferences", "webhooks"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw .invalid(unknown, "is not a configuration key (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -39,6 +41,13 @@ public struct ServerConfiguration: Sendable {
         }
         if let managed = fields.value("managedPreferences") {
             managedPreferences = try ManagedPreferences(json: managed, defaults: preferenceDefaults)
+        }
+        webhookEndpoints = try (fields.array("webhooks") ?? []).enumerated().map { index, entry throws(PanesError) in
+            try WebhookEndpoint(json: entry, field: "webhooks[\(index)]")
+        }
+        var endpointIDs = Set<String>()
+        for (index, endpoint) in webhookEndpoints.enumerated() where !endpointIDs.insert(endpoint.id).inserted {
+            throw .invalid("webhooks[\(index)].id", "`\(endpoint.id)` is used twice")
         }
         allowedOrigins = try (fields.array("allowedOrigins") ?? []).enumerated().map { index, value throws(PanesError) in
             guard let origin = value.stringValue else { throw .invalid("allowedOrigins[\(index)]", "must be a string") }

@@ -65,12 +65,33 @@ public struct Settings: Sendable, Equatable {
     public var maxTokenBytes = 8 << 10
     public var jwtClockSkewMs = 30_000
     public var jwtCacheEntries = 10_000
+    public var authFailureBurst = 20
+    public var authFailuresPerMinute = 60
+    public var maxAuthFailureAddresses = 10_000
     public var walCheckpointIntervalMs = 60_000
     public var quietWriteDelayMs = 20
 
     // Request keys (`idempotencyKey`)
     public var idempotencyRetentionMs = 600_000
     public var maxIdempotencyKeysPerUser = 1_000
+
+    // HTTP API (requests with bodies, answered asynchronously)
+    public var maxHTTPBodyBytes = 4 << 20
+    public var maxHTTPHeaderBytes = 4_096
+    public var httpResponseTimeoutMs = 30_000
+    public var maxHTTPRequestsInFlight = 256
+
+    // Webhooks (delivery from the outbox)
+    public var webhookCoalesceMs = 1_000
+    public var webhookConnectTimeoutMs = 5_000
+    public var webhookTimeoutMs = 15_000
+    public var webhookMaxResponseBytes = 64 << 10
+    public var webhookRetryFirstMs = 5_000
+    public var webhookRetryMaxMs = 24 * 3_600_000
+    public var webhookGiveUpMs = 3 * 24 * 3_600_000
+    public var webhookEndpointConcurrency = 4
+    public var webhookLeaseMs = 60_000
+    public var webhookPollMs = 1_000
 
     public init() {}
 
@@ -225,6 +246,15 @@ public struct Settings: Sendable, Equatable {
         .init(name: "jwtCacheEntries", keyPath: \.jwtCacheEntries,
               meaning: "With `--auth jwt`, tokens whose signature was checked are remembered (by SHA-256) up to this many, so a user's other tabs and reconnects skip the check; 0 turns it off.",
               range: 0...1_000_000),
+        .init(name: "authFailureBurst", keyPath: \.authFailureBurst,
+              meaning: "Failed authentications (a `connect` or `refreshToken` whose token is refused) one peer address may make in a row; after them its tokens are refused unchecked, with `rate_limited`, and a `connect` is closed with 4012, until `authFailuresPerMinute` gives it another. Not used by `--auth open`.",
+              range: 1...1_000_000),
+        .init(name: "authFailuresPerMinute", keyPath: \.authFailuresPerMinute,
+              meaning: "Failed authentications per minute one peer address may make after `authFailureBurst`. Behind a proxy every client is the proxy's address unless it is a `--trusted-proxy`.",
+              range: 1...60_000_000),
+        .init(name: "maxAuthFailureAddresses", keyPath: \.maxAuthFailureAddresses,
+              meaning: "Peer addresses whose failed authentications are remembered; past it the one nearest to being allowed again is forgotten, so many addresses cost no more memory than this.",
+              range: 1...10_000_000),
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
@@ -239,6 +269,48 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxIdempotencyKeysPerUser", keyPath: \.maxIdempotencyKeysPerUser,
               meaning: "Outcomes of keyed requests kept per user and workspace; beyond it the oldest are forgotten first, and a retry with a forgotten key is a new request.",
               range: 1...1_000_000),
+        .init(name: "maxHTTPBodyBytes", keyPath: \.maxHTTPBodyBytes,
+              meaning: "Largest body of an HTTP API request, by its `Content-Length`; a bigger one is refused with 413 before it is read. A body must say its length: a chunked one is refused with 411.",
+              range: 1_024...(256 << 20)),
+        .init(name: "maxHTTPHeaderBytes", keyPath: \.maxHTTPHeaderBytes,
+              meaning: "Bytes of one HTTP request's request line and headers, an `Authorization` token included; lws drops a request with more without an answer.",
+              range: 1_024...32_768),
+        .init(name: "httpResponseTimeoutMs", keyPath: \.httpResponseTimeoutMs,
+              meaning: "An HTTP API request not answered in this long gets 504. A write it made may still be applied: retry it with the same `Idempotency-Key`.",
+              range: 100...600_000),
+        .init(name: "maxHTTPRequestsInFlight", keyPath: \.maxHTTPRequestsInFlight,
+              meaning: "HTTP API requests being read or answered at once; more are refused with 503 and `Retry-After: 1`.",
+              range: 1...100_000),
+        .init(name: "webhookCoalesceMs", keyPath: \.webhookCoalesceMs,
+              meaning: "Changes of one document within this long of its first undelivered change go to an endpoint as one `document.changed` event carrying the revision range; 0 sends each change.",
+              range: 0...3_600_000),
+        .init(name: "webhookConnectTimeoutMs", keyPath: \.webhookConnectTimeoutMs,
+              meaning: "How long a webhook delivery may take to connect (TLS included) before the attempt counts as failed.",
+              range: 100...120_000),
+        .init(name: "webhookTimeoutMs", keyPath: \.webhookTimeoutMs,
+              meaning: "How long one webhook delivery attempt may take in all before it counts as failed; keep it well under `webhookLeaseMs`.",
+              range: 100...600_000),
+        .init(name: "webhookMaxResponseBytes", keyPath: \.webhookMaxResponseBytes,
+              meaning: "Bytes of a receiver's answer read (kept for inspection); the rest is not read, and a 2xx status still counts as delivered.",
+              range: 0...(16 << 20)),
+        .init(name: "webhookRetryFirstMs", keyPath: \.webhookRetryFirstMs,
+              meaning: "Wait before a failed webhook delivery's first retry; each retry waits four times the one before (up to `webhookRetryMaxMs`), with a random half of it as jitter.",
+              range: 10...86_400_000),
+        .init(name: "webhookRetryMaxMs", keyPath: \.webhookRetryMaxMs,
+              meaning: "Longest wait between two attempts of one webhook delivery (a receiver's `Retry-After` is kept to it too).",
+              range: 10...(7 * 86_400_000)),
+        .init(name: "webhookGiveUpMs", keyPath: \.webhookGiveUpMs,
+              meaning: "A webhook delivery still failing this long after its first attempt is given up: kept, dead-lettered, for inspection, and the document's next events go on.",
+              range: 100...(30 * 86_400_000)),
+        .init(name: "webhookEndpointConcurrency", keyPath: \.webhookEndpointConcurrency,
+              meaning: "Deliveries in flight to one webhook endpoint at once (per node), so a slow receiver holds only its own share.",
+              range: 1...1_000),
+        .init(name: "webhookLeaseMs", keyPath: \.webhookLeaseMs,
+              meaning: "How long a node's claim on a webhook delivery lasts; a node that dies mid-delivery delays it by at most this, then another node delivers it (with the same id).",
+              range: 500...3_600_000),
+        .init(name: "webhookPollMs", keyPath: \.webhookPollMs,
+              meaning: "How often a node looks in the outbox for deliveries that came due without it being told (retries, other nodes' events).",
+              range: 10...60_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range

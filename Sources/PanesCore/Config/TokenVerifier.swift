@@ -17,13 +17,13 @@ public struct VerifiedToken: Sendable, Equatable {
     public var user: String
     /// The display name (`name`, or the user id).
     public var name: String
-    /// The user's role in each workspace they belong to.
-    public var workspaces: [String: Role]
+    /// The user's role in each workspace they belong to, by the workspace's bytes.
+    public var workspaces: [Identifier: Role]
     /// When the token stops being accepted (its `exp` plus the allowed clock skew), or nil
     /// for a token that does not expire.
     public var expiresAt: Millis?
 
-    public init(user: String, name: String, workspaces: [String: Role], expiresAt: Millis?) {
+    public init(user: String, name: String, workspaces: [Identifier: Role], expiresAt: Millis?) {
         self.user = user
         self.name = name
         self.workspaces = workspaces

@@ -18,6 +18,9 @@ public struct DocumentRecord: Sendable, Equatable {
     /// Its length in Unicode scalars.
     public var length: Int
 
+    /// Whether it belongs to `workspace`, compared by bytes (`Identifier`).
+    public func belongs(to workspace: String) -> Bool { Identifier.equal(self.workspace, workspace) }
+
     public init(id: DocumentID, workspace: String, title: String, kind: String = "text", createdAt: Millis,
                 createdBy: String, modifiedAt: Millis, revision: Int64 = 0, length: Int = 0) {
         self.id = id

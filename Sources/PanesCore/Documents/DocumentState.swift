@@ -7,7 +7,7 @@
 /// off the service thread (`loading`), so the hub never blocks on a read.
 struct DocumentState: Sendable {
     var records: [DocumentID: DocumentRecord] = [:]
-    var byWorkspace: [String: Set<DocumentID>] = [:]
+    var byWorkspace: [Identifier: Set<DocumentID>] = [:]
     /// Documents held in memory; each has at least one participant.
     var open: [DocumentID: OpenDocument] = [:]
     /// Documents being read from the store, with the `openDocument` requests waiting for them.
@@ -16,7 +16,7 @@ struct DocumentState: Sendable {
     /// The documents each scene has open, so a scene's end finds them without a scan.
     var openedBy: [SceneID: Set<DocumentID>] = [:]
     /// Scenes observing the document list, per workspace.
-    var observers: [String: Set<SceneID>] = [:]
+    var observers: [Identifier: Set<SceneID>] = [:]
     /// Documents whose text changed since list observers and switcher entries were last told,
     /// with when they were last told; announced by `documentsTick`.
     var modified: Set<DocumentID> = []

@@ -171,8 +171,8 @@ extension Hub {
                 send(.reply(edit.context.id, result: ["revision": .int(entry.revision), "opId": .string(edit.opId)]),
                      to: edit.context.connection)
                 if let document = documents.open[id] {
-                    let others = document.participants.values.filter { $0.scene.rawValue != entry.author.scene }
-                        .map(\.connection).sorted()
+                    // The author is the edit's own scene, told by the reply.
+                    let others = document.connections(except: edit.context.connection)
                     broadcast(.event(.documentOperation(id, entry)), to: others)
                 }
             }

@@ -9,7 +9,7 @@ extension Hub {
     /// workspace): deleted, or never there.
     func refersToMissingDocument(_ session: SceneSession) -> Bool {
         guard let id = session.document else { return false }
-        return documents.records[DocumentID(id)]?.workspace != session.owner.workspace
+        return documents.records[DocumentID(id)]?.belongs(to: session.owner.workspace) != true
     }
 
     /// Who did something, as events name them: `{"user", "name", "scene"}`.
@@ -49,7 +49,7 @@ extension SceneSession {
     /// or an older build may have left some. Nil when there were none.
     /// - Parameter documents: the stored documents' records.
     func forgettingMissingDocument(in documents: DocumentState) -> SceneSession? {
-        guard let id = document, documents.records[DocumentID(id)]?.workspace != owner.workspace else { return nil }
+        guard let id = document, documents.records[DocumentID(id)]?.belongs(to: owner.workspace) != true else { return nil }
         var session = self
         session.forgetDocument()
         return session

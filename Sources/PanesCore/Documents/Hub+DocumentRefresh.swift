@@ -33,7 +33,7 @@ extension Hub {
     mutating func keepInRestoration(_ id: DocumentID, scene: Scene, preview: JSONValue) {
         guard var session = sessions[scene.session], let record = documents.records[id] else { return }
         let before = session
-        if session.restoration?.activity.targetContentIdentifier != id.rawValue {
+        if !session.shows(id) {
             // Keep the window's own kind of activity (a dedicated window's, a presenter's).
             let configuration = configurations.first { $0.name == session.configuration }
             let type = session.restoration?.activity.activityType
@@ -74,6 +74,6 @@ extension Hub {
             persist(.putSession(session))
             owners.insert(session.owner)
         }
-        for owner in owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+        for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 }

@@ -10,7 +10,7 @@ extension Hub {
     /// Whether a document with this id exists in the workspace: for drops of document items
     /// between users, who may share only what both can see.
     public func documentIsVisible(_ id: String, inWorkspace workspace: String) -> Bool {
-        documents.records[DocumentID(id)]?.workspace == workspace
+        documents.records[DocumentID(id)]?.belongs(to: workspace) == true
     }
 
     /// Documents stored, held in memory, and being loaded: for `/metrics`, and to check that
@@ -24,7 +24,7 @@ extension Hub {
     /// The document's record, if the scene's workspace has it; anything else is reported as
     /// not found, so ids of other workspaces reveal nothing.
     func record(_ id: DocumentID, for scene: Scene) throws(PanesError) -> DocumentRecord {
-        guard let record = documents.records[id], record.workspace == scene.owner.workspace else {
+        guard let record = documents.records[id], record.belongs(to: scene.owner.workspace) else {
             throw PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
         }
         return record
@@ -124,7 +124,7 @@ extension Hub {
         for session in references.dedicated {
             discard(session, animation: .decline, reason: "its document \(id) was deleted", persisted: true)
         }
-        for owner in references.owners.sorted(by: { $0.description < $1.description }) { sessionsChanged(for: owner) }
+        for owner in references.owners.sorted() { sessionsChanged(for: owner) }
         return ["document": .string(id.rawValue)]
     }
 
@@ -166,8 +166,8 @@ extension Hub {
 
     /// Sessions of the workspace whose restoration activity targets the document, in a stable order.
     func sessionIDs(showing id: DocumentID, in workspace: String) -> [SessionID] {
-        sessionsByOwner.filter { $0.key.workspace == workspace }.values.joined()
-            .filter { sessions[$0]?.restoration?.activity.targetContentIdentifier == id.rawValue }
+        sessionsByOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined()
+            .filter { sessions[$0]?.shows(id) == true }
             .sorted()
     }
 

@@ -15,7 +15,7 @@ extension Hub {
                 // Made on `base`: bring it to the current revision the way the operations moved text.
                 var moved = selection.clamped(toLength: document.length(at: base))
                 for entry in document.operations(after: base) {
-                    moved = moved.transformed(by: entry.operation, isOwnEdit: entry.author.scene == scene.id.rawValue)
+                    moved = moved.transformed(by: entry.operation, isOwnEdit: SceneID(entry.author.scene) == scene.id)
                 }
                 return moved
             }
@@ -27,7 +27,7 @@ extension Hub {
         document.participants[scene.id] = participant
         documents.open[id] = document
 
-        let others = document.participants.values.filter { $0.scene != scene.id }.map(\.connection).sorted()
+        let others = document.connections(except: scene.connection)
         let presence = participant.presenceJSON(document: id, revision: document.revision)
         broadcast(.event(.presence(presence)), to: others)
         sharePresence(presence)

@@ -261,6 +261,19 @@ struct OpenDocument: Sendable {
     static let previewScalars = 120
 
     /// Participants in the order they opened the document.
+    /// The participants' connections but `connection` (the one the news came from), in order:
+    /// whom an edit's or a presence's event goes to. Told apart by connection, a number, rather
+    /// than by scene id, a string compared by its bytes, once per participant per edit.
+    func connections(except connection: ConnectionID) -> [ConnectionID] {
+        var connections: [ConnectionID] = []
+        connections.reserveCapacity(participants.count)
+        for participant in participants.values where participant.connection != connection {
+            connections.append(participant.connection)
+        }
+        connections.sort()
+        return connections
+    }
+
     var orderedParticipants: [DocumentParticipant] {
         participants.values.sorted { $0.joined < $1.joined }
     }

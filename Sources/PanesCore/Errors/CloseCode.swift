@@ -30,6 +30,9 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
     /// This node lost its lease (it cannot reach the shared database): reconnect at once;
     /// another node resumes the session.
     case nodeLost = 4011
+    /// Too many failed authentications came from this peer address (`authFailureBurst`): the
+    /// `connect` was refused unchecked with `rate_limited`; reconnect after its `retryAfterMs`.
+    case authenticationLimited = 4012
 
     public var meaning: String {
         switch self {
@@ -47,6 +50,7 @@ public enum CloseCode: UInt16, Sendable, CaseIterable {
         case .unresponsive: "No answer to pings for twice `idlePingMs`."
         case .tokenExpired: "The scene's token expired before a `refreshToken` replaced it."
         case .nodeLost: "This node lost its lease on the shared database: reconnect; another node resumes the session."
+        case .authenticationLimited: "Too many failed authentications from this address (`authFailureBurst`, `authFailuresPerMinute`): the `connect` was refused without checking its token."
         }
     }
 }

@@ -12,6 +12,8 @@ struct Connection: Sendable {
 
     let id: ConnectionID
     let openedAt: Millis
+    /// Where it comes from, for the limit on failed authentications (`AuthFailureLimiter`).
+    let peer: String?
     var phase: Phase = .awaitingConnect
     var bucket: TokenBucket
     /// Requests that came while `probing`, handled once the `connect` is answered.

@@ -34,7 +34,9 @@ public enum Effect: Sendable, Equatable {
 
 /// What happens to the hub: transport events, store results, and the passing of time.
 public enum HubEvent: Sendable {
-    case opened(ConnectionID)
+    /// A connection opened, from `peer` (its address, or the client's behind a trusted proxy;
+    /// nil when unknown, which no limit per address applies to).
+    case opened(ConnectionID, peer: String? = nil)
     case received(ConnectionID, JSONValue)
     /// A frame that was not valid JSON; `reason` is the parser's message.
     case unreadable(ConnectionID, reason: String)

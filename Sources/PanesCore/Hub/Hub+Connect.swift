@@ -16,7 +16,13 @@ extension Hub {
         guard !draining else {
             throw PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
         }
-        let identity = try authenticator.authenticate(request.credentials, workspace: request.workspace, now: now())
+        let identity: Authenticator.Identity
+        do throws(PanesError) {
+            identity = try authenticate(request.credentials, workspace: request.workspace, on: connection)
+        } catch where error.code == .rateLimited {
+            refuseLimited(error, requestID: requestID, on: connection)
+            return
+        }
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
 
         var request = request

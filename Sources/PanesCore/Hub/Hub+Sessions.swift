@@ -26,7 +26,7 @@ extension Hub {
             "configuration": .string(session.configuration),
             "role": .string(session.role.rawValue),
             "state": .string(live?.state.rawValue ?? remote?.state.rawValue ?? "disconnected"),
-            "scene": live.map { .string($0.id.rawValue) } ?? remote?.scene.map(JSONValue.string),
+            "scene": live.map { .string($0.id.rawValue) } ?? remote?.scene.map { .string($0.rawValue) },
             // The live window's size class and pointer, so a switcher can tell a phone-sized
             // window from a desktop one, and hears when `updateTraits` changes them.
             "traits": live.map(\.traits.json) ?? remote.flatMap { $0.traits == .null ? nil : $0.traits },

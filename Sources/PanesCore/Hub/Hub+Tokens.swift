@@ -19,13 +19,13 @@ extension Hub {
         var scene = scene(sceneID)
         let identity: Authenticator.Identity
         do {
-            identity = try authenticator.authenticate(.token(token), workspace: scene.owner.workspace, now: now())
+            identity = try authenticate(.token(token), workspace: scene.owner.workspace, on: scene.connection)
         } catch {
             var error = error
             if error.field == nil || error.field == "auth.token" { error.field = "token" }
             throw error
         }
-        guard identity.user == scene.owner.user else {
+        guard Identifier.equal(identity.user, scene.owner.user) else {
             throw PanesError(.forbidden, "the token is for another user than this scene's (`\(scene.owner.user)`)",
                              field: "token")
         }

@@ -47,13 +47,15 @@ public struct Hub {
     var connectionsHolding: Set<ConnectionID> = []
     /// When each waiting liveness probe gives up.
     var probeDeadlines = DeadlineQueue<SessionID>()
-    var tickets: [String: Ticket] = [:]
+    var tickets: [Identifier: Ticket] = [:]
     var ticketDeadlines = DeadlineQueue<String>()
     /// Sessions without a live scene, by when they become idle enough to discard.
     var idleDeadlines = DeadlineQueue<SessionID>()
     /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
     var tokenExpiries = DeadlineQueue<SceneID>()
     var appStates: [OwnerKey: ActivationState] = [:]
+    /// Failed authentications per peer address (`Hub+Authentication.swift`).
+    var authFailures: AuthFailureLimiter
     var preferences: PreferenceState
     var drags = DragState()
     var documents = DocumentState()
@@ -102,6 +104,8 @@ public struct Hub {
         self.decoder = MessageDecoder(settings: settings)
         connectReplyConstants = (limits: Self.limitsJSON(settings),
                                  server: ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))])
+        authFailures = AuthFailureLimiter(burst: settings.authFailureBurst, perMinute: settings.authFailuresPerMinute,
+                                          capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()
@@ -129,9 +133,9 @@ public struct Hub {
     public mutating func handle(_ event: HubEvent) -> [Effect] {
         turn &+= 1
         switch event {
-        case .opened(let connection):
+        case .opened(let connection, let peer):
             connections[connection] = Connection(
-                id: connection, openedAt: now(),
+                id: connection, openedAt: now(), peer: peer,
                 bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: now()))
             awaitingConnect.append(connection, deadline: now() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1

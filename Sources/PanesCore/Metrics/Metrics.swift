@@ -20,6 +20,9 @@ public struct Metrics: Sendable {
     /// Commits whose outcome was not known in time (`outcome_unknown`), and of those, how the
     /// store found out later.
     public var commitsUnknown: [String: Int] = [:]
+    /// Credentials refused, and those refused unchecked because their address failed too often.
+    public var authenticationsFailed = 0
+    public var authenticationsLimited = 0
 
     mutating func countDocumentCommit(_ outcome: CommitOutcome, operations: Int) {
         let name = switch outcome {
@@ -69,6 +72,13 @@ extension Hub {
         out.counter("panes_commits_unknown_total",
                     "Commits whose outcome could not be found out within commitOutcomeTimeoutMs (unknown), and how each turned out later.",
                     ["unknown", "committed", "failed"].map { (["outcome": $0], metrics.commitsUnknown[$0] ?? 0) })
+        out.counter("panes_authentications_failed_total", "Credentials refused (a `connect` or `refreshToken`).",
+                    [([:], metrics.authenticationsFailed)])
+        out.counter("panes_authentications_limited_total",
+                    "Credentials refused unchecked: their peer address failed too often (`authFailureBurst`).",
+                    [([:], metrics.authenticationsLimited)])
+        out.gauge("panes_auth_failure_addresses", "Peer addresses whose failed authentications are remembered.",
+                  [([:], authFailures.count)])
         return out.text
     }
 }

@@ -8,22 +8,24 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
 }
 
 /// A scene session's `persistentIdentifier`: 128 random bits, hex. Not a credential.
-public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+/// Compared by its bytes (`ByteIdentifier`), as every identifier a client can send.
+public struct SessionID: ByteIdentifier, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
     public var description: String { rawValue }
 }
 
 /// A live scene: one connection attached to one session.
-public struct SceneID: Hashable, Sendable, CustomStringConvertible {
+public struct SceneID: ByteIdentifier, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 }
 
 /// Who owns a session: a user inside a workspace. Every per-user thing is keyed by this.
-public struct OwnerKey: Hashable, Sendable, CustomStringConvertible {
+/// Equal, hashed and ordered by the bytes of both (`Identifier`): users whose ids are
+/// canonically equivalent but differ in bytes are different users.
+public struct OwnerKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let workspace: String
     public let user: String
     public init(workspace: String, user: String) {
@@ -31,6 +33,20 @@ public struct OwnerKey: Hashable, Sendable, CustomStringConvertible {
         self.user = user
     }
     public var description: String { "\(user)@\(workspace)" }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        Identifier.equal(a.user, b.user) && Identifier.equal(a.workspace, b.workspace)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        Identifier.hash(workspace, into: &hasher)
+        Identifier.hash(user, into: &hasher)
+    }
+
+    /// By workspace, then user, bytewise.
+    public static func < (a: Self, b: Self) -> Bool {
+        Identifier.equal(a.workspace, b.workspace) ? Identifier.less(a.user, b.user) : Identifier.less(a.workspace, b.workspace)
+    }
 }
 
 /// Milliseconds since the Unix epoch: what the wire carries and what JavaScript's `Date` takes.

@@ -91,6 +91,15 @@ extension SceneSession {
     /// `Activity.document`).
     public var document: String? { restoration?.activity.document }
 
+    /// Whether its restoration activity targets `content` (a document id, or any content
+    /// identifier), compared by bytes (`Identifier`).
+    public func shows(_ content: String?) -> Bool {
+        guard let content, let target = restoration?.activity.targetContentIdentifier else { return false }
+        return Identifier.equal(target, content)
+    }
+
+    public func shows(_ document: DocumentID) -> Bool { shows(document.rawValue) }
+
     /// Forgets a document that no longer exists: the switcher title and snapshot (the
     /// document's title and text) are reset, and the restoration activity loses its target and
     /// title (the document's title); its `userInfo`, the window's own state (a note, say), stays.

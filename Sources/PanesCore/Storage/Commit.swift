@@ -43,7 +43,7 @@ public enum Channel: Hashable, Sendable, CustomStringConvertible {
     /// A drag's ending (shared stores only): 0 while nobody has dropped or cancelled it, 1 once
     /// someone has (`endDrag`). Of the commits at base 0, exactly one wins: a drag dropped
     /// through two nodes in the same instant is delivered once.
-    case drag(String)
+    case drag(Identifier)
     /// A session's record (shared stores only): its version is the stored `revision` (-1 when
     /// there is no such session). A node writing a session that is live nowhere (a refresh)
     /// commits on it at the revision it holds, so a write it has not read yet makes it read and

@@ -21,7 +21,7 @@ public final class MemoryStore: Store {
     /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
     private var nodeLocks: Set<NodeID> = []
     /// Drags that ended, with their expiry (`endDrag`).
-    private var dragEnds: [String: Millis] = [:]
+    private var dragEnds: [Identifier: Millis] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     private var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     private var reservations: [RequestKeySlot: Reservation] = [:]
@@ -34,7 +34,7 @@ public final class MemoryStore: Store {
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
     public var now: () -> Millis = { Millis(0) }
-    private enum RecordKey: Equatable {
+    private enum RecordKey: Hashable {
         case session(SessionID)
         case document(DocumentID)
     }
@@ -52,10 +52,9 @@ public final class MemoryStore: Store {
     /// which is SQLite's), so both stores hand the hub the same state.
     public func loadState() throws -> StoredState {
         StoredState(
-            sessions: sessions.values.sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            sessions: sessions.values.sorted { $0.id < $1.id },
             preferences: preferences,
-            documents: documents.values.map(\.record)
-                .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
+            documents: documents.values.map(\.record).sorted { $0.id < $1.id },
             recordCursor: recordSequence, claims: claims,
             requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) })
     }
@@ -211,7 +210,7 @@ public final class MemoryStore: Store {
                 remember(ended, in: \.dragEnds)
                 dragEnds[ended] = nil
             }
-            remember(id, in: \.dragEnds)
+            remember(Identifier(id), in: \.dragEnds)
             dragEnds[id] = expiresAt
         case .putPreference(let domain, let keyPath, let value, let version):
             remember(domain, in: \.preferenceLog)
@@ -311,12 +310,12 @@ public final class MemoryStore: Store {
 extension MemoryStore: SharedStore {
     public func loadRecordChanges(after cursor: Int64) throws -> RecordChanges {
         var changes = RecordChanges(cursor: recordSequence)
-        var seen: Set<String> = []
+        var seen: Set<RecordKey> = []
         // Newest first, so each record is reported once, as it is now; then back to oldest first.
         for entry in recordLog.reversed() where entry.sequence > cursor {
             switch entry.record {
             case .session(let id):
-                guard seen.insert("s" + id.rawValue).inserted else { continue }
+                guard seen.insert(entry.record).inserted else { continue }
                 if let session = sessions[id] {
                     changes.sessions.append(session)
                     changes.claims[id] = claims[id] ?? SessionClaim(node: nil, epoch: 0)
@@ -324,7 +323,7 @@ extension MemoryStore: SharedStore {
                     changes.deletedSessions.append(id)
                 }
             case .document(let id):
-                guard seen.insert("d" + id.rawValue).inserted else { continue }
+                guard seen.insert(entry.record).inserted else { continue }
                 if let document = documents[id] {
                     changes.documents.append(document.record)
                 } else {
@@ -403,7 +402,7 @@ extension MemoryStore: SharedStore {
     }
 
     private func expiredNodes(now: Millis) -> [NodeID] {
-        nodeLeases.filter { $0.value < now }.map(\.key).sorted { $0.rawValue < $1.rawValue }
+        nodeLeases.filter { $0.value < now }.map(\.key).sorted()
     }
 }
 

@@ -99,7 +99,7 @@ public struct RecordsRead: Sendable, Equatable {
 }
 
 /// A node of a cluster: random at each start, so a restarted node never inherits claims.
-public struct NodeID: Hashable, Sendable, CustomStringConvertible {
+public struct NodeID: ByteIdentifier, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }

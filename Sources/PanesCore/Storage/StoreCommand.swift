@@ -75,7 +75,8 @@ public enum DragEnd {
 }
 
 /// A preference domain: one user's preferences in a workspace, or the workspace's own.
-public struct PreferenceDomain: Hashable, Sendable, CustomStringConvertible {
+/// Equal, hashed and ordered by the bytes of its workspace and user (`Identifier`).
+public struct PreferenceDomain: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let workspace: String
     /// nil for the workspace domain.
     public let user: String?
@@ -87,6 +88,30 @@ public struct PreferenceDomain: Hashable, Sendable, CustomStringConvertible {
 
     public var kind: String { user == nil ? "workspace" : "user" }
     public var description: String { user.map { "user:\($0)@\(workspace)" } ?? "workspace:\(workspace)" }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        guard Identifier.equal(a.workspace, b.workspace) else { return false }
+        switch (a.user, b.user) {
+        case (nil, nil): return true
+        case (let x?, let y?): return Identifier.equal(x, y)
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        Identifier.hash(workspace, into: &hasher)
+        if let user { Identifier.hash(user, into: &hasher) }
+    }
+
+    /// By workspace, then the workspace domain before users' domains, users bytewise.
+    public static func < (a: Self, b: Self) -> Bool {
+        guard Identifier.equal(a.workspace, b.workspace) else { return Identifier.less(a.workspace, b.workspace) }
+        switch (a.user, b.user) {
+        case (let x?, let y?): return Identifier.less(x, y)
+        case (nil, _?): return true
+        default: return false
+        }
+    }
 }
 
 /// A read the hub needs from the store without blocking the service thread. The runtime runs

@@ -20,7 +20,7 @@ struct DragState: Sendable {
         var origin: NodeID? = nil
     }
 
-    var drags: [String: Drag] = [:]
+    var drags: [Identifier: Drag] = [:]
     /// When each drag expires.
     var deadlines = DeadlineQueue<String>()
 }

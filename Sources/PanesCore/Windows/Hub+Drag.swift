@@ -141,7 +141,7 @@ extension Hub {
     /// A drag dropped by another user is allowed only if every item is a document of the
     /// shared workspace, which both can see.
     func sharedDocuments(_ items: [DragItem], between a: OwnerKey, and b: OwnerKey) -> Bool {
-        a.workspace == b.workspace && items.allSatisfy { item in
+        Identifier.equal(a.workspace, b.workspace) && items.allSatisfy { item in
             item.activity.activityType.hasPrefix("panes.document")
                 && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace) } == true
         }

@@ -35,7 +35,7 @@ extension Hub {
             liveScenes[session.id] != nil || (isClustered && claimedElsewhere(session.id)) ? 1 : 0
         }
         return (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
-            .filter { $0.restoration?.activity.targetContentIdentifier == content }
+            .filter { $0.shows(content) }
             .max { (rank($0), $0.lastActiveAt) < (rank($1), $1.lastActiveAt) }
     }
 
@@ -70,7 +70,7 @@ extension Hub {
         // note): its stored activity is richer than the request's, so nothing is handed over.
         let restoresItself = !created && session.restoration != nil
             && (activity.targetContentIdentifier == nil
-                || activity.targetContentIdentifier == session.restoration?.activity.targetContentIdentifier)
+                || session.shows(activity.targetContentIdentifier))
         let ticket = Ticket(id: ids.token("tkt_"), owner: owner, session: session.id,
                             handedOver: restoresItself ? [] : [activity],
                             expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)

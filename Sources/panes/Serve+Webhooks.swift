@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PanesCore
+import PanesPostgres
+import PanesServer
+import PanesStorage
+import PanesWebhooks
+
+/// The webhook half of `panes serve`: the delivery engine for the configuration file's
+/// `webhooks`, on the outbox of the store the server uses (its own connection to it, opened
+/// after the store migrated), with its counts added to `/metrics`. Without endpoints there is
+/// no engine.
+extension Serve {
+    /// The engine, not started; a bad endpoint or setting stops the start here, before the
+    /// server listens.
+    func makeWebhooks(_ configuration: ServerConfiguration, store: StoreLocation, cluster: ClusterNode?,
+                      logger: Logger) throws -> WebhookEngine? {
+        guard !configuration.webhookEndpoints.isEmpty else { return nil }
+        let outbox: any WebhookOutbox
+        switch store {
+        case .sqlite: outbox = try SQLiteWebhookOutbox(path: "\(data)/panes.sqlite")
+        case .postgres(let url): outbox = try PostgresWebhookOutbox(url: url)
+        case .memory: outbox = MemoryWebhookOutbox()
+        }
+        // Lease owner: the node's id in a cluster, else this process's own.
+        let node = cluster?.node.rawValue ?? ClusterNode.makeID().rawValue
+        let engine: WebhookEngine
+        do {
+            engine = try WebhookEngine(outbox: outbox, configuration: .init(settings: configuration.settings,
+                                                                            endpoints: configuration.webhookEndpoints, node: node),
+                                       logger: logger)
+        } catch let error as PanesError {
+            throw ValidationError("\(config ?? "the configuration"): \(error.message)")
+        }
+        logger.info("webhooks", metadata: ["endpoints": "\(configuration.webhookEndpoints.map(\.id).joined(separator: ","))",
+                                           "node": "\(node)"])
+        return engine
+    }
+
+    /// Starts delivering, its counts in the runtime's `/metrics`.
+    func startWebhooks(_ engine: WebhookEngine?, runtime: ServerRuntime) {
+        guard let engine else { return }
+        runtime.metricsExtension = {
+            var text = PrometheusText()
+            engine.metrics.render(into: &text)
+            return text.text
+        }
+        engine.start()
+    }
+}
