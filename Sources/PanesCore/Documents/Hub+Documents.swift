@@ -152,12 +152,13 @@ extension Hub {
         if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
         let summary = record.json(participants: [])
         _ = documents.remove(id)
+        versions.progress[id] = nil  // its versions go with it
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
     }
 
     mutating func failWaiting(on removed: RemovedDocument) {
         let gone = PanesError(.documentNotFound, "document \(removed.id) was deleted", field: "document")
-        for edit in removed.edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
+        for edit in removed.edits { fail(edit.context.id, request: edit.requestType, gone, to: edit.context.connection) }
         for pending in removed.opens {
             guard let waiter = scenes[pending.scene] else { continue }
             fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
