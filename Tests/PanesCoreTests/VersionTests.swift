@@ -231,4 +231,29 @@ import Testing
         let (b, _) = restarted.connect()
         #expect(restarted.request(b, "readVersion", ["document": .string(id), "version": version])["result"]?["text"] == "kept")
     }
+
+    @Test func aVersionOpensInADedicatedWindowThatGoesWithItsDocument() {
+        var harness = HubHarness()
+        let (tab, _) = harness.connect()
+        let id = harness.createDocument(tab, text: "then")
+        _ = harness.openDocument(tab, id)
+        let version = Self.save(&harness, tab, id, "v")["result"]?["version"]?["id"]?.stringValue ?? ""
+        let activity: JSONValue = ["activityType": "panes.document.version", "title": "Plan — v",
+                                   "targetContentIdentifier": .string("\(id)/\(version)")]
+        let activation = harness.request(tab, "requestActivation", ["activity": activity])
+        #expect(activation["result"]?["action"] == "open")
+        let (window, result) = harness.connect(["ticket": activation["result"]?["ticket"] ?? .null])
+        #expect(result["session"]?["configuration"] == "version")
+        #expect(result["connectionOptions"]?["userActivities"]?.arrayValue?.first?["targetContentIdentifier"] == .string("\(id)/\(version)"))
+        _ = harness.request(window, "updateActivity", ["activity": activity])
+        // Asking again brings that window forward, not the live document's.
+        #expect(harness.request(tab, "requestActivation", ["activity": activity])["result"]?["action"] == "activated")
+        // Today's edits do not touch its switcher entry: it shows the version.
+        #expect(harness.edit(tab, id, revision: 0, [4, " and now"], opId: "t:1")["ok"] == true)
+        // A viewer's read of the version works in it without opening the document.
+        #expect(harness.request(window, "readVersion", ["document": .string(id), "version": .string(version)])["result"]?["text"] == "then")
+
+        let deleted = harness.send(tab, "deleteDocument", ["document": .string(id)])
+        #expect(deleted.closes(window) == [.sessionDestroyed])
+    }
 }

@@ -165,10 +165,15 @@ extension Hub {
         }
     }
 
-    /// Sessions of the workspace whose restoration activity targets the document, in a stable order.
-    func sessionIDs(showing id: DocumentID, in workspace: String) -> [SessionID] {
+    /// Sessions of the workspace whose restoration activity shows the document (or one of its
+    /// versions, with `versions`), in a stable order.
+    func sessionIDs(showing id: DocumentID, in workspace: String, versions: Bool = true) -> [SessionID] {
         sessionsByOwner.filter { $0.key.workspace == workspace }.values.joined()
-            .filter { sessions[$0]?.restoration?.activity.targetContentIdentifier == id.rawValue }
+            .filter {
+                guard let activity = sessions[$0]?.restoration?.activity else { return false }
+                if activity.showsVersion { return versions && activity.document == id.rawValue }
+                return activity.targetContentIdentifier == id.rawValue
+            }
             .sorted()
     }
 
