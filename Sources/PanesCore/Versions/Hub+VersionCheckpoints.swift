@@ -38,13 +38,16 @@ extension Hub {
     }
 
     /// Keeps the document's text now as a checkpoint, if operations were committed here since
-    /// the last one and the text is held.
-    mutating func takeCheckpoint(_ id: DocumentID) {
-        guard let progress = versions.progress.removeValue(forKey: id), let document = documents.open[id] else { return }
+    /// the last one (or `force`) and the text is held.
+    /// - Parameter by: who the checkpoint names when no operation was committed here since.
+    mutating func takeCheckpoint(_ id: DocumentID, force: Bool = false, by user: String = "") {
+        let progress = versions.progress.removeValue(forKey: id)
+        guard progress != nil || force, let document = documents.open[id] else { return }
         let version = VersionRecord(id: ids.token("ver_"), document: id, kind: .checkpoint, revision: document.revision,
-                                    name: nil, createdAt: now(), createdBy: progress.lastUser, length: document.length)
+                                    name: nil, createdAt: now(), createdBy: progress?.lastUser ?? user,
+                                    length: document.length)
         persist(.saveVersion(version, text: document.text, keepCheckpoints: settings.maxCheckpointsPerDocument))
         logger.debug("checkpoint taken", metadata: ["document": "\(id)", "revision": "\(document.revision)",
-                                                    "operations": "\(progress.operations)"])
+                                                    "operations": "\(progress?.operations ?? 0)"])
     }
 }

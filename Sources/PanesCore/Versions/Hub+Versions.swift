@@ -106,8 +106,8 @@ extension Hub {
             logger.info("version saved", metadata: ["document": "\(id)", "version": "\(version.id)",
                                                    "revision": "\(version.revision)", "by": "\(version.createdBy)"])
             return ["version": version.json]
-        case (.restore(let version, let operation, let revision), _):
-            try queueRestore(id, version, operation, revision: revision, waiter, scene: scene)
+        case (.restore(let version, let operation, let revision, let newest), _):
+            try queueRestore(id, version, operation, revision: revision, newest: newest, waiter, scene: scene)
             return nil
         default:
             throw PanesError(.internalError, "a version read answered something else than was asked")
@@ -118,7 +118,8 @@ extension Hub {
     /// scene's edit; its reply follows the commit. A version equal to today's text changes
     /// nothing and is answered at once.
     private mutating func queueRestore(_ id: DocumentID, _ version: VersionRecord, _ operation: TextOperation,
-                                       revision: Int64, _ waiter: VersionWaiter, scene: Scene) throws(PanesError) {
+                                       revision: Int64, newest: Int64?, _ waiter: VersionWaiter,
+                                       scene: Scene) throws(PanesError) {
         guard let document = documents.open[id], let participant = document.participants[scene.id] else {
             throw PanesError(.documentNotOpen, "document \(id) was closed before its version could be restored",
                              field: "document")
@@ -128,9 +129,9 @@ extension Hub {
                                                     "unchanged": true]), to: scene.connection)
             return
         }
-        // What was typed since the last checkpoint is kept first, so a restore never leaves
-        // today's text only in the operation log.
-        takeCheckpoint(id)
+        // Today's text is kept first, unless a version of it is kept already, so a restore never
+        // leaves it only in the operation log. (Whichever node made the edits since.)
+        takeCheckpoint(id, force: newest.map { $0 < document.revision } ?? true, by: scene.owner.user)
         let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: participant.name)
         var edit = DocumentEdit(context: waiter.context, revision: revision, operation: operation,
                                 opId: "restore:" + ids.token(""), author: author)

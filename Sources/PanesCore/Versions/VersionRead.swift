@@ -30,7 +30,9 @@ public struct VersionRead: Sendable, Equatable {
         case list([VersionRecord])
         case text(VersionRecord, String)
         case compare(VersionRecord, VersionRecord, TextOperation)
-        case restore(VersionRecord, TextOperation, revision: Int64)
+        /// `newest`: the revision of the document's newest kept version (nil: none), so the
+        /// hub can tell whether today's text is kept anywhere before it is replaced.
+        case restore(VersionRecord, TextOperation, revision: Int64, newest: Int64?)
         case countNamed(Int)
         /// A version asked for is not among the document's; `field` names the request's field.
         case notFound(version: String, field: String)
@@ -60,7 +62,8 @@ public struct VersionRead: Sendable, Equatable {
             guard let (record, text) = try store.loadVersion(document, id: version) else {
                 return .notFound(version: version, field: "version")
             }
-            return .restore(record, TextDiff.operation(from: String(current), to: text), revision: revision)
+            let newest = try store.loadVersions(document).map(\.revision).max()
+            return .restore(record, TextDiff.operation(from: String(current), to: text), revision: revision, newest: newest)
         }
     }
 }
