@@ -49,6 +49,9 @@ struct HubBench {
             case .load(.document(let id, _)):
                 let stored = StoredDocument(record: record!, snapshotRevision: 0, snapshotText: text, operations: [])
                 effects += hub.handle(.loaded(.document(id, stored)))
+            case .load(.versions(let read)) where read.query == .countNamed:
+                // `saveVersion` asks how many named versions there are: none, as far as the hub knows.
+                effects += hub.handle(.loaded(.versions(read, .countNamed(0))))
             default:
                 break
             }
