@@ -2,6 +2,8 @@
 // the time to save and read one; in the hub, the heap a saved version leaves behind (none is
 // meant to: records and texts stay in the store); and the diff `compareVersions` and
 // `restoreVersion` compute, between versions some keystrokes apart.
+// Not in a PANES_BASELINE build: the tree it compiles against has no versions.
+#if !PANES_BASELINE
 import Glibc
 import PanesCore
 import PanesStorage
@@ -19,15 +21,10 @@ enum VersionBench {
     ///   - versions: how many checkpoints to keep (none is pruned)
     ///   - keystrokes: the edits between two versions
     static func run(text: String, versions: Int, keystrokes: Int) throws -> Result {
-        let directory = "/tmp/panes-docbench-versions-\(getpid())"
-        mkdir(directory, 0o700)
-        let path = directory + "/panes.sqlite"
-        defer {
-            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-            rmdir(directory)
-        }
-        let store = try SQLiteStore(path: path, synchronous: .full)
-        defer { store.close() }
+        let temporary = try TemporaryStore(name: "versions", synchronous: .full)
+        defer { temporary.remove() }
+        let store = temporary.store
+        let path = temporary.path
         let id = DocumentID("doc_bench")
         try store.apply([.createDocument(DocumentRecord(id: id, workspace: "bench", title: "Bench", createdAt: 0,
                                                         createdBy: "bench", modifiedAt: 0,
@@ -91,10 +88,5 @@ enum VersionBench {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
-
-    private static func wallClock() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) * 1_000_000 + Double(time.tv_nsec) / 1_000
-    }
 }
+#endif

@@ -17,11 +17,7 @@ extension Hub {
     /// scene (its text is the one this node holds).
     mutating func saveVersion(_ id: DocumentID, name: String, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = self.scene(context.scene)
-        _ = try record(id, for: scene)
-        try requireEditor(scene, to: "save versions")
-        guard let document = documents.open[id], document.participants[scene.id] != nil else {
-            throw PanesError(.documentNotOpen, "open document \(id) before saving a version of it", field: "document")
-        }
+        let document = try openForVersions(id, scene, to: "save versions")
         let version = VersionRecord(id: ids.token("ver_"), document: id, kind: .named, revision: document.revision,
                                     name: name, createdAt: now(), createdBy: scene.owner.user, length: document.length)
         readVersions(id, .countNamed, for: context, SaveVersionRequest.type, .save(version, text: document.text))
@@ -46,14 +42,21 @@ extension Hub {
     /// here, then queues that operation as the scene's edit.
     mutating func restoreVersion(_ id: DocumentID, version: String, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = self.scene(context.scene)
-        _ = try record(id, for: scene)
-        try requireEditor(scene, to: "restore versions")
-        guard let document = documents.open[id], document.participants[scene.id] != nil else {
-            throw PanesError(.documentNotOpen, "open document \(id) before restoring a version of it", field: "document")
-        }
+        let document = try openForVersions(id, scene, to: "restore versions")
         readVersions(id, .restore(version: version, current: document.text, revision: document.revision),
                      for: context, RestoreVersionRequest.type, .restore)
         return nil
+    }
+
+    /// The document as this node holds it, for a scene that may change it and has it open: a
+    /// version is saved from, and restored onto, the text the scene sees.
+    private func openForVersions(_ id: DocumentID, _ scene: Scene, to action: String) throws(PanesError) -> OpenDocument {
+        _ = try record(id, for: scene)
+        try requireEditor(scene, to: action)
+        guard let document = documents.open[id], document.participants[scene.id] != nil else {
+            throw PanesError(.documentNotOpen, "open document \(id) in this scene to \(action)", field: "document")
+        }
+        return document
     }
 
     private mutating func readVersions(_ id: DocumentID, _ query: VersionRead.Query, for context: RequestContext,
