@@ -256,4 +256,17 @@ import Testing
         let deleted = harness.send(tab, "deleteDocument", ["document": .string(id)])
         #expect(deleted.closes(window) == [.sessionDestroyed])
     }
+
+    @Test func aSaveRetriedWithItsKeyIsAnsweredWithTheFirstVersionAndKeepsOne() {
+        var harness = HubHarness()
+        let (a, _) = harness.connect()
+        let id = harness.createDocument(a, text: "x")
+        _ = harness.openDocument(a, id)
+        let fields: [String: JSONValue] = ["document": .string(id), "name": "once", "idempotencyKey": "k-1"]
+        let first = harness.request(a, "saveVersion", fields)
+        let retry = harness.request(a, "saveVersion", fields)
+        #expect(first["ok"] == true)
+        #expect(retry["result"]?["version"]?["id"] == first["result"]?["version"]?["id"])
+        #expect(Self.versions(&harness, a, id).count == 1)
+    }
 }

@@ -1,6 +1,8 @@
 /// `saveVersion`: keeps the document's text now as a named version.
 struct SaveVersionRequest: Request {
     static let type = "saveVersion"
+    /// Takes an `idempotencyKey`: without one, a retry would keep a second version.
+    static var idempotency: Idempotency { .recorded }
     let document: DocumentID
     let name: String
 
