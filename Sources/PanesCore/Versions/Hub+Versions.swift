@@ -136,8 +136,9 @@ extension Hub {
         // leaves it only in the operation log. (Whichever node made the edits since.)
         takeCheckpoint(id, force: newest.map { $0 < document.revision } ?? true, by: scene.owner.user)
         let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: participant.name)
+        // One op-id stream per restoring scene (`AppliedStreams`), counting up on this node.
         var edit = DocumentEdit(context: waiter.context, revision: revision, operation: operation,
-                                opId: "restore:" + ids.token(""), author: author)
+                                opId: "restore.\(scene.id.rawValue):\(versions.makeTicket())", author: author)
         edit.restoring = version
         commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
         logger.info("version restored", metadata: ["document": "\(id)", "version": "\(version.id)",
