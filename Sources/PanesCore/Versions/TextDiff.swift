@@ -5,6 +5,9 @@
 /// from both ends, as diff-match-patch's `diff_bisect`), first over lines (each distinct line
 /// one token; words when lines are long), then over scalars inside each run of changed lines.
 ///
+/// The result is minimal within a line; across lines, changed lines are diffed only against the
+/// lines they replaced, which keeps edits far apart from being matched up with each other.
+///
 /// Bounded: past `budget` search steps the changed runs still left are each replaced whole. The
 /// result is always exact: applying it to `from` gives `to`. Pieces are compared by their
 /// scalars, never as `String`s (whose `==` is canonical equivalence, which would call an
