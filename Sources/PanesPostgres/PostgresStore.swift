@@ -395,6 +395,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
+        case .saveVersion(let version, let text, let keep):
+            try saveVersion(version, text: text, keepCheckpoints: keep)
         case .recordRequest(let record):
             try writeRecord(record, node: nil)
         case .recordKeyedRequest(let record, let node, _):
@@ -618,7 +620,7 @@ extension StoreCommand {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion: false
         }
     }
 }

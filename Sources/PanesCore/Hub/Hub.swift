@@ -59,6 +59,8 @@ public struct Hub {
     var preferences: PreferenceState
     var drags = DragState()
     var documents = DocumentState()
+    /// Version reads in flight and progress towards checkpoints (`Hub+Versions.swift`).
+    var versions = VersionState()
     /// Channel writes waiting for their commit, and the requests queued behind them.
     var commits = CommitState()
     /// What this node follows of the others; empty alone.
