@@ -31,6 +31,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Test hook: when set, the next `apply` throws after applying this many of its commands,
     /// inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
+    /// Test hook: called inside every `apply`'s transaction once its fence has passed, just
+    /// before its COMMIT, so a test can hold a transaction open.
+    var beforeCommit: (() -> Void)?
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
@@ -43,6 +46,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// new connection (another backend) holds none until it takes them again.
     var lockedBackend: Int32 = 0
     var lockedNodes: Set<NodeID> = []
+    /// The node whose writes `apply` makes (`fence(as:leaseMs:)`), checked in each transaction.
+    var fencingNode: NodeID?
+    /// Wakes a wait on the heartbeat's connection (`awaitHeartbeatConnection`) from another thread.
+    let wake = WakeSignal()
 
     /// Connects to the database at `url` and migrates it to the schema this build knows.
     /// - Parameters:
@@ -72,9 +79,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
+        let fencing = fencingNode
         let (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
+            // First, before any other lock: a transaction waiting for its fence holds none that
+            // a node ending this node's lease could be waiting for.
+            let fence = FenceCheck()
+            if let fencing { try sendFence(fencing, fence) }
             try lockChannels(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
@@ -120,6 +132,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             }
             // The record numbers the writes took go in the notice: their answers first.
             if batch.cursor.unanswered > 0 { try connection.answer() }
+            if let fencing { try checkFence(fencing, fence) }
+            beforeCommit?()
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
@@ -419,6 +433,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 return .channel(channel, version: version)
             } + (cursor.value.map { [.records(cursor: $0)] } ?? [])
         }
+    }
+
+    /// Whether a transaction's fence passed (nil: not answered yet), a class so that the
+    /// answer of the check sent ahead can fill it in.
+    final class FenceCheck {
+        var passed: Bool?
     }
 
     /// A batch's record cursor, a class so that the answers of writes sent ahead can fill it in.

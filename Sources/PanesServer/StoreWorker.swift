@@ -24,6 +24,12 @@
 // any are kept, later commits fail at once, later persists join them, and loads fail
 // without touching the store. Nothing behind a kept persist is released, so nothing is
 // acknowledged that is not committed.
+//
+// A shared store's writes are fenced (`SharedStore.fence(as:leaseMs:)`): a transaction of a node
+// whose lease has ended throws `NodeRevoked` and applies nothing. The worker then tries nothing
+// more (`onRevoked`): its writes are dropped, held ones too (none was acknowledged), commits fail
+// and loads fail, until the runtime has it fence as the node's new identity and reload the
+// state (`rejoin`), which drops whatever is still queued.
 import Foundation
 import Logging
 import PanesCore
@@ -62,6 +68,18 @@ final class StoreWorker: @unchecked Sendable {
     private let onApplied: @Sendable (StoreReport) -> Void
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
+    /// The node's lease has ended (a transaction was refused by its fence); once per identity.
+    private let onRevoked: @Sendable (NodeID) -> Void
+    /// The state loaded for the node's new identity (`rejoin`).
+    private let onRejoined: @Sendable (StoredState) -> Void
+    /// The identity whose lease has ended, while the worker refuses everything; store thread only.
+    private var revoked: NodeID?
+    /// The node whose writes the store makes (`SharedStore.fence`), and its lease; set on the
+    /// store thread at start and by a rejoin.
+    private var fencing: NodeID?
+    private let leaseMs: Int
+    /// A new identity to fence as, asked for by `rejoin`; under the lock.
+    private var rejoinAs: NodeID?
     /// Resolves a conflicting document commit (shared stores): its retry, or nil. Called on
     /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
     private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
@@ -109,8 +127,15 @@ final class StoreWorker: @unchecked Sendable {
     init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, policy: StoreFailurePolicy = .fatal,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
-         onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil) {
+         onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil,
+         fencing: NodeID? = nil, leaseMs: Int = 5_000,
+         onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
+         onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) {
         self.store = store
+        self.fencing = fencing
+        self.leaseMs = leaseMs
+        self.onRevoked = onRevoked
+        self.onRejoined = onRejoined
         self.onConflict = onConflict
         self.logger = logger
         self.onApplied = onApplied
@@ -156,6 +181,18 @@ final class StoreWorker: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The node comes back as `node` (its previous identity's lease ended): drops every write
+    /// and read still queued, and any held (none was acknowledged), fences the store's writes
+    /// as `node`, and loads the whole state again for the new hub (`onRejoined`), retrying with
+    /// backoff while the store is away.
+    func rejoin(as node: NodeID) {
+        condition.lock()
+        pending.removeAll()
+        rejoinAs = node
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Commits what is pending, then ends the thread. Blocks until done.
     func stop() {
         condition.lock()
@@ -174,9 +211,16 @@ final class StoreWorker: @unchecked Sendable {
     private func loop() {
         var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
         var stopRequested: Date?
+        (store as? any SharedStore)?.fence(as: fencing, leaseMs: leaseMs)
         while true {
             condition.lock()
-            while pending.isEmpty {
+            if let node = rejoinAs {
+                rejoinAs = nil
+                condition.unlock()
+                if rejoin(as: node) { continue }
+                break
+            }
+            while pending.isEmpty && rejoinAs == nil {
                 if stalled.isEmpty {
                     if stopping || Date() >= nextCheckpoint { break }
                     _ = condition.wait(until: nextCheckpoint)
@@ -186,12 +230,21 @@ final class StoreWorker: @unchecked Sendable {
                     _ = condition.wait(until: retryAt)
                 }
             }
+            if rejoinAs != nil {
+                condition.unlock()
+                continue
+            }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             let isStopping = stopping
             condition.unlock()
             if isStopping && stopRequested == nil { stopRequested = Date() }
             if isStopping && batch.isEmpty && stalled.isEmpty { break }
+            guard revoked == nil else {
+                absorb(batch[...])
+                if Date() >= nextCheckpoint { nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval) }
+                continue
+            }
             if Date() >= nextCheckpoint {
                 if stalled.isEmpty { checkpoint() }
                 nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
@@ -221,6 +274,12 @@ final class StoreWorker: @unchecked Sendable {
                 switch apply(&writes) {
                 case .success(let applied):
                     outcomes = applied
+                case .failure(let reason) where reason.revoked != nil:
+                    becomeRevoked(reason.revoked!, reason: reason.reason)
+                    absorb(writes.map { Work.write($0, sequence: nil) }[...])
+                    writes.removeAll(keepingCapacity: true)
+                    lastSequence = nil
+                    return false
                 case .failure(let reason):
                     if policy == .fatal {
                         onFailure("the store could not commit \(writes.count) writes: \(reason)")
@@ -292,6 +351,9 @@ final class StoreWorker: @unchecked Sendable {
             switch work {
             case .write(.commit(let commit), _):
                 failed.append((commit.id, .failed(stallReason)))
+            case .write where revoked != nil:
+                // Never acknowledged, and never to be written: the node's lease has ended.
+                continue
             case .write(let write, let sequence):
                 stalled.append(write)
                 if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
@@ -316,6 +378,9 @@ final class StoreWorker: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             _ = try store.apply(stalled)
+        } catch let error as NodeRevoked {
+            becomeRevoked(error.node, reason: "\(error)")
+            return
         } catch {
             stallReason = "\(error)"
             retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
@@ -337,6 +402,56 @@ final class StoreWorker: @unchecked Sendable {
         stalled.removeAll()
         stalledSequence = nil
         onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
+    }
+
+    // MARK: Revoked (shared stores)
+
+    /// The node's lease has ended: held writes are dropped, and from now on everything is
+    /// refused without touching the store, until `rejoin`.
+    private func becomeRevoked(_ node: NodeID, reason: String) {
+        guard revoked == nil else { return }
+        revoked = node
+        stallReason = reason
+        logger.error("the store refused this node's writes: its lease has ended; dropping writes never acknowledged",
+                     metadata: ["node": "\(node)", "heldWrites": "\(stalled.count)"])
+        stalled.removeAll()
+        stalledSequence = nil
+        condition.lock()
+        stalledCount = 0
+        condition.unlock()
+        onRevoked(node)
+    }
+
+    /// Fences as the new identity and loads the state for it; false when stopped first.
+    private func rejoin(as node: NodeID) -> Bool {
+        revoked = nil
+        stalled.removeAll()
+        stalledSequence = nil
+        backoff.succeeded()
+        condition.lock()
+        stalledCount = 0
+        condition.unlock()
+        fencing = node
+        (store as? any SharedStore)?.fence(as: node, leaseMs: leaseMs)
+        var loadBackoff = backoff
+        while true {
+            do {
+                onRejoined(try store.loadState())
+                return true
+            } catch {
+                logLimits.log(logger, .warning, "loading the state for the new node identity failed",
+                              metadata: ["error": "\(error)"], now: Self.nowMs)
+            }
+            condition.lock()
+            let wait = Date(timeIntervalSinceNow: Double(loadBackoff.failed()) / 1000)
+            while !stopping && rejoinAs == nil && Date() < wait { _ = condition.wait(until: wait) }
+            let stop = stopping
+            let again = rejoinAs != nil
+            condition.unlock()
+            if stop { return false }
+            // A newer identity asked for meanwhile: the loop takes it.
+            if again { return true }
+        }
     }
 
     static var nowMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
@@ -387,6 +502,8 @@ final class StoreWorker: @unchecked Sendable {
                     condition.unlock()
                     return retry
                 })
+            } catch let error as NodeRevoked {
+                return .failure(StoreApplyFailure(reason: "\(error)", revoked: error.node))
             } catch {
                 reason = "\(error)"
                 logLimits.log(logger, .error, "store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"],
@@ -408,8 +525,10 @@ extension StoreWorker {
     }
 }
 
-/// Why a transaction could not be committed: the store's last error, as text.
+/// Why a transaction could not be committed: the store's last error, as text, and the node
+/// whose lease had ended when that was why (`NodeRevoked`).
 struct StoreApplyFailure: Error, CustomStringConvertible {
     var reason: String
+    var revoked: NodeID?
     var description: String { reason }
 }
