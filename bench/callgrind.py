@@ -15,13 +15,22 @@ for the measured part only, and the profile dumped (`callgrind_control -d`) at i
            (panes-load fanout: each waits until every observer has it)
   connect  N idle scenes held (100 per user); then --connects connects one after another
            (panes-load probe: TCP, WebSocket upgrade, the Panes `connect`, its reply)
+  storm    issue 27's reconnect storm: N scenes (100 per user) connect to a server started
+           natively, which is stopped (SIGTERM: it drains; --restart kill: kill -9) while they are
+           connected; the server is started again under
+           callgrind on the same data, loads the N sessions, and the N windows resume at once
+           (panes-load storm: TCP, upgrade, `connect` with each session's identifier and secret,
+           256 in flight); measured from the first resume until the last is answered, plus a
+           second for the store's writes
+  raw-storm the same N connects (no sessions) to panes-raw-broadcast on the libev loop: what the
+           transport alone costs, for the ratio
 
 Then `callgrind_annotate --inclusive=no` (self instructions, Ir) per function, Swift names
 through `swift demangle --simplified`, summed per shared object too. Prints Markdown and keeps
 the callgrind.out files (open them with callgrind_annotate or kcachegrind).
 
 Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
-                          [--warmup 5] [--connects 100] [--phases fanout,connect] [--out DIR]
+                          [--warmup 5] [--connects 100] [--phases fanout,connect,storm,raw-storm] [--out DIR]
 """
 import argparse
 import json
@@ -74,14 +83,18 @@ class Lines:
         self.proc.stdin.flush()
 
 
-def start_server(args, workdir, out_file):
+def start_server(args, workdir, out_file, instrumented=True, raw=False):
     config = os.path.join(workdir, "config.json")
     with open(config, "w") as f:
         json.dump({"settings": SETTINGS}, f)
-    valgrind = [] if args.cpu_split else ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                          f"--callgrind-out-file={out_file}"]
-    argv = [*valgrind, os.path.join(args.bin, "panes"), "serve", "--host", "127.0.0.1", "--port", "0",
-            "--data", os.path.join(workdir, "data"), "--config", config, "--log-level", "warning"]
+    valgrind = [] if args.cpu_split or not instrumented else [
+        "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}"]
+    if raw:
+        argv = [*valgrind, os.path.join(args.bin, "panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0",
+                "--event-loop", "libev"]
+    else:
+        argv = [*valgrind, os.path.join(args.bin, "panes"), "serve", "--host", "127.0.0.1", "--port", "0",
+                "--data", os.path.join(workdir, "data"), "--config", config, "--log-level", "warning"]
     print("$ " + " ".join(argv), file=sys.stderr)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(os.path.join(workdir, "valgrind.log"), "w"),
                             text=True)
@@ -185,6 +198,43 @@ def connect(args, workdir, out_file):
         stop(server)
 
 
+def storm(args, workdir, out_file, raw=False):
+    sessions = os.path.join(workdir, "sessions.txt")
+    if not raw:
+        server, port = start_server(args, workdir, out_file, instrumented=False)
+        try:
+            made = load(args, "connect", "--protocol", "panes", "--port", str(port), "--n", str(args.n),
+                        "--users", str(max(1, args.n // 100)), "--sessions-out", sessions, "--hold", "-1",
+                        "--quiet", "--timeout", "1800")
+            made.wait("ready", 1800)
+            time.sleep(1)  # the sessions are written
+            if args.restart == "kill":
+                server.kill()
+                server.wait()
+        finally:
+            stop(server)  # SIGTERM: the server drains, as in a restart
+            made.proc.stdin.close()
+            made.proc.wait(timeout=120)
+    server, port = start_server(args, workdir, out_file, raw=raw)
+    try:
+        resume = ["--sessions", sessions] if not raw else []
+        gen = load(args, "storm", "--protocol", "raw" if raw else "panes", "--port", str(port), "--n", str(args.n),
+                   *resume, "--interval", "0", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "3600",
+                   "--connect-timeout", "600")
+        gen.wait("ready", 600)
+        time.sleep(2)  # a server under callgrind finishes starting (loading the sessions)
+        with Measure(args, server.pid) as measured:
+            gen.send("go")
+            stormed = gen.wait("stormed", 3600)
+            time.sleep(1)  # the store's writes the resumes started count
+        gen.proc.stdin.close()
+        gen.proc.wait(timeout=120)
+        return {"resumed": stormed.get("resumed"), "forked": stormed.get("forked"),
+                "failed": stormed.get("failed"), "split": measured.split}
+    finally:
+        stop(server)
+
+
 def demangle(names):
     tool = shutil.which("swift-demangle")
     if not tool or not names:
@@ -249,7 +299,9 @@ def main():
     p.add_argument("--changes", type=int, default=100)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--connects", type=int, default=100)
-    p.add_argument("--phases", default="fanout,connect")
+    p.add_argument("--phases", default="fanout,connect", help="fanout, connect, storm, raw-storm")
+    p.add_argument("--restart", choices=["drain", "kill"], default="drain",
+                   help="storm: how the server stops before its windows come back: SIGTERM (drain) or kill -9")
     p.add_argument("--cpu-split", action="store_true",
                    help="no valgrind: run natively and report the server's user and system CPU over each measured part")
     p.add_argument("--out", default=None, help="where callgrind.out files go (default: a new temporary folder)")
@@ -269,6 +321,12 @@ def main():
             facts = connect(args, workdir, out_file)
             what = f"{args.connects} connects one after another with {args.n:,} idle scenes held"
             per = ("connect", args.connects)
+        elif phase in ("storm", "raw-storm"):
+            facts = storm(args, workdir, out_file, raw=phase == "raw-storm")
+            what = (f"{args.n:,} windows resuming at once after a restart ({facts['resumed']} resumed, "
+                    f"{facts['forked']} forked, {facts['failed']} failed)" if phase == "storm" else
+                    f"{args.n:,} connects at once to the raw lws server, libev loop ({facts['failed']} failed)")
+            per = ("connect", args.n)
         else:
             raise SystemExit(f"unknown phase {phase}")
         print(f"{phase}: {time.monotonic() - started:.0f} s", file=sys.stderr)

@@ -10,12 +10,31 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
+#include <stdatomic.h>
+
+/// SHA-256 fetched from the default provider once, not on every digest: with `EVP_sha256()`
+/// OpenSSL 3 looks the algorithm up again in its provider tables at each call, most of the cost
+/// of hashing a 32-byte secret (a resume hashes one). Two threads racing here fetch twice and
+/// one copy is freed; after that it is only read.
+static inline const EVP_MD *pso_sha256_md(void) {
+    static _Atomic(EVP_MD *) fetched;
+    EVP_MD *md = atomic_load(&fetched);
+    if (md) return md;
+    md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    EVP_MD *expected = NULL;
+    if (md && !atomic_compare_exchange_strong(&fetched, &expected, md)) {
+        EVP_MD_free(md);
+        md = expected;
+    }
+    return md;
+}
 
 /// One call for a SHA-256 digest: EVP_Digest needs the EVP_MD and an engine argument Swift
 /// would otherwise spell at every call site. `out` holds 32 bytes. Returns 1 on success.
 static inline int pso_sha256(const void *data, size_t length, unsigned char *out) {
     unsigned int written = 0;
-    return EVP_Digest(data, length, out, &written, EVP_sha256(), NULL) == 1 && written == 32;
+    const EVP_MD *md = pso_sha256_md();
+    return md && EVP_Digest(data, length, out, &written, md, NULL) == 1 && written == 32;
 }
 
 /// HMAC-SHA-256 in one call, so the key and message never need an HMAC context in Swift.

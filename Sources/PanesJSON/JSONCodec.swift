@@ -26,13 +26,18 @@ public enum JSONCodec {
         }
     }
 
-    /// Parses one JSON text. Duplicate keys are refused: which one wins is not defined.
+    /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined.
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
         if let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
+        return janssonDecode(bytes)
+    }
+
+    /// jansson's verdict on a text, and its value.
+    static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
         var error = json_error_t()
         guard let base = bytes.baseAddress,
               let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count,
@@ -81,9 +86,15 @@ public enum JSONCodec {
         return string.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Encodes compactly. `headroom` zero bytes come first: lws needs `LWS_PRE` bytes in front
-    /// of every payload, and writing them here saves a copy of every outbound frame.
+    /// Encodes compactly (`JSONWriter`), or indented for files people read (through jansson).
+    /// `headroom` zero bytes come first: lws needs `LWS_PRE` bytes in front of every payload,
+    /// and writing them here saves a copy of every outbound frame.
     public static func encode(_ value: JSONValue, headroom: Int = 0, pretty: Bool = false) -> [UInt8] {
+        guard pretty else {
+            var writer = JSONWriter(headroom: headroom)
+            writer.write(value)
+            return writer.finish()
+        }
         let json = make(value)
         defer { pjs_release(json) }
         var sink = Sink(bytes: [UInt8](repeating: 0, count: headroom))
@@ -95,7 +106,7 @@ public enum JSONCodec {
                     sink.pointee.bytes.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
                 }
                 return 0
-            }, pointer, pretty ? pjs_flags_pretty() : pjs_flags_compact_real17())
+            }, pointer, pjs_flags_pretty())
         }
         return sink.bytes
     }

@@ -1,5 +1,6 @@
 // Threading: as the connection's (one thread at a time).
 internal import CLibPQ
+import Foundation
 
 /// Transactions, in libpq's pipeline mode.
 ///
@@ -26,9 +27,13 @@ extension PostgresConnection {
     ///   - isolation: e.g. `REPEATABLE READ` for reads that must see one snapshot.
     ///   - resolvesLostCommit: when the connection is lost while COMMIT is under way, nobody
     ///     knows whether the transaction committed; with this set, the transaction notes its id
-    ///     first and, on such a loss, reconnects and asks the server (`txid_status`): committed
-    ///     means `body`'s value is returned as if nothing had happened, so a caller never redoes
-    ///     work that is already in (which a retry of the same writes would do twice).
+    ///     and writes a marker of its own (`commitMarker`) first and, on such a loss, reconnects
+    ///     and asks the server (`transactionStatus`): committed means `body`'s value is
+    ///     returned as if nothing had happened, so a caller never redoes work that is already in
+    ///     (which a retry of the same writes would do twice); aborted means the loss is thrown,
+    ///     and nothing was applied. When the server cannot be asked (it is down),
+    ///     `.outcomeUnknown` is thrown with the transaction's id and marker: the caller must
+    ///     neither retry the work nor report it failed before it knows.
     ///
     /// `body` may run twice: when the connection turns out to be lost at the transaction's first
     /// round trip (it died while idle: a server restart, an idle timeout), nothing of it reached
@@ -40,8 +45,10 @@ extension PostgresConnection {
         while true {
             attempt += 1
             var transactionID: Int64?
+            let backend = backendPID
+            let marker = resolvesLostCommit && commitMarker != nil ? Self.newMarker() : nil
             do {
-                try begin(isolation, onID: resolvesLostCommit ? { transactionID = $0 } : nil)
+                try begin(isolation, onID: resolvesLostCommit ? { transactionID = $0 } : nil, marker: marker)
             } catch {
                 // Half begun (in pipeline mode, BEGIN perhaps queued): start afresh next time.
                 close()
@@ -59,7 +66,8 @@ extension PostgresConnection {
                 if lostAtBegin, attempt == 1 { continue }
                 throw error
             }
-            try commit(transactionID: transactionID, resolvesLostCommit: resolvesLostCommit)
+            try commit(transactionID: transactionID, resolvesLostCommit: resolvesLostCommit,
+                       backend: backendPID == 0 ? backend : backendPID, marker: marker)
             return value
         }
     }
@@ -159,7 +167,16 @@ extension PostgresConnection {
 
     // MARK: Steps
 
-    private func begin(_ isolation: String?, onID: ((Int64) -> Void)?) throws(PostgresError) {
+    /// A marker no other transaction writes: 128 random bits, hex.
+    static func newMarker() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let text = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }.joined()
+    }
+
+    private func begin(_ isolation: String?, onID: ((Int64) -> Void)?, marker: String?) throws(PostgresError) {
         try reconnectIfNeeded()
         guard let handle, PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(.connection, "cannot enter pipeline mode: " + (handle.map { String(cString: PQerrorMessage($0)) } ?? ""))
@@ -173,9 +190,13 @@ extension PostgresConnection {
                 if rows.count > 0 { onID(rows.int64(0, 0)) }
             })
         }
+        if let marker, let commitMarker {
+            try send(commitMarker.write, [.text(marker)])
+        }
     }
 
-    private func commit(transactionID: Int64?, resolvesLostCommit: Bool) throws(PostgresError) {
+    private func commit(transactionID: Int64?, resolvesLostCommit: Bool, backend: Int32, marker: String?)
+        throws(PostgresError) {
         do throws(PostgresError) {
             if resolvesLostCommit, transactionID == nil {
                 throw PostgresError(.unexpectedResult, "txid_current() did not answer")
@@ -203,7 +224,19 @@ extension PostgresConnection {
             // whose COMMIT went unanswered is not used again.
             if error.kind == .connection { close() } else { abandon() }
             guard error.kind == .connection, let transactionID else { throw error }
-            guard (try? committed(transactionID)) == true else { throw error }
+            let committed: Bool
+            do {
+                committed = try transactionStatus(transactionID, backend: backend, marker: marker)
+            } catch {
+                var unknown = PostgresError(.outcomeUnknown, "the connection was lost around COMMIT (\(error)), "
+                                                + "and whether transaction \(transactionID) committed cannot be asked now: \(error)")
+                unknown.transactionID = transactionID
+                unknown.backendPID = backend
+                unknown.marker = marker
+                throw unknown
+            }
+            // Aborted: the loss is what happened, and nothing was applied.
+            guard committed else { throw error }
         }
     }
 
@@ -230,11 +263,50 @@ extension PostgresConnection {
         if let handle, PQexitPipelineMode(handle) != 1 { close() }
     }
 
-    /// Whether a transaction of an earlier connection committed, asked on a new one.
-    private func committed(_ transactionID: Int64) throws(PostgresError) -> Bool {
+    /// Whether a transaction of an earlier connection committed (true) or not (false), asked on
+    /// a new connection. First its server process must be gone: one that has not noticed yet
+    /// that its client left (COMMIT may even be on its way to it) could still commit, so it is
+    /// ended, which settles it. Then the transaction's own marker (`commitMarker`) is looked for:
+    /// it is there if and only if the transaction committed. (`txid_status` alone is not enough:
+    /// after a crash, PostgreSQL hands out again the ids of transactions whose records never
+    /// reached its log, so a lost transaction's id may name another one that committed.)
+    /// Without a marker, `txid_status` is the answer. Throws while the server cannot be
+    /// reached, or still cannot tell.
+    /// - Parameters:
+    ///   - backend: the server process the transaction ran on.
+    ///   - marker: what the transaction wrote to `commitMarker`'s table.
+    public func transactionStatus(_ transactionID: Int64, backend: Int32?, marker: String? = nil) throws(PostgresError)
+        -> Bool {
         close()
+        if unreachableStatusAsks > 0 {
+            unreachableStatusAsks -= 1
+            throw PostgresError(.connection, "injected: the database cannot be reached to ask about transaction \(transactionID)")
+        }
+        // Only while that process still runs this very transaction (pids are reused).
+        let stillRunning = """
+            SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity
+            WHERE pid = $1 AND backend_xid::text::bigint = $2
+            """
+        var running = true
+        for _ in 0..<40 where running {
+            running = (try integer(stillRunning, [.int(Int64(backend ?? 0)), .int(transactionID & 0xFFFF_FFFF)]) ?? 0) > 0
+            if running { usleep(50_000) }
+        }
+        guard !running else {
+            throw PostgresError(.connection, "transaction \(transactionID) is still running on the server")
+        }
+        if let marker, let commitMarker {
+            return (try integer(commitMarker.find, [.text(marker)]) ?? 0) > 0
+        }
         let rows = try query("SELECT txid_status($1)", [.int(transactionID)])
-        return rows.count > 0 && rows.text(0, 0) == "committed"
+        switch rows.count > 0 ? rows.text(0, 0) : nil {
+        case "committed": return true
+        case "aborted": return false
+        case "in progress": throw PostgresError(.connection, "transaction \(transactionID) is still in progress on the server")
+        default:
+            // NULL: too old for the server to remember; never the case for a moment-old one.
+            throw PostgresError(.unexpectedResult, "PostgreSQL does not know whether transaction \(transactionID) committed")
+        }
     }
 
     /// Queues a statement without preparing it (BEGIN, COMMIT: nothing to parse twice).

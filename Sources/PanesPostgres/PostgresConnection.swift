@@ -25,6 +25,19 @@ public final class PostgresConnection: @unchecked Sendable {
     var statementsNamed = 0
     /// Test hook: how the next COMMIT's connection loss is simulated.
     var commitFault: CommitFault?
+    /// Test hook: this many of the next asks whether a transaction committed fail as if the
+    /// database could not be reached (`transactionStatus`). Never set outside tests.
+    var unreachableStatusAsks = 0
+    /// How a transaction that resolves a lost COMMIT marks itself, and how the mark is found
+    /// (`transaction(resolvesLostCommit:)`); set by the store once its schema has the table.
+    var commitMarker: CommitMarker?
+
+    struct CommitMarker {
+        /// Writes the marker ($1) in the transaction.
+        let write: String
+        /// Counts the rows with the marker ($1).
+        let find: String
+    }
     /// Notifications sent in the same round trip as the transaction's COMMIT (`notifyAtCommit`).
     var atCommit: [(channel: String, payload: String)] = []
     /// In a transaction (pipeline mode): what was sent and not answered yet, in order; nil

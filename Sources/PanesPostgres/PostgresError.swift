@@ -14,6 +14,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         case invalidRequest
         /// A test asked for a failure in the middle of a batch.
         case injectedFault
+        /// The connection was lost while COMMIT was under way and whether the transaction
+        /// committed could not be asked: `transactionID` says which transaction to ask about.
+        case outcomeUnknown
     }
 
     public var kind: Kind
@@ -22,6 +25,11 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var message: String
     /// The statement that failed, when one did.
     public var sql: String?
+    /// `.outcomeUnknown`: the transaction (`txid_current()`) and the server process it ran on.
+    public var transactionID: Int64?
+    public var backendPID: Int32?
+    /// `.outcomeUnknown`: the marker the transaction wrote (`PostgresConnection.commitMarker`).
+    public var marker: String?
 
     public init(_ kind: Kind, _ message: String, sqlState: String? = nil, sql: String? = nil) {
         self.kind = kind

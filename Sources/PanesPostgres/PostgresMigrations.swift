@@ -164,10 +164,38 @@ public enum PostgresMigrations {
             -- itself (`PostgresStore`).
             ALTER TABLE document_operations DROP CONSTRAINT document_operations_document_fkey;
             """),
-        // Meant as migration 6 (5 is another change of the same round); renumbered at merge.
         Step(version: 5, name: "documents remember applied op ids past their log", sql: """
             -- JSON {"stream": [counter, revision, at], …} (`AppliedStreams`), rewritten with each snapshot.
             ALTER TABLE document_snapshots ADD COLUMN applied text NOT NULL DEFAULT '{}';
+            """),
+        Step(version: 6, name: "outcomes of requests sent with an idempotencyKey", sql: """
+            -- A keyed request's outcome, written in the transaction of the change it reports, so a
+            -- retry with the same key, through any node, is answered with it. The key is the
+            -- client's bytes. Kept idempotencyRetentionMs, each user's newest
+            -- maxIdempotencyKeysPerUser (pruned every walCheckpointIntervalMs).
+            -- A row with `result` NULL is a node's reservation of the key (`node`): it handles the
+            -- request, and no other node's attempt of it is written meanwhile.
+            CREATE TABLE request_records (
+                workspace text COLLATE "C" NOT NULL,
+                user_name text COLLATE "C" NOT NULL,
+                key bytea NOT NULL,
+                fingerprint text NOT NULL,       -- the request's type and a hash of its fields
+                result text,                     -- JSON: the reply's result; NULL while reserved
+                created_at bigint NOT NULL,      -- milliseconds since the epoch
+                node text,                       -- the node holding the reservation
+                PRIMARY KEY (workspace, user_name, key)
+            );
+            CREATE INDEX request_records_by_age ON request_records (created_at);
+
+            -- Each store transaction's mark, written in it: after a COMMIT whose answer was lost,
+            -- the mark is there if and only if the transaction committed. (Transaction ids are not
+            -- enough: after a crash, ids of transactions whose records never reached the log are
+            -- handed out again.) Pruned after an hour.
+            CREATE TABLE commit_markers (
+                marker text COLLATE "C" NOT NULL PRIMARY KEY,
+                created_at bigint NOT NULL
+            );
+            CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
     ]
 

@@ -16,6 +16,10 @@ public struct PostgresSettings: Sendable, Equatable {
     /// A signal too large for a NOTIFY payload is kept in `node_signals` this long for the
     /// listeners to read it.
     public var signalRetentionMs: Int64 = 60_000
+    /// A store transaction's commit marker (`commit_markers`, written to find out after a lost
+    /// COMMIT whether it committed) is pruned after this long; the question is asked within
+    /// moments of the loss, or as soon as the database is back.
+    public var commitMarkerRetentionMs: Int64 = 3_600_000
 
     public init() {}
 
@@ -27,6 +31,7 @@ public struct PostgresSettings: Sendable, Equatable {
         ("panes_preference_log_min_entries", \.preferenceLogMinEntries),
         ("panes_dead_node_retention_ms", \.deadNodeRetentionMs),
         ("panes_signal_retention_ms", \.signalRetentionMs),
+        ("panes_commit_marker_retention_ms", \.commitMarkerRetentionMs),
     ]
 
     /// Splits the settings out of a store URL: the URL libpq is given (without `panes_…`

@@ -31,6 +31,7 @@ extension PostgresStore {
                 state.claims[SessionID(claims.text(row, 0) ?? "")] =
                     SessionClaim(node: claims.text(row, 1).map(NodeID.init), epoch: claims.int64(row, 2))
             }
+            state.requestRecords = try loadRecords()
             return state
         }
     }

@@ -245,7 +245,7 @@ extension PostgresStore {
     /// Prunes what only catching-up nodes read, past its retention (`PostgresSettings`):
     /// tombstones in `record_versions` (never the newest row, which carries the cursor),
     /// old preference changes beyond each domain's newest `preferenceLogMinEntries` (raising
-    /// the domain's `log_floor` first), long-dead nodes and stored signals. Called every
+    /// the domain's `log_floor` first), long-dead nodes, stored signals and commit markers. Called every
     /// `walCheckpointIntervalMs` by the store thread.
     public func checkpoint() throws {
         try connection.transaction {
@@ -255,6 +255,7 @@ extension PostgresStore {
             try connection.query(SharedSQL.prunePreferenceChanges, cutoff)
             try connection.query(SharedSQL.pruneNodes, [.int(settings.deadNodeRetentionMs)])
             try connection.query(SharedSQL.pruneSignals, [.int(settings.signalRetentionMs)])
+            try connection.query(SharedSQL.pruneMarkers, [.int(settings.commitMarkerRetentionMs)])
         }
     }
 
@@ -360,6 +361,7 @@ extension PostgresStore {
             DELETE FROM nodes AS n WHERE n.lease_until < \(nowMs) - $1
               AND NOT EXISTS (SELECT 1 FROM session_claims AS c WHERE c.node = n.id)
             """
+        static let pruneMarkers = "DELETE FROM commit_markers WHERE created_at < \(nowMs) - $1"
         static let pruneSignals = "DELETE FROM node_signals WHERE created_at < \(nowMs) - $1"
     }
 }

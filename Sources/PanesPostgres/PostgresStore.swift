@@ -34,6 +34,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Test hook: called inside every `apply`'s transaction once its fence has passed, just
     /// before its COMMIT, so a test can hold a transaction open.
     var beforeCommit: (() -> Void)?
+    /// The server process each transaction left unknown ran on (so `resolve` can end it if it
+    /// still holds the transaction open) and the marker it wrote.
+    private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
@@ -60,6 +63,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         self.settings = settings
         connection = try PostgresConnection(url: libpqURL)
         try PostgresMigrations.migrate(connection)
+        connection.commitMarker = .init(write: WriteSQL.writeMarker, find: WriteSQL.findMarker)
     }
 
     /// Closes the connection now rather than when the store is released.
@@ -80,7 +84,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let failAfter = failAfterCommands
         failAfterCommands = nil
         let fencing = fencingNode
-        let (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
+        // What the commits came to, kept out here for a COMMIT whose answer is lost.
+        var decided: [CommitID: CommitOutcome] = [:]
+        let (outcomes, pruned): ([CommitID: CommitOutcome], [DocumentID: Int64])
+        do {
+            (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
             // First, before any other lock: a transaction waiting for its fence holds none that
@@ -88,12 +96,24 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             let fence = FenceCheck()
             if let fencing { try sendFence(fencing, fence) }
             try lockChannels(of: writes)
+            let keys = KeysFound()
+            let slots = Self.recordedSlots(writes)
+            if !slots.isEmpty { try sendKeyCheck(slots, into: keys) }
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
             for write in writes {
                 switch write {
                 case .persist(let commands):
+                    // Another attempt of the same keyed request was applied first (or another
+                    // node's attempt holds the key): not again, and the writer is told.
+                    let (found, heldElsewhere) = try keys.conflicts(in: commands, connection)
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+                    guard found.isEmpty && !heldElsewhere else {
+                        for report in reports { outcomes[report] = .recorded(found) }
+                        continue
+                    }
                     try self.write(commands, &batch)
+                    for report in reports { outcomes[report] = .committed }
                 case .commit(let first):
                     var next: Commit? = first
                     // A retry's base is checked against the version its conflict read (the lock is held).
@@ -108,6 +128,15 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                         }
                         let version = try known ?? version(of: commit.channel)
                         known = nil
+                        let (recorded, heldElsewhere) = try keys.conflicts(in: commit.commands, connection)
+                        guard recorded.isEmpty else {
+                            outcomes[commit.id] = .recorded(recorded)
+                            continue
+                        }
+                        guard !heldElsewhere else {
+                            outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt")
+                            continue
+                        }
                         guard version == commit.base else {
                             let outcome = try conflict(on: commit, at: version, missed: missed)
                             outcomes[commit.id] = outcome
@@ -137,10 +166,28 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
+            decided = outcomes
             return (outcomes, batch.pruned)
+            }
+        } catch let error as PostgresError where error.kind == .outcomeUnknown {
+            // Nobody may retry these writes nor call them failed until `resolve` knows.
+            guard let transaction = error.transactionID else { throw error }
+            unknownTransactions[transaction] = (error.backendPID, error.marker)
+            throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, reason: "\(error)")
         }
         notePruned(pruned)
         return outcomes
+    }
+
+    /// Whether a transaction whose COMMIT went unanswered committed: asked on a new connection
+    /// (`PostgresConnection.transactionStatus`). Throws while the database cannot be reached,
+    /// or cannot tell yet.
+    public func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
+        let known = unknownTransactions[unknown.transaction]
+        let committed = try connection.transactionStatus(unknown.transaction, backend: known?.backend ?? nil,
+                                                         marker: known?.marker ?? nil)
+        unknownTransactions[unknown.transaction] = nil
+        return committed
     }
 
     /// Notes where committed prunes stopped. Documents deleted through other nodes leave
@@ -169,6 +216,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
+            for command in commands { if let (slot, _) = Self.keyWrite(command) { keys.insert(Self.keyLock(slot)) } }
             // A deletion takes the document's lock: an append (which checks under it that the
             // document is there) is then wholly before it, its log deleted with it, or after it,
             // and finds no document.
@@ -357,6 +405,16 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
+        case .recordRequest(let record):
+            try writeRecord(record, node: nil)
+        case .recordKeyedRequest(let record, let node, _):
+            try writeRecord(record, node: node)
+        case .releaseRequestKey(let slot, let node):
+            try releaseKey(slot, node: node)
+        case .forgetRequestRecords(let slots):
+            try forgetRecords(slots)
+        case .pruneRequestRecords(let before, let keepPerUser):
+            try pruneRecords(before: before, keepPerUser: keepPerUser)
         }
     }
 
@@ -453,6 +511,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     private enum WriteSQL {
+        /// A transaction's own mark, for finding out after a lost COMMIT whether it committed.
+        static let writeMarker = "INSERT INTO commit_markers (marker, created_at) VALUES ($1, \(nowMs))"
+        static let findMarker = "SELECT count(*)::bigint FROM commit_markers WHERE marker = $1"
         static let lock = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))::bigint FROM unnest($1::text[]) AS k"
         static let storeSignal = """
             INSERT INTO node_signals (payload, created_at) VALUES ($1, \(nowMs))
@@ -572,7 +633,8 @@ extension StoreCommand {
     var writesRecord: Bool {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag: false
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords: false
         }
     }
 }

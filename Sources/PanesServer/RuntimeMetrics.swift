@@ -35,6 +35,8 @@ struct RuntimeMetrics {
 
     mutating func replied(_ id: RequestID, on connection: UInt64) {
         guard let started = pending[connection]?.removeValue(forKey: id) else { return }
+        // An idle connection keeps no table: an emptied one still holds its storage.
+        if pending[connection]?.isEmpty == true { pending[connection] = nil }
         let now = Self.now
         acks[started.type, default: Histogram()].observe(nanoseconds: now - started.at)
         if started.type == ConnectRequest.type, let open = opened.removeValue(forKey: connection) {

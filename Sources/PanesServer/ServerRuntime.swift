@@ -90,8 +90,10 @@ public final class ServerRuntime: @unchecked Sendable {
         }
         worker = StoreWorker(store: store, logger: logger,
                              checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
+                             quietWriteDelayMs: configuration.settings.quietWriteDelayMs,
                              // A shared store is across a network: it goes away and comes back.
                              policy: store is any SharedStore ? .sharedStore : .fatal,
+                             commitOutcomeTimeoutMs: configuration.settings.commitOutcomeTimeoutMs,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } },
@@ -219,10 +221,18 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only
     /// then: an idle server sleeps.
     private func armWake() {
-        let next = [hub.nextDeadline, drainDeadline].compactMap { $0 }.min()
+        let next = [hubDeadline(), drainDeadline].compactMap { $0 }.min()
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
         transport.wake(afterMilliseconds: Int(max(0, next - Self.wallClock())))
+    }
+
+    /// `hub.nextDeadline`, read in place. Read as `hub.nextDeadline` from this class, the whole
+    /// `Hub` value is copied first (the getter is another module's, so the compiler cannot tell
+    /// it leaves `hub` alone): thousands of instructions on every turn of the loop.
+    private func hubDeadline() -> Millis? {
+        func read(_ hub: inout Hub) -> Millis? { hub.nextDeadline }
+        return read(&hub)
     }
 
     private func deliver(_ output: Output) {

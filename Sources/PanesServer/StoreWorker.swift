@@ -13,6 +13,13 @@
 // it to the service thread and waits there for the hub's retry, which replaces it in the
 // batch. Its outcome (`behind`) has then been handled, so it is not reported again.
 //
+// Quiet persists (bookkeeping no answer waits for: a resumed window's `liveSince`) hold
+// nothing back, so a batch of nothing but them waits up to `quietWriteDelayMs` for company
+// before it commits, and a batch that commits only them is not reported back (there is
+// nothing to release). Work that holds something back ends that wait at once. A reconnect
+// storm's ten thousand session writes then share a few dozen commits (and fsyncs) instead of
+// one commit per window or two, and wake the service thread for none of them.
+//
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
 // thread's alone.
@@ -24,6 +31,16 @@
 // any are kept, later commits fail at once, later persists join them, and loads fail
 // without touching the store. Nothing behind a kept persist is released, so nothing is
 // acknowledged that is not committed.
+//
+// A failure is "nothing was applied" only when the store knows it. A transaction whose
+// COMMIT went unanswered and whose fate the store could not ask (`CommitOutcomeUnknown`) is
+// neither retried nor reported failed: the worker holds it, with everything behind it as in
+// a stall, and asks the store (`Store.resolve`) with backoff until it knows. Committed: its
+// persists are durable and its commits report their outcomes. Not committed: its commits are
+// `.failed` and its persists join the held ones, to be retried. Its commits wait for that at
+// most `commitOutcomeTimeoutMs`; after it they are reported `.unknown` (the hub's
+// `outcome_unknown`) and, once known, reported again with the real outcome. Under `.fatal`
+// an unknown outcome is never retried: the process stops without answering.
 //
 // A shared store's writes are fenced (`SharedStore.fence(as:leaseMs:)`): a transaction of a node
 // whose lease has ended throws `NodeRevoked` and applies nothing. The worker then tries nothing
@@ -84,6 +101,12 @@ final class StoreWorker: @unchecked Sendable {
     /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
     private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
     private let checkpointInterval: TimeInterval
+    private let quietDelay: TimeInterval
+    /// The store thread is waiting for company for a batch of quiet persists: more of them
+    /// need not wake it (under the lock).
+    private var waitingForCompany = false
+    /// Something pending holds output back or reads (under the lock): a quiet batch's wait ends.
+    private var pendingIsUrgent = false
     private let policy: StoreFailurePolicy
     /// Persists that failed to commit, kept in order for the next try (`.stall` only), with the
     /// highest durability sequence among them, and when to try next.
@@ -95,12 +118,42 @@ final class StoreWorker: @unchecked Sendable {
     private var logLimits = LogLimiter()
     /// The reason the last try failed, for the outcomes of commits refused meanwhile.
     private var stallReason = ""
+    /// A transaction whose outcome the store could not tell, held until it can.
+    private var unresolved: Unresolved?
+    /// How long commits wait for an unknown outcome before they are reported `.unknown`.
+    private let outcomeTimeout: TimeInterval
+
+    private struct Unresolved {
+        let unknown: CommitOutcomeUnknown
+        let writes: [StoreWrite]
+        let sequence: UInt64?
+        let since: Date
+        /// Its commits were reported `.unknown` already.
+        var reported = false
+
+        /// Each commit's outcome (and each keyed persist's), in the order written, should the
+        /// transaction have committed.
+        var committedOutcomes: [(CommitID, CommitOutcome)] {
+            StoreWorker.reported(writes).map { ($0, unknown.outcomes[$0] ?? .failed("no outcome reported")) }
+        }
+
+        var commitIDs: [CommitID] {
+            writes.compactMap { if case .commit(let commit) = $0 { commit.id } else { nil } }
+        }
+    }
 
     private enum Work {
         /// `sequence` is the persist's number for the durability barrier; nil for commits and
         /// quiet persists, which hold nothing back.
         case write(StoreWrite, sequence: UInt64?)
         case load(LoadRequest)
+
+        /// A persist nothing waits for (see the top of the file). A keyed request's record is not
+        /// quiet: its answer waits for the outcome.
+        var isQuiet: Bool {
+            guard case .write(let write, sequence: nil) = self, case .persist = write else { return false }
+            return StoreWorker.reported([write]).isEmpty
+        }
     }
 
     /// Transactions and writes committed so far, for `/metrics`. Written on the store thread,
@@ -124,7 +177,8 @@ final class StoreWorker: @unchecked Sendable {
         return durations
     }
 
-    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, policy: StoreFailurePolicy = .fatal,
+    init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, quietWriteDelayMs: Int = 0,
+         policy: StoreFailurePolicy = .fatal, commitOutcomeTimeoutMs: Int = 3_000,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
          onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil,
@@ -142,12 +196,14 @@ final class StoreWorker: @unchecked Sendable {
         self.onFailure = onFailure
         self.onLoaded = onLoaded
         self.checkpointInterval = Double(checkpointIntervalMs) / 1000
+        self.quietDelay = Double(quietWriteDelayMs) / 1000
         self.policy = policy
         if case .stall(let minMs, let maxMs, _) = policy {
             backoff = Backoff(minMs: Millis(minMs), maxMs: Millis(maxMs))
         } else {
             backoff = .sharedStore
         }
+        outcomeTimeout = Double(commitOutcomeTimeoutMs) / 1000
     }
 
     /// Writes kept for retry because the store could not commit them; read under the lock.
@@ -177,7 +233,8 @@ final class StoreWorker: @unchecked Sendable {
     private func enqueue(_ work: Work) {
         condition.lock()
         pending.append(work)
-        condition.signal()
+        if !work.isQuiet { pendingIsUrgent = true }
+        if !waitingForCompany || pendingIsUrgent { condition.signal() }
         condition.unlock()
     }
 
@@ -221,7 +278,7 @@ final class StoreWorker: @unchecked Sendable {
                 break
             }
             while pending.isEmpty && rejoinAs == nil {
-                if stalled.isEmpty {
+                if stalled.isEmpty && unresolved == nil {
                     if stopping || Date() >= nextCheckpoint { break }
                     _ = condition.wait(until: nextCheckpoint)
                 } else {
@@ -234,29 +291,38 @@ final class StoreWorker: @unchecked Sendable {
                 condition.unlock()
                 continue
             }
+            if quietDelay > 0, !pending.isEmpty, !pendingIsUrgent, !stopping, stalled.isEmpty {
+                let deadline = Date(timeIntervalSinceNow: quietDelay)
+                waitingForCompany = true
+                while !pendingIsUrgent && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                waitingForCompany = false
+            }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
+            pendingIsUrgent = false
             let isStopping = stopping
             condition.unlock()
             if isStopping && stopRequested == nil { stopRequested = Date() }
-            if isStopping && batch.isEmpty && stalled.isEmpty { break }
+            if isStopping && batch.isEmpty && stalled.isEmpty && unresolved == nil { break }
             guard revoked == nil else {
                 absorb(batch[...])
                 if Date() >= nextCheckpoint { nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval) }
                 continue
             }
             if Date() >= nextCheckpoint {
-                if stalled.isEmpty { checkpoint() }
+                if stalled.isEmpty && unresolved == nil { checkpoint() }
                 nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
             }
-            guard stalled.isEmpty else {
+            guard stalled.isEmpty && unresolved == nil else {
                 absorb(batch[...])
-                retryStalled()
-                if stalled.isEmpty { continue }
+                retryUnresolved()
+                if unresolved == nil { retryStalled() }
+                if stalled.isEmpty && unresolved == nil { continue }
                 if case .stall(_, _, let giveUpMs) = policy, let stopRequested,
                    Date().timeIntervalSince(stopRequested) * 1000 >= Double(giveUpMs) {
                     logger.error("store unavailable at shutdown; giving up writes that were never acknowledged",
-                                 metadata: ["writes": "\(stalled.count)", "error": "\(stallReason)"])
+                                 metadata: ["writes": "\(stalled.count + (unresolved?.writes.count ?? 0))",
+                                            "error": "\(stallReason)"])
                     break
                 }
                 continue
@@ -280,11 +346,15 @@ final class StoreWorker: @unchecked Sendable {
                     writes.removeAll(keepingCapacity: true)
                     lastSequence = nil
                     return false
-                case .failure(let reason):
+                case .failure(let failure):
                     if policy == .fatal {
-                        onFailure("the store could not commit \(writes.count) writes: \(reason)")
+                        // Nothing is answered: the runtime stops, and a retry (with its key) finds
+                        // whatever a commit of unknown outcome left.
+                        onFailure("the store could not commit \(writes.count) writes: \(failure)")
+                    } else if let unknown = failure.unknown {
+                        hold(writes, sequence: lastSequence, unknown: unknown)
                     } else {
-                        stall(writes, sequence: lastSequence, reason: reason.reason)
+                        stall(writes, sequence: lastSequence, reason: failure.reason)
                     }
                     writes.removeAll(keepingCapacity: true)
                     lastSequence = nil
@@ -296,11 +366,11 @@ final class StoreWorker: @unchecked Sendable {
                 committedWrites += writes.count
                 durations.observe(nanoseconds: committedAt - started)
                 condition.unlock()
-                let ordered = writes.compactMap { write -> (CommitID, CommitOutcome)? in
-                    guard case .commit(let commit) = write else { return nil }
-                    return (commit.id, outcomes[commit.id] ?? .failed("no outcome reported"))
+                let ordered = Self.reported(writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
+                // Quiet persists and signals release nothing: no need to wake the service thread.
+                if lastSequence != nil || !ordered.isEmpty {
+                    onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
                 }
-                onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
                 writes.removeAll(keepingCapacity: true)
                 lastSequence = nil
                 return true
@@ -323,11 +393,77 @@ final class StoreWorker: @unchecked Sendable {
             // Stalled: what came after the failed run waits or fails like anything newer.
             absorb(batch[failedAt...])
         }
-        if stalled.isEmpty { checkpoint() }
+        if stalled.isEmpty && unresolved == nil { checkpoint() }
         finished.signal()
     }
 
     // MARK: Stalling (shared stores)
+
+    /// Holds a transaction whose outcome is unknown: nothing of it is retried or reported until
+    /// `retryUnresolved` finds out; what comes after waits or fails as in a stall.
+    private func hold(_ writes: [StoreWrite], sequence: UInt64?, unknown: CommitOutcomeUnknown) {
+        if stalled.isEmpty { backoff.succeeded() }
+        logger.error("a transaction's outcome is unknown; holding it and asking until the store can tell",
+                     metadata: ["transaction": "\(unknown.transaction)", "error": "\(unknown.reason)"])
+        stallReason = unknown.reason
+        unresolved = Unresolved(unknown: unknown, writes: writes, sequence: sequence, since: Date())
+        retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
+        condition.lock()
+        stalledCount = stalled.count + writes.count
+        condition.unlock()
+    }
+
+    /// Asks the store whether the held transaction committed, if its time has come; past the
+    /// bound, its commits are reported `.unknown` (once).
+    private func retryUnresolved() {
+        guard var held = unresolved, Date() >= retryAt else { return }
+        let committed: Bool
+        do {
+            committed = try store.resolve(held.unknown)
+        } catch {
+            stallReason = "\(error)"
+            retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
+            let deadline = held.since.addingTimeInterval(outcomeTimeout)
+            if !held.reported {
+                if Date() >= deadline {
+                    held.reported = true
+                    logger.error("a transaction's outcome is still unknown; its commits are answered outcome_unknown",
+                                 metadata: ["transaction": "\(held.unknown.transaction)", "error": "\(error)"])
+                    onApplied(StoreReport(durable: nil, outcomes: held.commitIDs.map { ($0, .unknown("\(error)")) }))
+                } else {
+                    retryAt = min(retryAt, deadline)
+                }
+            }
+            unresolved = held
+            return
+        }
+        unresolved = nil
+        if committed {
+            logger.notice("the held transaction committed", metadata: ["transaction": "\(held.unknown.transaction)"])
+            let committedAt = DispatchTime.now().uptimeNanoseconds
+            condition.lock()
+            commits += 1
+            committedWrites += held.writes.count
+            stalledCount = stalled.count
+            condition.unlock()
+            onApplied(StoreReport(durable: held.sequence, outcomes: held.committedOutcomes, committedAt: committedAt))
+            retryAt = .distantPast
+        } else {
+            // Not applied: its commits failed, its persists are retried ahead of those held after it.
+            logger.notice("the held transaction did not commit; its writes are retried",
+                          metadata: ["transaction": "\(held.unknown.transaction)"])
+            let reason = "the transaction did not commit: \(held.unknown.reason)"
+            let failed = held.commitIDs.map { ($0, CommitOutcome.failed(reason)) }
+            let persists = held.writes.filter { if case .commit = $0 { false } else { true } }
+            stalled.insert(contentsOf: persists, at: 0)
+            if let sequence = held.sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
+            condition.lock()
+            stalledCount = stalled.count
+            condition.unlock()
+            if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
+            retryAt = .distantPast
+        }
+    }
 
     /// Keeps a failed run's persists for retry and answers its commits `.failed`.
     private func stall(_ writes: [StoreWrite], sequence: UInt64?, reason: String) {
@@ -367,7 +503,7 @@ final class StoreWorker: @unchecked Sendable {
         }
         if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
         condition.lock()
-        stalledCount = stalled.count
+        stalledCount = stalled.count + (unresolved?.writes.count ?? 0)
         condition.unlock()
     }
 
@@ -376,8 +512,17 @@ final class StoreWorker: @unchecked Sendable {
     private func retryStalled() {
         guard !stalled.isEmpty, Date() >= retryAt else { return }
         let started = DispatchTime.now().uptimeNanoseconds
+        let outcomes: [CommitID: CommitOutcome]
         do {
-            _ = try store.apply(stalled)
+            outcomes = try store.apply(stalled)
+        } catch let unknown as CommitOutcomeUnknown {
+            // The retry's own COMMIT went unanswered: held and asked about like any other.
+            let held = stalled
+            stalled.removeAll()
+            let sequence = stalledSequence
+            stalledSequence = nil
+            hold(held, sequence: sequence, unknown: unknown)
+            return
         } catch let error as NodeRevoked {
             becomeRevoked(error.node, reason: "\(error)")
             return
@@ -399,9 +544,11 @@ final class StoreWorker: @unchecked Sendable {
         stalledCount = 0
         condition.unlock()
         let durable = stalledSequence
+        // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
+        let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
         stalled.removeAll()
         stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: [], committedAt: committedAt))
+        onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
     }
 
     // MARK: Revoked (shared stores)
@@ -413,9 +560,12 @@ final class StoreWorker: @unchecked Sendable {
         revoked = node
         stallReason = reason
         logger.error("the store refused this node's writes: its lease has ended; dropping writes never acknowledged",
-                     metadata: ["node": "\(node)", "heldWrites": "\(stalled.count)"])
+                     metadata: ["node": "\(node)", "heldWrites": "\(stalled.count + (unresolved?.writes.count ?? 0))"])
         stalled.removeAll()
         stalledSequence = nil
+        // Committed or not, a transaction of unknown outcome is answered to nobody (every
+        // connection is closed); what it wrote, if it committed, is read again on rejoining.
+        unresolved = nil
         condition.lock()
         stalledCount = 0
         condition.unlock()
@@ -427,6 +577,7 @@ final class StoreWorker: @unchecked Sendable {
         revoked = nil
         stalled.removeAll()
         stalledSequence = nil
+        unresolved = nil
         backoff.succeeded()
         condition.lock()
         stalledCount = 0
@@ -465,6 +616,10 @@ final class StoreWorker: @unchecked Sendable {
         case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
         case .operations(let id, _): return .operations(id, nil, failure: failure)
         case .recordChanges: return .recordChanges(nil, failure: failure)
+        case .reserveRequestKeys(let keys, _, _): return .requestKeysReserved(keys, [:], failure: failure)
+        case .records(let sessions, let documents):
+            return .records(sessions: sessions, documents: documents, nil, failure: failure)
+        case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
         }
     }
 
@@ -504,7 +659,12 @@ final class StoreWorker: @unchecked Sendable {
                 })
             } catch let error as NodeRevoked {
                 return .failure(StoreApplyFailure(reason: "\(error)", revoked: error.node))
+            } catch let unknown as CommitOutcomeUnknown {
+                // It may have committed: trying the same writes again could apply them twice.
+                logger.error("store commit's outcome is unknown", metadata: ["attempt": "\(attempt)", "error": "\(unknown)"])
+                return .failure(StoreApplyFailure(reason: "\(unknown)", unknown: unknown))
             } catch {
+                // The store knows nothing of it was applied (`Store.apply`): safe to try again.
                 reason = "\(error)"
                 logLimits.log(logger, .error, "store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"],
                               now: Self.nowMs)
@@ -516,6 +676,19 @@ final class StoreWorker: @unchecked Sendable {
 }
 
 extension StoreWorker {
+    /// What a transaction reports an outcome for, in the order written: each commit, and each
+    /// keyed persist of a cluster node (`StoreCommand.recordKeyedRequest`).
+    static func reported(_ writes: [StoreWrite]) -> [CommitID] {
+        writes.flatMap { write -> [CommitID] in
+            switch write {
+            case .commit(let commit): [commit.id]
+            case .persist(let commands):
+                commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+            case .signal: []
+            }
+        }
+    }
+
     /// Puts each resolved commit's retry in its place (or takes it out when there was none).
     static func replace(_ resolved: [CommitID: Commit?], in writes: inout [StoreWrite]) {
         writes = writes.compactMap { write in
@@ -525,10 +698,13 @@ extension StoreWorker {
     }
 }
 
-/// Why a transaction could not be committed: the store's last error, as text, and the node
-/// whose lease had ended when that was why (`NodeRevoked`).
+/// Why a transaction could not be committed: the store's last error, as text, whether it
+/// may have committed after all, and whether the node's lease had ended.
 struct StoreApplyFailure: Error, CustomStringConvertible {
     var reason: String
+    /// Set when the store cannot tell whether the transaction committed.
+    var unknown: CommitOutcomeUnknown?
+    /// Set when the node's lease had ended (`NodeRevoked`): nothing was applied.
     var revoked: NodeID?
     var description: String { reason }
 }

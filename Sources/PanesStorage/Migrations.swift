@@ -115,11 +115,24 @@ enum Migrations {
             -- The window's second line in the switcher (UIScene's subtitle), '' for none.
             ALTER TABLE sessions ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
             """),
-        // Meant as migration 8 (7 is another change of the same round); renumbered at merge.
         Migration(version: 7, name: "documents remember applied op ids past their log", sql: """
             -- JSON {"stream": [counter, revision, at], …}: for each op-id stream, the last operation
             -- the log no longer holds (`AppliedStreams`), rewritten with each snapshot.
             ALTER TABLE document_snapshots ADD COLUMN applied TEXT NOT NULL DEFAULT '{}';
+            """),
+        Migration(version: 8, name: "outcomes of requests sent with an idempotencyKey", sql: """
+            -- A keyed request's outcome, written in the transaction of the change it reports, so a
+            -- retry with the same key is answered with it. The key is the client's bytes, compared
+            -- as bytes. Kept idempotencyRetentionMs, each user's newest maxIdempotencyKeysPerUser.
+            CREATE TABLE request_records (
+                workspace TEXT NOT NULL,
+                user TEXT NOT NULL,
+                key BLOB NOT NULL,
+                fingerprint TEXT NOT NULL,      -- the request's type and a hash of its fields
+                result TEXT NOT NULL,           -- JSON: the reply's result
+                created_at INTEGER NOT NULL,    -- milliseconds since the epoch
+                PRIMARY KEY (workspace, user, key)
+            ) WITHOUT ROWID;
             """),
     ]
 

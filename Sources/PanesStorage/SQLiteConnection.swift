@@ -21,7 +21,23 @@ final class SQLiteConnection: @unchecked Sendable {
     let busyTimeoutMs: Int32
     private var handle: OpaquePointer?
     /// Prepared once per SQL text: the store runs the same few statements thousands of times.
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [StatementKey: OpaquePointer] = [:]
+
+    /// A statement's SQL as the cache's key. Hashed by its length and first 64 bytes only:
+    /// the statements differ early, and hashing all of an 800-byte upsert at every use cost a
+    /// fifth as much as running it. Equality is still the whole text (and the same static
+    /// string compares equal at once).
+    struct StatementKey: Hashable {
+        let sql: String
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(sql.utf8.count)
+            let hashed = sql.utf8.withContiguousStorageIfAvailable {
+                hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0.prefix(64))))
+            }
+            if hashed == nil { for byte in sql.utf8.prefix(64) { hasher.combine(byte) } }
+        }
+    }
 
     /// Opens the database and applies the per-connection settings. The journal mode, which is
     /// written into the file, is left to `enableWriteAheadLog()` so a caller can first check
@@ -153,23 +169,80 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws. When
+    /// it throws, nothing of the transaction is in the database.
     ///
     /// BEGIN IMMEDIATE takes the write lock up front, so a busy database fails here, before any
     /// work, instead of at the first write halfway through.
+    ///
+    /// A COMMIT that returns an error did not commit, as SQLite documents it: the transaction
+    /// is either still open (SQLITE_BUSY: "the transaction remains active") or was rolled back
+    /// automatically (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM may do that), and
+    /// `sqlite3_get_autocommit` tells which. An open one is rolled back here, so either way it
+    /// is gone, and a retry of the same writes applies them once. (In write-ahead-log mode the
+    /// frames of a COMMIT whose fsync failed may still be in the log file; the wal-index was not
+    /// advanced, so no reader sees them and the next commit writes over them. Only a process that
+    /// dies before another commit could find them again at recovery, and then it never answered
+    /// anything about them.) A transaction that cannot be rolled back leaves the connection
+    /// unusable: `stuck`, which no retry gets past.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         precondition(!isInTransaction, "SQLite transactions do not nest")
         try run("BEGIN IMMEDIATE")
+        let result: T
         do {
-            let result = try body()
-            try run("COMMIT")
-            return result
+            result = try body()
         } catch {
-            // A failed COMMIT may already have rolled back (an I/O error does); a second
-            // ROLLBACK would only add a misleading error.
-            if isInTransaction { try? run("ROLLBACK") }
+            rollBack()
             throw error
         }
+        do throws(SQLiteError) {
+            try commit()
+        } catch {
+            rollBack()
+            guard !isInTransaction else {
+                throw SQLiteError(.stuck, "COMMIT failed (\(error.message)) and the transaction could not be rolled back",
+                                  sql: "COMMIT", path: path)
+            }
+            throw error
+        }
+        return result
+    }
+
+    /// COMMIT, or the fault a test asked for in its place.
+    private func commit() throws(SQLiteError) {
+        guard let fault = commitFault else {
+            try run("COMMIT")
+            return
+        }
+        commitFault = nil
+        switch fault {
+        case .rolledBack:
+            // What SQLITE_FULL or an I/O error at COMMIT may leave: the transaction rolled back.
+            try run("ROLLBACK")
+            throw SQLiteError(.sqlite(resultCode: SQLITE_IOERR), "injected: COMMIT failed and rolled back", sql: "COMMIT",
+                              path: path)
+        case .stillOpen:
+            // What SQLITE_BUSY at COMMIT leaves: the transaction still open.
+            throw SQLiteError(.sqlite(resultCode: SQLITE_BUSY), "injected: COMMIT failed, the transaction is still open",
+                              sql: "COMMIT", path: path)
+        }
+    }
+
+    /// Ends the transaction under way, if SQLite has not ended it already (a second ROLLBACK
+    /// would only add a misleading error).
+    private func rollBack() {
+        if isInTransaction { try? run("ROLLBACK") }
+    }
+
+    /// Test hook, for the tests of a failed COMMIT (`SQLiteStoreTests`): the next COMMIT fails
+    /// in one of the two ways SQLite documents. Never set outside tests.
+    var commitFault: CommitFault?
+
+    enum CommitFault {
+        /// COMMIT returned an error and SQLite rolled the transaction back.
+        case rolledBack
+        /// COMMIT returned an error and the transaction is still open.
+        case stillOpen
     }
 
     var isInTransaction: Bool {
@@ -195,14 +268,14 @@ final class SQLiteConnection: @unchecked Sendable {
         guard let handle else {
             throw SQLiteError(.sqlite(resultCode: SQLITE_MISUSE), "the connection is closed", sql: sql, path: path)
         }
-        if let cached = statements[sql] { return SQLiteStatement(handle: cached, sql: sql, connection: self) }
+        if let cached = statements[StatementKey(sql: sql)] { return SQLiteStatement(handle: cached, sql: sql, connection: self) }
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
             sqlite3_finalize(statement)
             throw error(code, sql: sql)
         }
-        statements[sql] = statement
+        statements[StatementKey(sql: sql)] = statement
         return SQLiteStatement(handle: statement, sql: sql, connection: self)
     }
 }

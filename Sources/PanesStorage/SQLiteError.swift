@@ -16,6 +16,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidCommand
         /// A test asked for a failure in the middle of a batch.
         case injectedFault
+        /// A transaction could be neither committed nor rolled back: the connection cannot be
+        /// used again (nothing of that transaction is in the database).
+        case stuck
         /// The data folder or a database file cannot be made private to this user (not ours,
         /// or its mode cannot be changed).
         case notPrivate

@@ -47,6 +47,7 @@ extension SQLiteStore {
         try connection.forEachRow(SQL.documents) { row in
             state.documents.append(DocumentRecord(row: row))
         }
+        state.requestRecords = try loadRecords()
         return (state, issues)
     }
 

@@ -85,7 +85,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             for entry in writes {
                 switch entry {
                 case .persist(let commands):
+                    // One node: its hub holds every record of its own, so nothing is checked here.
                     try write(commands)
+                    for case .recordKeyedRequest(_, _, let report?) in commands { outcomes[report] = .committed }
                 case .commit(let commit):
                     // One process owns the file, so this holds unless something is wrong; checked
                     // all the same, as every store checks it.
@@ -174,6 +176,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
+        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
+            // One node: nothing to reserve, so nothing another node holds.
+            try writeRecord(record)
+        case .releaseRequestKey:
+            break
+        case .forgetRequestRecords(let slots):
+            try forgetRecords(slots)
+        case .pruneRequestRecords(let before, let keepPerUser):
+            try pruneRecords(before: before, keepPerUser: keepPerUser)
         }
     }
 

@@ -21,6 +21,9 @@ final class ServerConnection {
     var peerClosed = false
     /// `pauseReading` is in effect.
     var readingPaused = false
+    /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
+    var closeStarted = false
+    var waitingToClose = false
 
     // Idle detection (see `IdleDetector`).
     /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.

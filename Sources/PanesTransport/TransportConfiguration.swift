@@ -19,6 +19,8 @@ public struct TransportConfiguration: Sendable {
     /// several messages, the first counted (`WebSocketServer+Gather.swift`); the first goes
     /// whatever its size; 0: each message on its own.
     public var maxCoalescedWriteBytes: Int
+    /// Connections closed at once (close frame sent, the peer's awaited); see `WebSocketServer+Closing.swift`.
+    public var maxClosingHandshakes: Int
     /// Close code used for a slow consumer (the protocol's 4008).
     public var slowConsumerCloseCode: UInt16
     /// Close code used for a connection that stopped answering pings (the protocol's 4009).
@@ -37,7 +39,7 @@ public struct TransportConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 8080, webRoot: String? = nil, subprotocol: String = "panes.v1",
                 webSocketPath: String = "/ws", maxMessageBytes: Int = 1 << 20, maxOutboundQueue: Int = 4096,
-                maxCoalescedWriteBytes: Int = 64 << 10,
+                maxCoalescedWriteBytes: Int = 64 << 10, maxClosingHandshakes: Int = 256,
                 slowConsumerCloseCode: UInt16 = 4008, unresponsiveCloseCode: UInt16 = 4009,
                 origins: OriginConfiguration = OriginConfiguration(), deflate: Bool = false,
                 idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev,
@@ -50,6 +52,7 @@ public struct TransportConfiguration: Sendable {
         self.maxMessageBytes = maxMessageBytes
         self.maxOutboundQueue = maxOutboundQueue
         self.maxCoalescedWriteBytes = maxCoalescedWriteBytes
+        self.maxClosingHandshakes = maxClosingHandshakes
         self.slowConsumerCloseCode = slowConsumerCloseCode
         self.unresponsiveCloseCode = unresponsiveCloseCode
         self.origins = origins

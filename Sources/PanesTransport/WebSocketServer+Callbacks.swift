@@ -71,6 +71,7 @@ extension WebSocketServer {
             guard let connection = connection(user) else { return 0 }
             connections[connection.id] = nil
             idle.forget(connection)
+            closeEnded(connection)
             let deliberate = connection.peerClosed || connection.closing
             delegate?.serverDidClose(connection.id, abnormal: !deliberate)
 
@@ -132,8 +133,7 @@ extension WebSocketServer {
     /// the oldest frame; then asks for another callback while anything is left.
     private func writeNext(_ connection: ServerConnection) -> Int32 {
         if let close = connection.closeNow {
-            setCloseReason(connection.wsi, close)
-            return -1
+            return startClose(connection, close)
         }
         if connection.pingWanted {
             connection.pingWanted = false
@@ -149,8 +149,7 @@ extension WebSocketServer {
                                     frame.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
             if written < frame.payloadCount { return -1 }
         } else if let close = connection.closeAfterFlush {
-            setCloseReason(connection.wsi, close)
-            return -1
+            return startClose(connection, close)
         }
         if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
             lws_callback_on_writable(connection.wsi)
@@ -159,7 +158,7 @@ extension WebSocketServer {
     }
 
     /// The close frame lws sends when the callback then returns -1.
-    private func setCloseReason(_ wsi: OpaquePointer, _ close: (code: UInt16, reason: String)) {
+    func setCloseReason(_ wsi: OpaquePointer, _ close: (code: UInt16, reason: String)) {
         var reason = Array(close.reason.utf8.prefix(120))
         reason.withUnsafeMutableBufferPointer { buffer in
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), buffer.baseAddress, buffer.count)

@@ -84,13 +84,23 @@ extension WebSocketServer {
             return (403, refusal)
         }
         guard acceptingConnections else { return (503, "the server is draining") }
-        let offered = (header(wsi, WSI_TOKEN_PROTOCOL) ?? "").split(separator: ",").map {
-            String($0.filter { $0 != " " && $0 != "\t" })
-        }
-        guard offered.contains(configuration.subprotocol) else {
+        guard Self.offers(header(wsi, WSI_TOKEN_PROTOCOL) ?? "", configuration.subprotocol) else {
             return (400, "the subprotocol \(configuration.subprotocol) was not offered")
         }
         return nil
+    }
+
+    /// Whether a `Sec-WebSocket-Protocol` list names `subprotocol`: its comma-separated items,
+    /// spaces and tabs taken out. An all-ASCII header (every browser's) is read byte by byte,
+    /// where every character is one byte; anything else character by character.
+    static func offers(_ header: String, _ subprotocol: String) -> Bool {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        if header.utf8.allSatisfy({ $0 < 0x80 }) {
+            return header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
+                $0.lazy.filter { !isSpace($0) }.elementsEqual(subprotocol.utf8)
+            }
+        }
+        return header.split(separator: ",").contains { String($0.filter { $0 != " " && $0 != "\t" }) == subprotocol }
     }
 
     /// Answers with `status` and a one-line body, and logs why with what the request said.
@@ -127,10 +137,17 @@ extension WebSocketServer {
             var probe: CChar = 0
             return lws_hdr_copy_fragment(wsi, &probe, 1, token, 0) == 0 ? "" : nil
         }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        let copied = Int(lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token))
-        guard copied >= 0 else { return nil }
-        return String(decoding: buffer.prefix(copied).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Copied straight into the string's own storage (lws adds a NUL, hence the extra byte);
+        // bytes that are not UTF-8 are replaced, as `String(decoding:)` does.
+        var failed = false
+        let value = String(unsafeUninitializedCapacity: length + 1) { buffer in
+            let copied = buffer.withMemoryRebound(to: CChar.self) {
+                Int(lws_hdr_copy(wsi, $0.baseAddress, Int32($0.count), token))
+            }
+            failed = copied < 0
+            return max(copied, 0)
+        }
+        return failed ? nil : value
     }
 
     private func peerAddress(_ wsi: OpaquePointer) -> String {

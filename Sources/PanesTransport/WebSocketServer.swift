@@ -32,6 +32,12 @@ public final class WebSocketServer: @unchecked Sendable {
     var receiving: ServerConnection?
     /// Connections with frames gathered during the current callback (`flushGathered`).
     var gathering: [ServerConnection] = []
+    /// Close handshakes under way, and the connections waiting for one (`WebSocketServer+Closing.swift`).
+    var closingHandshakes = 0
+    /// The most close handshakes under way at once so far, for tests.
+    public internal(set) var closingHandshakesPeak = 0
+    var closesWaiting: [ServerConnection] = []
+    var closesWaitingHead = 0
     /// Frames that went to a socket in one write with others (`flushGathered`), for tests.
     public internal(set) var framesWrittenTogether = 0
     /// New WebSocket upgrades are refused (503) once draining starts.

@@ -15,6 +15,7 @@
 
 struct client;
 struct protocol;
+struct session_cred;
 struct workload;
 
 struct options {
@@ -48,6 +49,10 @@ struct options {
 	double warmup_time;     /* docs, writes: seconds before measuring */
 	long doc_bytes;         /* docs: initial text of the document, bytes */
 	int keys;               /* writes: keys written into the domain before measuring */
+	const char *sessions_out; /* connect (Panes): write each scene's session here (sessions.h) */
+	const char *sessions;   /* storm (Panes): resume these sessions (sessions.h) */
+	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
+	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
 };
 
 struct load {
@@ -74,6 +79,9 @@ struct load {
 	struct cpu_snap cpu_begin, cpu_ready, cpu_end;
 	char first_error[256];
 	struct hist connect_hist; /* connect start -> ready, per client */
+	/* storm (Panes): client i >= resume_base resumes resumes[i - resume_base]; NULL: none do */
+	struct session_cred *resumes;
+	int resume_base;
 };
 
 extern struct load g;

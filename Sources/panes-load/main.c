@@ -7,9 +7,11 @@
  *   panes-load docs    --protocol panes --port P --n 100 --users 100 --rate 5 --duration 30
  *   panes-load writes  --protocol panes --port P --n 10 --users 10 --rate 1000 --duration 10
  *   panes-load probe   --protocol panes --port P --n 50 --hold -1    # one connect per "go" line
+ *   panes-load connect --protocol panes --port P --n 10000 --users 100 --sessions-out S --hold -1
+ *   panes-load storm   --protocol panes --port P --n 10000 --sessions S --hold -1   # after a restart
  *
  * stdout: JSON lines (`ready`, [docs: `opened`; writes: `filled`; probe:
- * `connected`], then `result`); stderr: progress and errors.
+ * `connected`; storm: `stormed`], then `result`); stderr: progress and errors.
  * Exit code: 0 ok, 1 bad usage or setup, 2 the run measured less than asked
  * (lost changes, nobody connected), 3 timed out, 130 interrupted.
  *
@@ -57,6 +59,7 @@
 #include "workload_docs.h"
 #include "workload_fanout.h"
 #include "workload_probe.h"
+#include "workload_storm.h"
 #include "workload_writes.h"
 #include "ws.h"
 
@@ -66,7 +69,7 @@ static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &p
 						    &proto_yjs };
 /* A new workload is one file with a `struct workload`, and one entry here. */
 static const struct workload *const workloads[] = { &workload_connect, &workload_fanout, &workload_docs,
-						    &workload_probe, &workload_writes };
+						    &workload_probe, &workload_writes, &workload_storm };
 
 static int quiet;
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
@@ -139,7 +142,8 @@ static void
 check_connects(struct timer *t)
 {
 	clients_check_timeouts(now_ns());
-	if (!g.t_all_ready)
+	/* Connects can start after `ready` (probe, storm): keep watching while any may come. */
+	if (!g.t_all_ready || g.next_connect < g.total || g.inflight_connects)
 		timer_set(t, 250 * MS, check_connects);
 }
 
@@ -211,13 +215,13 @@ deadline(struct timer *t)
 static void
 usage(FILE *out)
 {
-	fputs("usage: panes-load connect|fanout|docs|writes|probe [options]\n"
+	fputs("usage: panes-load connect|fanout|docs|writes|probe|storm [options]\n"
 	      "  --protocol panes|raw|nchan|yjs   what the server speaks (panes)\n"
 	      "  --host ADDR --port N             server address (127.0.0.1, required port)\n"
 	      "  --ports P1,P2,..                 a cluster: one node per port on --host; client i goes to\n"
 	      "                                   node (i + first index) mod nodes (the writer: the first)\n"
 	      "  --n N                            idle connections (connect), observers (fanout), editors (docs),\n"
-	      "                                   writers (writes), most connects (probe)\n"
+	      "                                   writers (writes), most connects (probe), clients reconnecting (storm)\n"
 	      "  --concurrency K                  connects in flight at once (256)\n"
 	      "  --sources A,B,..  --per-source M bind local addresses, M connections each (25000)\n"
 	      "  --stop-after-failures F          give up connecting after F failures in a row (200)\n"
@@ -233,6 +237,10 @@ usage(FILE *out)
 	      "                                    writes: all writers together, open loop; 0 = closed loop)\n"
 	      "  --doc-bytes B                    docs: the document starts with B bytes of text (0)\n"
 	      "  --keys K                         writes: first fill the domain with K keys (0)\n"
+	      "  --sessions-out FILE              connect (panes): write each scene's `user id secret` to FILE\n"
+	      "  --sessions FILE                  storm (panes): client i resumes line (first index + i) of FILE\n"
+	      "  --interval MS                    storm: the normal client's rounds, ms apart; 0 = none (10)\n"
+	      "  --idempotency-keys               writes: every write carries an idempotencyKey of its own\n"
 	      "  --timeout S                      give up on the whole run after S seconds (600)\n"
 	      "  --user NAME --users K            Panes auth name; spread over K users NAME-i (bench, 1)\n"
 	      "  --workspace W --domain D --key-path K   Panes preference (bench, user, bench.value)\n"
@@ -257,7 +265,8 @@ parse(int argc, char **argv)
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
 	       O_USER, O_USERS, O_WORKSPACE, O_DOMAIN, O_KEYPATH, O_CHANNEL, O_UPDATES, O_FIRST,
-	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_QUIET, O_HELP };
+	       O_DURATION, O_WARMUP_TIME, O_DOC_BYTES, O_KEYS, O_PORTS, O_SESSIONS_OUT, O_SESSIONS,
+	       O_INTERVAL, O_QUIET, O_HELP, O_IDEMPOTENCY };
 	static const struct option longs[] = {
 		{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "protocol", 1, 0, O_PROTO },
 		{ "n", 1, 0, O_N }, { "concurrency", 1, 0, O_CONC }, { "sources", 1, 0, O_SOURCES },
@@ -271,6 +280,8 @@ parse(int argc, char **argv)
 		{ "updates", 1, 0, O_UPDATES }, { "first-index", 1, 0, O_FIRST },
 		{ "duration", 1, 0, O_DURATION }, { "warmup-time", 1, 0, O_WARMUP_TIME },
 		{ "doc-bytes", 1, 0, O_DOC_BYTES }, { "keys", 1, 0, O_KEYS }, { "ports", 1, 0, O_PORTS },
+		{ "sessions-out", 1, 0, O_SESSIONS_OUT }, { "sessions", 1, 0, O_SESSIONS },
+		{ "interval", 1, 0, O_INTERVAL }, { "idempotency-keys", 0, 0, O_IDEMPOTENCY },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	struct options *o = &g.opt;
@@ -283,7 +294,7 @@ parse(int argc, char **argv)
 			       .stop_after_failures = 200, .per_source = 25000, .user = "bench",
 			       .users = 1, .workspace = "bench", .domain = "user",
 			       .key_path = "bench.value", .channel = "bench", .duration = 10,
-			       .warmup_time = 2 };
+			       .warmup_time = 2, .interval = 10 };
 	if (argc < 2 || argv[1][0] == '-') {
 		usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? -1 : 1;
@@ -322,6 +333,10 @@ parse(int argc, char **argv)
 		case O_WARMUP_TIME: o->warmup_time = atof(optarg); break;
 		case O_DOC_BYTES: o->doc_bytes = atol(optarg); break;
 		case O_KEYS: o->keys = atoi(optarg); break;
+		case O_SESSIONS_OUT: o->sessions_out = optarg; break;
+		case O_SESSIONS: o->sessions = optarg; break;
+		case O_INTERVAL: o->interval = atof(optarg); break;
+		case O_IDEMPOTENCY: o->idempotency_keys = 1; break;
 		case O_PORTS:
 			if (nodes_parse(optarg)) {
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);
@@ -341,7 +356,7 @@ parse(int argc, char **argv)
 			g.proto = protocols[i];
 	if (!g.work || !g.proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
 	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096 || o->doc_bytes < 0 ||
-	    o->keys < 0) {
+	    o->keys < 0 || o->interval < 0) {
 		fprintf(stderr, "panes-load: bad arguments (workload %s, protocol %s, port %d, n %d)\n",
 			o->workload, proto, o->port, o->n);
 		return 1;

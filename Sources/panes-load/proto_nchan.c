@@ -13,6 +13,7 @@
 #include "load.h"
 #include "payload.h"
 #include "workload.h"
+#include "ws.h"
 
 static char sub_path[256];
 static uint32_t acks;
@@ -92,4 +93,5 @@ const struct protocol proto_nchan = {
 	.opened = nchan_opened,
 	.message = nchan_message,
 	.write = nchan_write,
+	.ping = ws_ping, /* nginx answers a WebSocket ping */
 };

@@ -12,6 +12,11 @@
  *
  * Preferences (writes workload): write seq is `setPreference` with id
  * 1000+seq on the key path the workload names; its reply acknowledges it.
+ *
+ * Resumes (storm workload): a client with credentials (g.resumes) connects
+ * as the session's user with `session: {id, secret}`; the connect reply's
+ * session and `created` go to the workload's `session`. A round trip
+ * (`ping`) is the `ping` request, id 5.
  */
 #include "proto_panes.h"
 
@@ -24,11 +29,13 @@
 #include "json_scan.h"
 #include "load.h"
 #include "payload.h"
+#include "sessions.h"
 #include "workload.h"
 
 #define WRITE_ID_BASE 1000
 #define CREATE_ID 3
 #define OPEN_ID 4
+#define PING_ID 5
 
 static const char *
 panes_path(const struct client *c)
@@ -43,22 +50,64 @@ send_text(struct client *c, const char *text, int len, uint32_t seq)
 	client_send(c, text, (size_t)len, SEND_TEXT, seq);
 }
 
+static int is(const char *v, const char *end, const char *text);
+
+/* The session client `c` resumes, or NULL for a new one. */
+static const struct session_cred *
+resume_of(const struct client *c)
+{
+	return g.resumes && (int)c->index >= g.resume_base ? &g.resumes[c->index - (uint32_t)g.resume_base]
+							  : NULL;
+}
+
+/* The user client `c` connects as: its session's, or USER-i over --users. */
+static void
+user_of(const struct client *c, char *user, size_t cap)
+{
+	const struct session_cred *s = resume_of(c);
+
+	if (s)
+		snprintf(user, cap, "%s", s->user);
+	else if (g.opt.users > 1)
+		snprintf(user, cap, "%s-%u", g.opt.user,
+			 (c->index + (uint32_t)g.opt.first_index) % (uint32_t)g.opt.users);
+	else
+		snprintf(user, cap, "%s", g.opt.user);
+}
+
 static void
 panes_opened(struct client *c)
 {
-	char msg[512], user[128];
+	char msg[640], user[128], session[256] = "";
+	const struct session_cred *s = resume_of(c);
 	int n;
 
-	if (g.opt.users > 1)
-		snprintf(user, sizeof(user), "%s-%u", g.opt.user,
-			 (c->index + (uint32_t)g.opt.first_index) % (uint32_t)g.opt.users);
-	else
-		snprintf(user, sizeof(user), "%s", g.opt.user);
+	user_of(c, user, sizeof(user));
+	if (s)
+		snprintf(session, sizeof(session), ",\"session\":{\"id\":\"%s\",\"secret\":\"%s\"}", s->id,
+			 s->secret);
 	n = snprintf(msg, sizeof(msg),
 		     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
-		     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}}",
-		     g.opt.workspace, user);
+		     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
+		     g.opt.workspace, user, session);
 	send_text(c, msg, n, 0);
+}
+
+/* A connect was answered: hands its session to the workload, if it wants it. */
+static void
+connected_session(struct client *c, const char *buf, size_t len)
+{
+	char user[128], id[80], secret[96];
+
+	if (!g.work->session)
+		return;
+	if (!json_copy_string(buf, len, "persistentIdentifier", id, sizeof(id)) ||
+	    !json_copy_string(buf, len, "secret", secret, sizeof(secret))) {
+		note_error("client %u: a connect reply without the session's identifier or secret", c->index);
+		return;
+	}
+	user_of(c, user, sizeof(user));
+	g.work->session(c, user, id, secret, is(json_value(buf, len, "created"), buf + len, "true"));
 }
 
 static void
@@ -190,6 +239,8 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 	if (!ok)
 		g.refused++;
 	if (re == 1) {
+		if (ok)
+			connected_session(c, buf, len);
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
 			client_fail(c, why);
@@ -203,6 +254,9 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 			client_fail(c, why);
 		} else
 			client_ready(c);
+	} else if (re == PING_ID) {
+		if (g.work->pong)
+			g.work->pong(c, now_ns());
 	} else if (re > WRITE_ID_BASE) {
 		if (!ok) {
 			reply_error(buf, len, "setPreference", why, sizeof(why));
@@ -212,6 +266,15 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 		} else if (g.work->acked)
 			g.work->acked((uint32_t)(re - WRITE_ID_BASE), now_ns());
 	}
+}
+
+static void
+panes_ping(struct client *c)
+{
+	char msg[64];
+	int n = snprintf(msg, sizeof(msg), "{\"type\":\"ping\",\"id\":%d}", PING_ID);
+
+	send_text(c, msg, n, 0);
 }
 
 static void
@@ -229,12 +292,15 @@ panes_write(struct client *w, uint32_t seq)
 static void
 panes_pref_set(struct client *c, uint32_t seq, const char *key_path)
 {
-	char value[8192], msg[8192 + 512];
+	char value[8192], msg[8192 + 512], key[64] = "";
 	size_t vlen = make_payload(value, sizeof(value), seq, g.opt.payload);
+	/* --idempotency-keys: each write with a key of its own, as the JS client sends them. */
+	if (g.opt.idempotency_keys)
+		snprintf(key, sizeof(key), "\"idempotencyKey\":\"%u-%u-%u\",", g.opt.first_index, c->index, seq);
 	int n = snprintf(msg, sizeof(msg),
-			 "{\"type\":\"setPreference\",\"id\":%u,\"domain\":\"%s\",\"keyPath\":\"%s\","
+			 "{\"type\":\"setPreference\",\"id\":%u,%s\"domain\":\"%s\",\"keyPath\":\"%s\","
 			 "\"value\":%.*s}",
-			 WRITE_ID_BASE + seq, g.opt.domain, key_path, (int)vlen, value);
+			 WRITE_ID_BASE + seq, key, g.opt.domain, key_path, (int)vlen, value);
 	send_text(c, msg, n, seq);
 }
 
@@ -308,6 +374,7 @@ const struct protocol proto_panes = {
 	.path = panes_path,
 	.opened = panes_opened,
 	.message = panes_message,
+	.ping = panes_ping,
 	.write = panes_write,
 	.pref_set = panes_pref_set,
 	.doc_create = panes_doc_create,

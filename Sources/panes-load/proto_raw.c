@@ -8,6 +8,7 @@
 #include "client.h"
 #include "load.h"
 #include "payload.h"
+#include "ws.h"
 
 static const char *
 raw_path(const struct client *c)
@@ -50,5 +51,6 @@ const struct protocol proto_raw = {
 	.path = raw_path,
 	.opened = raw_opened,
 	.message = raw_message,
+	.ping = ws_ping, /* the raw server has no requests: lws answers a WebSocket ping */
 	.write = raw_write,
 };

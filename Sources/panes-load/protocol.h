@@ -21,6 +21,12 @@ struct protocol {
 	void (*opened)(struct client *c);
 	/** One whole message (or raw chunk) arrived. */
 	void (*message)(struct client *c, const unsigned char *buf, size_t len, int binary);
+	/**
+	 * A round trip through the server's loop, answered through the workload's
+	 * pong: Panes' `ping` request; a WebSocket ping where a server has no
+	 * request of its own.
+	 */
+	void (*ping)(struct client *c);
 	/** Publish change `seq` through the writer. */
 	void (*write)(struct client *writer, uint32_t seq);
 	/**

@@ -36,6 +36,13 @@ struct workload {
 	void (*doc_acked)(struct client *c, uint32_t k, uint64_t revision, uint64_t now);
 	/** Editor `author`'s edit `k` reached `c` as `revision`. */
 	void (*doc_operation)(struct client *c, uint32_t author, uint32_t k, uint64_t revision, uint64_t now);
+	/**
+	 * Panes: `c`'s connect was answered with session `id` and `secret` of `user`;
+	 * `created` if it is a new session (or a fork), not the one it asked to resume.
+	 */
+	void (*session)(struct client *c, const char *user, const char *id, const char *secret, int created);
+	/** The round trip the protocol's `ping` started came back to `c`. */
+	void (*pong)(struct client *c, uint64_t now);
 	/** The server refused a request (a reply with ok:false); `what` names the request. */
 	void (*refused)(struct client *c, const char *what, const char *why);
 };

@@ -2,14 +2,22 @@
  * connect: open N idle connections (Panes scenes: connect, nothing else),
  * report how long they took, then hold them so the caller can read the
  * server's memory, until --hold seconds pass or stdin reaches EOF.
+ *
+ * With --sessions-out FILE (Panes), each scene's session (user, identifier,
+ * secret) is written there as it connects, for `storm` to resume after the
+ * server restarted; the file is complete when `ready` is printed.
  */
 #include "workload_connect.h"
+
+#include <stdio.h>
 
 #include "client.h"
 #include "load.h"
 #include "net.h"
+#include "sessions.h"
 
 static struct timer hold_timer;
+static FILE *sessions_out;
 
 static int
 connect_setup(void)
@@ -19,7 +27,33 @@ connect_setup(void)
 		g.clients[i].role = ROLE_OBSERVER;
 	g.observe = 0;
 	g.hold_until_eof = 1;
+	if (g.opt.sessions_out && !(sessions_out = fopen(g.opt.sessions_out, "w"))) {
+		fprintf(stderr, "panes-load: cannot write %s\n", g.opt.sessions_out);
+		return 1;
+	}
 	return 0;
+}
+
+static void
+connect_session(struct client *c, const char *user, const char *id, const char *secret, int created)
+{
+	(void)c;
+	(void)created;
+	if (sessions_out)
+		sessions_write(sessions_out, user, id, secret);
+}
+
+static void
+connect_ready(struct client *c, int ok, uint64_t now)
+{
+	(void)c;
+	(void)ok;
+	(void)now;
+	/* Everyone has settled once the last one has: the file is complete before `ready`. */
+	if (sessions_out && g.ready + g.failed == g.connect_limit) {
+		fclose(sessions_out);
+		sessions_out = NULL;
+	}
 }
 
 static void
@@ -32,6 +66,10 @@ hold_over(struct timer *t)
 static void
 connect_start(void)
 {
+	if (sessions_out) { /* some gave up without settling one by one */
+		fclose(sessions_out);
+		sessions_out = NULL;
+	}
 	if (g.opt.hold >= 0)
 		timer_set(&hold_timer, (uint64_t)(g.opt.hold * 1e9), hold_over);
 	else if (g.stdin_eof)
@@ -49,5 +87,7 @@ const struct workload workload_connect = {
 	.name = "connect",
 	.setup = connect_setup,
 	.start = connect_start,
+	.connected = connect_ready,
+	.session = connect_session,
 	.report = connect_report,
 };

@@ -25,10 +25,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "load.h"
 #include "net.h"
 #include "nodes.h"
 #include "protocol.h"
+#include "workload.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -220,6 +222,13 @@ send_frame(struct client *c, int op, const void *buf, size_t len)
 	return c->fd >= 0 ? 0 : -1;
 }
 
+void
+ws_ping(struct client *c)
+{
+	if (c->fd >= 0 && !c->raw)
+		send_frame(c, OP_PING, "panes-load", 10);
+}
+
 int
 ws_send(struct client *c, const void *buf, size_t len, enum frame_kind kind)
 {
@@ -356,8 +365,12 @@ parse_frames(struct client *c, const unsigned char *p, size_t len)
 			fail(c, why);
 			break;
 		}
+		case OP_PONG:
+			if (g.work->pong)
+				g.work->pong(c, now_ns());
+			break;
 		default:
-			break; /* pong, reserved */
+			break; /* reserved */
 		}
 	}
 	return used;

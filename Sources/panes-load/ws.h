@@ -18,6 +18,8 @@ int ws_connect(struct client *c, const char *source);
 /** Handles readiness (or an error) on a client's socket: a net_handler for net_init(). */
 void ws_service(void *client, int readable, int writable, int error);
 int ws_send(struct client *c, const void *buf, size_t len, enum frame_kind kind);
+/** Sends a WebSocket ping; its pong reaches the workload's `pong`. */
+void ws_ping(struct client *c);
 void ws_close(struct client *c);
 
 #endif

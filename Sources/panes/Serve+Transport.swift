@@ -42,7 +42,7 @@ extension Serve {
             host: host, port: port,
             webRoot: webRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             maxMessageBytes: settings.maxMessageBytes, maxOutboundQueue: settings.maxOutboundQueue,
-            maxCoalescedWriteBytes: settings.maxCoalescedWriteBytes,
+            maxCoalescedWriteBytes: settings.maxCoalescedWriteBytes, maxClosingHandshakes: settings.maxClosingHandshakes,
             slowConsumerCloseCode: CloseCode.slowConsumer.rawValue, unresponsiveCloseCode: CloseCode.unresponsive.rawValue,
             origins: try origins(configured: configuration.allowedOrigins), deflate: deflate,
             idlePingMilliseconds: settings.idlePingMs, eventLoop: eventLoop, logger: logger)

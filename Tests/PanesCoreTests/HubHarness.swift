@@ -38,6 +38,13 @@ struct HubHarness {
     private(set) var pendingChecks = 0
     /// Every commit the store took, in order: with several nodes on one store, the history.
     private(set) var committed: [Commit] = []
+    /// What the store said of keyed persists (`recordKeyedRequest`), to hand back as the
+    /// runtime does.
+    private var pendingReports: [(CommitID, CommitOutcome)] = []
+    /// When true, persists are kept in `heldPersists` instead of applied, as a store thread
+    /// that cannot reach its database holds them, until `releasePersists()`.
+    var holdsPersists = false
+    private(set) var heldPersists: [[StoreCommand]] = []
 
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
          authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
@@ -74,13 +81,16 @@ struct HubHarness {
         perform(hub.handle(event)) + settle()
     }
 
-    /// Completes what the settings say completes at once (loads, commits, checks) until
-    /// nothing of that is left; returns what the hub produced meanwhile.
+    /// Completes what the settings say completes at once (loads, commits, checks, keyed
+    /// persists' reports) until nothing of that is left; returns what the hub produced meanwhile.
     mutating func settle() -> [Effect] {
         var produced: [Effect] = []
         while (completesLoads && !pendingLoads.isEmpty) || (completesCommits && !pendingCommits.isEmpty)
-                || (completesChecks && pendingChecks > 0) {
-            if completesChecks, pendingChecks > 0 {
+                || (completesChecks && pendingChecks > 0) || !pendingReports.isEmpty {
+            if !pendingReports.isEmpty {
+                let (id, outcome) = pendingReports.removeFirst()
+                produced += perform(hub.handle(.committed(id, outcome)))
+            } else if completesChecks, pendingChecks > 0 {
                 produced += completeChecks()
             } else if completesCommits, !pendingCommits.isEmpty {
                 produced += completeCommits()
@@ -142,6 +152,9 @@ struct HubHarness {
             case .preferenceChanges(let domain, _): .preferenceChanges(domain, nil, failure: reason)
             case .operations(let id, _): .operations(id, nil, failure: reason)
             case .recordChanges: .recordChanges(nil, failure: reason)
+            case .reserveRequestKeys(let keys, _, _): .requestKeysReserved(keys, [:], failure: reason)
+            case .records(let sessions, let documents): .records(sessions: sessions, documents: documents, nil, failure: reason)
+            case .requestRecords(let slots): .requestRecords(slots, [], failure: reason)
             }
             produced += perform(hub.handle(.loaded(failed)))
         }
@@ -164,7 +177,11 @@ struct HubHarness {
         for effect in produced {
             switch effect {
             case .persist(let commands), .persistQuietly(let commands):
-                do { try store.apply(commands) } catch { Issue.record("the store refused a batch: \(error)") }
+                if holdsPersists {
+                    heldPersists.append(commands)
+                } else {
+                    applyPersist(commands)
+                }
             case .commit(let commit):
                 pendingCommits.append(commit)
             case .load(let request):
@@ -176,6 +193,24 @@ struct HubHarness {
             }
         }
         return produced
+    }
+
+    private mutating func applyPersist(_ commands: [StoreCommand]) {
+        do {
+            let outcomes = try store.apply([StoreWrite.persist(commands)])
+            for case .recordKeyedRequest(_, _, let report?) in commands {
+                pendingReports.append((report, outcomes[report] ?? .failed("no outcome")))
+            }
+        } catch { Issue.record("the store refused a batch: \(error)") }
+    }
+
+    /// Applies the held persists (the database is back) and returns what the hub produced.
+    @discardableResult
+    mutating func releasePersists() -> [Effect] {
+        holdsPersists = false
+        for commands in heldPersists { applyPersist(commands) }
+        heldPersists = []
+        return run(.tick)
     }
 
     /// Sends a request (adding an `id` if missing) and returns everything the hub produced.

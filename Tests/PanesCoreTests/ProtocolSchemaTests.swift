@@ -26,6 +26,8 @@ import Testing
             var closed: Bool
             /// Each property's own `enum`, where it has one.
             var enums: [String: Set<String>]
+            /// What the request's `idempotencyKey` refers to.
+            var key: String? = nil
         }
 
         struct Code: Sendable, Equatable {
@@ -60,7 +62,8 @@ import Testing
             let properties = schema["properties"] as? [String: [String: Any]] ?? [:]
             return Shape(type: properties["type"]?["const"] as? String, required: schema["required"] as? [String] ?? [],
                          closed: schema["additionalProperties"] as? Bool == false,
-                         enums: properties.compactMapValues { ($0["enum"] as? [String]).map(Set.init) })
+                         enums: properties.compactMapValues { ($0["enum"] as? [String]).map(Set.init) },
+                         key: properties["idempotencyKey"]?["$ref"] as? String)
         }
     }
 
@@ -105,6 +108,17 @@ import Testing
             #expect(request.required.starts(with: ["type", "id"]), "request schema \(name)")
             #expect(request.closed, "request schema \(name)")
         }
+    }
+
+    /// Every request takes the envelope's `idempotencyKey`; the schema says which keep an
+    /// outcome for it, exactly those the server keys.
+    @Test func theRequestsThatKeepAKeyedOutcomeAreTheServers() {
+        for (name, request) in Self.schema.requests {
+            #expect(request.key != nil, "request schema \(name) has no idempotencyKey")
+        }
+        let keyed = Set(Self.schema.requests.filter { $0.value.key == "#/$defs/idempotencyKey" }.keys)
+        #expect(keyed == Set(Hub.keyedRequestTypes))
+        #expect(keyed.count >= 10)
     }
 
     @Test func everyErrorCodeIsInTheSchemaWithItsNumberAndActionAndNoOtherIs() {

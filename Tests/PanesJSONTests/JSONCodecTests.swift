@@ -39,6 +39,29 @@ import Testing
         #expect(JSONCodec.encodeString(value) == #"{"ok":true,"re":1,"result":{"a":2,"m":{"b":0,"y":0},"z":1},"type":"reply"}"#)
     }
 
+    /// jansson's exact bytes, which the codec writes itself: escapes (upper-case hex for other
+    /// controls; `/`, DEL and non-ASCII as they are), integers at both ends, keys in byte order
+    /// (keys sharing their first eight bytes included).
+    @Test func textIsWrittenAsJanssonWritesIt() {
+        #expect(JSONCodec.encodeString(.string("\u{1}\u{1F}\u{7F}\"\\/\u{8}\u{C}\n\r\tü\u{0}"))
+            == #""\u0001\u001F\#u{7F}\"\\/\b\f\n\r\tü\u0000""#)
+        #expect(JSONCodec.encodeString([.int(Int64.min), .int(Int64.max), 0, -1, 10])
+            == "[-9223372036854775808,9223372036854775807,0,-1,10]")
+        let keys: JSONValue = ["abcdefghX": 1, "abcdefgh": 2, "abcdefghA": 3, "z": 4, "é": 5, "": 6, "Z": 7, "a\u{0}": 8, "a": 9]
+        #expect(JSONCodec.encodeString(keys)
+            == #"{"":6,"Z":7,"a":9,"a\u0000":8,"abcdefgh":2,"abcdefghA":3,"abcdefghX":1,"z":4,"é":5}"#)
+        #expect(JSONCodec.encodeString(["outer": ["b": [], "a": [:]], "n": .null, "t": true, "f": false])
+            == #"{"f":false,"n":null,"outer":{"a":{},"b":[]},"t":true}"#)
+    }
+
+    /// The text grows past the writer's first buffer without losing anything.
+    @Test func longTextIsWrittenWhole() throws {
+        let long = String(repeating: "0123456789\"", count: 1_000)
+        let value: JSONValue = ["items": .array((0..<500).map { .string("\($0) \(long.prefix($0))") }), "long": .string(long)]
+        let bytes = JSONCodec.encode(value, headroom: 16)
+        #expect(try JSONCodec.decode(Array(bytes.dropFirst(16))).get() == value)
+    }
+
     @Test func integersAndRealsStayApart() throws {
         #expect(try JSONCodec.decode("[1, 1.0, -0, 1e2]").get() == [1, 1.0, 0, 100.0])
     }

@@ -60,6 +60,43 @@ import Testing
         #expect(try nodes[0].loadOperations(document, after: 0)?.count == rounds)
     }
 
+    /// Two attempts of one keyed request through two nodes at once (a retry racing a held
+    /// write): exactly one is applied, the other is left out, whatever the timing.
+    @Test func ofTwoNodesRecordingOneKeyAtOnceExactlyOneApplies() throws {
+        let database = try TestDatabase()
+        let nodes = [try PostgresStore(url: database.url), try PostgresStore(url: database.url)]
+        for round in 1...30 {
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            let errors = ResultBox()
+            for (index, node) in nodes.enumerated() {
+                group.enter()
+                Thread.detachNewThread { [node] in
+                    defer { group.leave() }
+                    start.wait()
+                    let slot = RequestKeySlot(owner: OwnerKey(workspace: "acme", user: "ada"), key: RequestKey("k\(round)"))
+                    let document = DocumentRecord(id: DocumentID("doc_\(round)_\(index)"), workspace: "acme", title: "t",
+                                                  createdAt: 0, createdBy: "ada", modifiedAt: 0, revision: 0, length: 0)
+                    do {
+                        _ = try node.apply([.persist([
+                            .createDocument(document, text: ""),
+                            .recordKeyedRequest(RequestRecord(slot: slot, fingerprint: "f", result: .int(Int64(index)), at: 1),
+                                                node: NodeID("node-\(index)"), report: CommitID(1)),
+                        ])])
+                    } catch {
+                        errors.append("node \(index): \(error)")
+                    }
+                }
+            }
+            start.signal()
+            start.signal()
+            group.wait()
+            #expect(errors.values.compactMap { $0 }.isEmpty)
+            let made = try nodes[0].loadState().documents.filter { $0.id.rawValue.hasPrefix("doc_\(round)_") }
+            #expect(made.count == 1, "round \(round): \(made.map(\.id))")
+        }
+    }
+
     private func results(_ outcomes: [CommitID: CommitOutcome], _ node: Int, _ box: ResultBox) {
         for (id, outcome) in outcomes {
             box.append("node \(node) commit \(id.rawValue) \(outcome == .committed ? "committed" : "conflict")")
@@ -83,6 +120,61 @@ import Testing
         // It committed: no error, so the caller never sends createDocument again (which would fail).
         try store.apply([.createDocument(document, text: "x"), .putSession(Self.session("s1"))])
         #expect(try store.loadState().documents == [document])
+    }
+
+    /// Faults at each step of a commit while the database cannot be asked: the store says it
+    /// does not know (`CommitOutcomeUnknown`), and `resolve` tells once it can, the truth.
+    @Test(arguments: [true, false])
+    func aLostCommitThatCannotBeAskedAboutIsUnknownUntilResolved(committed: Bool) throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        store.connection.commitFault = committed ? .replyLost : .neverArrived
+        store.connection.unreachableStatusAsks = 2
+        let domain = PreferenceDomain(workspace: "acme", user: "ada")
+        let commit = Commit(id: CommitID(7), channel: .preferences(domain), base: 0,
+                            commands: [.putPreference(domain, keyPath: "k", value: 1, version: 1)])
+        var unknown: CommitOutcomeUnknown?
+        do {
+            _ = try store.apply([.persist([.putSession(Self.session("s1"))]), .commit(commit)])
+            Issue.record("a lost COMMIT that could not be asked about was reported applied")
+        } catch let error as CommitOutcomeUnknown {
+            unknown = error
+        }
+        let lost = try #require(unknown)
+        #expect(lost.outcomes[CommitID(7)] == .committed, "what the commit comes to if it committed")
+        #expect(throws: (any Error).self, "still out of reach") { try store.resolve(lost) }
+        #expect(try store.resolve(lost) == committed)
+        #expect(try store.loadState().sessions.count == (committed ? 1 : 0))
+        #expect(try store.loadPreferences(domain)?.version == (committed ? 1 : nil))
+    }
+
+    /// A transaction whose server process has not noticed its client is gone is still "in
+    /// progress": the process is ended, which settles it (not committed), instead of waiting.
+    @Test func aTransactionStillInProgressIsEndedAndReportedNotCommitted() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let other = try PostgresConnection(url: database.url)
+        try other.execute("BEGIN")
+        let transaction = try #require(try other.integer("SELECT txid_current()"))
+        try other.execute("INSERT INTO nodes (id, lease_until) VALUES ('n', 0)")
+        #expect(try store.connection.transactionStatus(transaction, backend: other.backendPID) == false)
+        #expect(try store.connection.integer("SELECT count(*)::bigint FROM nodes") == 0)
+    }
+
+    /// What tells is the transaction's own marker, not its id: after a crash PostgreSQL hands out
+    /// again the ids of transactions that never reached its log, so the id of a lost one can
+    /// name another that committed.
+    @Test func theMarkerNotTheTransactionIDTellsWhetherALostTransactionCommitted() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let other = try PostgresConnection(url: database.url)
+        try other.execute("BEGIN")
+        let transaction = try #require(try other.integer("SELECT txid_current()"))
+        try other.execute("COMMIT")
+        // That id committed, but not with this marker: another transaction's commit.
+        #expect(try store.connection.transactionStatus(transaction, backend: other.backendPID, marker: "ours") == false)
+        try other.execute("INSERT INTO commit_markers (marker, created_at) VALUES ('ours', 0)")
+        #expect(try store.connection.transactionStatus(transaction, backend: other.backendPID, marker: "ours") == true)
     }
 
     @Test func aBatchWhoseCommitNeverArrivedThrowsAndLeavesNothing() throws {

@@ -23,6 +23,17 @@ import Testing
         #expect(Digest.constantTimeEqual([], []))
     }
 
+    @Test func constantTimeEqualOfStringsComparesTheirBytes() {
+        #expect(Digest.constantTimeEqual("abc", "abc"))
+        #expect(!Digest.constantTimeEqual("abc", "abd"))
+        #expect(!Digest.constantTimeEqual("abc", "ab"))
+        #expect(Digest.constantTimeEqual("", ""))
+        // Canonically equivalent is not equal: a precomposed é and e + combining acute differ.
+        #expect(!Digest.constantTimeEqual("\u{E9}", "e\u{301}"))
+        let long = String(repeating: "0123456789abcdef", count: 4)
+        #expect(Digest.constantTimeEqual(long, String(long)))
+    }
+
     @Test func theServersSecretHasherStoresSHA256HexAndMatchesOnlyTheSecret() {
         let hasher = SecretHasher.sha256
         let stored = hasher.hash("0123456789abcdef0123456789abcdef")

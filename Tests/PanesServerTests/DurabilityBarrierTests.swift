@@ -38,6 +38,9 @@ import Testing
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             try inner.loadDocument(id, retention: retention)
         }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+            try inner.loadRequestRecords(slots)
+        }
         func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
             try inner.loadPreferences(domain)
         }

@@ -28,6 +28,9 @@ import Testing
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             try inner.loadDocument(id, retention: retention)
         }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+            try inner.loadRequestRecords(slots)
+        }
         func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
             try inner.loadPreferences(domain)
         }
@@ -46,11 +49,14 @@ import Testing
         let durable = Mutex<[UInt64]>([])
         let outcomes = Mutex<[(CommitID, CommitOutcome)]>([])
         let failures = Mutex<[String]>([])
+        /// Reports made at all (a transaction of quiet persists makes none).
+        let reported = Mutex(0)
     }
 
-    func worker(_ store: FlakyStore, _ reports: Reports) -> StoreWorker {
-        StoreWorker(store: store, logger: Logger(label: "test"),
+    func worker(_ store: FlakyStore, _ reports: Reports, quietWriteDelayMs: Int = 0) -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"), quietWriteDelayMs: quietWriteDelayMs,
                     onApplied: { report in
+                        reports.reported.withLock { $0 += 1 }
                         if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
                         reports.outcomes.withLock { $0 += report.outcomes }
                     },
@@ -74,6 +80,41 @@ import Testing
         #expect(store.applied.count == 1, "one transaction for all three batches")
         #expect(store.applied.first?.count == 3)
         #expect(reports.durable.withLock { $0 } == [3])
+    }
+
+    /// Persists nobody waits for (a resumed window's `liveSince`) wait for company: written a
+    /// moment apart, they still share one transaction, and nothing is reported for it.
+    @Test func quietPersistsShareOneTransactionThatIsNotReported() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports, quietWriteDelayMs: 1_000)
+        worker.start()
+        for number in 1...3 {
+            worker.submit(.persist([Self.session(number)]), sequence: nil)
+            Thread.sleep(forTimeInterval: 0.05)  // each alone, were it not for the wait
+        }
+        worker.stop()  // ends the wait: a stopping worker commits what it holds
+        #expect(store.applied.count == 1, "one transaction for the three")
+        #expect(store.applied.first?.count == 3)
+        #expect(reports.reported.withLock { $0 } == 0)
+    }
+
+    /// A write something waits for ends a quiet batch's wait at once, and shares its commit.
+    @Test func aWriteSomethingWaitsForEndsTheWaitAndCommitsWithTheQuietOnes() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports, quietWriteDelayMs: 60_000)
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: nil)
+        Thread.sleep(forTimeInterval: 0.05)
+        worker.submit(.persist([Self.session(2)]), sequence: 1)
+        // Well before the minute is up, or only the stop below could have ended the wait.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while reports.durable.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 } == [1])
+        worker.stop()
+        #expect(store.applied.count == 1)
+        #expect(store.applied.first == [.persist([Self.session(1)]), .persist([Self.session(2)])])
     }
 
     @Test func commitsShareTheTransactionAndEachGetsItsOutcomeInOrder() throws {
@@ -197,6 +238,9 @@ import Testing
             if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
             return try inner.loadDocument(id, retention: retention)
         }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+            try inner.loadRequestRecords(slots)
+        }
         func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             attempts.withLock { $0 += 1 }
@@ -251,6 +295,139 @@ import Testing
         #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1", "s2"])
         #expect(try store.inner.loadPreferences(domain) == nil, "failed commits were never applied")
         worker.stop()
+    }
+
+    // MARK: A transaction of unknown outcome (its COMMIT went unanswered)
+
+    /// A store whose COMMIT goes unanswered: the first `apply` either applies the writes or not
+    /// (`commits`) and throws `CommitOutcomeUnknown`; `resolve` cannot tell while `reachable`
+    /// is false, then says what happened.
+    final class LostCommitStore: Store, @unchecked Sendable {
+        let inner = MemoryStore()
+        let commits: Bool
+        let reachable = Mutex(false)
+        let applies = Mutex(0)
+        let asks = Mutex(0)
+        private var lost = true
+
+        init(commits: Bool) { self.commits = commits }
+
+        func loadState() throws -> StoredState { try inner.loadState() }
+        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
+            try inner.loadDocument(id, retention: retention)
+        }
+        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] { try inner.loadRequestRecords(slots) }
+        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+            applies.withLock { $0 += 1 }
+            guard lost else { return try inner.apply(writes) }
+            lost = false
+            let outcomes = commits ? try inner.apply(writes) : [:]
+            throw CommitOutcomeUnknown(transaction: 42, outcomes: outcomes, reason: "injected: COMMIT unanswered")
+        }
+        func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
+            asks.withLock { $0 += 1 }
+            #expect(unknown.transaction == 42)
+            guard reachable.withLock({ $0 }) else { throw MemoryStoreError.injectedFailure }
+            return commits
+        }
+    }
+
+    func lostCommitWorker(_ store: LostCommitStore, _ reports: Reports, timeoutMs: Int = 60_000,
+                          policy: StoreFailurePolicy = .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000))
+        -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"), policy: policy, commitOutcomeTimeoutMs: timeoutMs,
+                    onApplied: { report in
+                        if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                        reports.outcomes.withLock { $0 += report.outcomes }
+                    },
+                    onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
+                    onLoaded: { _ in })
+    }
+
+    static func set(_ id: UInt64, base: Int64 = 0) -> StoreWrite {
+        let domain = PreferenceDomain(workspace: "w", user: "u")
+        return .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: base,
+                              commands: [.putPreference(domain, keyPath: "k\(id)", value: .int(Int64(id)), version: base + 1)]))
+    }
+
+    static func waitUntil(_ condition: () -> Bool) {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+    }
+
+    @Test func aTransactionOfUnknownOutcomeThatCommittedIsReportedOnceKnownAndNeverAppliedAgain() throws {
+        let store = LostCommitStore(commits: true)
+        let reports = Reports()
+        let worker = lostCommitWorker(store, reports)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(Self.set(1), sequence: nil)
+        worker.start()
+        Self.waitUntil { store.asks.withLock { $0 } >= 3 }
+        // Held, not retried, not answered: the store cannot tell yet.
+        #expect(store.applies.withLock { $0 } == 1)
+        #expect(reports.durable.withLock { $0 }.isEmpty)
+        #expect(reports.outcomes.withLock { $0 }.isEmpty)
+        // Behind it: a persist waits, a commit is refused at once (it was never tried).
+        worker.submit(.persist([Self.session(2)]), sequence: 2)
+        worker.submit(Self.set(2, base: 1), sequence: nil)
+        Self.waitUntil { reports.outcomes.withLock { $0.count } >= 1 }
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [2])
+        store.reachable.withLock { $0 = true }
+        Self.waitUntil { reports.durable.withLock { $0 }.last == 2 }
+        worker.stop()
+        #expect(reports.durable.withLock { $0 } == [1, 2], "the held one once known, then what waited behind it")
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [2, 1])
+        #expect(reports.outcomes.withLock { $0.last?.1 } == .committed)
+        #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1", "s2"], "each once")
+        #expect(reports.failures.withLock { $0 }.isEmpty)
+    }
+
+    @Test func aTransactionOfUnknownOutcomeThatDidNotCommitHasItsPersistsRetriedAndItsCommitsFailed() throws {
+        let store = LostCommitStore(commits: false)
+        let reports = Reports()
+        let worker = lostCommitWorker(store, reports)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(Self.set(1), sequence: nil)
+        worker.start()
+        Self.waitUntil { store.asks.withLock { $0 } >= 2 }
+        store.reachable.withLock { $0 = true }
+        Self.waitUntil { !reports.durable.withLock { $0 }.isEmpty }
+        worker.stop()
+        #expect(reports.durable.withLock { $0 } == [1])
+        #expect(reports.outcomes.withLock { $0.map(\.1) } == [.failed("the transaction did not commit: injected: COMMIT unanswered")])
+        #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1"])
+        #expect(try store.inner.loadPreferences(PreferenceDomain(workspace: "w", user: "u")) == nil)
+    }
+
+    @Test func pastTheBoundItsCommitsAreReportedUnknownAndLaterWithWhatHappened() {
+        let store = LostCommitStore(commits: true)
+        let reports = Reports()
+        let worker = lostCommitWorker(store, reports, timeoutMs: 100)
+        worker.submit(Self.set(1), sequence: nil)
+        worker.start()
+        Self.waitUntil { reports.outcomes.withLock { $0.count } >= 1 }
+        if case .unknown? = reports.outcomes.withLock({ $0.first?.1 }) {} else {
+            Issue.record("not reported unknown: \(reports.outcomes.withLock { $0 })")
+        }
+        store.reachable.withLock { $0 = true }
+        Self.waitUntil { reports.outcomes.withLock { $0.count } >= 2 }
+        worker.stop()
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [1, 1])
+        #expect(reports.outcomes.withLock { $0.last?.1 } == .committed)
+    }
+
+    @Test func underTheFatalPolicyAnUnknownOutcomeIsNeitherRetriedNorAnswered() {
+        let store = LostCommitStore(commits: true)
+        let reports = Reports()
+        let worker = lostCommitWorker(store, reports, policy: .fatal)
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        worker.submit(Self.set(1), sequence: nil)
+        worker.start()
+        worker.stop()
+        #expect(store.applies.withLock { $0 } == 1, "never tried again: it may have committed")
+        #expect(reports.failures.withLock { $0 }.count == 1)
+        #expect(reports.durable.withLock { $0 }.isEmpty && reports.outcomes.withLock { $0 }.isEmpty, "nothing answered")
     }
 
     @Test func atShutdownHeldWritesAreGivenUpAfterTheGiveUpTime() {

@@ -76,6 +76,28 @@ import Testing
         #expect(state.preferences[Fixtures.adaDomain]?.version == 9_999)
     }
 
+    /// A COMMIT that returns an error did not commit, in either state SQLite documents after
+    /// one (still open, as after SQLITE_BUSY; rolled back, as SQLITE_FULL or an I/O error may
+    /// leave it): nothing of the batch is there, the connection is out of the transaction, and
+    /// the same batch applied again is there once (a document created twice would fail).
+    @Test(arguments: [SQLiteConnection.CommitFault.stillOpen, .rolledBack])
+    func aBatchWhoseCommitFailsIsNotThereAndAppliesOnceWhenTriedAgain(_ fault: SQLiteConnection.CommitFault) throws {
+        let store = try SQLiteStore(path: path)
+        let record = RequestRecord(slot: RequestKeySlot(owner: Fixtures.owner, key: RequestKey("k")), fingerprint: "f",
+                                   result: ["document": "doc_a1"], at: 1)
+        let batch: [StoreCommand] = [.createDocument(Fixtures.document(), text: "hello"), .recordRequest(record),
+                                     .putSession(Fixtures.bareSession())]
+        store.connection.commitFault = fault
+        let error = try #require(throws: SQLiteError.self) { try store.apply(batch) }
+        #expect(error.sql == "COMMIT")
+        #expect(!store.connection.isInTransaction)
+        #expect(try store.loadState() == StoredState())
+        try store.apply(batch)
+        store.close()
+        let state = try SQLiteStore(path: path).loadState()
+        #expect(state.documents.count == 1 && state.sessions.count == 1 && state.requestRecords == [record])
+    }
+
     @Test func aBatchThatFailsInsideSQLiteRollsBack() throws {
         let store = try SQLiteStore(path: path)
         try store.apply([.putSession(Fixtures.bareSession(id: "b2"))])
@@ -144,7 +166,7 @@ import Testing
             tables.append(row.text(at: 0) ?? "")
         }
         #expect(tables == ["document_operations", "document_snapshots", "documents", "preference_domains", "preferences",
-                           "sessions"])
+                           "request_records", "sessions"])
         #expect(try store.connection.integer(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sessions_by_owner'") == 1)
     }

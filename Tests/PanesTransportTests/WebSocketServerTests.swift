@@ -142,6 +142,31 @@ import Testing
         #expect(harness.recorder.snapshot.closed.isEmpty)
     }
 
+    /// More connections closed at once than `maxClosingHandshakes` lets in: each gets what it
+    /// was sent and then its close frame, a few at a time, and every one ends.
+    @Test(arguments: loops)
+    func closingManyAtOnceClosesEveryOneAFewAtATime(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(maxClosingHandshakes: 2, eventLoop: loop))
+        let clients = try (0..<12).map { _ in try harness.client() }
+        #expect(harness.recorder.wait { $0.opened.count == 12 })
+        let ids = harness.recorder.snapshot.opened
+        harness.onServiceThread { server in
+            for id in ids {
+                server.send(OutboundFrame(text: "bye \(id)"), to: id)
+                server.close(id, code: 1001, reason: "going away")
+            }
+        }
+        for client in clients {
+            let bye = client.nextFrame(timeout: 10)
+            #expect(bye?.kind == .text && String(decoding: bye?.payload ?? [], as: UTF8.self).hasPrefix("bye "))
+            #expect(client.nextFrame(timeout: 10)?.closeCode == 1001)
+        }
+        #expect(harness.recorder.wait { $0.closed.count == 12 })
+        #expect(harness.recorder.snapshot.closed.allSatisfy { !$0.abnormal })
+        #expect(harness.onServiceThread { $0.closingHandshakesPeak } == 2)
+        withExtendedLifetime(clients) {}
+    }
+
     @Test func aCloseThatCannotBeWrittenIsDroppedAfterTheIdleInterval() throws {
         let harness = try TransportHarness(configuration: TransportConfiguration(idlePingMilliseconds: 300))
         var options = WebSocketClient.Options()

@@ -62,9 +62,11 @@ class Postgres:
         self.psql(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name
 
-    def stop_server(self) -> None:
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stops the server: `fast` (clients disconnected, a clean shutdown) or `immediate`
+        (every process ended at once, as a crash: recovery at the next start)."""
         bash(f'home=$(_postgres_home "{self.dir}"); '
-             f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "$home/data" -w -t 60 -m fast stop >/dev/null')
+             f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "$home/data" -w -t 60 -m {mode} stop >/dev/null')
 
     def start_server(self) -> None:
         # As postgres_start started it: same port, same socket folder, fsync on.

@@ -5,7 +5,9 @@
 // replies, garbled frames) are in timing.test.mjs, on the fake transport.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { PanesError, CLIENT_VERSION } from '../../web/panes-client.js';
+import { KEYED_REQUESTS } from '../../web/lib/requests.js';
 import { MemoryStorage, clientOf, closeAll, connected, freshWorkspace, next } from './support/helpers.mjs';
 import { PanesServer } from './support/server.mjs';
 import { Tap } from './support/tap.mjs';
@@ -180,14 +182,15 @@ describe('requests', { timeout: 20_000 }, () => {
     assert.deepEqual(tap.last.sent.map((m) => m.type), ['connect', 'setUserInfo']);
   });
 
-  test('in flight when the connection drops, reject with `disconnected`', async () => {
+  test('in flight without a key when the connection drops, reject with `disconnected`', async () => {
     const tap = new Tap();
     const client = clientOf(server, { workspace: freshWorkspace(), createSocket: tap.createSocket });
     await client.start();
     tap.drop((m) => m.type === 'reply' && m.re === tap.sent('updateActivity')[0]?.id);
-    const request = client.updateActivity({ activityType: 'panes.workspace' });
+    const request = client.request('updateActivity', { activity: { activityType: 'panes.workspace' } }, { idempotencyKey: null });
     client.dropConnection();
     await assert.rejects(request, (e) => e.code === 'disconnected' && e.action === 'retry');
+    assert.equal(tap.sent('updateActivity')[0].idempotencyKey, undefined);
     await connected(client);
   });
 
@@ -198,6 +201,104 @@ describe('requests', { timeout: 20_000 }, () => {
     tap.drop((m) => m.type === 'reply' && tap.sent('ping').some((p) => p.id === m.re));
     await assert.rejects(client.ping(), (e) => e.code === 'timeout' && e.request === 'ping');
     assert.equal(client.status, 'connected');
+  });
+});
+
+describe('retrying with a key (PROTOCOL.md, "What a client may retry")', { timeout: 20_000 }, () => {
+  test('the client keys exactly the requests the protocol keeps an outcome for', () => {
+    const schema = JSON.parse(readFileSync(new URL('../../PROTOCOL.schema.json', import.meta.url), 'utf8'));
+    const keyed = Object.entries(schema.$defs.requests.$defs)
+      .filter(([, request]) => request.properties.idempotencyKey?.$ref === '#/$defs/idempotencyKey')
+      .map(([type]) => type);
+    assert.deepEqual([...KEYED_REQUESTS, 'connect'].sort(), keyed.sort());
+  });
+
+  test('every request that changes stored state carries a key of its own; the others carry none', async () => {
+    const tap = new Tap();
+    const client = clientOf(server, { workspace: freshWorkspace(), createSocket: tap.createSocket });
+    await client.start();
+    await client.setUserInfo({ a: 1 });
+    await client.setUserInfo({ a: 2 });
+    await client.setPreference('editor.fontSize', 14);
+    const document = await client.createDocument('Keyed');
+    await client.renameDocument(document.id, 'Keyed 2');
+    await client.ping();
+    await client.listSessions();
+    const keyed = tap.sent().filter((m) => ['setUserInfo', 'setPreference', 'createDocument', 'renameDocument'].includes(m.type));
+    const keys = keyed.map((m) => m.idempotencyKey);
+    assert.ok(keys.every((key) => typeof key === 'string' && key.length > 0 && key.length <= 128), keys.join());
+    assert.equal(new Set(keys).size, keys.length, 'a new key for each request');
+    assert.ok(tap.sent('connect')[0].idempotencyKey, 'connect carries one too');
+    for (const type of ['ping', 'listSessions']) assert.equal(tap.sent(type)[0].idempotencyKey, undefined, type);
+  });
+
+  test('a request whose reply was lost with its connection is sent again with its key, and applied once', async () => {
+    const tap = new Tap();
+    const workspace = freshWorkspace();
+    const client = clientOf(server, { workspace, createSocket: tap.createSocket });
+    await client.start();
+    const stopDropping = tap.drop((m) => m.type === 'reply' && m.re === tap.sent('createDocument')[0]?.id);
+    const created = client.createDocument('Only once');
+    // The reply was written by the server and dropped on its way: the client cannot know.
+    await new Promise((resolve) => {
+      const check = () => (tap.last.dropped.length ? resolve(undefined) : setTimeout(check, 5));
+      check();
+    });
+    const lost = tap.last.dropped[0];
+    stopDropping();
+    client.dropConnection();
+    const document = await created;
+    assert.deepEqual(document, lost.result.document, 'answered as the first attempt was');
+    const sent = tap.sent('createDocument');
+    assert.equal(sent.length, 2);
+    assert.equal(sent[1].idempotencyKey, sent[0].idempotencyKey, 'the same key, on the next connection');
+    const listed = await client.request('observeDocuments');
+    assert.equal(listed.documents.filter((d) => d.title === 'Only once').length, 1, 'one document, not two');
+  });
+
+  test('`outcome_unknown` sends the request again with its key until it is answered', async () => {
+    const tap = new Tap();
+    const client = clientOf(server, { workspace: freshWorkspace(), createSocket: tap.createSocket });
+    await client.start();
+    // The first reply is replaced by what a server that lost its database around the commit says.
+    const stop = tap.drop((m) => m.type === 'reply' && m.re === tap.sent('setPreference')[0]?.id);
+    const written = client.setPreference('editor.fontSize', 17, { ifVersion: 0 });
+    await new Promise((resolve) => {
+      const check = () => (tap.last.dropped.length ? resolve(undefined) : setTimeout(check, 5));
+      check();
+    });
+    stop();
+    const first = tap.sent('setPreference')[0];
+    tap.last.inject({ type: 'reply', re: first.id, ok: false, request: 'setPreference',
+      error: { code: 'outcome_unknown', number: 4004, action: 'retry', message: 'unknown', retryAfterMs: 20 } });
+    const result = await written;
+    assert.deepEqual(result, { version: 1, changed: true }, 'not `version_conflict` against its own first attempt');
+    const sent = tap.sent('setPreference');
+    assert.equal(sent.length, 2);
+    assert.equal(sent[1].idempotencyKey, first.idempotencyKey);
+  });
+
+  test('a connect whose reply was lost is sent again with its key and gets the session it made', async () => {
+    const tap = new Tap();
+    const workspace = freshWorkspace();
+    const storage = new MemoryStorage();
+    const client = clientOf(server, { workspace, storage, createSocket: tap.createSocket });
+    const stop = tap.drop((m) => m.type === 'reply' && m.re === tap.sent('connect')[0]?.id);
+    const started = client.start();
+    await new Promise((resolve) => {
+      const check = () => (tap.sockets[0]?.dropped.length ? resolve(undefined) : setTimeout(check, 5));
+      check();
+    });
+    const lost = tap.sockets[0].dropped[0];
+    stop();
+    client.dropConnection();
+    const result = await started;
+    const connects = tap.sent('connect');
+    assert.equal(connects[1].idempotencyKey, connects[0].idempotencyKey);
+    assert.equal(result.session.persistentIdentifier, lost.result.session.persistentIdentifier, 'the session it made');
+    assert.equal(result.created, true);
+    const { sessions } = await client.listSessions();
+    assert.equal(sessions.length, 1, 'not a second session');
   });
 });
 

@@ -15,6 +15,7 @@ from . import ROOT, log, page, procs, report, setup, workloads as workloads_modu
 from .cluster import run_cluster_docs, run_cluster_failover
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
+from .storm import run_storm
 from .systems import all_systems
 from .workloads import run_connect, run_docs, run_docsize, run_fanout
 from .writes import run_acklat, run_prefwrite
@@ -66,6 +67,8 @@ class Plan:
     cluster_docs_rate: float = 100.0
     cluster_docs_seconds: float = 10.0
     cluster_failover: list[int] = field(default_factory=list)   # windows on the killed node
+    # Issue 27: N windows coming back at once after a restart.
+    storm: list[int] = field(default_factory=list)
 
     def writes_for(self, n: int) -> int:
         """Changes for N: the entry with the largest threshold at or below N."""
@@ -87,7 +90,7 @@ PLANS = {
                   prefwrite=[10, 200], prefwrite_seconds=0.5,
                   soak=[20], soak_seconds=1, soak_sample=0.5, soak_warmup=0.5, settle=0.2,
                   cluster_fanout=[20], cluster_docs=[3], cluster_docs_rate=20, cluster_docs_seconds=1,
-                  cluster_failover=[10]),
+                  cluster_failover=[10], storm=[20]),
     # About ten minutes (`docs --quick`: about two).
     "quick": Plan(connect=[1000, 10000], fanout=[1000, 10000], throughput=[1000],
                   writes={1: 300, 10000: 300}, warmup=5, timeout=180, write_timeout=10,
@@ -97,7 +100,8 @@ PLANS = {
                   idle_empty_seconds=2, acklat=[1000, 5000, 0], acklat_warmup=1, acklat_seconds=5,
                   prefwrite=[10, 3000], prefwrite_seconds=3,
                   soak=[10000], soak_seconds=60, soak_sample=2,
-                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, cluster_failover=[100]),
+                  cluster_fanout=[1000], cluster_docs=[50], cluster_docs_seconds=5, cluster_failover=[100],
+                  storm=[10000]),
     "full": Plan(connect=[1000, 10000, 50000], fanout=[1000, 10000], throughput=[1000, 10000],
                  writes={1: 500, 10000: 300}, warmup=10, timeout=900, write_timeout=20,
                  docs=[10, 100], docs_warmup=2, docs_seconds=30,
@@ -107,7 +111,7 @@ PLANS = {
                  prefwrite=[10, 10000], prefwrite_seconds=5,
                  soak=[10000], soak_seconds=600, soak_sample=5,
                  cluster_fanout=[1000, 10000], cluster_docs=[50], cluster_docs_seconds=20,
-                 cluster_failover=[100, 1000]),
+                 cluster_failover=[100, 1000], storm=[10000]),
 }
 
 # workload -> (the Plan field with its N list, how to run one row)
@@ -127,6 +131,7 @@ WORKLOADS = {
         ctx, s, n, plan.writes_for(n), plan.warmup, 1, workload="cluster-fanout")),
     "cluster-docs": ("cluster_docs", lambda ctx, s, n, plan: run_cluster_docs(ctx, s, n)),
     "cluster-failover": ("cluster_failover", lambda ctx, s, n, plan: run_cluster_failover(ctx, s, n)),
+    "storm": ("storm", lambda ctx, s, n, plan: run_storm(ctx, s, n)),
 }
 
 PEERS = ["panes", "raw", "nchan", "yjs"]
@@ -141,11 +146,14 @@ SYSTEMS = {
     "cluster-fanout": ["cluster-1", "cluster-2", "cluster-3"],
     "cluster-docs": ["panes", "cluster-1", "cluster-2"],
     "cluster-failover": ["cluster-3"],
+    # Issue 27: Panes restarted (drained, and killed), beside raw lws on Panes' loop and on its own, and nchan.
+    "storm": ["panes", "panes-kill9", "cluster-2-failover", "raw-libev", "raw", "nchan"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
 SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
                  "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"],
-                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"], "cluster-failover": ["cluster-3"]}
+                 "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"], "cluster-failover": ["cluster-3"],
+                 "storm": ["panes", "panes-kill9", "raw-libev"]}
 
 # command -> workloads
 COMMANDS = {
@@ -169,6 +177,8 @@ COMMANDS = {
     "cluster-docs": ["cluster-docs"],
     # Just the fan-out over 1, 2 and 3 PostgreSQL nodes.
     "cluster-fanout": ["cluster-fanout"],
+    # Issue 27: every window back at once after a restart, beside raw lws and nchan connecting as many.
+    "storm": ["storm"],
     "profile": [],
 }
 COMMAND_SYSTEMS = {"prefs": ["panes", "raw"], "raw": ["panes", "raw"]}
@@ -183,6 +193,7 @@ class Context:
     def __init__(self, args, plan: Plan, out_dir: str):
         self.allow_install = not args.no_install
         self.payload = args.payload
+        self.idempotency_keys = getattr(args, "idempotency_keys", False)
         self.timeout = plan.timeout
         self.write_timeout = plan.write_timeout
         self.out_dir = out_dir
@@ -237,13 +248,14 @@ def parse(argv):
                         "perf record of the server during 10k fan-out and during connects with 10k idle held; "
                         "cluster (issue 11): fan-out with observers over 1, 2 and 3 PostgreSQL nodes (same-node "
                         "and cross-node delivery), one hot document edited from 2 nodes vs 1 node vs SQLite, "
-                        "and acklat on PostgreSQL beside SQLite; per node: ops/s and CPU per op")
+                        "and acklat on PostgreSQL beside SQLite; per node: ops/s and CPU per op; storm (issue 27): "
+                        "N windows resuming at once after a restart, beside raw lws and nchan connecting as many")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
-    p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, raw, raw-libev, "
-                                     "nchan, yjs, cluster-1, cluster-2, cluster-3 (each row runs on those of them "
-                                     "that support it)")
+    p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, panes-kill9, "
+                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-2-failover "
+                                     "(each row runs on those of them that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")
     p.add_argument("--rate", type=float, help="docs: edits per second per editor (5; cluster-docs: 100)")
@@ -253,6 +265,9 @@ def parse(argv):
                    help="run everything R times, round after round, and keep each row's median run "
                         "(by median latency); every run is kept in results.json")
     p.add_argument("--payload", type=int, default=64, help="application bytes per change (64)")
+    p.add_argument("--idempotency-keys", action="store_true",
+                   help="acklat, prefwrite: every write carries an idempotencyKey of its own (issue 27), as the "
+                        "JavaScript client sends them")
     p.add_argument("--panes-bin", default=os.environ.get("PANES_BINARY"),
                    help="a panes executable to use instead of building one (env PANES_BINARY)")
     p.add_argument("--server-args", help="extra options for every `panes serve` (env PANES_SERVE_ARGS), "
@@ -406,6 +421,7 @@ def main(argv) -> int:
                                 "inflight": plan.acklat_inflight, "measure_s": plan.acklat_seconds},
                      "prefwrite": {"keys": plan.prefwrite, "measure_s": plan.prefwrite_seconds},
                      "soak": {"n": plan.soak, "seconds": plan.soak_seconds, "sample_s": plan.soak_sample},
+                     "storm": {"n": plan.storm},
                      "cluster": {"fanout": plan.cluster_fanout, "docs_editors": plan.cluster_docs,
                                  "docs_rate_per_editor": plan.cluster_docs_rate,
                                  "docs_measure_s": plan.cluster_docs_seconds}}}
@@ -450,6 +466,8 @@ def _key(r: dict) -> float:
         return (r.get("idle") or {}).get("cores") or 0
     if r["workload"] == "soak":
         return (r.get("cpu_cores") or {}).get("mean") or 0
+    if r["workload"] == "storm":
+        return r.get("storm_seconds") or 0
     return lat.get("p50") or 0
 
 
@@ -469,7 +487,8 @@ def _medians(runs: list[dict]) -> list[dict]:
         if len(group) > 1:
             row["repeats"] = [{k: r.get(k) for k in ("status", "latency_ms", "memory", "cpu", "changes_per_sec",
                                                        "ops_per_sec", "skipped", "connected", "idle",
-                                                       "connect_cpu_ms", "writes_per_sec", "cpu_cores")
+                                                       "connect_cpu_ms", "writes_per_sec", "cpu_cores",
+                                                       "storm_seconds", "normal_ping_ms")
                                if k in r} for r in group]
         rows.append(row)
     return rows

@@ -134,8 +134,25 @@ class PanesCluster(Panes):
                               generator_args=["--ports", ",".join(map(str, ports))])
 
 
+class PanesFailover(PanesCluster):
+    """The storm row's failover at scale: two nodes, every window on node 1, node 1 killed, every
+    window straight to node 2 (storm.py). The cluster-failover row is the same fault through
+    haproxy, a few windows at a time."""
+
+    def __init__(self):
+        super().__init__(2)
+        self.name = "cluster-2-failover"
+        self.label = "Panes cluster, failover to node 2 (PostgreSQL)"
+        self.restart = "failover"
+        self.note = ("2 nodes on one fresh database of a private PostgreSQL 15, as the cluster rows; every window "
+                     "connects to node 1, which is killed (kill -9); at once they all resume through node 2, "
+                     "which takes a dead node's sessions over once it finds the node gone (its liveness lock "
+                     "free, or its lease, `nodeLeaseMs`, run out). Its CPU and memory are node 2's.")
+        self.workloads = ("storm",)
+
+
 def cluster_systems() -> list[Panes]:
-    return [PanesCluster(k) for k in (1, 2, 3)]
+    return [*(PanesCluster(k) for k in (1, 2, 3)), PanesFailover()]
 
 
 def run_cluster_docs(ctx, system, editors: int) -> dict:

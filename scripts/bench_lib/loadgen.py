@@ -93,11 +93,14 @@ def source_address(k: int, processes: int) -> list[str]:
 
 
 def hold(ctx, system, port: int, n: int, workdir: str, *, timeout: Optional[float] = None,
-         name: str = "hold") -> tuple[list[Generator], list[Optional[dict]]]:
+         name: str = "hold", sessions_out: Optional[str] = None,
+         connect_timeout: Optional[float] = None) -> tuple[list[Generator], list[Optional[dict]]]:
     """N idle connections (Panes: scenes, 100 per user), held until `release`; (generators, readies).
 
     Past the per-process file cap they are spread over several processes, each with its own
     loopback source address. `timeout` bounds how long they may be held (default: one run's).
+    `sessions_out` (Panes): process k writes its scenes' sessions to `<sessions_out>.<k>`.
+    `connect_timeout`: one connection's limit, where the default 10 s is not the point (setting up).
     """
     import os
     parts = split(n)
@@ -106,6 +109,8 @@ def hold(ctx, system, port: int, n: int, workdir: str, *, timeout: Optional[floa
         args = ["connect", "--protocol", system.protocol, "--port", str(port), "--n", str(part),
                 "--hold", "-1", "--first-index", str(offset), "--concurrency", str(max(32, 256 // len(parts))),
                 "--quiet", "--timeout", str(timeout or ctx.timeout), *source_address(k, len(parts)),
+                *(["--sessions-out", f"{sessions_out}.{k}"] if sessions_out else []),
+                *(["--connect-timeout", str(connect_timeout)] if connect_timeout else []),
                 *system.generator_args(ctx, "connect", n)]
         gens.append(Generator(args, os.path.join(workdir, f"{name}-{k}.log")))
         offset += part

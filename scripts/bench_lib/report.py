@@ -46,6 +46,18 @@ WORKLOAD_TEXT = {
                         "reconnects at once through haproxy (20 connects in flight) with its id and secret; "
                         "time from the kill until its connect is answered; resumed = same session, its "
                         "userInfo intact (`nodeLeaseMs` 5 s)",
+    "storm": "storm (issue 27): N windows come back at once. Panes: N scenes (100 per user) connected and kept "
+             "their sessions' identifiers and secrets; the server was restarted (SIGTERM, which drains, or kill -9) "
+             "and loaded the N sessions; then every window sends a real `connect` with its session's identifier and "
+             "secret (256 in flight), and must resume it (a new session counts as forked). Failover: the windows "
+             "were on node 1 of two PostgreSQL nodes; node 1 is killed and they all resume through node 2. "
+             "raw lws and nchan: the "
+             "same N connect to a fresh server. *All back* = from the start until the last is answered; latency = "
+             "one resume's TCP connect until its reply; server CPU (schedstat, every thread) per window, during the "
+             "storm and with what it leaves for after (a settle: the store's writes); a normal client connected "
+             "before the storm makes a round trip every 10 ms (Panes: a `ping` request; others: a WebSocket ping) "
+             "and, on Panes, a durable `setPreference`: their latency during the storm (before it in brackets). "
+             "KiB per scene = (RSS after − before the storm) ÷ resumed: the sessions were already loaded",
     "docs": "docs (issue 5): E editors on one document, each attempting one edit (a one-character insert "
             "at a pseudo-random position) every 1/rate s, at most one unacknowledged at a time (a tick that "
             "finds the previous edit unacknowledged is *skipped*: the server's backpressure); latency = an "
@@ -333,6 +345,35 @@ def soak_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def storm_table(rows: list[dict]) -> str:
+    head = ("| N windows | system | restart | back (forked, failed) | all back s | resume p50 · p99 ms "
+            "| server CPU per window µs: storm · with after-work | normal round trip p50 · p99 ms (before) "
+            "| normal durable write p50 · p99 ms (before) | start s | KiB per scene "
+            "| ÷ nchan: all back | ÷ raw lws, same loop: CPU per window |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    nchan = {r["n"]: r for r in rows if r["system"] == "nchan" and not _bad(r)}
+    for r in rows:
+        if _bad(r):
+            lines.append(_failed_line(r, f"{r['n']:,}", 13))
+            continue
+        cpu, lat = r.get("cpu") or {}, r.get("latency_ms") or {}
+        ping, ping0 = r.get("normal_ping_ms") or {}, r.get("normal_ping_before_ms") or {}
+        write, write0 = r.get("normal_write_ms") or {}, r.get("normal_write_before_ms") or {}
+        raw = _same_loop_raw(r, rows)
+        n = nchan.get(r["n"])
+        by_nchan = _ratio(r.get("storm_seconds"), n.get("storm_seconds")) if n and r["system"] != "nchan" else ""
+        by_raw = _ratio(cpu.get("server_us_per_resume"), ((raw or {}).get("cpu") or {}).get("server_us_per_resume")) if raw else ""
+        restart = {"drain": "SIGTERM (drain)", "kill": "kill -9", "failover": "node 1 kill -9"}.get(r.get("restart"), "—")
+        lines.append(f"| {r['n']:,} | {r['label']} | {restart} | {r.get('resumed', 0):,} ({r.get('forked', 0)}, "
+                     f"{r.get('failed', 0)}){_flags(r)} | {_num(r.get('storm_seconds'))} "
+                     f"| {_num(lat.get('p50'))} · {_num(lat.get('p99'))} "
+                     f"| {_num(cpu.get('storm_server_us_per_resume'))} · {_num(cpu.get('server_us_per_resume'))} "
+                     f"| {_num(ping.get('p50'))} · {_num(ping.get('p99'))} ({_num(ping0.get('p50'))}) "
+                     f"| {_num(write.get('p50'))} · {_num(write.get('p99'))} ({_num(write0.get('p50'))}) "
+                     f"| {_num(r.get('start_seconds'))} | {_num(_mem(r))} | {by_nchan} | {by_raw} |")
+    return "\n".join(lines)
+
+
 def cluster_failover_table(rows: list[dict]) -> str:
     head = "| N windows | system | resumed | forked | unanswered | answered after the kill p50 · p99 · max ms | lease ms |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -360,6 +401,7 @@ SECTIONS = [
     ("cluster-docs", "cluster-docs: one hot document, editors over 2 nodes vs 1 node vs SQLite", cluster_docs_table),
     ("cluster-failover", "cluster-failover: windows of a node killed with SIGKILL, back through haproxy",
      cluster_failover_table),
+    ("storm", "storm: every window back at once after a restart", storm_table),
 ]
 PEER_WORKLOADS = ("connect", "fanout", "throughput")
 

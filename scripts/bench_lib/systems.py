@@ -120,13 +120,15 @@ class System:
 
 
 PANES_WORKLOADS = ("connect", "fanout", "throughput", "docs", "docsize", "idle", "connect-under-load",
-                   "acklat", "prefwrite", "soak", "cluster-docs")
+                   "acklat", "prefwrite", "soak", "cluster-docs", "storm")
 
 
 class Panes(System):
-    """`panes serve`; `loop` adds `--event-loop LOOP` (None: the server's default loop)."""
+    """`panes serve`; `loop` adds `--event-loop LOOP` (None: the server's default loop). `restart`
+    is how the storm row restarts it before its windows come back: "drain" (SIGTERM) or "kill"
+    (kill -9; such a system runs only that row)."""
 
-    def __init__(self, store: str = "sqlite", loop: Optional[str] = None):
+    def __init__(self, store: str = "sqlite", loop: Optional[str] = None, restart: str = "drain"):
         memory = store == "memory"
         name = "panes-mem" if memory else "panes"
         label = "Panes (memory store)" if memory else "Panes"
@@ -134,6 +136,8 @@ class Panes(System):
             name, label = "panes-pg", "Panes (PostgreSQL store)"
         if loop:
             name, label = f"{name}-{loop}", f"{label[:-1]}, {loop} loop)" if memory else f"Panes ({loop} loop)"
+        if restart == "kill":
+            name, label = f"{name}-kill9", "Panes (after kill -9)"
         super().__init__(
             name=name, label=label, protocol="panes",
             note=("Panes with --store memory: same protocol, JSON and state, nothing written to disk."
@@ -144,10 +148,12 @@ class Panes(System):
                   if store == "postgres" else
                   "Panes as shipped: SQLite store, synchronous=full; every preference write and document "
                   "edit is durable (committed with fsync) before its reply and before others hear of it.")
-                 + (f" `panes serve --event-loop {loop}`." if loop else ""),
-            workloads=PANES_WORKLOADS, separate_open=True)
+                 + (f" `panes serve --event-loop {loop}`." if loop else "")
+                 + (" Restarted with kill -9 (no drain) before its windows come back." if restart == "kill" else ""),
+            workloads=PANES_WORKLOADS if restart == "drain" else ("storm",), separate_open=True)
         self.store = store
         self.loop = loop
+        self.restart = restart
 
     def prepare(self, ctx) -> None:
         self.unavailable = ctx.panes_unavailable
@@ -195,7 +201,7 @@ class Raw(System):
             label="raw lws broadcast (libev loop)" if libev else "raw lws broadcast",
             protocol="raw",
             packages=["libwebsockets-evlib-ev"] if libev else [],
-            workloads=("connect", "fanout", "throughput", "idle", "connect-under-load"),
+            workloads=("connect", "fanout", "throughput", "idle", "connect-under-load", "storm"),
             note=(f"panes-raw-broadcast: the same libwebsockets (4.1, {'libev loop: Debian’s evlib plugin, epoll underneath' if libev else 'poll loop'}) "
                   "relaying each frame to every other client; no protocol, JSON, state or storage. "
                   "The ceiling for an lws server."))
@@ -220,6 +226,7 @@ class Nchan(System):
         super().__init__(
             name="nchan", label="nchan (nginx)", protocol="nchan",
             packages=["nginx-light", "libnginx-mod-nchan"],
+            workloads=("connect", "fanout", "throughput", "storm"),
             note="nginx-light + libnginx-mod-nchan, one process (master_process off), memory storage: "
                  "a publish is not made durable. Writer publishes by HTTP POST on a keep-alive "
                  "connection; observers are WebSocket subscribers.")
@@ -310,5 +317,6 @@ _postgres = _PrivatePostgres()
 def all_systems() -> dict[str, System]:
     from .cluster import cluster_systems
     systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory"), Raw("libev"),
-               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres"), *cluster_systems()]
+               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres"), Panes(restart="kill"),
+               *cluster_systems()]
     return {s.name: s for s in systems}

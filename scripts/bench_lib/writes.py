@@ -29,6 +29,8 @@ def _writes(ctx, system, workdir: str, port: int, *, writers: int, rate: float, 
             "--inflight", str(inflight), "--keys", str(keys), "--warmup-time", f"{warmup:g}",
             "--duration", f"{seconds:g}", "--payload", str(ctx.payload), "--wait-go", "--quiet",
             "--timeout", str(ctx.timeout), "--write-timeout", str(ctx.write_timeout)]
+    if getattr(ctx, "idempotency_keys", False):
+        args.append("--idempotency-keys")
     return Generator(args, os.path.join(workdir, "load.log"))
 
 

@@ -104,6 +104,11 @@ export class Connection {
   #attempt = 0;
   /** @type {{ reconnectAfterMs: number } | null} */
   #goingAway = null;
+  // The key of the last `connect` sent, kept while it has had no answer (its socket went, or
+  // it was told to retry), so the next `connect` asking the same is its retry: a session it
+  // made is attached, not made again.
+  /** @type {{ key: string, asks: string } | null} */
+  #connectKey = null;
   /** @type {{ session: string, animation: string } | null} set by `sessionDestroyed`, before its close */
   #destroying = null;
   #closedByUser = false;
@@ -141,7 +146,11 @@ export class Connection {
     this.#heartbeatMs = options.heartbeatMs ?? 25000;
     this.#backoff = options.backoff ?? {};
     this.#emit = emit;
-    this.requests = new RequestTable(this.timers);
+    this.requests = new RequestTable(this.timers, this.random);
+    this.requests.resend = (entry) => {
+      if (this.connected && this.#socket) this.#send(entry);
+      else this.requests.queue(entry);
+    };
     this.ready = new Promise((resolve, reject) => {
       this.#resolveReady = resolve;
       this.#rejectReady = reject;
@@ -205,9 +214,9 @@ export class Connection {
    * @returns {Promise<any>}
    */
   request(type, fields = {}, options = {}) {
-    const { timeoutMs = this.#requestTimeoutMs, queue = true } = options;
+    const { timeoutMs = this.#requestTimeoutMs, queue = true, idempotencyKey } = options;
     if (this.finished) return Promise.reject(this.status === 'destroyed' ? destroyedError(type) : closedError(type));
-    const { entry, promise } = this.requests.create(type, fields, timeoutMs);
+    const { entry, promise } = this.requests.create(type, fields, timeoutMs, { queue, key: idempotencyKey });
     if (this.connected && this.#socket) this.#send(entry);
     else if (queue) this.requests.queue(entry);
     else this.requests.fail(entry, disconnectedError(type));
@@ -323,11 +332,20 @@ export class Connection {
       ...this.#store.connectFields(),
     };
     this.lifecycleSent = fields.state;
+    // What the server compares a retry with (its fingerprint): another ask needs another key.
+    const asks = JSON.stringify([fields.workspace, fields.session?.id ?? null, fields.ticket ?? null]);
+    if (this.#connectKey?.asks !== asks) this.#connectKey = { key: this.requests.newKey(), asks };
     // Outside the request table's timeouts: the connect timer covers it.
-    const { entry, promise } = this.requests.create('connect', fields, this.#connectTimeoutMs + 1000);
+    const { entry, promise } = this.requests.create('connect', fields, this.#connectTimeoutMs + 1000,
+      { queue: false, key: this.#connectKey.key });
     promise.then(
-      (result) => this.#didConnect(/** @type {ConnectResult} */ (result)),
+      (result) => {
+        this.#connectKey = null;
+        this.#didConnect(/** @type {ConnectResult} */ (result));
+      },
       (error) => {
+        // Answered (not retry-class): the next connect asks anew.
+        if (error.action !== 'retry' && error.code !== 'disconnected') this.#connectKey = null;
         if (error.code !== 'disconnected' && error.code !== 'closed') this.#connectFailed(error);
       },
     );
@@ -445,7 +463,8 @@ export class Connection {
       this.#destroyed();
       return;
     }
-    this.requests.failAll((type) => disconnectedError(type), false);
+    // Requests with a key wait for the next connection and go again with it.
+    this.requests.failAll((type) => disconnectedError(type), false, { keepKeyed: true });
     if (code === CLOSE_SESSION_TAKEN) this.#store.store(null); // another connection resumed it: start anew
     if (wasConnected) this.#emit('disconnect', { code, reason });
     let delay = wait ?? this.#nextBackoff(!reached);

@@ -708,6 +708,13 @@ export class DocumentSession extends EventSource {
               if (this.#ot === ot && ot.outstandingId === opId && this.#client.connected) ot.resend();
             }, error.retryAfterMs ?? 250);
             return;
+          case 'outcome_unknown':
+            // It may have been applied: re-opening from our revision replays it (recognised by
+            // its op id) if it was, and resends it with the same op id if not.
+            this.#connection.timers.setTimeout(() => {
+              if (this.#ot === ot && ot.outstandingId === opId && this.#client.connected) this.#reopen();
+            }, error.retryAfterMs ?? 1000);
+            return;
           case 'document_not_found':
             this.#markDeleted();
             return;

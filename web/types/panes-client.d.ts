@@ -462,8 +462,17 @@ export declare function diffOperation(from: string, to: string, options?: { budg
 
 export interface RequestOptions {
   timeoutMs?: number;
-  /** While disconnected, wait for the connection (default) rather than fail with `disconnected`. */
+  /**
+   * While disconnected, wait for the connection (default) rather than fail with `disconnected`.
+   * A request that waits and has an `idempotencyKey` is also sent again, with its key, when its
+   * connection drops before the reply or the server answers `outcome_unknown`.
+   */
   queue?: boolean;
+  /**
+   * The request's `idempotencyKey` (1 to 128 bytes; PROTOCOL.md, "What a client may retry"). By
+   * default a request that changes stored state gets a new one; `null` sends none.
+   */
+  idempotencyKey?: string | null;
 }
 
 /** Every request type of the protocol: those of `Requests`, and `connect`, which the client sends itself. */
@@ -628,12 +637,12 @@ export type ErrorCode =
   | 'malformed_json' | 'invalid_message' | 'unknown_type' | 'missing_field' | 'invalid_field' | 'too_large'
   | 'not_connected' | 'already_connected' | 'unsupported_protocol' | 'too_many' | 'type_mismatch'
   | 'key_path_conflict' | 'operation_not_allowed' | 'invalid_operation' | 'unsupported_activity'
-  | 'invalid_key_path' | 'unknown_domain' | 'nesting_too_deep' | 'number_out_of_range'
+  | 'invalid_key_path' | 'unknown_domain' | 'nesting_too_deep' | 'number_out_of_range' | 'idempotency_key_reused'
   | 'session_not_found' | 'version_conflict' | 'ticket_invalid' | 'drag_not_found' | 'drag_already_dropped'
   | 'scene_not_found' | 'document_not_found' | 'document_not_open' | 'revision_unavailable'
   | 'revision_in_future' | 'observation_not_found'
   | 'unauthenticated' | 'not_a_member' | 'forbidden' | 'preference_locked' | 'token_expired'
-  | 'rate_limited' | 'server_draining' | 'storage_failed' | 'internal_error';
+  | 'rate_limited' | 'server_draining' | 'storage_failed' | 'internal_error' | 'outcome_unknown';
 
 /** The `error` object of a failed reply. */
 export interface WireError {
@@ -657,7 +666,7 @@ export declare class PanesError extends Error {
   action: ErrorAction;
   /** The request field that was wrong. */
   field: string | undefined;
-  /** How long to wait before retrying (`rate_limited`, `server_draining`). */
+  /** How long to wait before retrying (`rate_limited`, `server_draining`, `outcome_unknown`, …). */
   retryAfterMs: number | undefined;
   /** The request type that failed. */
   request: string | undefined;

@@ -407,6 +407,7 @@ extension Hub {
             guard let pending else { return }
             guard connections[pending.connection] != nil, sessions[session] != nil else {
                 // The connect went away meanwhile: nobody is live on the session.
+                abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
                 release(session)
                 resolvePendingConnects(of: session)
                 return
@@ -414,12 +415,16 @@ extension Hub {
             if liveScenes[session] == nil {
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
-                       handedOver: pending.handedOver, created: false, forkedFrom: nil)
+                       handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
+                       forkedFrom: pending.request.replay?.forkedFrom)
             } else {
                 fork(session, for: pending)
             }
             resolvePendingConnects(of: session)
-        case .conflict, .behind:
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
+        case .conflict, .behind, .recorded:
             // Another node claimed it first: it is live there, for now. Read who holds it and
             // wait, like any connect for a session live elsewhere.
             guard var pending else { return }

@@ -33,8 +33,12 @@ extension Hub {
         switch outcome {
         case .committed:
             guard let requester = scenes[context.scene] else {
-                // The window that dropped closed meanwhile: nobody takes the items.
+                // The window that dropped closed meanwhile: nobody takes the items. (Said to the
+                // request all the same: a retry of it with its key gets this answer.)
                 endDrag(drag, reason: "the window that dropped it closed")
+                fail(context.id, request: request, PanesError(
+                    .dragAlreadyDropped, "drag \(drag.id) ended: the window that dropped it closed before the items "
+                        + "were delivered", field: "drag"), to: context.connection)
                 return
             }
             switch ending.kind {
@@ -51,7 +55,10 @@ extension Hub {
                     fail(context.id, request: request, error, to: context.connection)
                 }
             }
-        case .conflict, .behind:
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
+        case .conflict, .behind, .recorded:
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags.drags[drag.id] ?? drag
@@ -80,7 +87,10 @@ extension Hub {
         switch outcome {
         case .committed:
             endDrag(drag, reason: "expired")
-        case .conflict, .behind:
+        case .unknown:
+            // Nothing to answer early: the real outcome comes later.
+            return
+        case .conflict, .behind, .recorded:
             // A drop through another node ended it first. Its `dragEnded` (which may have come
             // already) tells the source; the copy goes once a lease has passed.
             if drags.drags[drag.id]?.phase == .expiring { drags.drags[drag.id]?.phase = .dropped }

@@ -136,13 +136,17 @@ extension Hub {
             // (Its window resumed here meanwhile: its write came after this one and was
             // dropped; the record read merges the two.)
             let entry = sessionSummary(sessions[written.id] ?? written)
-            if scenes[context.scene] != nil { send(.reply(context.id, result: ["session": entry]), to: context.connection) }
+            // Also when the requester has gone: a retry of it with its key gets this answer.
+            send(.reply(context.id, result: ["session": entry]), to: context.connection)
             sessionsChanged(for: written.owner)
-        case .conflict where retry.attempt < 3, .behind where retry.attempt < 3:
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
+        case .conflict where retry.attempt < 3, .behind where retry.attempt < 3, .recorded where retry.attempt < 3:
             // Another node wrote the record first: read it, then make the refresh again on it.
             cluster.refreshWaiters.append((cluster.recordLoadsStarted, retry))
             if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
-        case .conflict, .behind:
+        case .conflict, .behind, .recorded:
             fail(context.id, request: RefreshRequest.type,
                  PanesError(.storageFailed, "the session kept changing on other nodes; retry", retryAfterMs: 100),
                  to: context.connection)
@@ -161,7 +165,12 @@ extension Hub {
         cluster.refreshWaiters.removeAll { $0.after < finished }
         for entry in ready {
             let retry = entry.retry
-            guard let scene = scenes[retry.context.scene] else { continue }
+            guard let scene = scenes[retry.context.scene] else {
+                // Its window has gone: nothing was applied, and nobody waits for the answer but
+                // a retry with its key, which is then handled anew.
+                abandonKeyed(ReplyRef(connection: retry.context.connection, id: retry.context.id))
+                continue
+            }
             do throws(PanesError) {
                 if let result = try requestRefresh(retry.request, from: scene, context: retry.context,
                                                    attempt: retry.attempt + 1) {

@@ -8,6 +8,7 @@ public struct Settings: Sendable, Equatable {
     public var maxJSONDepth = 64
     public var maxOutboundQueue = 4096
     public var maxCoalescedWriteBytes = 64 << 10
+    public var maxClosingHandshakes = 256
     public var maxHeldPerConnection = 1024
     public var connectTimeoutMs = 10_000
     public var maxRequestsBehindConnect = 64
@@ -28,6 +29,7 @@ public struct Settings: Sendable, Equatable {
     public var nodeHeartbeatMs = 1_000
     public var nodeCheckIntervalMs = 200
     public var conflictRetryWaitMs = 1_000
+    public var commitOutcomeTimeoutMs = 3_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -64,6 +66,11 @@ public struct Settings: Sendable, Equatable {
     public var jwtClockSkewMs = 30_000
     public var jwtCacheEntries = 10_000
     public var walCheckpointIntervalMs = 60_000
+    public var quietWriteDelayMs = 20
+
+    // Request keys (`idempotencyKey`)
+    public var idempotencyRetentionMs = 600_000
+    public var maxIdempotencyKeysPerUser = 1_000
 
     public init() {}
 
@@ -87,6 +94,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxCoalescedWriteBytes", keyPath: \.maxCoalescedWriteBytes,
               meaning: "Bytes of messages written to a client in one system call when the server sends it several in the same turn (a batch's fan-out); one that would pass it waits in the client's queue. The first always goes, whatever its size; 0 writes each message on its own.",
               range: 0...(16 << 20)),
+        .init(name: "maxClosingHandshakes", keyPath: \.maxClosingHandshakes,
+              meaning: "Connections the server closes at once (its close frame sent, the client's awaited); others wait their turn. lws keeps every closing connection's timer in one sorted list, so closing ten thousand at once (a drain) cost time in their square: 4.5 s at 10,000.",
+              range: 1...1_000_000),
         .init(name: "maxHeldPerConnection", keyPath: \.maxHeldPerConnection,
               meaning: "Messages held for one connection while its writes become durable; at this many the server stops reading it until half have gone.",
               range: 2...1_000_000),
@@ -132,6 +142,9 @@ public struct Settings: Sendable, Equatable {
         .init(name: "conflictRetryWaitMs", keyPath: \.conflictRetryWaitMs,
               meaning: "Cluster: when a node's document commit conflicts, the longest its store thread keeps the document locked waiting for the retry (normally well under a millisecond; this bounds a stalled service thread).",
               range: 1...60_000),
+        .init(name: "commitOutcomeTimeoutMs", keyPath: \.commitOutcomeTimeoutMs,
+              meaning: "When the connection to a shared store is lost around a COMMIT, how long the node keeps asking whether it committed before the writes waiting on it are answered `outcome_unknown` (it keeps asking after that, and answers a retry with the same `idempotencyKey` with what happened).",
+              range: 100...600_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",
               range: 1_000...Int(Int32.max) * 1_000),
@@ -215,6 +228,17 @@ public struct Settings: Sendable, Equatable {
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
+        .init(name: "quietWriteDelayMs", keyPath: \.quietWriteDelayMs,
+              meaning: "Store writes that no answer waits for (a resumed window's `liveSince`) wait up to this long to share a commit "
+                  + "with others, so a reconnect storm's bookkeeping takes a few commits and fsyncs, not one per window or two; "
+                  + "any write something waits for ends the wait at once. 0 commits each at once.",
+              range: 0...1_000),
+        .init(name: "idempotencyRetentionMs", keyPath: \.idempotencyRetentionMs,
+              meaning: "How long the outcome of a request sent with an `idempotencyKey` is kept, so that a retry with the same key is answered with it instead of applied again; a retry later than this is a new request.",
+              range: 1_000...(7 * 86_400_000)),
+        .init(name: "maxIdempotencyKeysPerUser", keyPath: \.maxIdempotencyKeysPerUser,
+              meaning: "Outcomes of keyed requests kept per user and workspace; beyond it the oldest are forgotten first, and a retry with a forgotten key is a new request.",
+              range: 1...1_000_000),
     ]
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range

@@ -132,6 +132,16 @@ extension Hub {
                 catchUpDocument(id, afterConflict: true)
                 return
             }
+        case .recorded:
+            // Edits carry no request keys (their `opId` is theirs): a store that says so is wrong.
+            logger.critical("a document commit was refused for a request key it does not carry",
+                            metadata: ["document": "\(id)"])
+            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
+            catchUpDocument(id, afterConflict: true)
+            return
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
         case .failed(let reason):
             logLimited(.error, "document commit failed", metadata: ["document": "\(id)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the edit could not be stored; nothing was changed, retry",

@@ -61,6 +61,12 @@ extension Hub {
             operationsLoaded(id, operations, failure: failure)
         case .recordChanges(let changes, let failure):
             recordChangesLoaded(changes, failure: failure)
+        case .requestKeysReserved(let keys, let outcomes, let failure):
+            requestKeysReserved(keys, outcomes, failure: failure)
+        case .records(let sessions, let documents, let read, let failure):
+            recordsRead(read, asked: (sessions, documents), failure: failure)
+        case .requestRecords(let slots, let records, let failure):
+            requestRecordsRead(slots, records, failure: failure)
         case .document(let id, let stored, let failure):
             if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
                 documentCaughtUp(id, stored, failure: failure)

@@ -31,6 +31,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownDomain = "unknown_domain"
     case nestingTooDeep = "nesting_too_deep"
     case numberOutOfRange = "number_out_of_range"
+    case idempotencyKeyReused = "idempotency_key_reused"
 
     // 2xxx: the state changed or is not there.
     case sessionNotFound = "session_not_found"
@@ -57,6 +58,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case serverDraining = "server_draining"
     case storageFailed = "storage_failed"
     case internalError = "internal_error"
+    case outcomeUnknown = "outcome_unknown"
 
     /// The stable protocol number.
     public var number: Int {
@@ -80,6 +82,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unknownDomain: 1016
         case .nestingTooDeep: 1017
         case .numberOutOfRange: 1018
+        case .idempotencyKeyReused: 1019
         case .sessionNotFound: 2000
         case .versionConflict: 2001
         case .ticketInvalid: 2002
@@ -100,6 +103,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .serverDraining: 4001
         case .storageFailed: 4002
         case .internalError: 4003
+        case .outcomeUnknown: 4004
         }
     }
 
@@ -135,6 +139,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .unknownDomain: "The preference domain is not `user` or `workspace`."
         case .nestingTooDeep: "Arrays and objects are nested deeper than `maxJSONDepth`."
         case .numberOutOfRange: "A number cannot be held exactly: an integer outside 64 bits, or a real beyond a double."
+        case .idempotencyKeyReused: "The `idempotencyKey` was used for a different request; use a new key for a new request."
         case .sessionNotFound: "No session you may use has this identifier and secret; start a new one."
         case .versionConflict: "Compare-and-set failed: the value changed since the version you read."
         case .ticketInvalid: "The window ticket is unknown, used, expired, or not yours."
@@ -155,6 +160,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .serverDraining: "The server is shutting down; reconnect after `reconnectAfterMs`."
         case .storageFailed: "The store could not make the change durable; nothing was applied. Retry."
         case .internalError: "An unexpected server fault; retry later."
+        case .outcomeUnknown: "The store lost its connection around the commit and could not yet find out whether the change was applied. Resend the same request with the same `idempotencyKey`: it is applied at most once, and answered with what happened."
         }
     }
 }

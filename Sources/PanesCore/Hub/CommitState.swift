@@ -7,6 +7,14 @@ struct CommitState: Sendable {
     var pending: [CommitID: PendingCommit] = [:]
     var preferenceWriters: [PreferenceDomain: ChannelQueue<PreferenceWrite>] = [:]
     var documentWriters: [DocumentID: ChannelQueue<DocumentEdit>] = [:]
+    /// Requests answered `outcome_unknown` whose commit's real outcome has not come yet: the
+    /// reply it brings is not sent again (`Hub.send`), though a keyed one still records it.
+    var answered: Set<ReplyRef> = []
+    /// Commits answered `outcome_unknown` (`Hub.commitOutcomeUnknown`), until their outcome comes.
+    var unresolved: Set<CommitID> = []
+    /// Replies being sent `outcome_unknown` because their commit's outcome comes later (not
+    /// because of an attempt elsewhere): a keyed one stays in flight until then.
+    var outcomeLater: Set<ReplyRef> = []
 
     mutating func makeID() -> CommitID {
         nextID += 1
@@ -22,6 +30,9 @@ struct ChannelQueue<Item: Sendable>: Sendable {
     /// The catch-up follows a conflict of this node's commit: finding nothing newer then means
     /// the store and the hub disagree, and retrying would only conflict again.
     var afterConflict = false
+    /// The channel was caught up for the writes waiting now (a compare-and-set they failed
+    /// against this node's copy is then true of the store's).
+    var rechecked = false
     var waiting: [Item] = []
 
     var busy: Bool { inFlight != nil || catchingUp }
@@ -41,4 +52,7 @@ enum PendingCommit: Sendable {
     case dragExpiry(DragState.Drag)
     /// A refresh of a session live nowhere, written at the record revision it was made on.
     case refresh(SceneSession, RefreshRetry)
+    /// A persist carrying a keyed request's record (`recordKeyedRequest`), its commands kept to
+    /// undo them should the store leave it out.
+    case keyedWrite(RequestKeySlot, [StoreCommand])
 }

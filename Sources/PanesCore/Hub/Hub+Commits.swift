@@ -4,9 +4,29 @@ import Logging
 /// the hub applies a channel write only after its commit.
 extension Hub {
     mutating func committed(_ id: CommitID, _ outcome: CommitOutcome) {
+        if case .unknown(let reason) = outcome {
+            commitOutcomeUnknown(id, reason)
+            return
+        }
         guard let pending = commits.pending.removeValue(forKey: id) else {
             logger.error("outcome for an unknown commit", metadata: ["commit": "\(id)"])
             return
+        }
+        if commits.unresolved.remove(id) != nil {
+            // Its requests were answered `outcome_unknown`: what the store found out now is
+            // applied as any outcome would be; their replies are not sent again (`send`), but a
+            // keyed one records them, and the retries waiting on it get them.
+            let committed = outcome == .committed
+            metrics.commitsUnknown[committed ? "committed" : "failed", default: 0] += 1
+            logger.notice("the outcome of a commit answered `outcome_unknown` is known",
+                          metadata: ["commit": "\(id)", "committed": "\(committed)"])
+            if case .claim(let session, let claim, nil) = pending, committed, claim.node == node, liveScenes[session] == nil {
+                // The connect that asked for it was answered already: nobody is live on the session.
+                cluster.claiming.remove(session)
+                cluster.claims[session] = claim
+                release(session)
+                return
+            }
         }
         switch pending {
         case .preferences(let domain, let writes, let outcomes):
@@ -21,11 +41,74 @@ extension Hub {
             expiryCommitted(drag, outcome)
         case .refresh(let session, let retry):
             refreshCommitted(session, retry, outcome)
+        case .keyedWrite(let slot, let commands):
+            keyedWriteCommitted(slot, commands, outcome)
         }
     }
 
     /// Commits waiting for their outcome, for `/metrics` and the drain.
     public var commitsInFlight: Int { commits.pending.count }
+
+    /// The store cannot tell yet whether a commit's transaction committed, and the bound
+    /// (`commitOutcomeTimeoutMs`) has passed: its requests are answered `outcome_unknown` now,
+    /// each but those whose own answer does not depend on the commit (a refused write, one
+    /// that changed nothing). The commit stays pending, its channel busy, until the store
+    /// reports what became of it (`committed`).
+    mutating func commitOutcomeUnknown(_ id: CommitID, _ reason: String) {
+        guard let pending = commits.pending[id], commits.unresolved.insert(id).inserted else { return }
+        metrics.commitsUnknown["unknown", default: 0] += 1
+        logger.error("a commit's outcome is unknown; its writes are answered outcome_unknown",
+                     metadata: ["commit": "\(id)", "reason": "\(reason)"])
+        let error = Self.outcomeUnknown(reason)
+        func answered(_ context: RequestContext) {
+            commits.answered.insert(ReplyRef(connection: context.connection, id: context.id))
+        }
+        /// `outcome_unknown` to a request whose real outcome this commit brings later.
+        func unknown(_ context: RequestContext, _ request: String) {
+            commits.outcomeLater.insert(ReplyRef(connection: context.connection, id: context.id))
+            fail(context.id, request: request, error, to: context.connection)
+        }
+        switch pending {
+        case .preferences(_, let writes, let outcomes):
+            for (write, outcome) in zip(writes, outcomes) {
+                switch outcome {
+                case .failed(let own): fail(write.context.id, request: write.type, own, to: write.context.connection)
+                case .unchanged(let version):
+                    send(.reply(write.context.id, result: ["version": .int(version), "changed": false]),
+                         to: write.context.connection)
+                case .changed: unknown(write.context, write.type)
+                }
+                answered(write.context)
+            }
+        case .document(_, let batch):
+            for (edit, outcome) in zip(batch.edits, batch.outcomes) {
+                switch outcome {
+                case .failed(let own): fail(edit.context.id, request: EditRequest.type, own, to: edit.context.connection)
+                case .duplicate(let revision):
+                    send(.reply(edit.context.id, result: ["revision": .int(revision), "opId": .string(edit.opId),
+                                                          "duplicate": true]), to: edit.context.connection)
+                case .applied: unknown(edit.context, EditRequest.type)
+                }
+                answered(edit.context)
+            }
+        case .claim(let session, let claim, let connect?):
+            // The connect is answered now and does not attach later: its client tries again.
+            commits.pending[id] = .claim(session, claim, nil)
+            if connections[connect.connection] != nil {
+                connections[connect.connection]?.phase = .awaitingConnect
+                fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
+            }
+            abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))
+        case .claim(_, _, nil), .dragExpiry, .keyedWrite:
+            break
+        case .dragEnd(_, let ending):
+            unknown(ending.context, ending.kind.request)
+            answered(ending.context)
+        case .refresh(_, let retry):
+            unknown(retry.context, RefreshRequest.type)
+            answered(retry.context)
+        }
+    }
 
     /// A document read after a conflict: applies what other nodes committed since this node's
     /// revision, as if their edits had arrived here, then lets the waiting edits go.

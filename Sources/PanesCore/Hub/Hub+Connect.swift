@@ -19,9 +19,25 @@ extension Hub {
         let identity = try authenticator.authenticate(request.credentials, workspace: request.workspace, now: now())
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
 
+        var request = request
         let target: SessionID
         var handedOver: [Activity] = []
-        if let ticketID = request.ticket {
+        if var replay = request.replay {
+            // A retry of a keyed connect that was answered: the session it attached, again.
+            if isClustered, waitForRecords, sessions[replay.session] == nil {
+                self.waitForRecords(connection: connection, requestID: requestID, request: request)
+                return
+            }
+            guard let session = sessions[replay.session], session.owner == owner else {
+                throw PanesError(.sessionNotFound, "the session this connect made is gone", field: "session")
+            }
+            if let resume = request.resume, resume.id == session.id,
+               secretHasher.matches(resume.secret, stored: session.secretHash) {
+                replay.provenSecret = resume.secret
+            }
+            request.replay = replay
+            target = session.id
+        } else if let ticketID = request.ticket {
             if isClustered, waitForTicket, tickets[ticketID] == nil {
                 self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
                 return
@@ -106,7 +122,7 @@ extension Hub {
         }
         attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
                session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
-               created: false, forkedFrom: nil)
+               created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom)
     }
 
     /// A new session record, not yet stored, and its secret: the record keeps only its hash,
@@ -130,7 +146,8 @@ extension Hub {
     /// The secret a resuming `connect` proved (its `session.secret`), to echo in the reply; nil
     /// for a ticket, which proves no secret: the session then gets a new one.
     static func provenSecret(of request: ConnectRequest) -> String? {
-        request.ticket == nil ? request.resume?.secret : nil
+        if let replay = request.replay { return replay.provenSecret }
+        return request.ticket == nil ? request.resume?.secret : nil
     }
 
     /// Makes the connection a scene of the session and replies to its `connect`.
@@ -199,8 +216,8 @@ extension Hub {
             "connectionOptions": ["userActivities": .array(handedOver.map(\.json))],
             "restoration": ["status": .string(status.rawValue)],
             "traits": request.traits.json,
-            "server": ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))],
-            "limits": limitsJSON,
+            "server": connectReplyConstants.server,
+            "limits": connectReplyConstants.limits,
         ])
         send(.reply(requestID, result: result), to: connection)
         if let visible = request.visible {
@@ -223,7 +240,7 @@ extension Hub {
     }
 
     /// The limits a client should respect, so it can check before sending.
-    var limitsJSON: JSONValue {
+    static func limitsJSON(_ settings: Settings) -> JSONValue {
         [
             "maxMessageBytes": JSONValue(settings.maxMessageBytes),
             "maxUserInfoBytes": JSONValue(settings.maxUserInfoBytes),
@@ -252,7 +269,10 @@ extension Hub {
         cluster.probesSent.remove(session)
         let elsewhere = isClustered && claimedElsewhere(session)
         for pending in waiting {
-            guard connections[pending.connection] != nil else { continue }
+            guard connections[pending.connection] != nil else {
+                abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
+                continue
+            }
             guard sessions[session] != nil else {
                 fail(pending.requestID, request: "connect", PanesError(
                     .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),

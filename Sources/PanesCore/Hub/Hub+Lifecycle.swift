@@ -36,6 +36,10 @@ extension Hub {
     mutating func connectionClosed(_ connectionID: ConnectionID, abnormal: Bool) {
         guard let connection = connections.removeValue(forKey: connectionID) else { return }
         metrics.connectionsClosed += 1
+        if !commits.answered.isEmpty { commits.answered = commits.answered.filter { $0.connection != connectionID } }
+        if !requestKeys.isIdle {
+            for ref in requestKeys.connects(from: connectionID) { abandonKeyed(ref) }
+        }
         switch connection.phase {
         case .awaitingConnect:
             break

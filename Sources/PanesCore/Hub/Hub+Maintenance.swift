@@ -35,6 +35,7 @@ extension Hub {
             }
         }
         expireFeatures(now: now)
+        expireRequestKeys(now: now)
         expireTicketWaits(now: now)
         for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
         retryRecordLoad(now: now)
@@ -61,7 +62,7 @@ extension Hub {
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
-         cluster.releaseRetryAt, cluster.nextCheckAt]
+         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline]
             .compactMap { $0 }.min()
     }
 

@@ -25,6 +25,8 @@ public struct Hub {
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
+    /// The parts of every `connect` reply that never change (`limits`, `server`), built once.
+    let connectReplyConstants: (limits: JSONValue, server: JSONValue)
     var logger: Logger
 
     var connections: [ConnectionID: Connection] = [:]
@@ -59,6 +61,13 @@ public struct Hub {
     var commits = CommitState()
     /// What this node follows of the others; empty alone.
     var cluster = ClusterState()
+    /// Keyed requests: outcomes kept for retries, and requests in flight (`Hub+RequestKeys.swift`).
+    var requestKeys: RequestKeyState
+    /// Requests to handle again at the end of the current event (`Hub+RequestKeys.swift`).
+    var redispatching: [RequestKeyState.Waiter] = []
+    /// Counts events handled, so a reply can tell whether `effects` still holds what its
+    /// request emitted.
+    var turn: UInt64 = 0
     var draining = false
     /// Sessions changed while loading, to be written by `start()`: those that were live when
     /// the server last stopped, and those that referred to a document that is not stored.
@@ -91,9 +100,12 @@ public struct Hub {
         self.now = now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
+        connectReplyConstants = (limits: Self.limitsJSON(settings),
+                                 server: ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))])
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
         let started = now()
+        requestKeys = RequestKeyState(records: stored.requestRecords, now: started, settings: settings)
         for session in stored.sessions {
             var session = session
             // A session that had a live scene when the server stopped (or was killed) was in use
@@ -115,6 +127,7 @@ public struct Hub {
 
     /// Handles one event and returns what to do about it, in order.
     public mutating func handle(_ event: HubEvent) -> [Effect] {
+        turn &+= 1
         switch event {
         case .opened(let connection):
             connections[connection] = Connection(
@@ -143,7 +156,9 @@ public struct Hub {
         case .notice(let notice):
             self.notice(notice)
         }
+        if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
+        if requestKeys.hasForgotten { forgetInStore() }
         defer { effects.removeAll(keepingCapacity: true) }
         return effects
     }
@@ -187,6 +202,12 @@ public struct Hub {
                 guard let connect = request.request as? ConnectRequest else {
                     throw PanesError(.notConnected, "send `connect` first")
                 }
+                if request.key != nil {
+                    // Keys belong to a user: who it is comes first (a cached check for a token).
+                    let identity = try authenticator.authenticate(connect.credentials, workspace: connect.workspace, now: now())
+                    guard screenKeyed(request, owner: OwnerKey(workspace: connect.workspace, user: identity.user),
+                                      on: connectionID).handle else { return }
+                }
                 try self.connect(connect, requestID: request.id, on: connectionID)
             case .probing:
                 // Sent right behind a `connect` that waits (for a claim on the session, a live
@@ -201,7 +222,13 @@ public struct Hub {
             case .closing:
                 return
             case .scene(let sceneID):
-                let context = RequestContext(id: request.id, scene: sceneID, connection: connectionID)
+                var key: RequestKeySlot?
+                if request.key != nil, let owner = scenes[sceneID]?.owner {
+                    let screened = screenKeyed(request, owner: owner, on: connectionID)
+                    guard screened.handle else { return }
+                    key = screened.slot
+                }
+                let context = RequestContext(id: request.id, scene: sceneID, connection: connectionID, key: key)
                 if let result = try request.request.handle(&self, context) {
                     send(.reply(request.id, result: result), to: connectionID)
                 }
@@ -245,6 +272,10 @@ public struct Hub {
     // MARK: Effects
 
     mutating func send(_ message: ServerMessage, to connection: ConnectionID) {
+        // A reply to a keyed request records its outcome; one to a request answered already
+        // (`outcome_unknown`) does not go out again.
+        if !requestKeys.isIdle || !commits.answered.isEmpty || !commits.outcomeLater.isEmpty,
+           replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
     }

@@ -74,7 +74,11 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        // Sized once: growing a dictionary key by key rehashes it at every doubling, and every
+        // reply the server sends is built of these.
+        var object = [String: JSONValue](minimumCapacity: elements.count)
+        for (key, value) in elements { object[key] = value }
+        self = .object(object)
     }
 }
 
@@ -84,7 +88,7 @@ extension JSONValue {
     /// Builds an object, leaving out keys whose value is nil, so optional fields stay absent
     /// on the wire instead of turning into `null`.
     public static func object(_ pairs: KeyValuePairs<String, JSONValue?>) -> JSONValue {
-        var object: [String: JSONValue] = [:]
+        var object = [String: JSONValue](minimumCapacity: pairs.count)  // sized once, as a literal is
         for (key, value) in pairs { if let value { object[key] = value } }
         return .object(object)
     }

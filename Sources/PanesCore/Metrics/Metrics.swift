@@ -15,6 +15,11 @@ public struct Metrics: Sendable {
     public var documentCatchUps: [String: Int] = [:]
     /// Operations other nodes committed, applied here.
     public var documentOperationsFollowed = 0
+    /// Keyed requests answered from their key's record instead of applied again.
+    public var requestsReplayed = 0
+    /// Commits whose outcome was not known in time (`outcome_unknown`), and of those, how the
+    /// store found out later.
+    public var commitsUnknown: [String: Int] = [:]
 
     mutating func countDocumentCommit(_ outcome: CommitOutcome, operations: Int) {
         let name = switch outcome {
@@ -22,6 +27,8 @@ public struct Metrics: Sendable {
         case .conflict: "conflict"
         case .behind: "behind"
         case .failed: "failed"
+        case .recorded: "recorded"
+        case .unknown: "unknown"
         }
         documentCommits[name, default: 0] += 1
         if outcome == .committed { documentOperationsCommitted += operations }
@@ -56,6 +63,12 @@ extension Hub {
                     ["notice", "conflict"].map { (["cause": $0], metrics.documentCatchUps[$0] ?? 0) })
         out.counter("panes_document_operations_followed_total", "Operations other nodes committed, applied here.",
                     [([:], metrics.documentOperationsFollowed)])
+        out.counter("panes_requests_replayed_total",
+                    "Requests sent again with an idempotencyKey, answered with the first attempt's outcome.",
+                    [([:], metrics.requestsReplayed)])
+        out.counter("panes_commits_unknown_total",
+                    "Commits whose outcome could not be found out within commitOutcomeTimeoutMs (unknown), and how each turned out later.",
+                    ["unknown", "committed", "failed"].map { (["outcome": $0], metrics.commitsUnknown[$0] ?? 0) })
         return out.text
     }
 }

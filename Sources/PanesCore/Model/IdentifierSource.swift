@@ -12,16 +12,23 @@ public struct IdentifierSource: Sendable {
     /// Shorter identifiers for things that live only in memory and are scoped to a user.
     public func token(_ prefix: String) -> String { prefix + randomHex(12) }
 
-    /// Cryptographically secure: Swift's system generator reads the kernel's getrandom.
+    /// Cryptographically secure: Swift's system generator reads the kernel's getrandom. It is
+    /// asked for 64 bits at a time: each request is a system call, and asking byte by byte made
+    /// 44 of them for one new session (identifier, secret, scene).
     public static let system = IdentifierSource { count in
         var generator = SystemRandomNumberGenerator()
-        var hex = ""
-        hex.reserveCapacity(count * 2)
-        for _ in 0..<count {
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            hex += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(count * 2 + 14)
+        while hex.count < count * 2 {
+            var word = generator.next()
+            for _ in 0..<8 {
+                hex.append(digits[Int(word >> 4 & 0xF)])
+                hex.append(digits[Int(word & 0xF)])
+                word >>= 8
+            }
         }
-        return hex
+        return String(decoding: hex.prefix(count * 2), as: UTF8.self)
     }
 
     /// Counts up from 1: `000…001`, `000…002`, … Only for tests.

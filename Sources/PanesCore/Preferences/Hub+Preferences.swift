@@ -92,6 +92,8 @@ extension Hub {
         guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
         let writes = writer.waiting
         writer.waiting = []
+        let rechecked = writer.rechecked
+        writer.rechecked = false
         let state = preferences.domains[domain] ?? PreferenceDomainState()
         var batch = PreferenceBatch(state: state)
         var commands: [StoreCommand] = []
@@ -106,11 +108,25 @@ extension Hub {
                     } else {
                         commands.append(.removePreference(domain, keyPath: write.key.string, version: version))
                     }
+                    // Its key's record goes in the same commit: a retry through any node finds it.
+                    if let record = commitRecord(write.context, result: ["version": .int(version), "changed": true]) {
+                        commands.append(record)
+                    }
                 }
                 outcomes.append(outcome)
             } catch {
                 outcomes.append(.failed(error))
             }
+        }
+        if isClustered, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
+            // This node's copy of the domain may be behind the store (it missed changes while
+            // the database or its notices were away): a compare-and-set is refused only once the
+            // domain is caught up, and the writes are checked again on what it reads.
+            writer.waiting = writes
+            writer.rechecked = true
+            commits.preferenceWriters[domain] = writer
+            catchUpPreferences(domain, afterConflict: false)
+            return
         }
         if commands.isEmpty {
             commits.preferenceWriters[domain] = nil
@@ -175,7 +191,29 @@ extension Hub {
             logLimited(.error, "preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
             let error = PanesError(.storageFailed, "the change could not be stored; nothing was changed, retry",
                                    retryAfterMs: 1_000)
-            answer(writes, outcomes.map { if case .failed = $0 { $0 } else { .failed(error) } }, in: domain, applying: false)
+            answer(writes, zip(writes, outcomes).map { write, outcome in
+                if case .failed = outcome { outcome } else { .failed(storeFailure(error, for: write.context)) }
+            }, in: domain, applying: false)
+        case .recorded(let records):
+            // Some of these writes were applied through another node already (a retry of a
+            // request whose reply was lost): they are answered from their records, and the
+            // others go again.
+            let found = Dictionary(records.map { ($0.slot, $0) }, uniquingKeysWith: { first, _ in first })
+            var again: [PreferenceWrite] = []
+            for write in writes {
+                if let slot = write.context.key, let record = found[slot] {
+                    answerFromStore(write.context, request: write.type, record)
+                } else {
+                    again.append(write)
+                }
+            }
+            commits.preferenceWriters[domain, default: ChannelQueue()].waiting.insert(contentsOf: again, at: 0)
+            // What that node wrote to the domain is read before the rest go again.
+            catchUpPreferences(domain, afterConflict: false)
+            return
+        case .unknown:
+            // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
+            return
         }
         if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
         startPreferenceBatch(domain)
@@ -188,10 +226,18 @@ extension Hub {
         for (write, outcome) in zip(writes, outcomes) {
             switch outcome {
             case .failed(let error):
+                if error.code != .outcomeUnknown, mustConfirm(write.context) {
+                    confirmFromStore(write.context, .failure(write.context.id, request: write.type, error))
+                    continue
+                }
                 fail(write.context.id, request: write.type, error, to: write.context.connection)
             case .unchanged(let version):
-                send(.reply(write.context.id, result: ["version": .int(version), "changed": false]),
-                     to: write.context.connection)
+                let reply = ServerMessage.reply(write.context.id, result: ["version": .int(version), "changed": false])
+                if mustConfirm(write.context) {
+                    confirmFromStore(write.context, reply)
+                    continue
+                }
+                send(reply, to: write.context.connection)
             case .changed(let version, let old):
                 guard applying else { continue }
                 preferences.domains[domain, default: PreferenceDomainState()].apply(write.key.string, write.value, version: version)
@@ -213,7 +259,7 @@ extension Hub {
             if isClustered { cluster.preferenceRetries.push(domain, at: now() + cluster.readBackoff.failed()) }
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
-            answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+            answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)
             return
         }
         let stored = stored ?? StoredPreferences()

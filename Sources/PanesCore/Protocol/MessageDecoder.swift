@@ -36,9 +36,29 @@ public struct MessageDecoder: Sendable {
                 .unknownType, "no request has type `\(type.prefix(64))`", field: "type")))
         }
         do throws(PanesError) {
-            return .success(ClientRequest(id: id, request: try requestType.init(FieldReader(object), settings: settings)))
+            let key = try Self.idempotencyKey(object)
+            let request = try requestType.init(FieldReader(object), settings: settings)
+            guard let key, requestType.idempotency != .none else { return .success(ClientRequest(id: id, request: request)) }
+            let fingerprint = RequestFingerprint.of(type: type, fields: requestType.fingerprintFields(object))
+            return .success(ClientRequest(id: id, request: request, key: key, fingerprint: fingerprint))
         } catch {
             return .failure(Failure(id: id, type: type, error: error))
+        }
+    }
+
+    /// The envelope's `idempotencyKey`: a string of 1 to 128 bytes, or absent.
+    static func idempotencyKey(_ object: [String: JSONValue]) throws(PanesError) -> RequestKey? {
+        switch object["idempotencyKey"] {
+        case nil, .null?:
+            return nil
+        case .string(let string)?:
+            let size = string.utf8.count
+            guard size >= 1, size <= RequestKey.maxBytes else {
+                throw .invalid("idempotencyKey", "must be 1 to \(RequestKey.maxBytes) bytes, not \(size)")
+            }
+            return RequestKey(string)
+        case let value?:
+            throw .invalid("idempotencyKey", "must be a string, not \(value.typeName)")
         }
     }
 

@@ -14,6 +14,39 @@ public protocol Request: Sendable {
     /// hub replies later itself (after a load or a commit). A handler validates everything
     /// before it changes anything, so a thrown error always leaves state as it was.
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue?
+    /// Whether the request takes an `idempotencyKey`, and how its outcome is kept.
+    static var idempotency: Idempotency { get }
+    /// The fields that say what the request asks, for its fingerprint: a retry must ask the
+    /// same, or its key was reused for another request.
+    static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue]
+    /// What of a successful reply's result is kept for a retry.
+    static func recordedResult(_ result: JSONValue) -> JSONValue
+}
+
+extension Request {
+    public static var idempotency: Idempotency { .none }
+
+    /// Everything but the envelope.
+    public static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue] {
+        var fields = fields
+        for envelope in ["type", "id", "idempotencyKey"] { fields[envelope] = nil }
+        return fields
+    }
+
+    public static func recordedResult(_ result: JSONValue) -> JSONValue { result }
+}
+
+/// How a request takes an `idempotencyKey` (`Hub+RequestKeys.swift`).
+public enum Idempotency: Sendable, Equatable {
+    /// It changes nothing stored, or nothing a retry would not set again the same way (a
+    /// scene's live state, which a reconnect makes anew): a key is accepted and ignored.
+    case none
+    /// Its outcome is recorded in the transaction of its change. In a cluster, a key this node
+    /// does not hold is first looked up in the store: another node may have answered it.
+    case recorded
+    /// Written through a channel commit, which records the key itself and which the store
+    /// refuses when another node recorded the key first (`CommitOutcome.recorded`): no look-up.
+    case recordedByCommit
 }
 
 /// Who sent a request and how to answer it later.
@@ -21,12 +54,25 @@ public struct RequestContext: Sendable {
     public let id: RequestID
     public let scene: SceneID
     public let connection: ConnectionID
+    /// The request's `idempotencyKey` where it is in flight under one (`Hub+RequestKeys.swift`).
+    public var key: RequestKeySlot? = nil
 }
 
 /// A decoded request: the client's identifier plus what it asks.
 public struct ClientRequest: Sendable {
     public let id: RequestID
-    public let request: any Request
+    public var request: any Request
+    /// The client's `idempotencyKey`, for a request type that takes one.
+    public let key: RequestKey?
+    /// What the request asks (`RequestFingerprint`), when it has a key.
+    public let fingerprint: String?
+
+    public init(id: RequestID, request: any Request, key: RequestKey? = nil, fingerprint: String? = nil) {
+        self.id = id
+        self.request = request
+        self.key = key
+        self.fingerprint = fingerprint
+    }
 
     public var type: String { Swift.type(of: request).type }
 }

@@ -21,4 +21,7 @@ enum RequestRegistry {
 extension Hub {
     /// The wire names of every request, for the schema and documentation tests.
     public static var requestTypes: [String] { RequestRegistry.all.map { $0.type } }
+
+    /// The requests whose `idempotencyKey` keeps their outcome for a retry.
+    public static var keyedRequestTypes: [String] { RequestRegistry.all.filter { $0.idempotency != .none }.map { $0.type } }
 }

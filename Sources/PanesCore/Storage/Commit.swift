@@ -76,6 +76,34 @@ public enum CommitOutcome: Sendable, Equatable {
     /// The store could not commit it (the database is unreachable, say): nothing was written;
     /// the requests get a retryable error.
     case failed(String)
+    /// A request key the commit records is recorded already (another attempt of the request,
+    /// through another node, was applied first): nothing was written; the records found tell
+    /// those requests what they were answered.
+    case recorded([RequestRecord])
+    /// Whether the commit's transaction committed could not be found out within
+    /// `commitOutcomeTimeoutMs` (the connection was lost around COMMIT and the database is
+    /// still out of reach). The store keeps asking: the same commit's real outcome
+    /// (`committed`, or `failed` when it did not) is reported later, once known.
+    case unknown(String)
+}
+
+/// Thrown by `Store.apply` when the store cannot tell whether the transaction committed: the
+/// connection was lost while COMMIT was under way, and asking the database failed too. Nothing
+/// may be retried or reported failed on the strength of it; `Store.resolve` finds out later.
+public struct CommitOutcomeUnknown: Error, Sendable, CustomStringConvertible {
+    /// How the store recognises the transaction afterwards (PostgreSQL: its `txid_current()`).
+    public let transaction: Int64
+    /// The commits' outcomes if the transaction did commit (a conflict stays a conflict).
+    public let outcomes: [CommitID: CommitOutcome]
+    public let reason: String
+
+    public init(transaction: Int64, outcomes: [CommitID: CommitOutcome], reason: String) {
+        self.transaction = transaction
+        self.outcomes = outcomes
+        self.reason = reason
+    }
+
+    public var description: String { "the outcome of transaction \(transaction) is unknown: \(reason)" }
 }
 
 /// One unit of work for the store, in the order the hub emitted it.

@@ -24,6 +24,14 @@ public final class MemoryStore: Store {
     private var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
     private var dragEnds: [String: Millis] = [:]
+    /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
+    private var requestRecords: [RequestKeySlot: RequestRecord] = [:]
+    private var reservations: [RequestKeySlot: Reservation] = [:]
+
+    private struct Reservation {
+        let node: NodeID
+        let at: Millis
+    }
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
@@ -50,7 +58,12 @@ public final class MemoryStore: Store {
             preferences: preferences,
             documents: documents.values.map(\.record)
                 .sorted { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) },
-            recordCursor: recordSequence, claims: claims)
+            recordCursor: recordSequence, claims: claims,
+            requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) })
+    }
+
+    public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
+        slots.compactMap { requestRecords[$0] }
     }
 
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
@@ -86,11 +99,29 @@ public final class MemoryStore: Store {
             for write in writes {
                 switch write {
                 case .persist(let commands):
+                    // Another attempt of the same keyed request was applied first (or another
+                    // node's attempt holds the key): not again.
+                    let (found, heldElsewhere) = keyConflicts(in: commands)
+                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+                    guard found.isEmpty && !heldElsewhere else {
+                        for report in reports { outcomes[report] = .recorded(found) }
+                        continue
+                    }
                     for command in commands { try apply(command) }
+                    for report in reports { outcomes[report] = .committed }
                 case .commit(let commit):
                     var next: Commit? = commit
                     while let commit = next {
                         next = nil
+                        let (found, heldElsewhere) = keyConflicts(in: commit.commands)
+                        guard found.isEmpty else {
+                            outcomes[commit.id] = .recorded(found)
+                            continue
+                        }
+                        guard !heldElsewhere else {
+                            outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt")
+                            continue
+                        }
                         guard version(of: commit.channel) == commit.base else {
                             let outcome = conflict(on: commit)
                             outcomes[commit.id] = outcome
@@ -117,6 +148,21 @@ public final class MemoryStore: Store {
         }
         undo.removeAll()
         return outcomes
+    }
+
+    /// What stands in the way of the request records these commands write: records of their
+    /// keys, and whether another node reserved one.
+    private func keyConflicts(in commands: [StoreCommand]) -> (records: [RequestRecord], heldElsewhere: Bool) {
+        var found: [RequestRecord] = []
+        var heldElsewhere = false
+        for command in commands {
+            // A single node's record replaces a stale one; only a cluster node's is checked.
+            guard case .recordKeyedRequest(let record, let node, _) = command else { continue }
+            let slot = record.slot
+            if let record = requestRecords[slot] { found.append(record) }
+            if let reservation = reservations[slot], reservation.node != node { heldElsewhere = true }
+        }
+        return (found, heldElsewhere)
     }
 
     /// A conflict on a document carries the operations after the commit's base, as a shared
@@ -215,6 +261,34 @@ public final class MemoryStore: Store {
             remember(id, in: \.documents)
             documents[id] = nil
             logRecord(.document(id))
+        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
+            remember(record.slot, in: \.requestRecords)
+            remember(record.slot, in: \.reservations)
+            requestRecords[record.slot] = record
+            reservations[record.slot] = nil
+        case .releaseRequestKey(let slot, let node):
+            guard reservations[slot]?.node == node else { return }
+            remember(slot, in: \.reservations)
+            reservations[slot] = nil
+        case .forgetRequestRecords(let keys):
+            for key in keys where requestRecords[key.slot].map({ $0.at <= key.at }) == true {
+                remember(key.slot, in: \.requestRecords)
+                requestRecords[key.slot] = nil
+            }
+        case .pruneRequestRecords(let before, let keepPerUser):
+            for (slot, reservation) in reservations where reservation.at < before {
+                remember(slot, in: \.reservations)
+                reservations[slot] = nil
+            }
+            var byOwner: [OwnerKey: [RequestRecord]] = [:]
+            for record in requestRecords.values { byOwner[record.slot.owner, default: []].append(record) }
+            for records in byOwner.values {
+                let newestFirst = records.sorted { $0.at > $1.at }
+                for (index, record) in newestFirst.enumerated() where record.at < before || index >= keepPerUser {
+                    remember(record.slot, in: \.requestRecords)
+                    requestRecords[record.slot] = nil
+                }
+            }
         }
     }
 
@@ -277,6 +351,36 @@ extension MemoryStore: SharedStore {
         guard revision >= document.record.revision
                 || document.operations.first.map({ $0.revision <= revision + 1 }) == true else { return nil }
         return document.operations.filter { $0.revision > revision }
+    }
+
+    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome] {
+        var outcomes: [RequestKeySlot: KeyReservationOutcome] = [:]
+        for key in keys {
+            if let record = requestRecords[key.slot] {
+                outcomes[key.slot] = .recorded(record)
+            } else if let held = reservations[key.slot], held.node != node, held.at >= staleBefore,
+                      let lease = nodeLeases[held.node], lease >= now() {
+                let holder = held.node
+                outcomes[key.slot] = .reservedElsewhere(holder)
+            } else {
+                // Free, this node's already, or a dead node's: this node's now.
+                reservations[key.slot] = Reservation(node: node, at: key.at)
+                outcomes[key.slot] = .reserved
+            }
+        }
+        return outcomes
+    }
+
+    public func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
+        var read = RecordsRead()
+        for id in sessions {
+            if let session = self.sessions[id] { read.sessions[id] = session } else { read.missingSessions.append(id) }
+        }
+        for id in documents {
+            if let document = self.documents[id] { read.documents[id] = document.record } else { read.missingDocuments.append(id) }
+        }
+        return read
     }
 
     public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {

@@ -74,6 +74,18 @@ public protocol SharedStore: Store {
     func awaitHeartbeatConnection(timeoutMs: Int) -> Bool?
     /// Ends a wait of `awaitHeartbeatConnection` early (from another thread), or the next one.
     func interruptHeartbeatWait()
+    /// Reserves request keys for `node` before it handles their requests, in a transaction of
+    /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
+    /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
+    /// attempt in flight); otherwise it is reserved for `node`. A reservation of a node whose
+    /// lease ran out, or made before `staleBefore`, is taken over: its node's attempt, if it
+    /// ever comes, is left out. Once reserved, no other node's attempt of the request is
+    /// written (see `StoreCommand.recordKeyedRequest`), so a retry through this node and an
+    /// older attempt held elsewhere never both apply.
+    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome]
+    /// These sessions and document records as stored (absent when not stored).
+    func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
 }
 
 extension SharedStore {
@@ -87,6 +99,46 @@ public struct NodeRevoked: Error, Sendable, Equatable, CustomStringConvertible {
     public let node: NodeID
     public init(node: NodeID) { self.node = node }
     public var description: String { "the lease of node \(node) has ended: it may no longer write" }
+}
+
+/// A key a node asks to reserve, with the request's fingerprint.
+public struct KeyReservation: Sendable, Equatable {
+    public let slot: RequestKeySlot
+    public let fingerprint: String
+    public let at: Millis
+
+    public init(slot: RequestKeySlot, fingerprint: String, at: Millis) {
+        self.slot = slot
+        self.fingerprint = fingerprint
+        self.at = at
+    }
+}
+
+/// What became of a key a node asked to reserve.
+public enum KeyReservationOutcome: Sendable, Equatable {
+    /// Reserved for the node: it handles the request, and only its attempt can be written.
+    case reserved
+    /// Answered already: the record says how.
+    case recorded(RequestRecord)
+    /// Another node, alive, has an attempt of the request in flight.
+    case reservedElsewhere(NodeID)
+}
+
+/// Sessions and document records as stored, read by id.
+public struct RecordsRead: Sendable, Equatable {
+    public var sessions: [SessionID: SceneSession]
+    public var documents: [DocumentID: DocumentRecord]
+    /// Asked for and not stored.
+    public var missingSessions: [SessionID]
+    public var missingDocuments: [DocumentID]
+
+    public init(sessions: [SessionID: SceneSession] = [:], documents: [DocumentID: DocumentRecord] = [:],
+                missingSessions: [SessionID] = [], missingDocuments: [DocumentID] = []) {
+        self.sessions = sessions
+        self.documents = documents
+        self.missingSessions = missingSessions
+        self.missingDocuments = missingDocuments
+    }
 }
 
 /// A node of a cluster: random at each start, so a restarted node never inherits claims.

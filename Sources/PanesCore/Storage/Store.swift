@@ -7,8 +7,11 @@ public protocol Store: AnyObject {
     func loadState() throws -> StoredState
     /// Applies the writes in one transaction, in order: when this returns, every persist and
     /// every commit whose outcome is `.committed` is durable; a commit whose channel is no
-    /// longer at its base is left out (`.conflict`) without failing the others. When it throws,
-    /// nothing was applied.
+    /// longer at its base is left out (`.conflict`) without failing the others, and so is a
+    /// write that records a request key already recorded (see `StoreCommand.recordRequest`).
+    /// When it throws, nothing was applied; but for `CommitOutcomeUnknown`, which says the
+    /// transaction may have committed, and that `resolve` must be asked before anything of it
+    /// is retried or reported failed.
     func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome]
     /// One document's snapshot and log, for opening it: the operations after
     /// `snapshotRevision - retention`, oldest first. Nil when there is no such document.
@@ -19,11 +22,21 @@ public protocol Store: AnyObject {
     func checkpoint() throws
     /// One preference domain as stored; nil when nothing is stored for it.
     func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences?
+    /// The stored records of these request keys (`StoreCommand.recordRequest`), in no order.
+    func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord]
+    /// Whether the transaction an `apply` left unknown (`CommitOutcomeUnknown`) committed.
+    /// Throws while that still cannot be told (the database is still out of reach).
+    func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool
 }
 
 extension Store {
     /// Stores that keep nothing beside their records have nothing to clear.
     public func checkpoint() throws {}
+
+    /// Stores whose `apply` always knows its outcome never leave one to resolve.
+    public func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
+        throw unknown
+    }
 
     /// Performs a read the hub asked for; a failing read becomes a result naming the failure,
     /// so the hub can answer the requests that waited on it.
@@ -59,6 +72,25 @@ extension Store {
             } catch {
                 return .recordChanges(nil, failure: "\(error)")
             }
+        case .requestRecords(let slots):
+            do {
+                return .requestRecords(slots, try loadRequestRecords(slots))
+            } catch {
+                return .requestRecords(slots, [], failure: "\(error)")
+            }
+        case .reserveRequestKeys(let keys, let node, let staleBefore):
+            do {
+                return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node, staleBefore: staleBefore))
+            } catch {
+                return .requestKeysReserved(keys, [:], failure: "\(error)")
+            }
+        case .records(let sessions, let documents):
+            do {
+                return .records(sessions: sessions, documents: documents,
+                                try shared().loadRecords(sessions: sessions, documents: documents))
+            } catch {
+                return .records(sessions: sessions, documents: documents, nil, failure: "\(error)")
+            }
         }
     }
 
@@ -90,14 +122,18 @@ public struct StoredState: Sendable, Equatable {
     public var recordCursor: Int64
     /// Shared stores: who holds each session live now.
     public var claims: [SessionID: SessionClaim]
+    /// Outcomes of keyed requests (`StoreCommand.recordRequest`), oldest first.
+    public var requestRecords: [RequestRecord]
 
     public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:],
-                documents: [DocumentRecord] = [], recordCursor: Int64 = 0, claims: [SessionID: SessionClaim] = [:]) {
+                documents: [DocumentRecord] = [], recordCursor: Int64 = 0, claims: [SessionID: SessionClaim] = [:],
+                requestRecords: [RequestRecord] = []) {
         self.sessions = sessions
         self.preferences = preferences
         self.documents = documents
         self.recordCursor = recordCursor
         self.claims = claims
+        self.requestRecords = requestRecords
     }
 }
 

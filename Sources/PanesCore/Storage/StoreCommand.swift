@@ -37,6 +37,35 @@ public enum StoreCommand: Sendable, Equatable {
     /// Used in a commit on `.drag(id)` at base 0 (shared stores; a single node orders its drops
     /// itself, and its store ignores it).
     case endDrag(String, expiresAt: Millis)
+
+    // Request keys (`idempotencyKey`): what a retry of a keyed request is answered with.
+
+    /// Keeps a keyed request's outcome, in the transaction of the change it reports: a single
+    /// node's, whose hub holds every record of its own (loaded at start), so a record of the key
+    /// already stored is one the hub forgot (past `idempotencyRetentionMs`, or beyond
+    /// `maxIdempotencyKeysPerUser`), and is replaced.
+    case recordRequest(RequestRecord)
+    /// `recordRequest` for a node of a cluster, which other nodes' attempts of the same request
+    /// may race: a key is recorded once. Written over the node's own reservation of the key
+    /// (`SharedStore.reserveRequestKeys`), if it made one. A persist carrying it is left out
+    /// whole when the key is recorded already, or reserved by another node (an older attempt
+    /// held on a node cut off from the database, which lost to a retry through another), and
+    /// either way the outcome is reported under `report`: `.committed`, or `.recorded` with the
+    /// records found, so the node can undo what it applied in memory. In a commit (no
+    /// `report`) the commit is refused instead: `CommitOutcome.recorded` (or `.failed` for
+    /// another node's reservation).
+    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID?)
+    /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
+    /// retry through any node can go ahead.
+    case releaseRequestKey(RequestKeySlot, node: NodeID)
+    /// Forgets these records (each only as recorded then, not one recorded anew since): a
+    /// cluster node forgot them (past `idempotencyRetentionMs`, or beyond
+    /// `maxIdempotencyKeysPerUser`), so a request with one of their keys is a new request
+    /// through any node.
+    case forgetRequestRecords([RecordedKey])
+    /// Forgets the records made before `before`, and each user's beyond the newest
+    /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
+    case pruneRequestRecords(before: Millis, keepPerUser: Int)
 }
 
 /// How long a shared store keeps a drag's ending: well past its expiry, after which no node
@@ -73,6 +102,17 @@ public enum LoadRequest: Sendable, Equatable {
     case operations(DocumentID, after: Int64)
     /// Shared stores: sessions, claims and document records written after `cursor`.
     case recordChanges(after: Int64)
+    /// Shared stores: reserves request keys this node does not hold for `node`, before their
+    /// requests are handled (`SharedStore.reserveRequestKeys`). Needs no order with this node's
+    /// writes: the hub holds its own keys.
+    case reserveRequestKeys([KeyReservation], node: NodeID, staleBefore: Millis)
+    /// The records of these request keys, where stored: a keyed write that another node may
+    /// have applied before, and that is answered here without a commit (refused, or changing
+    /// nothing), is answered from the record if there is one.
+    case requestRecords([RequestKeySlot])
+    /// Shared stores: these sessions and document records as stored now (nil: not stored), to
+    /// undo what a write the store left out had applied in memory.
+    case records(sessions: [SessionID], documents: [DocumentID])
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -87,4 +127,10 @@ public enum LoadResult: Sendable, Equatable {
     /// Nil operations: the document is gone or its log was compacted past the revision.
     case operations(DocumentID, [StoredOperation]?, failure: String? = nil)
     case recordChanges(RecordChanges?, failure: String? = nil)
+    /// The records found among those asked for (none for a key not stored).
+    case requestRecords([RequestKeySlot], [RequestRecord], failure: String? = nil)
+    /// What became of each key asked for.
+    case requestKeysReserved([KeyReservation], [RequestKeySlot: KeyReservationOutcome], failure: String? = nil)
+    /// The records asked for (the ids, and what was read: nil when the read failed).
+    case records(sessions: [SessionID], documents: [DocumentID], RecordsRead?, failure: String? = nil)
 }

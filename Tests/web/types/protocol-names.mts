@@ -66,6 +66,7 @@ type ProtocolErrorCodes =
   | 'unknown_domain'
   | 'nesting_too_deep'
   | 'number_out_of_range'
+  | 'idempotency_key_reused'
   | 'session_not_found'
   | 'version_conflict'
   | 'ticket_invalid'
@@ -85,7 +86,8 @@ type ProtocolErrorCodes =
   | 'rate_limited'
   | 'server_draining'
   | 'storage_failed'
-  | 'internal_error';
+  | 'internal_error'
+  | 'outcome_unknown';
 
 /** `{}` fits it only when `Keys` is empty. */
 type None<Keys extends PropertyKey> = { [K in Keys]: 'not allowed' };

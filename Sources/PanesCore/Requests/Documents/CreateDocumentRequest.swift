@@ -1,6 +1,8 @@
 /// `createDocument`: a new workspace document with `text` as revision 0.
 struct CreateDocumentRequest: Request {
     static let type = "createDocument"
+    /// Takes an `idempotencyKey`: without one, a retry would make a second document.
+    static var idempotency: Idempotency { .recorded }
     let title: String
     let text: String
 

@@ -1,6 +1,8 @@
 /// `renameDocument`: a new title; list observers and the switcher follow it.
 struct RenameDocumentRequest: Request {
     static let type = "renameDocument"
+    /// Takes an `idempotencyKey`: without one, a retry would rename again over a later rename.
+    static var idempotency: Idempotency { .recorded }
     let document: DocumentID
     let title: String
 

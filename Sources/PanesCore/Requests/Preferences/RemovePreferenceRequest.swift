@@ -2,6 +2,8 @@
 /// compare-and-set on the key's version.
 struct RemovePreferenceRequest: Request {
     static let type = "removePreference"
+    /// Takes an `idempotencyKey`: without one, a retry would remove again, or fail its compare-and-set on its own first attempt.
+    static var idempotency: Idempotency { .recordedByCommit }
     let kind: DomainKind
     let keyPath: KeyPath
     let ifVersion: Int64?

@@ -2,6 +2,8 @@
 /// and every observer's notification follow the commit.
 struct SetPreferenceRequest: Request {
     static let type = "setPreference"
+    /// Takes an `idempotencyKey`: without one, a retry would set the value again, or fail its compare-and-set on its own first attempt.
+    static var idempotency: Idempotency { .recordedByCommit }
     let kind: DomainKind
     let keyPath: KeyPath
     let value: JSONValue

@@ -20,10 +20,54 @@ public struct ConnectRequest: Request, Equatable {
     public var ticket: String?
     public var visible: Bool?
     public var focused: Bool?
+    /// Set when this connect is a retry of a keyed one that was answered (its reply lost): it
+    /// attaches the session the first one attached, with a new secret. Never read off the wire.
+    public var replay: Replay?
 
     public struct Resume: Sendable, Equatable {
         public var id: SessionID
         public var secret: String
+    }
+
+    /// What a keyed connect's record keeps: the session it attached and how it came by it. The
+    /// secret is not kept (only its hash is stored anywhere), so a retry is given a new one.
+    public struct Replay: Sendable, Equatable {
+        public var session: SessionID
+        public var created: Bool
+        public var forkedFrom: SessionID?
+        /// The session's secret, when the retry proved it (a resume's): handed back as it is.
+        var provenSecret: String?
+
+        init?(_ recorded: JSONValue) {
+            guard let session = recorded["session"]?.stringValue, let created = recorded["created"]?.boolValue else {
+                return nil
+            }
+            self.session = SessionID(session)
+            self.created = created
+            forkedFrom = recorded["forkedFrom"]?.stringValue.map(SessionID.init)
+        }
+    }
+
+    /// A connect that creates a session (or forks one, or redeems a ticket) takes a key: its
+    /// retry after a lost reply attaches the same session instead of making another.
+    public static var idempotency: Idempotency { .recorded }
+
+    /// What the connect asks for, not how it says who it is: a retry may carry a fresh token,
+    /// other traits or another lifecycle state.
+    public static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue] {
+        [
+            "workspace": fields["workspace"] ?? .null,
+            "session": fields["session"]?["id"] ?? .null,
+            "ticket": fields["ticket"] ?? .null,
+        ]
+    }
+
+    public static func recordedResult(_ result: JSONValue) -> JSONValue {
+        .object([
+            "session": result["session"]?["persistentIdentifier"],
+            "created": result["created"],
+            "forkedFrom": result["forkedFrom"].flatMap { $0 == .null ? nil : $0 },
+        ])
     }
 
     public init(protocolVersion: Int = 1, clientVersion: String = "test", workspace: String = "default",
@@ -52,9 +96,12 @@ public struct ConnectRequest: Request, Equatable {
             if let token = try auth.token("token", settings: settings) {
                 credentials = .token(token)
             } else if let name = try auth.string("name", maxLength: 64) {
-                let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-                guard !trimmed.isEmpty else { throw .invalid("auth.name", "must not be empty") }
-                credentials = .name(trimmed)
+                // Leading and trailing whitespace dropped: from the first character that is not
+                // whitespace to the last.
+                guard let first = name.firstIndex(where: { !$0.isWhitespace }),
+                      let last = name.lastIndex(where: { !$0.isWhitespace })
+                else { throw .invalid("auth.name", "must not be empty") }
+                credentials = .name(String(name[first...last]))
             } else {
                 throw .missing("auth.name")
             }

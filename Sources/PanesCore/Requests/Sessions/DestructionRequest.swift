@@ -2,6 +2,8 @@
 /// the session and everything stored for it.
 struct DestructionRequest: Request {
     static let type = "requestDestruction"
+    /// Takes an `idempotencyKey`: without one, a retry would find the session gone and say so.
+    static var idempotency: Idempotency { .recorded }
     let session: SessionID
     let animation: DismissalAnimation
 

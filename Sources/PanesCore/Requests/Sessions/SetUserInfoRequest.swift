@@ -1,6 +1,8 @@
 /// `setUserInfo`: per-window customisations kept in the session, replaced or merged.
 struct SetUserInfoRequest: Request {
     static let type = "setUserInfo"
+    /// Takes an `idempotencyKey`: without one, a retry would set the userInfo again over whatever a later request set.
+    static var idempotency: Idempotency { .recorded }
     let userInfo: [String: JSONValue]
     let merge: Bool
 

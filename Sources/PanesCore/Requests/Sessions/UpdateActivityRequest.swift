@@ -3,6 +3,8 @@
 /// switcher subtitle.
 struct UpdateActivityRequest: Request {
     static let type = "updateActivity"
+    /// Takes an `idempotencyKey`: without one, a retry would save the activity again over a later save.
+    static var idempotency: Idempotency { .recorded }
     /// nil clears the restoration activity: `activity: null` and an absent field differ.
     let activity: Activity?
     /// nil leaves the subtitle as it is; "" clears it.

@@ -2,6 +2,8 @@
 /// the activity's content, or get a ticket for a new window ("Open in New Window").
 struct ActivationRequest: Request {
     static let type = "requestActivation"
+    /// Takes an `idempotencyKey`: without one, a retry would make a second session and ticket.
+    static var idempotency: Idempotency { .recorded }
     let activity: Activity
     let session: SessionID?
 

@@ -1,6 +1,8 @@
 /// `beginDrag`: the server holds the dragged items; the browser carries only the drag's id.
 struct BeginDragRequest: Request {
     static let type = "beginDrag"
+    /// Takes an `idempotencyKey`: without one, a retry would begin a second drag.
+    static var idempotency: Idempotency { .recorded }
     let items: [DragItem]
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {

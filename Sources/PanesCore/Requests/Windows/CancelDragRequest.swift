@@ -1,6 +1,8 @@
 /// `cancelDrag`: the source gives up its drag; it hears `dragEnded` like any ending.
 struct CancelDragRequest: Request {
     static let type = "cancelDrag"
+    /// Takes an `idempotencyKey`: without one, a retry would find the drag ended and say so.
+    static var idempotency: Idempotency { .recorded }
     let drag: String
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {

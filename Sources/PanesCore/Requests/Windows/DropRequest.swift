@@ -1,6 +1,8 @@
 /// `drop`: delivers a drag onto this scene, another scene of the user, or the new-window zone.
 struct DropRequest: Request {
     static let type = "drop"
+    /// Takes an `idempotencyKey`: without one, a retry would find the drag ended and say so, or open the windows twice.
+    static var idempotency: Idempotency { .recorded }
     let drag: String
     let target: DropTarget
     let operation: DragOperation

@@ -2,6 +2,8 @@
 /// snapshot or restoration activity changed; a live window showing it is told too.
 struct RefreshRequest: Request {
     static let type = "requestRefresh"
+    /// Takes an `idempotencyKey`: without one, a retry would refresh again over a later refresh.
+    static var idempotency: Idempotency { .recorded }
     let session: SessionID
     let title: String?
     let subtitle: String?

@@ -1,0 +1,242 @@
+// Threading: a writer is a value owned by the call that encodes; nothing is shared.
+internal import CJansson
+import PanesCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Compact JSON text written straight into bytes: the same bytes jansson's `json_dump*` writes
+/// with `JSONCodec`'s flags (`JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)`), without
+/// building jansson's tree of the value first and receiving the text back one token per callback.
+///
+/// Every frame the server sends is encoded here, so this is the hot path of a reconnect storm:
+/// a `connect` reply (750 bytes, 11 objects) cost about 156,000 instructions through jansson,
+/// and about 29,000 here (issue 27). The rules are jansson's: keys sorted by their UTF-8 bytes;
+/// in strings `"` and `\` escaped, `\b \f \n \r \t` for those controls, `\u00XX` (upper-case
+/// hex) for the other controls below 0x20, everything else, `/` and non-ASCII included, as is.
+/// Reals are left to jansson itself (`%.17g` and its touches), so they are its bytes by
+/// construction; they are rare on the wire.
+///
+/// The text grows in memory of the writer's own (a byte array's appends cost far more per call)
+/// and is copied into an array once, by `finish()`.
+struct JSONWriter: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var count: Int
+    private var capacity: Int
+
+    /// - Parameter headroom: zero bytes written first (lws's `LWS_PRE`, see `JSONCodec.encode`).
+    init(headroom: Int) {
+        capacity = max(1024, headroom * 2)
+        storage = .allocate(capacity: capacity)
+        storage.initialize(repeating: 0, count: headroom)
+        count = headroom
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The headroom and the text, as one array.
+    consuming func finish() -> [UInt8] {
+        [UInt8](UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(toFit: extra) }
+    }
+
+    private mutating func grow(toFit extra: Int) {
+        var grown = capacity * 2
+        while count + extra > grown { grown *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        bigger.moveInitialize(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity = grown
+    }
+
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    private mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (storage + count).initialize(from: base, count: bytes.count)
+        count += bytes.count
+    }
+
+    private mutating func put(_ text: StaticString) {
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null:
+            put("null")
+        case .bool(let bool):
+            put(bool ? "true" : "false")
+        case .int(let int):
+            write(int)
+        case .double(let double):
+            writeReal(double)
+        case .string(let string):
+            write(string)
+        case .array(let items):
+            put(UInt8(ascii: "["))
+            var first = true
+            for item in items {
+                if !first { put(UInt8(ascii: ",")) }
+                first = false
+                write(item)
+            }
+            put(UInt8(ascii: "]"))
+        case .object(let members):
+            put(UInt8(ascii: "{"))
+            if members.count == 1, let (key, member) = members.first {
+                write(key)
+                put(UInt8(ascii: ":"))
+                write(member)
+            } else if !members.isEmpty {
+                writeSorted(members)
+            }
+            put(UInt8(ascii: "}"))
+        }
+    }
+
+    /// An object's members in jansson's key order (`precedes`), by an insertion sort over each
+    /// key's first eight bytes read once as a number, so most comparisons are one integer
+    /// comparison; keys and values are read in place (`keys[i]`, `values[i]`), never copied.
+    private mutating func writeSorted(_ members: [String: JSONValue]) {
+        typealias Entry = (prefix: UInt64, index: Dictionary<String, JSONValue>.Index)
+        withUnsafeTemporaryAllocation(of: Entry.self, capacity: members.count) { order in
+            var count = 0
+            var index = members.startIndex
+            while index != members.endIndex {
+                let entry = (prefix: Self.prefix(members.keys[index]), index: index)
+                var slot = count
+                while slot > 0 && (order[slot - 1].prefix > entry.prefix
+                                   || (order[slot - 1].prefix == entry.prefix
+                                       && Self.precedes(members.keys[entry.index], members.keys[order[slot - 1].index]))) {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = entry
+                count += 1
+                members.formIndex(after: &index)
+            }
+            for position in 0..<count {
+                if position > 0 { put(UInt8(ascii: ",")) }
+                write(members.keys[order[position].index])
+                put(UInt8(ascii: ":"))
+                write(members.values[order[position].index])
+            }
+        }
+    }
+
+    /// A key's first eight bytes, big-endian and zero-padded: two keys whose prefixes differ
+    /// are in the order of their prefixes; equal prefixes are compared in full.
+    private static func prefix(_ key: String) -> UInt64 {
+        key.utf8.withContiguousStorageIfAvailable { utf8 in
+            var value: UInt64 = 0
+            var shift: UInt64 = 56
+            for index in 0..<min(8, utf8.count) {
+                value |= UInt64(utf8[index]) << shift
+                shift &-= 8
+            }
+            return value
+        } ?? 0
+    }
+
+    /// Byte order, as jansson sorts keys (`memcmp` over the shorter, then the shorter first).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// Decimal digits, as `%lld` writes them.
+    private mutating func write(_ int: Int64) {
+        reserve(20)
+        if int < 0 { put(UInt8(ascii: "-")) }
+        var magnitude = int.magnitude  // unsigned, so Int64.min has one too
+        let start = count
+        repeat {
+            storage[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            count += 1
+            magnitude /= 10
+        } while magnitude > 0
+        var digits = UnsafeMutableBufferPointer(start: storage + start, count: count - start)
+        digits.reverse()
+    }
+
+    private mutating func write(_ string: String) {
+        put(UInt8(ascii: "\""))
+        if string.utf8.withContiguousStorageIfAvailable({ writeEscaped($0) }) == nil {
+            Array(string.utf8).withUnsafeBufferPointer { writeEscaped($0) }  // a string not stored as UTF-8
+        }
+        put(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes in `word` must be escaped: below 0x20, `"` or `\`
+    /// (the usual SWAR tests for a zero byte, on `word`, `word ^ "…"` and `word ^ "\…"`).
+    private static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let below = (word &- ones &* 0x20) & ~word
+        return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | below) & highs != 0
+    }
+
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        var start = 0
+        var index = 0
+        while index < utf8.count {
+            // Eight plain bytes at a time, the common case.
+            if index + 8 <= utf8.count,
+               !Self.needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let byte = utf8[index]
+            index += 1
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            put(UnsafeBufferPointer(rebasing: utf8[start..<index - 1]))
+            start = index
+            switch byte {
+            case UInt8(ascii: "\""): put("\\\"")
+            case UInt8(ascii: "\\"): put("\\\\")
+            case 0x08: put("\\b")
+            case 0x0C: put("\\f")
+            case 0x0A: put("\\n")
+            case 0x0D: put("\\r")
+            case 0x09: put("\\t")
+            default:
+                let hex: StaticString = "0123456789ABCDEF"
+                put("\\u00")
+                put(hex.utf8Start[Int(byte >> 4)])
+                put(hex.utf8Start[Int(byte & 0x0F)])
+            }
+        }
+        put(UnsafeBufferPointer(rebasing: utf8[start...]))
+    }
+
+    /// jansson's own text for a real; JSON has no NaN or infinity, so those travel as null
+    /// (jansson refuses to make them).
+    private mutating func writeReal(_ double: Double) {
+        guard let real = json_real(double) else {
+            put("null")
+            return
+        }
+        defer { pjs_release(real) }
+        guard let text = json_dumps(real, pjs_flags_compact_real17()) else {
+            put("null")
+            return
+        }
+        defer { free(text) }
+        text.withMemoryRebound(to: UInt8.self, capacity: 32) { pointer in
+            put(UnsafeBufferPointer(start: pointer, count: strlen(text)))
+        }
+    }
+}
