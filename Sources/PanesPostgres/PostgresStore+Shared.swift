@@ -74,10 +74,11 @@ extension PostgresStore {
     }
 
     /// Enters `node` as alive until `leaseMs` from now and takes its liveness lock on this
-    /// connection, letting go of any other node's lock it held (an identity left behind by a
-    /// rejoin); returns the other nodes gone now (`SharedStore.register`).
+    /// connection, letting go of the lock of any identity it held whose lease has ended (one
+    /// left behind by a rejoin); returns the other nodes gone now (`SharedStore.register`).
     public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        for other in lockedNodes where other != node {
+        for other in lockedNodes.sorted(by: { $0.rawValue < $1.rawValue }) where other != node {
+            guard try connection.query(SharedSQL.ownLease, [.text(other.rawValue)]).count == 0 else { continue }
             _ = try connection.integer(SharedSQL.unlockLiveness, [.text(Self.livenessLockKey(other))])
             lockedNodes.remove(other)
         }

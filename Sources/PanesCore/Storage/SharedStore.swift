@@ -30,8 +30,8 @@ public protocol SharedStore: Store {
     func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]?
     /// Enters `node` as alive until `leaseMs` from now (the database's clock, so nodes' clocks
     /// need not agree) and holds its liveness lock on this store connection: a node starting,
-    /// or one rejoining under a new identity after it was revoked. A previous identity's lock
-    /// held on this connection is let go.
+    /// or one rejoining under a new identity after it was revoked. The lock of a previous
+    /// identity held on this connection is let go once that identity's lease has ended.
     /// - Returns: the other nodes gone now (as `heartbeat`).
     func register(node: NodeID, leaseMs: Int) throws -> [NodeID]
     /// Renews `node`'s lease until `leaseMs` from now, ends the lease of every other node that
