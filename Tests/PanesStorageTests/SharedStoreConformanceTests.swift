@@ -236,6 +236,38 @@ import Testing
         #expect(try store.loadState().claims == [:])
     }
 
+    /// A failover's takeovers come as many claims in one transaction (PostgreSQL reads their
+    /// epochs in one statement): each is compared with its own session's epoch as it stands
+    /// when its turn comes, a claim written earlier in the batch included.
+    @Test(arguments: StoreKind.shared)
+    func claimsOfManySessionsInOneBatchEachCompareWithTheirOwnEpoch(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        let ids = (1...4).map { SessionID("s\($0)") }
+        for id in ids { try store.apply([.putSession(Fixtures.bareSession(id: id.rawValue))]) }
+        for (index, id) in [ids[0], ids[2], ids[3]].enumerated() {
+            #expect(try store.apply([Self.commit(UInt64(index + 1), .session(id), base: 0, [.claimSession(id, SessionClaim(node: a, epoch: 1))])])
+                        == [CommitID(UInt64(index + 1)): .committed])
+        }
+        let outcomes = try store.apply([
+            Self.commit(10, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: b, epoch: 2))]),
+            Self.commit(11, .session(ids[1]), base: 0, [.claimSession(ids[1], SessionClaim(node: b, epoch: 1))]),
+            // Stale: s3 is at epoch 1.
+            Self.commit(12, .session(ids[2]), base: 0, [.claimSession(ids[2], SessionClaim(node: b, epoch: 1))]),
+            // s4's claim moves within the batch, before its commit.
+            .persist([.claimSession(ids[3], SessionClaim(node: b, epoch: 2))]),
+            Self.commit(13, .session(ids[3]), base: 2, [.claimSession(ids[3], SessionClaim(node: b, epoch: 3))]),
+            // Again on s1, after its claim in this batch.
+            Self.commit(14, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: a, epoch: 2))]),
+        ])
+        #expect(outcomes == [CommitID(10): .committed, CommitID(11): .committed, CommitID(12): .conflict,
+                             CommitID(13): .committed, CommitID(14): .conflict])
+        #expect(try store.loadState().claims == [ids[0]: SessionClaim(node: b, epoch: 2), ids[1]: SessionClaim(node: b, epoch: 1),
+                                                 ids[2]: SessionClaim(node: a, epoch: 1), ids[3]: SessionClaim(node: b, epoch: 3)])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aConflictOnADocumentCarriesTheOperationsCommittedAfterItsBase(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
