@@ -249,18 +249,27 @@ import Testing
         }
     }
 
+    /// A worker as a cluster node has one: it holds writes through an outage (short backoffs),
+    /// and reports into `reports`.
+    static func stallingWorker(_ store: any Store, _ reports: Reports,
+                               onLoaded: @escaping @Sendable (LoadResult) -> Void = { _ in }, fencing: NodeID? = nil,
+                               onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
+                               onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"),
+                    policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
+                    onApplied: { report in
+                        if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                        reports.outcomes.withLock { $0 += report.outcomes }
+                    },
+                    onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
+                    onLoaded: onLoaded, fencing: fencing, leaseMs: 60_000, onRevoked: onRevoked, onRejoined: onRejoined)
+    }
+
     @Test func whileASharedStoreIsDownCommitsFailPersistsWaitAndNothingIsAcknowledgedUntilItIsBack() throws {
         let store = OutageStore()
         let reports = Reports()
         let loads = Mutex<[LoadResult]>([])
-        let worker = StoreWorker(store: store, logger: Logger(label: "test"),
-                                 policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
-                                 onApplied: { report in
-                                     if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
-                                     reports.outcomes.withLock { $0 += report.outcomes }
-                                 },
-                                 onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
-                                 onLoaded: { result in loads.withLock { $0.append(result) } })
+        let worker = Self.stallingWorker(store, reports, onLoaded: { result in loads.withLock { $0.append(result) } })
         let domain = PreferenceDomain(workspace: "w", user: "u")
         func set(_ id: UInt64) -> StoreWrite {
             .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: 0,
@@ -311,16 +320,9 @@ import Testing
         let reports = Reports()
         let revoked = Mutex<[NodeID]>([])
         let rejoined = Mutex<[StoredState]>([])
-        let worker = StoreWorker(store: store, logger: Logger(label: "test"),
-                                 policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
-                                 onApplied: { report in
-                                     if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
-                                     reports.outcomes.withLock { $0 += report.outcomes }
-                                 },
-                                 onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
-                                 onLoaded: { _ in }, fencing: a, leaseMs: 60_000,
-                                 onRevoked: { node in revoked.withLock { $0.append(node) } },
-                                 onRejoined: { state in rejoined.withLock { $0.append(state) } })
+        let worker = Self.stallingWorker(store, reports, fencing: a,
+                                         onRevoked: { node in revoked.withLock { $0.append(node) } },
+                                         onRejoined: { state in rejoined.withLock { $0.append(state) } })
         let deadline = Date(timeIntervalSinceNow: 10)
         worker.start()
         worker.submit(.persist([Self.session(1)]), sequence: 1)
