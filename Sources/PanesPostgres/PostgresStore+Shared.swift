@@ -83,12 +83,14 @@ extension PostgresStore {
             lockedNodes.remove(other)
         }
         try holdLivenessLock(of: node, leaseMs: leaseMs)
-        let entered = try connection.transaction {
-            try connection.query(SharedSQL.register, [.text(node.rawValue), .int(Int64(leaseMs))]).count > 0
+        let entered = try keepingLock {
+            try connection.transaction {
+                try lockOnThisConnection(node, leaseMs: leaseMs)
+                return try connection.query(SharedSQL.register, [.text(node.rawValue), .int(Int64(leaseMs))]).count > 0
+            }
         }
         // Only a retry after a lost COMMIT finds the row there, ended meanwhile.
         guard entered else { throw NodeRevoked(node: node) }
-        try holdLivenessLock(of: node, leaseMs: leaseMs)
         return try checkNodes(node: node, leaseMs: leaseMs)
     }
 
@@ -97,19 +99,31 @@ extension PostgresStore {
     /// lease has ended, sorted by id. Throws `NodeRevoked` when the lease had ended already.
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         try holdLivenessLock(of: node, leaseMs: leaseMs)
-        let (renewed, nodes) = try connection.transaction {
-            try connection.send(SharedSQL.renew, [.text(node.rawValue), .int(Int64(leaseMs))])
-            let renewed = try connection.query(SharedSQL.ownLease, [.text(node.rawValue)]).count > 0
-            return (renewed, try connection.query(SharedSQL.otherNodes, [.text(node.rawValue), .int(Int64(leaseMs))]))
+        let (renewed, nodes) = try keepingLock {
+            try connection.transaction {
+                try lockOnThisConnection(node, leaseMs: leaseMs)
+                try connection.send(SharedSQL.renew, [.text(node.rawValue), .int(Int64(leaseMs))])
+                let renewed = try connection.query(SharedSQL.ownLease, [.text(node.rawValue)]).count > 0
+                return (renewed, try connection.query(SharedSQL.otherNodes, [.text(node.rawValue), .int(Int64(leaseMs))]))
+            }
         }
         guard renewed else {
             // Over for good: said at once, for every node to see, rather than at their next check.
             try connection.transaction { try connection.query(SharedSQL.endOwn, [.text(node.rawValue)]) }
             throw NodeRevoked(node: node)
         }
-        // The transaction may have met a lost connection and run on a new one.
-        try holdLivenessLock(of: node, leaseMs: leaseMs)
         return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
+    }
+
+    /// Runs a transaction that takes the liveness lock in it: a failed one took back the
+    /// keepalive settings made in it (not the lock), so they are made again on the next try.
+    private func keepingLock<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            lockedBackend = 0
+            throw error
+        }
     }
 
     /// Ends the lease of every other node whose lease ran out or whose liveness lock no session
@@ -224,6 +238,14 @@ extension PostgresStore {
     /// a heartbeat before its lease ends, is never taken over while it serves.
     func holdLivenessLock(of node: NodeID, leaseMs: Int) throws {
         try connection.reconnectIfNeeded()
+        try lockOnThisConnection(node, leaseMs: leaseMs)
+    }
+
+    /// `holdLivenessLock` on the connection as it is, inside a transaction too: a transaction
+    /// may run on a new connection (the last one was lost), and a lease renewed there must have
+    /// its lock taken there first, or another node could find it free in between and end the
+    /// lease (a session-level lock taken in a transaction stays taken whatever becomes of it).
+    private func lockOnThisConnection(_ node: NodeID, leaseMs: Int) throws {
         let backend = connection.backendPID
         if backend != lockedBackend {
             let seconds = max(1, (leaseMs + 999) / 1_000)
