@@ -258,11 +258,21 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
                               or "held" in line or "lease" in line)[-6000:])
         assert writer.error is None, f"{writer.name}: {writer.error}"
     readers = [Client(node.url, "reader", workspace) for node in cluster.nodes]
+
+    def listing(index: int) -> list[dict]:
+        # A node whose lease ended in the outage closes its scenes (4011) and rejoins under a new
+        # identity, which can be just now: the reader connects again, as a window would.
+        try:
+            return documents(readers[index])
+        except (Closed, ConnectionClosed, TimeoutError):
+            readers[index] = Client(cluster.nodes[index].url, "reader", workspace)
+            return documents(readers[index])
+
     # Each node reads what the others wrote through the database's notices: a moment.
     deadline = time.monotonic() + 30
     ids: dict[str, str] = {}
     while True:
-        listed = [documents(reader) for reader in readers]
+        listed = [listing(index) for index in range(len(readers))]
         ids = {d["title"]: d["id"] for listing in listed for d in listing}
         listings = [sorted(d["title"] for d in listing) for listing in listed]
         if all(listing == listings[0] for listing in listings) or time.monotonic() > deadline:
@@ -303,9 +313,12 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
             # its notices): a moment, then it holds what the database holds.
             deadline = time.monotonic() + 30
             while True:
-                client = Client(node.url, writer.name, workspace)
-                version = preference_version(client, "editor.count")
-                client.close()
+                try:
+                    client = Client(node.url, writer.name, workspace)
+                    version = preference_version(client, "editor.count")
+                    client.close()
+                except (Closed, ConnectionClosed, TimeoutError):
+                    version = None  # the node closed its scenes to rejoin (4011): ask again
                 if version == writer.set or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)
