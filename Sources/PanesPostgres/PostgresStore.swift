@@ -403,6 +403,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
             try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            try PostgresWebhookOutbox.insert(entries, on: connection)
         }
     }
 
@@ -616,7 +618,7 @@ extension StoreCommand {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .enqueueWebhooks: false
         }
     }
 }
