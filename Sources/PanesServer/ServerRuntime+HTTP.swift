@@ -26,7 +26,9 @@ extension ServerRuntime {
             }
             route = try APIRoute(method: request.method.rawValue, path: request.path,
                                  query: request.query.map { ($0.name, $0.value) }, body: body,
-                                 idempotencyKey: request.headers["idempotency-key"])
+                                 idempotencyKey: request.headers["idempotency-key"],
+                                 newOpId: "http-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+                                     + String(UInt64.random(in: 0...UInt64.max), radix: 36))
             key = try apiGate.admit(authorization: request.headers["authorization"], route: route, now: Self.wallClock())
         } catch {
             _ = transport.respond(to: request.id, with: Self.errorResponse(error.httpStatus, error))

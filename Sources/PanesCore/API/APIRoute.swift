@@ -23,8 +23,9 @@ public struct APIRoute: Sendable {
     /// - Parameters:
     ///   - body: the parsed JSON body; nil when there was none.
     ///   - idempotencyKey: the `Idempotency-Key` header.
+    ///   - newOpId: an operation id never used before, for an edit that names none and has no key.
     public init(method: String, path: String, query: [(name: String, value: String)], body: JSONValue?,
-                idempotencyKey: String?) throws(PanesError) {
+                idempotencyKey: String?, newOpId: @autoclosure () -> String) throws(PanesError) {
         guard path.hasPrefix(Self.prefix) else {
             throw PanesError(.unknownType, "no API route \(method) \(path); the API is under \(Self.prefix)")
         }
@@ -95,7 +96,7 @@ public struct APIRoute: Sendable {
             var fields: [String: JSONValue] = ["document": .string(document)]
             if object["opId"] == nil || object["opId"] == .null {
                 // A retry with the same key is the same operation: applied once (its `opId`).
-                fields["opId"] = idempotencyKey.map { .string("http.\($0)") } ?? .null
+                fields["opId"] = .string(idempotencyKey.map { "http.\($0)" } ?? newOpId())
             }
             operation = request("edit", fields)
         case ("GET", 1, "preferences"):
