@@ -245,3 +245,42 @@ class Server:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+class Keys:
+    """A keys file and the secrets of its keys: `writer` and `reader` for the test's workspace,
+    `stranger` (write) for another workspace."""
+
+    def __init__(self, workspace: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="panes-keys-"))
+        self.path = self.dir / "keys.json"
+        self.secrets: dict[str, str] = {}
+        self.entries: dict[str, dict] = {}
+        self.add("writer", [workspace], "write", name="CRM sync")
+        self.add("reader", [workspace], "read")
+        self.add("stranger", ["elsewhere"], "write")
+
+    def add(self, key_id: str, workspaces: list[str], access: str, name: str | None = None) -> str:
+        secret, entry = make_key(self.dir, key_id, workspaces, access, name)
+        self.secrets[key_id] = secret
+        self.entries[key_id] = entry
+        self.save()
+        return secret
+
+    def remove(self, key_id: str) -> None:
+        del self.entries[key_id]
+        self.save()
+
+    def save(self) -> None:
+        write_keys(self.path, list(self.entries.values()))
+
+
+def config(receiver: Receiver | None, **settings) -> dict:
+    """A configuration with quick webhook retries, an endpoint at `receiver` if given, and `settings`."""
+    base = {"webhookPollMs": 50, "webhookRetryFirstMs": 50, "webhookRetryMaxMs": 400, "webhookTimeoutMs": 2_000,
+            "webhookCoalesceMs": 0}
+    base.update(settings)
+    out: dict = {"settings": base}
+    if receiver:
+        out["webhooks"] = [{"id": "crm", "url": receiver.url("/hooks"), "secret": SECRET}]
+    return out

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import time
 
-from api_support import API, SPEC, Server
-from conftest import Keys, config
+from api_support import API, SPEC, Server, config
 from panes_cluster import Client
 
 

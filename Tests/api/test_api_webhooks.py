@@ -7,14 +7,18 @@ from __future__ import annotations
 import collections
 import time
 
-from api_support import API, Server
-from conftest import config
+from api_support import API, Server, config
 from panes_cluster import Client
 
 
 def distinct(received: list[dict]) -> dict[str, dict]:
     """The events received, by id (a retry repeats an id)."""
     return {r["id"]: r["event"] for r in received}
+
+
+def documents_only(received: list[dict]) -> list[dict]:
+    """The document events received (a window's connect makes a `session.created` too)."""
+    return [r for r in received if r["event"]["type"].startswith("document.")]
 
 
 def test_a_change_by_a_window_and_one_by_the_api_each_make_exactly_one_event(server, api, receiver, workspace):
@@ -26,9 +30,9 @@ def test_a_change_by_a_window_and_one_by_the_api_each_make_exactly_one_event(ser
     api.ok("PATCH", f"/documents/{doc}", {"title": "Plan B"})
     alice.request("renameDocument", document=doc, title="Plan C")
     api.ok("DELETE", f"/documents/{doc}")
-    got = receiver.wait(lambda r: len(distinct(r)) >= 6)
+    got = receiver.wait(lambda r: len(distinct(documents_only(r))) >= 6)
     time.sleep(0.5)  # nothing more comes
-    got = receiver.received()
+    got = documents_only(receiver.received())
     events = list(distinct(got).values())
     assert all(r["signature_valid"] for r in got)
     assert len(got) == len(events) == 6, [e["type"] for e in events]
@@ -107,7 +111,7 @@ def test_kill_9_mid_delivery_loses_no_event_of_a_real_change(keys, receiver, wor
         window.close()
         server.start()
         expected = 3 + 1 + 3  # created x3, the window's change, the API's changes
-        got = receiver.wait(lambda r: len(distinct(r)) >= expected, timeout=30)
+        got = documents_only(receiver.wait(lambda r: len(distinct(documents_only(r))) >= expected, timeout=30))
         events = distinct(got)
         assert len(events) == expected
         per_doc = collections.defaultdict(list)
@@ -117,3 +121,38 @@ def test_kill_9_mid_delivery_loses_no_event_of_a_real_change(keys, receiver, wor
             assert per_doc[doc][0] == "document.created"
     finally:
         server.stop()
+
+
+def test_preferences_sessions_and_a_spawned_window_make_their_events(server, api, receiver, workspace):
+    alice = Client(server.ws, "alice", workspace)
+    session = alice.connected["session"]["persistentIdentifier"]
+    created = receiver.wait(lambda r: any(x["event"]["type"] == "session.created" for x in r))
+    assert [x["event"]["data"]["session"] for x in created if x["event"]["type"] == "session.created"] == [session]
+
+    alice.request("setPreference", domain="user", keyPath="sidebar", value=True)
+    api.ok("PUT", "/preferences/theme", {"value": "dark"})
+    api.ok("DELETE", "/preferences/sidebar", query={"user": "alice"})
+    changes = receiver.wait(lambda r: sum(x["event"]["type"] == "preference.changed" for x in r) >= 3)
+    preference = [x["event"]["data"] for x in changes if x["event"]["type"] == "preference.changed"]
+    # In order within a domain; two domains' events go side by side.
+    user = [(p["keyPath"], p["value"], p["removed"], p["actor"]["user"]) for p in preference if p["domain"] == "user"]
+    assert user == [("sidebar", True, False, "alice"), ("sidebar", None, True, "api:writer")]
+    shared = [(p["keyPath"], p["value"], p["actor"]["user"]) for p in preference if p["domain"] == "workspace"]
+    assert shared == [("theme", "dark", "api:writer")]
+
+    drag = alice.request("beginDrag", items=[{"activity": {"activityType": "panes.document", "title": "Spawned",
+                                                           "targetContentIdentifier": "doc_x"}}])["drag"]
+    spawned = alice.request("drop", drag=drag, target="newWindow", operation="copy")["windows"][0]["session"]
+    got = receiver.wait(lambda r: any(x["event"]["type"] == "window.spawned" for x in r))
+    window = [x["event"]["data"] for x in got if x["event"]["type"] == "window.spawned"]
+    assert window[0]["session"] == spawned and window[0]["drag"] == drag
+
+    api.ok("DELETE", f"/users/alice/sessions/{spawned}")
+    got = receiver.wait(lambda r: any(x["event"]["type"] == "session.destroyed" for x in r))
+    destroyed = [x["event"]["data"]["session"] for x in got if x["event"]["type"] == "session.destroyed"]
+    assert destroyed == [spawned]
+    time.sleep(0.5)
+    got = receiver.received()
+    assert len(got) == len(distinct(got))  # each once
+    assert sorted(x["event"]["type"] for x in got).count("session.created") == 2  # alice's, the spawned window's
+    alice.close()

@@ -57,12 +57,17 @@ def test_an_api_write_on_one_node_is_heard_by_a_window_on_another_and_each_chang
         assert api.ok("GET", f"/documents/{doc}")["text"] == "one two three"
         assert API(b.port, secret, workspace).ok("GET", f"/documents/{doc}")["text"] == "one two three"
 
-        got = receiver.wait(lambda r: len({x["id"] for x in r}) >= 3)
+        def documents(received):
+            return [x for x in received if x["event"]["type"].startswith("document.")]
+        got = receiver.wait(lambda r: len({x["id"] for x in documents(r)}) >= 3)
         time.sleep(1.0)
-        got = receiver.received()
+        got = documents(receiver.received())
         assert len(got) == len({x["id"] for x in got}) == 3, [x["event"]["type"] for x in got]
         assert [x["event"]["type"] for x in got] == ["document.created", "document.changed", "document.changed"]
         assert [x["event"]["data"]["actor"]["user"] for x in got[1:]] == ["api:crm", "bob"]
+        # Bob's window made his session on node B: written once, by node B.
+        sessions = [x for x in receiver.received() if x["event"]["type"] == "session.created"]
+        assert len(sessions) == 1 and sessions[0]["event"]["data"]["user"] == "bob"
         window.close()
     finally:
         cluster.close()

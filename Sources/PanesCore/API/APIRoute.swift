@@ -168,11 +168,14 @@ public struct APICall: Sendable {
     public var name: String
     /// `editor` for a write key, `viewer` for a read key.
     public var role: Role
+    /// The key's own actor (`api:<id>`), whoever the request acts for: what webhook events name.
+    public var actor: String
 
     public init(route: APIRoute, key: APIKey) {
         self.route = route
         user = route.user ?? key.actor
         name = key.name
         role = key.access == .write ? .editor : .viewer
+        actor = key.actor
     }
 }

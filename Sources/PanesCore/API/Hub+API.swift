@@ -24,6 +24,7 @@ extension Hub {
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
                           role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
         scenes[sceneID] = scene
+        serviceActors[connectionID] = call.actor
         let id = RequestID.int(1)
         switch call.route.operation {
         case .request(let json):
@@ -57,6 +58,7 @@ extension Hub {
     /// A service scene's reply left: the scene ends. It holds nothing (no observation, no
     /// presence, no open document), so nothing else needs telling.
     mutating func endService(_ connectionID: ConnectionID) {
+        serviceActors[connectionID] = nil
         guard let connection = connections.removeValue(forKey: connectionID), case .scene(let sceneID) = connection.phase,
               let scene = scenes.removeValue(forKey: sceneID) else { return }
         documentsSceneWillEnd(scene)

@@ -284,7 +284,7 @@ public struct Settings: Sendable, Equatable {
               meaning: "HTTP API requests being read or answered at once; more are refused with 503 and `Retry-After: 1`.",
               range: 1...100_000),
         .init(name: "apiRateLimitPerSecond", keyPath: \.apiRateLimitPerSecond,
-              meaning: "Sustained HTTP API requests per second per API key (all its connections and nodes' share: each node counts its own); more get 429 `rate_limited` with `Retry-After`.",
+              meaning: "Sustained HTTP API requests per second per API key, over all its connections (each node of a cluster counts its own); more get 429 `rate_limited` with `Retry-After`.",
               range: 1...1_000_000),
         .init(name: "apiRateLimitBurst", keyPath: \.apiRateLimitBurst,
               meaning: "HTTP API requests one API key may send at once above the sustained rate.", range: 1...1_000_000),

@@ -116,8 +116,11 @@ extension Hub {
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
+        let destroyed = references.dedicated.compactMap { sessions[$0] }.flatMap {
+            sessionWebhook(.sessionDestroyed, $0, extra: ["reason": .string("its document \(id) was deleted")])
+        }
         persist([.deleteDocument(id)] + references.commands
-            + documentWebhook(.documentDeleted, record, by: (scene.owner.user, scene.userName)))
+            + documentWebhook(.documentDeleted, record, by: (scene.owner.user, scene.userName)) + destroyed)
         logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
                                                    "sessions": "\(references.commands.count)"])
 

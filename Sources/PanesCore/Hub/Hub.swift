@@ -67,6 +67,8 @@ public struct Hub {
     var cluster = ClusterState()
     /// Keyed requests: outcomes kept for retries, and requests in flight (`Hub+RequestKeys.swift`).
     var requestKeys: RequestKeyState
+    /// The API key actor (`api:<id>`) of each service scene's request (`Hub+API.swift`).
+    var serviceActors: [ConnectionID: String] = [:]
     /// Requests to handle again at the end of the current event (`Hub+RequestKeys.swift`).
     var redispatching: [RequestKeyState.Waiter] = []
     /// Counts events handled, so a reply can tell whether `effects` still holds what its

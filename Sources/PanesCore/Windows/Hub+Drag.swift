@@ -103,7 +103,7 @@ extension Hub {
             var windows: [JSONValue] = []
             for item in drag.items {
                 windows.append(try openWindow(for: item.activity, reopening: nil, owner: dropper.owner,
-                                              clientVersion: dropper.clientVersion))
+                                              clientVersion: dropper.clientVersion, drag: dragID))
             }
             result = ["windows": .array(windows), "operation": .string(operation.rawValue)]
             ended = ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })]
