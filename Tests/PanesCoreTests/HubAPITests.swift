@@ -35,8 +35,8 @@ import Testing
         #expect(started.messages(to: Self.service(1)).isEmpty)
         let done = harness.completeCommits()
         #expect(done.messages(to: Self.service(1)).first?["result"]?["revision"] == 1)
-        #expect(harness.text(of: id) == nil)  // nobody holds it: it went after the commit
-        #expect(harness.hub.documentCounts.loaded == 0)
+        #expect(harness.text(of: id) == "hi!")  // durable
+        #expect(harness.hub.documentCounts.loaded == 0)  // nobody holds it: it went after the commit
         let read = harness.run(.api(Self.service(2), try Self.call("GET", "/documents/\(id)", access: .read)))
         #expect(read.messages(to: Self.service(2)).first?["result"]?["text"] == "hi!")
     }

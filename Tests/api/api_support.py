@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -22,6 +21,8 @@ from jsonschema.exceptions import best_match
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
+from panes_cluster import Node  # noqa: E402
+
 BINARY = Path(os.environ.get("PANES_BINARY", ROOT / ".build" / "debug" / "panes"))
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -191,38 +192,21 @@ class Receiver:
         self.process.wait()
 
 
-class Server:
-    """One `panes serve` with an API keys file and a configuration, restartable on its port and data."""
+class Server(Node):
+    """One `panes serve` on its own data folder (SQLite by default) with an API keys file and a
+    configuration; restartable on its port and data (`start`, `kill`, `stop` are the cluster
+    tests' node's)."""
 
     def __init__(self, keys: Path, config: dict, store: str = "sqlite") -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="panes-api-"))
-        self.keys = keys
-        self.config = self.dir / "config.json"
-        self.config.write_text(json.dumps(config))
-        self.store = store
-        self.port = 0
-        self.log: list[str] = []
-        self.process: subprocess.Popen | None = None
+        folder = Path(tempfile.mkdtemp(prefix="panes-api-"))
+        (folder / "config.json").write_text(json.dumps(config))
+        super().__init__(store, "http://127.0.0.1", folder / "config.json", 0,
+                         ["--data", str(folder / "data"), "--api-keys", str(keys)])
         self.start()
-
-    def start(self) -> "Server":
-        self.process = subprocess.Popen(
-            [str(BINARY), "serve", "--port", str(self.port), "--data", str(self.dir / "data"), "--store", self.store,
-             "--config", str(self.config), "--api-keys", str(self.keys), "--log-level", "info"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        banner = self.process.stdout.readline()
-        match = re.search(r"listening on http://[\d.]+:(\d+)", banner)
-        if not match:
-            self.process.kill()
-            raise RuntimeError(f"the server did not start: {banner!r}\n{self.process.stderr.read()}")
-        self.port = int(match.group(1))
-        for stream in (self.process.stdout, self.process.stderr):
-            threading.Thread(target=lambda s=stream: [self.log.append(line) for line in s], daemon=True).start()
-        return self
 
     @property
     def ws(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
+        return self.url
 
     def reload(self) -> None:
         """SIGHUP: the keys file is read again; waits for the server to say so."""
@@ -232,19 +216,6 @@ class Server:
         while sum("API keys read again" in line for line in self.log) == before:
             assert time.monotonic() < deadline, "the server did not read its keys again"
             time.sleep(0.02)
-
-    def kill(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 class Keys:

@@ -42,5 +42,18 @@ def server(keys: Keys, receiver: Receiver) -> Iterator[Server]:
 
 
 @pytest.fixture
+def servers(keys: Keys) -> Iterator:
+    """Starts servers with other settings (`servers(receiver_or_None, **settings)`); stops them after."""
+    made: list[Server] = []
+
+    def start(receiver: Receiver | None, **settings) -> Server:
+        made.append(Server(keys.path, config(receiver, **settings)))
+        return made[-1]
+    yield start
+    for server in made:
+        server.stop()
+
+
+@pytest.fixture
 def api(server: Server, keys: Keys, workspace: str) -> API:
     return API(server.port, keys.secrets["writer"], workspace)

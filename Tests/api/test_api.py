@@ -66,19 +66,16 @@ def test_a_document_nobody_has_open_is_edited_and_read_and_survives_a_restart(se
     assert api.ok("GET", f"/documents/{doc}", query={"revision": 1})["text"] == "ab"
 
 
-def test_a_revision_older_than_the_store_keeps_is_a_clear_error(keys, receiver, workspace):
-    server = Server(keys.path, config(None, snapshotEvery=2))
-    try:
-        api = API(server.port, keys.secrets["writer"], workspace)
-        doc = api.ok("POST", "/documents", {"title": "Log", "text": ""}, status=201)["document"]["id"]
-        for revision in range(4):
-            operation = [revision, "x"] if revision else ["x"]
-            api.ok("POST", f"/documents/{doc}/operations", {"revision": revision, "operation": operation})
-        old = api.call("GET", f"/documents/{doc}", query={"revision": 1})
-        assert old.status == 410 and old.error["code"] == "revision_unavailable" and old.error["field"] == "revision"
-        assert api.ok("GET", f"/documents/{doc}", query={"revision": 4})["text"] == "xxxx"
-    finally:
-        server.stop()
+def test_a_revision_older_than_the_store_keeps_is_a_clear_error(servers, keys, receiver, workspace):
+    server = servers(None, snapshotEvery=2)
+    api = API(server.port, keys.secrets["writer"], workspace)
+    doc = api.ok("POST", "/documents", {"title": "Log", "text": ""}, status=201)["document"]["id"]
+    for revision in range(4):
+        operation = [revision, "x"] if revision else ["x"]
+        api.ok("POST", f"/documents/{doc}/operations", {"revision": revision, "operation": operation})
+    old = api.call("GET", f"/documents/{doc}", query={"revision": 1})
+    assert old.status == 410 and old.error["code"] == "revision_unavailable" and old.error["field"] == "revision"
+    assert api.ok("GET", f"/documents/{doc}", query={"revision": 4})["text"] == "xxxx"
 
 
 def test_attempts_around_the_keys_are_refused_with_nothing_changed(server, api, keys, workspace):
@@ -158,19 +155,16 @@ def test_bad_requests_get_the_protocols_error_objects(server, api):
     assert api.ok("GET", f"/documents/{doc}")["text"] == "abc"
 
 
-def test_each_key_is_held_to_its_rate(keys, workspace):
-    server = Server(keys.path, config(None, apiRateLimitPerSecond=1, apiRateLimitBurst=3))
-    try:
-        api = API(server.port, keys.secrets["writer"], workspace)
-        answers = [api.call("GET", "/documents") for _ in range(5)]
-        assert [a.status for a in answers[:3]] == [200, 200, 200]
-        limited = answers[3]
-        assert limited.status == 429 and limited.error["code"] == "rate_limited"
-        assert int(limited.headers["retry-after"]) >= 1 and "apiRateLimitPerSecond" in limited.error["message"]
-        # Another key has its own bucket.
-        assert api.as_key(keys.secrets["reader"]).call("GET", "/documents").status == 200
-    finally:
-        server.stop()
+def test_each_key_is_held_to_its_rate(servers, keys, workspace):
+    server = servers(None, apiRateLimitPerSecond=1, apiRateLimitBurst=3)
+    api = API(server.port, keys.secrets["writer"], workspace)
+    answers = [api.call("GET", "/documents") for _ in range(5)]
+    assert [a.status for a in answers[:3]] == [200, 200, 200]
+    limited = answers[3]
+    assert limited.status == 429 and limited.error["code"] == "rate_limited"
+    assert int(limited.headers["retry-after"]) >= 1 and "apiRateLimitPerSecond" in limited.error["message"]
+    # Another key has its own bucket.
+    assert api.as_key(keys.secrets["reader"]).call("GET", "/documents").status == 200
 
 
 def test_preferences_are_written_with_compare_and_set_and_heard_by_windows(server, api, workspace):

@@ -60,21 +60,18 @@ def test_refused_changes_make_no_event(server, api, keys, receiver, workspace):
     assert types.count("document.created") == 1 and "document.changed" not in types and "document.deleted" not in types
 
 
-def test_changes_within_the_coalescing_window_go_as_one_event_with_the_range(keys, receiver, workspace):
-    server = Server(keys.path, config(receiver, webhookCoalesceMs=1_500))
-    try:
-        api = API(server.port, keys.secrets["writer"], workspace)
-        doc = api.ok("POST", "/documents", {"title": "Busy", "text": ""}, status=201)["document"]["id"]
-        for revision in range(5):
-            api.ok("POST", f"/documents/{doc}/operations",
-                   {"revision": revision, "operation": [revision, "x"] if revision else ["x"]})
-        got = receiver.wait(lambda r: any(e["type"] == "document.changed" for e in distinct(r).values()))
-        time.sleep(2.0)
-        changed = [e for e in distinct(receiver.received()).values() if e["type"] == "document.changed"]
-        assert len(changed) == 1 and changed[0]["data"]["revisions"] == {"from": 1, "to": 5}
-        assert changed[0]["data"]["revision"] == 5 and changed[0]["data"]["length"] == 5
-    finally:
-        server.stop()
+def test_changes_within_the_coalescing_window_go_as_one_event_with_the_range(servers, keys, receiver, workspace):
+    server = servers(receiver, webhookCoalesceMs=1_500)
+    api = API(server.port, keys.secrets["writer"], workspace)
+    doc = api.ok("POST", "/documents", {"title": "Busy", "text": ""}, status=201)["document"]["id"]
+    for revision in range(5):
+        api.ok("POST", f"/documents/{doc}/operations",
+               {"revision": revision, "operation": [revision, "x"] if revision else ["x"]})
+    got = receiver.wait(lambda r: any(e["type"] == "document.changed" for e in distinct(r).values()))
+    time.sleep(2.0)
+    changed = [e for e in distinct(receiver.received()).values() if e["type"] == "document.changed"]
+    assert len(changed) == 1 and changed[0]["data"]["revisions"] == {"from": 1, "to": 5}
+    assert changed[0]["data"]["revision"] == 5 and changed[0]["data"]["length"] == 5
 
 
 def test_a_failing_receiver_gets_every_event_again_with_the_same_id_in_order(server, api, receiver, workspace):
@@ -93,34 +90,31 @@ def test_a_failing_receiver_gets_every_event_again_with_the_same_id_in_order(ser
     assert revisions == sorted(revisions) == [0, 1, 2, 3, 4]
 
 
-def test_kill_9_mid_delivery_loses_no_event_of_a_real_change(keys, receiver, workspace):
-    server = Server(keys.path, config(receiver, webhookLeaseMs=3_500, webhookTimeoutMs=3_000))
-    try:
-        # The receiver holds the first deliveries long enough for the server to die under them.
-        receiver.plan("/hooks", [{"status": 200, "delay_ms": 2_500}], {"status": 200})
-        api = API(server.port, keys.secrets["writer"], workspace)
-        docs = [api.ok("POST", "/documents", {"title": f"D{i}", "text": ""}, status=201)["document"]["id"] for i in range(3)]
-        window = Client(server.ws, "alice", workspace)
-        window.request("openDocument", document=docs[0])
-        window.request("edit", document=docs[0], revision=0, operation=["w"], opId="k:1")
-        for doc in docs:
-            api.ok("POST", f"/documents/{doc}/operations", {"revision": 1 if doc == docs[0] else 0,
-                                                            "operation": [1, "a"] if doc == docs[0] else ["a"]})
-        receiver.wait(lambda r: len(r) >= 1)  # a delivery is under way
-        server.kill()
-        window.close()
-        server.start()
-        expected = 3 + 1 + 3  # created x3, the window's change, the API's changes
-        got = documents_only(receiver.wait(lambda r: len(distinct(documents_only(r))) >= expected, timeout=30))
-        events = distinct(got)
-        assert len(events) == expected
-        per_doc = collections.defaultdict(list)
-        for r in got:
-            per_doc[r["event"]["data"]["document"]].append(r["event"]["type"])
-        for doc in docs:
-            assert per_doc[doc][0] == "document.created"
-    finally:
-        server.stop()
+def test_kill_9_mid_delivery_loses_no_event_of_a_real_change(servers, keys, receiver, workspace):
+    server = servers(receiver, webhookLeaseMs=3_500, webhookTimeoutMs=3_000)
+    # The receiver holds the first deliveries long enough for the server to die under them.
+    receiver.plan("/hooks", [{"status": 200, "delay_ms": 2_500}], {"status": 200})
+    api = API(server.port, keys.secrets["writer"], workspace)
+    docs = [api.ok("POST", "/documents", {"title": f"D{i}", "text": ""}, status=201)["document"]["id"] for i in range(3)]
+    window = Client(server.ws, "alice", workspace)
+    window.request("openDocument", document=docs[0])
+    window.request("edit", document=docs[0], revision=0, operation=["w"], opId="k:1")
+    for doc in docs:
+        api.ok("POST", f"/documents/{doc}/operations", {"revision": 1 if doc == docs[0] else 0,
+                                                        "operation": [1, "a"] if doc == docs[0] else ["a"]})
+    receiver.wait(lambda r: len(r) >= 1)  # a delivery is under way
+    server.kill()
+    window.close()
+    server.start()
+    expected = 3 + 1 + 3  # created x3, the window's change, the API's changes
+    got = documents_only(receiver.wait(lambda r: len(distinct(documents_only(r))) >= expected, timeout=30))
+    events = distinct(got)
+    assert len(events) == expected
+    per_doc = collections.defaultdict(list)
+    for r in got:
+        per_doc[r["event"]["data"]["document"]].append(r["event"]["type"])
+    for doc in docs:
+        assert per_doc[doc][0] == "document.created"
 
 
 def test_preferences_sessions_and_a_spawned_window_make_their_events(server, api, receiver, workspace):
