@@ -63,6 +63,22 @@ import Testing
         #expect(effects.messages(to: Self.service(1)).first?["result"]?["document"]?["createdBy"] == "api:crm")
     }
 
+    @Test func aDrainAnswersAnAPIWriteUnderWayAndThenHasNothingLeft() throws {
+        var harness = HubHarness()
+        let (a, _) = harness.connect(name: "alice")
+        let id = harness.createDocument(a)
+        harness.completesCommits = false
+        _ = harness.run(.api(Self.service(1), try Self.call("POST", "/documents/\(id)/operations",
+                                                          body: ["revision": 0, "operation": ["x"]])))
+        let draining = harness.run(.drain)
+        #expect(draining.messages(to: Self.service(1)).isEmpty)  // no `goingAway` for it
+        _ = harness.run(.closed(a, abnormal: false))
+        #expect(!harness.hub.drained)  // the write is under way
+        let done = harness.completeCommits()
+        #expect(done.messages(to: Self.service(1)).first?["result"]?["revision"] == 1)
+        #expect(harness.hub.drained)
+    }
+
     @Test func withoutEndpointsNoEventIsWritten() throws {
         var harness = HubHarness()
         let effects = harness.run(.api(Self.service(1), try Self.call("POST", "/documents", body: ["title": "New"])))

@@ -59,8 +59,13 @@ extension Hub {
     /// presence, no open document), so nothing else needs telling.
     mutating func endService(_ connectionID: ConnectionID) {
         serviceActors[connectionID] = nil
-        guard let connection = connections.removeValue(forKey: connectionID), case .scene(let sceneID) = connection.phase,
-              let scene = scenes.removeValue(forKey: sceneID) else { return }
+        guard let connection = connections.removeValue(forKey: connectionID) else { return }
+        let sceneID: SceneID
+        switch connection.phase {
+        case .scene(let id), .closing(let id?): sceneID = id
+        default: return
+        }
+        guard let scene = scenes.removeValue(forKey: sceneID) else { return }
         documentsSceneWillEnd(scene)
     }
 

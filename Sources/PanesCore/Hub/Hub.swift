@@ -290,7 +290,7 @@ public struct Hub {
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
-        if Self.isServiceConnection(connection) { endService(connection) }
+        if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
     }
 
     /// Sends ahead of anything held for durability: only for messages that reveal no stored state.
