@@ -1,5 +1,7 @@
-// Threading: like the SQLite store, used by the store thread only (with its one connection);
-// the hub hands it batches by value. Other nodes reach the same database with their own.
+// Threading: each instance is used by one thread only, with its one connection: the store
+// thread's, and in a cluster a second instance on the heartbeat's thread (`ClusterNode`), which
+// uses only its lease calls. The hub hands batches by value. Other nodes reach the same database
+// with their own.
 public import PanesCore
 internal import PanesJSON
 import Foundation
@@ -393,6 +395,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
+        case .saveVersion(let version, let text, let keep):
+            try saveVersion(version, text: text, keepCheckpoints: keep)
         case .recordRequest(let record):
             try writeRecord(record, node: nil)
         case .recordKeyedRequest(let record, let node, _):
@@ -618,7 +622,8 @@ extension StoreCommand {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .enqueueWebhooks: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion,
+             .enqueueWebhooks: false
         }
     }
 }

@@ -176,6 +176,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
+        case .saveVersion(let version, let text, let keep):
+            try saveVersion(version, text: text, keepCheckpoints: keep)
         case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
             // One node: nothing to reserve, so nothing another node holds.
             try writeRecord(record)

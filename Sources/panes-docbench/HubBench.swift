@@ -2,7 +2,7 @@
 // operation made on a revision `lag` behind (so it is transformed past `lag` others), the
 // store left out (it runs on its own thread). Also the heap the open document holds.
 import Logging
-import PanesCore
+@_spi(Testing) import PanesCore
 
 struct HubBench {
     var hub: Hub
@@ -49,6 +49,11 @@ struct HubBench {
             case .load(.document(let id, _)):
                 let stored = StoredDocument(record: record!, snapshotRevision: 0, snapshotText: text, operations: [])
                 effects += hub.handle(.loaded(.document(id, stored)))
+            #if !PANES_BASELINE
+            case .load(.versions(let read)) where read.query == .countNamed:
+                // `saveVersion` asks how many named versions there are: none, as far as the hub knows.
+                effects += hub.handle(.loaded(.versions(read, .countNamed(0))))
+            #endif
             default:
                 break
             }

@@ -62,7 +62,7 @@ extension Hub {
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
-         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline]
+         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()
     }
 
@@ -82,6 +82,7 @@ extension Hub {
     mutating func expireFeatures(now: Millis) {
         expireDrags(now: now)
         documentsTick(now: now)
+        versionsTick(now: now)
         shareScenesTick(now: now)
     }
 

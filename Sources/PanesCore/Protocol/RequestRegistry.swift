@@ -13,6 +13,9 @@ enum RequestRegistry {
         ObserveDocumentsRequest.self, UnobserveDocumentsRequest.self, CreateDocumentRequest.self,
         RenameDocumentRequest.self, DeleteDocumentRequest.self, OpenDocumentRequest.self, CloseDocumentRequest.self,
         EditRequest.self, SetPresenceRequest.self,
+        // Versions
+        SaveVersionRequest.self, ListVersionsRequest.self, ReadVersionRequest.self, CompareVersionsRequest.self,
+        RestoreVersionRequest.self,
     ]
 
     static let byType: [String: any Request.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })

@@ -30,7 +30,12 @@ type ProtocolRequests =
   | 'openDocument'
   | 'closeDocument'
   | 'edit'
-  | 'setPresence';
+  | 'setPresence'
+  | 'saveVersion'
+  | 'listVersions'
+  | 'readVersion'
+  | 'compareVersions'
+  | 'restoreVersion';
 
 type ProtocolEvents =
   | 'sessionDestroyed'
@@ -78,6 +83,7 @@ type ProtocolErrorCodes =
   | 'revision_unavailable'
   | 'revision_in_future'
   | 'observation_not_found'
+  | 'version_not_found'
   | 'unauthenticated'
   | 'not_a_member'
   | 'forbidden'
