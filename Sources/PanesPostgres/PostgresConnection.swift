@@ -45,6 +45,9 @@ public final class PostgresConnection: @unchecked Sendable {
     var unanswered: [Sent]?
     /// How many round trips the transaction under way has had answered.
     var roundTrips = 0
+    /// Statements run on every connection made from now on, right after it is made (session
+    /// settings); a connection that cannot take them is not used.
+    var setUp: [String] = []
 
     enum CommitFault {
         /// The server committed, but its answer never came back.
@@ -92,6 +95,13 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         ppq_silence_notices(connection)
         handle = connection
+        guard !setUp.isEmpty else { return }
+        do {
+            try execute(setUp.joined(separator: "; "))
+        } catch {
+            close()
+            throw error
+        }
     }
 
     /// The server process serving this connection, for `pg_terminate_backend` in tests.
@@ -220,6 +230,16 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The socket to wait on for notifications; -1 when not connected.
     var socket: Int32 {
         handle.map { PQsocket($0) } ?? -1
+    }
+
+    /// Whether the connection is still up after its socket became readable while no statement
+    /// was under way: reads what arrived (a terminated backend's last message, the end of the
+    /// stream) and asks libpq.
+    func isAliveAfterReading() -> Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        guard PQconsumeInput(handle) == 1 else { return false }
+        while let notify = PQnotifies(handle) { PQfreemem(notify) }
+        return PQstatus(handle) == CONNECTION_OK
     }
 
     /// Reads what arrived on the socket and returns the notifications it completed.

@@ -1,6 +1,9 @@
-// Threading: called on the store thread only, between batches.
+// Threading: called by the thread that owns this store (the store thread between batches, or
+// the heartbeat thread for the heartbeat's own store); `interruptHeartbeatWait` from any thread.
 public import PanesCore
 internal import PanesJSON
+import Dispatch
+import Glibc
 
 extension PostgresStore {
     /// Sessions (with their claims) and document records written or deleted after `cursor`,
@@ -70,48 +73,157 @@ extension PostgresStore {
         }
     }
 
-    /// Marks `node` alive until `leaseMs` from now by the database's clock, holds its liveness
-    /// lock on this connection, ends the lease of nodes whose lock is free (`checkNodes`), and
-    /// returns the nodes whose lease has run out, sorted by id.
+    /// Enters `node` as alive until `leaseMs` from now and takes its liveness lock on this
+    /// connection, letting go of the lock of any identity it held whose lease has ended (one
+    /// left behind by a rejoin); returns the other nodes gone now (`SharedStore.register`).
+    public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        for other in lockedNodes.sorted() where other != node {
+            guard try connection.query(SharedSQL.ownLease, [.text(other.rawValue)]).count == 0 else { continue }
+            _ = try connection.integer(SharedSQL.unlockLiveness, [.text(Self.livenessLockKey(other))])
+            lockedNodes.remove(other)
+        }
+        try holdLivenessLock(of: node, leaseMs: leaseMs)
+        let entered = try keepingLock {
+            try connection.transaction {
+                try lockOnThisConnection(node, leaseMs: leaseMs)
+                return try connection.query(SharedSQL.register, [.text(node.rawValue), .int(Int64(leaseMs))]).count > 0
+            }
+        }
+        // Only a retry after a lost COMMIT finds the row there, ended meanwhile.
+        guard entered else { throw NodeRevoked(node: node) }
+        return try checkNodes(node: node, leaseMs: leaseMs)
+    }
+
+    /// Renews `node`'s lease while it runs, holds its liveness lock on this connection, ends
+    /// the lease of other nodes that are gone (`checkNodes`), and returns the other nodes whose
+    /// lease has ended, sorted by id. Throws `NodeRevoked` when the lease had ended already.
     public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         try holdLivenessLock(of: node, leaseMs: leaseMs)
-        let expired: [NodeID]
+        let (renewed, nodes) = try keepingLock {
+            try connection.transaction {
+                try lockOnThisConnection(node, leaseMs: leaseMs)
+                try connection.send(SharedSQL.renew, [.text(node.rawValue), .int(Int64(leaseMs))])
+                let renewed = try connection.query(SharedSQL.ownLease, [.text(node.rawValue)]).count > 0
+                return (renewed, try connection.query(SharedSQL.otherNodes, [.text(node.rawValue), .int(Int64(leaseMs))]))
+            }
+        }
+        guard renewed else {
+            // Over for good: said at once, for every node to see, rather than at their next check.
+            try connection.transaction { try connection.query(SharedSQL.endOwn, [.text(node.rawValue)]) }
+            throw NodeRevoked(node: node)
+        }
+        return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
+    }
+
+    /// Runs a transaction that takes the liveness lock in it: a failed one took back the
+    /// keepalive settings made in it (not the lock), so they are made again on the next try.
+    private func keepingLock<T>(_ body: () throws -> T) throws -> T {
         do {
-            expired = try renewLease(of: node, leaseMs: leaseMs)
+            return try body()
         } catch {
-            // A failed transaction took back the keepalive settings made in it (not the lock):
-            // they are made again on the next try.
             lockedBackend = 0
             throw error
         }
-        return expired
     }
 
-    private func renewLease(of node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        try connection.transaction {
-            // The transaction may run on a new connection (the last one was lost): the lock is
-            // taken on it before the lease is renewed, or another node could find the renewed
-            // lease's lock free in between and end it (a session-level lock taken in a
-            // transaction stays taken whatever becomes of the transaction).
-            try lockOnThisConnection(node, leaseMs: leaseMs)
-            // Renewed too late (a stall, a partition, or its lock found free): others may have
-            // taken this node's sessions over meanwhile, so it is reported among the expired.
-            let lapsed = try connection.integer(SharedSQL.ownLeaseLapsed, [.text(node.rawValue)]) == 1
-            try connection.query(SharedSQL.heartbeat, [.text(node.rawValue), .int(Int64(leaseMs))])
-            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
-            let rows = try connection.query(SharedSQL.expiredNodes)
-            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") } + (lapsed ? [node] : [])
-        }
-    }
-
-    /// Ends the lease of every other node whose liveness lock no session holds, and returns
-    /// the nodes whose lease has run out, sorted by id (`SharedStore.checkNodes`).
+    /// Ends the lease of every other node whose lease ran out or whose liveness lock no session
+    /// holds, and returns the other nodes whose lease has ended, sorted by id
+    /// (`SharedStore.checkNodes`).
     public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        try connection.transaction {
-            try connection.query(SharedSQL.revokeUnlocked, [.text(node.rawValue), .int(Int64(leaseMs))])
-            let rows = try connection.query(SharedSQL.expiredNodes)
-            return (0..<rows.count).map { NodeID(rows.text($0, 0) ?? "") }
+        let nodes = try connection.query(SharedSQL.otherNodes, [.text(node.rawValue), .int(Int64(leaseMs))])
+        return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
+    }
+
+    /// Ends the leases `otherNodes` found to end, one node per transaction, and returns the
+    /// nodes whose lease has ended.
+    ///
+    /// Each waits for the node's store transaction under way, if any (`fence(as:)` holds a key
+    /// share lock on the node's row, which `FOR UPDATE` waits for): that transaction commits
+    /// before the lease ends, and nothing the node commits comes after. The wait is bounded
+    /// (a tenth of the lease, at least 50 ms), so a node whose transaction lingers (frozen, or
+    /// cut off in the middle of one, until the database ends it: `idle_in_transaction_session_
+    /// timeout` is the lease) holds up neither this heartbeat nor the other nodes: its lease is
+    /// ended at a later check, and until then it is not reported gone.
+    private func endLeases(of nodes: PostgresRows, leaseMs: Int, asking node: NodeID) throws -> [NodeID] {
+        var gone: [NodeID] = []
+        for row in 0..<nodes.count {
+            let other = NodeID(nodes.text(row, 0) ?? "")
+            guard nodes.int64(row, 1) == 1 else {
+                gone.append(other)
+                continue
+            }
+            do {
+                let ended = try connection.transaction {
+                    try connection.send(SharedSQL.endLeaseTimeout, [.text("\(max(50, leaseMs / 10))ms")])
+                    return try connection.query(SharedSQL.endLease, [.text(other.rawValue)]).count > 0
+                }
+                if ended { gone.append(other) }
+            } catch let error as PostgresError where error.sqlState == "57014" {
+                // Its transaction under way did not end within the wait: left for the next check.
+                continue
+            }
         }
+        return gone.sorted()
+    }
+
+    /// Makes every later `apply` a write of `node` (`SharedStore.fence(as:leaseMs:)`), and has
+    /// the database end this connection's transactions that stay idle for a lease
+    /// (`idle_in_transaction_session_timeout`, on every connection it makes from now on): a
+    /// node frozen or cut off in the middle of one would otherwise hold its fence's lock, and
+    /// so its own lease, for as long as TCP takes to give up on it.
+    public func fence(as node: NodeID?, leaseMs: Int) {
+        fencingNode = node
+        let setUp = ["SET idle_in_transaction_session_timeout = \(max(1_000, leaseMs))"]
+        guard connection.setUp != setUp else { return }
+        connection.setUp = setUp
+        // On the connection there is now; one that cannot take it is made again, with it.
+        if connection.isConnected, (try? connection.execute(setUp.joined(separator: "; "))) == nil { connection.close() }
+    }
+
+    /// Waits on the heartbeat's connection (`SharedStore.awaitHeartbeatConnection`): a
+    /// terminated backend, a server restart or a dropped socket makes it readable (its last
+    /// message, then the end of the stream) at once, where the next heartbeat would find out a
+    /// beat later. A connection already lost is waited on no further (its loss was reported).
+    ///
+    /// A terminated backend first sends its error, then closes: the wait goes on after a
+    /// message that leaves the connection up, until the end of the stream or of the time.
+    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMs)) * 1_000_000
+        while true {
+            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            if connection.isConnected {
+                descriptors.append(pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0))
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return false }
+            let leftMs = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), leftMs)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return false }
+            if descriptors[0].revents != 0 {
+                wake.drain()
+                return false
+            }
+            if descriptors.count > 1 && descriptors[1].revents != 0 && !connection.isAliveAfterReading() { return true }
+        }
+    }
+
+    public func interruptHeartbeatWait() {
+        wake.signal()
+    }
+
+    /// Queues the fence's check as the first statement of a transaction: `node`'s lease runs,
+    /// and its row is share-locked until the transaction ends, so another node ending the lease
+    /// waits for it. Its answer comes with the transaction's next round trip.
+    func sendFence(_ node: NodeID, _ fence: FenceCheck) throws {
+        try connection.send(SharedSQL.fence, [.text(node.rawValue)]) { rows in fence.passed = rows.count > 0 }
+    }
+
+    /// Whether the fence's check passed, reading its answer first if it has not come yet (the
+    /// round trip every transaction makes before its COMMIT: no extra one).
+    func checkFence(_ node: NodeID, _ fence: FenceCheck) throws {
+        if fence.passed == nil { try connection.answer() }
+        guard fence.passed == true else { throw NodeRevoked(node: node) }
     }
 
     /// Takes `node`'s liveness lock (a session-level advisory lock, which PostgreSQL lets go
@@ -129,7 +241,10 @@ extension PostgresStore {
         try lockOnThisConnection(node, leaseMs: leaseMs)
     }
 
-    /// `holdLivenessLock` on the connection as it is (inside a transaction too).
+    /// `holdLivenessLock` on the connection as it is, inside a transaction too: a transaction
+    /// may run on a new connection (the last one was lost), and a lease renewed there must have
+    /// its lock taken there first, or another node could find it free in between and end the
+    /// lease (a session-level lock taken in a transaction stays taken whatever becomes of it).
     private func lockOnThisConnection(_ node: NodeID, leaseMs: Int) throws {
         let backend = connection.backendPID
         if backend != lockedBackend {
@@ -193,32 +308,52 @@ extension PostgresStore {
             SELECT d.revision, (SELECT min(o.revision) FROM document_operations AS o WHERE o.document = d.id)
             FROM documents AS d WHERE d.id = $1
             """
-        static let heartbeat = """
+        static let register = """
             INSERT INTO nodes (id, lease_until) VALUES ($1, \(nowMs) + $2)
-            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until WHERE nodes.lease_until >= \(nowMs)
+            RETURNING 1
             """
-        static let ownLeaseLapsed = "SELECT CASE WHEN lease_until < \(nowMs) THEN 1 ELSE 0 END FROM nodes WHERE id = $1"
-        static let expiredNodes = "SELECT id FROM nodes WHERE lease_until < \(nowMs) ORDER BY id COLLATE \"C\""
-        static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
-        /// Nodes alive by their lease whose liveness lock nobody holds: their connection ended
-        /// (the process died), so their lease ends now (-1: before any clock). Only nodes that
+        /// Renewed only while it runs: an ended lease stays ended.
+        static let renew = "UPDATE nodes SET lease_until = \(nowMs) + $2 WHERE id = $1 AND lease_until >= \(nowMs)"
+        static let ownLease = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs)"
+        static let endOwn = "UPDATE nodes SET lease_until = -1 WHERE id = $1 AND lease_until >= 0"
+        /// The other nodes whose lease has ended (second column 0), and those whose lease is to
+        /// end now (1): run out, or running while their liveness lock is free (their connection
+        /// ended: the process died, or the connection was cut). For the lock, only nodes that
         /// renewed (lease end less the lease, $2) since the database started: a restart ends
-        /// every connection, and a node that has not heartbeated since has not had the chance to
+        /// every connection, and a node that has not renewed since has not had the chance to
         /// take its lock again. A bigint advisory lock shows in `pg_locks` as its high and low
         /// 32 bits, `objsubid` 1.
-        static let revokeUnlocked = """
+        static let otherNodes = """
             WITH held AS (
                 SELECT l.classid, l.objid FROM pg_locks AS l
                 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
-            UPDATE nodes AS n SET lease_until = -1
-            WHERE n.id <> $1 AND n.lease_until >= \(nowMs)
-              AND n.lease_until - $2 > (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
-              AND NOT EXISTS (
-                SELECT 1 FROM held AS h
-                WHERE h.classid = ((hashtextextended('panes-node:' || n.id, 0) >> 32) & 4294967295)::oid
-                  AND h.objid = (hashtextextended('panes-node:' || n.id, 0) & 4294967295)::oid)
+            SELECT n.id, CASE WHEN n.lease_until < 0 THEN 0 ELSE 1 END::bigint FROM nodes AS n
+            WHERE n.id <> $1 AND (n.lease_until < \(nowMs) OR (
+                n.lease_until - $2 > (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
+                AND NOT EXISTS (
+                    SELECT 1 FROM held AS h
+                    WHERE h.classid = ((hashtextextended('panes-node:' || n.id, 0) >> 32) & 4294967295)::oid
+                      AND h.objid = (hashtextextended('panes-node:' || n.id, 0) & 4294967295)::oid)))
+            ORDER BY n.id COLLATE "C"
             """
+        /// Bounds the whole statement (a lock timeout would bound each of its lock waits: the
+        /// row's tuple lock, then the transaction holding it).
+        static let endLeaseTimeout = "SELECT set_config('statement_timeout', $1, true)"
+        /// Ends a node's lease (-1: before any clock) once its row is locked `FOR UPDATE`, which
+        /// waits for the key share lock of its store transaction under way (`fence`).
+        static let endLease = """
+            WITH locked AS (SELECT id FROM nodes WHERE id = $1 AND lease_until >= 0 FOR UPDATE)
+            UPDATE nodes AS n SET lease_until = -1 FROM locked WHERE n.id = locked.id
+            RETURNING 1
+            """
+        /// A store transaction's first statement: the node's lease runs, and its row stays
+        /// share-locked (a key share lock, which the node's own renewals do not wait for) to the
+        /// transaction's end.
+        static let fence = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs) FOR KEY SHARE"
+        static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
+        static let unlockLiveness = "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
 
         static let pruneTombstones = """
             DELETE FROM record_versions
@@ -242,7 +377,13 @@ extension PostgresStore {
             DELETE FROM preference_changes AS c USING (\(doomed)) AS gone
             WHERE c.workspace = gone.workspace AND c.user_name = gone.user_name AND c.version = gone.version
             """
-        static let pruneNodes = "DELETE FROM nodes WHERE lease_until < \(nowMs) - $1"
+        /// Long-gone nodes that no session's claim names any more: a claim naming a node the
+        /// table has forgotten would read as held by a live node. An ended lease is -1, so a
+        /// revoked node goes once its sessions have been taken over or released.
+        static let pruneNodes = """
+            DELETE FROM nodes AS n WHERE n.lease_until < \(nowMs) - $1
+              AND NOT EXISTS (SELECT 1 FROM session_claims AS c WHERE c.node = n.id)
+            """
         static let pruneMarkers = "DELETE FROM commit_markers WHERE created_at < \(nowMs) - $1"
         static let pruneSignals = "DELETE FROM node_signals WHERE created_at < \(nowMs) - $1"
     }

@@ -33,6 +33,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Test hook: when set, the next `apply` throws after applying this many of its commands,
     /// inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
+    /// Test hook: called inside every `apply`'s transaction once its fence has passed, just
+    /// before its COMMIT, so a test can hold a transaction open.
+    var beforeCommit: (() -> Void)?
     /// The server process each transaction left unknown ran on (so `resolve` can end it if it
     /// still holds the transaction open) and the marker it wrote.
     private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
@@ -48,6 +51,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// new connection (another backend) holds none until it takes them again.
     var lockedBackend: Int32 = 0
     var lockedNodes: Set<NodeID> = []
+    /// The node whose writes `apply` makes (`fence(as:leaseMs:)`), checked in each transaction.
+    var fencingNode: NodeID?
+    /// Wakes a wait on the heartbeat's connection (`awaitHeartbeatConnection`) from another thread.
+    let wake = WakeSignal()
 
     /// Connects to the database at `url` and migrates it to the schema this build knows.
     /// - Parameters:
@@ -78,6 +85,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !writes.isEmpty else { return [:] }
         let failAfter = failAfterCommands
         failAfterCommands = nil
+        let fencing = fencingNode
         // What the commits came to, kept out here for a COMMIT whose answer is lost.
         var decided: [CommitID: CommitOutcome] = [:]
         let (outcomes, pruned): ([CommitID: CommitOutcome], [DocumentID: Int64])
@@ -85,10 +93,15 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             var batch = Batch(failAfter: failAfter)
+            // First, before any other lock: a transaction waiting for its fence holds none that
+            // a node ending this node's lease could be waiting for.
+            let fence = FenceCheck()
+            if let fencing { try sendFence(fencing, fence) }
             try lockChannels(of: writes)
             let keys = KeysFound()
             let slots = Self.recordedSlots(writes)
             if !slots.isEmpty { try sendKeyCheck(slots, into: keys) }
+            var epochs = try sessionEpochs(of: writes)
             var outcomes: [CommitID: CommitOutcome] = [:]
             var resolved: Set<Channel> = []
             for write in writes {
@@ -102,6 +115,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                         for report in reports { outcomes[report] = .recorded(found) }
                         continue
                     }
+                    Self.forgetEpochs(touchedBy: commands, in: &epochs)
                     try self.write(commands, &batch)
                     for report in reports { outcomes[report] = .committed }
                 case .commit(let first):
@@ -116,7 +130,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                             // document, most commits find the other's operations there.
                             try sendOperationsRead(id, after: commit.base) { missed = $0 }
                         }
-                        let version = try known ?? version(of: commit.channel)
+                        let version = try known ?? epochs.removeValue(forKey: commit.channel) ?? version(of: commit.channel)
                         known = nil
                         let (recorded, heldElsewhere) = try keys.conflicts(in: commit.commands, connection)
                         guard recorded.isEmpty else {
@@ -141,6 +155,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                             }
                             continue
                         }
+                        Self.forgetEpochs(touchedBy: commit.commands, in: &epochs)
                         try self.write(commit.commands, &batch)
                         outcomes[commit.id] = .committed
                         batch.moved(commit.channel, to: commit.base)
@@ -151,6 +166,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             }
             // The record numbers the writes took go in the notice: their answers first.
             if batch.cursor.unanswered > 0 { try connection.answer() }
+            if let fencing { try checkFence(fencing, fence) }
+            beforeCommit?()
             for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
                 try connection.notifyAtCommit("panes", payload)
             }
@@ -217,6 +234,33 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !ordered.isEmpty else { return }
         // One statement for them all; the aggregate takes the locks in the array's order.
         try connection.send(WriteSQL.lock, [.text(Self.arrayLiteral(ordered))])
+    }
+
+    /// The claim epochs of the sessions two or more of the batch's commits compare-and-set
+    /// (claims: a failover's takeovers, a reconnect storm's resumes), read in one statement
+    /// rather than one round trip per commit. Read after the channels' locks (queued behind
+    /// them), so nothing else can move them; empty for fewer, which read their own.
+    private func sessionEpochs(of writes: [StoreWrite]) throws -> [Channel: Int64] {
+        var sessions: [String] = []
+        for case .commit(let commit) in writes { if case .session(let id) = commit.channel { sessions.append(id.rawValue) } }
+        guard sessions.count > 1 else { return [:] }
+        let rows = try connection.query(WriteSQL.sessionEpochs, [.text(Self.arrayLiteral(sessions))])
+        // No row: never claimed, epoch 0 (as `version(of:)` reads it).
+        var epochs = Dictionary(sessions.map { (Channel.session(SessionID($0)), Int64(0)) }) { first, _ in first }
+        for row in 0..<rows.count { epochs[.session(SessionID(rows.text(row, 0) ?? ""))] = rows.int64(row, 1) }
+        return epochs
+    }
+
+    /// Drops the epochs read ahead of the sessions whose claim `commands` write: a later
+    /// commit of one of them reads its epoch again.
+    private static func forgetEpochs(touchedBy commands: [StoreCommand], in epochs: inout [Channel: Int64]) {
+        guard !epochs.isEmpty else { return }
+        for command in commands {
+            switch command {
+            case .claimSession(let id, _), .deleteSession(let id): epochs[.session(id)] = nil
+            default: continue
+            }
+        }
     }
 
     /// `{"a","b"}`: a text[] literal, sent as text and cast by the statement.
@@ -487,6 +531,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
     }
 
+    /// Whether a transaction's fence passed (nil: not answered yet), a class so that the
+    /// answer of the check sent ahead can fill it in.
+    final class FenceCheck {
+        var passed: Bool?
+    }
+
     /// A batch's record cursor, a class so that the answers of writes sent ahead can fill it in.
     private final class RecordCursor {
         private(set) var value: Int64?
@@ -511,6 +561,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
+        static let sessionEpochs = "SELECT session, epoch FROM session_claims WHERE session = ANY($1::text[])"
         static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
         static let sessionRevision = "SELECT revision FROM sessions WHERE id = $1 FOR UPDATE"
         static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"

@@ -2,6 +2,12 @@
 // held-output queue and every transport call live on that thread only. The store thread
 // reports commits through `WebSocketServer.post`, so its completions also run here. That
 // single owner is why the class is `@unchecked Sendable`.
+//
+// In a cluster, a node whose lease has ended (`ClusterNode.Membership.revoked`, or the store
+// thread's fence: `NodeRevoked`) stops at once: every connection is closed with 4011, output
+// held for durability is dropped, and until it has registered a new identity and reloaded the
+// state (`rejoining`), it takes no connection and hands nothing to a hub. It then serves again
+// with a hub built afresh, as a restarted process would (`Hub+Cluster.swift`, "Leases").
 import Foundation
 public import Logging
 public import PanesCore
@@ -44,6 +50,17 @@ public final class ServerRuntime: @unchecked Sendable {
     public var webhooksWritten: (@Sendable () -> Void)?
     /// A write with webhook events was handed to the store since the last durable report.
     private var webhooksPending = false
+    /// Builds a hub on a stored state for a node identity: at start, and after a rejoin.
+    private let makeHub: (StoredState, NodeID?) -> Hub
+    /// The identity whose lease ended, from then until the node serves again under a new one
+    /// (`registered`, then the state reloaded for it).
+    private var rejoining: NodeID?
+    private var registered: NodeID?
+    /// Connections closed when the lease ended: whatever they still send is not for any hub.
+    private var retired: Set<UInt64> = []
+    /// The other nodes gone, as last told (`nodesExpired` is the whole set each time), for a
+    /// hub built after a rejoin.
+    private var gone: [NodeID] = []
 
     enum Output {
         /// `reply` names the request a frame answers, to time it.
@@ -75,13 +92,15 @@ public final class ServerRuntime: @unchecked Sendable {
         self.cluster = cluster
         self.settings = configuration.settings
         let stored = try store.loadState()
-        hub = Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
-                  authenticator: authenticator, secretHasher: secretHasher, stored: stored,
-                  preferenceDefaults: configuration.preferenceDefaults,
-                  managedPreferences: configuration.managedPreferences,
-                  serverVersion: serverVersion, node: cluster?.node, webhookEndpoints: configuration.webhookEndpoints,
-                  logger: logger,
-                  now: ServerRuntime.wallClock)
+        makeHub = { stored, node in
+            Hub(settings: configuration.settings, configurations: configuration.sceneConfigurations,
+                authenticator: authenticator, secretHasher: secretHasher, stored: stored,
+                preferenceDefaults: configuration.preferenceDefaults,
+                managedPreferences: configuration.managedPreferences,
+                serverVersion: serverVersion, node: node, webhookEndpoints: configuration.webhookEndpoints,
+                logger: logger, now: ServerRuntime.wallClock)
+        }
+        hub = makeHub(stored, cluster?.node)
         transport = WebSocketServer(configuration: transportConfiguration)
         let box = WeakBox()
         let waitMs = configuration.settings.conflictRetryWaitMs
@@ -101,14 +120,19 @@ public final class ServerRuntime: @unchecked Sendable {
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } },
-                             onConflict: store is any SharedStore ? resolver : nil)
+                             onConflict: store is any SharedStore ? resolver : nil,
+                             fencing: cluster?.node, leaseMs: configuration.settings.nodeLeaseMs,
+                             onRevoked: { node in box.runtime?.transport.post { box.runtime?.revoked(node) } },
+                             onRejoined: { state in box.runtime?.transport.post { box.runtime?.reloaded(state) } })
         box.runtime = self
         transport.delegate = self
+        // Registered before the store thread writes anything: its writes are fenced on the node's row.
+        try cluster?.start({ notice in box.runtime?.transport.post { box.runtime?.noticed(notice) } },
+                           membership: { change in box.runtime?.transport.post { box.runtime?.membership(change) } })
         try transport.start()
         worker.start()
         perform(hub.start())
-        try cluster?.start { notice in box.runtime?.transport.post { box.runtime?.noticed(notice) } }
-        logger.info("loaded", metadata: ["sessions": "\(stored.sessions.count)"])
+        logger.info("loaded", metadata: ["sessions": "\(stored.sessions.count)", "node": "\(cluster?.node.rawValue ?? "-")"])
     }
 
     /// Serves until drained (SIGTERM) or stopped. Returns the process exit code.
@@ -257,6 +281,8 @@ public final class ServerRuntime: @unchecked Sendable {
     /// A transaction is durable: releases what waited for its persists, then lets the hub
     /// apply its commits. Runs on the service thread (posted by the store thread).
     private func applied(_ report: StoreReport) {
+        // Reports of the hub that was given up: nothing of them is said to anyone.
+        guard rejoining == nil else { return }
         let start = RuntimeMetrics.now
         if let durable = report.durable { becameDurable(durable) }
         if webhooksPending {
@@ -289,6 +315,10 @@ public final class ServerRuntime: @unchecked Sendable {
     /// what the other nodes committed: the hub applies it (as it would any `behind` outcome)
     /// and its retry is handed back to the store thread. Runs on the service thread.
     private func resolve(_ commit: Commit, _ operations: [StoredOperation], _ resolution: ConflictResolution) {
+        guard rejoining == nil else {
+            _ = resolution.answer(nil)
+            return
+        }
         let start = RuntimeMetrics.now
         var effects = hub.handle(.committed(commit.id, .behind(operations)))
         // The retry goes into the store thread's open transaction, where nothing can come
@@ -311,6 +341,9 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Another node wrote, or leases moved; runs on the service thread (posted by the listener
     /// or the heartbeat thread).
     private func noticed(_ notice: ChangeNotice) {
+        if case .nodesExpired(let nodes) = notice { gone = nodes }
+        // The hub built after the rejoin reads everything from its own start (`reloaded`).
+        guard rejoining == nil else { return }
         let start = RuntimeMetrics.now
         perform(hub.handle(.notice(notice)))
         metrics.turn(since: start)
@@ -318,7 +351,62 @@ public final class ServerRuntime: @unchecked Sendable {
 
     /// A read the hub asked for is done; runs on the service thread (posted by the store thread).
     private func didLoad(_ result: LoadResult) {
+        guard rejoining == nil else { return }
         perform(hub.handle(.loaded(result)))
+    }
+
+    // MARK: A lease that ended (cluster)
+
+    /// The node's identity `node` may no longer serve: its lease has ended, and other nodes may
+    /// take its sessions over at any moment (the store refuses its writes from now on). Every
+    /// connection is closed with 4011 at once, so their windows reconnect and resume wherever
+    /// they land; what waited for durability is never sent (its writes will not commit, or
+    /// committed before the end and are found on resuming); the node stops taking connections
+    /// and comes back under a new identity (`membership`, then `reloaded`).
+    private func revoked(_ node: NodeID) {
+        guard rejoining == nil, hub.node == node else { return }
+        rejoining = node
+        logger.critical("this node's lease has ended; closing every connection and rejoining as a new node",
+                        metadata: ["node": "\(node)", "connections": "\(transport.connectionCount)"])
+        transport.acceptingConnections = false
+        held.removeAll()
+        heldHead = 0
+        heldPerConnection.removeAll()
+        pausedConnections.removeAll()
+        durableSequence = submittedSequence
+        let closing = hub.closeEveryConnection(.nodeLost, reason: "this node's lease has ended; reconnect")
+        for case .close(let connection, _, _) in closing { retired.insert(connection.rawValue) }
+        perform(closing)
+        cluster?.rejoin(from: node)
+    }
+
+    private func membership(_ change: ClusterNode.Membership) {
+        switch change {
+        case .revoked(let node):
+            revoked(node)
+        case .joined(let fresh, let gone):
+            // The heartbeat found the lease ended and registered anew before the store thread
+            // told: the old identity ends here now.
+            if rejoining == nil, let old = hub.node, old != fresh { revoked(old) }
+            guard rejoining != nil else { return }
+            self.gone = gone
+            registered = fresh
+            worker.rejoin(as: fresh)
+        }
+    }
+
+    /// The state reloaded for the new identity: a hub built on it serves from now on. It reads
+    /// what other nodes wrote since (`resubscribed`) and knows who is gone.
+    private func reloaded(_ state: StoredState) {
+        guard rejoining != nil, let fresh = registered else { return }
+        rejoining = nil
+        registered = nil
+        hub = makeHub(state, fresh)
+        perform(hub.start())
+        perform(hub.handle(.notice(.nodesExpired(gone))))
+        perform(hub.handle(.notice(.resubscribed)))
+        if drainDeadline == nil { transport.acceptingConnections = true }
+        logger.notice("serving again as a new node", metadata: ["node": "\(fresh)", "sessions": "\(state.sessions.count)"])
     }
 
     /// A store that cannot commit is fatal: nothing waiting on it was acknowledged, so
@@ -356,6 +444,12 @@ extension ServerRuntime.Output {
 
 extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidOpen(_ connection: UInt64) {
+        guard rejoining == nil else {
+            // Upgraded just before the node stopped taking connections.
+            retired.insert(connection)
+            transport.close(connection, code: CloseCode.nodeLost.rawValue, reason: "this node is rejoining; reconnect")
+            return
+        }
         let start = RuntimeMetrics.now
         metrics.opened(connection)
         perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
@@ -363,6 +457,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     }
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
+        guard rejoining == nil, !retired.contains(connection) else { return }
         let start = RuntimeMetrics.now
         defer { metrics.turn(since: start) }
         let event: HubEvent
@@ -383,17 +478,23 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {
         metrics.closed(connection)
+        if retired.remove(connection) != nil || rejoining != nil { return }
         pausedConnections.remove(connection)
         perform(hub.handle(.closed(ConnectionID(connection), abnormal: abnormal)))
         checkDrain()
     }
 
     public func serverDidReceivePong(from connection: UInt64) {
+        guard rejoining == nil, !retired.contains(connection) else { return }
         perform(hub.handle(.pong(ConnectionID(connection))))
     }
 
     public func serverDidWake() {
         armedDeadline = nil
+        if rejoining != nil {
+            checkDrain()
+            return
+        }
         perform(hub.handle(.tick))
         checkDrain()
         armWake()
@@ -404,6 +505,11 @@ extension ServerRuntime: WebSocketServerDelegate {
         logger.notice("termination signal: draining")
         drainDeadline = Self.wallClock() + Millis(settings.drainTimeoutMs)
         transport.acceptingConnections = false
+        // Rejoining, the node holds no scene and nothing to flush.
+        if rejoining != nil {
+            transport.stop()
+            return
+        }
         perform(hub.handle(.drain))
         checkDrain()
     }
@@ -417,6 +523,7 @@ extension ServerRuntime: WebSocketServerDelegate {
         case "/healthz":
             if drainDeadline != nil || storeFailed { return HTTPResponse(status: 503, body: "draining\n") }
             // A node without its lease must not be sent new clients: they could not claim anything.
+            if rejoining != nil { return HTTPResponse(status: 503, body: "rejoining\n") }
             if let cluster, !cluster.isHealthy { return HTTPResponse(status: 503, body: "lease lost\n") }
             return HTTPResponse(body: "ok\n")
         case "/metrics":

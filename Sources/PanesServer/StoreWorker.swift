@@ -41,6 +41,12 @@
 // most `commitOutcomeTimeoutMs`; after it they are reported `.unknown` (the hub's
 // `outcome_unknown`) and, once known, reported again with the real outcome. Under `.fatal`
 // an unknown outcome is never retried: the process stops without answering.
+//
+// A shared store's writes are fenced (`SharedStore.fence(as:leaseMs:)`): a transaction of a node
+// whose lease has ended throws `NodeRevoked` and applies nothing. The worker then tries nothing
+// more (`onRevoked`): its writes are dropped, held ones too (none was acknowledged), commits fail
+// and loads fail, until the runtime has it fence as the node's new identity and reload the
+// state (`rejoin`), which drops whatever is still queued.
 import Foundation
 import Logging
 import PanesCore
@@ -79,6 +85,18 @@ final class StoreWorker: @unchecked Sendable {
     private let onApplied: @Sendable (StoreReport) -> Void
     private let onFailure: @Sendable (String) -> Void
     private let onLoaded: @Sendable (LoadResult) -> Void
+    /// The node's lease has ended (a transaction was refused by its fence); once per identity.
+    private let onRevoked: @Sendable (NodeID) -> Void
+    /// The state loaded for the node's new identity (`rejoin`).
+    private let onRejoined: @Sendable (StoredState) -> Void
+    /// The identity whose lease has ended, while the worker refuses everything; store thread only.
+    private var revoked: NodeID?
+    /// The node whose writes the store makes (`SharedStore.fence`), and its lease; set on the
+    /// store thread at start and by a rejoin.
+    private var fencing: NodeID?
+    private let leaseMs: Int
+    /// A new identity to fence as, asked for by `rejoin`; under the lock.
+    private var rejoinAs: NodeID?
     /// Resolves a conflicting document commit (shared stores): its retry, or nil. Called on
     /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
     private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
@@ -163,8 +181,15 @@ final class StoreWorker: @unchecked Sendable {
          policy: StoreFailurePolicy = .fatal, commitOutcomeTimeoutMs: Int = 3_000,
          onApplied: @escaping @Sendable (StoreReport) -> Void,
          onFailure: @escaping @Sendable (String) -> Void, onLoaded: @escaping @Sendable (LoadResult) -> Void,
-         onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil) {
+         onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)? = nil,
+         fencing: NodeID? = nil, leaseMs: Int = 5_000,
+         onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
+         onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) {
         self.store = store
+        self.fencing = fencing
+        self.leaseMs = leaseMs
+        self.onRevoked = onRevoked
+        self.onRejoined = onRejoined
         self.onConflict = onConflict
         self.logger = logger
         self.onApplied = onApplied
@@ -213,6 +238,18 @@ final class StoreWorker: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The node comes back as `node` (its previous identity's lease ended): drops every write
+    /// and read still queued, and any held (none was acknowledged), fences the store's writes
+    /// as `node`, and loads the whole state again for the new hub (`onRejoined`), retrying with
+    /// backoff while the store is away.
+    func rejoin(as node: NodeID) {
+        condition.lock()
+        pending.removeAll()
+        rejoinAs = node
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Commits what is pending, then ends the thread. Blocks until done.
     func stop() {
         condition.lock()
@@ -231,9 +268,16 @@ final class StoreWorker: @unchecked Sendable {
     private func loop() {
         var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
         var stopRequested: Date?
+        (store as? any SharedStore)?.fence(as: fencing, leaseMs: leaseMs)
         while true {
             condition.lock()
-            while pending.isEmpty {
+            if let node = rejoinAs {
+                rejoinAs = nil
+                condition.unlock()
+                if rejoin(as: node) { continue }
+                break
+            }
+            while pending.isEmpty && rejoinAs == nil {
                 if stalled.isEmpty && unresolved == nil {
                     if stopping || Date() >= nextCheckpoint { break }
                     _ = condition.wait(until: nextCheckpoint)
@@ -242,6 +286,10 @@ final class StoreWorker: @unchecked Sendable {
                     if Date() >= retryAt { break }
                     _ = condition.wait(until: retryAt)
                 }
+            }
+            if rejoinAs != nil {
+                condition.unlock()
+                continue
             }
             if quietDelay > 0, !pending.isEmpty, !pendingIsUrgent, !stopping, stalled.isEmpty {
                 let deadline = Date(timeIntervalSinceNow: quietDelay)
@@ -256,6 +304,11 @@ final class StoreWorker: @unchecked Sendable {
             condition.unlock()
             if isStopping && stopRequested == nil { stopRequested = Date() }
             if isStopping && batch.isEmpty && stalled.isEmpty && unresolved == nil { break }
+            guard revoked == nil else {
+                absorb(batch[...])
+                if Date() >= nextCheckpoint { nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval) }
+                continue
+            }
             if Date() >= nextCheckpoint {
                 if stalled.isEmpty && unresolved == nil { checkpoint() }
                 nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
@@ -287,6 +340,12 @@ final class StoreWorker: @unchecked Sendable {
                 switch apply(&writes) {
                 case .success(let applied):
                     outcomes = applied
+                case .failure(let reason) where reason.revoked != nil:
+                    becomeRevoked(reason.revoked!, reason: reason.reason)
+                    absorb(writes.map { Work.write($0, sequence: nil) }[...])
+                    writes.removeAll(keepingCapacity: true)
+                    lastSequence = nil
+                    return false
                 case .failure(let failure):
                     if policy == .fatal {
                         // Nothing is answered: the runtime stops, and a retry (with its key) finds
@@ -428,6 +487,9 @@ final class StoreWorker: @unchecked Sendable {
             switch work {
             case .write(.commit(let commit), _):
                 failed.append((commit.id, .failed(stallReason)))
+            case .write where revoked != nil:
+                // Never acknowledged, and never to be written: the node's lease has ended.
+                continue
             case .write(let write, let sequence):
                 stalled.append(write)
                 if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
@@ -461,6 +523,9 @@ final class StoreWorker: @unchecked Sendable {
             stalledSequence = nil
             hold(held, sequence: sequence, unknown: unknown)
             return
+        } catch let error as NodeRevoked {
+            becomeRevoked(error.node, reason: "\(error)")
+            return
         } catch {
             stallReason = "\(error)"
             retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
@@ -484,6 +549,60 @@ final class StoreWorker: @unchecked Sendable {
         stalled.removeAll()
         stalledSequence = nil
         onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
+    }
+
+    // MARK: Revoked (shared stores)
+
+    /// The node's lease has ended: held writes are dropped, and from now on everything is
+    /// refused without touching the store, until `rejoin`.
+    private func becomeRevoked(_ node: NodeID, reason: String) {
+        guard revoked == nil else { return }
+        revoked = node
+        stallReason = reason
+        logger.error("the store refused this node's writes: its lease has ended; dropping writes never acknowledged",
+                     metadata: ["node": "\(node)", "heldWrites": "\(stalled.count + (unresolved?.writes.count ?? 0))"])
+        stalled.removeAll()
+        stalledSequence = nil
+        // Committed or not, a transaction of unknown outcome is answered to nobody (every
+        // connection is closed); what it wrote, if it committed, is read again on rejoining.
+        unresolved = nil
+        condition.lock()
+        stalledCount = 0
+        condition.unlock()
+        onRevoked(node)
+    }
+
+    /// Fences as the new identity and loads the state for it; false when stopped first.
+    private func rejoin(as node: NodeID) -> Bool {
+        revoked = nil
+        stalled.removeAll()
+        stalledSequence = nil
+        unresolved = nil
+        backoff.succeeded()
+        condition.lock()
+        stalledCount = 0
+        condition.unlock()
+        fencing = node
+        (store as? any SharedStore)?.fence(as: node, leaseMs: leaseMs)
+        var loadBackoff = backoff
+        while true {
+            do {
+                onRejoined(try store.loadState())
+                return true
+            } catch {
+                logLimits.log(logger, .warning, "loading the state for the new node identity failed",
+                              metadata: ["error": "\(error)"], now: Self.nowMs)
+            }
+            condition.lock()
+            let wait = Date(timeIntervalSinceNow: Double(loadBackoff.failed()) / 1000)
+            while !stopping && rejoinAs == nil && Date() < wait { _ = condition.wait(until: wait) }
+            let stop = stopping
+            let again = rejoinAs != nil
+            condition.unlock()
+            if stop { return false }
+            // A newer identity asked for meanwhile: the loop takes it.
+            if again { return true }
+        }
     }
 
     static var nowMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
@@ -539,6 +658,8 @@ final class StoreWorker: @unchecked Sendable {
                     condition.unlock()
                     return retry
                 })
+            } catch let error as NodeRevoked {
+                return .failure(StoreApplyFailure(reason: "\(error)", revoked: error.node))
             } catch let unknown as CommitOutcomeUnknown {
                 // It may have committed: trying the same writes again could apply them twice.
                 logger.error("store commit's outcome is unknown", metadata: ["attempt": "\(attempt)", "error": "\(unknown)"])
@@ -578,11 +699,13 @@ extension StoreWorker {
     }
 }
 
-/// Why a transaction could not be committed: the store's last error, as text, and whether it
-/// may have committed after all.
+/// Why a transaction could not be committed: the store's last error, as text, whether it
+/// may have committed after all, and whether the node's lease had ended.
 struct StoreApplyFailure: Error, CustomStringConvertible {
     var reason: String
     /// Set when the store cannot tell whether the transaction committed.
     var unknown: CommitOutcomeUnknown?
+    /// Set when the node's lease had ended (`NodeRevoked`): nothing was applied.
+    var revoked: NodeID?
     var description: String { reason }
 }

@@ -112,12 +112,13 @@ import Testing
 }
 
 @Suite struct ClusterExpiryTests {
-    @Test func aNodeThatWasOnlySlowCountsAsAliveAgain() {
+    @Test func aNodeTheStoreNoLongerReportsGoneCountsAsAliveAgain() {
         var nodes = TwoNodes()
         let (_, first) = nodes.a.connect()
         TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
         _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))
-        // a renewed after all: the next set no longer names it, and its session is its own again.
+        // Each set is the store's whole answer: one that no longer names a (the store forgot
+        // it, which it does only once no session names it) leaves a's claims standing.
         _ = nodes.b.run(.notice(.nodesExpired([])))
         let duplicate = nodes.b.open()
         let asked = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))

@@ -21,8 +21,8 @@ import Testing
         var nodes = TwoNodes()
         let clock = nodes.b.clock
         nodes.a.store.now = { clock.now }
-        _ = try nodes.a.store.heartbeat(node: a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
-        _ = try nodes.a.store.heartbeat(node: b, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        _ = try nodes.a.store.register(node: a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        _ = try nodes.a.store.register(node: b, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
         let (tab, first) = nodes.a.connect()
         TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
         return (nodes, tab, first)
@@ -113,9 +113,13 @@ import Testing
         var (nodes, _, first) = try Self.windowOnA()
         let duplicate = nodes.b.open()
         _ = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))
-        // a lives on (it renews), and its window never answered b's probe in time.
-        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
-        _ = try nodes.a.store.heartbeat(node: Self.a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        // a lives on (it renews every beat), and its window never answered b's probe in time.
+        let beat = Millis(nodes.a.hub.settings.nodeHeartbeatMs)
+        for _ in 0..<(ClusterLeaseTests.leaseWait(nodes.b) / beat) {
+            nodes.b.clock.advance(beat)
+            _ = try nodes.a.store.heartbeat(node: Self.a, leaseMs: nodes.a.hub.settings.nodeLeaseMs)
+        }
+        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b) % beat)
         let reply = Self.reply(nodes.b.run(.tick), to: duplicate)
         #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"])
     }

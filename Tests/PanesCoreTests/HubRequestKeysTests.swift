@@ -327,7 +327,7 @@ import Testing
     /// runs) goes on at once instead of waiting for it to go stale.
     @Test func aReservationWhoseRequestWentIsGivenUp() throws {
         var nodes = TwoNodes()
-        _ = try nodes.a.store.heartbeat(node: NodeID("a"), leaseMs: 60_000)
+        _ = try nodes.a.store.register(node: NodeID("a"), leaseMs: 60_000)
         let (onA, _) = nodes.a.connect()
         nodes.a.completesLoads = false
         nodes.a.send(onA, "setUserInfo", ["userInfo": ["n": 1], "idempotencyKey": "gone-1"])

@@ -5,43 +5,101 @@ import PanesPostgresTestSupport
 import Testing
 
 /// Each node holds a liveness lock on its heartbeat connection: when that connection ends (the
-/// process was killed), every other node finds the node gone at its next check, long before
-/// its lease would run out; a node whose connection merely lingers keeps its lock.
+/// process was killed, or the connection was cut), every other node finds the node gone at its
+/// next check, long before its lease would run out, and ends its lease for good; a node whose
+/// connection merely lingers keeps its lock.
 @Suite(.enabled(if: !TestDatabase.isSkipped, "PANES_TEST_POSTGRES=skip")) struct PostgresNodeLivenessTests {
-    @Test func aNodeWhoseConnectionEndsIsGoneAtOnceAndComesBackOnlyByRenewingLate() throws {
+    @Test func aNodeWhoseConnectionEndsIsGoneAtOnceAndForGood() throws {
         let database = try TestDatabase()
         let a = try PostgresStore(url: database.url)
         let b = try PostgresStore(url: database.url)
         let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
-        #expect(try a.heartbeat(node: nodeA, leaseMs: 60_000) == [])
-        #expect(try b.heartbeat(node: nodeB, leaseMs: 60_000) == [])
+        #expect(try a.register(node: nodeA, leaseMs: 60_000) == [])
+        #expect(try b.register(node: nodeB, leaseMs: 60_000) == [])
         #expect(try b.checkNodes(node: nodeB, leaseMs: 60_000) == [], "a holds its lock: alive, whatever asks")
         #expect(try b.heartbeat(node: nodeB, leaseMs: 60_000) == [])
         // a's process dies: its connection ends, and its lock with it, a minute before its lease.
         a.close()
-        // The backend ends a moment after the socket closes: asked again until then.
-        var gone = try b.checkNodes(node: nodeB, leaseMs: 60_000)
-        for _ in 0..<200 where gone.isEmpty {
-            usleep(10_000)
-            gone = try b.checkNodes(node: nodeB, leaseMs: 60_000)
-        }
-        #expect(gone == [nodeA])
+        #expect(try Self.gone(asking: b, nodeB) == [nodeA])
         #expect(try b.heartbeat(node: nodeB, leaseMs: 60_000) == [nodeA], "gone for every node, in the database")
         // Had a only lost its connection, its next heartbeat (on a new one) hears that its lease
-        // was ended (it closes its scenes), takes its lock again, and counts as alive from then on.
+        // has ended: it stops serving and comes back as a new node.
         let again = try PostgresStore(url: database.url)
-        #expect(try again.heartbeat(node: nodeA, leaseMs: 60_000) == [nodeA])
-        #expect(try b.checkNodes(node: nodeB, leaseMs: 60_000) == [])
+        #expect(throws: NodeRevoked(node: nodeA)) { try again.heartbeat(node: nodeA, leaseMs: 60_000) }
+        #expect(try again.register(node: NodeID("node-a2"), leaseMs: 60_000) == [nodeA])
+        #expect(try b.checkNodes(node: nodeB, leaseMs: 60_000) == [nodeA])
     }
 
     @Test func aNodeThatHoldsItsLockIsNeverEndedBeforeItsLease() throws {
         let database = try TestDatabase()
         let a = try PostgresStore(url: database.url)
         let b = try PostgresStore(url: database.url)
-        #expect(try a.heartbeat(node: NodeID("node-a"), leaseMs: 60_000) == [])
+        #expect(try a.register(node: NodeID("node-a"), leaseMs: 60_000) == [])
         for _ in 0..<3 { #expect(try b.checkNodes(node: NodeID("node-b"), leaseMs: 60_000) == []) }
         // The heartbeat connection set its keepalives so a partition cannot free the lock early.
         #expect(try a.connection.query("SELECT setting FROM pg_settings WHERE name = 'tcp_keepalives_idle'").text(0, 0) == "60")
         withExtendedLifetime(a) {}
+    }
+
+    @Test func aNewIdentityLetsGoOfTheLockOfAnIdentityWhoseLeaseEnded() throws {
+        let database = try TestDatabase()
+        let a = try PostgresStore(url: database.url)
+        // An identity whose lease has ended (here: ran out at once), and one whose lease runs.
+        _ = try a.register(node: NodeID("node-a"), leaseMs: -1_000)
+        _ = try a.register(node: NodeID("node-b"), leaseMs: 60_000)
+        _ = try a.register(node: NodeID("node-a2"), leaseMs: 60_000)
+        #expect(a.lockedNodes == [NodeID("node-b"), NodeID("node-a2")])
+        let locks = try a.connection.integer("SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        #expect(locks == 2)
+    }
+
+    @Test func theHeartbeatsWaitEndsAtOnceWhenItsConnectionIsCut() throws {
+        let database = try TestDatabase()
+        let a = try PostgresStore(url: database.url)
+        let admin = try PostgresStore(url: database.url)
+        _ = try a.register(node: NodeID("node-a"), leaseMs: 60_000)
+        #expect(a.awaitHeartbeatConnection(timeoutMs: 50) == false, "nothing happened: the time ran out")
+        a.interruptHeartbeatWait()
+        let interrupted = Date()
+        #expect(a.awaitHeartbeatConnection(timeoutMs: 10_000) == false)
+        #expect(Date().timeIntervalSince(interrupted) < 5, "woken, not timed out")
+        _ = try admin.connection.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(a.connection.backendPID))])
+        let cut = Date()
+        #expect(a.awaitHeartbeatConnection(timeoutMs: 10_000) == true)
+        #expect(Date().timeIntervalSince(cut) < 5, "seen when it happened, not at the end of the wait")
+        // A lost connection is waited on no further: its loss was said once.
+        #expect(a.awaitHeartbeatConnection(timeoutMs: 50) == false)
+        // The next heartbeat takes the lock again on a new connection.
+        #expect(try a.heartbeat(node: NodeID("node-a"), leaseMs: 60_000) == [])
+        #expect(a.connection.backendPID != 0)
+    }
+
+    @Test func longGoneNodesAreForgottenOnlyOnceNoClaimNamesThem() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url + "?panes_dead_node_retention_ms=0")
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try store.register(node: a, leaseMs: -1_000)
+        _ = try store.register(node: b, leaseMs: -1_000)
+        let claim = SessionClaim(node: a, epoch: 1)
+        try store.apply([.putSession(SceneSession(id: SessionID("s1"), secretHash: "x",
+                                                  owner: OwnerKey(workspace: "w", user: "u"), role: .window,
+                                                  configuration: "workspace", createdAt: 0, lastActiveAt: 0)),
+                         .claimSession(SessionID("s1"), claim)])
+        usleep(20_000)
+        try store.checkpoint()
+        let left = try store.connection.query("SELECT id FROM nodes ORDER BY id")
+        #expect((0..<left.count).map { left.text($0, 0) } == ["node-a"], "b is forgotten; a's claim names it")
+        #expect(try store.checkNodes(node: NodeID("node-c"), leaseMs: 60_000) == [a])
+    }
+
+    /// Asks until the node's connection has ended in the database (a moment after its socket
+    /// closes), and returns the nodes gone then.
+    static func gone(asking store: PostgresStore, _ node: NodeID) throws -> [NodeID] {
+        var gone = try store.checkNodes(node: node, leaseMs: 60_000)
+        for _ in 0..<200 where gone.isEmpty {
+            usleep(10_000)
+            gone = try store.checkNodes(node: node, leaseMs: 60_000)
+        }
+        return gone
     }
 }

@@ -249,18 +249,27 @@ import Testing
         }
     }
 
+    /// A worker as a cluster node has one: it holds writes through an outage (short backoffs),
+    /// and reports into `reports`.
+    static func stallingWorker(_ store: any Store, _ reports: Reports,
+                               onLoaded: @escaping @Sendable (LoadResult) -> Void = { _ in }, fencing: NodeID? = nil,
+                               onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
+                               onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) -> StoreWorker {
+        StoreWorker(store: store, logger: Logger(label: "test"),
+                    policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
+                    onApplied: { report in
+                        if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
+                        reports.outcomes.withLock { $0 += report.outcomes }
+                    },
+                    onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
+                    onLoaded: onLoaded, fencing: fencing, leaseMs: 60_000, onRevoked: onRevoked, onRejoined: onRejoined)
+    }
+
     @Test func whileASharedStoreIsDownCommitsFailPersistsWaitAndNothingIsAcknowledgedUntilItIsBack() throws {
         let store = OutageStore()
         let reports = Reports()
         let loads = Mutex<[LoadResult]>([])
-        let worker = StoreWorker(store: store, logger: Logger(label: "test"),
-                                 policy: .stall(minBackoffMs: 10, maxBackoffMs: 40, shutdownGiveUpMs: 1_000),
-                                 onApplied: { report in
-                                     if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
-                                     reports.outcomes.withLock { $0 += report.outcomes }
-                                 },
-                                 onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
-                                 onLoaded: { result in loads.withLock { $0.append(result) } })
+        let worker = Self.stallingWorker(store, reports, onLoaded: { result in loads.withLock { $0.append(result) } })
         let domain = PreferenceDomain(workspace: "w", user: "u")
         func set(_ id: UInt64) -> StoreWrite {
             .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: 0,
@@ -295,6 +304,56 @@ import Testing
         #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1", "s2"])
         #expect(try store.inner.loadPreferences(domain) == nil, "failed commits were never applied")
         worker.stop()
+    }
+
+    // MARK: A node whose lease has ended (fencing)
+
+    /// Once the node's lease has ended, its next transaction is refused by the store: nothing
+    /// of it is applied or acknowledged, the runtime is told once, and everything after it is
+    /// refused without touching the store, until the worker fences as a new identity and
+    /// reloads the state for it.
+    @Test func aWriteRefusedByTheFenceIsDroppedReportedOnceAndTheWorkerRejoinsUnderANewIdentity() throws {
+        let store = MemoryStore()
+        let (a, b, again) = (NodeID("a"), NodeID("b"), NodeID("a2"))
+        _ = try store.register(node: a, leaseMs: 60_000)
+        _ = try store.register(node: b, leaseMs: 60_000)
+        let reports = Reports()
+        let revoked = Mutex<[NodeID]>([])
+        let rejoined = Mutex<[StoredState]>([])
+        let worker = Self.stallingWorker(store, reports, fencing: a,
+                                         onRevoked: { node in revoked.withLock { $0.append(node) } },
+                                         onRejoined: { state in rejoined.withLock { $0.append(state) } })
+        let deadline = Date(timeIntervalSinceNow: 10)
+        worker.start()
+        worker.submit(.persist([Self.session(1)]), sequence: 1)
+        while reports.durable.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // a's connection drops and b ends its lease.
+        store.dropConnection(of: a)
+        #expect(try store.checkNodes(node: b, leaseMs: 60_000) == [a])
+        let domain = PreferenceDomain(workspace: "w", user: "u")
+        worker.submit(.persist([Self.session(2)]), sequence: 2)
+        worker.submit(.commit(Commit(id: CommitID(1), channel: .preferences(domain), base: 0,
+                                     commands: [.putPreference(domain, keyPath: "k", value: 1, version: 1)])), sequence: nil)
+        while revoked.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        worker.submit(.persist([Self.session(3)]), sequence: 3)
+        while reports.outcomes.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(revoked.withLock { $0 } == [a], "told once")
+        #expect(reports.durable.withLock { $0 } == [1], "nothing after the end is acknowledged")
+        #expect(reports.outcomes.withLock { $0.map(\.0) } == [CommitID(1)])
+        #expect(reports.failures.withLock { $0 }.isEmpty, "not a store failure")
+        #expect(try store.loadState().sessions.map(\.id.rawValue) == ["s1"])
+
+        // Back as a2: the state is read again for it, and its writes commit.
+        _ = try store.register(node: again, leaseMs: 60_000)
+        worker.rejoin(as: again)
+        while rejoined.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(rejoined.withLock { $0.first?.sessions.map(\.id.rawValue) } == ["s1"])
+        worker.submit(.persist([Self.session(4)]), sequence: 4)
+        while reports.durable.withLock({ $0 }).count < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 } == [1, 4])
+        worker.stop()
+        #expect(try store.loadState().sessions.map(\.id.rawValue).sorted() == ["s1", "s4"])
     }
 
     // MARK: A transaction of unknown outcome (its COMMIT went unanswered)

@@ -105,9 +105,9 @@ import Testing
         let harness = try StoreHarness(kind)
         let store = harness.shared
         let (a, b, dead) = (NodeID("node-a"), NodeID("node-b"), NodeID("node-dead"))
-        _ = try store.heartbeat(node: a, leaseMs: 60_000)
-        _ = try store.heartbeat(node: b, leaseMs: 60_000)
-        _ = try store.heartbeat(node: dead, leaseMs: -1_000)
+        _ = try store.register(node: a, leaseMs: 60_000)
+        _ = try store.register(node: b, leaseMs: 60_000)
+        _ = try store.register(node: dead, leaseMs: -1_000)
         let free = KeyReservation(slot: Self.record("free").slot, fingerprint: "f", at: 1)
         let byDead = KeyReservation(slot: Self.record("dead").slot, fingerprint: "f", at: 1)
         #expect(try store.reserveRequestKeys([free], node: a, staleBefore: 0) == [free.slot: .reserved])
@@ -137,7 +137,7 @@ import Testing
         let harness = try StoreHarness(kind)
         let store = harness.shared
         let (a, b) = (NodeID("node-a"), NodeID("node-b"))
-        _ = try store.heartbeat(node: b, leaseMs: 60_000)
+        _ = try store.register(node: b, leaseMs: 60_000)
         let key = Self.record("k")
         #expect(try store.reserveRequestKeys([KeyReservation(slot: key.slot, fingerprint: key.fingerprint, at: 1)], node: b, staleBefore: 0)
                     == [key.slot: .reserved])

@@ -1,4 +1,6 @@
+import Foundation
 import PanesCore
+import PanesPostgres
 import Testing
 
 /// What every `SharedStore` must do besides being a `Store`: the change feeds other nodes
@@ -147,18 +149,61 @@ import Testing
     // MARK: Nodes and claims
 
     @Test(arguments: StoreKind.shared)
-    func aNodeWhoseLeaseRanOutIsReportedUntilItBeatsAgain(_ kind: StoreKind) throws {
+    func aLeaseThatRanOutStaysEndedAndItsNodeComesBackOnlyUnderANewIdentity(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }
         let store = harness.shared
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
         // A lease that ended a second ago, by the store's own clock.
-        #expect(try store.heartbeat(node: NodeID("node-a"), leaseMs: -1_000) == [NodeID("node-a")])
-        #expect(try store.heartbeat(node: NodeID("node-b"), leaseMs: 60_000) == [NodeID("node-a")])
-        // Renewed too late: it hears that its own lease had lapsed (others may hold its
-        // sessions now), once; then it is alive again for everyone.
-        #expect(try store.heartbeat(node: NodeID("node-a"), leaseMs: 60_000) == [NodeID("node-a")])
-        #expect(try store.heartbeat(node: NodeID("node-a"), leaseMs: 60_000) == [])
-        #expect(try store.heartbeat(node: NodeID("node-b"), leaseMs: 60_000) == [])
+        #expect(try store.register(node: a, leaseMs: -1_000) == [])
+        #expect(try store.register(node: b, leaseMs: 60_000) == [a])
+        // Too late to renew: it is told so, and stays gone for everyone.
+        #expect(throws: NodeRevoked(node: a)) { try store.heartbeat(node: a, leaseMs: 60_000) }
+        #expect(throws: NodeRevoked(node: a)) { try store.heartbeat(node: a, leaseMs: 60_000) }
+        #expect(try store.heartbeat(node: b, leaseMs: 60_000) == [a])
+        // Back as a new node (on a connection of its own, as a node's heartbeat has): alive,
+        // and the old identity is still gone.
+        let again = NodeID("node-a2")
+        let beat = try harness.secondNode() ?? store
+        #expect(try beat.register(node: again, leaseMs: 60_000) == [a])
+        #expect(try store.checkNodes(node: b, leaseMs: 60_000) == [a])
+    }
+
+    @Test(arguments: StoreKind.shared)
+    func writesOfANodeWhoseLeaseEndedAreRefusedWithNothingApplied(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        // Each node's heartbeat on a connection of its own, as nodes have.
+        let beatA = try harness.secondNode() ?? store
+        let beatB = try harness.secondNode() ?? store
+        _ = try beatA.register(node: a, leaseMs: 60_000)
+        _ = try beatB.register(node: b, leaseMs: 60_000)
+        store.fence(as: a, leaseMs: 60_000)
+        try harness.apply([.putSession(Fixtures.bareSession(id: "s1"))])
+        // a's connection drops (its lock with it); b ends its lease.
+        if let postgres = beatA as? PostgresStore, postgres !== store as? PostgresStore {
+            postgres.close()
+        } else {
+            (store as? MemoryStore)?.dropConnection(of: a)
+        }
+        var gone = try beatB.checkNodes(node: b, leaseMs: 60_000)
+        for _ in 0..<200 where gone.isEmpty {
+            usleep(10_000)
+            gone = try beatB.checkNodes(node: b, leaseMs: 60_000)
+        }
+        #expect(gone == [a])
+        #expect(throws: NodeRevoked(node: a)) { try harness.apply([.putSession(Fixtures.bareSession(id: "s2"))]) }
+        let claim = StoreWrite.commit(Commit(id: CommitID(1), channel: .session(SessionID("s1")), base: 0,
+                                             commands: [.claimSession(SessionID("s1"), SessionClaim(node: a, epoch: 1))]))
+        #expect(throws: NodeRevoked(node: a)) { try store.apply([claim]) }
+        #expect(try store.loadState().claims[SessionID("s1")] == nil)
+        #expect(try harness.reloaded().sessions.map(\.id) == [SessionID("s1")])
+        // Unfenced (a single node's store, tests): written.
+        harness.shared.fence(as: nil, leaseMs: 60_000)
+        try harness.apply([.putSession(Fixtures.bareSession(id: "s3"))])
+        #expect(try harness.reloaded().sessions.map(\.id).sorted() == [SessionID("s1"), SessionID("s3")])
     }
 
     @Test(arguments: StoreKind.shared)
@@ -189,6 +234,38 @@ import Testing
 
         try store.apply([.deleteSession(id)])
         #expect(try store.loadState().claims == [:])
+    }
+
+    /// A failover's takeovers come as many claims in one transaction (PostgreSQL reads their
+    /// epochs in one statement): each is compared with its own session's epoch as it stands
+    /// when its turn comes, a claim written earlier in the batch included.
+    @Test(arguments: StoreKind.shared)
+    func claimsOfManySessionsInOneBatchEachCompareWithTheirOwnEpoch(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        let ids = (1...4).map { SessionID("s\($0)") }
+        for id in ids { try store.apply([.putSession(Fixtures.bareSession(id: id.rawValue))]) }
+        for (index, id) in [ids[0], ids[2], ids[3]].enumerated() {
+            #expect(try store.apply([Self.commit(UInt64(index + 1), .session(id), base: 0, [.claimSession(id, SessionClaim(node: a, epoch: 1))])])
+                        == [CommitID(UInt64(index + 1)): .committed])
+        }
+        let outcomes = try store.apply([
+            Self.commit(10, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: b, epoch: 2))]),
+            Self.commit(11, .session(ids[1]), base: 0, [.claimSession(ids[1], SessionClaim(node: b, epoch: 1))]),
+            // Stale: s3 is at epoch 1.
+            Self.commit(12, .session(ids[2]), base: 0, [.claimSession(ids[2], SessionClaim(node: b, epoch: 1))]),
+            // s4's claim moves within the batch, before its commit.
+            .persist([.claimSession(ids[3], SessionClaim(node: b, epoch: 2))]),
+            Self.commit(13, .session(ids[3]), base: 2, [.claimSession(ids[3], SessionClaim(node: b, epoch: 3))]),
+            // Again on s1, after its claim in this batch.
+            Self.commit(14, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: a, epoch: 2))]),
+        ])
+        #expect(outcomes == [CommitID(10): .committed, CommitID(11): .committed, CommitID(12): .conflict,
+                             CommitID(13): .committed, CommitID(14): .conflict])
+        #expect(try store.loadState().claims == [ids[0]: SessionClaim(node: b, epoch: 2), ids[1]: SessionClaim(node: b, epoch: 1),
+                                                 ids[2]: SessionClaim(node: a, epoch: 1), ids[3]: SessionClaim(node: b, epoch: 3)])
     }
 
     @Test(arguments: StoreKind.shared)

@@ -307,6 +307,17 @@ class Client:
             except TimeoutError:
                 return
 
+    def closed_unacknowledged(self, request_id: int, timeout: float = 15) -> int | None:
+        """Reads until the connection closes, failing if the request is answered `ok` first
+        (an error answer is allowed); returns the close code."""
+        try:
+            while True:
+                message = self._next(timeout)
+                if message.get("type") == "reply" and message.get("re") == request_id:
+                    assert not message["ok"], f"acknowledged: {message}"
+        except Closed as closed:
+            return closed.code
+
     def wait_closed(self, timeout: float = 15) -> int | None:
         try:
             while True:

@@ -176,7 +176,7 @@ def run_cluster_failover(ctx, system, windows: int) -> dict:
     through haproxy with its id and secret, as a client does. Per window: the time from the
     kill until its `connect` is answered; whether it resumed (same session, its userInfo) or
     was given a new one. 20 connects in flight at a time (a client's reconnect is not queued
-    behind the others')."""
+    behind the others'), or PANES_FAILOVER_IN_FLIGHT."""
     import asyncio
     import signal
     import socket
@@ -200,7 +200,10 @@ def run_cluster_failover(ctx, system, windows: int) -> dict:
             f.write("\n".join([
                 "defaults", "  mode http", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
                 "  timeout tunnel 1h", "frontend panes", f"  bind 127.0.0.1:{lb}", "  default_backend nodes",
-                "backend nodes", "  balance roundrobin", "  option redispatch 1", "  option httpchk",
+                # The nodes' public URL is http://127.0.0.1 (started before the balancer's port is
+                # known): the upgrades they receive name that host, or they would refuse them (403).
+                "backend nodes", "  balance roundrobin", "  option redispatch 1", "  http-request set-header Host 127.0.0.1",
+                "  option httpchk",
                 "  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1",
                 "  http-check expect status 200",
                 *[f"  server node{i} 127.0.0.1:{p} check inter 200ms fall 2 rise 1" for i, p in enumerate(ports)],
@@ -239,7 +242,7 @@ def run_cluster_failover(ctx, system, windows: int) -> dict:
             await asyncio.sleep(0.5)
             killed = time.monotonic()
             os.kill(nodes[0].pid, signal.SIGKILL)
-            gate = asyncio.Semaphore(20)
+            gate = asyncio.Semaphore(int(os.environ.get("PANES_FAILOVER_IN_FLIGHT", "20")))
             times, resumed, forked, failed = [], 0, 0, 0
 
             async def back(fields: dict, credentials: dict) -> None:

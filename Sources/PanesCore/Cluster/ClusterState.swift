@@ -43,8 +43,14 @@ struct ClusterState: Sendable {
     var checksAnswered = 0
     var checkWanted = false
     var nextCheckAt: Millis?
-    /// Nodes whose lease ran out: their claims no longer count.
+    /// Nodes whose lease ended: their claims no longer count.
     var expired: Set<NodeID> = []
+    /// The record load that reads what the nodes found gone last wrote (`nodesExpired`), and
+    /// the last record load that succeeded: a session taken over from a gone node is attached
+    /// only once the first has finished (`takeoverMustWait`); its connects wait meanwhile.
+    var goneReadNeeded = 0
+    var recordsReadThrough = 0
+    var takeoversWaiting: Set<SessionID> = []
     /// Nodes that asked whether a scene held here is alive, per session, and when the probe
     /// gives up (the scene is then closed and its session let go).
     var remoteProbes: [SessionID: Set<NodeID>] = [:]

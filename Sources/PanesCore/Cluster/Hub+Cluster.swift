@@ -259,7 +259,11 @@ extension Hub {
             retryRefreshes(after: finished)
             retryOpens(records: finished)
             // Only on a read that succeeded: the holder's last writes must be in.
-            if failure == nil { claimsLeftBehind(readBy: finished) }
+            if failure == nil {
+                cluster.recordsReadThrough = max(cluster.recordsReadThrough, finished)
+                claimsLeftBehind(readBy: finished)
+            }
+            resumeTakeovers(readFailed: failure)
         }
         guard let changes, failure == nil else {
             // Tried again after a backoff, not at once: a store that is away fails a read in
@@ -353,6 +357,13 @@ extension Hub {
     /// Asks the store for the session's lease: a compare-and-set on its epoch, so of two nodes
     /// claiming at once exactly one wins, and the winner's epoch fences the loser's writes.
     mutating func claim(_ session: SessionID, for pending: PendingConnect?) {
+        if let pending, takeoverMustWait(session) {
+            // Parked without a deadline: the read decides (and fails it, if it cannot be made).
+            pendingConnects[session, default: []].append(pending)
+            connections[pending.connection]?.phase = .answering(session)
+            cluster.takeoversWaiting.insert(session)
+            return
+        }
         let epoch = cluster.claims[session]?.epoch ?? 0
         let claim = SessionClaim(node: node, epoch: epoch + 1)
         let id = commits.makeID()
@@ -448,6 +459,9 @@ extension Hub {
         cluster.expired = current
         guard !newly.isEmpty else { return }
         logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted())"])
+        // What they wrote before their lease ended is committed (the end waited for it), but
+        // perhaps not read here yet: a session of theirs is taken over once it is.
+        cluster.goneReadNeeded = readRecordsFromNow()
         dropPresence(of: newly)
         let freed = cluster.claims.filter { $0.value.node.map(newly.contains) == true }.map(\.key)
         for session in freed.sorted() { resolvePendingConnects(of: session) }
@@ -464,6 +478,57 @@ extension Hub {
             guard let scene = scenes[sceneID] else { continue }
             close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
             detach(sceneID, abnormal: false)
+        }
+    }
+
+    /// This node's identity may no longer serve (its lease has ended) and the runtime gives
+    /// this hub up for one built afresh: every connection is closed with `code`, and nothing is
+    /// written (the store refuses this identity's writes; the sessions' claims are ended with it).
+    /// - Returns: the closes, one per connection.
+    public mutating func closeEveryConnection(_ code: CloseCode, reason: String) -> [Effect] {
+        for id in connections.keys.sorted() { close(id, code, reason: reason) }
+        defer { effects.removeAll(keepingCapacity: true) }
+        return effects
+    }
+
+    // MARK: Takeovers
+
+    /// Starts a record load that reads everything committed up to now (after the one in
+    /// flight, if any), and returns its number (`ClusterState.recordLoadsStarted`).
+    mutating func readRecordsFromNow() -> Int {
+        let next = cluster.recordLoadsStarted + 1
+        loadRecordChanges()
+        return next
+    }
+
+    /// Whether taking the session over from its holder, a node found gone, waits for the record
+    /// read started when it was found gone: the holder's last writes of the session (a window
+    /// writing through it up to the end) are then in, and the window resumes with them.
+    func takeoverMustWait(_ session: SessionID) -> Bool {
+        guard let holder = cluster.claims[session]?.node, holder != node, cluster.expired.contains(holder) else {
+            return false
+        }
+        return cluster.recordsReadThrough < cluster.goneReadNeeded
+    }
+
+    /// A record load finished: takeovers that waited for it go on, or, when it failed, their
+    /// connects are told to retry (whether the holder's last writes are in cannot be known).
+    mutating func resumeTakeovers(readFailed failure: String?) {
+        guard !cluster.takeoversWaiting.isEmpty else { return }
+        if failure == nil && cluster.recordsReadThrough < cluster.goneReadNeeded { return }
+        let sessions = cluster.takeoversWaiting.sorted()
+        cluster.takeoversWaiting = []
+        for session in sessions {
+            guard failure != nil else {
+                resolvePendingConnects(of: session)
+                continue
+            }
+            for pending in pendingConnects.removeValue(forKey: session) ?? [] where connections[pending.connection] != nil {
+                connections[pending.connection]?.phase = .awaitingConnect
+                fail(pending.requestID, request: "connect", PanesError(
+                    .storageFailed, "the session could not be read from the store; retry",
+                    retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)), to: pending.connection)
+            }
         }
     }
 

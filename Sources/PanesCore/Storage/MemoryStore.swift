@@ -20,6 +20,8 @@ public final class MemoryStore: Store {
     private var nodeLeases: [NodeID: Millis] = [:]
     /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
     private var nodeLocks: Set<NodeID> = []
+    /// The node whose writes `apply` makes (`fence(as:)`): refused once its lease has ended.
+    private var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
     private var dragEnds: [Identifier: Millis] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
@@ -103,6 +105,7 @@ public final class MemoryStore: Store {
             failNextApply = false
             throw MemoryStoreError.injectedFailure
         }
+        if let fencingNode, (nodeLeases[fencingNode] ?? -1) < now() { throw NodeRevoked(node: fencingNode) }
         undo.removeAll()
         var outcomes: [CommitID: CommitOutcome] = [:]
         var resolved: Set<Channel> = []
@@ -412,30 +415,44 @@ extension MemoryStore: SharedStore {
         return read
     }
 
-    public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+    public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         let now = now()
-        let lapsed = nodeLeases[node].map { $0 < now } ?? false
         nodeLeases[node] = now + Millis(leaseMs)
         nodeLocks.insert(node)
-        return expiredNodes(now: now) + (lapsed ? [node] : [])
+        return try checkNodes(node: node, leaseMs: leaseMs)
     }
 
+    public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+        let now = now()
+        guard let until = nodeLeases[node], until >= now else {
+            // Ended, by another node or by the clock: it stays ended (`SharedStore.heartbeat`).
+            if nodeLeases[node] != nil { nodeLeases[node] = -1 }
+            throw NodeRevoked(node: node)
+        }
+        nodeLeases[node] = now + Millis(leaseMs)
+        nodeLocks.insert(node)
+        return try checkNodes(node: node, leaseMs: leaseMs)
+    }
+
+    /// Ends the lease of every other node whose lease ran out or whose lock is free, and
+    /// returns the nodes whose lease has ended. (One thread: no transaction of a fenced node
+    /// can be under way meanwhile, which PostgreSQL orders with a row lock.)
     public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         let now = now()
-        for (other, until) in nodeLeases where other != node && until >= now && !nodeLocks.contains(other) {
+        for (other, until) in nodeLeases where other != node && until >= 0 && (until < now || !nodeLocks.contains(other)) {
             nodeLeases[other] = -1
         }
-        return expiredNodes(now: now)
+        return nodeLeases.filter { $0.key != node && $0.value < 0 }.map(\.key).sorted()
+    }
+
+    public func fence(as node: NodeID?, leaseMs: Int) {
+        fencingNode = node
     }
 
     /// Test hook: the node's connection to the store dropped (its process was killed), so its
     /// liveness lock is free.
     public func dropConnection(of node: NodeID) {
         nodeLocks.remove(node)
-    }
-
-    private func expiredNodes(now: Millis) -> [NodeID] {
-        nodeLeases.filter { $0.value < now }.map(\.key).sorted()
     }
 }
 

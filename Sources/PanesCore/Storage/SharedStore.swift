@@ -28,22 +28,52 @@ public protocol SharedStore: Store {
     /// A document's operations after `revision`, oldest first; nil when the document is gone
     /// or its log was compacted past `revision` (the node then reopens it from its snapshot).
     func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]?
-    /// Marks `node` alive until `leaseMs` from now (the database's clock, so nodes' clocks
-    /// need not agree), and returns the nodes whose lease has run out, so their sessions
-    /// can be taken over. `node` itself is among them when its own lease had run out before
-    /// this renewal (it stalled or was cut off): others may have taken its sessions over.
+    /// Enters `node` as alive until `leaseMs` from now (the database's clock, so nodes' clocks
+    /// need not agree) and holds its liveness lock on this store connection: a node starting,
+    /// or one rejoining under a new identity after it was revoked. The lock of a previous
+    /// identity held on this connection is let go once that identity's lease has ended.
+    /// - Returns: the other nodes gone now (as `heartbeat`).
+    func register(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// Renews `node`'s lease until `leaseMs` from now, ends the lease of every other node that
+    /// is gone (`checkNodes`), and returns the other nodes gone now, so their sessions can be
+    /// taken over.
+    ///
+    /// A lease is only ever renewed while it runs: once it has ended (run out, or revoked by
+    /// another node that found the node's lock free) it stays ended, and this throws
+    /// `NodeRevoked`. Another node may hold the node's sessions by then; the node must stop
+    /// serving and come back under a new identity (`register`).
     ///
     /// The call also holds `node`'s liveness lock on this store connection (PostgreSQL: a
     /// session-level advisory lock, taken again whenever the connection is new), which the
     /// database lets go the moment the connection drops: a killed node's lock is free at once.
     func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID]
-    /// Ends the lease of every other node whose liveness lock is free although its lease runs
-    /// (its connection to the store is gone: the process died), and returns the nodes gone now
-    /// (`heartbeat`'s list, without renewing). A node whose connection lingers (cut off from
-    /// the store, the database not yet aware) keeps its lock and is gone only once its lease is;
-    /// so does a node that has not renewed since the database restarted (`leaseMs`, the lease
-    /// every node keeps, tells when it last renewed).
+    /// Ends the lease of every other node that is gone: its lease ran out, or its liveness lock
+    /// is free although its lease runs (its connection to the store is gone: the process died,
+    /// or the connection was cut), and returns the other nodes gone now (`heartbeat`'s list,
+    /// without renewing). A node whose connection lingers (cut off from the store, the
+    /// database not yet aware) keeps its lock and is gone only once its lease is; so does a
+    /// node that has not renewed since the database restarted (`leaseMs`, the lease every node
+    /// keeps, tells when it last renewed).
+    ///
+    /// Ending a lease is ordered with the node's own writes (`fence(as:)`): a transaction of
+    /// the node that is under way commits before the lease ends, or not at all. A node is
+    /// reported gone only once its lease has ended that way, so whatever takes its sessions
+    /// over comes after its last write.
     func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// Makes every later `apply` a write of `node` (nil: of nobody, unchecked): it commits
+    /// only while `node`'s lease runs, and throws `NodeRevoked`, with nothing applied, once
+    /// that lease has ended. The check is part of the transaction, and another node ending the
+    /// lease waits for a transaction that passed it, so the node's last commit comes before
+    /// any takeover of its sessions. `leaseMs` bounds how long a transaction may stay open
+    /// idle (a node frozen in the middle of one must not hold up the end of its lease).
+    func fence(as node: NodeID?, leaseMs: Int)
+    /// Waits up to `timeoutMs` on the connection `heartbeat` uses, returning early when that
+    /// connection is found lost (true: the liveness lock went with it) or when
+    /// `interruptHeartbeatWait` is called (false). Nil, at once, for a store that has no such
+    /// connection to watch: the caller waits its own way.
+    func awaitHeartbeatConnection(timeoutMs: Int) -> Bool?
+    /// Ends a wait of `awaitHeartbeatConnection` early (from another thread), or the next one.
+    func interruptHeartbeatWait()
     /// Reserves request keys for `node` before it handles their requests, in a transaction of
     /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
     /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
@@ -56,6 +86,19 @@ public protocol SharedStore: Store {
         -> [RequestKeySlot: KeyReservationOutcome]
     /// These sessions and document records as stored (absent when not stored).
     func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
+}
+
+extension SharedStore {
+    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? { nil }
+    public func interruptHeartbeatWait() {}
+}
+
+/// This node's lease had ended (another node found it gone and ended it, or it ran out) when
+/// it tried to renew it or to commit: nothing was applied. Other nodes may hold its sessions.
+public struct NodeRevoked: Error, Sendable, Equatable, CustomStringConvertible {
+    public let node: NodeID
+    public init(node: NodeID) { self.node = node }
+    public var description: String { "the lease of node \(node) has ended: it may no longer write" }
 }
 
 /// A key a node asks to reserve, with the request's fingerprint.
@@ -163,9 +206,10 @@ public enum ChangeNotice: Sendable, Equatable {
     /// The listening connection was lost and is back: notices may have been missed, so the
     /// node catches up on everything it holds.
     case resubscribed
-    /// The nodes whose leases have run out now (`SharedStore.heartbeat`), the whole set each
-    /// time it changes: the sessions they held can be taken over; a node missing from a later
-    /// set renewed after all.
+    /// The nodes whose leases have ended (`SharedStore.heartbeat`), the whole set each time it
+    /// changes: the sessions they held can be taken over. An ended lease is never renewed (the
+    /// node comes back under a new identity); a node leaves the set only when the store forgets
+    /// it, long after, once no session names it.
     case nodesExpired([NodeID])
     /// The answer to `Effect.checkNodes`: the nodes gone now (`nodesExpired`'s whole set),
     /// delivered once per check the node ran, changed or not; nil when the store could not
@@ -173,8 +217,8 @@ public enum ChangeNotice: Sendable, Equatable {
     case nodesChecked([NodeID]?)
     /// A message another node sent (`NodeSignal`); delivered to every node, each keeps its own.
     case signal(NodeSignal)
-    /// This node could not renew its own lease in time: another node may take its sessions
-    /// over at any moment, so it must stop serving them.
+    /// This node could not renew its own lease in time (the store is unreachable): another
+    /// node may take its sessions over at any moment, so it must stop serving them.
     case leaseLost
 }
 
