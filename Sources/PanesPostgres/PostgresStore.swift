@@ -451,6 +451,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
             try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            try PostgresWebhookOutbox.insert(entries, on: connection)
         }
     }
 
@@ -671,7 +673,8 @@ extension StoreCommand {
         switch self {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion,
+             .enqueueWebhooks: false
         }
     }
 }

@@ -187,6 +187,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
             try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            do {
+                try SQLiteWebhookOutbox.insert(entries, into: connection)
+            } catch let error as SQLiteError {
+                throw error
+            } catch {
+                throw SQLiteError(.invalidCommand, "webhook events could not be written: \(error)", path: path)
+            }
         }
     }
 

@@ -87,6 +87,8 @@ public struct Settings: Sendable, Equatable {
     public var maxHTTPHeaderBytes = 4_096
     public var httpResponseTimeoutMs = 30_000
     public var maxHTTPRequestsInFlight = 256
+    public var apiRateLimitPerSecond = 100
+    public var apiRateLimitBurst = 200
 
     // Webhooks (delivery from the outbox)
     public var webhookCoalesceMs = 1_000
@@ -305,6 +307,11 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxHTTPRequestsInFlight", keyPath: \.maxHTTPRequestsInFlight,
               meaning: "HTTP API requests being read or answered at once; more are refused with 503 and `Retry-After: 1`.",
               range: 1...100_000),
+        .init(name: "apiRateLimitPerSecond", keyPath: \.apiRateLimitPerSecond,
+              meaning: "Sustained HTTP API requests per second per API key, over all its connections (each node of a cluster counts its own); more get 429 `rate_limited` with `Retry-After`.",
+              range: 1...1_000_000),
+        .init(name: "apiRateLimitBurst", keyPath: \.apiRateLimitBurst,
+              meaning: "HTTP API requests one API key may send at once above the sustained rate.", range: 1...1_000_000),
         .init(name: "webhookCoalesceMs", keyPath: \.webhookCoalesceMs,
               meaning: "Changes of one document within this long of its first undelivered change go to an endpoint as one `document.changed` event carrying the revision range; 0 sends each change.",
               range: 0...3_600_000),

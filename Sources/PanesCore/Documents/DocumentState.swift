@@ -74,10 +74,31 @@ struct DocumentState: Sendable {
     }
 }
 
-/// An `openDocument` waiting for its document to load.
+/// An `openDocument` waiting for its document to load, or a service scene's read or edit
+/// (`Hub+API.swift`).
 struct PendingOpen: Sendable {
+    enum Purpose: Sendable {
+        case open
+        /// Answer with the text at `revision` (nil: the latest).
+        case read
+        /// Queue the edit once the document is held.
+        case edit(DocumentEdit)
+    }
+
     let scene: SceneID
     let requestID: RequestID
     let revision: Int64?
     var pending: [String] = []
+    var purpose = Purpose.open
+}
+
+extension PendingOpen.Purpose {
+    /// The request a failure answers.
+    var request: String {
+        switch self {
+        case .open: "openDocument"
+        case .read: "readDocument"
+        case .edit: EditRequest.type
+        }
+    }
 }

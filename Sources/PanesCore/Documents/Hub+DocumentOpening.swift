@@ -111,12 +111,22 @@ extension Hub {
                 }
             } catch {
                 for pending in live {
-                    fail(pending.requestID, request: "openDocument", error, to: scenes[pending.scene]!.connection)
+                    fail(pending.requestID, request: pending.purpose.request, error, to: scenes[pending.scene]!.connection)
                 }
                 return
             }
             for pending in live {
                 let scene = scenes[pending.scene]!
+                switch pending.purpose {
+                case .open: break
+                case .read:
+                    if let stored { answerRead(pending, stored, connection: scene.connection) }
+                    continue
+                case .edit(let edit):
+                    commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
+                    startDocumentBatch(id)
+                    continue
+                }
                 do throws(PanesError) {
                     let result = try join(id, scene: scene, revision: pending.revision, pending: pending.pending)
                     send(.reply(pending.requestID, result: result), to: scene.connection)

@@ -75,7 +75,9 @@ extension Hub {
                                     createdAt: now(), createdBy: scene.owner.user, modifiedAt: now(),
                                     length: text.unicodeScalars.count)
         documents.insert(record)
-        persist(.createDocument(record, text: text))
+        persist([.createDocument(record, text: text)]
+            + documentWebhook(.documentCreated, record, by: (scene.owner.user, scene.userName),
+                              extra: ["revision": .int(record.revision), "length": .int(Int64(record.length))]))
         logger.info("document created", metadata: ["document": "\(record.id)", "workspace": "\(workspace)",
                                                    "by": "\(scene.owner.user)"])
         announce(.created, record.id, workspace: workspace)
@@ -87,9 +89,12 @@ extension Hub {
         var record = try self.record(id, for: scene)
         try requireEditor(scene, to: "rename documents")
         guard record.title != title else { return ["document": documents.summary(id, limit: settings.maxListedParticipants)] }
+        let previous = record.title
         record.title = title
         documents.records[id] = record
-        persist(.renameDocument(id, title: title))
+        persist([.renameDocument(id, title: title)]
+            + documentWebhook(.documentRenamed, record, by: (scene.owner.user, scene.userName),
+                              extra: ["previousTitle": .string(previous)]))
         announce(.renamed, id, workspace: record.workspace)
         refreshSessions(showing: id, in: record.workspace, title: title, snapshot: nil)
         return ["document": documents.summary(id, limit: settings.maxListedParticipants)]
@@ -111,7 +116,11 @@ extension Hub {
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
-        persist([.deleteDocument(id)] + references.commands)
+        let destroyed = references.dedicated.compactMap { sessions[$0] }.flatMap {
+            sessionWebhook(.sessionDestroyed, $0, extra: ["reason": .string("its document \(id) was deleted")])
+        }
+        persist([.deleteDocument(id)] + references.commands
+            + documentWebhook(.documentDeleted, record, by: (scene.owner.user, scene.userName)) + destroyed)
         logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
                                                    "sessions": "\(references.commands.count)"])
 

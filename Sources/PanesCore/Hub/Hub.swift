@@ -22,6 +22,8 @@ public struct Hub {
     public let serverVersion: String
     /// This node, when the store is shared with other nodes (`Hub+Cluster.swift`); nil alone.
     public let node: NodeID?
+    /// Receivers of webhooks: changes write an event for each that wants it (`Hub+Webhooks.swift`).
+    public let webhookEndpoints: [WebhookEndpoint]
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
@@ -67,6 +69,8 @@ public struct Hub {
     var cluster = ClusterState()
     /// Keyed requests: outcomes kept for retries, and requests in flight (`Hub+RequestKeys.swift`).
     var requestKeys: RequestKeyState
+    /// The API key actor (`api:<id>`) of each service scene's request (`Hub+API.swift`).
+    var serviceActors: [ConnectionID: String] = [:]
     /// Requests to handle again at the end of the current event (`Hub+RequestKeys.swift`).
     var redispatching: [RequestKeyState.Waiter] = []
     /// Counts events handled, so a reply can tell whether `effects` still holds what its
@@ -86,7 +90,8 @@ public struct Hub {
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
                 preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
-                serverVersion: String = "dev", node: NodeID? = nil, logger: Logger = Logger(label: "panes.hub"),
+                serverVersion: String = "dev", node: NodeID? = nil, webhookEndpoints: [WebhookEndpoint] = [],
+                logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
@@ -95,6 +100,7 @@ public struct Hub {
         self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.node = node
+        self.webhookEndpoints = webhookEndpoints
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
         if node != nil {
@@ -161,6 +167,8 @@ public struct Hub {
             drain()
         case .notice(let notice):
             self.notice(notice)
+        case .api(let connection, let call):
+            serveAPI(connection, call)
         }
         if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
@@ -284,6 +292,7 @@ public struct Hub {
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
+        if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
     }
 
     /// Sends ahead of anything held for durability: only for messages that reveal no stored state.

@@ -49,6 +49,10 @@ public final class MemoryStore: Store {
     /// Undo records of the transaction in progress: what to put back if it fails. Restoring
     /// only what a batch touched keeps a transaction's cost that of its writes.
     private var undo: [() -> Void] = []
+    /// Where `enqueueWebhooks` writes: the delivery engine of `--store memory` reads it.
+    public let webhookOutbox = MemoryWebhookOutbox()
+    /// Webhook entries of the batch being applied, written to the outbox once it all applied.
+    private var batchWebhooks: [WebhookOutboxEntry] = []
 
     public init() {}
 
@@ -154,9 +158,14 @@ public final class MemoryStore: Store {
         } catch {
             for restore in undo.reversed() { restore() }
             undo.removeAll()
+            batchWebhooks.removeAll()
             throw error
         }
         undo.removeAll()
+        if !batchWebhooks.isEmpty {
+            webhookOutbox.insert(batchWebhooks)
+            batchWebhooks.removeAll()
+        }
         return outcomes
     }
 
@@ -199,6 +208,8 @@ public final class MemoryStore: Store {
 
     private func apply(_ command: StoreCommand) throws {
         switch command {
+        case .enqueueWebhooks(let entries):
+            batchWebhooks += entries
         case .putSession(let session):
             if deletedSessions[session.id] != nil { return }
             // A write from an older copy than the one stored is dropped (see `revision`).

@@ -72,6 +72,11 @@ public enum StoreCommand: Sendable, Equatable {
     /// Forgets the records made before `before`, and each user's beyond the newest
     /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
     case pruneRequestRecords(before: Millis, keepPerUser: Int)
+
+    /// Writes webhook events to the outbox (`WebhookOutbox`), in the transaction of the change
+    /// they report: they commit with it or not at all, and a commit refused (a conflict) writes
+    /// none. An entry whose event id is stored for its endpoint already is skipped.
+    case enqueueWebhooks([WebhookOutboxEntry])
 }
 
 /// How long a shared store keeps a drag's ending: well past its expiry, after which no node

@@ -52,7 +52,8 @@ extension Hub {
                                       clientVersion: String) throws(PanesError) -> JSONValue {
         var windows: [JSONValue] = []
         for item in drag.items {
-            windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion))
+            windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion,
+                                          drag: drag.id))
         }
         drags.drags[drag.id]?.phase = .dropped
         tellSource(of: drag, ServerEvent("dragEnded", [
