@@ -202,6 +202,19 @@ public enum PostgresMigrations {
             CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
         Step(version: 7, name: "the webhook outbox", sql: PostgresWebhookOutbox.schema),
+        // Taken by document versions (wp/versions): this placeholder is replaced by it on merge.
+        Step(version: 8, name: "reserved for document versions", sql: "SELECT 1"),
+        Step(version: 9, name: "rights per document: grants and links", sql: """
+            -- A document's grants to users and its links, written and read whole (DocumentAccess):
+            -- JSON arrays, links with their token's SHA-256 only. A change is a write to the
+            -- document's record (record_versions), so other nodes read it with the record.
+            CREATE TABLE document_access (
+                document text COLLATE "C" NOT NULL PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+                version bigint NOT NULL,
+                grants text NOT NULL,
+                links text NOT NULL
+            );
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -135,6 +135,18 @@ enum Migrations {
             ) WITHOUT ROWID;
             """),
         Migration(version: 9, name: "the webhook outbox", sql: SQLiteWebhookOutbox.schema),
+        // Taken by document versions (wp/versions): this placeholder is replaced by it on merge.
+        Migration(version: 10, name: "reserved for document versions", sql: "SELECT 1"),
+        Migration(version: 11, name: "rights per document: grants and links", sql: """
+            -- A document's grants to users and its links, written and read whole (DocumentAccess):
+            -- JSON arrays, links with their token's SHA-256 only. Goes with its document.
+            CREATE TABLE document_access (
+                document TEXT PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+                version INTEGER NOT NULL,       -- counts changes (a node keeps the newest it saw)
+                grants TEXT NOT NULL,           -- JSON: [{user, role, grantedBy, grantedAt}]
+                links TEXT NOT NULL             -- JSON: [{id, tokenHash, role, createdBy, createdAt, expiresAt, revokedAt?}]
+            ) WITHOUT ROWID;
+            """),
     ]
 
     /// The schema version this build writes and reads.

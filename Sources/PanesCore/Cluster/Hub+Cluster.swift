@@ -309,6 +309,7 @@ extension Hub {
         }
         for record in changes.documents { takeRemoteRecord(record) }
         for id in changes.deletedDocuments { forgetRemotelyDeleted(id) }
+        for (id, access) in changes.access.sorted(by: { $0.key < $1.key }) { takeRemoteAccess(id, access) }
         for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 
@@ -339,7 +340,8 @@ extension Hub {
         broadcast(.event(.documentDeleted(id, by: .null)),
                   to: removed.holders.compactMap { scenes[$0]?.connection }.sorted())
         failWaiting(on: removed)
-        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null, record: record)
+        rights.remove(id)
     }
 
     // MARK: Leases

@@ -60,6 +60,9 @@ public struct Settings: Sendable, Equatable {
     public var documentListIntervalMs = 250
     public var sceneShareIntervalMs = 100
     public var maxListedParticipants = 32
+    public var maxSharesPerDocument = 1_000
+    public var defaultLinkLifetimeMs = 7 * 24 * 3_600_000
+    public var maxLinkLifetimeMs = 365 * 24 * 3_600_000
 
     // Security
     public var maxTokenBytes = 8 << 10
@@ -238,6 +241,16 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
               meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
               range: 1...10_000),
+        .init(name: "maxSharesPerDocument", keyPath: \.maxSharesPerDocument,
+              meaning: "Grants to users and links (revoked and expired ones included, until room is needed) one document may have; "
+                  + "more gets `too_many`.",
+              range: 1...100_000),
+        .init(name: "defaultLinkLifetimeMs", keyPath: \.defaultLinkLifetimeMs,
+              meaning: "How long a document link lasts when `createDocumentLink` names no `expiresInMs`.",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
+        .init(name: "maxLinkLifetimeMs", keyPath: \.maxLinkLifetimeMs,
+              meaning: "Longest `expiresInMs` a document link may be given (at least 1,000).",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
         .init(name: "maxTokenBytes", keyPath: \.maxTokenBytes,
               meaning: "Length of a token in `connect` (`auth.token`) or `refreshToken`.", range: 256...(64 << 10)),
         .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,

@@ -13,6 +13,9 @@ enum RequestRegistry {
         ObserveDocumentsRequest.self, UnobserveDocumentsRequest.self, CreateDocumentRequest.self,
         RenameDocumentRequest.self, DeleteDocumentRequest.self, OpenDocumentRequest.self, CloseDocumentRequest.self,
         EditRequest.self, SetPresenceRequest.self,
+        // Rights per document
+        ShareDocumentRequest.self, UnshareDocumentRequest.self, CreateDocumentLinkRequest.self,
+        RevokeDocumentLinkRequest.self, ListDocumentSharesRequest.self,
     ]
 
     static let byType: [String: any Request.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })

@@ -26,8 +26,11 @@ public enum StoreCommand: Sendable, Equatable {
     /// The text is a rope, shared with the hub's document at no cost; the store reads it out.
     /// `applied` replaces what the document remembers of operations before its log.
     case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64, applied: AppliedStreams = AppliedStreams())
-    /// Deletes the document, its snapshot and its whole log.
+    /// Deletes the document, its snapshot and its whole log (and its access).
     case deleteDocument(DocumentID)
+    /// Replaces the document's grants and links (`DocumentAccess`) with these; nothing happens
+    /// for an unknown document. A write to its record: other nodes read it with it.
+    case putDocumentAccess(DocumentID, DocumentAccess)
     /// Records who holds the session live (nil: released) and advances its lease epoch to
     /// `claim.epoch` (shared stores; a single-node store has nothing to fence and ignores it).
     /// Used in a commit on `.session(id)` whose base is the epoch being replaced.
