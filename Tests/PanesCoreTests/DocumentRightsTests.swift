@@ -223,6 +223,44 @@ import Testing
     }
 }
 
+/// Rights across two nodes of one store.
+@Suite struct ClusterDocumentRightsTests {
+    @Test func aDowngradeOnOneNodeReachesAWindowOnTheOtherAtOnceAndItsEditsAreRefused() {
+        let store = MemoryStore()
+        var a = HubHarness(authenticator: DocumentRightsTests.tokens, store: store, node: NodeID("a"), ids: .sequential(from: 0))
+        var b = HubHarness(authenticator: DocumentRightsTests.tokens, stored: try! store.loadState(), store: store,
+                           node: NodeID("b"), ids: .sequential(from: 1 << 40))
+        let ed = DocumentRightsTests.connect(&a, "t-ed")
+        let document = a.createDocument(ed, text: "hello")
+        let eve = DocumentRightsTests.connect(&b, "t-eve")
+        _ = TwoNodes.deliver(a.effects, to: &b)
+        #expect(b.request(eve, "observeDocuments")["result"]?["documents"]?.arrayValue?.count == 1)
+        #expect(b.openDocument(eve, document)["result"]?["role"] == "editor")
+
+        _ = a.send(ed, "shareDocument", ["document": .string(document), "user": "eve", "role": "viewer"])
+        var produced = TwoNodes.deliver(a.effects, to: &b)
+        #expect(produced.events(to: eve, named: "documentAccessChanged").first?["role"] == "viewer")
+        #expect(b.edit(eve, document, revision: 0, [5, "!"], opId: "eve:1")["error"]?["code"] == "forbidden")
+
+        _ = a.send(ed, "shareDocument", ["document": .string(document), "user": "eve", "role": "none"])
+        produced = TwoNodes.deliver(a.effects, to: &b)
+        #expect(produced.events(to: eve, named: "documentAccessChanged").first?["role"] == "none")
+        #expect(produced.events(to: eve, named: "documentsChanged").first?["change"] == "unshared")
+        #expect(b.openDocument(eve, document)["error"]?["code"] == "document_not_found")
+
+        // A link made on a revokes on b's window when revoked on a.
+        let token = a.request(ed, "createDocumentLink", ["document": .string(document), "role": "viewer"])["result"]?["token"]
+        let link = a.request(ed, "listDocumentShares", ["document": .string(document)])["result"]?["links"]?.arrayValue?.first?["id"]
+        _ = TwoNodes.deliver(a.effects, to: &b)
+        #expect(b.request(eve, "openDocument", ["document": .string(document), "link": token ?? .null])["result"]?["role"]
+                    == "viewer")
+        _ = a.send(ed, "revokeDocumentLink", ["document": .string(document), "link": link ?? .null])
+        produced = TwoNodes.deliver(a.effects, to: &b)
+        #expect(produced.events(to: eve, named: "documentAccessChanged").first?["role"] == "none")
+        #expect(a.text(of: document) == "hello")
+    }
+}
+
 extension MemoryStore {
     func loadStateOrEmpty() -> StoredState { (try? loadState()) ?? StoredState() }
 }
