@@ -28,6 +28,11 @@ type ProtocolRequests =
   | 'renameDocument'
   | 'deleteDocument'
   | 'openDocument'
+  | 'shareDocument'
+  | 'unshareDocument'
+  | 'createDocumentLink'
+  | 'revokeDocumentLink'
+  | 'listDocumentShares'
   | 'closeDocument'
   | 'edit'
   | 'setPresence';
@@ -44,6 +49,7 @@ type ProtocolEvents =
   | 'documentsChanged'
   | 'documentOperation'
   | 'presence'
+  | 'documentAccessChanged'
   | 'documentDeleted';
 
 type ProtocolErrorCodes =
