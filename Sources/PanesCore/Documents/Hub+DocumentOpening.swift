@@ -12,18 +12,19 @@ extension Hub {
     /// - Parameter link: a link's token, checked (`useLink`) before anything else.
     mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], link: String? = nil,
                                requestID: RequestID, scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
-        if let link { try useLink(link, for: id, scene: scene) }
-        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, scene: scene) {
+        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, link: link, scene: scene) {
             // Another node is ahead of this one (it made the document, or the client saw newer
             // revisions there): answer once this node has read as far.
             cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
-                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending))
+                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending,
+                                                  link: link))
             switch wait {
             case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
             case .operations(let target): followDocument(id, to: target)
             }
             return nil
         }
+        if let link { try useLink(link, for: id, scene: scene) }
         let record = try self.record(id, for: scene)
         // On a node of a cluster the record of a document not held here may lag the store; the
         // load that opens it reads the store, and `join` checks the revision then.
