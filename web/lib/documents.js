@@ -82,6 +82,8 @@ export class DocumentSession extends EventSource {
   readOnly = false;
   /** @type {string | undefined} the link token this window opens the document through */
   #link;
+  /** @type {any} this scene's presence payload (`setPresenceData`); undefined until set */
+  #data = undefined;
   /** @type {OTClient | null} */
   #ot = null;
   #presence;
@@ -336,6 +338,19 @@ export class DocumentSession extends EventSource {
    */
   setSelection(selection) {
     this.#presence.setSelection(selection);
+  }
+
+  /**
+   * Shares a payload of this scene's own with the others (any JSON, at most the server's
+   * `maxPresenceBytes`; null removes it): what it is doing ("typing", a cursor colour, a
+   * viewport). Kept and sent again with every later presence, and after a reconnect.
+   * @param {any} data
+   * @returns {Promise<void>}
+   */
+  async setPresenceData(data) {
+    this.#data = data;
+    if (!this.#ot || this.gone || !this.#client.connected) return;
+    await this.#client.request('setPresence', { document: this.id, data }, { queue: false });
   }
 
   /**
@@ -813,11 +828,10 @@ export class DocumentSession extends EventSource {
   #sendPresence(selection) {
     const client = this.#client;
     if (!this.#ot || !this.synchronized || this.status !== 'open' || !client.connected || !client.supports('setPresence')) return null;
-    return client.request(
-      'setPresence',
-      { document: this.id, revision: this.#ot.revision, selection, name: this.name, color: this.color },
-      { queue: false },
-    );
+    /** @type {import('../types/panes-client.js').Requests['setPresence'][0]} */
+    const fields = { document: this.id, revision: this.#ot.revision, selection, name: this.name, color: this.color };
+    if (this.#data !== undefined) fields.data = this.#data;
+    return client.request('setPresence', fields, { queue: false });
   }
 
   #markDeleted() {

@@ -251,6 +251,8 @@ export interface PresenceEvent {
   color?: string;
   selection: Selection | null;
   left?: boolean;
+  /** The scene's own payload (`setPresence`'s `data`), or null. */
+  data?: unknown;
 }
 
 export type Status = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed' | 'destroyed' | 'failed';
@@ -509,7 +511,7 @@ export interface Requests {
   closeDocument: [{ document: string }, {}];
   edit: [{ document: string; revision: number; operation: Operation; opId: string }, { revision: number; opId: string; duplicate?: boolean }];
   setPresence: [
-    { document: string; revision?: number; selection?: Selection | null; name?: string; color?: string },
+    { document: string; revision?: number; selection?: Selection | null; name?: string; color?: string; data?: unknown },
     { revision: number; selection: Selection | null },
   ];
   shareDocument: [{ document: string; user: string; role: DocumentRole }, DocumentShares];
@@ -751,6 +753,11 @@ export interface DocumentSummary {
   participants?: Participant[];
   /** How many scenes have it open, listed or not. */
   participantCount?: number;
+  /**
+   * The participants merged per person, in the order each first opened it: "Alice has this
+   * open in two windows, active in one" is `{ user: 'alice', name: 'Alice', windows: 2, active: 1 }`.
+   */
+  people?: Array<{ user: string; name: string; windows: number; active: number }>;
 }
 
 /** Someone else's place in an open document, in local coordinates. */
@@ -760,6 +767,8 @@ export interface RemotePresence {
   name: string;
   color: string;
   selection: Selection | null;
+  /** The scene's own payload (`DocumentSession.setPresenceData`), or null. */
+  data: unknown;
   /** When it last arrived (ms since the epoch). */
   updatedAt: number;
 }
@@ -869,6 +878,8 @@ export declare class DocumentSession extends EventSource<DocumentSessionEvents> 
   breakUndoGroup(): void;
   /** Shares this scene's selection (code points). */
   setSelection(selection: Selection | null): void;
+  /** Shares a payload of this scene's own (any JSON, at most `maxPresenceBytes`; null removes it); kept and resent. */
+  setPresenceData(data: unknown): Promise<void>;
   /** Everyone else here. */
   participants(): Participant[];
   /** Every local edit is acknowledged: resolves at once, or with the next `saved`. */

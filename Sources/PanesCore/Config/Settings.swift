@@ -60,6 +60,8 @@ public struct Settings: Sendable, Equatable {
     public var documentListIntervalMs = 250
     public var sceneShareIntervalMs = 100
     public var maxListedParticipants = 32
+    public var maxPresenceBytes = 2_048
+    public var presenceIntervalMs = 50
     public var maxSharesPerDocument = 1_000
     public var defaultLinkLifetimeMs = 7 * 24 * 3_600_000
     public var maxLinkLifetimeMs = 365 * 24 * 3_600_000
@@ -241,6 +243,13 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
               meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
               range: 1...10_000),
+        .init(name: "maxPresenceBytes", keyPath: \.maxPresenceBytes,
+              meaning: "Encoded size of a scene's presence payload (`setPresence`'s `data`); larger gets `too_large`.",
+              range: 0...(64 << 10)),
+        .init(name: "presenceIntervalMs", keyPath: \.presenceIntervalMs,
+              meaning: "Others hear of one scene's presence in a document at most this often: a change inside the interval is "
+                  + "held and the latest sent when it ends (a departure is never held); 0 sends every change at once.",
+              range: 0...10_000),
         .init(name: "maxSharesPerDocument", keyPath: \.maxSharesPerDocument,
               meaning: "Grants to users and links (revoked and expired ones included, until room is needed) one document may have; "
                   + "more gets `too_many`.",

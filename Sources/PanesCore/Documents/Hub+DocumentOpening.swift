@@ -167,7 +167,7 @@ extension Hub {
         if joining {
             document.participants[scene.id] = DocumentParticipant(
                 scene: scene.id, connection: scene.connection, user: scene.owner.user, name: scene.userName,
-                joined: document.joins)
+                active: scene.state == .foregroundActive, joined: document.joins)
             document.joins += 1
             documents.openedBy[scene.id, default: []].insert(id)
         }

@@ -60,7 +60,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
+         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
          cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline]
             .compactMap { $0 }.min()
@@ -82,6 +82,7 @@ extension Hub {
     mutating func expireFeatures(now: Millis) {
         expireDrags(now: now)
         expireLinks(now: now)
+        presenceTick(now: now)
         documentsTick(now: now)
         shareScenesTick(now: now)
     }
