@@ -103,5 +103,9 @@ import Testing
         #expect(shares?["grants"]?.arrayValue?.map { $0["role"] } == ["none", "none"])
         #expect(shares?["links"]?.arrayValue?.count == 2)
         #expect(!"\(shares ?? .null)".contains(token.stringValue ?? "-"))
+        // Given back: the workspace role holds for Eve again.
+        #expect(owner.request("unshareDocument", ["document": .string(id), "user": "eve"])["result"]?["grants"]?
+                    .arrayValue?.map { $0["user"] } == ["vic"])
+        #expect(DocumentsEndToEndTests.open(back, id)["result"]?["role"] == "editor")
     }
 }
