@@ -101,6 +101,10 @@ import Testing
         // Ed's list still has it, with Ed alone in it.
         let summary = harness.request(ed, "observeDocuments")["result"]?["documents"]?.arrayValue?.first
         #expect(summary?["participantCount"] == 1)
+        // Eve's window session forgot it: her switcher keeps neither its title nor its text.
+        let sessions = harness.request(eve, "listSessions")["result"]?["sessions"]?.arrayValue ?? []
+        #expect(!sessions.isEmpty)
+        #expect(sessions.allSatisfy { $0["title"] != "Plan" && !"\($0)".contains("hello") })
         // Given back: Eve's list hears of it.
         let again = harness.send(ed, "unshareDocument", ["document": .string(document), "user": "eve"])
         #expect(again.events(to: eve, named: "documentsChanged").first?["change"] == "shared")

@@ -52,7 +52,10 @@ extension Hub {
             guard let index else { return sharesJSON(id) }
             access.grants.remove(at: index)
         }
-        change(id, access, record, by: scene, "grant \(role?.rawValue ?? "removed") for \(user)")
+        // Taken away: the user's own sessions that show it forget it (title, preview, target),
+        // in the same batch, so their switcher keeps nothing of it.
+        let forgotten = role == DocumentRole.none ? forgetTakenDocument(id, record, from: user) : []
+        change(id, access, record, by: scene, "grant \(role?.rawValue ?? "removed") for \(user)", also: forgotten)
         return sharesJSON(id)
     }
 
@@ -102,16 +105,33 @@ extension Hub {
     }
 
     /// Applies a change made here: stored, then everyone whose view moved is told.
+    /// - Parameter also: commands that go in the same batch (`forgetTakenDocument`'s).
     private mutating func change(_ id: DocumentID, _ access: DocumentAccess, _ record: DocumentRecord, by scene: Scene,
-                                 _ what: String) {
+                                 _ what: String, also: [StoreCommand] = []) {
         var access = access
         access.version = rights.access(of: id).version + 1
         let before = listObservers(seeing: record)
         rights.set(id, access)
-        persist(.putDocumentAccess(id, access))
+        persist([.putDocumentAccess(id, access)] + also)
         logger.info("document access changed", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
                                                           "change": "\(what)"])
         accessChanged(id, listsBefore: before)
+    }
+
+    /// The user's sessions whose window shows the document forget it (as when it is deleted,
+    /// `SceneSession.forgetDocument`); their switchers are told. Returns the writes.
+    private mutating func forgetTakenDocument(_ id: DocumentID, _ record: DocumentRecord, from user: String) -> [StoreCommand] {
+        var commands: [StoreCommand] = []
+        var owners: Set<OwnerKey> = []
+        for sessionID in sessionIDs(showing: id, in: record.workspace) {
+            guard var session = sessions[sessionID], Identifier.equal(session.owner.user, user) else { continue }
+            session.forgetDocument()
+            sessions[sessionID] = session
+            commands.append(.putSession(session))
+            owners.insert(session.owner)
+        }
+        for owner in owners.sorted() { sessionsChanged(for: owner) }
+        return commands
     }
 
     // MARK: Opening through a link
