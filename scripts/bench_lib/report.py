@@ -390,6 +390,7 @@ def cluster_failover_table(rows: list[dict]) -> str:
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('resumed', 0):,}{_flags(r)} | {r.get('forked', 0):,} "
                      f"| {r.get('unanswered', 0):,} | {_num(t.get('p50'))} · {_num(t.get('p99'))} · {_num(t.get('max'))} "
                      f"| {r.get('lease_ms')} |")
+    return "\n".join(lines)
 
 
 def authflood_table(rows: list[dict]) -> str:
