@@ -20,7 +20,6 @@ static inline int pws_message_complete(struct lws *wsi) {
 }
 
 /// lwsl_* are variadic macros; these route one preformatted line through lws's logger.
-static inline void pws_log_err(const char *line) { lwsl_err("%s\n", line); }
 
 /// A scheduled callback needs a stable C struct with room to find its owner again; Swift
 /// cannot declare C structs, so the timer and its owner pointer live together here.

@@ -1,5 +1,7 @@
-// Threading: like the SQLite store, used by the store thread only (with its one connection);
-// the hub hands it batches by value. Other nodes reach the same database with their own.
+// Threading: each instance is used by one thread only, with its one connection: the store
+// thread's, and in a cluster a second instance on the heartbeat's thread (`ClusterNode`), which
+// uses only its lease calls. The hub hands batches by value. Other nodes reach the same database
+// with their own.
 public import PanesCore
 internal import PanesJSON
 import Foundation

@@ -1,5 +1,5 @@
 // Threading model: the store thread is the only thread that touches the `Store` (and so the
-// SQLite connection) after start-up. The service thread submits writes under `lock`; the
+// SQLite connection) after start-up. The service thread submits writes under `condition`'s lock; the
 // store thread takes everything pending, applies it as ONE transaction (group commit), and
 // reports back through the completion closure, which the runtime routes onto the service
 // thread with `WebSocketServer.post`: the highest persist sequence made durable and each

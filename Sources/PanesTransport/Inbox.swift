@@ -1,6 +1,8 @@
 import Synchronization
 
-/// Work handed to the service thread from other threads (store completions, signals).
+/// Work handed to the service thread from other threads (the store thread's reports and loads,
+/// the cluster's heartbeat and listener). Termination signals do not come this way: the signal
+/// handler only sets `SignalRelay`'s flag and wakes lws.
 /// Producers append under the lock and wake lws with `lws_cancel_service`; the service thread
 /// drains the whole inbox at once on `LWS_CALLBACK_EVENT_WAIT_CANCELLED`, which may also
 /// arrive with nothing in it.

@@ -50,8 +50,8 @@ public final class WebSocketServer: @unchecked Sendable {
     public internal(set) var closingHandshakesPeak = 0
     var closesWaiting: [ServerConnection] = []
     var closesWaitingHead = 0
-    /// Frames that went to a socket in one write with others (`flushGathered`), for tests.
-    public internal(set) var framesWrittenTogether = 0
+    /// Frames that went to a socket in one write with others (`flushGathered`), for tests (SPI).
+    @_spi(Testing) public internal(set) var framesWrittenTogether = 0
     /// New WebSocket upgrades are refused (503) once draining starts.
     public var acceptingConnections = true
     let idle: IdleDetector
@@ -300,7 +300,6 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Messages queued for a connection, for metrics and tests.
-    public func queuedCount(_ id: UInt64) -> Int { connections[id]?.queue.count ?? 0 }
 
     /// The client a connection counts as: its peer address, or behind a trusted proxy the
     /// address the proxy forwarded (`PeerAddress.client`); nil for an unknown connection.

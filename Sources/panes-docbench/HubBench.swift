@@ -2,7 +2,7 @@
 // operation made on a revision `lag` behind (so it is transformed past `lag` others), the
 // store left out (it runs on its own thread). Also the heap the open document holds.
 import Logging
-import PanesCore
+@_spi(Testing) import PanesCore
 
 struct HubBench {
     var hub: Hub

@@ -1,6 +1,7 @@
 /*
  * The connections' fate: pacing connects, counting who is ready, failed or
- * gone, and handing sends to ws.c.
+ * gone, and handing sends to ws.c; and what ws.c reports (`ws_events`), each
+ * passed on to the protocol or the workload with the run.
  *
  * Threading: the only thread (see main.c).
  *
@@ -25,143 +26,210 @@
 #include "workload.h"
 #include "ws.h"
 
-static int pumping;
 
 struct client *
-writer_client(void)
+writer_client(struct load *L)
 {
-	return g.clients[0].role == ROLE_WRITER ? &g.clients[0] : NULL;
+	return L->clients[0].role == ROLE_WRITER ? &L->clients[0] : NULL;
+}
+
+void
+clients_hold_idle(struct load *L)
+{
+	L->total = L->opt.n;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 0;
+	L->hold_until_eof = 1;
 }
 
 static void
-settle_check(void)
+settle_check(struct load *L)
 {
-	if (g.t_all_ready || g.ready + g.failed < g.connect_limit)
+	if (L->t_all_ready || L->ready + L->failed < L->connect_limit)
 		return;
-	g.t_all_ready = now_ns();
-	cpu_snap(&g.cpu_ready);
-	report_ready();
-	if (!g.opt.wait_go || g.go) {
-		g.started = 1;
-		g.t_start = now_ns();
-		g.work->start();
+	L->t_all_ready = now_ns();
+	cpu_snap(&L->cpu_ready);
+	report_ready(L);
+	if (!L->opt.wait_go || L->go) {
+		L->started = 1;
+		L->t_start = now_ns();
+		L->work->start(L);
 	}
 }
 
 static void
-connect_one(struct client *c)
+connect_one(struct load *L, struct client *c)
 {
 	const char *source = NULL;
 
-	if (g.opt.nsources)
-		source = g.opt.sources[(c->index / (uint32_t)g.opt.per_source) % (uint32_t)g.opt.nsources];
+	if (L->opt.nsources)
+		source = L->opt.sources[(c->index / (uint32_t)L->opt.per_source) % (uint32_t)L->opt.nsources];
 	c->state = CS_CONNECTING;
 	c->t_connect = now_ns();
-	g.inflight_connects++;
+	L->inflight_connects++;
 	if (ws_connect(c, source) < 0)
-		client_fail(c, strerror(errno));
+		client_fail(L, c, strerror(errno));
 }
 
 void
-clients_pump(void)
+clients_pump(struct load *L)
 {
-	if (pumping)
+	if (L->pumping)
 		return; /* a failure inside connect_one calls back here */
-	pumping = 1;
-	while (!g.finished && !g.gave_up && g.next_connect < g.connect_limit &&
-	       g.inflight_connects < g.opt.concurrency)
-		connect_one(&g.clients[g.next_connect++]);
-	pumping = 0;
-	settle_check();
+	L->pumping = 1;
+	while (!L->finished && !L->gave_up && L->next_connect < L->connect_limit &&
+	       L->inflight_connects < L->opt.concurrency)
+		connect_one(L, &L->clients[L->next_connect++]);
+	L->pumping = 0;
+	settle_check(L);
 }
 
 void
-clients_check_timeouts(uint64_t now)
+clients_check_timeouts(struct load *L, uint64_t now)
 {
-	uint64_t limit = (uint64_t)(g.opt.connect_timeout * 1e9);
+	uint64_t limit = (uint64_t)(L->opt.connect_timeout * 1e9);
 
-	if (!g.inflight_connects)
+	if (!L->inflight_connects)
 		return;
-	for (int i = 0; i < g.next_connect; i++) {
-		struct client *c = &g.clients[i];
+	for (int i = 0; i < L->next_connect; i++) {
+		struct client *c = &L->clients[i];
 		if ((c->state == CS_CONNECTING || c->state == CS_HELLO) && now - c->t_connect > limit)
-			client_fail(c, c->state == CS_CONNECTING ? "timed out connecting"
-								 : "timed out in the protocol handshake");
+			client_fail(L, c, c->state == CS_CONNECTING ? "timed out connecting"
+								    : "timed out in the protocol handshake");
 	}
 }
 
 static void
-leave_connecting(struct client *c)
+leave_connecting(struct load *L, struct client *c)
 {
 	if (c->state == CS_CONNECTING || c->state == CS_HELLO)
-		g.inflight_connects--;
+		L->inflight_connects--;
 }
 
-void
-client_opened(struct client *c)
-{
-	if (c->state != CS_CONNECTING)
-		return;
-	c->state = CS_HELLO;
-	g.proto->opened(c);
-}
 
 void
-client_ready(struct client *c)
+client_ready(struct load *L, struct client *c)
 {
 	uint64_t now = now_ns();
 
 	if (c->state != CS_CONNECTING && c->state != CS_HELLO)
 		return;
-	leave_connecting(c);
+	leave_connecting(L, c);
 	c->state = CS_READY;
-	g.ready++;
-	g.consecutive_failures = 0;
-	hist_record(&g.connect_hist, now - c->t_connect);
-	if (g.work->connected)
-		g.work->connected(c, 1, now);
-	clients_pump();
+	L->ready++;
+	L->consecutive_failures = 0;
+	hist_record(&L->connect_hist, now - c->t_connect);
+	if (L->work->connected)
+		L->work->connected(L, c, 1, now);
+	clients_pump(L);
 }
 
 void
-client_fail(struct client *c, const char *why)
+client_fail(struct load *L, struct client *c, const char *why)
 {
 	int was = c->state;
 
 	ws_close(c);
-	if (g.finished || (was != CS_CONNECTING && was != CS_HELLO && was != CS_READY))
+	if (L->finished || (was != CS_CONNECTING && was != CS_HELLO && was != CS_READY))
 		return;
-	leave_connecting(c);
+	leave_connecting(L, c);
 	if (was == CS_READY) {
 		/* Counted as connected; the workload decides what losing it means. */
 		c->state = CS_CLOSED;
-		g.closed++;
-		if (g.work->dropped)
-			g.work->dropped(c);
+		L->closed++;
+		if (L->work->dropped)
+			L->work->dropped(L, c);
 	} else {
 		c->state = CS_FAILED;
-		g.failed++;
-		if (g.work->connected)
-			g.work->connected(c, 0, now_ns());
-		if (++g.consecutive_failures >= g.opt.stop_after_failures && !g.gave_up) {
-			g.gave_up = 1;
-			progress("giving up after %d consecutive connect failures",
-				 g.consecutive_failures);
+		L->failed++;
+		if (L->work->connected)
+			L->work->connected(L, c, 0, now_ns());
+		if (++L->consecutive_failures >= L->opt.stop_after_failures && !L->gave_up) {
+			L->gave_up = 1;
+			progress(L, "giving up after %d consecutive connect failures",
+				 L->consecutive_failures);
 			/* Everyone not yet started counts as failed: the server's cap is reached. */
-			for (int k = g.next_connect; k < g.total; k++)
-				g.clients[k].state = CS_FAILED;
-			g.failed += g.connect_limit - g.next_connect;
-			g.next_connect = g.connect_limit;
+			for (int k = L->next_connect; k < L->total; k++)
+				L->clients[k].state = CS_FAILED;
+			L->failed += L->connect_limit - L->next_connect;
+			L->next_connect = L->connect_limit;
 		}
 	}
-	note_error("client %u: %s", c->index, why ? why : "failed");
-	clients_pump();
+	note_error(L, "client %u: %s", c->index, why ? why : "failed");
+	clients_pump(L);
+}
+
+void
+client_ws_ping(struct load *L, struct client *c)
+{
+	(void)L;
+	ws_ping(c);
 }
 
 int
-client_send(struct client *c, const void *buf, size_t len, enum frame_kind kind, uint32_t seq)
+client_send(struct load *L, struct client *c, const void *buf, size_t len, enum frame_kind kind,
+	    uint32_t seq)
 {
-	if (seq && g.work->sent)
-		g.work->sent(seq, now_ns());
+	if (seq && L->work->sent)
+		L->work->sent(L, seq, now_ns());
 	return ws_send(c, buf, len, kind);
+}
+
+/* What ws.c reports, passed on with the run (`ctx`). */
+
+static const char *
+ws_path(void *ctx, const struct client *c)
+{
+	struct load *L = ctx;
+
+	return L->proto->path(L, c);
+}
+
+static void
+ws_opened(void *ctx, struct client *c)
+{
+	struct load *L = ctx;
+
+	if (c->state != CS_CONNECTING)
+		return;
+	c->state = CS_HELLO;
+	L->proto->opened(L, c);
+}
+
+static void
+ws_message(void *ctx, struct client *c, const unsigned char *buf, size_t len, int binary)
+{
+	struct load *L = ctx;
+
+	L->proto->message(L, c, buf, len, binary);
+}
+
+static void
+ws_pong(void *ctx, struct client *c)
+{
+	struct load *L = ctx;
+
+	if (L->work->pong)
+		L->work->pong(L, c, now_ns());
+}
+
+static void
+ws_failed(void *ctx, struct client *c, const char *why)
+{
+	client_fail(ctx, c, why);
+}
+
+static const struct ws_events ws_events = {
+	.path = ws_path,
+	.opened = ws_opened,
+	.message = ws_message,
+	.pong = ws_pong,
+	.failed = ws_failed,
+};
+
+int
+clients_init(struct load *L)
+{
+	return ws_init(L->opt.host, L->proto->subprotocol, &ws_events, L);
 }

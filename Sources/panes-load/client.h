@@ -1,6 +1,8 @@
 /*
  * One connection to the server under test, and its fate: pacing connects,
- * counting who is ready, failed or gone, and handing sends to ws.c.
+ * counting who is ready, failed or gone, and handing sends to ws.c. ws.c
+ * reports back through the callbacks clients_init() gives it, never by
+ * calling in here.
  *
  * Threading: the only thread (see main.c).
  */
@@ -9,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct load;
 
 enum role { ROLE_OBSERVER, ROLE_WRITER };
 
@@ -42,17 +46,22 @@ struct client {
 	size_t msg_len, msg_cap;
 };
 
+/** Resolves the server's address and hands ws.c the callbacks that report to `L`; 0 or -1. */
+int clients_init(struct load *L);
+/** Workload setup: --n clients that only hold their connections, until stdin closes (connect, probe). */
+void clients_hold_idle(struct load *L);
 /** Starts connects while fewer than `concurrency` are in flight and the limit allows. */
-void clients_pump(void);
+void clients_pump(struct load *L);
 /** Fails connects that have taken longer than --connect-timeout. */
-void clients_check_timeouts(uint64_t now);
-/** The socket is open (WebSocket upgraded, or raw TCP connected). */
-void client_opened(struct client *c);
-void client_ready(struct client *c);
-void client_fail(struct client *c, const char *why);
+void clients_check_timeouts(struct load *L, uint64_t now);
+void client_ready(struct load *L, struct client *c);
+void client_fail(struct load *L, struct client *c, const char *why);
 /** Sends a message; `seq` marks a measured write (its send time is taken now). */
-int client_send(struct client *c, const void *buf, size_t len, enum frame_kind kind, uint32_t seq);
+int client_send(struct load *L, struct client *c, const void *buf, size_t len, enum frame_kind kind,
+		uint32_t seq);
+/** A protocol's `ping` where the server has no request of its own: a WebSocket ping. */
+void client_ws_ping(struct load *L, struct client *c);
 /** The fanout writer (client 0), or NULL if this workload has none. */
-struct client *writer_client(void);
+struct client *writer_client(struct load *L);
 
 #endif

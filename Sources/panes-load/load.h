@@ -1,6 +1,12 @@
 /*
- * The run: its options and its state, shared by every module, and the few
- * things every module may do to it (finish it, say how it goes).
+ * The run: its options and its state, and the few things every module may
+ * do to it (finish it, say how it goes; load.c). There is one run, made by
+ * main.c, and it is passed by pointer, as `L`, to whatever touches it: the
+ * protocol and workload callbacks, client.c, report.c, the timers (their
+ * ctx). Nothing else reaches it (but main.c's signal handler), so each file
+ * depends one way: main.c on everything, client.c on ws.c and the vtables,
+ * ws.c on net.c and nodes.c only (its events go back through the callbacks
+ * client.c gives it). A workload's own counters stay in its file.
  *
  * Threading: one thread. Everything, every client, timer and histogram, is
  * touched only from the epoll loop (net.c). Signal handlers only set a flag.
@@ -53,6 +59,7 @@ struct options {
 	const char *sessions;   /* storm (Panes): resume these sessions (sessions.h) */
 	double interval;        /* storm: ms between the normal client's rounds; 0 = no normal client */
 	int idempotency_keys;   /* writes: each setPreference carries an idempotencyKey */
+	int quiet;              /* no progress on stderr */
 	const char *token;      /* Panes: connect with auth.token instead of a name */
 	const char *forge;      /* Panes: connect with this token prefix and ... */
 	int forge_bytes;        /* ... this many random bytes, base64url, as its signature */
@@ -66,6 +73,7 @@ struct load {
 	int total;              /* clients, writer included */
 	int connect_limit;      /* connect clients [0, connect_limit) only (probe raises it) */
 	int next_connect;       /* next index to start connecting */
+	int pumping;            /* clients_pump is running (a failure in it calls it again) */
 	int inflight_connects;
 	int ready, failed, closed;
 	int consecutive_failures;
@@ -74,25 +82,24 @@ struct load {
 	int hold_until_eof;     /* the workload ends when stdin closes (connect, probe) */
 	int started, finished, stdin_eof, go;
 	/** Called (once) on the next "go" line after the first: a workload's later stage. */
-	void (*on_go)(void);
+	void (*on_go)(struct load *L);
 	uint64_t refused;       /* replies with ok:false, of any request */
 	volatile int interrupted;
 	int exit_code;
 	uint64_t t_begin, t_all_ready, t_start, t_end;
 	struct cpu_snap cpu_begin, cpu_ready, cpu_end;
 	char first_error[256];
+	int errors_printed;     /* note_error prints the first few */
 	struct hist connect_hist; /* connect start -> ready, per client */
 	/* storm (Panes): client i >= resume_base resumes resumes[i - resume_base]; NULL: none do */
 	struct session_cred *resumes;
 	int resume_base;
 };
 
-extern struct load g;
-
 /** Ends the run: takes the end time and CPU, prints `result`. Later calls do nothing. */
-void finish(int exit_code);
-void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void finish(struct load *L, int exit_code);
+void progress(const struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Keeps the first error for the report and prints the first few. */
-void note_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void note_error(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -22,8 +22,9 @@
  * *workload* (workload_*.c, workload.h) decides what the clients do once
  * connected and what is measured. client.c paces connections and reports
  * their fate; ws.c is the WebSocket client itself; net.c the loop and
- * timers; load.h the run's options and state. Adding a workload is one file
- * with a `struct workload` and one line in `workloads[]` below.
+ * timers; load.h the run's options and state, passed to each as `L`;
+ * load.c finishing it. Adding a workload is one file with a `struct
+ * workload` and one line in `workloads[]` below.
  *
  * Threading: one thread; everything runs from net.c's epoll loop. Signal
  * handlers only set a flag.
@@ -40,7 +41,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +56,6 @@
 #include "proto_panes.h"
 #include "proto_raw.h"
 #include "proto_yjs.h"
-#include "report.h"
 #include "workload_connect.h"
 #include "workload_docs.h"
 #include "workload_fanout.h"
@@ -67,7 +66,11 @@
 #include "workload_writes.h"
 #include "ws.h"
 
-struct load g;
+/*
+ * The run. Everything else is handed a pointer to it; only the signal
+ * handler, which cannot be, reaches it here.
+ */
+static struct load run;
 
 static const struct protocol *const protocols[] = { &proto_panes, &proto_raw, &proto_nchan,
 						    &proto_yjs };
@@ -76,59 +79,13 @@ static const struct workload *const workloads[] = { &workload_connect, &workload
 						    &workload_probe, &workload_writes, &workload_storm, &workload_ping,
 						    &workload_authflood };
 
-static int quiet;
 static struct timer progress_timer, stdin_timer, deadline_timer, connect_timer;
-
-void
-progress(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (quiet)
-		return;
-	va_start(ap, fmt);
-	fputs("panes-load: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-/* Keep the first error for the report; print the first few. */
-void
-note_error(const char *fmt, ...)
-{
-	static int printed;
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!g.first_error[0])
-		snprintf(g.first_error, sizeof(g.first_error), "%s", buf);
-	if (printed++ < 5)
-		fprintf(stderr, "panes-load: %s\n", buf);
-	else if (printed == 6)
-		fputs("panes-load: (further errors not shown)\n", stderr);
-}
-
-void
-finish(int exit_code)
-{
-	if (g.finished)
-		return;
-	g.finished = 1;
-	g.exit_code = exit_code;
-	g.t_end = now_ns();
-	cpu_snap(&g.cpu_end);
-	report_result();
-}
 
 static void
 on_signal(int sig)
 {
 	(void)sig;
-	g.interrupted = 1; /* epoll_wait returns EINTR; the loop finishes */
+	run.interrupted = 1; /* epoll_wait returns EINTR; the loop finishes */
 }
 
 #define MS NS_PER_MS
@@ -136,37 +93,42 @@ on_signal(int sig)
 static void
 show_progress(struct timer *t)
 {
-	if (g.t_all_ready)
+	struct load *L = t->ctx;
+
+	if (L->t_all_ready)
 		return;
-	progress("%d/%d ready, %d failed, %d connecting", g.ready, g.total, g.failed,
-		 g.inflight_connects);
-	timer_set(t, 1000 * MS, show_progress);
+	progress(L, "%d/%d ready, %d failed, %d connecting", L->ready, L->total, L->failed,
+		 L->inflight_connects);
+	timer_set(t, 1000 * MS, show_progress, L);
 }
 
 static void
 check_connects(struct timer *t)
 {
-	clients_check_timeouts(now_ns());
+	struct load *L = t->ctx;
+
+	clients_check_timeouts(L, now_ns());
 	/* Connects can start after `ready` (probe, storm): keep watching while any may come. */
-	if (!g.t_all_ready || g.next_connect < g.total || g.inflight_connects)
-		timer_set(t, 250 * MS, check_connects);
+	if (!L->t_all_ready || L->next_connect < L->total || L->inflight_connects)
+		timer_set(t, 250 * MS, check_connects, L);
 }
 
 /* stdin carries "go" (start measuring) and EOF (stop holding, finish). */
 static void
 watch_stdin(struct timer *t)
 {
+	struct load *L = t->ctx;
 	static char line[64];
 	static size_t used;
 	struct pollfd p = { .fd = 0, .events = POLLIN };
 
-	while (!g.stdin_eof && poll(&p, 1, 0) > 0) {
+	while (!L->stdin_eof && poll(&p, 1, 0) > 0) {
 		char ch;
 		ssize_t n = read(0, &ch, 1);
 		if (n <= 0) {
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				break;
-			g.stdin_eof = 1;
+			L->stdin_eof = 1;
 			break;
 		}
 		if (ch != '\n') {
@@ -178,43 +140,46 @@ watch_stdin(struct timer *t)
 		used = 0;
 		if (strcmp(line, "go"))
 			continue;
-		if (!g.started) {
-			g.go = 1;
-			if (g.t_all_ready) {
-				g.started = 1;
-				g.t_start = now_ns();
-				g.work->start();
+		if (!L->started) {
+			L->go = 1;
+			if (L->t_all_ready) {
+				L->started = 1;
+				L->t_start = now_ns();
+				L->work->start(L);
 			}
-		} else if (g.on_go) {
+		} else if (L->on_go) {
 			/* A workload's later stage (docs: start typing; probe: one more connect). */
-			void (*stage)(void) = g.on_go;
-			g.on_go = NULL;
-			stage();
+			void (*stage)(struct load *L) = L->on_go;
+			L->on_go = NULL;
+			stage(L);
 		}
 	}
-	if (g.stdin_eof) {
+	if (L->stdin_eof) {
 		/* Holding connections for a reader, or waiting for a go that will never come. */
-		if (g.opt.hold < 0 || (g.opt.wait_go && !g.started) || g.on_go) {
-			finish(g.started || g.hold_until_eof ? 0 : 130);
+		if (L->opt.hold < 0 || (L->opt.wait_go && !L->started) || L->on_go) {
+			finish(L, L->started || L->hold_until_eof ? 0 : 130);
 			return;
 		}
 	}
-	if (!g.finished && !g.stdin_eof)
-		timer_set(t, 20 * MS, watch_stdin);
+	if (!L->finished && !L->stdin_eof)
+		timer_set(t, 20 * MS, watch_stdin, L);
 }
 
 static int
-stop_running(void)
+stop_running(void *ctx)
 {
-	return g.finished || g.interrupted;
+	struct load *L = ctx;
+
+	return L->finished || L->interrupted;
 }
 
 static void
 deadline(struct timer *t)
 {
-	(void)t;
-	note_error("timed out after %.0f s", g.opt.timeout);
-	finish(3);
+	struct load *L = t->ctx;
+
+	note_error(L, "timed out after %.0f s", L->opt.timeout);
+	finish(L, 3);
 }
 
 static void
@@ -261,14 +226,14 @@ usage(FILE *out)
 }
 
 static void
-split_sources(char *list)
+split_sources(struct load *L, char *list)
 {
-	for (char *tok = strtok(list, ","); tok && g.opt.nsources < 64; tok = strtok(NULL, ","))
-		g.opt.sources[g.opt.nsources++] = tok;
+	for (char *tok = strtok(list, ","); tok && L->opt.nsources < 64; tok = strtok(NULL, ","))
+		L->opt.sources[L->opt.nsources++] = tok;
 }
 
 static int
-parse(int argc, char **argv)
+parse(struct load *L, int argc, char **argv)
 {
 	enum { O_HOST = 256, O_PORT, O_PROTO, O_N, O_CONC, O_SOURCES, O_PER_SOURCE, O_STOP, O_HOLD,
 	       O_GO, O_WRITES, O_WARMUP, O_INFLIGHT, O_RATE, O_PAYLOAD, O_WTIMEOUT, O_TIMEOUT, O_CTIMEOUT,
@@ -293,7 +258,7 @@ parse(int argc, char **argv)
 		{ "token", 1, 0, O_TOKEN }, { "forge", 1, 0, O_FORGE }, { "forge-bytes", 1, 0, O_FORGE_BYTES },
 		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
-	struct options *o = &g.opt;
+	struct options *o = &L->opt;
 	const char *proto = "panes";
 	int ch;
 
@@ -317,7 +282,7 @@ parse(int argc, char **argv)
 		case O_PROTO: proto = optarg; break;
 		case O_N: o->n = atoi(optarg); break;
 		case O_CONC: o->concurrency = atoi(optarg); break;
-		case O_SOURCES: split_sources(optarg); break;
+		case O_SOURCES: split_sources(L, optarg); break;
 		case O_PER_SOURCE: o->per_source = atoi(optarg); break;
 		case O_STOP: o->stop_after_failures = atoi(optarg); break;
 		case O_HOLD: o->hold = atof(optarg); break;
@@ -354,19 +319,20 @@ parse(int argc, char **argv)
 				fprintf(stderr, "panes-load: bad --ports %s\n", optarg);
 				return 1;
 			}
+			o->port = node_port(0); /* --port names the first node */
 			break;
-		case O_QUIET: quiet = 1; break;
+		case O_QUIET: o->quiet = 1; break;
 		case O_HELP: usage(stdout); return -1;
 		default: usage(stderr); return 1;
 		}
 	}
 	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		if (!strcmp(workloads[i]->name, o->workload))
-			g.work = workloads[i];
+			L->work = workloads[i];
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++)
 		if (!strcmp(protocols[i]->name, proto))
-			g.proto = protocols[i];
-	if (!g.work || !g.proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
+			L->proto = protocols[i];
+	if (!L->work || !L->proto || o->port <= 0 || o->n <= 0 || o->concurrency <= 0 ||
 	    o->per_source <= 0 || o->stop_after_failures <= 0 || o->payload > 4096 || o->doc_bytes < 0 ||
 	    o->keys < 0 || o->interval < 0 || o->forge_bytes < 0 || o->forge_bytes > 4096 ||
 	    (o->forge && strlen(o->forge) > 1024) || (o->token && strlen(o->token) > 4096)) {
@@ -374,13 +340,15 @@ parse(int argc, char **argv)
 			o->workload, proto, o->port, o->n);
 		return 1;
 	}
+	nodes_init(o->port, o->first_index);
 	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	int rc = parse(argc, argv);
+	struct load *L = &run;
+	int rc = parse(L, argc, argv);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -388,42 +356,42 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	g.clients = calloc((size_t)g.opt.n + 1, sizeof(*g.clients));
-	if (!g.clients)
+	L->clients = calloc((size_t)L->opt.n + 1, sizeof(*L->clients));
+	if (!L->clients)
 		return 1;
-	for (int i = 0; i <= g.opt.n; i++) {
-		g.clients[i].index = (uint32_t)i;
-		g.clients[i].fd = -1;
+	for (int i = 0; i <= L->opt.n; i++) {
+		L->clients[i].index = (uint32_t)i;
+		L->clients[i].fd = -1;
 	}
-	hist_init(&g.connect_hist);
-	g.connect_limit = -1;
-	if (g.work->setup() || g.proto->prepare())
+	hist_init(&L->connect_hist);
+	L->connect_limit = -1;
+	if (L->work->setup(L) || L->proto->prepare(L))
 		return 1;
-	if (g.connect_limit < 0)
-		g.connect_limit = g.total; /* probe sets its own: none until asked */
-	if (net_init(ws_service) || ws_resolve(g.opt.host)) {
-		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", g.opt.host);
+	if (L->connect_limit < 0)
+		L->connect_limit = L->total; /* probe sets its own: none until asked */
+	if (net_init(ws_service) || clients_init(L)) {
+		fprintf(stderr, "panes-load: cannot set up (epoll, address %s)\n", L->opt.host);
 		return 1;
 	}
 
-	progress("%s over %s: %d clients to %s:%d%s", g.work->name, g.proto->name, g.total, g.opt.host,
-		 g.opt.port, nodes_count() > 1 ? " and the other nodes" : "");
-	g.t_begin = now_ns();
-	cpu_snap(&g.cpu_begin);
-	timer_set(&progress_timer, 1000 * MS, show_progress);
-	timer_set(&connect_timer, 250 * MS, check_connects);
-	timer_set(&deadline_timer, (uint64_t)(g.opt.timeout * 1e9), deadline);
-	if (g.opt.wait_go || g.opt.hold < 0)
-		timer_set(&stdin_timer, 20 * MS, watch_stdin);
-	clients_pump();
+	progress(L, "%s over %s: %d clients to %s:%d%s", L->work->name, L->proto->name, L->total, L->opt.host,
+		 L->opt.port, nodes_count() > 1 ? " and the other nodes" : "");
+	L->t_begin = now_ns();
+	cpu_snap(&L->cpu_begin);
+	timer_set(&progress_timer, 1000 * MS, show_progress, L);
+	timer_set(&connect_timer, 250 * MS, check_connects, L);
+	timer_set(&deadline_timer, (uint64_t)(L->opt.timeout * 1e9), deadline, L);
+	if (L->opt.wait_go || L->opt.hold < 0)
+		timer_set(&stdin_timer, 20 * MS, watch_stdin, L);
+	clients_pump(L);
 
-	if (net_run(stop_running) < 0) {
-		note_error("epoll_wait failed: %s", strerror(errno));
-		finish(1);
+	if (net_run(stop_running, L) < 0) {
+		note_error(L, "epoll_wait failed: %s", strerror(errno));
+		finish(L, 1);
 	}
-	if (g.interrupted && !g.finished)
-		finish(g.hold_until_eof && g.t_all_ready ? 0 : 130);
-	if (!g.finished)
-		finish(1);
-	return g.exit_code;
+	if (L->interrupted && !L->finished)
+		finish(L, L->hold_until_eof && L->t_all_ready ? 0 : 130);
+	if (!L->finished)
+		finish(L, 1);
+	return L->exit_code;
 }

@@ -33,7 +33,7 @@ net_init(net_handler *handler)
 }
 
 void
-timer_set(struct timer *t, uint64_t delay_ns, void (*cb)(struct timer *t))
+timer_set(struct timer *t, uint64_t delay_ns, void (*cb)(struct timer *t), void *ctx)
 {
 	int known = 0;
 
@@ -41,6 +41,7 @@ timer_set(struct timer *t, uint64_t delay_ns, void (*cb)(struct timer *t))
 	if (!t->due)
 		t->due = 1;
 	t->cb = cb;
+	t->ctx = ctx;
 	for (int i = 0; i < ntimers; i++)
 		known |= timers[i] == t;
 	if (!known && ntimers < MAX_TIMERS)
@@ -70,11 +71,11 @@ net_forget(int fd)
 
 /* Runs due timers; returns ms until the next one (at most 100). */
 static int
-run_timers(int (*stop)(void))
+run_timers(int (*stop)(void *ctx), void *ctx)
 {
 	uint64_t now = now_ns(), next = now + MAX_WAIT_NS;
 
-	for (int i = 0; i < ntimers && !stop(); i++) {
+	for (int i = 0; i < ntimers && !stop(ctx); i++) {
 		struct timer *t = timers[i];
 		if (t->due && t->due <= now) {
 			t->due = 0;
@@ -88,18 +89,18 @@ run_timers(int (*stop)(void))
 }
 
 int
-net_run(int (*stop)(void))
+net_run(int (*stop)(void *ctx), void *ctx)
 {
 	struct epoll_event evs[BATCH];
 
-	while (!stop()) {
-		int wait_ms = run_timers(stop);
-		if (stop())
+	while (!stop(ctx)) {
+		int wait_ms = run_timers(stop, ctx);
+		if (stop(ctx))
 			break;
 		int n = epoll_wait(epfd, evs, BATCH, wait_ms);
 		if (n < 0 && errno != EINTR)
 			return -1;
-		for (int i = 0; i < n && !stop(); i++) {
+		for (int i = 0; i < n && !stop(ctx); i++) {
 			uint32_t e = evs[i].events;
 			on_event(evs[i].data.ptr, !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)), !!(e & EPOLLOUT),
 				 !!(e & EPOLLERR));

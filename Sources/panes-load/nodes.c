@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "client.h"
-#include "load.h"
 
 static int ports[MAX_NODES];
 static int count;
+static int single_port, index_offset; /* --port, --first-index */
 
 int
 nodes_parse(char *list)
@@ -20,9 +20,14 @@ nodes_parse(char *list)
 			return -1;
 		ports[count++] = port;
 	}
-	if (count)
-		g.opt.port = ports[0]; /* --port names the first node */
 	return count ? 0 : -1;
+}
+
+void
+nodes_init(int port, int first_index)
+{
+	single_port = port;
+	index_offset = first_index;
 }
 
 int
@@ -34,11 +39,11 @@ nodes_count(void)
 int
 node_of(const struct client *c)
 {
-	return (int)((c->index + (uint32_t)g.opt.first_index) % (uint32_t)nodes_count());
+	return (int)((c->index + (uint32_t)index_offset) % (uint32_t)nodes_count());
 }
 
 int
 node_port(int node)
 {
-	return count ? ports[node] : g.opt.port;
+	return count ? ports[node] : single_port;
 }

@@ -16,6 +16,8 @@ struct client;
 
 /** Parses "P1,P2,..." into the node list; 0, or -1 if a port is bad or there are too many. */
 int nodes_parse(char *list);
+/** The single node's port (used without --ports) and --first-index, once the options are read. */
+void nodes_init(int port, int first_index);
 /** The number of nodes: 1 when --ports was not given (the node is --port). */
 int nodes_count(void);
 /** The node client `c` connects to, in [0, nodes_count()). */

@@ -25,13 +25,13 @@ make_payload(char *out, size_t cap, uint32_t seq, int size)
 }
 
 void
-deliver_seq(struct client *c, const unsigned char *buf, size_t len, int binary)
+deliver_seq(struct load *L, struct client *c, const unsigned char *buf, size_t len, int binary)
 {
 	long long seq;
 
-	if (binary || c->role != ROLE_OBSERVER || !g.work->delivered)
+	if (binary || c->role != ROLE_OBSERVER || !L->work->delivered)
 		return;
 	seq = json_int((const char *)buf, len, "seq", -1);
 	if (seq > 0)
-		g.work->delivered(c, (uint32_t)seq, now_ns());
+		L->work->delivered(L, c, (uint32_t)seq, now_ns());
 }

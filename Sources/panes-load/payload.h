@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 struct client;
+struct load;
 
 /** Writes `{"seq":SEQ,"pad":"xx…"}` padded to `size` bytes (at least the bare object). */
 size_t make_payload(char *out, size_t cap, uint32_t seq, int size);
 /** An observer received a text frame carrying a "seq": report the delivery to the workload. */
-void deliver_seq(struct client *c, const unsigned char *buf, size_t len, int binary);
+void deliver_seq(struct load *L, struct client *c, const unsigned char *buf, size_t len, int binary);
 
 #endif

@@ -13,28 +13,28 @@
 #include "load.h"
 #include "payload.h"
 #include "workload.h"
-#include "ws.h"
 
 static char sub_path[256];
 static uint32_t acks;
 
 static const char *
-nchan_path(const struct client *c)
+nchan_path(struct load *L, const struct client *c)
 {
+	(void)L;
 	(void)c;
 	return sub_path;
 }
 
 static void
-nchan_opened(struct client *c)
+nchan_opened(struct load *L, struct client *c)
 {
-	client_ready(c);
+	client_ready(L, c);
 }
 
 /* Count the status lines in a chunk of responses. A status line split across
  * two chunks is missed: that loses one ack sample, never a delivery. */
 static void
-publisher_rx(const char *buf, size_t len)
+publisher_rx(struct load *L, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	static const char tag[] = "HTTP/1.1 ";
@@ -46,41 +46,41 @@ publisher_rx(const char *buf, size_t len)
 		q += sizeof(tag) - 1;
 		acks++;
 		if (*q == '2') {
-			if (g.work->acked)
-				g.work->acked(acks, now_ns());
+			if (L->work->acked)
+				L->work->acked(L, acks, now_ns());
 		} else
-			note_error("nchan publish %u answered %.3s", acks, q);
+			note_error(L, "nchan publish %u answered %.3s", acks, q);
 		p = q;
 	}
 }
 
 static void
-nchan_message(struct client *c, const unsigned char *buf, size_t len, int binary)
+nchan_message(struct load *L, struct client *c, const unsigned char *buf, size_t len, int binary)
 {
 	if (c->raw) {
-		publisher_rx((const char *)buf, len);
+		publisher_rx(L, (const char *)buf, len);
 		return;
 	}
-	deliver_seq(c, buf, len, binary);
+	deliver_seq(L, c, buf, len, binary);
 }
 
 static void
-nchan_write(struct client *w, uint32_t seq)
+nchan_write(struct load *L, struct client *w, uint32_t seq)
 {
 	char payload[8192], req[8192 + 512];
-	size_t n = make_payload(payload, sizeof(payload), seq, g.opt.payload);
+	size_t n = make_payload(payload, sizeof(payload), seq, L->opt.payload);
 	int r = snprintf(req, sizeof(req),
 			 "POST /pub/%s HTTP/1.1\r\nHost: %s:%d\r\n"
 			 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%.*s",
-			 g.opt.channel, g.opt.host, g.opt.port, n, (int)n, payload);
+			 L->opt.channel, L->opt.host, L->opt.port, n, (int)n, payload);
 
-	client_send(w, req, (size_t)r, SEND_RAW, seq);
+	client_send(L, w, req, (size_t)r, SEND_RAW, seq);
 }
 
 static int
-nchan_prepare(void)
+nchan_prepare(struct load *L)
 {
-	snprintf(sub_path, sizeof(sub_path), "/sub/%s", g.opt.channel);
+	snprintf(sub_path, sizeof(sub_path), "/sub/%s", L->opt.channel);
 	return 0;
 }
 
@@ -93,5 +93,5 @@ const struct protocol proto_nchan = {
 	.opened = nchan_opened,
 	.message = nchan_message,
 	.write = nchan_write,
-	.ping = ws_ping, /* nginx answers a WebSocket ping */
+	.ping = client_ws_ping, /* nginx answers a WebSocket ping */
 };

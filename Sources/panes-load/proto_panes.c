@@ -13,7 +13,7 @@
  * Preferences (writes workload): write seq is `setPreference` with id
  * 1000+seq on the key path the workload names; its reply acknowledges it.
  *
- * Resumes (storm workload): a client with credentials (g.resumes) connects
+ * Resumes (storm workload): a client with credentials (L->resumes) connects
  * as the session's user with `session: {id, secret}`; the connect reply's
  * session and `created` go to the workload's `session`. A round trip
  * (`ping`) is the `ping` request, id 5.
@@ -38,51 +38,52 @@
 #define PING_ID 5
 
 static const char *
-panes_path(const struct client *c)
+panes_path(struct load *L, const struct client *c)
 {
+	(void)L;
 	(void)c;
 	return "/ws";
 }
 
 static void
-send_text(struct client *c, const char *text, int len, uint32_t seq)
+send_text(struct load *L, struct client *c, const char *text, int len, uint32_t seq)
 {
-	client_send(c, text, (size_t)len, SEND_TEXT, seq);
+	client_send(L, c, text, (size_t)len, SEND_TEXT, seq);
 }
 
 static int is(const char *v, const char *end, const char *text);
 
 /* The session client `c` resumes, or NULL for a new one. */
 static const struct session_cred *
-resume_of(const struct client *c)
+resume_of(struct load *L, const struct client *c)
 {
-	return g.resumes && (int)c->index >= g.resume_base ? &g.resumes[c->index - (uint32_t)g.resume_base]
-							  : NULL;
+	return L->resumes && (int)c->index >= L->resume_base ? &L->resumes[c->index - (uint32_t)L->resume_base]
+							    : NULL;
 }
 
 /* The user client `c` connects as: its session's, or USER-i over --users. */
 static void
-user_of(const struct client *c, char *user, size_t cap)
+user_of(struct load *L, const struct client *c, char *user, size_t cap)
 {
-	const struct session_cred *s = resume_of(c);
+	const struct session_cred *s = resume_of(L, c);
 
 	if (s)
 		snprintf(user, cap, "%s", s->user);
-	else if (g.opt.users > 1)
-		snprintf(user, cap, "%s-%u", g.opt.user,
-			 (c->index + (uint32_t)g.opt.first_index) % (uint32_t)g.opt.users);
+	else if (L->opt.users > 1)
+		snprintf(user, cap, "%s-%u", L->opt.user,
+			 (c->index + (uint32_t)L->opt.first_index) % (uint32_t)L->opt.users);
 	else
-		snprintf(user, cap, "%s", g.opt.user);
+		snprintf(user, cap, "%s", L->opt.user);
 }
 
 /* --forge: the prefix (a JWT's header and claims, and the dot) and random bytes, base64url,
  * as its signature: a token that must be verified to be refused. */
 static int
-forged_token(char *out, size_t cap)
+forged_token(const struct load *L, char *out, size_t cap)
 {
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	size_t n = (size_t)snprintf(out, cap, "%s", g.opt.forge);
-	int bits = g.opt.forge_bytes * 8;
+	size_t n = (size_t)snprintf(out, cap, "%s", L->opt.forge);
+	int bits = L->opt.forge_bytes * 8;
 
 	for (int i = 0; i < (bits + 5) / 6 && n + 1 < cap; i++)
 		out[n++] = b64[(unsigned)random() & 63];
@@ -91,59 +92,59 @@ forged_token(char *out, size_t cap)
 }
 
 static void
-panes_opened(struct client *c)
+panes_opened(struct load *L, struct client *c)
 {
 	char msg[10240], user[128], token[8192], session[256] = "";
-	const struct session_cred *s = resume_of(c);
+	const struct session_cred *s = resume_of(L, c);
 	int n;
 
-	user_of(c, user, sizeof(user));
+	user_of(L, c, user, sizeof(user));
 	if (s)
 		snprintf(session, sizeof(session), ",\"session\":{\"id\":\"%s\",\"secret\":\"%s\"}", s->id,
 			 s->secret);
-	if (g.opt.forge || g.opt.token) {
-		if (g.opt.forge)
-			forged_token(token, sizeof(token));
+	if (L->opt.forge || L->opt.token) {
+		if (L->opt.forge)
+			forged_token(L, token, sizeof(token));
 		else
-			snprintf(token, sizeof(token), "%s", g.opt.token);
+			snprintf(token, sizeof(token), "%s", L->opt.token);
 		n = snprintf(msg, sizeof(msg),
 			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
 			     "\"workspace\":\"%s\",\"auth\":{\"token\":\"%s\"}%s}",
-			     g.opt.workspace, token, session);
+			     L->opt.workspace, token, session);
 	} else
 		n = snprintf(msg, sizeof(msg),
 			     "{\"type\":\"connect\",\"id\":1,\"protocol\":1,\"client\":\"panes-load/1\","
 			     "\"workspace\":\"%s\",\"auth\":{\"name\":\"%s\"}%s}",
-			     g.opt.workspace, user, session);
-	send_text(c, msg, n, 0);
+			     L->opt.workspace, user, session);
+	send_text(L, c, msg, n, 0);
 }
 
 /* A connect was answered: hands its session to the workload, if it wants it. */
 static void
-connected_session(struct client *c, const char *buf, size_t len)
+connected_session(struct load *L, struct client *c, const char *buf, size_t len)
 {
 	char user[128], id[80], secret[96];
 
-	if (!g.work->session)
+	if (!L->work->session)
 		return;
 	if (!json_copy_string(buf, len, "persistentIdentifier", id, sizeof(id)) ||
 	    !json_copy_string(buf, len, "secret", secret, sizeof(secret))) {
-		note_error("client %u: a connect reply without the session's identifier or secret", c->index);
+		note_error(L, "client %u: a connect reply without the session's identifier or secret", c->index);
 		return;
 	}
-	user_of(c, user, sizeof(user));
-	g.work->session(c, user, id, secret, is(json_value(buf, len, "created"), buf + len, "true"));
+	user_of(L, c, user, sizeof(user));
+	L->work->session(L, c, user, id, secret, is(json_value(buf, len, "created"), buf + len, "true"));
 }
 
 static void
-send_observe(struct client *c)
+send_observe(struct load *L, struct client *c)
 {
 	char msg[512];
 	int n = snprintf(msg, sizeof(msg),
 			 "{\"type\":\"observe\",\"id\":2,\"domain\":\"%s\",\"keyPath\":\"%s\","
 			 "\"options\":[\"new\"]}",
-			 g.opt.domain, g.opt.key_path);
-	send_text(c, msg, n, 0);
+			 L->opt.domain, L->opt.key_path);
+	send_text(L, c, msg, n, 0);
 }
 
 /* "code: message" out of a failed reply, for the report. */
@@ -187,31 +188,32 @@ parse_op_id(const char *v, const char *end, uint32_t *author, uint32_t *k)
 }
 
 static void
-document_operation(struct client *c, const char *buf, size_t len)
+document_operation(struct load *L, struct client *c, const char *buf, size_t len)
 {
 	uint32_t author, k;
 	long long revision = json_int(buf, len, "revision", -1);
 
-	if (!g.work->doc_operation)
+	if (!L->work->doc_operation)
 		return;
 	if (!parse_op_id(json_value(buf, len, "opId"), buf + len, &author, &k) || revision < 0) {
-		note_error("client %u: a documentOperation without our opId or revision", c->index);
+		note_error(L, "client %u: a documentOperation without our opId or revision", c->index);
 		return;
 	}
-	g.work->doc_operation(c, author, k, (uint64_t)revision, now_ns());
+	L->work->doc_operation(L, c, author, k, (uint64_t)revision, now_ns());
 }
 
 static void
-refused(struct client *c, const char *buf, size_t len, const char *what, char *why, size_t cap)
+refused(struct load *L, struct client *c, const char *buf, size_t len, const char *what, char *why,
+	size_t cap)
 {
 	reply_error(buf, len, what, why, cap);
-	g.refused++;
-	if (g.work->refused)
-		g.work->refused(c, what, why);
+	L->refused++;
+	if (L->work->refused)
+		L->work->refused(L, c, what, why);
 }
 
 static void
-panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binary)
+panes_message(struct load *L, struct client *c, const unsigned char *ubuf, size_t len, int binary)
 {
 	const char *buf = (const char *)ubuf, *end = buf + len;
 	const char *type = json_value(buf, len, "type");
@@ -222,12 +224,12 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 	if (is(type, end, "\"preferenceChanged\"")) {
 		const char *nv = json_value(buf, len, "new");
 		long long seq = nv ? json_int(nv, (size_t)(end - nv), "seq", -1) : -1;
-		if (seq > 0 && c->role == ROLE_OBSERVER && g.work->delivered)
-			g.work->delivered(c, (uint32_t)seq, now_ns());
+		if (seq > 0 && c->role == ROLE_OBSERVER && L->work->delivered)
+			L->work->delivered(L, c, (uint32_t)seq, now_ns());
 		return;
 	}
 	if (is(type, end, "\"documentOperation\"")) {
-		document_operation(c, buf, len);
+		document_operation(L, c, buf, len);
 		return;
 	}
 	if (!is(type, end, "\"reply\""))
@@ -236,114 +238,114 @@ panes_message(struct client *c, const unsigned char *ubuf, size_t len, int binar
 	long long re = json_int(buf, len, "re", -1);
 	int ok = is(json_value(buf, len, "ok"), end, "true");
 
-	if (g.work->doc_acked && (re == CREATE_ID || re == OPEN_ID || re >= WRITE_ID_BASE)) {
+	if (L->work->doc_acked && (re == CREATE_ID || re == OPEN_ID || re >= WRITE_ID_BASE)) {
 		const char *what = re == CREATE_ID ? "createDocument" : re == OPEN_ID ? "openDocument" : "edit";
 		char doc[128];
 		if (!ok) {
-			refused(c, buf, len, what, why, sizeof(why));
-			note_error("client %u: %s", c->index, why);
+			refused(L, c, buf, len, what, why, sizeof(why));
+			note_error(L, "client %u: %s", c->index, why);
 		} else if (re == CREATE_ID) {
-			if (json_copy_string(buf, len, "id", doc, sizeof(doc)) && g.work->doc_created)
-				g.work->doc_created(c, doc);
+			if (json_copy_string(buf, len, "id", doc, sizeof(doc)) && L->work->doc_created)
+				L->work->doc_created(L, c, doc);
 			else
-				note_error("createDocument: no document id in the reply");
+				note_error(L, "createDocument: no document id in the reply");
 		} else if (re == OPEN_ID) {
 			long long revision = json_int(buf, len, "revision", -1);
 			long long length = json_int(buf, len, "length", -1);
 			if (revision < 0 || length < 0)
-				note_error("openDocument: no revision or length in the reply");
-			else if (g.work->doc_opened)
-				g.work->doc_opened(c, (uint64_t)revision, (uint64_t)length, now_ns());
+				note_error(L, "openDocument: no revision or length in the reply");
+			else if (L->work->doc_opened)
+				L->work->doc_opened(L, c, (uint64_t)revision, (uint64_t)length, now_ns());
 		} else {
 			long long revision = json_int(buf, len, "revision", -1);
-			g.work->doc_acked(c, (uint32_t)(re - WRITE_ID_BASE), revision < 0 ? 0 : (uint64_t)revision,
+			L->work->doc_acked(L, c, (uint32_t)(re - WRITE_ID_BASE), revision < 0 ? 0 : (uint64_t)revision,
 					  now_ns());
 		}
 		return;
 	}
 	if (!ok)
-		g.refused++;
+		L->refused++;
 	if (re == 1) {
 		if (ok)
-			connected_session(c, buf, len);
+			connected_session(L, c, buf, len);
 		if (!ok) {
 			reply_error(buf, len, "connect", why, sizeof(why));
-			if (g.work->refused)
-				g.work->refused(c, "connect", why);
-			client_fail(c, why);
-		} else if (c->role == ROLE_OBSERVER && g.observe)
-			send_observe(c);
+			if (L->work->refused)
+				L->work->refused(L, c, "connect", why);
+			client_fail(L, c, why);
+		} else if (c->role == ROLE_OBSERVER && L->observe)
+			send_observe(L, c);
 		else
-			client_ready(c);
+			client_ready(L, c);
 	} else if (re == 2) {
 		if (!ok) {
 			reply_error(buf, len, "observe", why, sizeof(why));
-			client_fail(c, why);
+			client_fail(L, c, why);
 		} else
-			client_ready(c);
+			client_ready(L, c);
 	} else if (re == PING_ID) {
-		if (g.work->pong)
-			g.work->pong(c, now_ns());
+		if (L->work->pong)
+			L->work->pong(L, c, now_ns());
 	} else if (re > WRITE_ID_BASE) {
 		if (!ok) {
 			reply_error(buf, len, "setPreference", why, sizeof(why));
-			note_error("%s", why);
-			if (g.work->write_refused)
-				g.work->write_refused((uint32_t)(re - WRITE_ID_BASE));
-		} else if (g.work->acked)
-			g.work->acked((uint32_t)(re - WRITE_ID_BASE), now_ns());
+			note_error(L, "%s", why);
+			if (L->work->write_refused)
+				L->work->write_refused(L, (uint32_t)(re - WRITE_ID_BASE));
+		} else if (L->work->acked)
+			L->work->acked(L, (uint32_t)(re - WRITE_ID_BASE), now_ns());
 	}
 }
 
 static void
-panes_ping(struct client *c)
+panes_ping(struct load *L, struct client *c)
 {
 	char msg[64];
 	int n = snprintf(msg, sizeof(msg), "{\"type\":\"ping\",\"id\":%d}", PING_ID);
 
-	send_text(c, msg, n, 0);
+	send_text(L, c, msg, n, 0);
 }
 
 static void
-panes_write(struct client *w, uint32_t seq)
+panes_write(struct load *L, struct client *w, uint32_t seq)
 {
 	char value[8192], msg[8192 + 512];
-	size_t vlen = make_payload(value, sizeof(value), seq, g.opt.payload);
+	size_t vlen = make_payload(value, sizeof(value), seq, L->opt.payload);
 	int n = snprintf(msg, sizeof(msg),
 			 "{\"type\":\"setPreference\",\"id\":%u,\"domain\":\"%s\",\"keyPath\":\"%s\","
 			 "\"value\":%.*s}",
-			 WRITE_ID_BASE + seq, g.opt.domain, g.opt.key_path, (int)vlen, value);
-	send_text(w, msg, n, seq);
+			 WRITE_ID_BASE + seq, L->opt.domain, L->opt.key_path, (int)vlen, value);
+	send_text(L, w, msg, n, seq);
 }
 
 static void
-panes_pref_set(struct client *c, uint32_t seq, const char *key_path)
+panes_pref_set(struct load *L, struct client *c, uint32_t seq, const char *key_path)
 {
 	char value[8192], msg[8192 + 512], key[64] = "";
-	size_t vlen = make_payload(value, sizeof(value), seq, g.opt.payload);
+	size_t vlen = make_payload(value, sizeof(value), seq, L->opt.payload);
 	/* --idempotency-keys: each write with a key of its own, as the JS client sends them. */
-	if (g.opt.idempotency_keys)
-		snprintf(key, sizeof(key), "\"idempotencyKey\":\"%u-%u-%u\",", g.opt.first_index, c->index, seq);
+	if (L->opt.idempotency_keys)
+		snprintf(key, sizeof(key), "\"idempotencyKey\":\"%u-%u-%u\",", L->opt.first_index, c->index, seq);
 	int n = snprintf(msg, sizeof(msg),
 			 "{\"type\":\"setPreference\",\"id\":%u,%s\"domain\":\"%s\",\"keyPath\":\"%s\","
 			 "\"value\":%.*s}",
-			 WRITE_ID_BASE + seq, key, g.opt.domain, key_path, (int)vlen, value);
-	send_text(c, msg, n, seq);
+			 WRITE_ID_BASE + seq, key, L->opt.domain, key_path, (int)vlen, value);
+	send_text(L, c, msg, n, seq);
 }
 
 /* The initial text: lines of lower-case letters, so a 1 MB document looks like prose, not one run. */
 static void
-panes_doc_create(struct client *c, size_t text_bytes)
+panes_doc_create(struct load *L, struct client *c, size_t text_bytes)
 {
 	size_t cap = 128 + text_bytes * 2, n;
 	char *msg = malloc(cap);
 
 	if (!msg) {
-		note_error("createDocument: no memory for %zu bytes of text", text_bytes);
+		note_error(L, "createDocument: no memory for %zu bytes of text", text_bytes);
 		return;
 	}
 	n = (size_t)snprintf(msg, cap, "{\"type\":\"createDocument\",\"id\":%d,\"title\":\"bench %s\",\"text\":\"",
-			     CREATE_ID, g.work->name);
+			     CREATE_ID, L->work->name);
 	for (size_t i = 0; i < text_bytes; i++) {
 		if (i % 64 == 63) {
 			memcpy(msg + n, "\\n", 2); /* an escaped newline: one byte of text */
@@ -353,26 +355,26 @@ panes_doc_create(struct client *c, size_t text_bytes)
 	}
 	memcpy(msg + n, "\"}", 2);
 	n += 2;
-	send_text(c, msg, (int)n, 0);
+	send_text(L, c, msg, (int)n, 0);
 	free(msg);
 }
 
 static void
-panes_doc_open(struct client *c, const char *doc)
+panes_doc_open(struct load *L, struct client *c, const char *doc)
 {
 	char msg[256];
 	int n = snprintf(msg, sizeof(msg), "{\"type\":\"openDocument\",\"id\":%d,\"document\":\"%s\"}",
 			 OPEN_ID, doc);
-	send_text(c, msg, n, 0);
+	send_text(L, c, msg, n, 0);
 }
 
 /* One character inserted at `pos`: [pos, "c", length - pos], zero retains left out. */
 static void
-panes_doc_edit(struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
+panes_doc_edit(struct load *L, struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
 	       uint64_t length)
 {
 	char msg[512], head[32] = "", tail[32] = "";
-	uint32_t editor = c->index + (uint32_t)g.opt.first_index;
+	uint32_t editor = c->index + (uint32_t)L->opt.first_index;
 
 	if (pos > length)
 		pos = length;
@@ -385,12 +387,13 @@ panes_doc_edit(struct client *c, const char *doc, uint32_t k, uint64_t revision,
 			 "\"operation\":[%s\"%c\"%s],\"opId\":\"e%u:%u\"}",
 			 WRITE_ID_BASE + k, doc, (unsigned long long)revision, head, 'a' + (int)(editor % 26),
 			 tail, editor, k);
-	send_text(c, msg, n, 0);
+	send_text(L, c, msg, n, 0);
 }
 
 static int
-panes_prepare(void)
+panes_prepare(struct load *L)
 {
+	(void)L;
 	return 0;
 }
 

@@ -8,39 +8,40 @@
 #include "client.h"
 #include "load.h"
 #include "payload.h"
-#include "ws.h"
 
 static const char *
-raw_path(const struct client *c)
+raw_path(struct load *L, const struct client *c)
 {
+	(void)L;
 	(void)c;
 	return "/";
 }
 
 static void
-raw_opened(struct client *c)
+raw_opened(struct load *L, struct client *c)
 {
-	client_ready(c);
+	client_ready(L, c);
 }
 
 static void
-raw_message(struct client *c, const unsigned char *buf, size_t len, int binary)
+raw_message(struct load *L, struct client *c, const unsigned char *buf, size_t len, int binary)
 {
-	deliver_seq(c, buf, len, binary);
+	deliver_seq(L, c, buf, len, binary);
 }
 
 static void
-raw_write(struct client *w, uint32_t seq)
+raw_write(struct load *L, struct client *w, uint32_t seq)
 {
 	char payload[8192];
-	size_t n = make_payload(payload, sizeof(payload), seq, g.opt.payload);
+	size_t n = make_payload(payload, sizeof(payload), seq, L->opt.payload);
 
-	client_send(w, payload, n, SEND_TEXT, seq);
+	client_send(L, w, payload, n, SEND_TEXT, seq);
 }
 
 static int
-raw_prepare(void)
+raw_prepare(struct load *L)
 {
+	(void)L;
 	return 0;
 }
 
@@ -51,6 +52,6 @@ const struct protocol proto_raw = {
 	.path = raw_path,
 	.opened = raw_opened,
 	.message = raw_message,
-	.ping = ws_ping, /* the raw server has no requests: lws answers a WebSocket ping */
+	.ping = client_ws_ping, /* the raw server has no requests: lws answers a WebSocket ping */
 	.write = raw_write,
 };

@@ -55,110 +55,111 @@ read_var(const unsigned char **p, const unsigned char *end, uint64_t *out)
 
 /* [0 sync][2 update][len] then the update: [clients][structs][client][clock]… */
 static void
-doc_update(struct client *c, const unsigned char *buf, size_t len)
+doc_update(struct load *L, struct client *c, const unsigned char *buf, size_t len)
 {
 	const unsigned char *p = buf + 2, *end = buf + len;
 	uint64_t ulen, clients, structs, client, clock;
 
 	if (!read_var(&p, end, &ulen) || !read_var(&p, end, &clients) || !read_var(&p, end, &structs) ||
 	    !read_var(&p, end, &client) || !read_var(&p, end, &clock) || clients < 1 || client < 1) {
-		note_error("client %u: a Yjs update that does not name its client and clock", c->index);
+		note_error(L, "client %u: a Yjs update that does not name its client and clock", c->index);
 		return;
 	}
 	uint32_t author = (uint32_t)(client - 1);
-	if (author == c->index + (uint32_t)g.opt.first_index) {
-		if (g.work->doc_acked)
-			g.work->doc_acked(c, (uint32_t)clock, 0, now_ns()); /* our own, applied and echoed */
-	} else if (g.work->doc_operation)
-		g.work->doc_operation(c, author, (uint32_t)clock, 0, now_ns());
+	if (author == c->index + (uint32_t)L->opt.first_index) {
+		if (L->work->doc_acked)
+			L->work->doc_acked(L, c, (uint32_t)clock, 0, now_ns()); /* our own, applied and echoed */
+	} else if (L->work->doc_operation)
+		L->work->doc_operation(L, c, author, (uint32_t)clock, 0, now_ns());
 }
 
 static const char *
-yjs_path(const struct client *c)
+yjs_path(struct load *L, const struct client *c)
 {
+	(void)L;
 	(void)c;
 	return doc_path;
 }
 
 static void
-yjs_opened(struct client *c)
+yjs_opened(struct load *L, struct client *c)
 {
-	client_ready(c);
+	client_ready(L, c);
 }
 
 static void
-yjs_message(struct client *c, const unsigned char *buf, size_t len, int binary)
+yjs_message(struct load *L, struct client *c, const unsigned char *buf, size_t len, int binary)
 {
 	/* Only sync/update frames; sync step 1 (0,0,…) and awareness (1,…) are not changes. */
 	if (!binary || len < 2 || buf[0] != 0 || buf[1] != 2)
 		return;
-	if (g.work->doc_operation) {
-		doc_update(c, buf, len);
+	if (L->work->doc_operation) {
+		doc_update(L, c, buf, len);
 		return;
 	}
 	c->frames++;
 	if (c->role == ROLE_WRITER) {
-		if (g.work->acked)
-			g.work->acked(c->frames, now_ns()); /* our own update, applied and echoed */
-	} else if (g.work->delivered)
-		g.work->delivered(c, c->frames, now_ns());
+		if (L->work->acked)
+			L->work->acked(L, c->frames, now_ns()); /* our own update, applied and echoed */
+	} else if (L->work->delivered)
+		L->work->delivered(L, c, c->frames, now_ns());
 }
 
 static void
-yjs_write(struct client *w, uint32_t seq)
+yjs_write(struct load *L, struct client *w, uint32_t seq)
 {
 	if (seq == 0 || seq > count) {
-		note_error("yjs: no prepared update %u (file has %u)", seq, count);
+		note_error(L, "yjs: no prepared update %u (file has %u)", seq, count);
 		return;
 	}
-	client_send(w, msgs[seq - 1], lens[seq - 1], SEND_BINARY, seq);
+	client_send(L, w, msgs[seq - 1], lens[seq - 1], SEND_BINARY, seq);
 }
 
 static void
-yjs_doc_create(struct client *c, size_t text_bytes)
+yjs_doc_create(struct load *L, struct client *c, size_t text_bytes)
 {
 	if (text_bytes)
-		note_error("yjs: documents start empty here (--doc-bytes is for Panes)");
-	if (g.work->doc_created)
-		g.work->doc_created(c, g.opt.channel);
+		note_error(L, "yjs: documents start empty here (--doc-bytes is for Panes)");
+	if (L->work->doc_created)
+		L->work->doc_created(L, c, L->opt.channel);
 }
 
 static void
-yjs_doc_open(struct client *c, const char *doc)
+yjs_doc_open(struct load *L, struct client *c, const char *doc)
 {
 	(void)doc; /* joined when connected: ws://HOST:PORT/CHANNEL */
-	if (g.work->doc_opened)
-		g.work->doc_opened(c, 0, 0, now_ns());
+	if (L->work->doc_opened)
+		L->work->doc_opened(L, c, 0, 0, now_ns());
 }
 
 static void
-yjs_doc_edit(struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
+yjs_doc_edit(struct load *L, struct client *c, const char *doc, uint32_t k, uint64_t revision, uint64_t pos,
 	     uint64_t length)
 {
 	static int warned;
-	uint32_t editor = c->index + (uint32_t)g.opt.first_index;
+	uint32_t editor = c->index + (uint32_t)L->opt.first_index;
 
 	(void)doc, (void)revision, (void)pos, (void)length;
 	if (k >= per_editor || (uint64_t)editor * per_editor + k >= count) {
 		if (!warned++)
-			note_error("yjs: no prepared update %u for editor %u (%u each)", k, editor, per_editor);
+			note_error(L, "yjs: no prepared update %u for editor %u (%u each)", k, editor, per_editor);
 		return;
 	}
-	client_send(c, msgs[editor * per_editor + k], lens[editor * per_editor + k], SEND_BINARY, 0);
+	client_send(L, c, msgs[editor * per_editor + k], lens[editor * per_editor + k], SEND_BINARY, 0);
 }
 
 static int
-yjs_prepare(void)
+yjs_prepare(struct load *L)
 {
 	FILE *f;
 	size_t cap = 0, off;
 
-	snprintf(doc_path, sizeof(doc_path), "/%s", g.opt.channel);
-	if (!g.opt.updates)
+	snprintf(doc_path, sizeof(doc_path), "/%s", L->opt.channel);
+	if (!L->opt.updates)
 		return 0; /* connect-only runs need no updates */
-	f = fopen(g.opt.updates, "rb");
+	f = fopen(L->opt.updates, "rb");
 	if (!f) {
-		note_error("yjs: cannot open %s", g.opt.updates);
+		note_error(L, "yjs: cannot open %s", L->opt.updates);
 		return 1;
 	}
 	for (;;) {
@@ -185,18 +186,18 @@ yjs_prepare(void)
 		lens[count] = n;
 		off += 4 + n;
 	}
-	if (g.work->doc_operation) {
-		per_editor = count / (uint32_t)(g.opt.n + g.opt.first_index);
+	if (L->work->doc_operation) {
+		per_editor = count / (uint32_t)(L->opt.n + L->opt.first_index);
 		if (!per_editor) {
-			note_error("yjs: %s holds %u updates, too few for %d editors", g.opt.updates, count,
-				   g.opt.n);
+			note_error(L, "yjs: %s holds %u updates, too few for %d editors", L->opt.updates, count,
+				   L->opt.n);
 			return 1;
 		}
 		return 0;
 	}
-	if (count < (uint32_t)(g.opt.writes + g.opt.warmup)) {
-		note_error("yjs: %s holds %u updates, the run needs %d", g.opt.updates, count,
-			   g.opt.writes + g.opt.warmup);
+	if (count < (uint32_t)(L->opt.writes + L->opt.warmup)) {
+		note_error(L, "yjs: %s holds %u updates, the run needs %d", L->opt.updates, count,
+			   L->opt.writes + L->opt.warmup);
 		return 1;
 	}
 	return 0;

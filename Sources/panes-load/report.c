@@ -49,45 +49,45 @@ json_string(FILE *out, const char *s)
 }
 
 static void
-common_fields(FILE *out, const char *event)
+common_fields(struct load *L, FILE *out, const char *event)
 {
 	fprintf(out, "{\"event\":\"%s\",\"tool\":\"panes-load\",\"pid\":%d,\"workload\":\"%s\","
 		"\"protocol\":\"%s\",\"n\":%d,\"total\":%d",
-		event, (int)getpid(), g.work->name, g.proto->name, g.opt.n, g.total);
-	fprintf(out, ",\"ready\":%d,\"failed\":%d,\"closed\":%d,\"gave_up\":%s", g.ready, g.failed,
-		g.closed, g.gave_up ? "true" : "false");
+		event, (int)getpid(), L->work->name, L->proto->name, L->opt.n, L->total);
+	fprintf(out, ",\"ready\":%d,\"failed\":%d,\"closed\":%d,\"gave_up\":%s", L->ready, L->failed,
+		L->closed, L->gave_up ? "true" : "false");
 	fprintf(out, ",\"connect_seconds\":%.6f",
-		g.t_all_ready ? (double)(g.t_all_ready - g.t_begin) / 1e9 : -1.0);
+		L->t_all_ready ? (double)(L->t_all_ready - L->t_begin) / 1e9 : -1.0);
 	fputs(",\"connect_latency_ns\":", out);
-	hist_write_json(&g.connect_hist, out);
+	hist_write_json(&L->connect_hist, out);
 	fprintf(out, ",\"rss_kb\":%ld", self_rss_kb());
 	fputs(",\"first_error\":", out);
-	json_string(out, g.first_error);
+	json_string(out, L->first_error);
 }
 
 void
-report_ready(void)
+report_ready(struct load *L)
 {
-	common_fields(stdout, "ready");
-	fprintf(stdout, ",\"cpu_connect_s\":%.4f}\n", cpu_between(&g.cpu_begin, &g.cpu_ready));
+	common_fields(L, stdout, "ready");
+	fprintf(stdout, ",\"cpu_connect_s\":%.4f}\n", cpu_between(&L->cpu_begin, &L->cpu_ready));
 	fflush(stdout);
 }
 
 void
-report_result(void)
+report_result(struct load *L)
 {
-	struct cpu_snap end = g.cpu_end;
+	struct cpu_snap end = L->cpu_end;
 
-	common_fields(stdout, "result");
-	fprintf(stdout, ",\"exit_code\":%d,\"interrupted\":%s", g.exit_code,
-		g.interrupted ? "true" : "false");
+	common_fields(L, stdout, "result");
+	fprintf(stdout, ",\"exit_code\":%d,\"interrupted\":%s", L->exit_code,
+		L->interrupted ? "true" : "false");
 	fprintf(stdout, ",\"cpu_connect_s\":%.4f,\"cpu_run_s\":%.4f,\"cpu_total_s\":%.4f",
-		g.t_all_ready ? cpu_between(&g.cpu_begin, &g.cpu_ready) : cpu_between(&g.cpu_begin, &end),
-		g.t_all_ready ? cpu_between(&g.cpu_ready, &end) : 0.0, cpu_between(&g.cpu_begin, &end));
+		L->t_all_ready ? cpu_between(&L->cpu_begin, &L->cpu_ready) : cpu_between(&L->cpu_begin, &end),
+		L->t_all_ready ? cpu_between(&L->cpu_ready, &end) : 0.0, cpu_between(&L->cpu_begin, &end));
 	fprintf(stdout, ",\"run_seconds\":%.6f,\"refused\":%llu",
-		g.t_start ? (double)(g.t_end - g.t_start) / 1e9 : 0.0, (unsigned long long)g.refused);
-	if (g.work->report && g.started)
-		g.work->report(stdout);
+		L->t_start ? (double)(L->t_end - L->t_start) / 1e9 : 0.0, (unsigned long long)L->refused);
+	if (L->work->report && L->started)
+		L->work->report(L, stdout);
 	fputs("}\n", stdout);
 	fflush(stdout);
 }

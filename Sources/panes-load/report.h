@@ -9,8 +9,10 @@
 
 #include <stdio.h>
 
-void report_ready(void);
-void report_result(void);
+struct load;
+
+void report_ready(struct load *L);
+void report_result(struct load *L);
 /** Writes `s` as a JSON string literal. */
 void json_string(FILE *out, const char *s);
 

@@ -30,21 +30,21 @@ static uint64_t started_at;
 static unsigned long limited, checked, other, accepted, failures;
 
 static int
-flood_setup(void)
+flood_setup(struct load *L)
 {
-	if (!g.opt.forge) {
-		note_error("authflood needs --forge");
+	if (!L->opt.forge) {
+		note_error(L, "authflood needs --forge");
 		return 1;
 	}
-	g.total = g.opt.n;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 0;
-	g.hold_until_eof = 1;
-	g.connect_limit = 0;     /* none until paced in */
-	g.opt.stop_after_failures = INT_MAX;  /* every attempt is meant to fail */
-	if (g.opt.rate <= 0)
-		g.opt.rate = 100;
+	L->total = L->opt.n;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 0;
+	L->hold_until_eof = 1;
+	L->connect_limit = 0;     /* none until paced in */
+	L->opt.stop_after_failures = INT_MAX;  /* every attempt is meant to fail */
+	if (L->opt.rate <= 0)
+		L->opt.rate = 100;
 	return 0;
 }
 
@@ -52,39 +52,40 @@ flood_setup(void)
 static void
 pace(struct timer *t)
 {
+	struct load *L = t->ctx;
 	double elapsed = (double)(now_ns() - started_at) / 1e9;
-	int due = (int)(elapsed * g.opt.rate) + 1;
+	int due = (int)(elapsed * L->opt.rate) + 1;
 
-	if (g.finished)
+	if (L->finished)
 		return;
-	if (due > g.total)
-		due = g.total;
-	if (due > g.connect_limit) {
-		g.connect_limit = due;
-		clients_pump();
+	if (due > L->total)
+		due = L->total;
+	if (due > L->connect_limit) {
+		L->connect_limit = due;
+		clients_pump(L);
 	}
-	timer_set(t, 2 * NS_PER_MS, pace);
+	timer_set(t, 2 * NS_PER_MS, pace, L);
 }
 
 static void
 over(struct timer *t)
 {
-	(void)t;
-	finish(0);
+	finish(t->ctx, 0);
 }
 
 static void
-flood_start(void)
+flood_start(struct load *L)
 {
 	started_at = now_ns();
-	timer_set(&pace_timer, 1, pace);
-	if (g.opt.duration > 0)
-		timer_set(&end_timer, (uint64_t)(g.opt.duration * 1e9), over);
+	timer_set(&pace_timer, 1, pace, L);
+	if (L->opt.duration > 0)
+		timer_set(&end_timer, (uint64_t)(L->opt.duration * 1e9), over, L);
 }
 
 static void
-flood_refused(struct client *c, const char *what, const char *why)
+flood_refused(struct load *L, struct client *c, const char *what, const char *why)
 {
+	(void)L;
 	(void)c;
 	(void)what;
 	if (strstr(why, "rate_limited"))
@@ -96,26 +97,26 @@ flood_refused(struct client *c, const char *what, const char *why)
 }
 
 static void
-flood_connected(struct client *c, int ok, uint64_t now)
+flood_connected(struct load *L, struct client *c, int ok, uint64_t now)
 {
 	(void)now;
 	if (!ok)
 		failures++;
 	if (ok) {
 		accepted++;
-		note_error("client %u: a forged token was accepted", c->index);
-		client_fail(c, "accepted");
+		note_error(L, "client %u: a forged token was accepted", c->index);
+		client_fail(L, c, "accepted");
 	}
 }
 
 static void
-flood_report(FILE *out)
+flood_report(struct load *L, FILE *out)
 {
 	double seconds = (double)(now_ns() - started_at) / 1e9;
 	unsigned long answered = limited + checked + other;
 	fprintf(out, ",\"attempts\":%d,\"seconds\":%.3f,\"attempts_per_sec\":%.1f,\"turned_away\":%lu,"
 		"\"limited\":%lu,\"checked\":%lu,\"other\":%lu,\"accepted\":%lu",
-		g.next_connect, seconds, seconds > 0 ? g.next_connect / seconds : 0.0,
+		L->next_connect, seconds, seconds > 0 ? L->next_connect / seconds : 0.0,
 		failures > answered ? failures - answered : 0, limited, checked, other, accepted);
 }
 

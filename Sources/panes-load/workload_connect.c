@@ -20,23 +20,21 @@ static struct timer hold_timer;
 static FILE *sessions_out;
 
 static int
-connect_setup(void)
+connect_setup(struct load *L)
 {
-	g.total = g.opt.n;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 0;
-	g.hold_until_eof = 1;
-	if (g.opt.sessions_out && !(sessions_out = fopen(g.opt.sessions_out, "w"))) {
-		fprintf(stderr, "panes-load: cannot write %s\n", g.opt.sessions_out);
+	clients_hold_idle(L);
+	if (L->opt.sessions_out && !(sessions_out = fopen(L->opt.sessions_out, "w"))) {
+		fprintf(stderr, "panes-load: cannot write %s\n", L->opt.sessions_out);
 		return 1;
 	}
 	return 0;
 }
 
 static void
-connect_session(struct client *c, const char *user, const char *id, const char *secret, int created)
+connect_session(struct load *L, struct client *c, const char *user, const char *id, const char *secret,
+		int created)
 {
+	(void)L;
 	(void)c;
 	(void)created;
 	if (sessions_out)
@@ -44,13 +42,13 @@ connect_session(struct client *c, const char *user, const char *id, const char *
 }
 
 static void
-connect_ready(struct client *c, int ok, uint64_t now)
+connect_ready(struct load *L, struct client *c, int ok, uint64_t now)
 {
 	(void)c;
 	(void)ok;
 	(void)now;
 	/* Everyone has settled once the last one has: the file is complete before `ready`. */
-	if (sessions_out && g.ready + g.failed == g.connect_limit) {
+	if (sessions_out && L->ready + L->failed == L->connect_limit) {
 		fclose(sessions_out);
 		sessions_out = NULL;
 	}
@@ -59,28 +57,29 @@ connect_ready(struct client *c, int ok, uint64_t now)
 static void
 hold_over(struct timer *t)
 {
+	struct load *L = t->ctx;
 	(void)t;
-	finish(0);
+	finish(L, 0);
 }
 
 static void
-connect_start(void)
+connect_start(struct load *L)
 {
 	if (sessions_out) { /* some gave up without settling one by one */
 		fclose(sessions_out);
 		sessions_out = NULL;
 	}
-	if (g.opt.hold >= 0)
-		timer_set(&hold_timer, (uint64_t)(g.opt.hold * 1e9), hold_over);
-	else if (g.stdin_eof)
-		finish(0);
+	if (L->opt.hold >= 0)
+		timer_set(&hold_timer, (uint64_t)(L->opt.hold * 1e9), hold_over, L);
+	else if (L->stdin_eof)
+		finish(L, 0);
 	/* else main.c finishes when stdin closes */
 }
 
 static void
-connect_report(FILE *out)
+connect_report(struct load *L, FILE *out)
 {
-	fprintf(out, ",\"still_connected\":%d", g.ready - g.closed);
+	fprintf(out, ",\"still_connected\":%d", L->ready - L->closed);
 }
 
 const struct workload workload_connect = {

@@ -107,19 +107,19 @@ next_random(void)
 }
 
 static int
-docs_setup(void)
+docs_setup(struct load *L)
 {
-	if (!g.proto->doc_create || !g.proto->doc_open || !g.proto->doc_edit) {
-		fprintf(stderr, "panes-load: protocol %s has no documents\n", g.proto->name);
+	if (!L->proto->doc_create || !L->proto->doc_open || !L->proto->doc_edit) {
+		fprintf(stderr, "panes-load: protocol %s has no documents\n", L->proto->name);
 		return 1;
 	}
-	g.total = editors = g.opt.n;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 0;
-	if (g.opt.rate <= 0)
-		g.opt.rate = 5;
-	if (g.opt.duration <= 0 || g.opt.warmup_time < 0) {
+	L->total = editors = L->opt.n;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 0;
+	if (L->opt.rate <= 0)
+		L->opt.rate = 5;
+	if (L->opt.duration <= 0 || L->opt.warmup_time < 0) {
 		fprintf(stderr, "panes-load: docs needs --duration > 0 and --warmup-time >= 0\n");
 		return 1;
 	}
@@ -134,9 +134,9 @@ docs_setup(void)
 }
 
 static int
-is_live(int i)
+is_live(struct load *L, int i)
 {
-	return g.clients[i].state == CS_READY;
+	return L->clients[i].state == CS_READY;
 }
 
 static int
@@ -163,39 +163,40 @@ close_op(struct op *o, uint64_t now)
 
 /* How many others must have editor `author`'s edit. */
 static uint32_t
-needed(int author)
+needed(struct load *L, int author)
 {
-	return (uint32_t)(live - (is_live(author) ? 1 : 0));
+	return (uint32_t)(live - (is_live(L, author) ? 1 : 0));
 }
 
 static void
-finish_docs(void)
+finish_docs(struct load *L)
 {
-	if (g.finished)
+	if (L->finished)
 		return;
 	cpu_snap(&cpu_type1);
 	t_done = now_ns();
-	finish(lost || unacked || refused_edits ? 2 : 0);
+	finish(L, lost || unacked || refused_edits ? 2 : 0);
 }
 
 static void
-check_done(void)
+check_done(struct load *L)
 {
 	if (draining && !open_ops && !outstanding)
-		finish_docs();
+		finish_docs(L);
 }
 
 /* The last edits had --write-timeout to arrive; what is still out is lost. */
 static void
 drain_check(struct timer *t)
 {
+	struct load *L = t->ctx;
 	uint64_t now = now_ns();
 
-	check_done();
-	if (g.finished)
+	check_done(L);
+	if (L->finished)
 		return;
-	if (now - t_stop < (uint64_t)(g.opt.write_timeout * 1e9)) {
-		timer_set(t, 100 * NS_PER_MS, drain_check);
+	if (now - t_stop < (uint64_t)(L->opt.write_timeout * 1e9)) {
+		timer_set(t, 100 * NS_PER_MS, drain_check, L);
 		return;
 	}
 	for (int i = 0; i < editors; i++) {
@@ -211,16 +212,16 @@ drain_check(struct timer *t)
 			ed[i].outstanding = 0;
 			outstanding--;
 			unacked++;
-			unacked_by_node[node_of(&g.clients[i])]++;
+			unacked_by_node[node_of(&L->clients[i])]++;
 		}
 	}
-	note_error("%llu edits had not reached every editor and %llu were not acknowledged %.0f s after typing stopped",
-		   (unsigned long long)lost, (unsigned long long)unacked, g.opt.write_timeout);
-	finish_docs();
+	note_error(L, "%llu edits had not reached every editor and %llu were not acknowledged %.0f s after typing stopped",
+		   (unsigned long long)lost, (unsigned long long)unacked, L->opt.write_timeout);
+	finish_docs(L);
 }
 
 static void
-send_edit(int i, uint64_t now, int measured)
+send_edit(struct load *L, int i, uint64_t now, int measured)
 {
 	struct editor *e = &ed[i];
 	uint32_t k = e->next_k++;
@@ -231,8 +232,8 @@ send_edit(int i, uint64_t now, int measured)
 		o->open = 0;
 		open_ops--;
 		lost++;
-		note_error("editor %d's edit %u reached %u of %u others before %d more were sent", i, o->k,
-			   o->got, needed(i), RING);
+		note_error(L, "editor %d's edit %u reached %u of %u others before %d more were sent", i, o->k,
+			   o->got, needed(L, i), RING);
 	}
 	*o = (struct op){ .k = k, .t_sent = now, .open = 1, .measured = (uint8_t)measured };
 	open_ops++;
@@ -240,32 +241,33 @@ send_edit(int i, uint64_t now, int measured)
 	outstanding++;
 	sent++;
 	sent_measured += (uint64_t)measured;
-	g.proto->doc_edit(&g.clients[i], doc, k, e->revision, next_random() % (length + 1), length);
+	L->proto->doc_edit(L, &L->clients[i], doc, k, e->revision, next_random() % (length + 1), length);
 }
 
 /* Tick j of the group belongs to editor j % E and is due at t_type + j * period. */
 static void
 on_tick(struct timer *t)
 {
+	struct load *L = t->ctx;
 	uint64_t now = now_ns();
 
-	while (!g.finished) {
+	while (!L->finished) {
 		uint64_t due = t_type + (uint64_t)((double)tick * period_ns);
 		if (due >= t_me) {
 			typing = 0;
 			draining = 1;
 			t_stop = now;
-			timer_set(&drain_timer, 100 * NS_PER_MS, drain_check);
-			check_done();
+			timer_set(&drain_timer, 100 * NS_PER_MS, drain_check, L);
+			check_done(L);
 			return;
 		}
 		if (due > now) {
-			timer_set(t, due - now, on_tick);
+			timer_set(t, due - now, on_tick, L);
 			return;
 		}
 		int i = (int)(tick++ % (uint64_t)editors);
 		int measured = due >= t_mb;
-		if (!is_live(i) || !ed[i].opened) {
+		if (!is_live(L, i) || !ed[i].opened) {
 			not_ready_ticks++;
 			continue;
 		}
@@ -274,33 +276,34 @@ on_tick(struct timer *t)
 			skipped += (uint64_t)measured;
 			continue;
 		}
-		send_edit(i, now, measured);
+		send_edit(L, i, now, measured);
 		now = now_ns();
 	}
 }
 
 static void
-begin_typing(void)
+begin_typing(struct load *L)
 {
 	cpu_snap(&cpu_type0);
 	t_type = now_ns();
-	t_mb = t_type + (uint64_t)(g.opt.warmup_time * 1e9);
-	t_me = t_mb + (uint64_t)(g.opt.duration * 1e9);
-	period_ns = 1e9 / (g.opt.rate * editors);
+	t_mb = t_type + (uint64_t)(L->opt.warmup_time * 1e9);
+	t_me = t_mb + (uint64_t)(L->opt.duration * 1e9);
+	period_ns = 1e9 / (L->opt.rate * editors);
 	typing = 1;
-	progress("typing: %d editors, %g edits/s each, %g s warm-up + %g s measured", live, g.opt.rate,
-		 g.opt.warmup_time, g.opt.duration);
+	progress(L, "typing: %d editors, %g edits/s each, %g s warm-up + %g s measured", live, L->opt.rate,
+		 L->opt.warmup_time, L->opt.duration);
+	tick_timer.ctx = L; /* the first tick runs now, not from the loop */
 	on_tick(&tick_timer);
 }
 
 static void
-report_opened(void)
+report_opened(struct load *L)
 {
 	t_all_opened = now_ns();
 	cpu_snap(&cpu_open1);
 	fprintf(stdout, "{\"event\":\"opened\",\"tool\":\"panes-load\",\"pid\":%d,\"workload\":\"docs\","
 		"\"protocol\":\"%s\",\"editors\":%d,\"opened\":%d,\"open_failed\":%d,\"document\":",
-		(int)getpid(), g.proto->name, live, opened, open_failed);
+		(int)getpid(), L->proto->name, live, opened, open_failed);
 	json_string(stdout, doc);
 	fprintf(stdout, ",\"revision\":%llu,\"length\":%llu,\"open_seconds\":%.6f,\"cpu_open_s\":%.4f,"
 		"\"open_ns\":",
@@ -309,66 +312,66 @@ report_opened(void)
 		(cpu_open1.user + cpu_open1.sys) - (cpu_open0.user + cpu_open0.sys));
 	hist_write_json(&open_hist, stdout);
 	fputs(",\"first_error\":", stdout);
-	json_string(stdout, g.first_error);
+	json_string(stdout, L->first_error);
 	fputs("}\n", stdout);
 	fflush(stdout);
 }
 
 static void
-check_opened(void)
+check_opened(struct load *L)
 {
-	if (typing || draining || g.finished || opened + open_failed < live)
+	if (typing || draining || L->finished || opened + open_failed < live)
 		return;
-	report_opened();
+	report_opened(L);
 	if (opened < 2) {
-		note_error("only %d editors opened the document", opened);
-		finish(2);
+		note_error(L, "only %d editors opened the document", opened);
+		finish(L, 2);
 		return;
 	}
-	if (g.opt.wait_go)
-		g.on_go = begin_typing; /* the caller reads the server's memory first */
+	if (L->opt.wait_go)
+		L->on_go = begin_typing; /* the caller reads the server's memory first */
 	else
-		begin_typing();
+		begin_typing(L);
 }
 
 static void
-docs_start(void)
+docs_start(struct load *L)
 {
 	int creator = -1;
 
 	live = 0;
 	for (int i = 0; i < editors; i++)
-		if (is_live(i)) {
+		if (is_live(L, i)) {
 			live++;
 			if (creator < 0)
 				creator = i;
 		}
 	if (live < 2) {
-		note_error("nothing to measure: %d editors connected", live);
-		finish(2);
+		note_error(L, "nothing to measure: %d editors connected", live);
+		finish(L, 2);
 		return;
 	}
 	cpu_snap(&cpu_open0);
 	t_opening = now_ns();
-	g.proto->doc_create(&g.clients[creator], (size_t)g.opt.doc_bytes);
+	L->proto->doc_create(L, &L->clients[creator], (size_t)L->opt.doc_bytes);
 }
 
 static void
-docs_created(struct client *c, const char *id)
+docs_created(struct load *L, struct client *c, const char *id)
 {
 	(void)c;
 	if (doc[0])
 		return;
 	snprintf(doc, sizeof(doc), "%s", id);
-	for (int i = 0; i < editors && !g.finished; i++)
-		if (is_live(i)) {
+	for (int i = 0; i < editors && !L->finished; i++)
+		if (is_live(L, i)) {
 			ed[i].t_open = now_ns();
-			g.proto->doc_open(&g.clients[i], doc);
+			L->proto->doc_open(L, &L->clients[i], doc);
 		}
 }
 
 static void
-docs_opened(struct client *c, uint64_t revision, uint64_t length, uint64_t now)
+docs_opened(struct load *L, struct client *c, uint64_t revision, uint64_t length, uint64_t now)
 {
 	struct editor *e = &ed[editor_of(c)];
 
@@ -378,14 +381,14 @@ docs_opened(struct client *c, uint64_t revision, uint64_t length, uint64_t now)
 		base_revision = revision;
 		base_length = length;
 	} else if (revision != base_revision || length != base_length)
-		note_error("client %u opened revision %llu (length %llu), others %llu (%llu)", c->index,
+		note_error(L, "client %u opened revision %llu (length %llu), others %llu (%llu)", c->index,
 			   (unsigned long long)revision, (unsigned long long)length,
 			   (unsigned long long)base_revision, (unsigned long long)base_length);
 	e->opened = 1;
 	e->revision = revision;
 	opened++;
 	hist_record(&open_hist, now - e->t_open);
-	check_opened();
+	check_opened(L);
 }
 
 static void
@@ -401,7 +404,7 @@ count_ack(uint64_t now)
 }
 
 static void
-docs_acked(struct client *c, uint32_t k, uint64_t revision, uint64_t now)
+docs_acked(struct load *L, struct client *c, uint32_t k, uint64_t revision, uint64_t now)
 {
 	struct editor *e = &ed[editor_of(c)];
 	struct op *o = &e->ring[k % RING];
@@ -419,14 +422,14 @@ docs_acked(struct client *c, uint32_t k, uint64_t revision, uint64_t now)
 	count_ack(now);
 	if (o->k == k && o->measured)
 		hist_record(&ack_hist, now - o->t_sent);
-	check_done();
+	check_done(L);
 }
 
 static void
-docs_operation(struct client *c, uint32_t author, uint32_t k, uint64_t revision, uint64_t now)
+docs_operation(struct load *L, struct client *c, uint32_t author, uint32_t k, uint64_t revision, uint64_t now)
 {
 	struct editor *e = &ed[editor_of(c)];
-	int a = (int)author - g.opt.first_index;
+	int a = (int)author - L->opt.first_index;
 
 	if (revision > e->revision)
 		e->revision = revision;
@@ -444,9 +447,9 @@ docs_operation(struct client *c, uint32_t author, uint32_t k, uint64_t revision,
 	deliveries++;
 	if (o->measured)
 		hist_record(&each_hist, now - o->t_sent);
-	if (++o->got >= needed(a)) {
+	if (++o->got >= needed(L, a)) {
 		close_op(o, now);
-		check_done();
+		check_done(L);
 	}
 }
 
@@ -454,16 +457,17 @@ docs_operation(struct client *c, uint32_t author, uint32_t k, uint64_t revision,
 static void
 reopen(struct timer *t)
 {
+	struct load *L = t->ctx;
 	(void)t;
-	for (int i = 0; i < editors && !g.finished; i++)
-		if (ed[i].reopen && is_live(i)) {
+	for (int i = 0; i < editors && !L->finished; i++)
+		if (ed[i].reopen && is_live(L, i)) {
 			ed[i].reopen = 0;
-			g.proto->doc_open(&g.clients[i], doc);
+			L->proto->doc_open(L, &L->clients[i], doc);
 		}
 }
 
 static void
-docs_refused(struct client *c, const char *what, const char *why)
+docs_refused(struct load *L, struct client *c, const char *what, const char *why)
 {
 	struct editor *e = &ed[editor_of(c)];
 
@@ -479,7 +483,7 @@ docs_refused(struct client *c, const char *what, const char *why)
 			e->outstanding = 0;
 			outstanding--;
 		}
-		check_done();
+		check_done(L);
 		return;
 	}
 	if (!strcmp(what, "openDocument") && !e->opened && !e->open_failed && nodes_count() > 1 &&
@@ -487,26 +491,26 @@ docs_refused(struct client *c, const char *what, const char *why)
 		e->open_tries++;
 		e->reopen = 1;
 		open_retries++;
-		g.refused--; /* not a refusal: the node has yet to hear of the document */
-		timer_set(&reopen_timer, OPEN_RETRY_MS * NS_PER_MS, reopen);
+		L->refused--; /* not a refusal: the node has yet to hear of the document */
+		timer_set(&reopen_timer, OPEN_RETRY_MS * NS_PER_MS, reopen, L);
 		return;
 	}
 	refused_other++;
 	if (!strcmp(what, "openDocument") && !e->opened && !e->open_failed) {
 		e->open_failed = 1;
 		open_failed++;
-		check_opened();
+		check_opened(L);
 	} else if (!strcmp(what, "createDocument"))
-		finish(2);
+		finish(L, 2);
 }
 
 static void
-docs_dropped(struct client *c)
+docs_dropped(struct load *L, struct client *c)
 {
 	uint64_t now = now_ns();
 	struct editor *e = &ed[editor_of(c)];
 
-	if (!g.started)
+	if (!L->started)
 		return;
 	live--;
 	if (e->outstanding) {
@@ -517,20 +521,20 @@ docs_dropped(struct client *c)
 	for (int i = 0; i < editors; i++)
 		for (int r = 0; r < RING; r++) {
 			struct op *o = &ed[i].ring[r];
-			if (o->open && o->got >= needed(i))
+			if (o->open && o->got >= needed(L, i))
 				close_op(o, now);
 		}
 	if (!typing && !draining)
-		check_opened();
-	check_done();
+		check_opened(L);
+	check_done(L);
 	if (live < 1)
-		finish(2);
+		finish(L, 2);
 }
 
 static void
-per_second_range(FILE *out)
+per_second_range(struct load *L, FILE *out)
 {
-	uint64_t full = (uint64_t)g.opt.duration; /* whole seconds inside the window */
+	uint64_t full = (uint64_t)L->opt.duration; /* whole seconds inside the window */
 	uint32_t lo = UINT32_MAX, hi = 0;
 
 	for (uint64_t s = 0; s < full && s < MAX_SECONDS; s++) {
@@ -545,18 +549,18 @@ per_second_range(FILE *out)
 }
 
 static void
-docs_report(FILE *out)
+docs_report(struct load *L, FILE *out)
 {
-	double d = g.opt.duration;
+	double d = L->opt.duration;
 	int behind = 0, behind_by_node[MAX_NODES] = { 0 };
 	uint64_t lowest_by_node[MAX_NODES];
 
 	for (int k = 0; k < MAX_NODES; k++)
 		lowest_by_node[k] = max_revision;
 	for (int i = 0; i < editors; i++) {
-		if (!is_live(i) || !ed[i].opened)
+		if (!is_live(L, i) || !ed[i].opened)
 			continue;
-		int k = node_of(&g.clients[i]);
+		int k = node_of(&L->clients[i]);
 		behind += ed[i].revision != max_revision;
 		behind_by_node[k] += ed[i].revision != max_revision;
 		if (ed[i].revision < lowest_by_node[k])
@@ -575,15 +579,15 @@ docs_report(FILE *out)
 	fputc(']', out);
 	fprintf(out, ",\"editors\":%d,\"live_editors\":%d,\"opened\":%d,\"document\":", editors, live, opened);
 	json_string(out, doc);
-	fprintf(out, ",\"rate_per_editor\":%g,\"warmup_seconds\":%g,\"measure_seconds\":%g", g.opt.rate,
-		g.opt.warmup_time, d);
+	fprintf(out, ",\"rate_per_editor\":%g,\"warmup_seconds\":%g,\"measure_seconds\":%g", L->opt.rate,
+		L->opt.warmup_time, d);
 	fprintf(out, ",\"offered\":%llu,\"skipped\":%llu,\"sent\":%llu,\"sent_measured\":%llu,\"acked\":%llu,"
 		"\"acked_in_window\":%llu",
 		(unsigned long long)offered, (unsigned long long)skipped, (unsigned long long)sent,
 		(unsigned long long)sent_measured, (unsigned long long)acked, (unsigned long long)acked_window);
 	fprintf(out, ",\"offered_ops_per_sec\":%.2f,\"ops_per_sec\":%.2f,\"skipped_share\":%.4f",
 		(double)offered / d, (double)acked_window / d, offered ? (double)skipped / (double)offered : 0.0);
-	per_second_range(out);
+	per_second_range(L, out);
 	fprintf(out, ",\"completed\":%llu,\"lost\":%llu,\"unacked\":%llu,\"stray\":%llu,\"deliveries\":%llu,"
 		"\"refused_edits\":%llu,\"refused_other\":%llu,\"ticks_not_ready\":%llu,\"open_retries\":%llu",
 		(unsigned long long)completed, (unsigned long long)lost, (unsigned long long)unacked,

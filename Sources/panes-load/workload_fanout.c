@@ -44,22 +44,22 @@ static uint64_t t_measure_begin, t_measure_end;
 static struct hist last_hist, each_hist, ack_hist, same_node_hist, cross_node_hist;
 static struct timer pace_timer, watchdog_timer;
 
-static void pump(void);
+static void pump(struct load *L);
 
 static int
-fanout_setup(void)
+fanout_setup(struct load *L)
 {
-	g.total = g.opt.n + 1;
-	g.clients[0].role = ROLE_WRITER;
-	g.clients[0].raw = (uint8_t)g.proto->writer_is_raw;
-	for (int i = 1; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 1;
-	total_writes = (uint32_t)(g.opt.writes + g.opt.warmup);
-	if (g.opt.inflight < 1)
-		g.opt.inflight = 1;
-	if (g.opt.inflight > WINDOW / 2)
-		g.opt.inflight = WINDOW / 2;
+	L->total = L->opt.n + 1;
+	L->clients[0].role = ROLE_WRITER;
+	L->clients[0].raw = (uint8_t)L->proto->writer_is_raw;
+	for (int i = 1; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 1;
+	total_writes = (uint32_t)(L->opt.writes + L->opt.warmup);
+	if (L->opt.inflight < 1)
+		L->opt.inflight = 1;
+	if (L->opt.inflight > WINDOW / 2)
+		L->opt.inflight = WINDOW / 2;
 	hist_init(&last_hist);
 	hist_init(&each_hist);
 	hist_init(&ack_hist);
@@ -75,41 +75,41 @@ t0_of(const struct slot *s)
 }
 
 static int
-measured(uint32_t seq)
+measured(struct load *L, uint32_t seq)
 {
-	return seq > (uint32_t)g.opt.warmup;
+	return seq > (uint32_t)L->opt.warmup;
 }
 
 static void
-maybe_finish(void)
+maybe_finish(struct load *L)
 {
-	if (completed + lost >= total_writes && !g.finished)
-		finish(lost ? 2 : 0);
+	if (completed + lost >= total_writes && !L->finished)
+		finish(L, lost ? 2 : 0);
 }
 
 static void
-close_slot(struct slot *s, uint64_t now, int ok)
+close_slot(struct load *L, struct slot *s, uint64_t now, int ok)
 {
 	s->open = 0;
 	outstanding--;
 	if (ok) {
 		completed++;
-		if (measured(s->seq)) {
+		if (measured(L, s->seq)) {
 			hist_record(&last_hist, now - t0_of(s));
 			t_measure_end = now;
 		}
 	} else {
 		lost++;
 		missing += (uint64_t)(live_observers > (int)s->got ? live_observers - (int)s->got : 0);
-		note_error("change %u reached %u of %d observers in time", s->seq, s->got,
+		note_error(L, "change %u reached %u of %d observers in time", s->seq, s->got,
 			   live_observers);
 	}
 }
 
 static void
-send_next(uint64_t now)
+send_next(struct load *L, uint64_t now)
 {
-	struct client *w = writer_client();
+	struct client *w = writer_client(L);
 	uint32_t seq = next_seq++;
 	struct slot *s = &slots[seq % WINDOW];
 
@@ -118,98 +118,101 @@ send_next(uint64_t now)
 	s->open = 1;
 	s->t_queued = now;
 	outstanding++;
-	if (measured(seq) && !t_measure_begin)
+	if (measured(L, seq) && !t_measure_begin)
 		t_measure_begin = now;
-	g.proto->write(w, seq);
+	L->proto->write(L, w, seq);
 }
 
 static void
 pace(struct timer *t)
 {
+	struct load *L = t->ctx;
 	(void)t;
-	pump();
+	pump(L);
 }
 
 static void
-pump(void)
+pump(struct load *L)
 {
-	struct client *w = writer_client();
+	struct client *w = writer_client(L);
 
-	if (!g.started || g.finished)
+	if (!L->started || L->finished)
 		return;
 	if (!w || w->state != CS_READY) {
-		note_error("the writer is not connected");
-		finish(2);
+		note_error(L, "the writer is not connected");
+		finish(L, 2);
 		return;
 	}
-	while (outstanding < g.opt.inflight && next_seq <= total_writes) {
+	while (outstanding < L->opt.inflight && next_seq <= total_writes) {
 		uint64_t now = now_ns();
-		if (g.opt.rate > 0) {
-			uint64_t due = g.t_start + (uint64_t)((double)(next_seq - 1) * 1e9 / g.opt.rate);
+		if (L->opt.rate > 0) {
+			uint64_t due = L->t_start + (uint64_t)((double)(next_seq - 1) * 1e9 / L->opt.rate);
 			if (now < due) {
-				timer_set(&pace_timer, due - now, pace);
+				timer_set(&pace_timer, due - now, pace, L);
 				return;
 			}
 		}
-		send_next(now);
+		send_next(L, now);
 	}
 }
 
 /* Close changes that every live observer now has (after a drop) or that timed out. */
 static void
-sweep(uint64_t now, int timeouts)
+sweep(struct load *L, uint64_t now, int timeouts)
 {
-	uint64_t limit = (uint64_t)(g.opt.write_timeout * 1e9);
+	uint64_t limit = (uint64_t)(L->opt.write_timeout * 1e9);
 
 	for (uint32_t seq = next_seq > WINDOW ? next_seq - WINDOW : 1; seq < next_seq; seq++) {
 		struct slot *s = &slots[seq % WINDOW];
 		if (!s->open || s->seq != seq)
 			continue;
 		if ((int)s->got >= live_observers)
-			close_slot(s, now, 1);
+			close_slot(L, s, now, 1);
 		else if (timeouts && now - t0_of(s) > limit)
-			close_slot(s, now, 0);
+			close_slot(L, s, now, 0);
 	}
 }
 
 static void
 watchdog(struct timer *t)
 {
-	sweep(now_ns(), 1);
-	maybe_finish();
-	pump();
-	if (!g.finished)
-		timer_set(t, 100 * NS_PER_MS, watchdog);
+	struct load *L = t->ctx;
+	sweep(L, now_ns(), 1);
+	maybe_finish(L);
+	pump(L);
+	if (!L->finished)
+		timer_set(t, 100 * NS_PER_MS, watchdog, L);
 }
 
 static void
-fanout_start(void)
+fanout_start(struct load *L)
 {
 	live_observers = 0;
-	for (int i = 1; i < g.total; i++)
-		live_observers += g.clients[i].state == CS_READY;
-	if (live_observers == 0 || !writer_client() || writer_client()->state != CS_READY) {
-		note_error("nothing to measure: writer %s, %d observers ready",
-			   writer_client() && writer_client()->state == CS_READY ? "ready" : "not ready",
+	for (int i = 1; i < L->total; i++)
+		live_observers += L->clients[i].state == CS_READY;
+	if (live_observers == 0 || !writer_client(L) || writer_client(L)->state != CS_READY) {
+		note_error(L, "nothing to measure: writer %s, %d observers ready",
+			   writer_client(L) && writer_client(L)->state == CS_READY ? "ready" : "not ready",
 			   live_observers);
-		finish(2);
+		finish(L, 2);
 		return;
 	}
-	timer_set(&watchdog_timer, 100 * NS_PER_MS, watchdog);
-	pump();
+	timer_set(&watchdog_timer, 100 * NS_PER_MS, watchdog, L);
+	pump(L);
 }
 
 static void
-fanout_sent(uint32_t seq, uint64_t now)
+fanout_sent(struct load *L, uint32_t seq, uint64_t now)
 {
 	struct slot *s = &slots[seq % WINDOW];
 
+	(void)L;
 	if (s->seq == seq)
 		s->t_sent = now;
 }
 
 static void
-fanout_delivered(struct client *c, uint32_t seq, uint64_t now)
+fanout_delivered(struct load *L, struct client *c, uint32_t seq, uint64_t now)
 {
 	struct slot *s = &slots[seq % WINDOW];
 
@@ -225,46 +228,46 @@ fanout_delivered(struct client *c, uint32_t seq, uint64_t now)
 		return;
 	}
 	deliveries++;
-	if (measured(seq)) {
+	if (measured(L, seq)) {
 		hist_record(&each_hist, now - t0_of(s));
-		hist_record(node_of(c) == node_of(writer_client()) ? &same_node_hist : &cross_node_hist,
+		hist_record(node_of(c) == node_of(writer_client(L)) ? &same_node_hist : &cross_node_hist,
 			    now - t0_of(s));
 	}
 	if ((int)++s->got >= live_observers) {
-		close_slot(s, now, 1);
-		maybe_finish();
-		pump();
+		close_slot(L, s, now, 1);
+		maybe_finish(L);
+		pump(L);
 	}
 }
 
 static void
-fanout_acked(uint32_t seq, uint64_t now)
+fanout_acked(struct load *L, uint32_t seq, uint64_t now)
 {
 	struct slot *s = &slots[seq % WINDOW];
 
-	if (s->seq == seq && measured(seq))
+	if (s->seq == seq && measured(L, seq))
 		hist_record(&ack_hist, now - t0_of(s));
 }
 
 static void
-fanout_dropped(struct client *c)
+fanout_dropped(struct load *L, struct client *c)
 {
-	if (c->role != ROLE_OBSERVER || !g.started)
+	if (c->role != ROLE_OBSERVER || !L->started)
 		return;
 	live_observers--;
-	sweep(now_ns(), 0);
-	maybe_finish();
-	pump();
+	sweep(L, now_ns(), 0);
+	maybe_finish(L);
+	pump(L);
 }
 
 static void
-fanout_report(FILE *out)
+fanout_report(struct load *L, FILE *out)
 {
 	double secs = t_measure_end > t_measure_begin ? (double)(t_measure_end - t_measure_begin) / 1e9 : 0;
 	uint64_t measured_done = last_hist.count;
 
 	fprintf(out, ",\"writes\":%d,\"warmup\":%d,\"inflight\":%d,\"rate\":%g,\"payload_bytes\":%d",
-		g.opt.writes, g.opt.warmup, g.opt.inflight, g.opt.rate, g.opt.payload);
+		L->opt.writes, L->opt.warmup, L->opt.inflight, L->opt.rate, L->opt.payload);
 	fprintf(out, ",\"observers\":%d,\"completed\":%llu,\"lost\":%llu,\"missing_deliveries\":%llu",
 		live_observers, (unsigned long long)completed, (unsigned long long)lost,
 		(unsigned long long)missing);

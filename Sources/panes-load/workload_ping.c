@@ -29,17 +29,17 @@ static uint64_t sent_at[RING];
 static uint32_t next_seq = 1, phase_index, phase_lost;
 static struct timer ping_timer;
 
-static void cut_phase(void);
+static void cut_phase(struct load *L);
 
 static int
-ping_setup(void)
+ping_setup(struct load *L)
 {
-	g.total = 1;
-	g.clients[0].role = ROLE_OBSERVER;
-	g.observe = 0;
-	g.hold_until_eof = 1;
-	if (g.opt.rate <= 0)
-		g.opt.rate = 100;
+	L->total = 1;
+	L->clients[0].role = ROLE_OBSERVER;
+	L->observe = 0;
+	L->hold_until_eof = 1;
+	if (L->opt.rate <= 0)
+		L->opt.rate = 100;
 	hist_init(&phase_hist);
 	return 0;
 }
@@ -47,30 +47,33 @@ ping_setup(void)
 static void
 send_ping(struct timer *t)
 {
-	struct client *c = &g.clients[0];
-	uint64_t now = now_ns(), limit = (uint64_t)(g.opt.write_timeout * 1e9);
+	struct load *L = t->ctx;
+	struct client *c = &L->clients[0];
+	uint64_t now = now_ns(), limit = (uint64_t)(L->opt.write_timeout * 1e9);
 	char msg[128];
 	uint32_t seq = next_seq++;
 
-	if (g.finished)
+	if (L->finished)
 		return;
 	/* The slot this ping takes held one sent RING pings ago: still unanswered, it is lost. */
 	if (sent_at[seq % RING] && now - sent_at[seq % RING] > limit)
 		phase_lost++;
 	int n = snprintf(msg, sizeof(msg), "{\"type\":\"ping\",\"id\":%u}", WRITE_ID_BASE + seq);
-	client_send(c, msg, (size_t)n, SEND_TEXT, seq);
-	timer_set(t, (uint64_t)(1e9 / g.opt.rate), send_ping);
+	client_send(L, c, msg, (size_t)n, SEND_TEXT, seq);
+	timer_set(t, (uint64_t)(1e9 / L->opt.rate), send_ping, L);
 }
 
 static void
-ping_sent(uint32_t seq, uint64_t now)
+ping_sent(struct load *L, uint32_t seq, uint64_t now)
 {
+	(void)L;
 	sent_at[seq % RING] = now;
 }
 
 static void
-ping_acked(uint32_t seq, uint64_t now)
+ping_acked(struct load *L, uint32_t seq, uint64_t now)
 {
+	(void)L;
 	uint64_t at = sent_at[seq % RING];
 
 	if (!at)
@@ -80,14 +83,14 @@ ping_acked(uint32_t seq, uint64_t now)
 }
 
 static void
-ping_start(void)
+ping_start(struct load *L)
 {
-	g.on_go = cut_phase;
-	timer_set(&ping_timer, 1, send_ping);
+	L->on_go = cut_phase;
+	timer_set(&ping_timer, 1, send_ping, L);
 }
 
 static void
-cut_phase(void)
+cut_phase(struct load *L)
 {
 	fprintf(stdout, "{\"event\":\"phase\",\"index\":%u,\"pings\":%llu,\"lost\":%u,\"latency_ns\":", phase_index++,
 		(unsigned long long)phase_hist.count, phase_lost);
@@ -96,19 +99,20 @@ cut_phase(void)
 	fflush(stdout);
 	hist_init(&phase_hist);
 	phase_lost = 0;
-	g.on_go = cut_phase;
+	L->on_go = cut_phase;
 }
 
 static void
-ping_dropped(struct client *c)
+ping_dropped(struct load *L, struct client *c)
 {
-	note_error("client %u: the pinging scene was closed", c->index);
-	finish(2);
+	note_error(L, "client %u: the pinging scene was closed", c->index);
+	finish(L, 2);
 }
 
 static void
-ping_report(FILE *out)
+ping_report(struct load *L, FILE *out)
 {
+	(void)L;
 	fprintf(out, ",\"phases\":%u,\"pings_sent\":%u", phase_index, next_seq - 1);
 }
 

@@ -16,53 +16,49 @@
 #include "client.h"
 #include "load.h"
 
-static void ask(void);
+static void ask(struct load *L);
 
 static int
-probe_setup(void)
+probe_setup(struct load *L)
 {
-	g.total = g.opt.n;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 0;
-	g.hold_until_eof = 1;
-	g.connect_limit = 0;
+	clients_hold_idle(L);
+	L->connect_limit = 0;
 	return 0;
 }
 
 static void
-probe_start(void)
+probe_start(struct load *L)
 {
-	g.on_go = ask;
+	L->on_go = ask;
 }
 
 static void
-ask(void)
+ask(struct load *L)
 {
-	if (g.connect_limit >= g.total) {
-		note_error("probe: all %d connections used", g.total);
+	if (L->connect_limit >= L->total) {
+		note_error(L, "probe: all %d connections used", L->total);
 		fprintf(stdout, "{\"event\":\"connected\",\"ok\":false,\"why\":\"no connections left\"}\n");
 		fflush(stdout);
 		return;
 	}
-	g.connect_limit++;
-	clients_pump();
+	L->connect_limit++;
+	clients_pump(L);
 }
 
 static void
-probe_connected(struct client *c, int ok, uint64_t now)
+probe_connected(struct load *L, struct client *c, int ok, uint64_t now)
 {
 	fprintf(stdout, "{\"event\":\"connected\",\"index\":%u,\"ok\":%s,\"latency_ns\":%llu}\n", c->index,
 		ok ? "true" : "false", (unsigned long long)(now - c->t_connect));
 	fflush(stdout);
-	if (g.started)
-		g.on_go = ask;
+	if (L->started)
+		L->on_go = ask;
 }
 
 static void
-probe_report(FILE *out)
+probe_report(struct load *L, FILE *out)
 {
-	fprintf(out, ",\"probes\":%d,\"still_connected\":%d", g.connect_limit, g.ready - g.closed);
+	fprintf(out, ",\"probes\":%d,\"still_connected\":%d", L->connect_limit, L->ready - L->closed);
 }
 
 const struct workload workload_probe = {

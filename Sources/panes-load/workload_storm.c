@@ -45,27 +45,26 @@ static int settled, resumed, forked;
 static uint64_t t_storm0, t_storm1;
 static struct cpu_snap cpu_storm0, cpu_storm1;
 static struct hist ping_before, ping_during, write_before, write_during;
-static struct hist *resume_hist = &g.connect_hist;
 static struct timer round_timer, hold_timer;
 static uint64_t ping_sent, write_sent; /* 0 = none outstanding */
 static uint32_t write_seq;
 static uint64_t pings, writes, writes_refused;
 
 static int
-storm_setup(void)
+storm_setup(struct load *L)
 {
-	base = g.opt.interval > 0 ? 1 : 0;
-	g.total = g.opt.n + base;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_OBSERVER;
-	g.observe = 0;
-	g.hold_until_eof = 1;
-	g.connect_limit = base; /* the normal client first; the storm on go */
-	if (g.opt.sessions) {
-		g.resumes = sessions_read(g.opt.sessions, g.opt.first_index, g.opt.n);
-		if (!g.resumes)
+	base = L->opt.interval > 0 ? 1 : 0;
+	L->total = L->opt.n + base;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_OBSERVER;
+	L->observe = 0;
+	L->hold_until_eof = 1;
+	L->connect_limit = base; /* the normal client first; the storm on go */
+	if (L->opt.sessions) {
+		L->resumes = sessions_read(L->opt.sessions, L->opt.first_index, L->opt.n);
+		if (!L->resumes)
 			return 1;
-		g.resume_base = base;
+		L->resume_base = base;
 	}
 	hist_init(&ping_before);
 	hist_init(&ping_during);
@@ -83,25 +82,27 @@ storming(uint64_t sent)
 static void
 normal_round(struct timer *t)
 {
-	struct client *c = &g.clients[0];
+	struct load *L = t->ctx;
+	struct client *c = &L->clients[0];
 	uint64_t now = now_ns();
 
-	if (c->state != CS_READY || g.finished)
+	if (c->state != CS_READY || L->finished)
 		return;
-	if (!ping_sent && g.proto->ping) {
+	if (!ping_sent && L->proto->ping) {
 		ping_sent = now;
-		g.proto->ping(c);
+		L->proto->ping(L, c);
 	}
-	if (!write_sent && g.proto->pref_set) {
+	if (!write_sent && L->proto->pref_set) {
 		write_sent = now;
-		g.proto->pref_set(c, ++write_seq, "bench.normal");
+		L->proto->pref_set(L, c, ++write_seq, "bench.normal");
 	}
-	timer_set(t, (uint64_t)(g.opt.interval * NS_PER_MS), normal_round);
+	timer_set(t, (uint64_t)(L->opt.interval * NS_PER_MS), normal_round, L);
 }
 
 static void
-storm_pong(struct client *c, uint64_t now)
+storm_pong(struct load *L, struct client *c, uint64_t now)
 {
+	(void)L;
 	if (c->index != 0 || !base || !ping_sent)
 		return;
 	hist_record(storming(ping_sent) ? &ping_during : &ping_before, now - ping_sent);
@@ -123,25 +124,27 @@ write_answered(uint32_t seq, uint64_t now, int ok)
 }
 
 static void
-storm_acked(uint32_t seq, uint64_t now)
+storm_acked(struct load *L, uint32_t seq, uint64_t now)
 {
+	(void)L;
 	write_answered(seq, now, 1);
 }
 
 static void
-storm_write_refused(uint32_t seq)
+storm_write_refused(struct load *L, uint32_t seq)
 {
+	(void)L;
 	write_answered(seq, now_ns(), 0);
 }
 
 static void
-report_stormed(void)
+report_stormed(struct load *L)
 {
 	fprintf(stdout, "{\"event\":\"stormed\",\"n\":%d,\"resumed\":%d,\"forked\":%d,\"failed\":%d,"
 		"\"storm_seconds\":%.6f,\"cpu_storm_s\":%.4f,\"first_error\":",
-		g.opt.n, resumed, forked, g.failed, (double)(t_storm1 - t_storm0) / 1e9,
+		L->opt.n, resumed, forked, L->failed, (double)(t_storm1 - t_storm0) / 1e9,
 		cpu_between(&cpu_storm0, &cpu_storm1));
-	json_string(stdout, g.first_error);
+	json_string(stdout, L->first_error);
 	fputs("}\n", stdout);
 	fflush(stdout);
 }
@@ -149,64 +152,66 @@ report_stormed(void)
 static void
 hold_over(struct timer *t)
 {
+	struct load *L = t->ctx;
 	(void)t;
-	finish(0);
+	finish(L, 0);
 }
 
 static void
-storm_connected(struct client *c, int ok, uint64_t now)
+storm_connected(struct load *L, struct client *c, int ok, uint64_t now)
 {
 	if ((int)c->index < base) {
-		if (ok && g.opt.interval > 0)
-			timer_set(&round_timer, 0, normal_round);
+		if (ok && L->opt.interval > 0)
+			timer_set(&round_timer, 0, normal_round, L);
 		else if (!ok)
-			finish(2);
+			finish(L, 2);
 		return;
 	}
-	if (ok && !g.resumes)
+	if (ok && !L->resumes)
 		resumed++; /* a plain connect: nothing to resume */
-	if (++settled == g.opt.n) {
+	if (++settled == L->opt.n) {
 		t_storm1 = now;
 		timer_cancel(&round_timer); /* "meanwhile" is over */
 		cpu_snap(&cpu_storm1);
-		report_stormed();
-		if (g.opt.hold >= 0)
-			timer_set(&hold_timer, (uint64_t)(g.opt.hold * 1e9), hold_over);
+		report_stormed(L);
+		if (L->opt.hold >= 0)
+			timer_set(&hold_timer, (uint64_t)(L->opt.hold * 1e9), hold_over, L);
 	}
 }
 
 static void
-storm_session(struct client *c, const char *user, const char *id, const char *secret, int created)
+storm_session(struct load *L, struct client *c, const char *user, const char *id, const char *secret,
+	      int created)
 {
 	(void)user;
 	(void)id;
 	(void)secret;
-	if ((int)c->index < base || !g.resumes)
+	if ((int)c->index < base || !L->resumes)
 		return;
 	if (created) {
 		forked++;
-		note_error("client %u: got a new session instead of resuming %s", c->index,
-			   g.resumes[c->index - (uint32_t)base].id);
+		note_error(L, "client %u: got a new session instead of resuming %s", c->index,
+			   L->resumes[c->index - (uint32_t)base].id);
 	} else
 		resumed++;
 }
 
 static void
-storm_start(void)
+storm_start(struct load *L)
 {
 	t_storm0 = now_ns();
 	cpu_snap(&cpu_storm0);
-	hist_init(resume_hist); /* from here on: storm clients only */
-	g.connect_limit = g.total;
-	clients_pump();
-	if (!g.opt.n) {
+	hist_init(&L->connect_hist); /* from here on: the resumes, storm clients only */
+	L->connect_limit = L->total;
+	clients_pump(L);
+	if (!L->opt.n) {
 		t_storm1 = t_storm0;
-		report_stormed();
+		report_stormed(L);
 	}
 }
 
 static void
-storm_report(FILE *out)
+storm_report(struct load *L, FILE *out)
 {
 	fprintf(out, ",\"storm_seconds\":%.6f,\"resumed\":%d,\"forked\":%d,\"cpu_storm_s\":%.4f",
 		t_storm1 ? (double)(t_storm1 - t_storm0) / 1e9 : -1.0, resumed, forked,
@@ -221,7 +226,7 @@ storm_report(FILE *out)
 	hist_write_json(&write_before, out);
 	fputs(",\"normal_write_ns\":", out);
 	hist_write_json(&write_during, out);
-	fprintf(out, ",\"still_connected\":%d", g.ready - g.closed);
+	fprintf(out, ",\"still_connected\":%d", L->ready - L->closed);
 }
 
 const struct workload workload_storm = {

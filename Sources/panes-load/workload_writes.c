@@ -69,26 +69,26 @@ static struct timer tick_timer, drain_timer;
 static struct cpu_snap cpu_fill0, cpu_fill1, cpu_w0, cpu_w1;
 static char key[160];
 
-static void fill_pump(void);
-static void begin_writing(void);
+static void fill_pump(struct load *L);
+static void begin_writing(struct load *L);
 
 static int
-writes_setup(void)
+writes_setup(struct load *L)
 {
-	if (!g.proto->pref_set) {
-		fprintf(stderr, "panes-load: protocol %s has no preferences\n", g.proto->name);
+	if (!L->proto->pref_set) {
+		fprintf(stderr, "panes-load: protocol %s has no preferences\n", L->proto->name);
 		return 1;
 	}
-	if (g.opt.duration <= 0 || g.opt.warmup_time < 0 || g.opt.rate < 0) {
+	if (L->opt.duration <= 0 || L->opt.warmup_time < 0 || L->opt.rate < 0) {
 		fprintf(stderr, "panes-load: writes needs --duration > 0, --warmup-time >= 0, --rate >= 0\n");
 		return 1;
 	}
-	g.total = writers = g.opt.n;
-	for (int i = 0; i < g.total; i++)
-		g.clients[i].role = ROLE_WRITER;
-	g.observe = 0;
-	if (g.opt.inflight < 1)
-		g.opt.inflight = 1;
+	L->total = writers = L->opt.n;
+	for (int i = 0; i < L->total; i++)
+		L->clients[i].role = ROLE_WRITER;
+	L->observe = 0;
+	if (L->opt.inflight < 1)
+		L->opt.inflight = 1;
 	slots = calloc(RING, sizeof(*slots));
 	outstanding_by_writer = calloc((size_t)writers, sizeof(*outstanding_by_writer));
 	if (!slots || !outstanding_by_writer)
@@ -100,9 +100,9 @@ writes_setup(void)
 }
 
 static int
-live(int i)
+live(struct load *L, int i)
 {
-	return g.clients[i].state == CS_READY;
+	return L->clients[i].state == CS_READY;
 }
 
 static struct slot *
@@ -124,93 +124,94 @@ open_slot(uint32_t writer, uint64_t due, int measured)
 }
 
 static void
-send_slot(struct slot *s, const char *key_path)
+send_slot(struct load *L, struct slot *s, const char *key_path)
 {
 	s->t_sent = now_ns();
-	g.proto->pref_set(&g.clients[s->writer], s->seq, key_path);
+	L->proto->pref_set(L, &L->clients[s->writer], s->seq, key_path);
 }
 
 static void
-writer_key(uint32_t writer)
+writer_key(struct load *L, uint32_t writer)
 {
-	snprintf(key, sizeof(key), "%s.w%u", g.opt.key_path, writer + (uint32_t)g.opt.first_index);
+	snprintf(key, sizeof(key), "%s.w%u", L->opt.key_path, writer + (uint32_t)L->opt.first_index);
 }
 
 /* Stage 2: the domain's K keys, FILL_INFLIGHT at a time from writer 0. */
 static void
-fill_pump(void)
+fill_pump(struct load *L)
 {
-	while (stage == ST_FILL && fill_next < (uint64_t)g.opt.keys && outstanding < FILL_INFLIGHT) {
-		if (!live(0)) {
-			note_error("writes: writer 0 is gone while filling");
-			finish(2);
+	while (stage == ST_FILL && fill_next < (uint64_t)L->opt.keys && outstanding < FILL_INFLIGHT) {
+		if (!live(L, 0)) {
+			note_error(L, "writes: writer 0 is gone while filling");
+			finish(L, 2);
 			return;
 		}
 		struct slot *s = open_slot(0, now_ns(), 0);
-		snprintf(key, sizeof(key), "%s.k%llu", g.opt.key_path, (unsigned long long)fill_next++);
-		send_slot(s, key);
+		snprintf(key, sizeof(key), "%s.k%llu", L->opt.key_path, (unsigned long long)fill_next++);
+		send_slot(L, s, key);
 	}
-	if (stage == ST_FILL && fill_done + fill_refused >= (uint64_t)g.opt.keys) {
+	if (stage == ST_FILL && fill_done + fill_refused >= (uint64_t)L->opt.keys) {
 		t_fill1 = now_ns();
 		cpu_snap(&cpu_fill1);
 		fprintf(stdout, "{\"event\":\"filled\",\"tool\":\"panes-load\",\"pid\":%d,\"keys\":%d,\"refused\":%llu,"
 			"\"fill_seconds\":%.6f,\"cpu_fill_s\":%.4f,\"fill_ns\":",
-			(int)getpid(), g.opt.keys, (unsigned long long)fill_refused,
+			(int)getpid(), L->opt.keys, (unsigned long long)fill_refused,
 			(double)(t_fill1 - t_fill0) / 1e9, cpu_between(&cpu_fill0, &cpu_fill1));
 		hist_write_json(&fill_hist, stdout);
 		fputs("}\n", stdout);
 		fflush(stdout);
 		stage = ST_IDLE;
-		if (g.opt.wait_go)
-			g.on_go = begin_writing;
+		if (L->opt.wait_go)
+			L->on_go = begin_writing;
 		else
-			begin_writing();
+			begin_writing(L);
 	}
 }
 
 static void
-writes_start(void)
+writes_start(struct load *L)
 {
 	int any = 0;
 
 	for (int i = 0; i < writers; i++)
-		any |= live(i);
+		any |= live(L, i);
 	if (!any) {
-		note_error("nothing to measure: no writer connected");
-		finish(2);
+		note_error(L, "nothing to measure: no writer connected");
+		finish(L, 2);
 		return;
 	}
-	if (g.opt.keys > 0) {
+	if (L->opt.keys > 0) {
 		stage = ST_FILL;
 		t_fill0 = now_ns();
 		cpu_snap(&cpu_fill0);
-		progress("filling the domain with %d keys", g.opt.keys);
-		fill_pump();
+		progress(L, "filling the domain with %d keys", L->opt.keys);
+		fill_pump(L);
 	} else
-		begin_writing();
+		begin_writing(L);
 }
 
 static void
-finish_writes(void)
+finish_writes(struct load *L)
 {
-	if (g.finished)
+	if (L->finished)
 		return;
 	t_done = now_ns();
 	cpu_snap(&cpu_w1);
-	finish(lost || refused ? 2 : 0);
+	finish(L, lost || refused ? 2 : 0);
 }
 
 static void
 drain_check(struct timer *t)
 {
+	struct load *L = t->ctx;
 	uint64_t now = now_ns();
 
 	if (!outstanding) {
-		finish_writes();
+		finish_writes(L);
 		return;
 	}
-	if (now - t_stop < (uint64_t)(g.opt.write_timeout * 1e9)) {
-		timer_set(t, 100 * NS_PER_MS, drain_check);
+	if (now - t_stop < (uint64_t)(L->opt.write_timeout * 1e9)) {
+		timer_set(t, 100 * NS_PER_MS, drain_check, L);
 		return;
 	}
 	for (uint32_t i = 0; i < RING; i++)
@@ -218,17 +219,18 @@ drain_check(struct timer *t)
 			slots[i].open = 0;
 			lost++;
 		}
-	note_error("%llu writes were not acknowledged %.0f s after writing stopped", (unsigned long long)outstanding,
-		   g.opt.write_timeout);
+	note_error(L, "%llu writes were not acknowledged %.0f s after writing stopped",
+		   (unsigned long long)outstanding, L->opt.write_timeout);
 	outstanding = 0;
-	finish_writes();
+	finish_writes(L);
 }
 
 static void
-stop_writing(uint64_t now)
+stop_writing(struct load *L, uint64_t now)
 {
 	stage = ST_DRAIN;
 	t_stop = now;
+	drain_timer.ctx = L; /* the first check runs now, not from the loop */
 	drain_check(&drain_timer);
 }
 
@@ -236,26 +238,27 @@ stop_writing(uint64_t now)
 static void
 open_tick(struct timer *t)
 {
+	struct load *L = t->ctx;
 	uint64_t now = now_ns();
-	double period = 1e9 / g.opt.rate;
+	double period = 1e9 / L->opt.rate;
 
-	while (stage == ST_WRITE && !g.finished) {
+	while (stage == ST_WRITE && !L->finished) {
 		uint64_t due = t_write0 + (uint64_t)((double)scheduled * period);
 		if (due >= t_me) {
-			stop_writing(now);
+			stop_writing(L, now);
 			return;
 		}
 		if (due > now) {
-			timer_set(t, due - now, open_tick);
+			timer_set(t, due - now, open_tick, L);
 			return;
 		}
 		uint32_t w = (uint32_t)(scheduled++ % (uint64_t)writers);
-		if (!live((int)w))
+		if (!live(L, (int)w))
 			continue; /* not counted as sent: the writer is gone (its drop is reported) */
 		int measured = due >= t_mb;
 		struct slot *s = open_slot(w, due, measured);
-		writer_key(w);
-		send_slot(s, key);
+		writer_key(L, w);
+		send_slot(L, s, key);
 		sent++;
 		sent_measured += (uint64_t)measured;
 		if (s->t_sent - due > max_late_ns && measured)
@@ -266,23 +269,23 @@ open_tick(struct timer *t)
 
 /* Closed loop: top every writer up to --inflight outstanding. */
 static void
-closed_pump(void)
+closed_pump(struct load *L)
 {
 	uint64_t now = now_ns();
 
 	if (stage != ST_WRITE)
 		return;
 	if (now >= t_me) {
-		stop_writing(now);
+		stop_writing(L, now);
 		return;
 	}
 	for (int i = 0; i < writers; i++) {
-		if (!live(i))
+		if (!live(L, i))
 			continue;
-		while (outstanding_by_writer[i] < (uint32_t)g.opt.inflight) {
+		while (outstanding_by_writer[i] < (uint32_t)L->opt.inflight) {
 			struct slot *s = open_slot((uint32_t)i, now, now >= t_mb);
-			writer_key((uint32_t)i);
-			send_slot(s, key);
+			writer_key(L, (uint32_t)i);
+			send_slot(L, s, key);
 			sent++;
 			sent_measured += s->measured;
 			s->t_due = s->t_sent;
@@ -293,24 +296,26 @@ closed_pump(void)
 static void
 closed_tick(struct timer *t)
 {
-	closed_pump();
+	struct load *L = t->ctx;
+	closed_pump(L);
 	if (stage == ST_WRITE)
-		timer_set(t, 50 * NS_PER_MS, closed_tick); /* ends the window on time if replies stop */
+		timer_set(t, 50 * NS_PER_MS, closed_tick, L); /* ends the window on time if replies stop */
 }
 
 static void
-begin_writing(void)
+begin_writing(struct load *L)
 {
 	cpu_snap(&cpu_w0);
 	t_write0 = now_ns();
-	t_mb = t_write0 + (uint64_t)(g.opt.warmup_time * 1e9);
-	t_me = t_mb + (uint64_t)(g.opt.duration * 1e9);
+	t_mb = t_write0 + (uint64_t)(L->opt.warmup_time * 1e9);
+	t_me = t_mb + (uint64_t)(L->opt.duration * 1e9);
 	stage = ST_WRITE;
-	if (g.opt.rate > 0) {
-		progress("writing: %g writes/s over %d writers, open loop", g.opt.rate, writers);
+	tick_timer.ctx = L; /* the first tick runs now, not from the loop */
+	if (L->opt.rate > 0) {
+		progress(L, "writing: %g writes/s over %d writers, open loop", L->opt.rate, writers);
 		open_tick(&tick_timer);
 	} else {
-		progress("writing: %d writers, %d in flight each, closed loop", writers, g.opt.inflight);
+		progress(L, "writing: %d writers, %d in flight each, closed loop", writers, L->opt.inflight);
 		closed_tick(&tick_timer);
 	}
 }
@@ -331,18 +336,18 @@ take(uint32_t seq)
 }
 
 static void
-after_reply(void)
+after_reply(struct load *L)
 {
 	if (stage == ST_FILL)
-		fill_pump();
-	else if (stage == ST_WRITE && g.opt.rate <= 0)
-		closed_pump();
+		fill_pump(L);
+	else if (stage == ST_WRITE && L->opt.rate <= 0)
+		closed_pump(L);
 	else if (stage == ST_DRAIN && !outstanding)
-		finish_writes();
+		finish_writes(L);
 }
 
 static void
-writes_acked(uint32_t seq, uint64_t now)
+writes_acked(struct load *L, uint32_t seq, uint64_t now)
 {
 	struct slot *s = take(seq);
 
@@ -364,11 +369,11 @@ writes_acked(uint32_t seq, uint64_t now)
 			hist_record(&ack_sent_hist, now - s->t_sent);
 		}
 	}
-	after_reply();
+	after_reply(L);
 }
 
 static void
-writes_refused(uint32_t seq)
+writes_refused(struct load *L, uint32_t seq)
 {
 	if (!take(seq))
 		return;
@@ -376,11 +381,11 @@ writes_refused(uint32_t seq)
 		fill_refused++;
 	else
 		refused++;
-	after_reply();
+	after_reply(L);
 }
 
 static void
-writes_dropped(struct client *c)
+writes_dropped(struct load *L, struct client *c)
 {
 	uint32_t w = c->index;
 
@@ -391,14 +396,14 @@ writes_dropped(struct client *c)
 			outstanding_by_writer[w]--;
 			lost++;
 		}
-	note_error("writer %u was closed by the server", w);
-	after_reply();
+	note_error(L, "writer %u was closed by the server", w);
+	after_reply(L);
 }
 
 static void
-writes_report(FILE *out)
+writes_report(struct load *L, FILE *out)
 {
-	double d = g.opt.duration;
+	double d = L->opt.duration;
 	uint32_t lo = UINT32_MAX, hi = 0;
 
 	for (uint64_t s = 0; s < (uint64_t)d && s < MAX_SECONDS; s++) {
@@ -408,8 +413,8 @@ writes_report(FILE *out)
 	if (lo == UINT32_MAX)
 		lo = 0;
 	fprintf(out, ",\"writers\":%d,\"mode\":\"%s\",\"rate\":%g,\"inflight\":%d,\"keys\":%d", writers,
-		g.opt.rate > 0 ? "open" : "closed", g.opt.rate, g.opt.inflight, g.opt.keys);
-	fprintf(out, ",\"warmup_seconds\":%g,\"measure_seconds\":%g", g.opt.warmup_time, d);
+		L->opt.rate > 0 ? "open" : "closed", L->opt.rate, L->opt.inflight, L->opt.keys);
+	fprintf(out, ",\"warmup_seconds\":%g,\"measure_seconds\":%g", L->opt.warmup_time, d);
 	fprintf(out, ",\"sent\":%llu,\"sent_measured\":%llu,\"acked\":%llu,\"acked_in_window\":%llu,"
 		"\"refused_writes\":%llu,\"lost\":%llu,\"stray\":%llu",
 		(unsigned long long)sent, (unsigned long long)sent_measured, (unsigned long long)acked,

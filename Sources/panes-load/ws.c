@@ -25,12 +25,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "load.h"
 #include "net.h"
 #include "nodes.h"
-#include "protocol.h"
-#include "workload.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -48,15 +44,22 @@ static char host_header[MAX_NODES][128];
 static char upgrade_key[32];
 static unsigned char mask_key[4];
 static unsigned char rbuf[1 << 16];
+/* Set once by ws_init, before the loop; read-only after. */
+static const char *subprotocol;
+static const struct ws_events *events;
+static void *events_ctx;
 
 int
-ws_resolve(const char *host)
+ws_init(const char *host, const char *sub, const struct ws_events *ev, void *ctx)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	unsigned char nonce[16];
 	int k = 0;
 
+	subprotocol = sub;
+	events = ev;
+	events_ctx = ctx;
 	if (getaddrinfo(host, NULL, &hints, &res))
 		return -1;
 	for (int i = 0; i < nodes_count(); i++) {
@@ -115,7 +118,7 @@ ws_close(struct client *c)
 static void
 fail(struct client *c, const char *why)
 {
-	client_fail(c, why); /* closes the socket */
+	events->failed(events_ctx, c, why); /* closes the socket */
 }
 
 int
@@ -248,12 +251,12 @@ static void
 send_upgrade(struct client *c)
 {
 	char req[1024];
-	const char *sub = g.proto->subprotocol;
+	const char *sub = subprotocol;
 	int n = snprintf(req, sizeof(req),
 			 "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 			 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nOrigin: http://%s\r\n"
 			 "%s%s%s\r\n",
-			 g.proto->path(c), host_header[node_of(c)], upgrade_key, host_header[node_of(c)],
+			 events->path(events_ctx, c), host_header[node_of(c)], upgrade_key, host_header[node_of(c)],
 			 sub ? "Sec-WebSocket-Protocol: " : "", sub ? sub : "", sub ? "\r\n" : "");
 
 	c->phase = PH_UPGRADE;
@@ -282,14 +285,14 @@ parse_upgrade(struct client *c, const unsigned char *p, size_t len)
 	c->phase = PH_OPEN;
 	if (c->out_len)
 		flush(c);
-	client_opened(c);
+	events->opened(events_ctx, c);
 	return (size_t)(end + 4 - p);
 }
 
 static void
 deliver(struct client *c, const unsigned char *p, size_t len, int binary)
 {
-	g.proto->message(c, p, len, binary);
+	events->message(events_ctx, c, p, len, binary);
 }
 
 /* Frames out of `p`: returns bytes used (whole frames only). */
@@ -366,8 +369,7 @@ parse_frames(struct client *c, const unsigned char *p, size_t len)
 			break;
 		}
 		case OP_PONG:
-			if (g.work->pong)
-				g.work->pong(c, now_ns());
+			events->pong(events_ctx, c);
 			break;
 		default:
 			break; /* reserved */
@@ -382,7 +384,7 @@ parse(struct client *c, const unsigned char *p, size_t len)
 	size_t used = 0;
 
 	if (c->raw) {
-		g.proto->message(c, p, len, 0);
+		events->message(events_ctx, c, p, len, 0);
 		return len;
 	}
 	if (c->phase == PH_UPGRADE) {
@@ -441,7 +443,7 @@ connected(struct client *c)
 {
 	if (c->raw) {
 		c->phase = PH_OPEN;
-		client_opened(c);
+		events->opened(events_ctx, c);
 		if (c->fd >= 0 && c->out_len)
 			flush(c);
 	} else

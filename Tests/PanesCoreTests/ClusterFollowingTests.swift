@@ -1,4 +1,4 @@
-@testable import PanesCore
+@_spi(Testing) @testable import PanesCore
 import Testing
 
 /// Two nodes: two hubs over one memory store, which implements the shared-store side, with

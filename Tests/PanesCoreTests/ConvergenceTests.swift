@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import Testing
 
 /// The convergence proof: several simulated clients, each running the browser's OT client

@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import Synchronization
 
 /// A clock the test moves by hand.

@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import Testing
 
 /// Two users whose ids are canonically equivalent but differ in their bytes are two users, in

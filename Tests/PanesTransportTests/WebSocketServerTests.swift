@@ -1,6 +1,6 @@
 import Foundation
 import PanesTestSupport
-import PanesTransport
+@_spi(Testing) import PanesTransport
 import Testing
 
 /// The transport alone, in process, over real sockets: what the runtime can ask of it.

@@ -98,10 +98,15 @@ class Editor:
 
 
 def check_document(cluster: Cluster, workspace: str, document: str, editors: list[Editor]) -> None:
-    texts = []
-    for node in cluster.nodes:
-        if node.process.poll() is None:
-            texts.append(Client(node.url, "reader", workspace).request("openDocument", document=document)["text"])
+    # A node that was cut off catches up from the log on its own time: the texts must agree
+    # once it has (a divergence stays, and fails after the deadline).
+    deadline = time.monotonic() + 10
+    while True:
+        texts = [Client(node.url, "reader", workspace).request("openDocument", document=document)["text"]
+                 for node in cluster.nodes if node.process.poll() is None]
+        if len(set(texts)) == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert len(set(texts)) == 1, "every live node holds the same text"
     for editor in editors:
         for token in editor.acked:
@@ -151,7 +156,9 @@ def test_postgres_restart_under_load(pg, workspace):
                     editor.step()
         finally:
             restart.join()
-        assert sum(editor.retryable for editor in editors) >= 1, "writes were refused while the database was down"
+        # Whether an editor's write was refused meanwhile depends on timing: a node holds every
+        # answer while a write whose COMMIT was under way (or any persist) waits for the
+        # database, and answers once it is back. What must hold is below: no loss, no double.
         # Node 1's observer hears a change made through node 0 after the restart: node 1 listens again.
         writer = Client(cluster.nodes[0].url, "obs", workspace)
         writer.request("setPreference", domain="user", keyPath="editor.after", value=True)

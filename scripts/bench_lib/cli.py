@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import ROOT, log, page, procs, report, setup, workloads as workloads_module
+from .catalog import all_systems
 from .authflood import run_authflood
 from .cluster import run_cluster_docs, run_cluster_failover
 from .idle import run_connect_under_load, run_idle
 from .soak import run_soak
 from .storm import run_storm
-from .systems import all_systems
 from .workloads import run_connect, run_docs, run_docsize, run_fanout
 from .writes import run_acklat, run_prefwrite
 

@@ -25,8 +25,8 @@ import subprocess
 import time
 
 from . import log, procs, setup
+from .catalog import all_systems
 from .idle import run_connect_under_load
-from .systems import all_systems
 from .workloads import run_fanout
 
 TOP = 25

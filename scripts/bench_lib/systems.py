@@ -314,11 +314,3 @@ class _PrivatePostgres:
 
 
 _postgres = _PrivatePostgres()
-
-
-def all_systems() -> dict[str, System]:
-    from .cluster import cluster_systems
-    systems = [Panes(), Raw(), Nchan(), YWebsocket(), Panes("memory"), Raw("libev"),
-               Panes(loop="libev"), Panes(loop="poll"), Panes("postgres"), Panes(restart="kill"),
-               *cluster_systems()]
-    return {s.name: s for s in systems}

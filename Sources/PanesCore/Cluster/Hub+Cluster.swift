@@ -360,7 +360,7 @@ extension Hub {
         let id = commits.makeID()
         commits.pending[id] = .claim(session, claim, pending)
         cluster.claiming.insert(session)
-        if let pending { connections[pending.connection]?.phase = .probing(session) }
+        if let pending { connections[pending.connection]?.phase = .answering(session) }
         effects.append(.commit(Commit(id: id, channel: .session(session), base: epoch,
                                       commands: [.claimSession(session, claim)])))
     }

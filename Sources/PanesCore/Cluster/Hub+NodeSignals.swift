@@ -220,7 +220,7 @@ extension Hub {
         cluster.ticketWaiters[id, default: []].append(WaitingConnect(connection: connection, requestID: requestID,
                                                                    request: request, deadline: deadline))
         cluster.ticketWaitDeadlines.push(id, at: deadline)
-        connections[connection]?.phase = .probing(SessionID(""))
+        connections[connection]?.phase = .answering(SessionID(""))
     }
 
     /// A connect resuming a session not read here yet: retried once the records are read.
@@ -228,7 +228,7 @@ extension Hub {
         let waiter = WaitingConnect(connection: connection, requestID: requestID, request: request,
                                   deadline: now() + Millis(settings.livenessProbeTimeoutMs))
         cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
-        connections[connection]?.phase = .probing(SessionID(""))
+        connections[connection]?.phase = .answering(SessionID(""))
         if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
     }
 

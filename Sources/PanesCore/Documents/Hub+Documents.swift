@@ -1,6 +1,6 @@
 import Logging
 
-/// Workspace documents: the request dispatch, the list and its observers, and creating,
+/// Workspace documents: the list and its observers, and creating,
 /// renaming and deleting documents. Opening, editing and presence have their own files.
 ///
 /// Access: a scene sees only the documents of its own workspace; any other id reads as

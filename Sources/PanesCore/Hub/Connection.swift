@@ -3,8 +3,10 @@ struct Connection: Sendable {
     enum Phase: Sendable {
         /// Opened; only `connect` is accepted.
         case awaitingConnect
-        /// Its `connect` names a session whose live scene is being pinged.
-        case probing(SessionID)
+        /// Its `connect` is being answered and waits: for a ping of the session's live scene (a
+        /// probe), a claim of a lease, a holder on another node, or a request key's reservation.
+        /// The session is the one it waits on (empty when it waits on no session).
+        case answering(SessionID)
         case scene(SceneID)
         /// Told to close; requests are ignored. Keeps the scene, if any, until the socket is gone.
         case closing(SceneID?)
@@ -16,7 +18,7 @@ struct Connection: Sendable {
     let peer: String?
     var phase: Phase = .awaitingConnect
     var bucket: TokenBucket
-    /// Requests that came while `probing`, handled once the `connect` is answered.
+    /// Requests that came while `answering`, handled once the `connect` is answered.
     var held: [ClientRequest] = []
 }
 

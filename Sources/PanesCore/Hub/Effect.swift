@@ -1,4 +1,7 @@
-/// What the hub asks the outside world to do. The runtime performs effects in order.
+/// What the hub asks the outside world to do. The runtime takes effects in the order given, but
+/// they do not all complete in that order: store work (`persist`, `commit`, `load`, `signal`)
+/// reaches the store thread in order, while what goes to clients waits as the contract below says,
+/// so a `commit` can reach the store before a `send` given earlier reaches its connection.
 ///
 /// Ordering contract: a `send`, `broadcast` or `close` that follows a `persist` is not
 /// performed until that persist is durable. So nothing leaves the server that depends on

@@ -92,7 +92,7 @@ extension Hub {
                 connection: connection, requestID: requestID, request: request, identity: identity,
                 handedOver: handedOver, deadline: deadline))
             probeDeadlines.push(target, at: deadline)
-            connections[connection]?.phase = .probing(target)
+            connections[connection]?.phase = .answering(target)
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
@@ -116,7 +116,7 @@ extension Hub {
     mutating func wait(_ pending: PendingConnect, for target: SessionID) {
         pendingConnects[target, default: []].append(pending)
         probeDeadlines.push(target, at: pending.deadline)
-        connections[pending.connection]?.phase = .probing(target)
+        connections[pending.connection]?.phase = .answering(target)
     }
 
     /// Attaches the connection to a session nobody holds live. In a cluster the node first

@@ -44,7 +44,7 @@ extension Hub {
         switch connection.phase {
         case .awaitingConnect:
             break
-        case .probing(let session):
+        case .answering(let session):
             pendingConnects[session]?.removeAll { $0.connection == connectionID }
             if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
         case .scene(let sceneID), .closing(let sceneID?):
@@ -95,7 +95,6 @@ extension Hub {
     /// a scene's state never outlives it.
     mutating func sceneWillEnd(_ scene: Scene) {
         preferencesSceneWillEnd(scene)
-        dragsSceneWillEnd(scene)
         documentsSceneWillEnd(scene)
     }
 }

@@ -216,7 +216,7 @@ public struct Hub {
                                       on: connectionID).handle else { return }
                 }
                 try self.connect(connect, requestID: request.id, on: connectionID)
-            case .probing:
+            case .answering:
                 // Sent right behind a `connect` that waits (for a claim on the session, a live
                 // window's answer, another node's write): a client may pipeline, and a connect
                 // answered at once would have let this through, so it waits too, in order.
@@ -253,7 +253,7 @@ public struct Hub {
                 connectionsHolding.remove(id)
                 continue
             }
-            if case .probing = connection.phase { continue }
+            if case .answering = connection.phase { continue }
             connectionsHolding.remove(id)
             connections[id]?.held = []
             for request in connection.held { dispatch(request, on: id) }

@@ -65,7 +65,7 @@ extension Hub {
     /// behind it, as any connect that waits does.
     private mutating func holdConnect(_ request: ClientRequest, on connection: ConnectionID) {
         guard request.request is ConnectRequest, case .awaitingConnect? = connections[connection]?.phase else { return }
-        connections[connection]?.phase = .probing(SessionID(""))
+        connections[connection]?.phase = .answering(SessionID(""))
     }
 
     /// Answers a retry with what its first attempt was answered. A `connect` is made again on
@@ -143,7 +143,7 @@ extension Hub {
     }
 
     private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
-        if waiter.request.request is ConnectRequest, case .probing? = connections[waiter.connection]?.phase {
+        if waiter.request.request is ConnectRequest, case .answering? = connections[waiter.connection]?.phase {
             connections[waiter.connection]?.phase = .awaitingConnect
         }
         fail(waiter.request.id, request: request ?? waiter.request.type, error, to: waiter.connection)
@@ -168,7 +168,7 @@ extension Hub {
                     gone.append(waiter.slot)
                     continue
                 }
-                if request.request is ConnectRequest, case .probing? = connections[connection]?.phase {
+                if request.request is ConnectRequest, case .answering? = connections[connection]?.phase {
                     connections[connection]?.phase = .awaitingConnect
                 }
                 dispatch(request, on: connection)

@@ -31,9 +31,9 @@ public struct IdentifierSource: Sendable {
         return String(decoding: hex.prefix(count * 2), as: UTF8.self)
     }
 
-    /// Counts up from 1: `000…001`, `000…002`, … Only for tests.
+    /// Counts up from 1: `000…001`, `000…002`, … For tests and benchmarks (SPI `Testing`).
     /// - Parameter start: where counting starts, so two test nodes never make the same id.
-    public static func sequential(from start: Int = 0) -> IdentifierSource {
+    @_spi(Testing) public static func sequential(from start: Int = 0) -> IdentifierSource {
         let counter = Counter(start)
         return IdentifierSource { count in
             let value = String(counter.next(), radix: 16)

@@ -32,8 +32,8 @@ public enum ServerMessage: Sendable, Equatable {
     }
 }
 
-/// A pushed event: its wire name and fields. Built by the hub's feature files through the
-/// static constructors below, so every event's shape is written once.
+/// A pushed event: its wire name and fields. Most are built through the static constructors
+/// in the features' `ServerEvent+…` files; a few are still built where they are sent.
 public struct ServerEvent: Sendable, Equatable {
     public let name: String
     public let fields: [String: JSONValue]

@@ -166,8 +166,6 @@ extension Hub {
             drags.drags[drag.id] = nil
         }
     }
-
-    /// Drags outlive their source scene: another window can still drop them; only the
-    /// `dragEnded` notice has no one to go to.
-    mutating func dragsSceneWillEnd(_ scene: Scene) {}
+    // Drags outlive their source scene: another window can still drop them; only the
+    // `dragEnded` notice has no one to go to. So a scene's end does nothing to them.
 }
