@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import Testing
 
 /// Rights per document: grants and links on top of the workspace role, refusals that change
