@@ -202,8 +202,24 @@ public enum PostgresMigrations {
             CREATE INDEX commit_markers_by_age ON commit_markers (created_at);
             """),
         Step(version: 7, name: "the webhook outbox", sql: PostgresWebhookOutbox.schema),
-        // Taken by document versions (wp/versions): this placeholder is replaced by it on merge.
-        Step(version: 8, name: "reserved for document versions", sql: "SELECT 1"),
+        Step(version: 8, name: "document versions", sql: """
+            -- Named versions and automatic checkpoints: the document's text at a revision, kept
+            -- with the record so reading one never depends on the log's retention. They go with
+            -- their document (the foreign key: versions are written rarely, unlike the log).
+            CREATE TABLE document_versions (
+                seq bigserial PRIMARY KEY,       -- order of saving, for pruning checkpoints
+                document text COLLATE "C" NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+                id text COLLATE "C" NOT NULL UNIQUE,
+                kind text NOT NULL,              -- 'named' or 'checkpoint'
+                revision bigint NOT NULL,
+                name text,                       -- a named version's name, NULL for a checkpoint
+                created_at bigint NOT NULL,      -- milliseconds since the epoch
+                created_by text NOT NULL,        -- user id
+                length bigint NOT NULL,          -- Unicode scalars
+                text bytea NOT NULL              -- UTF-8
+            );
+            CREATE INDEX document_versions_by_document ON document_versions (document, seq);
+            """),
         Step(version: 9, name: "rights per document: grants and links", sql: """
             -- A document's grants to users and its links, written and read whole (DocumentAccess):
             -- JSON arrays, links with their token's SHA-256 only. A change is a write to the
@@ -229,8 +245,8 @@ public enum PostgresMigrations {
 
     /// `migrate`, stopping after step `target`: how a test makes the database an older build left.
     static func migrate(_ connection: PostgresConnection, through target: Int64) throws {
-        for (index, step) in all.enumerated() {
-            precondition(step.version == Int64(index + 1), "migrations must be numbered 1, 2, 3… in order")
+        for (previous, step) in zip(all, all.dropFirst()) {
+            precondition(step.version > previous.version, "migrations must be numbered in increasing order")
         }
         try connection.query("SELECT pg_advisory_lock($1::int, $2::int)", [.int(lockKey.0), .int(lockKey.1)])
         defer {

@@ -395,6 +395,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.send(WriteSQL.deleteDocument, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteOperations, [.text(id.rawValue)])
             try record("document", id.rawValue, deleted: true, &batch)
+        case .saveVersion(let version, let text, let keep):
+            try saveVersion(version, text: text, keepCheckpoints: keep)
         case .putDocumentAccess(let id, let access):
             if access.isEmpty {
                 try connection.send(WriteSQL.deleteAccess, [.text(id.rawValue)])
@@ -634,7 +636,7 @@ extension StoreCommand {
         case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument,
              .putDocumentAccess: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion: false
         }
     }
 }

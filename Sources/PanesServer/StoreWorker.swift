@@ -501,6 +501,7 @@ final class StoreWorker: @unchecked Sendable {
         case .records(let sessions, let documents):
             return .records(sessions: sessions, documents: documents, nil, failure: failure)
         case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
+        case .versions(let read): return .versions(read, nil, failure: failure)
         }
     }
 

@@ -135,8 +135,23 @@ enum Migrations {
             ) WITHOUT ROWID;
             """),
         Migration(version: 9, name: "the webhook outbox", sql: SQLiteWebhookOutbox.schema),
-        // Taken by document versions (wp/versions): this placeholder is replaced by it on merge.
-        Migration(version: 10, name: "reserved for document versions", sql: "SELECT 1"),
+        Migration(version: 10, name: "document versions", sql: """
+            -- Named versions and automatic checkpoints: the document's text at a revision, kept
+            -- with the record so reading one never depends on the log's retention. They go with
+            -- their document (ON DELETE CASCADE). The rowid orders them by saving.
+            CREATE TABLE document_versions (
+                document TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+                id TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL,             -- 'named' or 'checkpoint'
+                revision INTEGER NOT NULL,
+                name TEXT,                      -- a named version's name, NULL for a checkpoint
+                created_at INTEGER NOT NULL,    -- milliseconds since the epoch
+                created_by TEXT NOT NULL,       -- user id
+                length INTEGER NOT NULL,        -- Unicode scalars
+                text TEXT NOT NULL
+            );
+            CREATE INDEX document_versions_by_document ON document_versions (document);
+            """),
         Migration(version: 11, name: "rights per document: grants and links", sql: """
             -- A document's grants to users and its links, written and read whole (DocumentAccess):
             -- JSON arrays, links with their token's SHA-256 only. Goes with its document.
@@ -172,8 +187,8 @@ enum Migrations {
     /// Brings the database up to `latest`, one step per transaction, so a crash between steps
     /// leaves a database at a known version that the next start continues from.
     static func migrate(_ connection: SQLiteConnection) throws {
-        for (index, migration) in all.enumerated() {
-            precondition(migration.version == Int64(index + 1), "migrations must be numbered 1, 2, 3… in order")
+        for (previous, migration) in zip(all, all.dropFirst()) {
+            precondition(migration.version > previous.version, "migrations must be numbered in increasing order")
         }
         try refuseNewer(connection)
         for migration in all {

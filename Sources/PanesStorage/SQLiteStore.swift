@@ -176,6 +176,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .deleteDocument(let id):
             // The log goes with it (ON DELETE CASCADE).
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
+        case .saveVersion(let version, let text, let keep):
+            try saveVersion(version, text: text, keepCheckpoints: keep)
         case .putDocumentAccess(let id, let access):
             if access.isEmpty {
                 try connection.run(SQL.deleteAccess, [.text(id.rawValue)])

@@ -49,6 +49,11 @@ struct HubBench {
             case .load(.document(let id, _)):
                 let stored = StoredDocument(record: record!, snapshotRevision: 0, snapshotText: text, operations: [])
                 effects += hub.handle(.loaded(.document(id, stored)))
+            #if !PANES_BASELINE
+            case .load(.versions(let read)) where read.query == .countNamed:
+                // `saveVersion` asks how many named versions there are: none, as far as the hub knows.
+                effects += hub.handle(.loaded(.versions(read, .countNamed(0))))
+            #endif
             default:
                 break
             }

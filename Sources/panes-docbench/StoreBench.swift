@@ -13,15 +13,9 @@ enum StoreBench {
     }
 
     static func run(text: String, appends: Int, snapshots: Int, synchronous: SQLiteSynchronous) throws -> Result {
-        let directory = "/tmp/panes-docbench-\(getpid())"
-        mkdir(directory, 0o700)
-        let path = directory + "/panes.sqlite"
-        defer {
-            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-            rmdir(directory)
-        }
-        let store = try SQLiteStore(path: path, synchronous: synchronous)
-        defer { store.close() }
+        let temporary = try TemporaryStore(name: "store", synchronous: synchronous)
+        defer { temporary.remove() }
+        let store = temporary.store
         let id = DocumentID("doc_bench")
         var length = text.unicodeScalars.count
         let around = length
@@ -66,9 +60,31 @@ enum StoreBench {
                       snapshotWallMicroseconds: snapshotWall)
     }
 
-    private static func wallClock() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) * 1_000_000 + Double(time.tv_nsec) / 1_000
+}
+
+/// A SQLite store in a folder of its own under /tmp, removed with it.
+struct TemporaryStore {
+    let path: String
+    let store: SQLiteStore
+    private let directory: String
+
+    init(name: String, synchronous: SQLiteSynchronous) throws {
+        directory = "/tmp/panes-docbench-\(name)-\(getpid())"
+        mkdir(directory, 0o700)
+        path = directory + "/panes.sqlite"
+        store = try SQLiteStore(path: path, synchronous: synchronous)
     }
+
+    func remove() {
+        store.close()
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        rmdir(directory)
+    }
+}
+
+/// Microseconds on the monotonic clock.
+func wallClock() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) * 1_000_000 + Double(time.tv_nsec) / 1_000
 }

@@ -1,12 +1,13 @@
 // panes-docbench: what one edit of a document costs, by document size, old way and new.
 //
 //   swift build -c release --product panes-docbench
-//   .build/release/panes-docbench [apply] [hub] [store] [--quick]
+//   .build/release/panes-docbench [apply] [hub] [store] [versions] [--quick]
 //
 // `apply`: keystroke operations applied to a String (how documents were held before) and to
 // a Rope, on a 1 KB and a 1 MB text. `hub`: keystrokes through the hub, 50 editors each a few
 // revisions behind, store left out; and the heap the open document holds. `store`: one
-// appended operation per SQLite commit, and one snapshot, on a 1 MB document.
+// appended operation per SQLite commit, and one snapshot, on a 1 MB document. `versions`: what a
+// kept version costs in the SQLite store and in the hub, and the diff between two versions.
 // CPU is the measuring thread's; allocations are counted by interposing malloc.
 // Built with -DPANES_BASELINE it compiles against a tree without the rope, for comparison.
 import PanesCore
@@ -83,3 +84,20 @@ if wants("store") {
              format(result.snapshotWallMicroseconds, 1), format(result.snapshot.allocationsPerOperation, 1)])
     }
 }
+
+#if !PANES_BASELINE
+if wants("versions") {
+    print("\n== versions: SQLite (synchronous=FULL) bytes and time per kept version, hub heap left per save,")
+    print("   and the diff between two versions 200 keystrokes apart")
+    row(["", "KB/version", "/text", "save µs", "read µs", "diff µs", "hub B/save"])
+    for (name, bytes) in sizes {
+        var random = SplitMix64(seed: 9)
+        let text = Typing.text(bytes: bytes, using: &random)
+        let count = quick ? 10 : 50
+        let result = try VersionBench.run(text: text, versions: count, keystrokes: 200)
+        row(["\(name) document", format(result.bytesPerVersion / 1_024, 1), format(result.bytesPerVersion / Double(text.utf8.count)),
+             format(result.saveWallMicroseconds, 0), format(result.readWallMicroseconds, 0), format(result.diffWallMicroseconds, 0),
+             format(result.hubHeldBytesPerVersion, 0)])
+    }
+}
+#endif

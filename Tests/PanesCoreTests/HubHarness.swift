@@ -159,6 +159,7 @@ struct HubHarness {
             case .reserveRequestKeys(let keys, _, _): .requestKeysReserved(keys, [:], failure: reason)
             case .records(let sessions, let documents): .records(sessions: sessions, documents: documents, nil, failure: reason)
             case .requestRecords(let slots): .requestRecords(slots, [], failure: reason)
+            case .versions(let read): .versions(read, nil, failure: reason)
             }
             produced += perform(hub.handle(.loaded(failed)))
         }

@@ -25,7 +25,8 @@ import Testing
         group.wait()
         #expect(results.values == [nil, nil, nil, nil])
         let connection = try database.connect()
-        #expect(try connection.integer("SELECT count(*) FROM schema_migrations") == PostgresMigrations.latest)
+        // Once each (numbers only increase, and one may be missing while another branch holds it).
+        #expect(try connection.integer("SELECT count(*) FROM schema_migrations") == Int64(PostgresMigrations.all.count))
         #expect(try PostgresMigrations.version(connection) == PostgresMigrations.latest)
     }
 

@@ -325,3 +325,43 @@ def test_a_refresh_of_a_session_live_nowhere_survives_the_older_copy_of_the_node
                 time.sleep(0.05)
         window.close()
         other.close()
+
+
+def test_versions_are_shared_any_node_reads_and_restores_and_they_go_with_their_document(cluster, workspace):
+    """Issue 25 §4: a version saved through one node is listed, read, compared and restored
+    through the other (which reads the shared store, not its memory); the restore reaches the
+    saver's window as an ordinary operation; deleting the document takes its versions."""
+    a, b = cluster.nodes
+    ada = Client(a.url, "ada", workspace)
+    bob = Client(b.url, "bob", workspace)
+    document = ada.request("createDocument", title="Shared history", text="one two three")["document"]["id"]
+    ada.request("openDocument", document=document)
+    saved = ada.request("saveVersion", document=document, name="before")["version"]
+    ada.request("edit", document=document, revision=0, operation=[4, -3, "2", 6], opId="ada:1")
+
+    listed = bob.request("listVersions", document=document)["versions"]
+    assert [v["id"] for v in listed] == [saved["id"]]
+    assert bob.request("readVersion", document=document, version=saved["id"])["text"] == "one two three"
+
+    opened = bob.request("openDocument", document=document)
+    assert opened["text"] == "one 2 three"
+    restored = bob.request("restoreVersion", document=document, version=saved["id"])
+    assert restored["revision"] == 2
+    event = ada.event("documentOperation", where=lambda e: e.get("revision") == 2)
+    assert event["author"]["user"] == "bob"
+    assert ada.request("openDocument", document=document, revision=2)["catchUp"] == "none"
+    fresh = Client(a.url, "carl", workspace)
+    assert fresh.request("openDocument", document=document)["text"] == "one two three"
+    # The node that restored checkpointed what was there first: ada's node lists it too.
+    kinds = [v["kind"] for v in ada.request("listVersions", document=document)["versions"]]
+    assert kinds == ["checkpoint", "named"]
+
+    bob.request("deleteDocument", document=document)
+    # Ada's node may not have heard of the deletion yet (its list still has the document): it
+    # reads the store, where the versions went with the document.
+    reply = ada.reply(ada.send("listVersions", document=document))
+    if reply.get("ok"):
+        assert reply["result"]["versions"] == []
+    else:
+        assert reply["error"]["code"] == "document_not_found"
+    assert bob.reply(bob.send("readVersion", document=document, version=saved["id"]))["error"]["code"] == "document_not_found"

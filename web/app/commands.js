@@ -42,6 +42,10 @@ export const COMMANDS = [
     run: (ws) => ws.documentId && ws.deleteDocument(ws.documentId), enabled: (ws) => Boolean(ws.documentId),
   },
   {
+    id: 'showHistory', title: 'Version History…', group: 'File', key: { code: 'KeyH', label: 'H' },
+    run: () => byId('history').dispatchEvent(new Event('panes:open')), enabled: (ws) => Boolean(ws.documentId && ws.binding),
+  },
+  {
     id: 'undo', title: 'Undo', group: 'Edit', key: { code: 'KeyZ', label: 'Z', primary: true },
     run: (ws) => ws.doc?.undo(), enabled: (ws) => Boolean(ws.doc?.canUndo),
   },

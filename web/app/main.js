@@ -10,6 +10,7 @@ import { connectInBrowser, removeTicketFromURL } from '../panes-client.js';
 import { installCommands } from './commands.js';
 import { byId, icons } from './dom.js';
 import { installDragAndDrop } from './dragdrop.js';
+import { installHistory } from './history.js';
 import { bindConnectionBanner, showClosedScreen, toast } from './feedback.js';
 import { loadIdentity } from './identity.js';
 import { installSettings } from './settings.js';
@@ -41,6 +42,7 @@ for (const [id, icon] of /** @type {const} */ ([
   ['new-document', 'compose'],
   ['toggle-sidebar', 'sidebar'],
   ['open-in-new-window', 'newWindow'],
+  ['open-history', 'history'],
   ['open-switcher', 'windows'],
   ['open-settings', 'gear'],
   ['open-help', 'help'],
@@ -67,6 +69,7 @@ installCommands(workspace);
 installSettings(workspace);
 installSwitcher(workspace);
 installDragAndDrop(workspace);
+installHistory(workspace);
 installTooltips();
 workspace.start();
 

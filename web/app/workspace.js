@@ -11,6 +11,7 @@ import { DocumentList, DocumentSession, TextBinding, openTicketWindow, ot } from
 import { byId, h, icons } from './dom.js';
 import { confirmDialog, deletionMessage, describeError, freshWindowURL, promptDialog, toast } from './feedback.js';
 import { CaretLabels, peopleIn, renderPeople } from './presence.js';
+import { versionLabel } from './history.js';
 import { StateSaver } from './restoration.js';
 
 /** @typedef {import('../panes-client.js').PanesClient} PanesClient */
@@ -21,6 +22,8 @@ import { StateSaver } from './restoration.js';
 
 export const DOCUMENT_ACTIVITY = 'panes.document';
 export const WORKSPACE_ACTIVITY = 'panes.workspace';
+/** A window showing one version of a document, read-only; its target is `document/version`. */
+export const VERSION_ACTIVITY = 'panes.document.version';
 /** The switcher's title for a window showing no document. */
 export const NO_DOCUMENT_TITLE = 'No document open';
 
@@ -78,6 +81,13 @@ export class Workspace {
     this.closingSelf = false;
     /** The title is flagged: another window asked for this one, and the browser kept focus elsewhere. */
     this.flagged = false;
+    /**
+     * The version this window shows, read-only, when it is a version's window (it then opens
+     * no document).
+     * @type {{ document: string, id: string, title: string, text: string } | null}
+     */
+    this.version = null;
+    this.versionView = byId('version-view');
     /** Listeners for state changes the other modules draw (`render`). @type {Set<() => void>} */
     this.renderers = new Set();
     this.saver = new StateSaver(client, () => this.activity(), () => this.summary(), () => this.subtitle());
@@ -169,7 +179,9 @@ export class Workspace {
     } else if (status === 'document_gone') {
       toast('The document this window showed was deleted.');
     }
-    if (activity?.targetContentIdentifier && activity.activityType !== WORKSPACE_ACTIVITY) {
+    if (activity?.activityType === VERSION_ACTIVITY && activity.targetContentIdentifier) {
+      await this.showVersion(activity);
+    } else if (activity?.targetContentIdentifier && activity.activityType !== WORKSPACE_ACTIVITY) {
       const selection = Array.isArray(info.selection) ? { anchor: info.selection[0], head: info.selection[1] } : null;
       await this.openDocument(activity.targetContentIdentifier, {
         scroll: typeof info.scroll === 'number' ? info.scroll : 0,
@@ -191,6 +203,12 @@ export class Workspace {
   activity() {
     /** @type {Record<string, any>} */
     const userInfo = { note: this.note.value, view: this.view };
+    if (this.version) {
+      return {
+        activityType: VERSION_ACTIVITY, title: this.version.title,
+        targetContentIdentifier: `${this.version.document}/${this.version.id}`, userInfo,
+      };
+    }
     if (this.documentId) {
       if (this.binding) {
         userInfo.scroll = Math.round(this.editor.scrollTop);
@@ -221,6 +239,7 @@ export class Workspace {
    * itself (it follows the document a window has open).
    */
   summary() {
+    if (this.version) return { title: this.version.title, snapshot: this.version.text.slice(0, 400) };
     if (this.documentId) return null;
     return { title: this.refreshedTitle ?? NO_DOCUMENT_TITLE, snapshot: this.note.value.slice(0, 400) };
   }
@@ -543,6 +562,50 @@ export class Workspace {
     }
   }
 
+  /**
+   * "Open in New Window" for a version: a read-only window of its own (configuration
+   * `version`), beside this one; the window already showing it comes forward instead.
+   * @param {import('../types/panes-client.js').Version} version
+   */
+  async openVersionInNewWindow(version) {
+    const title = `${this.summaryOf(version.document)?.title ?? 'Document'} — ${versionLabel(version)}`;
+    const activity = { activityType: VERSION_ACTIVITY, title, targetContentIdentifier: `${version.document}/${version.id}` };
+    try {
+      const result = await this.client.requestActivation(activity);
+      if (result.action === 'open' && result.url) this.openURL(result.url);
+      else toast(`“${title}” is already open in another window; it was brought forward.`);
+    } catch (error) {
+      toast(describeError(error, 'open the version in a new window'));
+    }
+  }
+
+  /**
+   * Makes this window a version's: its text, read-only, with what it is above it. The document
+   * itself is not opened here: its own window is beside this one.
+   * @param {Activity} activity
+   */
+  async showVersion(activity) {
+    const [document, id] = (activity.targetContentIdentifier ?? '').split('/');
+    this.setSidebar(false, { save: false });
+    this.setView('detail');
+    this.app.dataset.version = id;
+    try {
+      const { version, text } = await this.client.readVersion(document, id);
+      const title = `${this.summaryOf(document)?.title ?? activity.title?.split(' — ')[0] ?? 'Document'} — ${versionLabel(version)}`;
+      this.version = { document, id, title, text };
+      this.versionView.replaceChildren(
+        h('p', { class: 'version-banner' },
+          `Read-only: “${versionLabel(version)}”, revision ${version.revision}, saved ${new Date(version.createdAt).toLocaleString()} by ${version.createdBy}.`),
+        h('textarea', { class: 'editor version-text', readonly: true, 'aria-label': 'Version text', dataset: { testid: 'version-text' } }),
+      );
+      /** @type {HTMLTextAreaElement} */ (this.versionView.querySelector('textarea')).value = text;
+    } catch (error) {
+      this.version = { document, id, title: activity.title ?? 'Version', text: '' };
+      this.versionView.replaceChildren(h('p', { class: 'version-banner' }, describeError(error, 'read this version')));
+    }
+    this.render();
+  }
+
   /** A new, empty window ("+", or the New Window shortcut). */
   async newWindow() {
     if (this.client.supports('requestActivation')) {
@@ -597,7 +660,9 @@ export class Workspace {
    */
   activated(activity) {
     const target = activity?.targetContentIdentifier;
-    if (target && activity.activityType !== WORKSPACE_ACTIVITY && target !== this.documentId) this.openDocument(target);
+    if (this.version || activity?.activityType === VERSION_ACTIVITY) {
+      // A version's window shows its version only; it is brought forward as it is.
+    } else if (target && activity.activityType !== WORKSPACE_ACTIVITY && target !== this.documentId) this.openDocument(target);
     else if (target) this.setView('detail');
     window.focus();
     this.flash();
@@ -637,11 +702,25 @@ export class Workspace {
   }
 
   renderTitle() {
+    if (this.version) {
+      document.title = `${this.version.title} — Panes`;
+      return;
+    }
     const base = this.documentId ? `${this.currentTitle()} — Panes` : this.refreshedTitle ? `${this.refreshedTitle} — Panes` : 'Panes';
     document.title = this.flagged ? `• ${base}` : base;
   }
 
   renderHeader() {
+    this.versionView.hidden = !this.version;
+    byId('open-history').hidden = !this.documentId || !this.binding;
+    if (this.version) {
+      this.titleInput.hidden = true;
+      byId('open-in-new-window').hidden = true;
+      this.editorWrap.hidden = true;
+      this.welcome.hidden = true;
+      this.renderTitle();
+      return;
+    }
     const open = Boolean(this.documentId);
     this.titleInput.hidden = !open;
     if (document.activeElement !== this.titleInput) this.titleInput.value = open ? this.currentTitle() : '';

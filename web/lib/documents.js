@@ -23,6 +23,7 @@
  * @module documents
  */
 import { EventSource, emit } from './emitter.js';
+import { PanesError } from './errors.js';
 import { connectionOf, pendingStoreOf } from './internal.js';
 import { OTClient } from './ot-client.js';
 import { apply, codePointLength, compose, isNoop } from './ot.js';
@@ -46,7 +47,6 @@ export { DocumentList } from './document-list.js';
 /** @typedef {import('../types/panes-client.js').PendingRecord} PendingRecord */
 /** @typedef {import('../types/panes-client.js').PendingKey} PendingKey */
 /** @typedef {import('./panes-client.js').PanesClient} PanesClient */
-/** @typedef {import('./errors.js').PanesError} PanesError */
 
 /** Makes op-id prefixes unique per page load, so a reloaded page never reuses an op id. */
 const loadNonce = Math.floor(Math.random() * 36 ** 6).toString(36);
@@ -788,13 +788,45 @@ export class DocumentSession extends EventSource {
   }
 
   /**
+   * Keeps the document's text now as a named version (`saveVersion`); resolves with it.
+   * @param {string} name
+   * @returns {Promise<import('../types/panes-client.js').Version>}
+   */
+  async saveVersion(name) {
+    return (await this.#client.request('saveVersion', { document: this.id, name })).version;
+  }
+
+  /**
+   * Brings a version's text back (`restoreVersion`): the server makes the change from today's
+   * text to the version's as this window's edit, which every other window receives as an
+   * operation; this window applies it from the reply (past its own unsent edits, as anyone's),
+   * and it is one undo step of this window's: `undo()` takes it back.
+   * @param {string} version
+   * @returns {Promise<import('../types/panes-client.js').RestoreVersionResult>}
+   */
+  async restoreVersion(version) {
+    if (!this.#ot || this.gone || this.readOnly) throw new PanesError({ code: 'document_not_open', message: 'the document is not open for editing' }, 'restoreVersion');
+    const result = await this.#client.request('restoreVersion', { document: this.id, version });
+    if (!result.unchanged && result.operation && this.#ot) {
+      try {
+        this.#serverOperation(result.revision, result.operation, result.opId, result.author ?? null, true);
+      } catch {
+        this.#reload(); // an operation that does not fit the local text: start afresh
+      }
+    }
+    return result;
+  }
+
+  /**
    * An operation the server applied, at `revision`.
    * @param {number} revision
    * @param {Operation} op
    * @param {string | undefined} opId
    * @param {Author | null} author
+   * @param {boolean} [ownStep] this window's own change made by the server (a restore): one
+   *   undo step of its own, not someone else's edit
    */
-  #serverOperation(revision, op, opId, author) {
+  #serverOperation(revision, op, opId, author, ownStep = false) {
     const ot = this.#ot;
     if (!ot) return;
     if (revision <= ot.revision) return; // seen already
@@ -812,10 +844,18 @@ export class DocumentSession extends EventSource {
       if (this.synchronized) emit(this, 'saved', {});
       return; // our own operation, replayed: now acknowledged
     }
-    this.text = apply(this.text, local);
+    const before = this.text;
+    this.text = apply(before, local);
     this.#presence.moveThrough(local, author?.scene);
     const could = [this.canUndo, this.canRedo];
-    this.#history.transform(local);
+    if (ownStep) {
+      this.#history.close();
+      this.#history.recordEdit(local, before, this.#connection.timers.now());
+      this.#history.close();
+      this.#save();
+    } else {
+      this.#history.transform(local);
+    }
     this.#historyChanged(could);
     emit(this, 'change', { op: local, remote: true, author });
   }

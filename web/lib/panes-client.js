@@ -50,6 +50,7 @@ export { PROTOCOL_VERSION, SUBPROTOCOL, CLIENT_VERSION } from './connection.js';
 /** @typedef {import('../types/panes-client.js').RefreshUpdate} RefreshUpdate */
 /** @typedef {import('../types/panes-client.js').DocumentSummary} DocumentSummary */
 /** @typedef {import('../types/panes-client.js').DocumentSessionOptions} DocumentSessionOptions */
+/** @typedef {import('../types/panes-client.js').Version} Version */
 
 /**
  * @extends {EventSource<PanesClientEvents>}
@@ -297,6 +298,39 @@ export class PanesClient extends EventSource {
    */
   async deleteDocument(document) {
     await this.request('deleteDocument', { document });
+  }
+
+  // Versions (PROTOCOL.md, "Versions"). Saving and restoring need the document open:
+  // `DocumentSession.saveVersion`, `DocumentSession.restoreVersion`.
+
+  /**
+   * The document's named versions and checkpoints, newest first.
+   * @param {string} document
+   * @returns {Promise<Version[]>}
+   */
+  async listVersions(document) {
+    return (await this.request('listVersions', { document })).versions;
+  }
+
+  /**
+   * One version and its text.
+   * @param {string} document
+   * @param {string} version
+   * @returns {Promise<{ version: Version, text: string }>}
+   */
+  readVersion(document, version) {
+    return this.request('readVersion', { document, version });
+  }
+
+  /**
+   * The operation that turns version `from`'s text into version `to`'s.
+   * @param {string} document
+   * @param {string} from
+   * @param {string} to
+   * @returns {Promise<{ from: Version, to: Version, operation: import('../types/panes-client.js').Operation }>}
+   */
+  compareVersions(document, from, to) {
+    return this.request('compareVersions', { document, from, to });
   }
 
   /**

@@ -514,6 +514,11 @@ export interface Requests {
     { document: string; revision?: number; selection?: Selection | null; name?: string; color?: string; data?: unknown },
     { revision: number; selection: Selection | null },
   ];
+  saveVersion: [{ document: string; name: string }, { version: Version }];
+  listVersions: [{ document: string }, { document: string; versions: Version[] }];
+  readVersion: [{ document: string; version: string }, { version: Version; text: string }];
+  compareVersions: [{ document: string; from: string; to: string }, { from: Version; to: Version; operation: Operation }];
+  restoreVersion: [{ document: string; version: string }, RestoreVersionResult];
   shareDocument: [{ document: string; user: string; role: DocumentRole }, DocumentShares];
   unshareDocument: [{ document: string; user: string }, DocumentShares];
   createDocumentLink: [{ document: string; role: 'viewer' | 'editor'; expiresInMs?: number }, { document: string; link: DocumentLink; token: string }];
@@ -539,6 +544,33 @@ export interface DocumentLink {
   createdAt: number;
   expiresAt: number;
   revokedAt?: number;
+}
+
+/** A kept version of a document (PROTOCOL.md, "Versions"): its text at `revision`. */
+export interface Version {
+  id: string;
+  document: string;
+  /** Saved by a person (`named`), or taken by the server (`checkpoint`). */
+  kind: 'named' | 'checkpoint';
+  revision: number;
+  /** Named versions only. */
+  name?: string;
+  createdAt: number;
+  /** The saver; for a checkpoint, who made its last operation. */
+  createdBy: string;
+  /** Unicode scalars. */
+  length: number;
+}
+
+/** `restoreVersion`'s result: the restore as applied at `revision`, or `unchanged`. */
+export interface RestoreVersionResult {
+  revision: number;
+  version: Version;
+  opId?: string;
+  operation?: Operation;
+  author?: Author;
+  /** The text was the version's already: nothing was applied. */
+  unchanged?: true;
 }
 
 export interface OpenDocumentResult {
@@ -653,6 +685,14 @@ export declare class PanesClient extends EventSource<PanesClientEvents> {
   /** Opens a document for editing (`DocumentSession.open`). */
   openDocument(document: string, options?: DocumentSessionOptions): Promise<DocumentSession>;
 
+  // Versions (saving and restoring are `DocumentSession`'s: they need the document open)
+  /** The document's named versions and checkpoints, newest first. */
+  listVersions(document: string): Promise<Version[]>;
+  /** One version and its whole text. */
+  readVersion(document: string, version: string): Promise<{ version: Version; text: string }>;
+  /** The operation that turns version `from`'s text into version `to`'s. */
+  compareVersions(document: string, from: string, to: string): Promise<{ from: Version; to: Version; operation: Operation }>;
+
   // Drag and drop
   /** Starts a drag; carry the returned `drag` in the native drag data (`application/x-panes-drag`). */
   beginDrag(items: DragItem[]): Promise<{ drag: string; expiresAt: number }>;
@@ -680,7 +720,7 @@ export type ErrorCode =
   | 'invalid_key_path' | 'unknown_domain' | 'nesting_too_deep' | 'number_out_of_range' | 'idempotency_key_reused'
   | 'session_not_found' | 'version_conflict' | 'ticket_invalid' | 'drag_not_found' | 'drag_already_dropped'
   | 'scene_not_found' | 'document_not_found' | 'document_not_open' | 'revision_unavailable'
-  | 'revision_in_future' | 'observation_not_found'
+  | 'revision_in_future' | 'observation_not_found' | 'version_not_found'
   | 'unauthenticated' | 'not_a_member' | 'forbidden' | 'preference_locked' | 'token_expired'
   | 'rate_limited' | 'server_draining' | 'storage_failed' | 'internal_error' | 'outcome_unknown';
 
@@ -874,6 +914,13 @@ export declare class DocumentSession extends EventSource<DocumentSessionEvents> 
   undo(): Operation | null;
   /** Makes again what `undo` took back; the operation applied, or null if none. */
   redo(): Operation | null;
+  /** Keeps the document's text now as a named version. */
+  saveVersion(name: string): Promise<Version>;
+  /**
+   * Brings a version's text back as this window's edit: every other window receives it, and it
+   * is one undo step here (`undo()` takes it back).
+   */
+  restoreVersion(version: string): Promise<RestoreVersionResult>;
   /** The next edit starts a new undo step. */
   breakUndoGroup(): void;
   /** Shares this scene's selection (code points). */

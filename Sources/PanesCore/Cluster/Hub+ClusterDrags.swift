@@ -33,8 +33,23 @@ extension Hub {
         switch outcome {
         case .committed:
             guard let requester = scenes[context.scene] else {
-                // The window that dropped closed meanwhile: nobody takes the items. (Said to the
-                // request all the same: a retry of it with its key gets this answer.)
+                // The window that dropped closed meanwhile. The drop is in the store: onto the
+                // new-window zone it is delivered all the same (its windows need nobody's), and
+                // the answer goes to the request's key, so a retry from the reloaded window gets it.
+                if case .drop(.newWindow, let operation, _) = ending.kind, let owner = ending.dropperOwner {
+                    do throws(PanesError) {
+                        let result = try deliverToNewWindows(drag, operation: operation, owner: owner,
+                                                             clientVersion: ending.dropperVersion)
+                        send(.reply(context.id, result: result), to: context.connection)
+                        return
+                    } catch {
+                        endDrag(drag, reason: "the drop could not be delivered")
+                        fail(context.id, request: request, error, to: context.connection)
+                        return
+                    }
+                }
+                // Onto a window: nobody takes the items. (Said to the request all the same: a
+                // retry of it with its key gets this answer.)
                 endDrag(drag, reason: "the window that dropped it closed")
                 fail(context.id, request: request, PanesError(
                     .dragAlreadyDropped, "drag \(drag.id) ended: the window that dropped it closed before the items "
@@ -170,4 +185,8 @@ struct DragEnding: Sendable {
 
     let kind: Kind
     let context: RequestContext
+    /// Who dropped it, for new windows opened after the dropping window closed (a drop onto the
+    /// new-window zone needs no window of the dropper's to be delivered).
+    var dropperOwner: OwnerKey? = nil
+    var dropperVersion = ""
 }

@@ -61,6 +61,8 @@ public struct SceneConfiguration: Sendable, Equatable {
     public static let defaults: [SceneConfiguration] = [
         SceneConfiguration(name: "workspace", kind: .browser, activityTypes: ["panes.workspace", "panes.document"]),
         SceneConfiguration(name: "document", kind: .dedicated, activityTypes: ["panes.document.dedicated"]),
+        // One version of a document, read-only, beside the live one (`Hub+Versions.swift`).
+        SceneConfiguration(name: "version", kind: .dedicated, activityTypes: [Activity.versionType]),
         SceneConfiguration(name: "presenter", role: .presenter, kind: .dedicated, activityTypes: ["panes.presentation"]),
     ]
 }

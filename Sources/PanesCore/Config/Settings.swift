@@ -66,6 +66,13 @@ public struct Settings: Sendable, Equatable {
     public var defaultLinkLifetimeMs = 7 * 24 * 3_600_000
     public var maxLinkLifetimeMs = 365 * 24 * 3_600_000
 
+    // Versions
+    public var maxVersionNameBytes = 256
+    public var maxNamedVersionsPerDocument = 1_000
+    public var maxCheckpointsPerDocument = 100
+    public var versionCheckpointPauseMs = 30_000
+    public var versionCheckpointOperations = 1_000
+
     // Security
     public var maxTokenBytes = 8 << 10
     public var jwtClockSkewMs = 30_000
@@ -233,6 +240,23 @@ public struct Settings: Sendable, Equatable {
               meaning: "A document's text is also snapshotted once the operations since the last snapshot add up to this "
                   + "many bytes (encoded), so a few large operations do not wait for `snapshotEvery`.",
               range: 1_024...(1 << 30)),
+        .init(name: "maxVersionNameBytes", keyPath: \.maxVersionNameBytes,
+              meaning: "Length of a named version's name, in UTF-8 bytes; longer gets `too_large` naming `name`.",
+              range: 1...65_536),
+        .init(name: "maxNamedVersionsPerDocument", keyPath: \.maxNamedVersionsPerDocument,
+              meaning: "Named versions one document may keep (each holds its whole text); more gets `too_many`. "
+                  + "They go only with their document.",
+              range: 0...1_000_000),
+        .init(name: "maxCheckpointsPerDocument", keyPath: \.maxCheckpointsPerDocument,
+              meaning: "Automatic checkpoints kept per document (each holds its whole text); the oldest go first.",
+              range: 0...1_000_000),
+        .init(name: "versionCheckpointPauseMs", keyPath: \.versionCheckpointPauseMs,
+              meaning: "A document edited on a node is checkpointed once nobody has edited it there for this long (and when it "
+                  + "leaves memory); 0 turns pause checkpoints off.",
+              range: 0...(7 * 24 * 3_600_000)),
+        .init(name: "versionCheckpointOperations", keyPath: \.versionCheckpointOperations,
+              meaning: "…and after this many operations committed on that node since its last checkpoint; 0 turns this off.",
+              range: 0...10_000_000),
         .init(name: "documentListIntervalMs", keyPath: \.documentListIntervalMs,
               meaning: "Modifications to a document are announced to document-list observers at most this often.",
               range: 0...60_000),

@@ -12,6 +12,12 @@ struct DocumentEdit: Sendable {
     /// on from here instead of from the revision it was made on: the same result, for the cost
     /// of what was committed since.
     var rebased: (revision: Int64, operation: TextOperation)?
+    /// The version a `restoreVersion` brings back (`Hub+Versions.swift`): its reply carries the
+    /// operation as applied, which the restoring scene applies itself (it gets no event).
+    var restoring: VersionRecord? = nil
+
+    /// The request the edit answers, for its errors.
+    var requestType: String { restoring == nil ? EditRequest.type : RestoreVersionRequest.type }
 
     /// Where rebasing goes on from: the kept rebase, or the operation as made.
     var rebaseStart: (revision: Int64, operation: TextOperation) { rebased ?? (revision, operation) }

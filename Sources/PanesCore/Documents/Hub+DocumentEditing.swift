@@ -35,7 +35,7 @@ extension Hub {
             // Deleted (or never loaded) while the edits waited.
             commits.documentWriters[id] = nil
             for edit in edits {
-                fail(edit.context.id, request: EditRequest.type,
+                fail(edit.context.id, request: edit.requestType,
                      PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document"),
                      to: edit.context.connection)
             }
@@ -112,6 +112,9 @@ extension Hub {
                     documents.records[id] = record
                     markModified(id, preview: document.preview)
                 }
+                if case .applied(let last)? = batch.outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
+                    countTowardsCheckpoint(id, operations: batch.appliedCount, lastUser: last.author.user)
+                }
             }
             answer(batch, in: id)
         case .conflict:
@@ -148,9 +151,9 @@ extension Hub {
                                    retryAfterMs: 1_000)
             for (edit, result) in zip(batch.edits, batch.outcomes) {
                 if case .failed(let own) = result {
-                    fail(edit.context.id, request: EditRequest.type, own, to: edit.context.connection)
+                    fail(edit.context.id, request: edit.requestType, own, to: edit.context.connection)
                 } else {
-                    fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+                    fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
                 }
             }
         }
@@ -163,13 +166,17 @@ extension Hub {
         for (edit, outcome) in zip(batch.edits, batch.outcomes) {
             switch outcome {
             case .failed(let error):
-                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+                fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
             case .duplicate(let revision):
                 send(.reply(edit.context.id, result: ["revision": .int(revision), "opId": .string(edit.opId),
                                                       "duplicate": true]), to: edit.context.connection)
             case .applied(let entry):
-                send(.reply(edit.context.id, result: ["revision": .int(entry.revision), "opId": .string(edit.opId)]),
-                     to: edit.context.connection)
+                var result: JSONValue = ["revision": .int(entry.revision), "opId": .string(edit.opId)]
+                if let version = edit.restoring {
+                    result = ["revision": .int(entry.revision), "opId": .string(edit.opId), "version": version.json,
+                              "operation": entry.operation.json, "author": entry.author.json]
+                }
+                send(.reply(edit.context.id, result: result), to: edit.context.connection)
                 if let document = documents.open[id] {
                     // The author is the edit's own scene, told by the reply.
                     let others = document.connections(except: edit.context.connection)

@@ -70,6 +70,8 @@ extension Hub {
             recordsRead(read, asked: (sessions, documents), failure: failure)
         case .requestRecords(let slots, let records, let failure):
             requestRecordsRead(slots, records, failure: failure)
+        case .versions(let read, let answer, let failure):
+            versionsRead(read, answer, failure: failure)
         case .document(let id, let stored, let failure):
             if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
                 documentCaughtUp(id, stored, failure: failure)
@@ -217,6 +219,8 @@ extension Hub {
     mutating func evict(_ id: DocumentID) {
         // A commit in flight applies to the document when it comes back; it goes after that.
         guard commits.documentWriters[id] == nil else { return }
+        // What was edited here since the last checkpoint is kept before the text goes.
+        takeCheckpoint(id)
         guard documents.open.removeValue(forKey: id) != nil else { return }
         logger.debug("document unloaded", metadata: ["document": "\(id)"])
     }

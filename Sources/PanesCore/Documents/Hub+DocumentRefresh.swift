@@ -63,7 +63,8 @@ extension Hub {
                                   skippingHeldElsewhere: Bool = false) {
         guard title != nil || snapshot != nil else { return }
         var owners: Set<OwnerKey> = []
-        for sessionID in sessionIDs(showing: id, in: workspace) {
+        // A version's window shows the version, not today's text.
+        for sessionID in sessionIDs(showing: id, in: workspace, versions: false) {
             if skippingHeldElsewhere, isClustered, claimedElsewhere(sessionID) { continue }
             guard var session = sessions[sessionID] else { continue }
             // Not into the switcher of someone the document was taken away from.

@@ -164,22 +164,29 @@ extension Hub {
         if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
         let summary = record.json(participants: [])
         _ = documents.remove(id)
+        versions.progress[id] = nil  // its versions go with it
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
     }
 
     mutating func failWaiting(on removed: RemovedDocument) {
         let gone = PanesError(.documentNotFound, "document \(removed.id) was deleted", field: "document")
-        for edit in removed.edits { fail(edit.context.id, request: EditRequest.type, gone, to: edit.context.connection) }
+        for edit in removed.edits { fail(edit.context.id, request: edit.requestType, gone, to: edit.context.connection) }
         for pending in removed.opens {
             guard let waiter = scenes[pending.scene] else { continue }
             fail(pending.requestID, request: "openDocument", gone, to: waiter.connection)
         }
     }
 
-    /// Sessions of the workspace whose restoration activity targets the document, in a stable order.
-    func sessionIDs(showing id: DocumentID, in workspace: String) -> [SessionID] {
+    /// Sessions of the workspace whose restoration activity shows the document (or one of its
+    /// versions, with `versions`), in a stable order.
+    func sessionIDs(showing id: DocumentID, in workspace: String, versions: Bool = true) -> [SessionID] {
         sessionsByOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined()
-            .filter { sessions[$0]?.shows(id) == true }
+            .filter {
+                guard let activity = sessions[$0]?.restoration?.activity else { return false }
+                // Compared by bytes, like every identifier (`Identifier`).
+                if activity.showsVersion { return versions && activity.document.map { Identifier.equal($0, id.rawValue) } == true }
+                return sessions[$0]?.shows(id) == true
+            }
             .sorted()
     }
 

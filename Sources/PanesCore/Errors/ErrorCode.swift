@@ -45,6 +45,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case revisionUnavailable = "revision_unavailable"
     case revisionInFuture = "revision_in_future"
     case observationNotFound = "observation_not_found"
+    case versionNotFound = "version_not_found"
 
     // 3xxx: not permitted.
     case unauthenticated = "unauthenticated"
@@ -94,6 +95,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .revisionUnavailable: 2008
         case .revisionInFuture: 2009
         case .observationNotFound: 2010
+        case .versionNotFound: 2011
         case .unauthenticated: 3000
         case .notAMember: 3001
         case .forbidden: 3002
@@ -151,6 +153,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
         case .revisionUnavailable: "The revision is older than the kept log; re-open the document."
         case .revisionInFuture: "The revision is newer than the document's; re-open the document."
         case .observationNotFound: "This scene has no observation with that identifier."
+        case .versionNotFound: "The document has no version with that identifier (never, or no longer: a checkpoint past `maxCheckpointsPerDocument`, or the document was deleted); `field` names the request's field."
         case .unauthenticated: "The token is not valid."
         case .notAMember: "The user is not a member of that workspace."
         case .forbidden: "The user's role in the workspace does not allow this."

@@ -83,11 +83,11 @@ extension Hub {
         case .document(_, let batch):
             for (edit, outcome) in zip(batch.edits, batch.outcomes) {
                 switch outcome {
-                case .failed(let own): fail(edit.context.id, request: EditRequest.type, own, to: edit.context.connection)
+                case .failed(let own): fail(edit.context.id, request: edit.requestType, own, to: edit.context.connection)
                 case .duplicate(let revision):
                     send(.reply(edit.context.id, result: ["revision": .int(revision), "opId": .string(edit.opId),
                                                           "duplicate": true]), to: edit.context.connection)
-                case .applied: unknown(edit.context, EditRequest.type)
+                case .applied: unknown(edit.context, edit.requestType)
                 }
                 answered(edit.context)
             }
@@ -119,7 +119,7 @@ extension Hub {
                 ? PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
                 : PanesError(.storageFailed, "the document could not be read from the store; retry", retryAfterMs: 1_000)
             for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
-                fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+                fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
             }
             return
         }
@@ -170,7 +170,7 @@ extension Hub {
     mutating func failStuckEdits(_ id: DocumentID) {
         let error = PanesError(.internalError, "the edit could not be stored; retry later", retryAfterMs: 5_000)
         for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
-            fail(edit.context.id, request: EditRequest.type, error, to: edit.context.connection)
+            fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
         }
     }
 

@@ -62,7 +62,7 @@ extension Hub {
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
-         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline]
+         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()
     }
 
@@ -84,6 +84,7 @@ extension Hub {
         expireLinks(now: now)
         presenceTick(now: now)
         documentsTick(now: now)
+        versionsTick(now: now)
         shareScenesTick(now: now)
     }
 

@@ -59,6 +59,8 @@ public struct Hub {
     var preferences: PreferenceState
     var drags = DragState()
     var documents = DocumentState()
+    /// Version reads in flight and progress towards checkpoints (`Hub+Versions.swift`).
+    var versions = VersionState()
     /// Grants and links per document, and the links scenes use (`Rights/`).
     var rights = DocumentRights()
     /// Channel writes waiting for their commit, and the requests queued behind them.

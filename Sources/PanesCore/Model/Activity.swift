@@ -17,11 +17,19 @@ public struct Activity: Sendable, Equatable {
     }
 
     /// The workspace document this activity shows: the target of a `panes.document` activity
-    /// or of one of its subtypes (`panes.document.dedicated`). Nil for other content.
+    /// or of one of its subtypes (`panes.document.dedicated`); for a version of a document
+    /// (`panes.document.version`, target `document/version`), its document. Nil for other content.
     public var document: String? {
         guard activityType == "panes.document" || activityType.hasPrefix("panes.document.") else { return nil }
-        return targetContentIdentifier
+        guard activityType == Self.versionType, let target = targetContentIdentifier else { return targetContentIdentifier }
+        return target.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
     }
+
+    /// The activity type of a window showing one version of a document, read-only.
+    public static let versionType = "panes.document.version"
+
+    /// Whether the activity shows a version of its document rather than the document itself.
+    public var showsVersion: Bool { activityType == Self.versionType }
 
     public var json: JSONValue {
         .object([

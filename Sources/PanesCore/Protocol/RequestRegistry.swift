@@ -13,6 +13,9 @@ enum RequestRegistry {
         ObserveDocumentsRequest.self, UnobserveDocumentsRequest.self, CreateDocumentRequest.self,
         RenameDocumentRequest.self, DeleteDocumentRequest.self, OpenDocumentRequest.self, CloseDocumentRequest.self,
         EditRequest.self, SetPresenceRequest.self,
+        // Versions
+        SaveVersionRequest.self, ListVersionsRequest.self, ReadVersionRequest.self, CompareVersionsRequest.self,
+        RestoreVersionRequest.self,
         // Rights per document
         ShareDocumentRequest.self, UnshareDocumentRequest.self, CreateDocumentLinkRequest.self,
         RevokeDocumentLinkRequest.self, ListDocumentSharesRequest.self,

@@ -26,6 +26,8 @@ public final class MemoryStore: Store {
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     private var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     private var reservations: [RequestKeySlot: Reservation] = [:]
+    /// Each document's versions, oldest first, with their texts (`saveVersion`).
+    private var versions: [DocumentID: [(record: VersionRecord, text: String)]] = [:]
 
     private struct Reservation {
         let node: NodeID
@@ -74,6 +76,15 @@ public final class MemoryStore: Store {
         let after = document.snapshotRevision - Int64(retention)
         document.operations.removeAll { $0.revision <= after }
         return document
+    }
+
+    public func loadVersions(_ document: DocumentID) throws -> [VersionRecord] {
+        (versions[document] ?? []).reversed().map(\.record)
+    }
+
+    public func loadVersion(_ document: DocumentID, id: String) throws -> (VersionRecord, String)? {
+        // By bytes: version ids come from clients.
+        (versions[document] ?? []).first { $0.record.id.utf8.elementsEqual(id.utf8) }.map { ($0.record, $0.text) }
     }
 
     public func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
@@ -257,7 +268,9 @@ public final class MemoryStore: Store {
             documents[id]!.operations.removeAll { $0.revision < keepFrom }
         case .deleteDocument(let id):
             remember(id, in: \.documents)
+            remember(id, in: \.versions)
             documents[id] = nil
+            versions[id] = nil
             remember(id, in: \.access)
             access[id] = nil
             logRecord(.document(id))
@@ -266,6 +279,15 @@ public final class MemoryStore: Store {
             remember(id, in: \.access)
             access[id] = new.isEmpty ? nil : new
             logRecord(.document(id))
+        case .saveVersion(let record, let text, let keep):
+            guard documents[record.document] != nil else { return }
+            remember(record.document, in: \.versions)
+            versions[record.document, default: []].append((record, String(text)))
+            if record.kind == .checkpoint {
+                let checkpoints = versions[record.document]!.filter { $0.record.kind == .checkpoint }
+                let dropped = Set(checkpoints.dropLast(keep).map(\.record.id))
+                versions[record.document]!.removeAll { dropped.contains($0.record.id) }
+            }
         case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
             remember(record.slot, in: \.requestRecords)
             remember(record.slot, in: \.reservations)

@@ -27,6 +27,11 @@ public protocol Store: AnyObject {
     /// Whether the transaction an `apply` left unknown (`CommitOutcomeUnknown`) committed.
     /// Throws while that still cannot be told (the database is still out of reach).
     func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool
+    /// The document's versions (`StoreCommand.saveVersion`), newest first; none for an unknown
+    /// document.
+    func loadVersions(_ document: DocumentID) throws -> [VersionRecord]
+    /// One version of the document and its text; nil when the document has no such version.
+    func loadVersion(_ document: DocumentID, id: String) throws -> (VersionRecord, String)?
 }
 
 extension Store {
@@ -37,6 +42,10 @@ extension Store {
     public func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
         throw unknown
     }
+
+    /// Stores that keep no versions (test doubles) have none.
+    public func loadVersions(_ document: DocumentID) throws -> [VersionRecord] { [] }
+    public func loadVersion(_ document: DocumentID, id: String) throws -> (VersionRecord, String)? { nil }
 
     /// Performs a read the hub asked for; a failing read becomes a result naming the failure,
     /// so the hub can answer the requests that waited on it.
@@ -83,6 +92,12 @@ extension Store {
                 return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node, staleBefore: staleBefore))
             } catch {
                 return .requestKeysReserved(keys, [:], failure: "\(error)")
+            }
+        case .versions(let read):
+            do {
+                return .versions(read, try read.perform(self))
+            } catch {
+                return .versions(read, nil, failure: "\(error)")
             }
         case .records(let sessions, let documents):
             do {

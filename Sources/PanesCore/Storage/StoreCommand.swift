@@ -26,8 +26,14 @@ public enum StoreCommand: Sendable, Equatable {
     /// The text is a rope, shared with the hub's document at no cost; the store reads it out.
     /// `applied` replaces what the document remembers of operations before its log.
     case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64, applied: AppliedStreams = AppliedStreams())
-    /// Deletes the document, its snapshot and its whole log (and its access).
+    /// Deletes the document, its snapshot, its whole log, its versions and its access.
     case deleteDocument(DocumentID)
+    /// Keeps a version of the document: its record and `text` (the document's text at
+    /// `record.revision`, a rope shared with the hub's document; the store reads it out). After
+    /// a checkpoint, the document's checkpoints beyond the newest `keepCheckpoints` are deleted
+    /// (named versions are never deleted but with their document). Nothing happens for an
+    /// unknown document (deleted meanwhile, perhaps on another node).
+    case saveVersion(VersionRecord, text: Rope, keepCheckpoints: Int)
     /// Replaces the document's grants and links (`DocumentAccess`) with these; nothing happens
     /// for an unknown document. A write to its record: other nodes read it with it.
     case putDocumentAccess(DocumentID, DocumentAccess)
@@ -141,6 +147,8 @@ public enum LoadRequest: Sendable, Equatable {
     /// Shared stores: these sessions and document records as stored now (nil: not stored), to
     /// undo what a write the store left out had applied in memory.
     case records(sessions: [SessionID], documents: [DocumentID])
+    /// A document's versions: a list, a text, or a diff (`VersionRead`), computed here.
+    case versions(VersionRead)
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -161,4 +169,6 @@ public enum LoadResult: Sendable, Equatable {
     case requestKeysReserved([KeyReservation], [RequestKeySlot: KeyReservationOutcome], failure: String? = nil)
     /// The records asked for (the ids, and what was read: nil when the read failed).
     case records(sessions: [SessionID], documents: [DocumentID], RecordsRead?, failure: String? = nil)
+    /// What a version read found; nil when it failed.
+    case versions(VersionRead, VersionRead.Answer?, failure: String? = nil)
 }

@@ -40,10 +40,26 @@ extension Hub {
             }
         }
         if isClustered {
-            endInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context))
+            endInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
+                                        dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion))
             return nil
         }
         return try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
+    }
+
+    /// A drop onto the new-window zone: a window per item, for `owner` (the dropper).
+    mutating func deliverToNewWindows(_ drag: DragState.Drag, operation: DragOperation, owner: OwnerKey,
+                                      clientVersion: String) throws(PanesError) -> JSONValue {
+        var windows: [JSONValue] = []
+        for item in drag.items {
+            windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion))
+        }
+        drags.drags[drag.id]?.phase = .dropped
+        tellSource(of: drag, ServerEvent("dragEnded", [
+            "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue),
+            "target": ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })],
+        ]))
+        return ["windows": .array(windows), "operation": .string(operation.rawValue)]
     }
 
     /// The error a drop or cancel of an ended drag gets.
@@ -100,13 +116,8 @@ extension Hub {
             }
             ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
         case .newWindow:
-            var windows: [JSONValue] = []
-            for item in drag.items {
-                windows.append(try openWindow(for: item.activity, reopening: nil, owner: dropper.owner,
-                                              clientVersion: dropper.clientVersion))
-            }
-            result = ["windows": .array(windows), "operation": .string(operation.rawValue)]
-            ended = ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })]
+            return try deliverToNewWindows(drag, operation: operation, owner: dropper.owner,
+                                           clientVersion: dropper.clientVersion)
         }
         drags.drags[dragID]?.phase = .dropped
         tellSource(of: drag, ServerEvent("dragEnded", [

@@ -35,7 +35,12 @@ type ProtocolRequests =
   | 'listDocumentShares'
   | 'closeDocument'
   | 'edit'
-  | 'setPresence';
+  | 'setPresence'
+  | 'saveVersion'
+  | 'listVersions'
+  | 'readVersion'
+  | 'compareVersions'
+  | 'restoreVersion';
 
 type ProtocolEvents =
   | 'sessionDestroyed'
@@ -84,6 +89,7 @@ type ProtocolErrorCodes =
   | 'revision_unavailable'
   | 'revision_in_future'
   | 'observation_not_found'
+  | 'version_not_found'
   | 'unauthenticated'
   | 'not_a_member'
   | 'forbidden'
