@@ -60,6 +60,11 @@ public struct Settings: Sendable, Equatable {
     public var documentListIntervalMs = 250
     public var sceneShareIntervalMs = 100
     public var maxListedParticipants = 32
+    public var maxPresenceBytes = 2_048
+    public var presenceIntervalMs = 50
+    public var maxSharesPerDocument = 1_000
+    public var defaultLinkLifetimeMs = 7 * 24 * 3_600_000
+    public var maxLinkLifetimeMs = 365 * 24 * 3_600_000
 
     // Versions
     public var maxVersionNameBytes = 256
@@ -264,6 +269,23 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
               meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
               range: 1...10_000),
+        .init(name: "maxPresenceBytes", keyPath: \.maxPresenceBytes,
+              meaning: "Encoded size of a scene's presence payload (`setPresence`'s `data`); larger gets `too_large`.",
+              range: 0...(64 << 10)),
+        .init(name: "presenceIntervalMs", keyPath: \.presenceIntervalMs,
+              meaning: "Others hear of one scene's presence in a document at most this often: a change inside the interval is "
+                  + "held and the latest sent when it ends (a departure is never held); 0 sends every change at once.",
+              range: 0...10_000),
+        .init(name: "maxSharesPerDocument", keyPath: \.maxSharesPerDocument,
+              meaning: "Grants to users and links (revoked and expired ones included, until room is needed) one document may have; "
+                  + "more gets `too_many`.",
+              range: 1...100_000),
+        .init(name: "defaultLinkLifetimeMs", keyPath: \.defaultLinkLifetimeMs,
+              meaning: "How long a document link lasts when `createDocumentLink` names no `expiresInMs`.",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
+        .init(name: "maxLinkLifetimeMs", keyPath: \.maxLinkLifetimeMs,
+              meaning: "Longest `expiresInMs` a document link may be given (at least 1,000).",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
         .init(name: "maxTokenBytes", keyPath: \.maxTokenBytes,
               meaning: "Length of a token in `connect` (`auth.token`) or `refreshToken`.", range: 256...(64 << 10)),
         .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,

@@ -12,8 +12,8 @@ extension Hub {
     mutating func edit(_ id: DocumentID, revision: Int64, operation: TextOperation, opId: String,
                        _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = self.scene(context.scene)
-        _ = try record(id, for: scene)
-        try requireEditor(scene, to: "edit documents")
+        let record = try record(id, for: scene)
+        try requireRole(.editor, scene, record, to: "edit it (it is read-only for you)")
         let name: String
         if let participant = documents.open[id]?.participants[scene.id] {
             name = participant.name

@@ -60,7 +60,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
+         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
          cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()
@@ -81,6 +81,8 @@ extension Hub {
     /// Features expire their own timed state here (drags, throttled notifications).
     mutating func expireFeatures(now: Millis) {
         expireDrags(now: now)
+        expireLinks(now: now)
+        presenceTick(now: now)
         documentsTick(now: now)
         versionsTick(now: now)
         shareScenesTick(now: now)

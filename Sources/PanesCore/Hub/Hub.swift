@@ -63,6 +63,8 @@ public struct Hub {
     var documents = DocumentState()
     /// Version reads in flight and progress towards checkpoints (`Hub+Versions.swift`).
     var versions = VersionState()
+    /// Grants and links per document, and the links scenes use (`Rights/`).
+    var rights = DocumentRights()
     /// Channel writes waiting for their commit, and the requests queued behind them.
     var commits = CommitState()
     /// What this node follows of the others; empty alone.
@@ -116,6 +118,7 @@ public struct Hub {
                                           capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
+        rights = DocumentRights(stored: stored.access)
         let started = now()
         requestKeys = RequestKeyState(records: stored.requestRecords, now: started, settings: settings)
         for session in stored.sessions {

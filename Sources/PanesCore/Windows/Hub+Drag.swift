@@ -155,7 +155,7 @@ extension Hub {
     func sharedDocuments(_ items: [DragItem], between a: OwnerKey, and b: OwnerKey) -> Bool {
         Identifier.equal(a.workspace, b.workspace) && items.allSatisfy { item in
             item.activity.activityType.hasPrefix("panes.document")
-                && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace) } == true
+                && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace, to: [a.user, b.user]) } == true
         }
     }
 
