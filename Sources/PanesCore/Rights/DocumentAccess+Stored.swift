@@ -16,13 +16,18 @@ extension DocumentAccess {
         })
     }
 
-    /// Reads the stored columns back; entries that do not read are left out (a grant that no
-    /// longer reads grants nothing; a link that does not read opens nothing).
+    /// Reads the stored columns back; entries that do not read are left out (a link that does
+    /// not read opens nothing), and grants that do not all read mark the access `unreadable`
+    /// (fail closed: a lost `none` grant must not open the document to its user).
     public init(grants: JSONValue?, links: JSONValue?, version: Int64) {
         self.init(version: version)
+        if grants?.arrayValue == nil { unreadable = true }
         for entry in grants?.arrayValue ?? [] {
             guard let user = entry["user"]?.stringValue, let role = entry["role"]?.stringValue.flatMap(DocumentRole.init),
-                  let by = entry["grantedBy"]?.stringValue, let at = entry["grantedAt"]?.intValue else { continue }
+                  let by = entry["grantedBy"]?.stringValue, let at = entry["grantedAt"]?.intValue else {
+                unreadable = true
+                continue
+            }
             self.grants.append(DocumentGrant(user: user, role: role, grantedBy: by, grantedAt: at))
         }
         for entry in links?.arrayValue ?? [] {

@@ -10,6 +10,9 @@ public struct DocumentAccess: Sendable, Equatable {
     /// Counts changes. A node takes a copy read from the store only if it is not older than
     /// its own, so the read of a change made here, overtaken by a newer one, is not taken back.
     public var version: Int64
+    /// The stored grants did not all read back (a damaged row): the document is then closed to
+    /// all but workspace owners rather than opened to whom a lost `none` grant kept out.
+    public var unreadable = false
 
     public init(grants: [DocumentGrant] = [], links: [DocumentLink] = [], version: Int64 = 0) {
         self.grants = grants

@@ -30,6 +30,7 @@ struct DocumentRights: Sendable {
     /// The role `user` has for the document, before any link: nil when it may not see it.
     func role(of record: DocumentRecord, user: String, workspaceRole: Role) -> Role? {
         if workspaceRole == .owner { return .owner }
+        if access[record.id]?.unreadable == true { return nil }
         if let grant = access[record.id]?.grant(for: user) { return grant.role.role }
         if Identifier.equal(record.createdBy, user) { return .owner }
         return workspaceRole
