@@ -220,6 +220,17 @@ public enum PostgresMigrations {
             );
             CREATE INDEX document_versions_by_document ON document_versions (document, seq);
             """),
+        Step(version: 9, name: "rights per document: grants and links", sql: """
+            -- A document's grants to users and its links, written and read whole (DocumentAccess):
+            -- JSON arrays, links with their token's SHA-256 only. A change is a write to the
+            -- document's record (record_versions), so other nodes read it with the record.
+            CREATE TABLE document_access (
+                document text COLLATE "C" NOT NULL PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+                version bigint NOT NULL,
+                grants text NOT NULL,
+                links text NOT NULL
+            );
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -31,6 +31,11 @@ extension PostgresStore {
                 state.claims[SessionID(claims.text(row, 0) ?? "")] =
                     SessionClaim(node: claims.text(row, 1).map(NodeID.init), epoch: claims.int64(row, 2))
             }
+            let access = try connection.query(ReadSQL.access)
+            for row in 0..<access.count {
+                state.access[DocumentID(access.text(row, 0) ?? "")] = DocumentAccess(
+                    grants: decode(access.text(row, 2)), links: decode(access.text(row, 3)), version: access.int64(row, 1))
+            }
             state.requestRecords = try loadRecords()
             return state
         }
@@ -162,6 +167,7 @@ extension PostgresStore {
         static let documents = "SELECT \(documentColumns) FROM documents AS d ORDER BY d.id"
         static let recordCursor = "SELECT coalesce(max(seq), 0)::bigint FROM record_versions"
         static let claims = "SELECT session, node, epoch FROM session_claims"
+        static let access = "SELECT document, version, grants, links FROM document_access"
         static let document = """
             SELECT \(documentColumns), s.revision, s.text, s.applied
             FROM documents AS d JOIN document_snapshots AS s ON s.document = d.id WHERE d.id = $1

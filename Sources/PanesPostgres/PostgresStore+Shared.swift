@@ -27,7 +27,11 @@ extension PostgresStore {
                 if documents.isNull(row, 9) {
                     changes.deletedDocuments.append(DocumentID(documents.text(row, 0) ?? ""))
                 } else {
-                    changes.documents.append(record(documents, row))
+                    let record = record(documents, row)
+                    changes.documents.append(record)
+                    changes.access[record.id] = documents.isNull(row, 10) ? DocumentAccess() : DocumentAccess(
+                        grants: decode(documents.text(row, 11)), links: decode(documents.text(row, 12)),
+                        version: documents.int64(row, 10))
                 }
             }
             return changes
@@ -295,8 +299,9 @@ extension PostgresStore {
             """
         static let changedDocuments = """
             SELECT r.id, d.workspace, d.title, d.kind, d.created_at, d.created_by, d.modified_at, d.revision, d.length,
-                   d.id
+                   d.id, a.version, a.grants, a.links
             FROM record_versions AS r LEFT JOIN documents AS d ON d.id = r.id
+            LEFT JOIN document_access AS a ON a.document = r.id
             WHERE r.kind = 'document' AND r.seq > $1 ORDER BY r.seq
             """
         static let logFloor = "SELECT log_floor FROM preference_domains WHERE workspace = $1 AND user_name = $2"

@@ -441,6 +441,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try record("document", id.rawValue, deleted: true, &batch)
         case .saveVersion(let version, let text, let keep):
             try saveVersion(version, text: text, keepCheckpoints: keep)
+        case .putDocumentAccess(let id, let access):
+            if access.isEmpty {
+                try connection.send(WriteSQL.deleteAccess, [.text(id.rawValue)])
+            } else {
+                try connection.send(WriteSQL.putAccess, [.text(id.rawValue), .int(access.version),
+                                                         .text(json(access.grantsJSON)), .text(json(access.linksJSON))])
+            }
+            try record("document", id.rawValue, deleted: false, &batch)
         case .recordRequest(let record):
             try writeRecord(record, node: nil)
         case .recordKeyedRequest(let record, let node, _):
@@ -451,6 +459,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
             try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            try PostgresWebhookOutbox.insert(entries, on: connection)
         }
     }
 
@@ -662,6 +672,13 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         static let pruneOperations = "DELETE FROM document_operations WHERE document = $1 AND revision >= $2 AND revision < $3"
         static let deleteDocument = "DELETE FROM documents WHERE id = $1"
         static let deleteOperations = "DELETE FROM document_operations WHERE document = $1"
+        /// For an unknown document nothing is written (the SELECT finds no row).
+        static let putAccess = """
+            INSERT INTO document_access (document, version, grants, links)
+            SELECT id, $2, $3, $4 FROM documents WHERE id = $1
+            ON CONFLICT (document) DO UPDATE SET version = excluded.version, grants = excluded.grants, links = excluded.links
+            """
+        static let deleteAccess = "DELETE FROM document_access WHERE document = $1"
     }
 }
 
@@ -669,9 +686,11 @@ extension StoreCommand {
     /// Whether the command advances the record sequence (a write to a single-writer record).
     var writesRecord: Bool {
         switch self {
-        case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument: true
+        case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument,
+             .putDocumentAccess: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion: false
+             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion,
+             .enqueueWebhooks: false
         }
     }
 }

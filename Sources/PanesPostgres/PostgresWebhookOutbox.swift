@@ -23,6 +23,12 @@ public final class PostgresWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     /// Connects to a database the store already migrated (open the store first).
     public init(url: String) throws {
         connection = try PostgresConnection(url: url)
+        // No statement of the outbox thread may wait without end (a lock another transaction
+        // holds, a server that stopped answering): it fails, the engine tries again after its
+        // poll, and `WebhookEngine.stop()` never waits on it for long. (One of the engine's
+        // tests hung in `nextDue` without this.)
+        connection.setUp = ["SET statement_timeout = 10000", "SET lock_timeout = 5000"]  // again on each reconnect
+        try connection.execute(connection.setUp.joined(separator: "; "))
         guard try connection.integer("SELECT count(*) FROM pg_tables WHERE tablename = 'webhook_outbox'") == 1 else {
             throw PostgresError(.invalidRequest, "the database has no webhook outbox yet: open the store (which migrates it) first")
         }

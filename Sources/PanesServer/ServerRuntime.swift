@@ -20,12 +20,12 @@ public import PanesTransport
 /// `persist` waits until that persist is durable (see `Effect`).
 public final class ServerRuntime: @unchecked Sendable {
     public let transport: WebSocketServer
-    private var hub: Hub
+    var hub: Hub
     private let worker: StoreWorker
     /// This process as a node of a cluster; nil alone.
     private let cluster: ClusterNode?
-    private let logger: Logger
-    private let settings: Settings
+    let logger: Logger
+    let settings: Settings
 
     private var submittedSequence: UInt64 = 0
     private var durableSequence: UInt64 = 0
@@ -34,7 +34,7 @@ public final class ServerRuntime: @unchecked Sendable {
     private var heldHead = 0
     private var drainDeadline: Millis?
     private var storeFailed = false
-    private var metrics = RuntimeMetrics()
+    var metrics = RuntimeMetrics()
     /// When the transport will next wake us (wall clock), so it is re-armed only when that moves.
     private var armedDeadline: Millis?
     /// Messages held for durability per connection, and the connections not read from
@@ -45,6 +45,11 @@ public final class ServerRuntime: @unchecked Sendable {
     /// More Prometheus text for `/metrics`, from parts the runtime does not own (the webhook
     /// engine). Called on the service thread; set before `run()`.
     public var metricsExtension: (@Sendable () -> String)?
+    /// Called on the service thread once a store write that carried webhook events is durable
+    /// (the delivery engine's `wake`), so they go out without waiting for its next look.
+    public var webhooksWritten: (@Sendable () -> Void)?
+    /// A write with webhook events was handed to the store since the last durable report.
+    private var webhooksPending = false
     /// Builds a hub on a stored state for a node identity: at start, and after a rejoin.
     private let makeHub: (StoredState, NodeID?) -> Hub
     /// The identity whose lease ended, from then until the node serves again under a new one
@@ -57,19 +62,33 @@ public final class ServerRuntime: @unchecked Sendable {
     /// hub built after a rejoin.
     private var gone: [NodeID] = []
 
-    fileprivate enum Output {
+    enum Output {
         /// `reply` names the request a frame answers, to time it.
         case frame(OutboundFrame, [UInt64], reply: RequestID? = nil)
         case close(UInt64, CloseCode, String)
         case probe(UInt64)
+        /// The answer to an HTTP API request (`ServerRuntime+HTTP.swift`).
+        case http(UInt64, HTTPResponse)
     }
+
+    /// The HTTP API's keys and rate limits (`ServerRuntime+HTTP.swift`).
+    var apiGate: APIGate
+    /// Reads the API keys again (SIGHUP); nil when the server was started without a keys file.
+    let reloadAPIKeys: (@Sendable () throws -> APIKeyring)?
+    /// API requests handed to the hub, by their service connection: the transport's request id
+    /// and the status a success gets.
+    var apiRequests: [UInt64: (request: UInt64, successStatus: Int)] = [:]
+    var nextServiceConnection: UInt64 = 0
 
     /// Loads the stored state, starts listening and the store thread. Call `run()` next, on
     /// the thread that should serve.
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
                 store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
-                cluster: ClusterNode? = nil, logger: Logger) throws {
+                cluster: ClusterNode? = nil, apiKeys: APIKeyring = APIKeyring(),
+                reloadAPIKeys: (@Sendable () throws -> APIKeyring)? = nil, logger: Logger) throws {
         self.logger = logger
+        apiGate = APIGate(keyring: apiKeys, settings: configuration.settings, hash: secretHasher.hash)
+        self.reloadAPIKeys = reloadAPIKeys
         self.cluster = cluster
         self.settings = configuration.settings
         let stored = try store.loadState()
@@ -78,7 +97,8 @@ public final class ServerRuntime: @unchecked Sendable {
                 authenticator: authenticator, secretHasher: secretHasher, stored: stored,
                 preferenceDefaults: configuration.preferenceDefaults,
                 managedPreferences: configuration.managedPreferences,
-                serverVersion: serverVersion, node: node, logger: logger, now: ServerRuntime.wallClock)
+                serverVersion: serverVersion, node: node, webhookEndpoints: configuration.webhookEndpoints,
+                logger: logger, now: ServerRuntime.wallClock)
         }
         hub = makeHub(stored, cluster?.node)
         transport = WebSocketServer(configuration: transportConfiguration)
@@ -136,7 +156,7 @@ public final class ServerRuntime: @unchecked Sendable {
     /// wait for them before the store even starts it. A persist is the exception: the frames
     /// before it must not be held for its durability, so they go first. Frames keep their
     /// order among themselves, and so does the store's work.
-    private func perform(_ effects: [Effect]) {
+    func perform(_ effects: [Effect]) {
         defer { armWake() }
         var frames: [Effect] = []
         for effect in effects {
@@ -156,6 +176,8 @@ public final class ServerRuntime: @unchecked Sendable {
 
     private func execute(_ effect: Effect) {
         switch effect {
+        case .send(let message, let connection) where Hub.isServiceConnection(connection):
+            if let response = apiResponse(message, to: connection.rawValue) { emit(response) }
         case .send(let message, let connection):
             emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
         case .sendNow(let message, let connection):
@@ -163,13 +185,17 @@ public final class ServerRuntime: @unchecked Sendable {
         case .broadcast(let message, let connections):
             emit(.frame(encode(message), connections.map(\.rawValue)))
         case .persist(let commands):
+            if webhooksWritten != nil, !webhooksPending { webhooksPending = commands.contains(where: \.isWebhook) }
             submittedSequence += 1
             worker.submit(.persist(commands), sequence: submittedSequence)
         case .persistQuietly(let commands):
             worker.submit(.persist(commands), sequence: nil)
         case .commit(let commit):
+            if webhooksWritten != nil, !webhooksPending { webhooksPending = commit.commands.contains(where: \.isWebhook) }
             // Holds nothing back: the hub says nothing about a commit until its outcome.
             worker.submit(.commit(commit), sequence: nil)
+        case .close(let connection, _, _) where Hub.isServiceConnection(connection):
+            break
         case .close(let connection, let code, let reason):
             emit(.close(connection.rawValue, code, reason))
         case .probe(let connection):
@@ -193,7 +219,7 @@ public final class ServerRuntime: @unchecked Sendable {
         OutboundFrame(headroomAndPayload: JSONCodec.encode(message.json, headroom: OutboundFrame.headroom))
     }
 
-    private func emit(_ output: Output) {
+    func emit(_ output: Output) {
         if heldHead == held.count && durableSequence == submittedSequence {
             deliver(output)
         } else {
@@ -247,6 +273,8 @@ public final class ServerRuntime: @unchecked Sendable {
             transport.close(connection, code: code.rawValue, reason: reason)
         case .probe(let connection):
             transport.ping(connection)
+        case .http(let request, let response):
+            _ = transport.respond(to: request, with: response)
         }
     }
 
@@ -257,6 +285,10 @@ public final class ServerRuntime: @unchecked Sendable {
         guard rejoining == nil else { return }
         let start = RuntimeMetrics.now
         if let durable = report.durable { becameDurable(durable) }
+        if webhooksPending {
+            webhooksPending = false
+            webhooksWritten?()
+        }
         // One list, so that every next batch these outcomes start goes before any of their frames.
         var effects: [Effect] = []
         for (id, outcome) in report.outcomes { effects += hub.handle(.committed(id, outcome)) }
@@ -405,6 +437,7 @@ extension ServerRuntime.Output {
         switch self {
         case .frame(_, let connections, _): connections
         case .close(let connection, _, _), .probe(let connection): [connection]
+        case .http: []
         }
     }
 }
@@ -542,4 +575,8 @@ extension ServerRuntime: WebSocketServerDelegate {
 /// Lets the store thread's closures reach the runtime without a retain cycle.
 private final class WeakBox: @unchecked Sendable {
     weak var runtime: ServerRuntime?
+}
+
+extension StoreCommand {
+    var isWebhook: Bool { if case .enqueueWebhooks = self { true } else { false } }
 }

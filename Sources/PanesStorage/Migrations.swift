@@ -152,6 +152,16 @@ enum Migrations {
             );
             CREATE INDEX document_versions_by_document ON document_versions (document);
             """),
+        Migration(version: 11, name: "rights per document: grants and links", sql: """
+            -- A document's grants to users and its links, written and read whole (DocumentAccess):
+            -- JSON arrays, links with their token's SHA-256 only. Goes with its document.
+            CREATE TABLE document_access (
+                document TEXT PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+                version INTEGER NOT NULL,       -- counts changes (a node keeps the newest it saw)
+                grants TEXT NOT NULL,           -- JSON: [{user, role, grantedBy, grantedAt}]
+                links TEXT NOT NULL             -- JSON: [{id, tokenHash, role, createdBy, createdAt, expiresAt, revokedAt?}]
+            ) WITHOUT ROWID;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -47,6 +47,12 @@ extension SQLiteStore {
         try connection.forEachRow(SQL.documents) { row in
             state.documents.append(DocumentRecord(row: row))
         }
+        try connection.forEachRow(SQL.access) { row in
+            let grants = decode(row.text(at: 2), record: "document \(row.text(at: 0) ?? "")", field: "grants", issues: &issues)
+            let links = decode(row.text(at: 3), record: "document \(row.text(at: 0) ?? "")", field: "links", issues: &issues)
+            state.access[DocumentID(row.text(at: 0) ?? "")] = DocumentAccess(grants: grants, links: links,
+                                                                             version: row.int64(at: 1))
+        }
         state.requestRecords = try loadRecords()
         return (state, issues)
     }
@@ -143,6 +149,7 @@ extension SQLiteStore {
             SELECT id, workspace, title, kind, created_at, created_by, modified_at, revision, length
             FROM documents ORDER BY id
             """
+        static let access = "SELECT document, version, grants, links FROM document_access"
     }
 }
 

@@ -178,6 +178,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try connection.run(SQL.deleteDocument, [.text(id.rawValue)])
         case .saveVersion(let version, let text, let keep):
             try saveVersion(version, text: text, keepCheckpoints: keep)
+        case .putDocumentAccess(let id, let access):
+            if access.isEmpty {
+                try connection.run(SQL.deleteAccess, [.text(id.rawValue)])
+            } else {
+                // For an unknown document nothing is written (the SELECT finds no row).
+                try connection.run(SQL.putAccess, [.text(id.rawValue), .int(access.version),
+                                                   .text(json(access.grantsJSON)), .text(json(access.linksJSON))])
+            }
         case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
             // One node: nothing to reserve, so nothing another node holds.
             try writeRecord(record)
@@ -187,6 +195,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
             try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            do {
+                try SQLiteWebhookOutbox.insert(entries, into: connection)
+            } catch let error as SQLiteError {
+                throw error
+            } catch {
+                throw SQLiteError(.invalidCommand, "webhook events could not be written: \(error)", path: path)
+            }
         }
     }
 
@@ -247,5 +263,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         static let snapshotDocument = "UPDATE document_snapshots SET revision = ?2, text = ?3, applied = ?4 WHERE document = ?1"
         static let pruneOperations = "DELETE FROM document_operations WHERE document = ?1 AND revision < ?2"
         static let deleteDocument = "DELETE FROM documents WHERE id = ?1"
+        static let putAccess = """
+            INSERT INTO document_access (document, version, grants, links)
+            SELECT id, ?2, ?3, ?4 FROM documents WHERE id = ?1
+            ON CONFLICT (document) DO UPDATE SET version = excluded.version, grants = excluded.grants, links = excluded.links
+            """
+        static let deleteAccess = "DELETE FROM document_access WHERE document = ?1"
     }
 }

@@ -312,6 +312,7 @@ public final class WebSocketServer: @unchecked Sendable {
     func drainInbox() {
         for work in inbox.drain() { work() }
         if SignalRelay.takePending() { delegate?.serverDidReceiveTerminationSignal() }
+        if SignalRelay.takeReloadPending() { delegate?.serverDidReceiveReloadSignal() }
         if let eventLoop, stopRequested.load(ordering: .acquiring) { pev_break(eventLoop) }
     }
 
@@ -402,7 +403,7 @@ public final class WebSocketServer: @unchecked Sendable {
         return Unmanaged<WebSocketServer>.fromOpaque(user).takeUnretainedValue()
     }
 
-    /// Installs SIGTERM and SIGINT handlers that wake this server's service loop.
+    /// Installs SIGTERM, SIGINT and SIGHUP handlers that wake this server's service loop.
     public func installSignalHandlers() {
         SignalRelay.install(context: context)
     }

@@ -13,6 +13,8 @@ public protocol WebSocketServerDelegate: AnyObject {
     func serverDidWake()
     /// SIGTERM or SIGINT arrived (after `installSignalHandlers()`).
     func serverDidReceiveTerminationSignal()
+    /// SIGHUP arrived (after `installSignalHandlers()`): read what may change without a restart.
+    func serverDidReceiveReloadSignal()
     /// A dynamic HTTP response for a GET of `path` outside the API, or nil for 404. Files under
     /// `webRoot` are served without asking. Called only for requests that passed the `Host`
     /// and `Origin` checks.
@@ -39,4 +41,5 @@ public protocol WebSocketServerDelegate: AnyObject {
 
 extension WebSocketServerDelegate {
     public func serverRetryAfter(forPeer peer: String) -> Int? { nil }
+    public func serverDidReceiveReloadSignal() {}
 }

@@ -8,6 +8,6 @@ struct Panes: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A multi-window document workspace server over WebSockets.",
         version: version,
-        subcommands: [Serve.self, Inspect.self, SettingsCommand.self],
+        subcommands: [Serve.self, Inspect.self, SettingsCommand.self, APIKeyCommand.self],
         defaultSubcommand: Serve.self)
 }

@@ -14,14 +14,14 @@ import PanesWebhooks
 extension Serve {
     /// The engine, not started; a bad endpoint or setting stops the start here, before the
     /// server listens.
-    func makeWebhooks(_ configuration: ServerConfiguration, store: StoreLocation, cluster: ClusterNode?,
+    func makeWebhooks(_ configuration: ServerConfiguration, store: StoreLocation, backing: any Store, cluster: ClusterNode?,
                       logger: Logger) throws -> WebhookEngine? {
         guard !configuration.webhookEndpoints.isEmpty else { return nil }
         let outbox: any WebhookOutbox
         switch store {
         case .sqlite: outbox = try SQLiteWebhookOutbox(path: "\(data)/panes.sqlite")
         case .postgres(let url): outbox = try PostgresWebhookOutbox(url: url)
-        case .memory: outbox = MemoryWebhookOutbox()
+        case .memory: outbox = (backing as? MemoryStore)?.webhookOutbox ?? MemoryWebhookOutbox()
         }
         // Lease owner: the node's id in a cluster, else this process's own.
         let node = cluster?.node.rawValue ?? ClusterNode.makeID().rawValue
@@ -41,6 +41,7 @@ extension Serve {
     /// Starts delivering, its counts in the runtime's `/metrics`.
     func startWebhooks(_ engine: WebhookEngine?, runtime: ServerRuntime) {
         guard let engine else { return }
+        runtime.webhooksWritten = { engine.wake() }
         runtime.metricsExtension = {
             var text = PrometheusText()
             engine.metrics.render(into: &text)

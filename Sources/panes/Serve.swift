@@ -31,6 +31,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Tokens file (JSON) for --auth tokens.") var tokens: String?
     @Option(help: "Key file (JSON) for --auth jwt: issuer, audience and keys (HS256 secrets, RS256/ES256 public keys), each with a kid.")
     var jwtKeys: String?
+    @Option(help: "API keys file (JSON) for the HTTP API under /api/v1: each key's SHA-256, workspaces and access (`panes apikey create` makes one). Read again on SIGHUP. Without it the API answers every request 401.")
+    var apiKeys: String?
     @Option(help: "Folder served at / (the browser client).") var web: String?
     @Option(name: [.customLong("allowed-origin"), .customLong("allow-origin")],
             help: "A browser origin (scheme://host[:port]) allowed besides the server's own (repeatable).")
@@ -86,11 +88,16 @@ struct Serve: ParsableCommand {
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)
-        let webhooks = try makeWebhooks(configuration, store: store, cluster: cluster, logger: logger)
+        let webhooks = try makeWebhooks(configuration, store: store, backing: backing, cluster: cluster, logger: logger)
 
+        let keyring = try apiKeys.map(Self.readAPIKeys) ?? APIKeyring()
+        var reload: (@Sendable () throws -> APIKeyring)?
+        if let path = apiKeys { reload = { try Self.readAPIKeys(path) } }
         let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
-                                        serverVersion: Panes.version, cluster: cluster, logger: logger)
+                                        serverVersion: Panes.version, cluster: cluster,
+                                        apiKeys: keyring, reloadAPIKeys: reload,
+                                        logger: logger)
         startWebhooks(webhooks, runtime: runtime)
         // Scripts and tests wait for this exact line to learn the port.
         let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
@@ -127,6 +134,15 @@ struct Serve: ParsableCommand {
             }
             return .verified(JWTVerifier(configuration: configuration, clockSkewMs: settings.jwtClockSkewMs,
                                          cacheEntries: settings.jwtCacheEntries))
+        }
+    }
+
+    /// The API keys file, checked whole: a bad entry stops the start (or, on SIGHUP, keeps the old keys).
+    static func readAPIKeys(_ path: String) throws -> APIKeyring {
+        do {
+            return try APIKeyring(json: readJSON(path, what: "API keys"))
+        } catch let error as PanesError {
+            throw ValidationError("the API keys file \(path): \(error.message)")
         }
     }
 

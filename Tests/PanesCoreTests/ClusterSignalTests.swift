@@ -154,6 +154,7 @@ import Testing
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
         // a renewed late after all (it was only slow): its scenes' presence is taken again.
         _ = nodes.b.run(.notice(.nodesExpired([])))
+        nodes.a.clock.advance(Millis(nodes.a.hub.settings.presenceIntervalMs))  // not held
         let again = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 2]])
         #expect(TwoNodes.deliver(again, to: &nodes.b).events(to: onB, named: "presence").count == 1)
     }

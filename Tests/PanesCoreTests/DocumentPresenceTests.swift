@@ -93,11 +93,14 @@ import Testing
         var harness = HubHarness()
         let (a, b, id) = Self.setUp(&harness, text: "abc")
         _ = harness.request(b, "setPresence", Self.presence(id, anchor: 1, head: 2, name: "Bob", color: "#f00"))
+        // Each past `presenceIntervalMs`, so none is held.
+        harness.clock.advance(Millis(harness.hub.settings.presenceIntervalMs))
         let renamed = harness.send(b, "setPresence", ["document": .string(id), "name": "Robert"])
         let event = renamed.events(to: a, named: "presence").first
         #expect(event?["selection"] == ["anchor": 1, "head": 2])
         #expect(event?["name"] == "Robert")
         #expect(event?["color"] == "#f00")
+        harness.clock.advance(Millis(harness.hub.settings.presenceIntervalMs))
         let hidden = harness.send(b, "setPresence", ["document": .string(id), "selection": .null])
         #expect(hidden.events(to: a, named: "presence").first?["selection"] == .null)
         #expect(hidden.events(to: a, named: "presence").first?["left"] == false)

@@ -49,13 +49,13 @@ struct HubHarness {
     init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
          authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
          managedPreferences: ManagedPreferences = ManagedPreferences(), startingAt: Millis? = nil,
-         node: NodeID? = nil, ids: IdentifierSource = .sequential()) {
+         node: NodeID? = nil, ids: IdentifierSource = .sequential(), webhookEndpoints: [WebhookEndpoint] = []) {
         let clock = clock
         if let startingAt { clock.advance(startingAt - clock.now) }
         self.store = store
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
                   secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
-                  serverVersion: "test", node: node, now: { clock.now }, ids: ids)
+                  serverVersion: "test", node: node, webhookEndpoints: webhookEndpoints, now: { clock.now }, ids: ids)
     }
 
     /// A harness for a restarted server: a new hub over the same store, loaded from it.

@@ -268,5 +268,5 @@ import Testing
 
 extension JSONValue {
     /// The `error.code` of a failed reply.
-    fileprivate var errorCode: String? { self["error"]?["code"]?.stringValue }
+    var errorCode: String? { self["error"]?["code"]?.stringValue }
 }

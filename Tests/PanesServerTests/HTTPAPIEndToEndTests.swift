@@ -4,7 +4,8 @@ import PanesTestSupport
 import Testing
 
 /// The real binary's `/api` path: requests reach the runtime whole and get the protocol's error
-/// objects with a fitting status (no route is served yet: issue 26's API builds on this), the
+/// objects with a fitting status (a path no route has gets 404; the routes are tested in
+/// Tests/api), the
 /// transport's limits answer with the setting that refused them, and WebSocket scenes on the
 /// same port go on.
 @Suite struct HTTPAPIEndToEndTests {

@@ -10,7 +10,7 @@ import Testing
 /// The real binary delivering its outbox to a real receiver: what it delivers shows in
 /// `/metrics`, and `kill -9` of the node that is delivering loses nothing (the event goes again,
 /// with its id, from the restarted server or another node). Events are written straight into
-/// the outbox here: the hub writes them with its changes once the HTTP API lands (issue 26).
+/// the outbox here; those the hub writes with real changes are tested in Tests/api.
 @Suite(.serialized) struct WebhooksEndToEndTests {
     static let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 

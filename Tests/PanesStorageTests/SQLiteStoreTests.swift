@@ -166,7 +166,7 @@ import Testing
             tables.append(row.text(at: 0) ?? "")
         }
         // sqlite_sequence is SQLite's own, for the outbox's AUTOINCREMENT.
-        #expect(tables == ["document_operations", "document_snapshots", "document_versions", "documents",
+        #expect(tables == ["document_access", "document_operations", "document_snapshots", "document_versions", "documents",
                            "preference_domains", "preferences", "request_records", "sessions", "sqlite_sequence",
                            "webhook_outbox"])
         #expect(try store.connection.integer(

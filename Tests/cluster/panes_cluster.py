@@ -130,12 +130,14 @@ class Cluster:
       - settings: more configuration settings for every node (the same on each, as in a
         deployment), over the short leases.
       - node_args: more `panes serve` arguments for every node (say `--web DIR`).
+      - configuration: more top-level configuration (say `webhooks`).
       - sockets_apart: WebSocket upgrades (`/ws`) get a round-robin backend of their own, so
         consecutive sockets alternate between nodes whatever page loads go between them.
     """
 
     def __init__(self, pg: Postgres, nodes: int = 2, haproxy: bool = True, lease_ms: int = LEASE_MS,
-                 settings: dict | None = None, node_args: list[str] = (), sockets_apart: bool = False) -> None:
+                 settings: dict | None = None, node_args: list[str] = (), sockets_apart: bool = False,
+                 configuration: dict | None = None) -> None:
         self.pg = pg
         self.dir = Path(tempfile.mkdtemp(prefix="panes-cluster-"))
         self.store = pg.create_database()
@@ -143,7 +145,8 @@ class Cluster:
         self.public_url = f"http://127.0.0.1:{self.lb_port}"
         self.config = self.dir / "config.json"
         self.config.write_text(json.dumps(
-            {"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS, **(settings or {})}}))
+            {"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS, **(settings or {})},
+             **(configuration or {})}))
         self.nodes = [Node(self.store, self.public_url, self.config, i, node_args).start() for i in range(nodes)]
         self.sockets_apart = sockets_apart
         self.haproxy: subprocess.Popen | None = None

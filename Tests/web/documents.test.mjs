@@ -174,6 +174,25 @@ describe('presence', { timeout: 30_000 }, () => {
     assert.equal(b.text, '>> hello world');
   });
 
+  test("a scene's presence payload reaches the others, is kept through later presence, and the summary merges windows per person", async () => {
+    const w = await world('hello', ['alice', 'bob', 'bob']);
+    const [a, b, b2] = w.sessions;
+    const bScene = w.clients[1].scene ?? '';
+    await b.setPresenceData({ typing: true });
+    await until(a, 'presence', () => a.remote.get(bScene)?.data !== null && a.remote.get(bScene)?.data !== undefined);
+    assert.deepEqual(a.remote.get(bScene)?.data, { typing: true });
+    b.setSelection({ anchor: 1, head: 2 });
+    await until(a, 'presence', () => a.remote.get(bScene)?.selection?.head === 2);
+    assert.deepEqual(a.remote.get(bScene)?.data, { typing: true }, 'still there');
+    await assert.rejects(b.setPresenceData('x'.repeat(5000)), { code: 'too_large' });
+    // Bob has it open in two windows: one person in `people`.
+    const summary = (await w.clients[0].request('openDocument', { document: a.id })).document;
+    // (In the order each person first opened it: the windows here opened at once, so sorted.)
+    const people = (summary.people ?? []).map((p) => [p.user, p.windows]).sort();
+    assert.deepEqual(people, [['alice', 1], ['bob', 2]]);
+    assert.ok(b2);
+  });
+
   test('a presence made at an older revision is moved through the operations since', async () => {
     const w = await world('abcdef');
     const [a] = w.sessions;

@@ -27,6 +27,8 @@ export function describeError(error, action) {
     case 'unknown_type':
       return `This server can’t ${action} yet.`;
     case 'forbidden':
+      // A link that no longer opens the document (revoked, expired, not this workspace's) says so.
+      if (error.field === 'link') return `Couldn’t ${action}: ${error.message ?? 'the link does not open it'}.`;
       return `You don’t have permission to ${action} in this workspace.`;
     case 'rate_limited':
       return `Too many changes at once. Wait a moment, then ${action} again.`;

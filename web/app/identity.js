@@ -2,12 +2,15 @@
 /**
  * Who is using this browser, and in which workspace: a display name picked once and kept in
  * `localStorage` (shared by every tab of this origin; `?name=` overrides and stores it), a
- * colour derived from it for presence, and the workspace from `?workspace=`.
+ * colour derived from it for presence, and the workspace from `?workspace=`. With a server that
+ * authenticates (`--auth tokens` or `jwt`), `?token=` is sent instead of the name (kept for
+ * this tab in `sessionStorage`, so a reload keeps it).
  *
  * @module app/identity
  */
 
 const NAME_KEY = 'panes.name';
+const TOKEN_KEY = 'panes.token';
 
 /** Presence colours: distinct, readable with white text, fine in both themes. */
 export const PALETTE = ['#0a84ff', '#ff375f', '#30b0c7', '#ff9f0a', '#af52de', '#34c759', '#5e5ce6', '#ff6b22', '#a2845e', '#00a6a6'];
@@ -31,7 +34,7 @@ export function cleanName(name) {
 }
 
 /**
- * @returns {{ name: string, color: string, workspace: string }}
+ * @returns {{ name: string, color: string, workspace: string, token: string | null }}
  */
 export function loadIdentity() {
   const params = new URL(location.href).searchParams;
@@ -47,7 +50,14 @@ export function loadIdentity() {
     name ||= 'Guest';
   }
   const workspace = (params.get('workspace') ?? 'default').replace(/[^A-Za-z0-9._-]/g, '').slice(0, 64) || 'default';
-  return { name, color: colorFor(name), workspace };
+  let token = params.get('token');
+  try {
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else token = sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    /* private mode: the token lasts for this page only */
+  }
+  return { name, color: colorFor(name), workspace, token };
 }
 
 /**

@@ -53,7 +53,7 @@ byId('back').innerHTML = `${icons.back}<span>Documents</span>`;
 
 const client = connectInBrowser({
   workspace: identity.workspace,
-  auth: { name: identity.name },
+  auth: identity.token ? { token: identity.token } : { name: identity.name },
   animate: byId('app'),
   onClosed: () => showClosedScreen(workspace.closingSelf),
 });

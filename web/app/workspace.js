@@ -45,6 +45,9 @@ export class Workspace {
     this.identity = identity;
     this.app = byId('app');
     this.editor = byId('editor', HTMLTextAreaElement);
+    this.readOnlyBadge = byId('read-only');
+    /** Link tokens this window opens documents through (`?open=ID&link=TOKEN`), by document. @type {Map<string, string>} */
+    this.links = new Map();
     this.editorWrap = byId('editor-wrap');
     this.welcome = byId('welcome');
     this.titleInput = byId('document-title', HTMLTextAreaElement);
@@ -152,8 +155,11 @@ export class Workspace {
   async restore(result) {
     const params = new URL(location.href).searchParams;
     const requested = params.get('open');
+    const link = params.get('link');
+    if (requested && link) this.links.set(requested, link);
     if (requested) {
       params.delete('open');
+      params.delete('link');
       history.replaceState(history.state, '', `${location.pathname}${params.toString() ? `?${params}` : ''}`);
     }
     const handedOver =
@@ -351,7 +357,8 @@ export class Workspace {
     this.refreshedTitle = null;
     this.documentId = id;
     this.app.dataset.document = id;
-    const session = new DocumentSession(this.client, id, { name: this.identity.name, color: this.identity.color });
+    const session = new DocumentSession(this.client, id, { name: this.identity.name, color: this.identity.color,
+      link: this.links.get(id) });
     this.doc = session;
     this.opening = options;
     this.render();
@@ -394,7 +401,21 @@ export class Workspace {
       if (message) toast(message);
       this.closeDocument();
     });
-    session.on('error', (/** @type {any} */ error) => toast(describeError(error, 'save your change')));
+    session.on('error', (/** @type {any} */ error) => {
+      toast(describeError(error, 'save your change'));
+      this.renderAccess();
+    });
+    session.on('accessChanged', ({ role }) => {
+      if (this.doc !== session) return;
+      const title = session.summary?.title ?? 'this document';
+      if (role === 'none') {
+        toast(`You no longer have access to “${title}”.`);
+        this.closeDocument();
+        return;
+      }
+      toast(role === 'viewer' ? `“${title}” is read-only for you now.` : `You may edit “${title}” now.`);
+      this.renderAccess();
+    });
     this.render();
     const { selection, scroll } = options;
     if (options.focus) this.editor.focus({ preventScroll: true });
@@ -704,9 +725,18 @@ export class Workspace {
     this.titleInput.hidden = !open;
     if (document.activeElement !== this.titleInput) this.titleInput.value = open ? this.currentTitle() : '';
     byId('open-in-new-window').hidden = !open;
+    this.renderAccess();
     this.editorWrap.hidden = !open || !this.binding;
     this.welcome.hidden = open && Boolean(this.binding);
     this.renderTitle();
+  }
+
+  /** A viewer's window is read-only: the text cannot be typed in, and says so. */
+  renderAccess() {
+    const readOnly = Boolean(this.documentId && this.doc?.readOnly);
+    this.editor.readOnly = readOnly;
+    this.titleInput.readOnly = readOnly;
+    this.readOnlyBadge.hidden = !readOnly;
   }
 
   renderWelcome() {

@@ -41,7 +41,8 @@ export class DocumentList extends EventSource {
       this.#client.on('documentsChanged', (event) => {
         if (this.#stopped || !event.document) return;
         const document = event.document;
-        if (event.change === 'deleted') this.documents.delete(document.id);
+        // `unshared`: this user may no longer see it (PROTOCOL.md, "Rights per document").
+        if (event.change === 'deleted' || event.change === 'unshared') this.documents.delete(document.id);
         else this.documents.set(document.id, { ...this.documents.get(document.id), ...document });
         emit(this, 'change', { change: event.change, document });
       }),

@@ -43,6 +43,7 @@ export { DocumentList } from './document-list.js';
 /** @typedef {import('../types/panes-client.js').DocumentSessionOptions} DocumentSessionOptions */
 /** @typedef {import('../types/panes-client.js').DocumentSessionEvents} DocumentSessionEvents */
 /** @typedef {import('../types/panes-client.js').Author} Author */
+/** @typedef {import('../types/panes-client.js').DocumentRole} DocumentRole */
 /** @typedef {import('../types/panes-client.js').PendingRecord} PendingRecord */
 /** @typedef {import('../types/panes-client.js').PendingKey} PendingKey */
 /** @typedef {import('./panes-client.js').PanesClient} PanesClient */
@@ -76,7 +77,13 @@ export class DocumentSession extends EventSource {
   summary = null;
   /** @type {DocumentStatus} */
   status = 'opening';
+  /** @type {DocumentRole | null} this scene's role for the document, from the server */
+  role = null;
   readOnly = false;
+  /** @type {string | undefined} the link token this window opens the document through */
+  #link;
+  /** @type {any} this scene's presence payload (`setPresenceData`); undefined until set */
+  #data = undefined;
   /** @type {OTClient | null} */
   #ot = null;
   #presence;
@@ -125,6 +132,7 @@ export class DocumentSession extends EventSource {
     });
     this.#history = new UndoHistory({ limit: options.undoLimit, groupMs: options.undoGroupMs });
     this.#store = pendingStoreOf(client);
+    this.#link = options.link;
   }
 
   /** This window has an edit of its own to undo. */
@@ -184,6 +192,9 @@ export class DocumentSession extends EventSource {
       client.on('documentDeleted', (event) => {
         if (event.document === this.id) this.#markDeleted();
       }),
+      client.on('documentAccessChanged', (event) => {
+        if (event.document === this.id) this.#accessChanged(event.role);
+      }),
       client.on('documentsChanged', (event) => {
         if (event.document?.id === this.id && event.change !== 'deleted') {
           this.summary = { ...this.summary, ...event.document };
@@ -228,7 +239,7 @@ export class DocumentSession extends EventSource {
           await this.#resume(kept);
           return this;
         }
-        const result = await client.request('openDocument', { document: this.id });
+        const result = await client.request('openDocument', this.#openFields());
         this.#openEpoch = client.epoch;
         this.#start(result);
         return this;
@@ -330,6 +341,19 @@ export class DocumentSession extends EventSource {
   }
 
   /**
+   * Shares a payload of this scene's own with the others (any JSON, at most the server's
+   * `maxPresenceBytes`; null removes it): what it is doing ("typing", a cursor colour, a
+   * viewport). Kept and sent again with every later presence, and after a reconnect.
+   * @param {any} data
+   * @returns {Promise<void>}
+   */
+  async setPresenceData(data) {
+    this.#data = data;
+    if (!this.#ot || this.gone || !this.#client.connected) return;
+    await this.#client.request('setPresence', { document: this.id, data }, { queue: false });
+  }
+
+  /**
    * Everyone here: the list's participants and anyone whose presence arrived, without this scene.
    * @returns {Participant[]}
    */
@@ -395,6 +419,7 @@ export class DocumentSession extends EventSource {
   /** @param {any} result an `openDocument` result without catch-up */
   #start(result) {
     this.summary = result.document ?? this.summary;
+    this.#setRole(result.role);
     this.text = String(result.text ?? '');
     this.#makeOT(Number(result.revision ?? 0));
     this.#receivePresence(result);
@@ -447,15 +472,16 @@ export class DocumentSession extends EventSource {
       if (code !== 'revision_in_future' && code !== 'revision_unavailable') throw error;
       // The server's document is not the one these edits were made on (its data was
       // restored from a backup, say): rebase them over the difference all the same.
-      result = { ...(await client.request('openDocument', { document: this.id })), catchUp: 'snapshot' };
+      result = { ...(await client.request('openDocument', this.#openFields())), catchUp: 'snapshot' };
     }
     this.#openEpoch = client.epoch;
     this.summary = result.document ?? this.summary;
+    this.#setRole(result.role);
     try {
       this.#catchUp(result);
     } catch {
       // Operations that do not fit what was kept: by difference from the server's text.
-      const fresh = await client.request('openDocument', { document: this.id });
+      const fresh = await client.request('openDocument', this.#openFields());
       this.#catchUp({ ...fresh, catchUp: 'snapshot' });
     }
     this.#setStatus('open');
@@ -470,7 +496,39 @@ export class DocumentSession extends EventSource {
    */
   #reopenFields(revision) {
     const pending = this.#ot?.pending().map((p) => p.opId) ?? [];
-    return pending.length ? { document: this.id, revision, pending } : { document: this.id, revision };
+    return pending.length ? { ...this.#openFields(), revision, pending } : { ...this.#openFields(), revision };
+  }
+
+  /** The fields of an `openDocument` without a revision: the document, and the link if any. */
+  #openFields() {
+    return this.#link ? { document: this.id, link: this.#link } : { document: this.id };
+  }
+
+  /**
+   * The scene's role for the document changed (`documentAccessChanged`): a viewer's window is
+   * read-only; with `none` the document is closed for it, and unsent edits have nowhere to go.
+   * @param {DocumentRole} role
+   */
+  #accessChanged(role) {
+    if (role === 'none') {
+      if (this.#key && this.#kept) this.#store.remove(this.#key);
+      this.#kept = false;
+      this.role = null;
+      this.readOnly = true;
+      this.#setStatus('closed');
+      this.#detach();
+      emit(this, 'accessChanged', { role });
+      return;
+    }
+    this.#setRole(role);
+    emit(this, 'accessChanged', { role });
+  }
+
+  /** @param {DocumentRole | undefined} role */
+  #setRole(role) {
+    if (!role) return;
+    this.role = role;
+    this.readOnly = role === 'viewer';
   }
 
   /**
@@ -596,6 +654,7 @@ export class DocumentSession extends EventSource {
       if (this.#ot !== ot || this.gone) return;
       this.#openEpoch = this.#client.epoch;
       this.summary = result.document ?? this.summary;
+      this.#setRole(result.role);
       this.#catchUp(result);
       this.#setStatus('open');
       this.#presence.resend();
@@ -633,10 +692,11 @@ export class DocumentSession extends EventSource {
    */
   async #reload(options = {}) {
     try {
-      const result = await this.#client.request('openDocument', { document: this.id }, { queue: false });
+      const result = await this.#client.request('openDocument', this.#openFields(), { queue: false });
       if (this.gone) return;
       this.#openEpoch = this.#client.epoch;
       this.summary = result.document ?? this.summary;
+      this.#setRole(result.role);
       if (options.dropUnsent || !this.#ot) {
         this.#start(result);
         this.#history.restore(null);
@@ -808,11 +868,10 @@ export class DocumentSession extends EventSource {
   #sendPresence(selection) {
     const client = this.#client;
     if (!this.#ot || !this.synchronized || this.status !== 'open' || !client.connected || !client.supports('setPresence')) return null;
-    return client.request(
-      'setPresence',
-      { document: this.id, revision: this.#ot.revision, selection, name: this.name, color: this.color },
-      { queue: false },
-    );
+    /** @type {import('../types/panes-client.js').Requests['setPresence'][0]} */
+    const fields = { document: this.id, revision: this.#ot.revision, selection, name: this.name, color: this.color };
+    if (this.#data !== undefined) fields.data = this.#data;
+    return client.request('setPresence', fields, { queue: false });
   }
 
   #markDeleted() {

@@ -335,6 +335,49 @@ export class PanesClient extends EventSource {
 
   /**
    * @param {string} document
+   * @param {string} user
+   * @param {import('../types/panes-client.js').DocumentRole} role
+   */
+  shareDocument(document, user, role) {
+    return this.request('shareDocument', { document, user, role });
+  }
+
+  /**
+   * @param {string} document
+   * @param {string} user
+   */
+  unshareDocument(document, user) {
+    return this.request('unshareDocument', { document, user });
+  }
+
+  /**
+   * @param {string} document
+   * @param {'viewer' | 'editor'} role
+   * @param {{ expiresInMs?: number }} [options]
+   */
+  async createDocumentLink(document, role, options = {}) {
+    /** @type {{ document: string, role: 'viewer' | 'editor', expiresInMs?: number }} */
+    const fields = { document, role };
+    if (options.expiresInMs !== undefined) fields.expiresInMs = options.expiresInMs;
+    const result = await this.request('createDocumentLink', fields);
+    return { link: result.link, token: result.token };
+  }
+
+  /**
+   * @param {string} document
+   * @param {string} link
+   */
+  revokeDocumentLink(document, link) {
+    return this.request('revokeDocumentLink', { document, link });
+  }
+
+  /** @param {string} document */
+  listDocumentShares(document) {
+    return this.request('listDocumentShares', { document });
+  }
+
+  /**
+   * @param {string} document
    * @param {DocumentSessionOptions} [options]
    */
   openDocument(document, options) {

@@ -103,6 +103,8 @@ export class Presence {
       name: event.name ?? previous?.name ?? event.user ?? '',
       color: event.color ?? previous?.color ?? '#888',
       selection,
+      // The scene's own payload (`setPresence`'s `data`); every presence carries it.
+      data: event.data !== undefined ? event.data : previous?.data ?? null,
       updatedAt: Date.now(),
     });
     return true;

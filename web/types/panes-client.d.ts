@@ -208,7 +208,8 @@ export interface DragEndedEvent {
 }
 
 export interface DocumentsChangedEvent {
-  change: 'created' | 'renamed' | 'deleted' | 'modified' | 'presence';
+  /** `shared`: now visible to this user (a grant); `unshared`: no longer (it leaves the list). */
+  change: 'created' | 'renamed' | 'deleted' | 'modified' | 'presence' | 'shared' | 'unshared';
   document: DocumentSummary;
   /** Who deleted it, for `deleted` (null when another server node did). */
   by?: Actor | null;
@@ -250,6 +251,8 @@ export interface PresenceEvent {
   color?: string;
   selection: Selection | null;
   left?: boolean;
+  /** The scene's own payload (`setPresence`'s `data`), or null. */
+  data?: unknown;
 }
 
 export type Status = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed' | 'destroyed' | 'failed';
@@ -287,6 +290,8 @@ export interface ServerEvents {
   presence: PresenceEvent;
   /** The document was deleted (by `by`); it is closed for this scene. */
   documentDeleted: { document: string; by?: Actor | null };
+  /** This scene's role for an open document changed; `none`: it is closed for this scene. */
+  documentAccessChanged: { document: string; role: DocumentRole };
 }
 
 /** Events of a `PanesClient`: the server's events by their `type`, and the client's own. */
@@ -502,11 +507,11 @@ export interface Requests {
   createDocument: [{ title: string; text?: string }, { document: DocumentSummary }];
   renameDocument: [{ document: string; title: string }, { document: DocumentSummary }];
   deleteDocument: [{ document: string }, { document: string }];
-  openDocument: [{ document: string; revision?: number; pending?: string[] }, OpenDocumentResult];
+  openDocument: [{ document: string; revision?: number; pending?: string[]; link?: string }, OpenDocumentResult];
   closeDocument: [{ document: string }, {}];
   edit: [{ document: string; revision: number; operation: Operation; opId: string }, { revision: number; opId: string; duplicate?: boolean }];
   setPresence: [
-    { document: string; revision?: number; selection?: Selection | null; name?: string; color?: string },
+    { document: string; revision?: number; selection?: Selection | null; name?: string; color?: string; data?: unknown },
     { revision: number; selection: Selection | null },
   ];
   saveVersion: [{ document: string; name: string }, { version: Version }];
@@ -514,6 +519,31 @@ export interface Requests {
   readVersion: [{ document: string; version: string }, { version: Version; text: string }];
   compareVersions: [{ document: string; from: string; to: string }, { from: Version; to: Version; operation: Operation }];
   restoreVersion: [{ document: string; version: string }, RestoreVersionResult];
+  shareDocument: [{ document: string; user: string; role: DocumentRole }, DocumentShares];
+  unshareDocument: [{ document: string; user: string }, DocumentShares];
+  createDocumentLink: [{ document: string; role: 'viewer' | 'editor'; expiresInMs?: number }, { document: string; link: DocumentLink; token: string }];
+  revokeDocumentLink: [{ document: string; link: string }, DocumentShares];
+  listDocumentShares: [{ document: string }, DocumentShares];
+}
+
+/** A role for one document (PROTOCOL.md, "Rights per document"); `none`: the user may not see it. */
+export type DocumentRole = 'none' | 'viewer' | 'editor' | 'owner';
+
+/** A document's grants and links, as its owners see them (never a link's token). */
+export interface DocumentShares {
+  document: string;
+  grants: Array<{ user: string; role: DocumentRole; grantedBy: string; grantedAt: number }>;
+  links: DocumentLink[];
+}
+
+export interface DocumentLink {
+  /** Names the link (for `revokeDocumentLink`); it opens nothing. */
+  id: string;
+  role: 'viewer' | 'editor';
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt?: number;
 }
 
 /** A kept version of a document (PROTOCOL.md, "Versions"): its text at `revision`. */
@@ -546,6 +576,8 @@ export interface RestoreVersionResult {
 export interface OpenDocumentResult {
   document: DocumentSummary;
   revision: number;
+  /** This scene's role for the document: a viewer's window is read-only. */
+  role: 'viewer' | 'editor' | 'owner';
   text?: string;
   catchUp?: 'operations' | 'none' | 'snapshot';
   operations?: Array<{ revision: number; operation: Operation; opId?: string; author?: Author }>;
@@ -642,6 +674,14 @@ export declare class PanesClient extends EventSource<PanesClientEvents> {
   createDocument(title: string, options?: { text?: string }): Promise<DocumentSummary>;
   renameDocument(document: string, title: string): Promise<DocumentSummary>;
   deleteDocument(document: string): Promise<void>;
+  /** Gives `user` a role for the document (`none` takes it away). Owners only. */
+  shareDocument(document: string, user: string, role: DocumentRole): Promise<DocumentShares>;
+  /** Removes the user's grant: the workspace role holds again. Owners only. */
+  unshareDocument(document: string, user: string): Promise<DocumentShares>;
+  /** A link opening the document with `role`; `token` is in this answer only. Owners only. */
+  createDocumentLink(document: string, role: 'viewer' | 'editor', options?: { expiresInMs?: number }): Promise<{ link: DocumentLink; token: string }>;
+  revokeDocumentLink(document: string, link: string): Promise<DocumentShares>;
+  listDocumentShares(document: string): Promise<DocumentShares>;
   /** Opens a document for editing (`DocumentSession.open`). */
   openDocument(document: string, options?: DocumentSessionOptions): Promise<DocumentSession>;
 
@@ -753,6 +793,11 @@ export interface DocumentSummary {
   participants?: Participant[];
   /** How many scenes have it open, listed or not. */
   participantCount?: number;
+  /**
+   * The participants merged per person, in the order each first opened it: "Alice has this
+   * open in two windows, active in one" is `{ user: 'alice', name: 'Alice', windows: 2, active: 1 }`.
+   */
+  people?: Array<{ user: string; name: string; windows: number; active: number }>;
 }
 
 /** Someone else's place in an open document, in local coordinates. */
@@ -762,6 +807,8 @@ export interface RemotePresence {
   name: string;
   color: string;
   selection: Selection | null;
+  /** The scene's own payload (`DocumentSession.setPresenceData`), or null. */
+  data: unknown;
   /** When it last arrived (ms since the epoch). */
   updatedAt: number;
 }
@@ -809,6 +856,8 @@ export interface DocumentSessionEvents {
   saved: {};
   /** `canUndo` or `canRedo` changed. */
   undoChange: { canUndo: boolean; canRedo: boolean };
+  /** This scene's role for the document changed (`role`, `readOnly`); `none` closed it. */
+  accessChanged: { role: DocumentRole };
 }
 
 export interface DocumentSessionOptions {
@@ -821,6 +870,8 @@ export interface DocumentSessionOptions {
   undoLimit?: number;
   /** A pause this long ends a burst of typing as one undo step (default 1000 ms). */
   undoGroupMs?: number;
+  /** A link's token (`createDocumentLink`): the document is opened (and re-opened) through it. */
+  link?: string;
 }
 
 /**
@@ -842,7 +893,9 @@ export declare class DocumentSession extends EventSource<DocumentSessionEvents> 
   readonly remote: Map<string, RemotePresence>;
   /** This scene's selection, as last set. */
   readonly selection: Selection | null;
-  /** An edit was refused as `forbidden` (a viewer). */
+  /** This scene's role for the document, from the server (null until open, and once access is gone). */
+  readonly role: DocumentRole | null;
+  /** The scene is a viewer of the document (or an edit was refused as `forbidden`): edits would be refused. */
   readonly readOnly: boolean;
   /** Every local edit is acknowledged. */
   readonly synchronized: boolean;
@@ -872,6 +925,8 @@ export declare class DocumentSession extends EventSource<DocumentSessionEvents> 
   breakUndoGroup(): void;
   /** Shares this scene's selection (code points). */
   setSelection(selection: Selection | null): void;
+  /** Shares a payload of this scene's own (any JSON, at most `maxPresenceBytes`; null removes it); kept and resent. */
+  setPresenceData(data: unknown): Promise<void>;
   /** Everyone else here. */
   participants(): Participant[];
   /** Every local edit is acknowledged: resolves at once, or with the next `saved`. */

@@ -108,4 +108,6 @@ struct OpenWaiter: Sendable {
     let after: Int
     /// The op ids the client asked about (`openDocument`'s `pending`).
     var pending: [String] = []
+    /// The link token it came with (`openDocument`'s `link`).
+    var link: String? = nil
 }

@@ -313,6 +313,7 @@ extension Hub {
         }
         for record in changes.documents { takeRemoteRecord(record) }
         for id in changes.deletedDocuments { forgetRemotelyDeleted(id) }
+        for (id, access) in changes.access.sorted(by: { $0.key < $1.key }) { takeRemoteAccess(id, access) }
         for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 
@@ -343,7 +344,8 @@ extension Hub {
         broadcast(.event(.documentDeleted(id, by: .null)),
                   to: removed.holders.compactMap { scenes[$0]?.connection }.sorted())
         failWaiting(on: removed)
-        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null, record: record)
+        rights.remove(id)
     }
 
     // MARK: Leases
@@ -538,8 +540,11 @@ extension Hub {
 
     /// Whether an open must wait: the document is not known here yet (made on another node a
     /// moment ago), or the client names a revision newer than this node holds.
-    func openMustWait(_ id: DocumentID, revision: Int64?, scene: Scene) -> OpenWait? {
+    /// - Parameter link: a link token this node does not know may have been made on another
+    ///   node: the open waits for the records too.
+    func openMustWait(_ id: DocumentID, revision: Int64?, link: String? = nil, scene: Scene) -> OpenWait? {
         guard let record = documents.records[id] else { return .records }
+        if let link, rights.link(tokenHash: secretHasher.hash(link)) == nil { return .records }
         guard record.belongs(to: scene.owner.workspace), let revision else { return nil }
         // Not held here: the load reads the store, which has every committed revision.
         guard let open = documents.open[id] else { return nil }
@@ -558,7 +563,7 @@ extension Hub {
         for waiter in cluster.openWaiters {
             guard let scene = scenes[waiter.scene] else { continue }
             let answer: Bool
-            switch openMustWait(waiter.document, revision: waiter.revision, scene: scene) {
+            switch openMustWait(waiter.document, revision: waiter.revision, link: waiter.link, scene: scene) {
             case .records?:
                 answer = finished.map { waiter.after < $0 } ?? false
             case .operations?:
@@ -573,7 +578,8 @@ extension Hub {
             }
             do throws(PanesError) {
                 if let result = try openDocument(waiter.document, revision: waiter.revision, pending: waiter.pending,
-                                                 requestID: waiter.requestID, scene: scene, mayWait: false) {
+                                                 link: waiter.link, requestID: waiter.requestID, scene: scene,
+                                                 mayWait: false) {
                     send(.reply(waiter.requestID, result: result), to: scene.connection)
                 }
             } catch {

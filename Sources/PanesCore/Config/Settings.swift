@@ -60,6 +60,11 @@ public struct Settings: Sendable, Equatable {
     public var documentListIntervalMs = 250
     public var sceneShareIntervalMs = 100
     public var maxListedParticipants = 32
+    public var maxPresenceBytes = 2_048
+    public var presenceIntervalMs = 50
+    public var maxSharesPerDocument = 1_000
+    public var defaultLinkLifetimeMs = 7 * 24 * 3_600_000
+    public var maxLinkLifetimeMs = 365 * 24 * 3_600_000
 
     // Versions
     public var maxVersionNameBytes = 256
@@ -87,6 +92,8 @@ public struct Settings: Sendable, Equatable {
     public var maxHTTPHeaderBytes = 4_096
     public var httpResponseTimeoutMs = 30_000
     public var maxHTTPRequestsInFlight = 256
+    public var apiRateLimitPerSecond = 100
+    public var apiRateLimitBurst = 200
 
     // Webhooks (delivery from the outbox)
     public var webhookCoalesceMs = 1_000
@@ -262,6 +269,23 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxListedParticipants", keyPath: \.maxListedParticipants,
               meaning: "Participants listed in a document summary (`participantCount` has them all), so each opening costs list observers the same.",
               range: 1...10_000),
+        .init(name: "maxPresenceBytes", keyPath: \.maxPresenceBytes,
+              meaning: "Encoded size of a scene's presence payload (`setPresence`'s `data`); larger gets `too_large`.",
+              range: 0...(64 << 10)),
+        .init(name: "presenceIntervalMs", keyPath: \.presenceIntervalMs,
+              meaning: "Others hear of one scene's presence in a document at most this often: a change inside the interval is "
+                  + "held and the latest sent when it ends (a departure is never held); 0 sends every change at once.",
+              range: 0...10_000),
+        .init(name: "maxSharesPerDocument", keyPath: \.maxSharesPerDocument,
+              meaning: "Grants to users and links (revoked and expired ones included, until room is needed) one document may have; "
+                  + "more gets `too_many`.",
+              range: 1...100_000),
+        .init(name: "defaultLinkLifetimeMs", keyPath: \.defaultLinkLifetimeMs,
+              meaning: "How long a document link lasts when `createDocumentLink` names no `expiresInMs`.",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
+        .init(name: "maxLinkLifetimeMs", keyPath: \.maxLinkLifetimeMs,
+              meaning: "Longest `expiresInMs` a document link may be given (at least 1,000).",
+              range: 1_000...(3_650 * 24 * 3_600_000)),
         .init(name: "maxTokenBytes", keyPath: \.maxTokenBytes,
               meaning: "Length of a token in `connect` (`auth.token`) or `refreshToken`.", range: 256...(64 << 10)),
         .init(name: "jwtClockSkewMs", keyPath: \.jwtClockSkewMs,
@@ -305,6 +329,11 @@ public struct Settings: Sendable, Equatable {
         .init(name: "maxHTTPRequestsInFlight", keyPath: \.maxHTTPRequestsInFlight,
               meaning: "HTTP API requests being read or answered at once; more are refused with 503 and `Retry-After: 1`.",
               range: 1...100_000),
+        .init(name: "apiRateLimitPerSecond", keyPath: \.apiRateLimitPerSecond,
+              meaning: "Sustained HTTP API requests per second per API key, over all its connections (each node of a cluster counts its own); more get 429 `rate_limited` with `Retry-After`.",
+              range: 1...1_000_000),
+        .init(name: "apiRateLimitBurst", keyPath: \.apiRateLimitBurst,
+              meaning: "HTTP API requests one API key may send at once above the sustained rate.", range: 1...1_000_000),
         .init(name: "webhookCoalesceMs", keyPath: \.webhookCoalesceMs,
               meaning: "Changes of one document within this long of its first undelivered change go to an endpoint as one `document.changed` event carrying the revision range; 0 sends each change.",
               range: 0...3_600_000),

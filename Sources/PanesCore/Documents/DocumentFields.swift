@@ -15,6 +15,13 @@ enum DocumentFields {
         return DocumentID(id)
     }
 
+    /// The `user` field of a sharing request: a user id of 1 to 256 bytes, kept as its bytes.
+    static func user(_ fields: FieldReader) throws(PanesError) -> String {
+        let user = try fields.requiredString("user", maxLength: 256)
+        guard !user.isEmpty else { throw .invalid("user", "must not be empty") }
+        return user
+    }
+
     /// The `title` field: 1 to `maxTitleBytes` bytes.
     static func title(_ fields: FieldReader) throws(PanesError) -> String {
         let title = try fields.requiredString("title", maxLength: maxTitleBytes)

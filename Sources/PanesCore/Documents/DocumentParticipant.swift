@@ -8,8 +8,17 @@ struct DocumentParticipant: Sendable {
     var color: String?
     /// At the document's current revision: moved through every operation as it is applied.
     var selection: Selection?
+    /// The scene's own payload (`setPresence`'s `data`), at most `maxPresenceBytes`.
+    var data: JSONValue?
+    /// Whether the scene is `foregroundActive` (the window people are using), for the
+    /// summary's `people`.
+    var active: Bool
     /// Whether the scene has ever called `setPresence`: others hear that it left only then.
     var shared = false
+    /// When others were last told of its presence, and whether a newer one waits for
+    /// `presenceIntervalMs` to pass (`Hub+Presence.swift`).
+    var toldAt: Millis?
+    var held = false
     /// Opening order, so lists of participants come out the same every time.
     let joined: Int
 
@@ -25,6 +34,7 @@ struct DocumentParticipant: Sendable {
             "document": .string(document.rawValue), "revision": .int(revision), "scene": .string(scene.rawValue),
             "user": .string(user), "name": .string(name), "color": JSONValue(color),
             "selection": left ? .null : (selection?.json ?? .null), "left": .bool(left),
+            "data": left ? .null : (data ?? .null),
         ]
     }
 }

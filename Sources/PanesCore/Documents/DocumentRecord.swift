@@ -39,13 +39,14 @@ public struct DocumentRecord: Sendable, Equatable {
     /// - Parameters:
     ///   - participants: the listed ones (at most `maxListedParticipants`);
     ///   - count: how many have it open in all.
-    func json(participants: [JSONValue], count: Int? = nil) -> JSONValue {
+    ///   - people: the participants merged per person (`DocumentState.people`).
+    func json(participants: [JSONValue], count: Int? = nil, people: [JSONValue] = []) -> JSONValue {
         [
             "participantCount": JSONValue(count ?? participants.count),
             "id": .string(id.rawValue), "title": .string(title), "kind": .string(kind),
             "length": JSONValue(length), "revision": .int(revision),
             "createdAt": .int(createdAt), "modifiedAt": .int(modifiedAt), "createdBy": .string(createdBy),
-            "participants": .array(participants),
+            "participants": .array(participants), "people": .array(people),
         ]
     }
 }

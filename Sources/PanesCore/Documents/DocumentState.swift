@@ -26,6 +26,8 @@ struct DocumentState: Sendable {
     var previews: [DocumentID: JSONValue] = [:]
     /// When each modified document may next be announced.
     var announceDeadlines = DeadlineQueue<DocumentID>()
+    /// When held presences may be sent (`presenceIntervalMs`).
+    var presenceDeadlines = DeadlineQueue<PresenceKey>()
 
     /// The records loaded at start; no text is held until a document is opened.
     init(stored: [DocumentRecord] = []) {
@@ -61,23 +63,68 @@ struct DocumentState: Sendable {
     /// The summary's `participants`: the first `limit` scenes to have opened the document.
     /// Capped so that every opening costs each list observer O(1) bytes, not O(participants):
     /// E editors opening a document would otherwise send O(E²) bytes to every observer.
-    func participants(of id: DocumentID, limit: Int) -> (listed: [JSONValue], count: Int) {
-        guard let document = open[id] else { return ([], 0) }
-        return (document.orderedParticipants.prefix(limit).map(\.summaryJSON), document.participants.count)
+    func participants(of id: DocumentID, limit: Int) -> (listed: [JSONValue], count: Int, people: [JSONValue]) {
+        guard let document = open[id] else { return ([], 0, []) }
+        let ordered = document.orderedParticipants
+        return (ordered.prefix(limit).map(\.summaryJSON), document.participants.count, Self.people(ordered, limit: limit))
+    }
+
+    /// The participants merged per person, in the order each person first opened the document:
+    /// `{user, name, windows, active}`, `active` counting the windows in use (foregroundActive).
+    /// At most `limit` people.
+    static func people(_ ordered: [DocumentParticipant], limit: Int) -> [JSONValue] {
+        var order: [Identifier] = []
+        var merged: [Identifier: (name: String, windows: Int, active: Int)] = [:]
+        for participant in ordered {
+            let user = Identifier(participant.user)
+            if merged[user] == nil {
+                guard order.count < limit else { continue }
+                order.append(user)
+                merged[user] = (participant.name, 0, 0)
+            }
+            merged[user]!.windows += 1
+            if participant.active { merged[user]!.active += 1 }
+        }
+        return order.map { user in
+            let entry = merged[user]!
+            return ["user": .string(user.rawValue), "name": .string(entry.name), "windows": JSONValue(entry.windows),
+                    "active": JSONValue(entry.active)]
+        }
     }
 
     /// A summary as lists and replies show it.
     func summary(_ id: DocumentID, limit: Int) -> JSONValue {
         guard let record = records[id] else { return .null }
         let participants = participants(of: id, limit: limit)
-        return record.json(participants: participants.listed, count: participants.count)
+        return record.json(participants: participants.listed, count: participants.count, people: participants.people)
     }
 }
 
-/// An `openDocument` waiting for its document to load.
+/// An `openDocument` waiting for its document to load, or a service scene's read or edit
+/// (`Hub+API.swift`).
 struct PendingOpen: Sendable {
+    enum Purpose: Sendable {
+        case open
+        /// Answer with the text at `revision` (nil: the latest).
+        case read
+        /// Queue the edit once the document is held.
+        case edit(DocumentEdit)
+    }
+
     let scene: SceneID
     let requestID: RequestID
     let revision: Int64?
     var pending: [String] = []
+    var purpose = Purpose.open
+}
+
+extension PendingOpen.Purpose {
+    /// The request a failure answers.
+    var request: String {
+        switch self {
+        case .open: "openDocument"
+        case .read: "readDocument"
+        case .edit: EditRequest.type
+        }
+    }
 }

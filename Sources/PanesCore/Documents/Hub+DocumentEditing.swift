@@ -12,14 +12,24 @@ extension Hub {
     mutating func edit(_ id: DocumentID, revision: Int64, operation: TextOperation, opId: String,
                        _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = self.scene(context.scene)
-        _ = try record(id, for: scene)
-        try requireEditor(scene, to: "edit documents")
-        guard let participant = documents.open[id]?.participants[scene.id] else {
+        let record = try record(id, for: scene)
+        try requireRole(.editor, scene, record, to: "edit it (it is read-only for you)")
+        let name: String
+        if let participant = documents.open[id]?.participants[scene.id] {
+            name = participant.name
+        } else if Self.isServiceConnection(context.connection) {
+            // The HTTP API edits as a named actor without opening the document (`Hub+API.swift`).
+            name = scene.userName
+        } else {
             throw PanesError(.documentNotOpen, "open document \(id) before editing it", field: "document")
         }
-        let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: participant.name)
-        commits.documentWriters[id, default: ChannelQueue()].waiting.append(
-            DocumentEdit(context: context, revision: revision, operation: operation, opId: opId, author: author))
+        let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: name)
+        let edit = DocumentEdit(context: context, revision: revision, operation: operation, opId: opId, author: author)
+        guard documents.open[id] != nil else {
+            loadForService(id, PendingOpen(scene: scene.id, requestID: context.id, revision: nil, purpose: .edit(edit)))
+            return nil
+        }
+        commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
         startDocumentBatch(id)
         return nil
     }
@@ -77,6 +87,14 @@ extension Hub {
                                           snapshotEveryBytes: settings.snapshotEveryBytes,
                                           retention: OpenDocument.Retention(settings), now: now()) {
             commands.append(snapshot)
+        }
+        if !webhookEndpoints.isEmpty, let record = documents.records[id],
+           case .applied(let first)? = outcomes.first(where: { if case .applied = $0 { true } else { false } }),
+           case .applied(let last)? = outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
+            // One event for the batch, in its commit: it is written only if the commit is.
+            commands += documentWebhook(.documentChanged, record, revisions: first.revision...last.revision,
+                                        by: (last.author.user, last.author.name),
+                                        extra: ["revision": .int(last.revision), "length": .int(Int64(working.length))])
         }
         let batch = DocumentBatch(edits: edits, outcomes: outcomes, working: working)
         guard !commands.isEmpty else {

@@ -9,19 +9,22 @@ import Logging
 /// before the load, and hands the result back as `HubEvent.loaded`, which answers them all.
 extension Hub {
     /// Opens at once if the document is held, else waits for a load and replies then (nil).
-    mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], requestID: RequestID,
-                               scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
-        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, scene: scene) {
+    /// - Parameter link: a link's token, checked (`useLink`) before anything else.
+    mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], link: String? = nil,
+                               requestID: RequestID, scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
+        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, link: link, scene: scene) {
             // Another node is ahead of this one (it made the document, or the client saw newer
             // revisions there): answer once this node has read as far.
             cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
-                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending))
+                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending,
+                                                  link: link))
             switch wait {
             case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
             case .operations(let target): followDocument(id, to: target)
             }
             return nil
         }
+        if let link { try useLink(link, for: id, scene: scene) }
         let record = try self.record(id, for: scene)
         // On a node of a cluster the record of a document not held here may lag the store; the
         // load that opens it reads the store, and `join` checks the revision then.
@@ -111,12 +114,22 @@ extension Hub {
                 }
             } catch {
                 for pending in live {
-                    fail(pending.requestID, request: "openDocument", error, to: scenes[pending.scene]!.connection)
+                    fail(pending.requestID, request: pending.purpose.request, error, to: scenes[pending.scene]!.connection)
                 }
                 return
             }
             for pending in live {
                 let scene = scenes[pending.scene]!
+                switch pending.purpose {
+                case .open: break
+                case .read:
+                    if let stored { answerRead(pending, stored, connection: scene.connection) }
+                    continue
+                case .edit(let edit):
+                    commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
+                    startDocumentBatch(id)
+                    continue
+                }
                 do throws(PanesError) {
                     let result = try join(id, scene: scene, revision: pending.revision, pending: pending.pending)
                     send(.reply(pending.requestID, result: result), to: scene.connection)
@@ -138,7 +151,11 @@ extension Hub {
         guard var document = documents.open[id] else {
             throw PanesError(.internalError, "document \(id) is not loaded")
         }
-        var result: [String: JSONValue] = ["revision": .int(document.revision)]
+        // Checked again here: access may have changed while the document loaded.
+        guard let record = documents.records[id], let role = role(scene, for: record) else {
+            throw PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
+        }
+        var result: [String: JSONValue] = ["revision": .int(document.revision), "role": .string(role.rawValue)]
         switch revision {
         case nil:
             result["text"] = .string(String(document.text))
@@ -162,11 +179,12 @@ extension Hub {
         if joining {
             document.participants[scene.id] = DocumentParticipant(
                 scene: scene.id, connection: scene.connection, user: scene.owner.user, name: scene.userName,
-                joined: document.joins)
+                active: scene.state == .foregroundActive, joined: document.joins)
             document.joins += 1
             documents.openedBy[scene.id, default: []].insert(id)
         }
         documents.open[id] = document
+        rights.tell(scene.id, id, role)
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
             .map { $0.presenceJSON(document: id, revision: document.revision) } + remotePresence(in: id))
         result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
@@ -179,6 +197,7 @@ extension Hub {
     /// observers hear who is in it now, and the document is evicted if nobody is left.
     mutating func leave(_ id: DocumentID, scene sceneID: SceneID) {
         documents.close(id, by: sceneID)
+        rights.closed(id, by: sceneID)
         guard var document = documents.open[id], let participant = document.participants.removeValue(forKey: sceneID)
         else { return }
         documents.open[id] = document

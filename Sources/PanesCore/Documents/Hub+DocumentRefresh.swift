@@ -67,6 +67,8 @@ extension Hub {
         for sessionID in sessionIDs(showing: id, in: workspace, versions: false) {
             if skippingHeldElsewhere, isClustered, claimedElsewhere(sessionID) { continue }
             guard var session = sessions[sessionID] else { continue }
+            // Not into the switcher of someone the document was taken away from.
+            if let record = documents.records[id], documentHidden(record, from: session.owner.user) { continue }
             let before = session
             if let title { session.title = title }
             if let snapshot { session.snapshot = snapshot }

@@ -9,8 +9,10 @@ import Logging
 extension Hub {
     /// Whether a document with this id exists in the workspace: for drops of document items
     /// between users, who may share only what both can see.
-    public func documentIsVisible(_ id: String, inWorkspace workspace: String) -> Bool {
-        documents.records[DocumentID(id)]?.belongs(to: workspace) == true
+    /// - Parameter users: who must all be able to see it (no grant of `none`).
+    public func documentIsVisible(_ id: String, inWorkspace workspace: String, to users: [String] = []) -> Bool {
+        guard let record = documents.records[DocumentID(id)], record.belongs(to: workspace) else { return false }
+        return users.allSatisfy { !documentHidden(record, from: $0) }
     }
 
     /// Documents stored, held in memory, and being loaded: for `/metrics`, and to check that
@@ -21,10 +23,12 @@ extension Hub {
 
     // MARK: Access
 
-    /// The document's record, if the scene's workspace has it; anything else is reported as
-    /// not found, so ids of other workspaces reveal nothing.
+    /// The document's record, if the scene's workspace has it and the scene may see it
+    /// (`Hub+DocumentRights.swift`); anything else is reported as not found, so ids of other
+    /// workspaces and documents taken away from the user reveal nothing.
     func record(_ id: DocumentID, for scene: Scene) throws(PanesError) -> DocumentRecord {
-        guard let record = documents.records[id], record.belongs(to: scene.owner.workspace) else {
+        guard let record = documents.records[id], record.belongs(to: scene.owner.workspace),
+              role(scene, for: record) != nil else {
             throw PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
         }
         return record
@@ -44,6 +48,7 @@ extension Hub {
     mutating func observeDocuments(_ scene: Scene) -> JSONValue {
         documents.observers[scene.owner.workspace, default: []].insert(scene.id)
         let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+            .filter { role(scene, for: $0) != nil }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
             .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
         return ["documents": .array(list)]
@@ -51,10 +56,16 @@ extension Hub {
 
     /// Tells the workspace's list observers about a change. `summary` defaults to the
     /// document's current one (a deleted document's is passed in).
-    /// - Parameter by: who made the change (`actor`), for a deletion.
+    /// - Parameters:
+    ///   - by: who made the change (`actor`), for a deletion;
+    ///   - record: a deleted document's record, for who may hear of it.
     mutating func announce(_ change: ServerEvent.DocumentChange, _ id: DocumentID, workspace: String,
-                           summary: JSONValue? = nil, by: JSONValue? = nil) {
-        let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0]?.connection }.sorted()
+                           summary: JSONValue? = nil, by: JSONValue? = nil, record: DocumentRecord? = nil) {
+        // Only those who may see it (for a deleted document, whose record is gone: who could).
+        guard let record = record ?? documents.records[id] else { return }
+        let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0] }
+            .filter { role($0, for: record) != nil }
+            .map(\.connection).sorted()
         guard !watchers.isEmpty else { return }
         let current = summary ?? documents.summary(id, limit: settings.maxListedParticipants)
         broadcast(.event(.documentsChanged(change, current, by: by)), to: watchers)
@@ -75,7 +86,9 @@ extension Hub {
                                     createdAt: now(), createdBy: scene.owner.user, modifiedAt: now(),
                                     length: text.unicodeScalars.count)
         documents.insert(record)
-        persist(.createDocument(record, text: text))
+        persist([.createDocument(record, text: text)]
+            + documentWebhook(.documentCreated, record, by: (scene.owner.user, scene.userName),
+                              extra: ["revision": .int(record.revision), "length": .int(Int64(record.length))]))
         logger.info("document created", metadata: ["document": "\(record.id)", "workspace": "\(workspace)",
                                                    "by": "\(scene.owner.user)"])
         announce(.created, record.id, workspace: workspace)
@@ -85,11 +98,14 @@ extension Hub {
     /// A new title; the switcher entries of windows showing the document follow it.
     mutating func renameDocument(_ id: DocumentID, title: String, scene: Scene) throws(PanesError) -> JSONValue {
         var record = try self.record(id, for: scene)
-        try requireEditor(scene, to: "rename documents")
+        try requireRole(.editor, scene, record, to: "rename it")
         guard record.title != title else { return ["document": documents.summary(id, limit: settings.maxListedParticipants)] }
+        let previous = record.title
         record.title = title
         documents.records[id] = record
-        persist(.renameDocument(id, title: title))
+        persist([.renameDocument(id, title: title)]
+            + documentWebhook(.documentRenamed, record, by: (scene.owner.user, scene.userName),
+                              extra: ["previousTitle": .string(previous)]))
         announce(.renamed, id, workspace: record.workspace)
         refreshSessions(showing: id, in: record.workspace, title: title, snapshot: nil)
         return ["document": documents.summary(id, limit: settings.maxListedParticipants)]
@@ -101,7 +117,7 @@ extension Hub {
     /// their switchers are told; opens still waiting for it fail.
     mutating func deleteDocument(_ id: DocumentID, scene: Scene) throws(PanesError) -> JSONValue {
         let record = try self.record(id, for: scene)
-        try requireEditor(scene, to: "delete documents")
+        try requireRole(.editor, scene, record, to: "delete it")
         let removed = takeOut(id, record)
 
         // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
@@ -111,7 +127,11 @@ extension Hub {
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
-        persist([.deleteDocument(id)] + references.commands)
+        let destroyed = references.dedicated.compactMap { sessions[$0] }.flatMap {
+            sessionWebhook(.sessionDestroyed, $0, extra: ["reason": .string("its document \(id) was deleted")])
+        }
+        persist([.deleteDocument(id)] + references.commands
+            + documentWebhook(.documentDeleted, record, by: (scene.owner.user, scene.userName)) + destroyed)
         logger.info("document deleted", metadata: ["document": "\(id)", "by": "\(scene.owner.user)",
                                                    "sessions": "\(references.commands.count)"])
 
@@ -119,7 +139,8 @@ extension Hub {
         let connections = told.compactMap { scenes[$0]?.connection }.sorted()
         broadcast(.event(.documentDeleted(id, by: by)), to: connections)
         failWaiting(on: removed)
-        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: by)
+        announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: by, record: record)
+        rights.remove(id)
 
         for session in references.dedicated {
             discard(session, animation: .decline, reason: "its document \(id) was deleted", persisted: true)
@@ -185,6 +206,7 @@ extension Hub {
         documents.observers[scene.owner.workspace]?.remove(scene.id)
         if documents.observers[scene.owner.workspace]?.isEmpty == true { documents.observers[scene.owner.workspace] = nil }
         for id in (documents.openedBy[scene.id] ?? []).sorted() { leave(id, scene: scene.id) }
+        rights.sceneEnded(scene.id)
         for (id, waiting) in documents.loading where waiting.contains(where: { $0.scene == scene.id }) {
             documents.loading[id] = waiting.filter { $0.scene != scene.id }
         }

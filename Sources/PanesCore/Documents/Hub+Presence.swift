@@ -1,6 +1,9 @@
-/// Presence: each scene in a document shares its selection, a display name and a colour.
-/// Selections are kept at the document's current revision and moved through every operation
-/// as it is applied, so a selection is always where its text went.
+/// Presence: each scene in a document shares its selection, a display name, a colour and a
+/// payload of its own (`data`, at most `maxPresenceBytes`). Selections are kept at the
+/// document's current revision and moved through every operation as it is applied, so a
+/// selection is always where its text went. Others hear of a scene's presence at most every
+/// `presenceIntervalMs`: a change inside the interval is held, and the latest is sent when
+/// it ends (a departure is never held).
 extension Hub {
     /// Updates the scene's presence and tells the others; the reply is the stored selection.
     mutating func setPresence(_ id: DocumentID, _ update: PresenceUpdate, scene: Scene) throws(PanesError) -> JSONValue {
@@ -23,16 +26,59 @@ extension Hub {
         let listed = participant.summaryJSON
         if let name = update.name { participant.name = name }
         if let color = update.color { participant.color = color }
+        if let data = update.data { participant.data = data }
         participant.shared = true
+        let now = now()
+        let interval = Millis(settings.presenceIntervalMs)
+        let hold = participant.toldAt.map { now - $0 < interval } ?? false
+        if hold, !participant.held {
+            participant.held = true
+            documents.presenceDeadlines.push(PresenceKey(document: id, scene: scene.id), at: participant.toldAt! + interval)
+        } else if !hold {
+            participant.toldAt = now
+        }
         document.participants[scene.id] = participant
         documents.open[id] = document
 
-        let others = document.connections(except: scene.connection)
-        let presence = participant.presenceJSON(document: id, revision: document.revision)
-        broadcast(.event(.presence(presence)), to: others)
-        sharePresence(presence)
+        if !hold { tellPresence(of: participant, in: id) }
         // The list shows names and colours, not selections.
         if participant.summaryJSON != listed { announce(.presence, id, workspace: record.workspace) }
         return ["revision": .int(document.revision), "selection": participant.selection?.json ?? .null]
     }
+
+    /// Tells the document's other scenes (here and on other nodes) the participant's presence.
+    mutating func tellPresence(of participant: DocumentParticipant, in id: DocumentID) {
+        guard let document = documents.open[id] else { return }
+        let presence = participant.presenceJSON(document: id, revision: document.revision)
+        broadcast(.event(.presence(presence)), to: document.connections(except: participant.connection))
+        sharePresence(presence)
+    }
+
+    /// Sends the presences held back by `presenceIntervalMs` whose interval has ended.
+    mutating func presenceTick(now: Millis) {
+        for (_, key) in documents.presenceDeadlines.popDue(now: now) {
+            guard var participant = documents.open[key.document]?.participants[key.scene], participant.held else { continue }
+            participant.held = false
+            participant.toldAt = now
+            documents.open[key.document]?.participants[key.scene] = participant
+            tellPresence(of: participant, in: key.document)
+        }
+    }
+
+    /// The scene became active or stopped being so: the `people` of the documents it has open
+    /// change ("Alice has this open in two windows, active in one"), and list observers hear it.
+    mutating func presenceSceneStateChanged(_ scene: Scene) {
+        let active = scene.state == .foregroundActive
+        for id in (documents.openedBy[scene.id] ?? []).sorted() {
+            guard let participant = documents.open[id]?.participants[scene.id], participant.active != active else { continue }
+            documents.open[id]?.participants[scene.id]?.active = active
+            if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
+        }
+    }
+}
+
+/// A scene's presence in a document, for `presenceIntervalMs`.
+struct PresenceKey: Sendable {
+    let document: DocumentID
+    let scene: SceneID
 }

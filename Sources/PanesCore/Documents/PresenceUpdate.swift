@@ -7,20 +7,26 @@ public struct PresenceUpdate: Sendable, Equatable {
     public var selection: Selection??
     public var name: String?
     public var color: String?
+    /// The scene's own payload (any JSON, at most `maxPresenceBytes` encoded); `.some(nil)`
+    /// removes it; nil leaves it as it is.
+    public var data: JSONValue??
 
-    public init(revision: Int64? = nil, selection: Selection?? = nil, name: String? = nil, color: String? = nil) {
+    public init(revision: Int64? = nil, selection: Selection?? = nil, name: String? = nil, color: String? = nil,
+                data: JSONValue?? = nil) {
         self.revision = revision
         self.selection = selection
         self.name = name
         self.color = color
+        self.data = data
     }
 
     /// Largest display name and colour, in UTF-8 bytes.
     static let maxNameBytes = 64
     static let maxColorBytes = 32
 
-    /// Reads `revision`, `selection`, `name` and `color` from a `setPresence` request.
-    init(_ fields: FieldReader) throws(PanesError) {
+    /// Reads `revision`, `selection`, `name`, `color` and `data` from a `setPresence` request.
+    /// - Parameter maxDataBytes: the largest `data`, encoded (setting `maxPresenceBytes`).
+    init(_ fields: FieldReader, maxDataBytes: Int) throws(PanesError) {
         revision = try fields.int("revision", in: 0...DocumentFields.maxRevision)
         if let value = fields.value("selection") {
             selection = .some(try Selection(json: value))
@@ -29,5 +35,14 @@ public struct PresenceUpdate: Sendable, Equatable {
         }
         name = try fields.string("name", maxLength: Self.maxNameBytes)
         color = try fields.string("color", maxLength: Self.maxColorBytes)
+        if let value = fields.value("data") {
+            let size = value.encodedSize
+            guard size <= maxDataBytes else {
+                throw .tooLarge("data", size: size, limit: maxDataBytes, setting: "maxPresenceBytes")
+            }
+            data = .some(value)
+        } else if fields.object.keys.contains("data") {
+            data = .some(nil)
+        }
     }
 }

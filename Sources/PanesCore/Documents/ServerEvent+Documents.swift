@@ -1,9 +1,10 @@
 /// The documents' events (PROTOCOL.md, "Events"), each shape written once.
 extension ServerEvent {
     /// What happened to a document in the list: `created`, `renamed`, `deleted`, `modified`
-    /// (its text changed) or `presence` (who has it open changed).
+    /// (its text changed), `presence` (who has it open changed), `shared` (the observer may
+    /// see it now) or `unshared` (no longer: it leaves the observer's list).
     public enum DocumentChange: String, Sendable, CaseIterable {
-        case created, renamed, deleted, modified, presence
+        case created, renamed, deleted, modified, presence, shared, unshared
     }
 
     /// The document list changed; carries the document's summary after the change, and for a

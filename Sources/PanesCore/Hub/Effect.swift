@@ -59,4 +59,7 @@ public enum HubEvent: Sendable {
     case drain
     /// Another node wrote to the shared store (a hint; the hub reads the change itself).
     case notice(ChangeNotice)
+    /// An HTTP API request whose key checked out, to answer on `connection`: an id with
+    /// `Hub.serviceConnectionBit` set, which no transport connection has (`Hub+API.swift`).
+    case api(ConnectionID, APICall)
 }

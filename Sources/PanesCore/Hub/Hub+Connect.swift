@@ -77,7 +77,7 @@ extension Hub {
         } else {
             let configuration = configurations[0]
             let (session, secret) = try makeSession(owner: owner, configuration: configuration)
-            persist([.putSession(session)] + claimNew(session.id))
+            persist([.putSession(session)] + claimNew(session.id) + sessionWebhook(.sessionCreated, session))
             attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
                    secret: secret, handedOver: [], created: true, forkedFrom: nil)
             return
@@ -314,7 +314,8 @@ extension Hub {
             session.subtitle = source.subtitle
             session.snapshot = source.snapshot
             sessions[session.id] = session
-            persist([.putSession(session)] + claimNew(session.id))
+            persist([.putSession(session)] + claimNew(session.id)
+                + sessionWebhook(.sessionCreated, session, extra: ["forkedFrom": .string(original.rawValue)]))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)

@@ -18,6 +18,7 @@ extension Hub {
             stateCounts[scene.owner]?.add(target)
             updateAppState(scene.owner)
             sessionsChanged(for: scene.owner)
+            presenceSceneStateChanged(scene)
         }
         return ["state": .string(target.rawValue)]
     }

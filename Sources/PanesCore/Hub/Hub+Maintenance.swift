@@ -60,7 +60,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
+         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
          cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
          cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()
@@ -81,6 +81,8 @@ extension Hub {
     /// Features expire their own timed state here (drags, throttled notifications).
     mutating func expireFeatures(now: Millis) {
         expireDrags(now: now)
+        expireLinks(now: now)
+        presenceTick(now: now)
         documentsTick(now: now)
         versionsTick(now: now)
         shareScenesTick(now: now)
@@ -98,7 +100,9 @@ extension Hub {
             }
             pendingConnects[session] = nil
         }
-        let ids = connections.keys.sorted()
+        // An HTTP API request under way is answered as usual (its service scene ends with its
+        // answer); the drain waits for it as for any write.
+        let ids = connections.keys.filter { !Self.isServiceConnection($0) }.sorted()
         var sceneConnections: [ConnectionID] = []
         for id in ids {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }

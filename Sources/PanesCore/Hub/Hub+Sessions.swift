@@ -68,7 +68,9 @@ extension Hub {
         sessionsByOwner[session.owner]?.remove(id)
         if sessionsByOwner[session.owner]?.isEmpty == true { sessionsByOwner[session.owner] = nil }
         tickets = tickets.filter { $0.value.session != id }
-        if !persisted { persist(.deleteSession(id)) }
+        if !persisted {
+            persist([.deleteSession(id)] + sessionWebhook(.sessionDestroyed, session, extra: ["reason": .string(reason)]))
+        }
         if let reply { send(.reply(reply.context.id, result: reply.result), to: reply.context.connection) }
         logger.info("session discarded", metadata: ["session": "\(id)", "owner": "\(session.owner)", "reason": "\(reason)"])
         if let sceneID = liveScenes[id], let scene = scenes[sceneID] {

@@ -22,6 +22,8 @@ public struct Hub {
     public let serverVersion: String
     /// This node, when the store is shared with other nodes (`Hub+Cluster.swift`); nil alone.
     public let node: NodeID?
+    /// Receivers of webhooks: changes write an event for each that wants it (`Hub+Webhooks.swift`).
+    public let webhookEndpoints: [WebhookEndpoint]
     let now: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
@@ -61,12 +63,16 @@ public struct Hub {
     var documents = DocumentState()
     /// Version reads in flight and progress towards checkpoints (`Hub+Versions.swift`).
     var versions = VersionState()
+    /// Grants and links per document, and the links scenes use (`Rights/`).
+    var rights = DocumentRights()
     /// Channel writes waiting for their commit, and the requests queued behind them.
     var commits = CommitState()
     /// What this node follows of the others; empty alone.
     var cluster = ClusterState()
     /// Keyed requests: outcomes kept for retries, and requests in flight (`Hub+RequestKeys.swift`).
     var requestKeys: RequestKeyState
+    /// The API key actor (`api:<id>`) of each service scene's request (`Hub+API.swift`).
+    var serviceActors: [ConnectionID: String] = [:]
     /// Requests to handle again at the end of the current event (`Hub+RequestKeys.swift`).
     var redispatching: [RequestKeyState.Waiter] = []
     /// Counts events handled, so a reply can tell whether `effects` still holds what its
@@ -86,7 +92,8 @@ public struct Hub {
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
                 preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
-                serverVersion: String = "dev", node: NodeID? = nil, logger: Logger = Logger(label: "panes.hub"),
+                serverVersion: String = "dev", node: NodeID? = nil, webhookEndpoints: [WebhookEndpoint] = [],
+                logger: Logger = Logger(label: "panes.hub"),
                 now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
@@ -95,6 +102,7 @@ public struct Hub {
         self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.node = node
+        self.webhookEndpoints = webhookEndpoints
         cluster.recordCursor = stored.recordCursor
         cluster.claims = stored.claims
         if node != nil {
@@ -110,6 +118,7 @@ public struct Hub {
                                           capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
+        rights = DocumentRights(stored: stored.access)
         let started = now()
         requestKeys = RequestKeyState(records: stored.requestRecords, now: started, settings: settings)
         for session in stored.sessions {
@@ -161,6 +170,8 @@ public struct Hub {
             drain()
         case .notice(let notice):
             self.notice(notice)
+        case .api(let connection, let call):
+            serveAPI(connection, call)
         }
         if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
@@ -284,6 +295,7 @@ public struct Hub {
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
         effects.append(.send(message, to: connection))
+        if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
     }
 
     /// Sends ahead of anything held for durability: only for messages that reveal no stored state.

@@ -108,6 +108,8 @@ extension Hub {
                     } else {
                         commands.append(.removePreference(domain, keyPath: write.key.string, version: version))
                     }
+                    commands += preferenceWebhook(domain, key: write.key.string, value: write.value, version: version,
+                                                  by: write.context)
                     // Its key's record goes in the same commit: a retry through any node finds it.
                     if let record = commitRecord(write.context, result: ["version": .int(version), "changed": true]) {
                         commands.append(record)

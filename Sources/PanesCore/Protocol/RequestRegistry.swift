@@ -16,6 +16,9 @@ enum RequestRegistry {
         // Versions
         SaveVersionRequest.self, ListVersionsRequest.self, ReadVersionRequest.self, CompareVersionsRequest.self,
         RestoreVersionRequest.self,
+        // Rights per document
+        ShareDocumentRequest.self, UnshareDocumentRequest.self, CreateDocumentLinkRequest.self,
+        RevokeDocumentLinkRequest.self, ListDocumentSharesRequest.self,
     ]
 
     static let byType: [String: any Request.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })

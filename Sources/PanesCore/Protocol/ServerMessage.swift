@@ -8,6 +8,9 @@ public enum ServerMessage: Sendable, Equatable {
     /// A pushed event: `{"type": name, …fields}`.
     case event(ServerEvent)
 
+    /// Whether it is a pushed event rather than a reply.
+    public var isEvent: Bool { if case .event = self { true } else { false } }
+
     /// The request this message answers, if it is a reply.
     public var replyTo: RequestID? {
         switch self {

@@ -6,6 +6,7 @@ public final class MemoryStore: Store {
     private var sessions: [SessionID: SceneSession] = [:]
     private var preferences: [PreferenceDomain: StoredPreferences] = [:]
     private var documents: [DocumentID: StoredDocument] = [:]
+    private var access: [DocumentID: DocumentAccess] = [:]
     /// The shared-store side (`SharedStore`), so two hubs on one memory store behave as two
     /// nodes on one database: who holds each session, a sequence over record writes, and
     /// each domain's change log.
@@ -49,6 +50,10 @@ public final class MemoryStore: Store {
     /// Undo records of the transaction in progress: what to put back if it fails. Restoring
     /// only what a batch touched keeps a transaction's cost that of its writes.
     private var undo: [() -> Void] = []
+    /// Where `enqueueWebhooks` writes: the delivery engine of `--store memory` reads it.
+    public let webhookOutbox = MemoryWebhookOutbox()
+    /// Webhook entries of the batch being applied, written to the outbox once it all applied.
+    private var batchWebhooks: [WebhookOutboxEntry] = []
 
     public init() {}
 
@@ -60,7 +65,8 @@ public final class MemoryStore: Store {
             preferences: preferences,
             documents: documents.values.map(\.record).sorted { $0.id < $1.id },
             recordCursor: recordSequence, claims: claims,
-            requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) })
+            requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) },
+            access: access)
     }
 
     public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
@@ -154,9 +160,14 @@ public final class MemoryStore: Store {
         } catch {
             for restore in undo.reversed() { restore() }
             undo.removeAll()
+            batchWebhooks.removeAll()
             throw error
         }
         undo.removeAll()
+        if !batchWebhooks.isEmpty {
+            webhookOutbox.insert(batchWebhooks)
+            batchWebhooks.removeAll()
+        }
         return outcomes
     }
 
@@ -199,6 +210,8 @@ public final class MemoryStore: Store {
 
     private func apply(_ command: StoreCommand) throws {
         switch command {
+        case .enqueueWebhooks(let entries):
+            batchWebhooks += entries
         case .putSession(let session):
             if deletedSessions[session.id] != nil { return }
             // A write from an older copy than the one stored is dropped (see `revision`).
@@ -272,6 +285,13 @@ public final class MemoryStore: Store {
             remember(id, in: \.versions)
             documents[id] = nil
             versions[id] = nil
+            remember(id, in: \.access)
+            access[id] = nil
+            logRecord(.document(id))
+        case .putDocumentAccess(let id, let new):
+            guard documents[id] != nil else { return }
+            remember(id, in: \.access)
+            access[id] = new.isEmpty ? nil : new
             logRecord(.document(id))
         case .saveVersion(let record, let text, let keep):
             guard documents[record.document] != nil else { return }
@@ -351,6 +371,7 @@ extension MemoryStore: SharedStore {
                 guard seen.insert(entry.record).inserted else { continue }
                 if let document = documents[id] {
                     changes.documents.append(document.record)
+                    changes.access[id] = access[id] ?? DocumentAccess()
                 } else {
                     changes.deletedDocuments.append(id)
                 }

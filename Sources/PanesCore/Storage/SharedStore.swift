@@ -156,6 +156,8 @@ public struct RecordChanges: Sendable, Equatable {
     public var deletedDocuments: [DocumentID]
     /// Who holds each changed session now (nil: nobody), with the lease epoch of that claim.
     public var claims: [SessionID: SessionClaim]
+    /// The grants and links of each changed document (empty ones included: all were removed).
+    public var access: [DocumentID: DocumentAccess] = [:]
     public var cursor: Int64
 
     public init(sessions: [SceneSession] = [], deletedSessions: [SessionID] = [], documents: [DocumentRecord] = [],

@@ -139,10 +139,13 @@ public struct StoredState: Sendable, Equatable {
     public var claims: [SessionID: SessionClaim]
     /// Outcomes of keyed requests (`StoreCommand.recordRequest`), oldest first.
     public var requestRecords: [RequestRecord]
+    /// Each document's grants and links, for those that have any.
+    public var access: [DocumentID: DocumentAccess] = [:]
 
     public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:],
                 documents: [DocumentRecord] = [], recordCursor: Int64 = 0, claims: [SessionID: SessionClaim] = [:],
-                requestRecords: [RequestRecord] = []) {
+                requestRecords: [RequestRecord] = [], access: [DocumentID: DocumentAccess] = [:]) {
+        self.access = access
         self.sessions = sessions
         self.preferences = preferences
         self.documents = documents

@@ -26,7 +26,7 @@ public enum StoreCommand: Sendable, Equatable {
     /// The text is a rope, shared with the hub's document at no cost; the store reads it out.
     /// `applied` replaces what the document remembers of operations before its log.
     case snapshotDocument(DocumentID, revision: Int64, text: Rope, keepFrom: Int64, applied: AppliedStreams = AppliedStreams())
-    /// Deletes the document, its snapshot, its whole log and its versions.
+    /// Deletes the document, its snapshot, its whole log, its versions and its access.
     case deleteDocument(DocumentID)
     /// Keeps a version of the document: its record and `text` (the document's text at
     /// `record.revision`, a rope shared with the hub's document; the store reads it out). After
@@ -34,6 +34,9 @@ public enum StoreCommand: Sendable, Equatable {
     /// (named versions are never deleted but with their document). Nothing happens for an
     /// unknown document (deleted meanwhile, perhaps on another node).
     case saveVersion(VersionRecord, text: Rope, keepCheckpoints: Int)
+    /// Replaces the document's grants and links (`DocumentAccess`) with these; nothing happens
+    /// for an unknown document. A write to its record: other nodes read it with it.
+    case putDocumentAccess(DocumentID, DocumentAccess)
     /// Records who holds the session live (nil: released) and advances its lease epoch to
     /// `claim.epoch` (shared stores; a single-node store has nothing to fence and ignores it).
     /// Used in a commit on `.session(id)` whose base is the epoch being replaced.
@@ -72,6 +75,11 @@ public enum StoreCommand: Sendable, Equatable {
     /// Forgets the records made before `before`, and each user's beyond the newest
     /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
     case pruneRequestRecords(before: Millis, keepPerUser: Int)
+
+    /// Writes webhook events to the outbox (`WebhookOutbox`), in the transaction of the change
+    /// they report: they commit with it or not at all, and a commit refused (a conflict) writes
+    /// none. An entry whose event id is stored for its endpoint already is skipped.
+    case enqueueWebhooks([WebhookOutboxEntry])
 }
 
 /// How long a shared store keeps a drag's ending: well past its expiry, after which no node

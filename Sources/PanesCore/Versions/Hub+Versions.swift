@@ -51,8 +51,9 @@ extension Hub {
     /// The document as this node holds it, for a scene that may change it and has it open: a
     /// version is saved from, and restored onto, the text the scene sees.
     private func openForVersions(_ id: DocumentID, _ scene: Scene, to action: String) throws(PanesError) -> OpenDocument {
-        _ = try record(id, for: scene)
-        try requireEditor(scene, to: action)
+        let record = try record(id, for: scene)
+        // The scene's role for this document (rights per document), not only the workspace's.
+        try requireRole(.editor, scene, record, to: action)
         guard let document = documents.open[id], document.participants[scene.id] != nil else {
             throw PanesError(.documentNotOpen, "open document \(id) in this scene to \(action)", field: "document")
         }

@@ -52,7 +52,8 @@ extension Hub {
                                       clientVersion: String) throws(PanesError) -> JSONValue {
         var windows: [JSONValue] = []
         for item in drag.items {
-            windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion))
+            windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion,
+                                          drag: drag.id))
         }
         drags.drags[drag.id]?.phase = .dropped
         tellSource(of: drag, ServerEvent("dragEnded", [
@@ -154,7 +155,7 @@ extension Hub {
     func sharedDocuments(_ items: [DragItem], between a: OwnerKey, and b: OwnerKey) -> Bool {
         Identifier.equal(a.workspace, b.workspace) && items.allSatisfy { item in
             item.activity.activityType.hasPrefix("panes.document")
-                && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace) } == true
+                && item.activity.targetContentIdentifier.map { documentIsVisible($0, inWorkspace: a.workspace, to: [a.user, b.user]) } == true
         }
     }
 

@@ -41,8 +41,9 @@ extension Hub {
 
     /// A ticket for a window on `reopening`, or on a new session made for the activity.
     /// Validates before it creates anything.
+    /// - Parameter drag: the drag dropped on the "new window" zone that asks for it, if one does.
     mutating func openWindow(for activity: Activity, reopening: SceneSession?, owner: OwnerKey,
-                             clientVersion: String) throws(PanesError) -> JSONValue {
+                             clientVersion: String, drag: String? = nil) throws(PanesError) -> JSONValue {
         let session: SceneSession
         let created: Bool
         if let reopening {
@@ -62,7 +63,9 @@ extension Hub {
                 savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
                 clientVersion: clientVersion))
             sessions[made.id] = made
-            persist(.putSession(made))
+            persist([.putSession(made)] + sessionWebhook(.sessionCreated, made)
+                + (drag.map { sessionWebhook(.windowSpawned, made, extra: ["drag": .string($0),
+                                                                         "activityType": .string(activity.activityType)]) } ?? []))
             session = made
             created = true
         }

@@ -28,6 +28,11 @@ type ProtocolRequests =
   | 'renameDocument'
   | 'deleteDocument'
   | 'openDocument'
+  | 'shareDocument'
+  | 'unshareDocument'
+  | 'createDocumentLink'
+  | 'revokeDocumentLink'
+  | 'listDocumentShares'
   | 'closeDocument'
   | 'edit'
   | 'setPresence'
@@ -49,6 +54,7 @@ type ProtocolEvents =
   | 'documentsChanged'
   | 'documentOperation'
   | 'presence'
+  | 'documentAccessChanged'
   | 'documentDeleted';
 
 type ProtocolErrorCodes =

@@ -8,6 +8,8 @@ struct OpenDocumentRequest: Request {
     /// The op ids of the client's unacknowledged edits: a catch-up by snapshot says which of
     /// them the server applied (`applied`), so they are not sent twice.
     let pending: [String]
+    /// A link's token (`createDocumentLink`): the scene opens the document with the link's role.
+    let link: String?
 
     /// Most op ids a re-opening client may ask about (it has one in flight and one buffered).
     static let maxPending = 16
@@ -25,13 +27,14 @@ struct OpenDocumentRequest: Request {
             }
             return id
         }
+        link = try fields.string("link", maxLength: 128)
         if !pending.isEmpty, revision == nil {
             throw .invalid("pending", "goes with `revision`: the revision the pending edits were made on")
         }
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
-        try hub.openDocument(document, revision: revision, pending: pending, requestID: context.id,
+        try hub.openDocument(document, revision: revision, pending: pending, link: link, requestID: context.id,
                              scene: hub.scene(context.scene))
     }
 }

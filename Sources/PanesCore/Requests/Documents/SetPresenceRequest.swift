@@ -1,4 +1,4 @@
-/// `setPresence`: the scene's selection, display name and colour in a document.
+/// `setPresence`: the scene's selection, display name, colour and payload in a document.
 struct SetPresenceRequest: Request {
     static let type = "setPresence"
     let document: DocumentID
@@ -6,7 +6,7 @@ struct SetPresenceRequest: Request {
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
         document = try DocumentFields.document(fields)
-        update = try PresenceUpdate(fields)
+        update = try PresenceUpdate(fields, maxDataBytes: settings.maxPresenceBytes)
     }
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
