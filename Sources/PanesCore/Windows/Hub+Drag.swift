@@ -55,11 +55,8 @@ extension Hub {
             windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion,
                                           drag: drag.id))
         }
-        drags.drags[drag.id]?.phase = .dropped
-        tellSource(of: drag, ServerEvent("dragEnded", [
-            "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue),
-            "target": ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })],
-        ]))
+        markDropped(drag, operation: operation,
+                    target: ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })])
         return ["windows": .array(windows), "operation": .string(operation.rawValue)]
     }
 
@@ -120,11 +117,16 @@ extension Hub {
             return try deliverToNewWindows(drag, operation: operation, owner: dropper.owner,
                                            clientVersion: dropper.clientVersion)
         }
-        drags.drags[dragID]?.phase = .dropped
-        tellSource(of: drag, ServerEvent("dragEnded", [
-            "drag": .string(dragID), "outcome": "dropped", "operation": .string(operation.rawValue), "target": ended,
-        ]))
+        markDropped(drag, operation: operation, target: ended)
         return result
+    }
+
+    /// The drag is dropped: so marked, and its source told where it went.
+    private mutating func markDropped(_ drag: DragState.Drag, operation: DragOperation, target: JSONValue) {
+        drags.drags[drag.id]?.phase = .dropped
+        tellSource(of: drag, ServerEvent("dragEnded", [
+            "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue), "target": target,
+        ]))
     }
 
     mutating func cancelDrag(_ dragID: String, from scene: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
