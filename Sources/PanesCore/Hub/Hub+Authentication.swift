@@ -10,7 +10,7 @@ extension Hub {
     mutating func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
                                on connection: ConnectionID) throws(PanesError) -> Authenticator.Identity {
         let peer = authenticator.refusesCredentials ? connections[connection]?.peer : nil
-        if let peer, let retryAfter = authFailures.refusal(peer, now: now()) {
+        if let peer, let retryAfter = authFailures.refuse(peer, now: now()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
@@ -30,9 +30,20 @@ extension Hub {
     /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
     /// handshake, a frame and its JSON.
     public mutating func retryAfter(forPeer peer: String) -> Int? {
-        guard authenticator.refusesCredentials, let retryAfter = authFailures.refusal(peer, now: now()) else { return nil }
+        guard authenticator.refusesCredentials, let retryAfter = authFailures.refuse(peer, now: now()) else { return nil }
         metrics.authenticationsLimited += 1
         return retryAfter
+    }
+
+    /// Whether a connection from `peer` is closed as soon as it is accepted, before lws reads
+    /// its request: the address is refused and was already answered so, with when to come
+    /// back (a 429 with `Retry-After`, or `rate_limited` and 4012). Under a flood that ignores
+    /// the answer, an attempt then costs the server an accept and a close, not the parsing of
+    /// an HTTP request and a refusal written back.
+    public mutating func closesAtAccept(peer: String) -> Bool {
+        guard authenticator.refusesCredentials, authFailures.ignoresItsRefusal(peer, now: now()) else { return false }
+        metrics.authenticationsLimited += 1
+        return true
     }
 
     /// Answers a `connect` refused unchecked, and closes its connection with 4012: a client
