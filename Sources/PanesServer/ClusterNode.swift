@@ -45,6 +45,9 @@ public final class ClusterNode: @unchecked Sendable {
         case revoked(NodeID)
         /// A new identity is registered, with the other nodes gone now (`nodesExpired`'s set).
         case joined(NodeID, gone: [NodeID])
+        /// How many nodes' leases run now, this one's included, as of a heartbeat; reported
+        /// when it changes (and after the first heartbeat).
+        case liveNodes(Int)
     }
 
     /// - Parameters:
@@ -86,6 +89,7 @@ public final class ClusterNode: @unchecked Sendable {
                       membership: @escaping @Sendable (Membership) -> Void) throws {
         let expired = try heartbeatStore.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
+        if let count = try? heartbeatStore.liveNodeCount() { membership(.liveNodes(count)) }
         listener.start(deliver)
         let thread = Thread { [self] in beat(deliver, membership, reported: Set(expired)) }
         thread.name = "panes-heartbeat"
@@ -175,6 +179,8 @@ public final class ClusterNode: @unchecked Sendable {
         var ended = false
         var rejoinBackoff = Backoff.sharedStore
         var rejoinAt: Date?
+        /// The count last reported (`Membership.liveNodes`); 0 before the first.
+        var liveNodes = 0
         loop: while true {
             let work = next(beatAt: nextBeat, rejoinAt: rejoinAt, watching: &watching)
             let node = self.node
@@ -229,6 +235,10 @@ public final class ClusterNode: @unchecked Sendable {
                     let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
                     lastRenewed = Date()
                     setLease(true)
+                    if let count = try? heartbeatStore.liveNodeCount(), count != liveNodes {
+                        liveNodes = count
+                        membership(.liveNodes(count))
+                    }
                     // The whole set each time it changes.
                     let others = Set(expired).subtracting([node])
                     if others != reportedExpired { deliver(.nodesExpired(others.sorted())) }

@@ -392,6 +392,8 @@ public final class ServerRuntime: @unchecked Sendable {
             self.gone = gone
             registered = fresh
             worker.rejoin(as: fresh)
+        case .liveNodes(let count):
+            apiGate.setNodes(count)
         }
     }
 
