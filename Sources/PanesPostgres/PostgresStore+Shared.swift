@@ -138,10 +138,8 @@ extension PostgresStore {
         return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
     }
 
-    /// How many nodes' leases run now (`SharedStore.liveNodeCount`), on the database's clock.
-    public func liveNodeCount() throws -> Int {
-        max(1, Int(try connection.integer(SharedSQL.liveNodes) ?? 1))
-    }
+    /// How many nodes' leases run now, on the database's clock (`SharedStore.liveNodeCount`).
+    public func liveNodeCount() throws -> Int { max(1, Int(try connection.integer(SharedSQL.liveNodes) ?? 1)) }
 
     /// Ends the leases `otherNodes` found to end, one node per transaction, and returns the
     /// nodes whose lease has ended.

@@ -393,7 +393,6 @@ public final class ServerRuntime: @unchecked Sendable {
             registered = fresh
             worker.rejoin(as: fresh)
         case .liveNodes(let count):
-            // Each node admits its share of every API key's and token subject's rate.
             apiGate.setNodes(count)
             logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
