@@ -58,6 +58,9 @@ import Testing
                                     service: APIScope(workspaces: ["*"], access: .read)),
         "bob.viewer.1": VerifiedToken(user: "bob", name: "Bob", workspaces: ["acme": .viewer], expiresAt: nil),
         "bob.viewer.2": VerifiedToken(user: "bob", name: "Bob", workspaces: ["acme": .viewer], expiresAt: nil),
+        // Canonically equivalent, different bytes: two subjects (NFC and NFD `josé`).
+        "jose.nfc.1": VerifiedToken(user: "jos\u{E9}", name: "José", workspaces: ["acme": .editor], expiresAt: nil),
+        "jose.nfd.1": VerifiedToken(user: "jose\u{301}", name: "José", workspaces: ["acme": .editor], expiresAt: nil),
     ]
 
     static let check: @Sendable (String) throws(PanesError) -> VerifiedToken = { token throws(PanesError) in
@@ -114,6 +117,8 @@ import Testing
         #expect(admitted("bob.viewer.1", count: 3, at: 0) == 3)
         #expect(admitted("bob.viewer.2", count: 3, at: 0) == 1)  // the same `sub`: one budget
         #expect(admitted("svc.read.1", count: 5, at: 0) == 4)  // another subject: its own
+        #expect(admitted("jose.nfc.1", count: 5, at: 0) == 4)
+        #expect(admitted("jose.nfd.1", count: 5, at: 0) == 4)  // subjects compared by their bytes
         // Two live nodes: each admits half the burst and half the rate.
         gate.setNodes(2)
         #expect(admitted("1", count: 5, at: 10_000) == 2)

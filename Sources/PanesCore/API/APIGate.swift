@@ -8,7 +8,8 @@
 /// balancer gets the limit in total, with no database round trip per request.
 public struct APIGate: Sendable {
     public private(set) var keyring: APIKeyring
-    private var buckets: [String: TokenBucket] = [:]
+    /// By `APIPrincipal.budget`, compared by bytes (a token's `sub` is any string).
+    private var buckets: [Identifier: TokenBucket] = [:]
     /// How many buckets there were after the last pruning: the next comes at twice as many.
     private var prunedAt = 0
     private let rate: Int
@@ -28,8 +29,8 @@ public struct APIGate: Sendable {
     /// keeps its bucket.
     public mutating func replace(_ keyring: APIKeyring) {
         self.keyring = keyring
-        let ids = Set(keyring.keys.map { "key:\($0.id)" })
-        buckets = buckets.filter { !$0.key.hasPrefix("key:") || ids.contains($0.key) }
+        let ids = Set(keyring.keys.map { Identifier("key:\($0.id)") })
+        buckets = buckets.filter { !$0.key.rawValue.hasPrefix("key:") || ids.contains($0.key) }
     }
 
     /// The cluster has `count` live nodes now: this node's share of each budget follows.
@@ -61,9 +62,10 @@ public struct APIGate: Sendable {
         let principal = try identify(authorization, verify: verify)
         let role = try principal.role(for: route)
         let (rate, burst) = share
-        var bucket = buckets[principal.budget] ?? TokenBucket(rate: rate, burst: burst, now: now)
+        let budget = Identifier(principal.budget)
+        var bucket = buckets[budget] ?? TokenBucket(rate: rate, burst: burst, now: now)
         let (allowed, retryAfter) = bucket.take(now: now)
-        buckets[principal.budget] = bucket
+        buckets[budget] = bucket
         prune(now: now)
         guard allowed else {
             throw PanesError(.rateLimited, "\(principal.described) is over \(self.rate) requests a second across the cluster "
