@@ -5,8 +5,9 @@ import PanesJSON
 public import PanesTransport
 
 /// The HTTP API's side of the runtime: a request under `/api/v1` is routed (`APIRoute`), its
-/// key or token checked and counted (`APIGate`; a JWT by the hub's verifier, `verifyAPIToken`), and handed to the hub as a service scene's request
-/// (`Hub+API.swift`) on a connection id of its own. The hub's reply to it becomes the HTTP
+/// key or token checked and counted (`APIGate`; a JWT by the hub's verifier, `verifyAPIToken`),
+/// and handed to the hub as a service scene's request (`Hub+API.swift`) on a connection id of
+/// its own. The hub's reply to it becomes the HTTP
 /// answer, held like any frame until what it reports is durable (`emit`).
 extension ServerRuntime {
     public func serverDidReceiveHTTPRequest(_ request: HTTPRequest) {

@@ -2,13 +2,13 @@
 /// request, a scene with no session and no socket, acting in the route's workspace as the
 /// principal's actor (`api:<id>`, `service:<sub>`, a user token's `sub`) or the route's user,
 /// with the principal's role (`APICall.role`): the backend is an owner, a user's token has the
-/// user's role, and every request is checked per document like a window's. Its writes are the protocol's own requests,
-/// dispatched like a window's (`dispatch`): the same checks, the same commits, the same
-/// fan-out to every window, the same request keys; its reply, held like any other until what
-/// it reports is durable, is what the runtime turns into the HTTP answer. The service scene
-/// ends with that reply (`send`). It observes nothing, has no presence, and is never a
-/// document's participant: an edit through the API loads the document if no window holds it,
-/// and the document goes again after the commit.
+/// user's role, and every request is checked per document like a window's. Its writes are the
+/// protocol's own requests, dispatched like a window's (`dispatch`): the same checks, the same
+/// commits, the same fan-out to every window, the same request keys; its reply, held like any
+/// other until what it reports is durable, is what the runtime turns into the HTTP answer. The
+/// service scene ends with that reply (`send`). It observes nothing, has no presence, and is
+/// never a document's participant: an edit through the API loads the document if no window
+/// holds it, and the document goes again after the commit.
 extension Hub {
     /// Set in the connection ids the runtime gives API requests (transport ids never reach it).
     public static let serviceConnectionBit: UInt64 = 1 << 62
