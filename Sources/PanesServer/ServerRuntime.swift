@@ -392,6 +392,9 @@ public final class ServerRuntime: @unchecked Sendable {
             self.gone = gone
             registered = fresh
             worker.rejoin(as: fresh)
+        case .liveNodes(let count):
+            apiGate.setNodes(count)
+            logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
     }
 

@@ -10,18 +10,47 @@ extension Hub {
     mutating func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
                                on connection: ConnectionID) throws(PanesError) -> Authenticator.Identity {
         let peer = authenticator.refusesCredentials ? connections[connection]?.peer : nil
+        let (authenticator, now) = (authenticator, now())
+        return try limitingFailures(from: peer, field: "auth.token") { () throws(PanesError) in
+            try authenticator.authenticate(credentials, workspace: workspace, now: now)
+        }
+    }
+
+    /// Runs a check of a credential from `peer`, unless that address failed too often lately
+    /// (then `rate_limited`, unchecked); a failed check counts against the address.
+    private mutating func limitingFailures<T>(from peer: String?, field: String?,
+                                              _ check: () throws(PanesError) -> T) throws(PanesError) -> T {
         if let peer, let retryAfter = authFailures.refuse(peer, now: now()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
-                             field: "auth.token", retryAfterMs: retryAfter)
+                             field: field, retryAfterMs: retryAfter)
         }
         do throws(PanesError) {
-            return try authenticator.authenticate(credentials, workspace: workspace, now: now())
+            return try check()
         } catch {
             metrics.authenticationsFailed += 1
             if let peer { authFailures.failed(peer, now: now()) }
             throw error
+        }
+    }
+
+    /// Whether the server checks signed tokens (`--auth jwt`), which the HTTP API takes too.
+    public var verifiesTokens: Bool {
+        if case .verified = authenticator { return true }
+        return false
+    }
+
+    /// A JWT presented to the HTTP API (`APIGate`), checked as a scene's: the same verifier,
+    /// and the same limit on failed authentications per address, refusing unchecked from an
+    /// address over it. `unauthenticated` when the server takes no tokens.
+    public mutating func verifyAPIToken(_ token: String, peer: String?) throws(PanesError) -> VerifiedToken {
+        guard case .verified(let verifier) = authenticator else {
+            throw PanesError(.unauthenticated, "this server takes no tokens (it runs without `--auth jwt`); send an API key")
+        }
+        let now = now()
+        return try limitingFailures(from: peer.flatMap { $0.isEmpty ? nil : $0 }, field: nil) { () throws(PanesError) in
+            try verifier.verify(token, now: now)
         }
     }
 
