@@ -137,3 +137,49 @@ def test_a_revoked_link_closes_the_document_in_the_window_that_used_it(rights: W
     again = window(rights, "t-eve", open=document, link=token)
     expect(again.locator("#app")).not_to_have_attribute("data-document", document)
     expect(again.get_by_test_id("toast")).to_contain_text(["revoked"])
+
+
+def test_a_window_opened_through_a_link_reopens_it_after_a_reload_and_a_duplicate(rights: Workbench):
+    ed = window(rights, "t-ed")
+    document = create(ed, "Kept by link", "hello")
+    token = ed.evaluate(
+        """async ([d]) => {
+            await panes.client.shareDocument(d, 'eve', 'none');
+            return (await panes.client.createDocumentLink(d, 'editor', {expiresInMs: 600000})).token;
+        }""",
+        [document],
+    )
+    eve = window(rights, "t-eve", open=document, link=token)
+    shown(eve, document, "hello")
+    # The token left the address bar; it is kept with the tab, not in the session the server stores.
+    assert "link=" not in eve.url
+    assert token not in json.dumps(eve.evaluate("panes.client.session"))
+    # A reload brings the window back on the document, through the link, still editable.
+    eve.reload()
+    wait_ready(eve)
+    shown(eve, document, "hello")
+    expect(eve.locator("#read-only")).to_be_hidden()
+    # A copy of the tab (window.open copies sessionStorage, as a duplicated tab does) forks the
+    # window, and opens the document through the link too.
+    with eve.context.expect_page() as opened:
+        eve.evaluate("() => { window.open(location.href); }")
+    duplicate = rights.watch(opened.value)
+    wait_ready(duplicate)
+    shown(duplicate, document, "hello")
+    duplicate.close()
+
+    # Revoked while the tab is away: back, the window says so clearly and opens nothing.
+    eve.goto("about:blank")
+    ed.bring_to_front()
+    ed.evaluate(
+        """async ([d]) => {
+            const shares = await panes.client.listDocumentShares(d);
+            await panes.client.revokeDocumentLink(d, shares.links[0].id);
+        }""",
+        [document],
+    )
+    eve.bring_to_front()
+    eve.go_back()
+    wait_ready(eve)
+    expect(eve.get_by_test_id("toast")).to_contain_text(["revoked"])
+    expect(eve.locator("#app")).not_to_have_attribute("data-document", document)
