@@ -168,8 +168,10 @@ def test_a_window_opened_through_a_link_reopens_it_after_a_reload_and_a_duplicat
     shown(duplicate, document, "hello")
     duplicate.close()
 
-    # Revoked while the tab is away: back, the window says so clearly and opens nothing.
-    eve.goto("about:blank")
+    # Revoked while the tab is away (on another page of the site): back, the window says so
+    # clearly and opens nothing.
+    app = eve.url
+    eve.goto(f"{rights.server.url}/metrics")
     ed.bring_to_front()
     ed.evaluate(
         """async ([d]) => {
@@ -179,7 +181,7 @@ def test_a_window_opened_through_a_link_reopens_it_after_a_reload_and_a_duplicat
         [document],
     )
     eve.bring_to_front()
-    eve.go_back()
+    eve.goto(app)
     wait_ready(eve)
     expect(eve.get_by_test_id("toast")).to_contain_text(["revoked"])
     expect(eve.locator("#app")).not_to_have_attribute("data-document", document)

@@ -35,7 +35,10 @@ export class LinkTokens {
     this.#save();
   }
 
-  /** The link no longer opens the document (revoked, expired): it is not tried again. @param {string} document */
+  /**
+   * The link no longer opens the document (revoked, expired): it is not tried again.
+   * @param {string} document
+   */
   forget(document) {
     if (this.tokens.delete(document)) this.#save();
   }
