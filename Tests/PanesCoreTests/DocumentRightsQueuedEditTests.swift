@@ -74,14 +74,9 @@ import Testing
     }
 
     @Test func anEditWaitingOnOneNodeIsRefusedOnceAnotherNodesDowngradeIsRead() {
-        let store = MemoryStore()
-        var a = HubHarness(authenticator: DocumentRightsTests.tokens, store: store, node: NodeID("a"), ids: .sequential(from: 0))
-        var b = HubHarness(authenticator: DocumentRightsTests.tokens, stored: try! store.loadState(), store: store,
-                           node: NodeID("b"), ids: .sequential(from: 1 << 40))
-        let ed = DocumentRightsTests.connect(&a, "t-ed")
-        let document = a.createDocument(ed, text: "hello")
-        let eve = DocumentRightsTests.connect(&b, "t-eve")
-        _ = TwoNodes.deliver(a.effects, to: &b)
+        let nodes = ClusterDocumentRightsTests.setUp()
+        var (a, b) = (nodes.a, nodes.b)
+        let (ed, eve, document) = (nodes.ed, nodes.eve, nodes.document)
         #expect(b.openDocument(eve, document)["result"]?["role"] == "editor")
         b.completesCommits = false
         _ = Self.edit(&b, eve, document, revision: 0, [5, "!"], opId: "eve:1")
@@ -93,5 +88,26 @@ import Testing
         #expect(replies.map { $0["ok"] == true } == [true, false])
         #expect(replies.last?["error"]?["code"] == "forbidden")
         #expect(b.text(of: document) == "hello!")
+    }
+
+    @Test func anEditWaitingWhenItsScenesTokenIsRefreshedToAViewerIsRefused() {
+        let tokens = Authenticator.tokens([
+            "t-ed": .init(user: "ed", name: "Ed", workspaces: ["acme": .editor]),
+            "t-eve": .init(user: "eve", name: "Eve", workspaces: ["acme": .editor]),
+            "t-eve-viewer": .init(user: "eve", name: "Eve", workspaces: ["acme": .viewer]),
+        ])
+        var harness = HubHarness(authenticator: tokens)
+        let ed = DocumentRightsTests.connect(&harness, "t-ed")
+        let eve = DocumentRightsTests.connect(&harness, "t-eve")
+        let document = harness.createDocument(ed, text: "hello")
+        #expect(harness.openDocument(eve, document)["result"]?["role"] == "editor")
+        harness.completesCommits = false
+        _ = Self.edit(&harness, eve, document, revision: 0, [5, "!"], opId: "eve:1")
+        _ = Self.edit(&harness, eve, document, revision: 0, [5, "?"], opId: "eve:2")
+        #expect(harness.request(eve, "refreshToken", ["token": "t-eve-viewer"])["ok"] == true)
+        let replies = Self.reply(harness.completeCommits(), to: eve)
+        #expect(replies.map { $0["ok"] == true } == [true, false])
+        #expect(replies.last?["error"]?["code"] == "forbidden")
+        #expect(harness.text(of: document) == "hello!")
     }
 }

@@ -32,6 +32,8 @@ struct DocumentEdit: Sendable {
 struct EditStanding: Sendable {
     let workspaceRole: Role
     let link: String?
+    /// `DocumentRights.epoch` when it was checked.
+    let epoch: UInt64
 }
 
 /// Edits of one document committed together: each one's outcome, and the document's text and

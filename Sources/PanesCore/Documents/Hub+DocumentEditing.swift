@@ -59,13 +59,9 @@ extension Hub {
         for index in edits.indices {
             let edit = edits[index]
             // Its sender's rights as they are now, not as when it was queued.
-            if let record {
-                do throws(PanesError) {
-                    try requireEditor(of: edit, record)
-                } catch {
-                    outcomes.append(.failed(error))
-                    continue
-                }
+            if let record, let refused = refusal(of: edit, record) {
+                outcomes.append(.failed(refused))
+                continue
             }
             // A resend after a reconnect: the first one was applied, so this one is not. A real
             // resend is always based on a revision before the original's, because a client that

@@ -21,6 +21,11 @@ struct DocumentRights: Sendable {
     private(set) var expiries = DeadlineQueue<DocumentID>()
     /// The key keyed links' tokens are derived under (`StoredState.linkSecret`).
     private let linkSecret: [UInt8]
+    /// Counts changes that can lower a user's role for a document without a link: a document's
+    /// grants changing, and a scene's workspace role changing (`workspaceRoleChanged`). An edit
+    /// queued at one count and sent without a link needs no second check while it holds
+    /// (`Hub.refusal(of:_:)`): the check costs a scene lookup by id, hashed by its bytes.
+    private(set) var epoch: UInt64 = 0
 
     init(stored: [DocumentID: DocumentAccess] = [:], linkSecret: [UInt8] = []) {
         self.linkSecret = linkSecret
@@ -84,6 +89,7 @@ struct DocumentRights: Sendable {
 
     /// Replaces the document's access (a change made here, or read from the store).
     mutating func set(_ id: DocumentID, _ new: DocumentAccess) {
+        epoch &+= 1
         for link in access[id]?.links ?? [] { documentsByToken[link.tokenHash] = nil }
         access[id] = new.isEmpty && new.version == 0 ? nil : new
         for link in new.links { documentsByToken[link.tokenHash] = id }
@@ -95,6 +101,9 @@ struct DocumentRights: Sendable {
         set(id, new)
         return true
     }
+
+    /// A scene's workspace role changed (a refreshed token).
+    mutating func workspaceRoleChanged() { epoch &+= 1 }
 
     /// Forgets a deleted document's access.
     mutating func remove(_ id: DocumentID) {

@@ -25,21 +25,23 @@ extension Hub {
 
     /// What lets the scene edit the document now, kept with its queued edit (`EditStanding`).
     func editStanding(_ scene: Scene, _ id: DocumentID) -> EditStanding {
-        EditStanding(workspaceRole: scene.role, link: rights.link(usedBy: scene.id, for: id))
+        EditStanding(workspaceRole: scene.role, link: rights.link(usedBy: scene.id, for: id), epoch: rights.epoch)
     }
 
-    /// Refuses a queued edit whose sender may no longer edit the document: checked as its batch
+    /// Why a queued edit's sender may no longer edit the document (nil when they may): checked as its batch
     /// is made, right before it goes to the store, so nothing sent before a downgrade or a
     /// revocation lands after it (on this node; another node's change is known here once read).
     /// The sender's scene judges it while live, else what it had when the edit came; the link
-    /// it was sent under counts while that link stands.
-    func requireEditor(of edit: DocumentEdit, _ record: DocumentRecord) throws(PanesError) {
+    /// it was sent under counts while that link stands. Sent without a link, with nothing changed
+    /// since it was checked (`DocumentRights.epoch`), it stands as checked.
+    func refusal(of edit: DocumentEdit, _ record: DocumentRecord) -> PanesError? {
+        if edit.standing.link == nil, edit.standing.epoch == rights.epoch { return nil }
         let workspaceRole = scenes[edit.context.scene]?.role ?? edit.standing.workspaceRole
         let role = rights.role(of: record, user: edit.author.user, workspaceRole: workspaceRole,
                                link: edit.standing.link, now: now()) ?? .viewer
-        guard role < .editor else { return }
-        throw Self.roleTooLow(role, .editor, record.id, workspaceRole: workspaceRole,
-                              to: "edit it (its access changed before this edit was applied)")
+        guard role < .editor else { return nil }
+        return Self.roleTooLow(role, .editor, record.id, workspaceRole: workspaceRole,
+                               to: "edit it (its access changed before this edit was applied)")
     }
 
     /// Whether the user may see the document at all, by grants alone: for drops between users.
