@@ -231,7 +231,7 @@ public enum PostgresMigrations {
                 links text NOT NULL
             );
             """),
-        Step(version: 11, name: "a secret to derive keyed links' tokens", sql: """
+        Step(version: 10, name: "a secret to derive keyed links' tokens", sql: """
             -- Secrets of the deployment, made here once (the migration runs under its advisory
             -- lock, so on one node only) and read by every node at start: `document-links` is the
             -- key a keyed createDocumentLink's token is derived under (HMAC-SHA-256), so a retry

@@ -162,7 +162,7 @@ enum Migrations {
                 links TEXT NOT NULL             -- JSON: [{id, tokenHash, role, createdBy, createdAt, expiresAt, revokedAt?}]
             ) WITHOUT ROWID;
             """),
-        Migration(version: 13, name: "a secret to derive keyed links' tokens", sql: """
+        Migration(version: 12, name: "a secret to derive keyed links' tokens", sql: """
             -- Secrets of the deployment, made here once and never changed: `document-links` is
             -- the key a keyed createDocumentLink's token is derived under (HMAC-SHA-256), so a
             -- retry gets its token again though only the token's hash is kept.
