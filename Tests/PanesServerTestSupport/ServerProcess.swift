@@ -126,11 +126,15 @@ package final class ServerProcess: @unchecked Sendable {
         try Self.http(port: port, path)
     }
 
-    /// A GET on the loopback server at `port`, with curl.
-    package static func http(port: Int, _ path: String) throws -> (status: Int, body: String) {
+    /// A GET on the loopback server at `port`, with curl, sending `headers` as given.
+    package static func http(port: Int, _ path: String, headers: [String: String] = [:]) throws -> (status: Int, body: String) {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}"] + headers.flatMap {
+            // curl drops a header given with an empty value unless it is written `Name;`.
+            ["-H", $0.value.isEmpty ? "\($0.key);" : "\($0.key): \($0.value)"]
+        }
+            + ["http://127.0.0.1:\(port)\(path)"]
         let pipe = Pipe()
         curl.standardOutput = pipe
         try curl.run()
