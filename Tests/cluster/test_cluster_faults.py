@@ -10,7 +10,6 @@ import time
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-
 from panes_cluster import HEARTBEAT_MS, LEASE_MS, Client, Closed, Cluster
 
 
