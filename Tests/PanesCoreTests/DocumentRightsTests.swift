@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Rights per document: grants and links on top of the workspace role, refusals that change

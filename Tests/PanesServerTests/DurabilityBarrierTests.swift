@@ -3,6 +3,7 @@ import Logging
 import PanesCore
 import PanesJSON
 import PanesServer
+import PanesServerTestSupport
 import PanesTestSupport
 import PanesTransport
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// What only the SQLite store does: files, pragmas, migrations, read-only inspection.

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesStorageTestSupport
 import Testing
 
 /// What every `Store` must do, run against each implementation. Reads go through
