@@ -11,16 +11,20 @@ extension Hub {
                                on connection: ConnectionID) throws(PanesError) -> Authenticator.Identity {
         let peer = authenticator.refusesCredentials ? connections[connection]?.peer : nil
         let (authenticator, now) = (authenticator, now())
-        return try limitingFailures(from: peer, field: "auth.token") { () throws(PanesError) in
+        return try limitingFailures(from: peer, field: "auth.token", tells: true) { () throws(PanesError) in
             try authenticator.authenticate(credentials, workspace: workspace, now: now)
         }
     }
 
     /// Runs a check of a credential from `peer`, unless that address failed too often lately
     /// (then `rate_limited`, unchecked); a failed check counts against the address.
-    private mutating func limitingFailures<T>(from peer: String?, field: String?,
+    /// `tells`: the refusal counts as telling the address when to come back, after which its
+    /// new connections are closed at accept (`closesAtAccept`). A scene's refusal does; the
+    /// HTTP API's does not, so a backend's API key from an address whose tokens failed still
+    /// gets through, as API keys never count against an address.
+    private mutating func limitingFailures<T>(from peer: String?, field: String?, tells: Bool,
                                               _ check: () throws(PanesError) -> T) throws(PanesError) -> T {
-        if let peer, let retryAfter = authFailures.refuse(peer, now: now()) {
+        if let peer, let retryAfter = tells ? authFailures.refuse(peer, now: now()) : authFailures.refusal(peer, now: now()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
@@ -49,7 +53,7 @@ extension Hub {
             throw PanesError(.unauthenticated, "this server takes no tokens (it runs without `--auth jwt`); send an API key")
         }
         let now = now()
-        return try limitingFailures(from: peer.flatMap { $0.isEmpty ? nil : $0 }, field: nil) { () throws(PanesError) in
+        return try limitingFailures(from: peer.flatMap { $0.isEmpty ? nil : $0 }, field: nil, tells: false) { () throws(PanesError) in
             try verifier.verify(token, now: now)
         }
     }
