@@ -64,11 +64,12 @@ import Testing
         init(store: any Store, settings: Settings) throws {
             var configuration = ServerConfiguration()
             configuration.settings = settings
-            runtime = try ServerRuntime(
+            runtime = ServerRuntime(
                 configuration: configuration, transport: TransportConfiguration(host: "127.0.0.1", port: 0),
                 store: store, authenticator: .open(),
                 secretHasher: SecretHasher(hash: { "h:" + $0 }, equal: { $0 == $1 }), serverVersion: "test",
                 logger: Logger(label: "test"))
+            try runtime.start()
             let runtime = runtime, done = done
             thread = Thread { _ = runtime.run(); done.signal() }
             thread.start()
