@@ -13,9 +13,9 @@ internal import PanesJSON
 /// and used only there after that; it holds no lock and needs none.
 public final class SQLiteStore: Store, @unchecked Sendable {
     let connection: SQLiteConnection
-    /// Test hook: when set, the next `apply` throws after applying this many of its commands,
-    /// inside the transaction, so the test can check that none of them stays.
-    var failAfterCommands: Int?
+    /// Test hook (`@_spi(Testing)`): when set, the next `apply` throws after applying this many
+    /// of its commands, inside the transaction, so the test can check that none of them stays.
+    @_spi(Testing) public var failAfterCommands: Int?
 
     /// The database file.
     public var path: String { connection.path }

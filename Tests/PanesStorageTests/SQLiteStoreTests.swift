@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-@testable import PanesStorage
+@_spi(Testing) @testable import PanesStorage
 import Testing
 
 /// What only the SQLite store does: files, pragmas, migrations, read-only inspection.
