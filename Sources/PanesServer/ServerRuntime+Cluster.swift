@@ -17,21 +17,17 @@ extension ServerRuntime {
             return
         }
         let start = RuntimeMetrics.now
-        var effects = hub.handle(.committed(commit.id, .behind(operations)))
+        let resolved = hub.resolveConflict(commit, behind: operations)
         // The retry goes into the store thread's open transaction, where nothing can come
         // before it; it is handed over first, because the lock is held until then and the
         // rest of this turn (sending the other nodes' operations to this node's scenes) is
         // most of its work. Replies to the retry come in a later turn, after those sends.
-        var retry: Commit?
-        if let index = effects.firstIndex(where: { if case .commit(let next) = $0 { next.channel == commit.channel } else { false } }),
-           case .commit(let next) = effects.remove(at: index) {
-            retry = next
-        }
+        let retry = resolved.retry
         if !resolution.answer(retry), let retry {
             // The store thread gave up waiting (`conflictRetryWaitMs`): the ordinary way, then.
             worker.submit(.commit(retry), sequence: nil)
         }
-        perform(effects)
+        perform(resolved.effects)
         metrics.turn(since: start)
     }
 

@@ -372,8 +372,8 @@ extension Hub {
         commits.pending[id] = .claim(session, claim, pending)
         cluster.claiming.insert(session)
         if let pending { connections[pending.connection]?.phase = .answering(session) }
-        effects.append(.commit(Commit(id: id, channel: .session(session), base: epoch,
-                                      commands: [.claimSession(session, claim)])))
+        submit(Commit(id: id, channel: .session(session), base: epoch,
+                      commands: [.claimSession(session, claim)]))
     }
 
     /// A session made here: nobody else can know it yet, so the claim waits for nothing.
@@ -395,8 +395,8 @@ extension Hub {
         let released = SessionClaim(node: nil, epoch: held.epoch)
         let id = commits.makeID()
         commits.pending[id] = .claim(session, released, nil)
-        effects.append(.commit(Commit(id: id, channel: .session(session), base: held.epoch,
-                                      commands: [.claimSession(session, released)])))
+        submit(Commit(id: id, channel: .session(session), base: held.epoch,
+                      commands: [.claimSession(session, released)]))
     }
 
     mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,

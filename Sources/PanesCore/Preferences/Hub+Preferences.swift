@@ -139,7 +139,7 @@ extension Hub {
         writer.inFlight = id
         commits.preferenceWriters[domain] = writer
         commits.pending[id] = .preferences(domain, writes, outcomes)
-        effects.append(.commit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands)))
+        submit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands))
     }
 
     /// Whether one write of a batch is allowed, and what it does.
