@@ -1,6 +1,6 @@
 // Threading: each instance is used by one thread only, with its one connection: the store
-// thread's, and in a cluster a second instance on the heartbeat's thread (`ClusterNode`), which
-// uses only its lease calls. The hub hands batches by value. Other nodes reach the same database
+// thread's, and in a cluster a second instance on the heartbeat's thread, inside the lease-only
+// handle `PostgresLeases` (`ClusterNode`). The hub hands batches by value. Other nodes reach the same database
 // with their own.
 public import PanesCore
 internal import PanesJSON
@@ -60,11 +60,17 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// - Parameters:
     ///   - url: `postgres://user:password@host:port/database`, with optional `panes_…`
     ///     settings in its query (`PostgresSettings`).
-    public init(url: String) throws {
+    public convenience init(url: String) throws {
+        try self.init(url: url, migrating: true)
+    }
+
+    /// - Parameter migrating: false for a handle that only keeps leases (`PostgresLeases`),
+    ///   opened after the node's store migrated the database.
+    init(url: String, migrating: Bool) throws {
         let (libpqURL, settings) = try PostgresSettings.split(url)
         self.settings = settings
         connection = try PostgresConnection(url: libpqURL)
-        try PostgresMigrations.migrate(connection)
+        if migrating { try PostgresMigrations.migrate(connection) }
         connection.commitMarker = .init(write: WriteSQL.writeMarker, find: WriteSQL.findMarker)
     }
 

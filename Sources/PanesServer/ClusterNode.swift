@@ -19,7 +19,7 @@ import PanesThreads
 /// node gone and ended it, or it ran out), it is never renewed, and the node comes back under a
 /// new identity (`rejoin`), as a restarted process would.
 public final class ClusterNode: @unchecked Sendable {
-    private let heartbeatStore: any SharedStore
+    private let leases: any NodeLeases
     private let listener: any ChangeListener
     private let leaseMs: Int
     private let heartbeatMs: Int
@@ -64,20 +64,21 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// - Parameters:
-    ///   - heartbeatStore: a connection of the heartbeat's own (not the store thread's).
+    ///   - leases: a lease-only handle on a connection of the heartbeat's own (not the store
+    ///     thread's): `PostgresLeases`.
     ///   - leaseMs: how long a node counts as alive after its last heartbeat (`nodeLeaseMs`).
     ///   - heartbeatMs: how often it renews (`nodeHeartbeatMs`), well under the lease.
-    public init(node: NodeID, heartbeatStore: any SharedStore, listener: any ChangeListener, leaseMs: Int,
+    public init(node: NodeID, leases: any NodeLeases, listener: any ChangeListener, leaseMs: Int,
                 heartbeatMs: Int, logger: Logger) {
         self.current = node
-        self.heartbeatStore = heartbeatStore
+        self.leases = leases
         self.listener = listener
         self.leaseMs = leaseMs
         self.heartbeatMs = heartbeatMs
         self.logger = logger
         // `interruptHeartbeatWait` is the one call the store allows from another thread.
-        nonisolated(unsafe) let store = heartbeatStore
-        thread = ServiceThread(name: "panes-heartbeat", interrupt: { store.interruptHeartbeatWait() })
+        nonisolated(unsafe) let handle = leases
+        thread = ServiceThread(name: "panes-heartbeat", interrupt: { handle.interruptHeartbeatWait() })
     }
 
     /// A fresh node identity: a restarted process never inherits the claims of its past self.
@@ -95,7 +96,7 @@ public final class ClusterNode: @unchecked Sendable {
     /// listening until `stop()`.
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
                       membership: @escaping @Sendable (Membership) -> Void) throws {
-        let expired = try heartbeatStore.register(node: node, leaseMs: leaseMs)
+        let expired = try leases.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
         listener.start(deliver)
         beat.reportedExpired = Set(expired)
@@ -176,7 +177,7 @@ public final class ClusterNode: @unchecked Sendable {
             let now = MonotonicInstant.now()
             guard beat.watching, until > now else { continue }
             let leftMs = Int((until.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
-            switch heartbeatStore.awaitHeartbeatConnection(timeoutMs: leftMs) {
+            switch leases.awaitHeartbeatConnection(timeoutMs: leftMs) {
             case true?: return .connectionLost
             case false?: continue
             case nil: beat.watching = false
@@ -188,7 +189,7 @@ public final class ClusterNode: @unchecked Sendable {
     private func register(replacing old: NodeID, _ membership: @Sendable (Membership) -> Void) {
         let fresh = ClusterNode.makeID()
         do {
-            let gone = try heartbeatStore.register(node: fresh, leaseMs: leaseMs)
+            let gone = try leases.register(node: fresh, leaseMs: leaseMs)
             thread.withLock {
                 current = fresh
                 rejoinRequested = false
@@ -216,7 +217,7 @@ public final class ClusterNode: @unchecked Sendable {
             return
         }
         do {
-            let others = Set(try heartbeatStore.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
+            let others = Set(try leases.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
             beat.reportedExpired = others
             deliver(.nodesChecked(others.sorted()))
         } catch {
@@ -230,7 +231,7 @@ public final class ClusterNode: @unchecked Sendable {
     private func renew(_ node: NodeID, _ deliver: @Sendable (ChangeNotice) -> Void,
                        _ membership: @Sendable (Membership) -> Void) {
         do {
-            let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
+            let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
             beat.lastRenewed = .now()
             setLease(true)
             // The whole set each time it changes.

@@ -119,12 +119,12 @@ public final class ServerRuntime: @unchecked Sendable {
                              checkpointIntervalMs: configuration.settings.walCheckpointIntervalMs,
                              quietWriteDelayMs: configuration.settings.quietWriteDelayMs,
                              // A shared store is across a network: it goes away and comes back.
-                             policy: store is any SharedStore ? .sharedStore : .fatal,
+                             policy: store.shared != nil ? .sharedStore : .fatal,
                              commitOutcomeTimeoutMs: configuration.settings.commitOutcomeTimeoutMs,
                              onApplied: { report in box.runtime?.transport.post { box.runtime?.applied(report) } },
                              onFailure: { reason in box.runtime?.transport.post { box.runtime?.storeDidFail(reason) } },
                              onLoaded: { result in box.runtime?.transport.post { box.runtime?.didLoad(result) } },
-                             onConflict: store is any SharedStore ? resolver : nil,
+                             onConflict: store.shared != nil ? resolver : nil,
                              fencing: cluster?.node, leaseMs: configuration.settings.nodeLeaseMs,
                              onRevoked: { node in box.runtime?.transport.post { box.runtime?.revoked(node) } },
                              onRejoined: { state in box.runtime?.transport.post { box.runtime?.reloaded(state) } })

@@ -146,7 +146,7 @@ final class StoreWorker: @unchecked Sendable {
          onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
          onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) {
         self.store = store
-        shared = store as? any SharedStore
+        shared = store.shared
         self.fencing = fencing
         self.leaseMs = leaseMs
         self.onRevoked = onRevoked

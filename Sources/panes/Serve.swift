@@ -66,9 +66,10 @@ struct Serve: ParsableCommand {
         case .postgres(let url):
             do {
                 backing = try PostgresStore(url: url)
-                // A node of a cluster: the heartbeat has a connection of its own, and so does
-                // the listener, so neither waits behind the store thread's commits.
-                cluster = ClusterNode(node: ClusterNode.makeID(), heartbeatStore: try PostgresStore(url: url),
+                // A node of a cluster: the heartbeat has a lease-only handle on a connection of
+                // its own, and the listener a connection too, so neither waits behind the store
+                // thread's commits.
+                cluster = ClusterNode(node: ClusterNode.makeID(), leases: try PostgresLeases(url: url),
                                       listener: try PostgresListener(url: url),
                                       leaseMs: configuration.settings.nodeLeaseMs,
                                       heartbeatMs: configuration.settings.nodeHeartbeatMs, logger: logger)

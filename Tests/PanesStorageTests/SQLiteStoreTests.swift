@@ -322,3 +322,18 @@ import Testing
         ])
     }
 }
+
+/// What the runtime asks of a store's kind, through `Store.shared` rather than its type.
+@Suite struct StoreSharedSideTests {
+    @Test func onlyStoresSeveralNodesShareHaveASharedSide() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("panes-shared-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sqlite = try SQLiteStore(path: folder.appendingPathComponent("panes.sqlite").path)
+        #expect(sqlite.shared == nil)
+        let memory = MemoryStore()
+        #expect(memory.shared === memory)
+        let asStore: any Store = memory
+        #expect(asStore.shared != nil, "seen as any Store, a memory store still offers its shared side")
+    }
+}
