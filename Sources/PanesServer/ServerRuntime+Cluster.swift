@@ -60,11 +60,8 @@ extension ServerRuntime {
         logger.critical("this node's lease has ended; closing every connection and rejoining as a new node",
                         metadata: ["node": "\(node)", "connections": "\(transport.connectionCount)"])
         transport.acceptingConnections = false
-        held.removeAll()
-        heldHead = 0
-        heldPerConnection.removeAll()
+        gate.dropAll()
         pausedConnections.removeAll()
-        durableSequence = submittedSequence
         let closing = hub.closeEveryConnection(.nodeLost, reason: "this node's lease has ended; reconnect")
         for case .close(let connection, _, _) in closing { retired.insert(connection.rawValue) }
         perform(closing)

@@ -3,33 +3,33 @@ import Logging
 import PanesCore
 import PanesTransport
 
-/// Output held until the persists before it are durable, and the store thread's reports.
+/// Output through the durability gate (`DurabilityGate`), and the store thread's reports.
 extension ServerRuntime {
+    /// Output that waits for every persist given before it (`Effect`'s contract).
     func emit(_ output: Output) {
-        if heldHead == held.count && durableSequence == submittedSequence {
-            deliver(output)
-        } else {
-            held.append((submittedSequence, output))
-            for connection in output.connections {
-                let count = heldPerConnection[connection, default: 0] + 1
-                heldPerConnection[connection] = count
-                // A client that writes faster than the disk commits is not read from until its
-                // answers drain, instead of growing what the server holds for it without end.
-                if count >= settings.maxHeldPerConnection, pausedConnections.insert(connection).inserted {
-                    transport.pauseReading(connection)
-                }
-            }
+        guard let output = gate.pass(output, to: output.connections) else { return held(output) }
+        deliver(output)
+    }
+
+    /// An answer that says nothing was applied (`Effect.sendUnapplied`): it waits only for
+    /// output held for its own connection.
+    func emitUnapplied(_ output: Output) {
+        guard let output = gate.passUnapplied(output, to: output.connections) else { return held(output) }
+        deliver(output)
+    }
+
+    /// Output was held: a client that writes faster than the disk commits is not read from
+    /// until its answers drain, instead of growing what the server holds for it without end.
+    private func held(_ output: Output) {
+        for connection in output.connections where gate.heldCount(for: connection) >= settings.maxHeldPerConnection {
+            if pausedConnections.insert(connection).inserted { transport.pauseReading(connection) }
         }
     }
 
-    /// Counts a held output as delivered; reading resumes once a paused connection is half drained.
-    func released(_ output: Output) {
-        for connection in output.connections {
-            let count = heldPerConnection[connection, default: 1] - 1
-            heldPerConnection[connection] = count > 0 ? count : nil
-            if count <= settings.maxHeldPerConnection / 2, pausedConnections.remove(connection) != nil {
-                transport.resumeReading(connection)
-            }
+    /// Output held left; reading resumes once a paused connection is half drained.
+    private func released(_ connections: [UInt64]) {
+        for connection in connections where gate.heldCount(for: connection) <= settings.maxHeldPerConnection / 2 {
+            if pausedConnections.remove(connection) != nil { transport.resumeReading(connection) }
         }
     }
 
@@ -54,15 +54,9 @@ extension ServerRuntime {
     }
 
     func becameDurable(_ sequence: UInt64) {
-        durableSequence = max(durableSequence, sequence)
-        while heldHead < held.count && held[heldHead].sequence <= durableSequence {
-            deliver(held[heldHead].output)
-            released(held[heldHead].output)
-            heldHead += 1
-        }
-        if heldHead == held.count {
-            held.removeAll(keepingCapacity: held.capacity <= 4096)
-            heldHead = 0
+        for (output, connections) in gate.becameDurable(sequence) {
+            deliver(output)
+            released(connections)
         }
     }
 }

@@ -15,7 +15,7 @@ extension ServerRuntime {
         text.gauge("panes_store_pending_batches", "Batches waiting for the store thread.", [([:], store.pending)])
         text.gauge("panes_store_held_writes", "Persists kept for retry while a shared store is unavailable.",
                    [([:], worker.stalledWrites)])
-        text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], held.count - heldHead)])
+        text.gauge("panes_held_messages", "Outbound messages waiting for durability.", [([:], gate.heldCount)])
         text.gauge("panes_connections_paused", "Connections not read from until their held messages drain (maxHeldPerConnection).",
                    [([:], pausedConnections.count)])
         let documents = hub.documentCounts

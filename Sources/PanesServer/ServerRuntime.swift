@@ -30,19 +30,14 @@ public final class ServerRuntime: @unchecked Sendable {
     let logger: Logger
     let settings: Settings
 
-    var submittedSequence: UInt64 = 0
-    var durableSequence: UInt64 = 0
-    /// Output waiting for a persist to become durable, in order.
-    var held: [(sequence: UInt64, output: Output)] = []
-    var heldHead = 0
+    /// Where output waits for durability (`Effect`'s contract).
+    var gate = DurabilityGate<Output>()
     var drainDeadline: Millis?
     var storeFailed = false
     var metrics = RuntimeMetrics()
     /// When the transport will next wake us (wall clock), so it is re-armed only when that moves.
     var armedDeadline: Millis?
-    /// Messages held for durability per connection, and the connections not read from
-    /// meanwhile (`maxHeldPerConnection`).
-    var heldPerConnection: [UInt64: Int] = [:]
+    /// Connections not read from until their held output drains (`maxHeldPerConnection`).
     var pausedConnections: Set<UInt64> = []
     public private(set) var exitCode: Int32 = 0
     /// More Prometheus text for `/metrics`, from parts the runtime does not own (the webhook
@@ -170,19 +165,15 @@ public final class ServerRuntime: @unchecked Sendable {
 
     // MARK: Effects
 
-    /// Carries out the hub's effects, in order but for one thing: what goes to the store
-    /// thread (a commit, a load, a signal) is handed over before the socket writes listed ahead
-    /// of it. A busy document's turn writes hundreds of frames (the acknowledgements and the
-    /// fan-out of a batch), milliseconds of system calls, and its next batch would otherwise
-    /// wait for them before the store even starts it. A persist is the exception: the frames
-    /// before it must not be held for its durability, so they go first. Frames keep their
-    /// order among themselves, and so does the store's work.
+    /// Carries out the hub's effects in the order `Effect`'s documentation states: store work
+    /// is handed to the store thread before the output listed ahead of it, but for a persist,
+    /// whose output before it goes first; output keeps its order, and so does store work.
     func perform(_ effects: [Effect]) {
         defer { armWake() }
         var frames: [Effect] = []
         for effect in effects {
             switch effect {
-            case .send, .sendNow, .broadcast, .close, .probe:
+            case .send, .sendNow, .sendUnapplied, .broadcast, .close, .probe:
                 frames.append(effect)
             case .persist:
                 frames.forEach(execute)
@@ -201,14 +192,17 @@ public final class ServerRuntime: @unchecked Sendable {
             if let response = apiResponse(message, to: connection.rawValue) { emit(response) }
         case .send(let message, let connection):
             emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+        case .sendUnapplied(let message, let connection) where Hub.isServiceConnection(connection):
+            if let response = apiResponse(message, to: connection.rawValue) { emitUnapplied(response) }
+        case .sendUnapplied(let message, let connection):
+            emitUnapplied(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
         case .sendNow(let message, let connection):
             deliver(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
         case .broadcast(let message, let connections):
             emit(.frame(encode(message), connections.map(\.rawValue)))
         case .persist(let commands):
             if webhooksWritten != nil, !webhooksPending { webhooksPending = commands.contains(where: \.isWebhook) }
-            submittedSequence += 1
-            worker.submit(.persist(commands), sequence: submittedSequence)
+            worker.submit(.persist(commands), sequence: gate.persistSubmitted())
         case .persistQuietly(let commands):
             worker.submit(.persist(commands), sequence: nil)
         case .commit(let commit):
@@ -284,7 +278,7 @@ public final class ServerRuntime: @unchecked Sendable {
 
     func checkDrain() {
         guard let deadline = drainDeadline else { return }
-        let flushed = hub.drained && heldHead == held.count && durableSequence == submittedSequence
+        let flushed = hub.drained && gate.isClear
             && hub.commitsInFlight == 0
         if (flushed && transport.connectionCount == 0) || Self.wallClock() >= deadline {
             logger.notice("drained", metadata: ["connectionsLeft": "\(transport.connectionCount)"])

@@ -268,6 +268,7 @@ extension Array where Element == Effect {
             switch effect {
             case .send(let message, let target) where target == connection: message.json
             case .sendNow(let message, let target) where target == connection: message.json
+            case .sendUnapplied(let message, let target) where target == connection: message.json
             case .broadcast(let message, let targets) where targets.contains(connection): message.json
             default: nil
             }

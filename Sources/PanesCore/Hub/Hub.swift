@@ -294,7 +294,12 @@ public struct Hub {
         if !requestKeys.isIdle || !commits.answered.isEmpty || !commits.outcomeLater.isEmpty,
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
-        effects.append(.send(message, to: connection))
+        if case .failure(_, _, let error) = message, error.code == .storageFailed {
+            // It reveals nothing stored: it does not wait for other connections' persists.
+            effects.append(.sendUnapplied(message, to: connection))
+        } else {
+            effects.append(.send(message, to: connection))
+        }
         if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
     }
 
