@@ -66,7 +66,7 @@ extension ServerRuntime: WebSocketServerDelegate {
     public func serverDidReceiveTerminationSignal() {
         guard drainDeadline == nil else { return }
         logger.notice("termination signal: draining")
-        drainDeadline = Self.wallClock() + Millis(settings.drainTimeoutMs)
+        drainDeadline = Self.monotonicClock() + Millis(settings.drainTimeoutMs)
         transport.acceptingConnections = false
         // Rejoining, the node holds no scene and nothing to flush.
         if rejoining != nil {

@@ -29,7 +29,7 @@ extension ServerRuntime {
                                  idempotencyKey: request.headers["idempotency-key"],
                                  newOpId: "http-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
                                      + String(UInt64.random(in: 0...UInt64.max), radix: 36))
-            key = try apiGate.admit(authorization: request.headers["authorization"], route: route, now: Self.wallClock())
+            key = try apiGate.admit(authorization: request.headers["authorization"], route: route, now: Self.monotonicClock())
         } catch {
             _ = transport.respond(to: request.id, with: Self.errorResponse(error.httpStatus, error))
             return

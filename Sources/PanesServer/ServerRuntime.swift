@@ -12,6 +12,7 @@ import Foundation
 public import Logging
 public import PanesCore
 import PanesJSON
+import PanesThreads
 public import PanesTransport
 
 /// The running server: the hub, the transport, the codec and the store, joined.
@@ -32,10 +33,11 @@ public final class ServerRuntime: @unchecked Sendable {
 
     /// Where output waits for durability (`Effect`'s contract).
     var gate = DurabilityGate<Output>()
+    /// When draining gives up (monotonic clock).
     var drainDeadline: Millis?
     var storeFailed = false
     var metrics = RuntimeMetrics()
-    /// When the transport will next wake us (wall clock), so it is re-armed only when that moves.
+    /// When the transport will next wake us (monotonic clock), so it is re-armed only when that moves.
     var armedDeadline: Millis?
     /// Connections not read from until their held output drains (`maxHeldPerConnection`).
     var pausedConnections: Set<UInt64> = []
@@ -96,7 +98,7 @@ public final class ServerRuntime: @unchecked Sendable {
                 preferenceDefaults: configuration.preferenceDefaults,
                 managedPreferences: configuration.managedPreferences,
                 serverVersion: serverVersion, node: node, webhookEndpoints: configuration.webhookEndpoints,
-                logger: logger, now: ServerRuntime.wallClock)
+                logger: logger, now: ServerRuntime.wallClock, monotonic: ServerRuntime.monotonicClock)
         }
         // Replaced by a hub on the stored state in `start()`; this one never sees an event.
         hub = makeHub(StoredState(), cluster?.node)
@@ -161,7 +163,10 @@ public final class ServerRuntime: @unchecked Sendable {
         return exitCode
     }
 
+    /// Timestamps: stored, sent, compared with other nodes' and with tokens' expiries.
     public static let wallClock: @Sendable () -> Millis = { Millis(Date().timeIntervalSince1970 * 1000) }
+    /// Deadlines, timeouts and intervals: setting the wall clock moves none of them.
+    public static let monotonicClock: @Sendable () -> Millis = { MonotonicInstant.now().milliseconds }
 
     // MARK: Effects
 
@@ -240,7 +245,7 @@ public final class ServerRuntime: @unchecked Sendable {
         let next = [hubDeadline(), drainDeadline].compactMap { $0 }.min()
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
-        transport.wake(afterMilliseconds: Int(max(0, next - Self.wallClock())))
+        transport.wake(afterMilliseconds: Int(max(0, next - Self.monotonicClock())))
     }
 
     /// `hub.nextDeadline`, read in place. Read as `hub.nextDeadline` from this class, the whole
@@ -280,7 +285,7 @@ public final class ServerRuntime: @unchecked Sendable {
         guard let deadline = drainDeadline else { return }
         let flushed = hub.drained && gate.isClear
             && hub.commitsInFlight == 0
-        if (flushed && transport.connectionCount == 0) || Self.wallClock() >= deadline {
+        if (flushed && transport.connectionCount == 0) || Self.monotonicClock() >= deadline {
             logger.notice("drained", metadata: ["connectionsLeft": "\(transport.connectionCount)"])
             transport.stop()
         }

@@ -270,7 +270,7 @@ extension Hub {
             // microseconds, and an immediate retry made a node read (and log) ~21,000 times a
             // second through an outage.
             let delay = cluster.readBackoff.failed()
-            cluster.recordRetryAt = now() + delay
+            cluster.recordRetryAt = monotonic() + delay
             logLimited(.error, "reading other nodes' changes failed",
                        metadata: ["error": "\(failure ?? "?")", "retryInMs": "\(delay)"])
             cluster.recordsWanted = true
@@ -433,7 +433,7 @@ extension Hub {
             // Who won is known once the records are read; the holder is asked then (or now, if
             // this node has read it already).
             loadRecordChanges()
-            pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            pending.deadline = monotonic() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
             pending.decidingCheck = nil
             if connections[pending.connection] != nil {
                 wait(pending, for: session)

@@ -10,7 +10,7 @@ extension Hub {
     mutating func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
                                on connection: ConnectionID) throws(PanesError) -> Authenticator.Identity {
         let peer = authenticator.refusesCredentials ? connections[connection]?.peer : nil
-        if let peer, let retryAfter = authFailures.refusal(peer, now: now()) {
+        if let peer, let retryAfter = authFailures.refusal(peer, now: monotonic()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
@@ -20,7 +20,7 @@ extension Hub {
             return try authenticator.authenticate(credentials, workspace: workspace, now: now())
         } catch {
             metrics.authenticationsFailed += 1
-            if let peer { authFailures.failed(peer, now: now()) }
+            if let peer { authFailures.failed(peer, now: monotonic()) }
             throw error
         }
     }
@@ -30,7 +30,7 @@ extension Hub {
     /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
     /// handshake, a frame and its JSON.
     public mutating func retryAfter(forPeer peer: String) -> Int? {
-        guard authenticator.refusesCredentials, let retryAfter = authFailures.refusal(peer, now: now()) else { return nil }
+        guard authenticator.refusesCredentials, let retryAfter = authFailures.refusal(peer, now: monotonic()) else { return nil }
         metrics.authenticationsLimited += 1
         return retryAfter
     }
