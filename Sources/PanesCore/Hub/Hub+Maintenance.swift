@@ -35,7 +35,7 @@ extension Hub {
                 discard(ticket.session, animation: .standard, reason: "its window ticket expired unused")
             }
         }
-        expireFeatures(now: now)
+        expireFeatures(now: now, clock: clock)
         expireRequestKeys(now: now)
         expireTicketWaits(now: clock)
         for (_, domain) in cluster.preferenceRetries.popDue(now: clock) { followPreferences(domain, to: .max) }
@@ -58,16 +58,17 @@ extension Hub {
 
     /// When the hub next has something to do (a timeout, an expiry, an announcement), on the
     /// monotonic clock (`monotonic`), so the runtime sleeps until then instead of waking on a
-    /// fixed tick. Deadlines kept on the wall clock (expiries that are stored or signed
-    /// timestamps, and the features' timers not moved yet) are converted as the clocks stand now.
+    /// fixed tick. Deadlines kept on the wall clock (expiries that are stored, signed or shared
+    /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
+    /// the clocks stand now.
     public var nextDeadline: Millis? {
         let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline,
                      cluster.preferenceRetries.nextDeadline, cluster.recordRetryAt, cluster.releaseRetryAt,
-                     cluster.nextCheckAt].compactMap { $0 }.min()
+                     cluster.nextCheckAt, documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
+                     cluster.sceneShareDeadlines.nextDeadline, versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
         let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.deadlines.nextDeadline,
-                    documents.announceDeadlines.nextDeadline, tokenExpiries.nextDeadline, rights.expiries.nextDeadline,
-                    documents.presenceDeadlines.nextDeadline, cluster.sceneShareDeadlines.nextDeadline,
-                    requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
+                    tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
+            .compactMap { $0 }.min()
         guard let wall else { return local }
         let clock = monotonic()
         // Only a wall deadline near `Millis.min` overflows here: long past, so due now.
@@ -89,14 +90,15 @@ extension Hub {
         return effects
     }
 
-    /// Features expire their own timed state here (drags, throttled notifications).
-    mutating func expireFeatures(now: Millis) {
+    /// Features expire their own timed state here: drags and links, whose expiries are
+    /// wall-clock timestamps (`now`), and throttled notifications, on the monotonic `clock`.
+    mutating func expireFeatures(now: Millis, clock: Millis) {
         expireDrags(now: now)
         expireLinks(now: now)
-        presenceTick(now: now)
-        documentsTick(now: now)
-        versionsTick(now: now)
-        shareScenesTick(now: now)
+        presenceTick(now: clock)
+        documentsTick(now: clock)
+        versionsTick(now: clock)
+        shareScenesTick(now: clock)
     }
 
     mutating func drain() {
