@@ -13,7 +13,7 @@ import Testing
 /// before the write is durable, and nothing about liveness waits for the disk.
 @Suite(.serialized) struct DurabilityBarrierTests {
     /// A memory store whose `apply` waits while the gate is closed.
-    final class GatedStore: Store, @unchecked Sendable {
+    final class GatedStore: WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         private let gate = NSCondition()
         private var closed = false
@@ -34,16 +34,6 @@ import Testing
             return true
         }
 
-        func loadState() throws -> StoredState { try inner.loadState() }
-        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
-            try inner.loadDocument(id, retention: retention)
-        }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
-            try inner.loadRequestRecords(slots)
-        }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
-            try inner.loadPreferences(domain)
-        }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             gate.lock()
             waiting += 1

@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized) struct StorageOutageAnswersTests {
     /// A memory store shared by nodes (so the store thread stalls instead of stopping the
     /// process) whose transactions fail while `failing` is set.
-    final class FailingSharedStore: SharedStore, @unchecked Sendable {
+    final class FailingSharedStore: SharedStore, WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         let failing = Atomic<Bool>(false)
         /// Transactions refused so far.
@@ -30,12 +30,6 @@ import Testing
             }
         }
 
-        func loadState() throws -> StoredState { try inner.loadState() }
-        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
-            try inner.loadDocument(id, retention: retention)
-        }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] { try inner.loadRequestRecords(slots) }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             try check()
             return try inner.apply(writes)
