@@ -27,6 +27,10 @@ public final class PostgresLeases: NodeLeases, @unchecked Sendable {
         try store.checkNodes(node: node, leaseMs: leaseMs)
     }
 
+    public func liveNodeCount() throws -> Int {
+        try store.liveNodeCount()
+    }
+
     public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? {
         store.awaitHeartbeatConnection(timeoutMs: timeoutMs)
     }

@@ -34,6 +34,9 @@ public final class ClusterNode: @unchecked Sendable {
     private var current: NodeID
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
+    /// The live nodes last reported; 0 before the first. The heartbeat thread's (and `start`'s,
+    /// before that thread exists).
+    private var reportedLiveNodes = 0
     /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
     private var logLimits = LogLimiter()
     /// The heartbeat thread's own state.
@@ -61,6 +64,9 @@ public final class ClusterNode: @unchecked Sendable {
         case revoked(NodeID)
         /// A new identity is registered, with the other nodes gone now (`nodesExpired`'s set).
         case joined(NodeID, gone: [NodeID])
+        /// How many nodes' leases run now, this one's included, as of a heartbeat; reported
+        /// when it changes (and after the first heartbeat).
+        case liveNodes(Int)
     }
 
     /// - Parameters:
@@ -98,6 +104,7 @@ public final class ClusterNode: @unchecked Sendable {
                       membership: @escaping @Sendable (Membership) -> Void) throws {
         let expired = try leases.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
+        reportLiveNodes(membership)
         listener.start(deliver)
         beat.reportedExpired = Set(expired)
         beat.next = .after(milliseconds: heartbeatMs)
@@ -234,6 +241,7 @@ public final class ClusterNode: @unchecked Sendable {
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
             beat.lastRenewed = .now()
             setLease(true)
+            reportLiveNodes(membership)
             // The whole set each time it changes.
             let others = Set(expired).subtracting([node])
             if others != beat.reportedExpired { deliver(.nodesExpired(others.sorted())) }
@@ -260,6 +268,14 @@ public final class ClusterNode: @unchecked Sendable {
                 deliver(.leaseLost)
             }
         }
+    }
+
+    /// Counts the live nodes and reports the count if it changed (`Membership.liveNodes`). A
+    /// count that cannot be read is left for the next heartbeat.
+    private func reportLiveNodes(_ membership: @Sendable (Membership) -> Void) {
+        guard let count = try? leases.liveNodeCount(), count != reportedLiveNodes else { return }
+        reportedLiveNodes = count
+        membership(.liveNodes(count))
     }
 
     /// Milliseconds on the monotonic clock, for the log limiter's intervals.

@@ -80,6 +80,9 @@ extension ServerRuntime {
             self.gone = gone
             registered = fresh
             worker.rejoin(as: fresh)
+        case .liveNodes(let count):
+            apiGate.setNodes(count)
+            logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
     }
 

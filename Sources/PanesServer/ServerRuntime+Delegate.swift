@@ -81,6 +81,10 @@ extension ServerRuntime: WebSocketServerDelegate {
         hub.retryAfter(forPeer: peer)
     }
 
+    public func serverClosesAtAccept(peer: String) -> Bool {
+        hub.closesAtAccept(peer: peer)
+    }
+
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {
         switch path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path {
         case "/healthz":

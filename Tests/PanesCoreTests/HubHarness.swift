@@ -53,6 +53,10 @@ struct HubHarness {
         let clock = clock
         if let startingAt { clock.advance(startingAt - clock.now) }
         self.store = store
+        // The store's link secret, as a server loads it with the rest (a test's `stored` is often
+        // made by hand).
+        var stored = stored
+        if stored.linkSecret.isEmpty { stored.linkSecret = (try? store.loadState().linkSecret) ?? [] }
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
                   secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
                   serverVersion: "test", node: node, webhookEndpoints: webhookEndpoints, now: { clock.now }, ids: ids)
@@ -258,7 +262,15 @@ import Testing
 extension SecretHasher {
     /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
     /// tested in PanesSecurityTests.
-    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 })
+    /// Its `mac` is no MAC at all, only a function of both inputs (FNV-1a over key then message,
+    /// spread over 32 bytes), enough to tell derivations apart.
+    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 }, mac: { key, message in
+        var state: UInt64 = 0xcbf2_9ce4_8422_2325
+        return (0..<32).map { round in
+            for byte in key + message + [UInt8(round)] { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+    })
 }
 
 extension Array where Element == Effect {

@@ -9,6 +9,7 @@ import { byId, h, icons, initials, relativeTime } from './dom.js';
 import { promptDialog, toast } from './feedback.js';
 import { cleanName, colorFor, saveName } from './identity.js';
 import { shortcutLabel } from './commands.js';
+import { othersIn } from './presence.js';
 
 /** @typedef {import('./workspace.js').Workspace} Workspace */
 /** @typedef {import('../lib/documents.js').DocumentSummary} DocumentSummary */
@@ -58,10 +59,10 @@ export function installSidebar(ws) {
   /** @param {DocumentSummary} d */
   const row = (d) => {
     const selected = d.id === ws.documentId;
-    // Other people, once each however many windows they have it open in.
+    // Other people, once each however many windows (on any node) they have it open in.
     const me = ws.client.user?.id ?? ws.identity.name;
-    const people = [...new Map((d.participants ?? []).filter((p) => p.user !== me).map((p) => [p.user, p])).values()];
-    const label = `${d.title}${people.length ? `, ${people.length} ${people.length === 1 ? 'other person' : 'other people'} here` : ''}`;
+    const people = othersIn(d, me);
+    const label = `${d.title}${people.length ? `, ${people.length} ${people.length === 1 ? 'other person' : 'other people'} here: ${people.map((p) => p.description).join('; ')}` : ''}`;
     return h('li', {
       class: 'document-row',
       role: 'option',
@@ -77,7 +78,9 @@ export function installSidebar(ws) {
       h('div', { class: 'document-name' }, d.title),
       h('div', { class: 'document-meta' }, `${relativeTime(d.modifiedAt)} · ${formatLength(d.length)}`)),
     h('span', { class: 'document-people' },
-      ...people.slice(0, 4).map((p) => h('span', { class: 'dot', style: { background: p.color ?? colorFor(p.name ?? '') }, title: p.name }))),
+      ...people.slice(0, 4).map((p) => h('span', {
+        class: 'dot', style: { background: p.color ?? colorFor(p.name ?? '') }, title: p.description, dataset: { user: p.user },
+      }))),
     h('button', {
       type: 'button', class: 'document-more', 'aria-label': `Actions for ${d.title}`, html: icons.more, tabindex: '-1',
       onclick: (/** @type {MouseEvent} */ event) => {

@@ -55,6 +55,12 @@ public final class MemoryStore: Store {
     /// Webhook entries of the batch being applied, written to the outbox once it all applied.
     private var batchWebhooks: [WebhookOutboxEntry] = []
 
+    /// Made once, like the migration that makes a database's (`StoredState.linkSecret`).
+    private let linkSecret: [UInt8] = {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }()
+
     public init() {}
 
     /// Everything stored, sessions sorted by id as the SQLite store returns them (byte order,
@@ -66,7 +72,7 @@ public final class MemoryStore: Store {
             documents: documents.values.map(\.record).sorted { $0.id < $1.id },
             recordCursor: recordSequence, claims: claims,
             requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) },
-            access: access)
+            access: access, linkSecret: linkSecret)
     }
 
     public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
@@ -454,6 +460,8 @@ extension MemoryStore: SharedStore {
         }
         return nodeLeases.filter { $0.key != node && $0.value < 0 }.map(\.key).sorted()
     }
+
+    public func liveNodeCount() throws -> Int { max(1, nodeLeases.values.count { $0 >= now() }) }
 
     public func fence(as node: NodeID?, leaseMs: Int) {
         fencingNode = node

@@ -85,6 +85,10 @@ public protocol NodeLeases: AnyObject {
     /// reported gone only once its lease has ended that way, so whatever takes its sessions
     /// over comes after its last write.
     func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// How many nodes hold a lease that runs now, the asking one included (at least 1): each
+    /// node's share of a budget the cluster keeps as a whole (the HTTP API's rate per key,
+    /// `APIGate`) is the budget over this count. Asked once a heartbeat, never per request.
+    func liveNodeCount() throws -> Int
     /// Waits up to `timeoutMs` on the connection `heartbeat` uses, returning early when that
     /// connection is found lost (true: the liveness lock went with it) or when
     /// `interruptHeartbeatWait` is called (false). Nil, at once, for a store that has no such
