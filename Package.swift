@@ -32,6 +32,9 @@ let package = Package(
         // libcurl (OpenSSL flavour), for webhook deliveries (only PanesWebhooks imports it).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // The server's own threads (store, heartbeat, listener): one service-thread type and the
+        // monotonic clock their deadlines use. Foundation and Glibc only.
+        .target(name: "PanesThreads", swiftSettings: swiftSettings),
         // The pure core: scenes, sessions, activities, preferences, drags, documents. No C, no sockets.
         .target(name: "PanesCore",
                 dependencies: [.product(name: "Logging", package: "swift-log")],
@@ -45,7 +48,7 @@ let package = Package(
         .target(name: "PanesStorage", dependencies: ["PanesCore", "PanesJSON", "PanesSecurity", "CSQLite"],
                 swiftSettings: swiftSettings),
         // PostgreSQL persistence shared by several nodes. The only importer of CLibPQ.
-        .target(name: "PanesPostgres", dependencies: ["PanesCore", "PanesJSON", "CLibPQ"],
+        .target(name: "PanesPostgres", dependencies: ["PanesCore", "PanesJSON", "PanesThreads", "CLibPQ"],
                 swiftSettings: swiftSettings),
         // Webhook delivery: signing, libcurl on threads of its own, the outbox engine. The only
         // importer of CCurl.
@@ -59,7 +62,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // Wires the core to the transport, the codec and the store; owns the service-thread runtime.
         .target(name: "PanesServer",
-                dependencies: ["PanesCore", "PanesJSON", "PanesStorage", "PanesTransport",
+                dependencies: ["PanesCore", "PanesJSON", "PanesStorage", "PanesTransport", "PanesThreads",
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "panes",
@@ -111,6 +114,7 @@ let package = Package(
                 dependencies: ["PanesCore", "PanesJSON", "PanesPostgresTestSupport", "PanesTestSupport"],
                 path: "Tests/PanesServerTestSupport", swiftSettings: swiftSettings),
 
+        .testTarget(name: "PanesThreadsTests", dependencies: ["PanesThreads"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore", "PanesCoreTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),

@@ -1,13 +1,14 @@
-// Threading: the listener owns one thread ("panes-listen") and one connection, used only
-// there. `start` and `stop` are called from elsewhere (the runtime) and share only `stopping`,
-// under `lock`. `deliver` runs on the listener's thread.
+// Threading: the listener owns one thread (a `ServiceThread`, "panes-listen") and one
+// connection, used only there. `start` and `stop` are called from elsewhere (the runtime);
+// `currentBackend` is shared under `lock`. `deliver` runs on the listener's thread.
 import Foundation
 public import PanesCore
 import PanesJSON
+import PanesThreads
 
 /// Turns `NOTIFY panes` into `ChangeNotice`s: `LISTEN panes` on a connection of its own, a
-/// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`),
-/// and on a lost connection reconnects with backoff, listens again, and delivers
+/// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`;
+/// a pause between reconnections ends at once), and on a lost connection reconnects with backoff, listens again, and delivers
 /// `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
 /// `.resubscribed` after its first `LISTEN` too, covering what was written between the node
 /// loading its state and the listener starting.
@@ -19,9 +20,7 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     public let minBackoffMs: Int
     public let maxBackoffMs: Int
     private let lock = NSLock()
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = ServiceThread(name: "panes-listen")
     /// The backend serving the current LISTEN connection (tests terminate it); 0 when none.
     private var currentBackend: Int32 = 0
 
@@ -40,31 +39,15 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     }
 
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) {
-        let thread = Thread { [self] in
-            run(deliver)
-            finished.signal()
-        }
-        thread.name = "panes-listen"
-        lock.lock()
-        self.thread = thread
-        lock.unlock()
-        thread.start()
+        thread.start { [self] in run(deliver) }
     }
 
+    /// Ends the thread: within `pollIntervalMs` while it listens, at once while it waits to reconnect.
     public func stop() {
-        lock.lock()
-        stopping = true
-        let started = thread != nil
-        thread = nil
-        lock.unlock()
-        if started { finished.wait() }
+        thread.stop()
     }
 
-    private var isStopping: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopping
-    }
+    private var isStopping: Bool { thread.isStopping }
 
     private func run(_ deliver: @Sendable (ChangeNotice) -> Void) {
         var backoff = Backoff(minMs: Millis(minBackoffMs), maxMs: Millis(maxBackoffMs))
@@ -74,7 +57,7 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
                 connection = try PostgresConnection(url: url)
                 try connection.execute("LISTEN panes")
             } catch {
-                sleep(milliseconds: Int(backoff.failed()))
+                _ = thread.pause(until: .after(milliseconds: Int(backoff.failed())))
                 continue
             }
             backoff.succeeded()
@@ -132,16 +115,6 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
                     deliver(.signal(signal))
                 }
             }
-        }
-    }
-
-    private func sleep(milliseconds: Int) {
-        // In slices, so `stop` is not kept waiting by a long backoff.
-        var left = milliseconds
-        while left > 0 && !isStopping {
-            let slice = min(left, Int(pollIntervalMs))
-            usleep(UInt32(slice) * 1_000)
-            left -= slice
         }
     }
 }

@@ -1,14 +1,16 @@
-// Threading model: the heartbeat runs on a thread of its own with a store connection of its
-// own, so neither a slow group commit on the store thread nor a busy service thread can
-// delay it past the lease. That connection holds the node's liveness lock; the thread waits on
+// Threading model: the heartbeat runs on a thread of its own (a `ServiceThread`) with a store
+// connection of its own, so neither a slow group commit on the store thread nor a busy service
+// thread can delay it past the lease. That connection holds the node's liveness lock; the thread waits on
 // it between heartbeats, so its loss is seen at once. Node checks the hub asks for
 // (`checkNow`) and the registration of a new identity (`rejoin`) run on the same thread. The
 // listener has its own thread too (`ChangeListener`). Both only hand `ChangeNotice`s to
 // `deliver` (and the heartbeat `Membership` changes to `membership`), which the runtime routes
-// onto the service thread. `node`, `holdsLease` and the requests are shared under `condition`.
+// onto the service thread. `node`, `holdsLease` and the requests are shared under the thread's
+// lock; the heartbeat's own state (when to beat next, what it reported) is that thread's alone.
 import Foundation
 public import Logging
 public import PanesCore
+import PanesThreads
 
 /// This process as a node of a cluster: its identity, the lease it keeps alive in the shared
 /// store, and the listener that wakes it when other nodes write.
@@ -17,21 +19,19 @@ public import PanesCore
 /// node gone and ended it, or it ran out), it is never renewed, and the node comes back under a
 /// new identity (`rejoin`), as a restarted process would.
 public final class ClusterNode: @unchecked Sendable {
-    private let heartbeatStore: any SharedStore
+    private let leases: any NodeLeases
     private let listener: any ChangeListener
     private let leaseMs: Int
     private let heartbeatMs: Int
     private let logger: Logger
-    private let condition = NSCondition()
-    private var stopping = false
-    /// A node check was asked for (`checkNow`) and has not run yet; under `condition`.
+    /// The heartbeat's thread; a request wakes it wherever it waits, its connection too.
+    private let thread: ServiceThread
+    /// A node check was asked for (`checkNow`) and has not run yet; under the lock.
     private var checkRequested = false
-    /// A new identity was asked for (`rejoin`) and is not registered yet; under `condition`.
+    /// A new identity was asked for (`rejoin`) and is not registered yet; under the lock.
     private var rejoinRequested = false
-    /// This node's identity now; under `condition`.
+    /// This node's identity now; under the lock.
     private var current: NodeID
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
     /// The live nodes last reported; 0 before the first. The heartbeat thread's (and `start`'s,
@@ -39,6 +39,22 @@ public final class ClusterNode: @unchecked Sendable {
     private var reportedLiveNodes = 0
     /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
     private var logLimits = LogLimiter()
+    /// The heartbeat thread's own state.
+    private var beat = Beat()
+
+    /// What the heartbeat thread keeps between turns.
+    private struct Beat {
+        var lastRenewed = MonotonicInstant.now()
+        var next = MonotonicInstant.distantPast
+        /// The other nodes gone, as last delivered.
+        var reportedExpired: Set<NodeID> = []
+        /// The heartbeat's connection can be waited on (`awaitHeartbeatConnection`).
+        var watching = true
+        /// The identity in use has ended: no heartbeat until a new one is registered.
+        var ended = false
+        var rejoinBackoff = Backoff.sharedStore
+        var rejoinAt: MonotonicInstant?
+    }
 
     /// A change of the node's membership, reported to the runtime (not the hub).
     public enum Membership: Sendable, Equatable {
@@ -54,17 +70,21 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// - Parameters:
-    ///   - heartbeatStore: a connection of the heartbeat's own (not the store thread's).
+    ///   - leases: a lease-only handle on a connection of the heartbeat's own (not the store
+    ///     thread's): `PostgresLeases`.
     ///   - leaseMs: how long a node counts as alive after its last heartbeat (`nodeLeaseMs`).
     ///   - heartbeatMs: how often it renews (`nodeHeartbeatMs`), well under the lease.
-    public init(node: NodeID, heartbeatStore: any SharedStore, listener: any ChangeListener, leaseMs: Int,
+    public init(node: NodeID, leases: any NodeLeases, listener: any ChangeListener, leaseMs: Int,
                 heartbeatMs: Int, logger: Logger) {
         self.current = node
-        self.heartbeatStore = heartbeatStore
+        self.leases = leases
         self.listener = listener
         self.leaseMs = leaseMs
         self.heartbeatMs = heartbeatMs
         self.logger = logger
+        // `interruptHeartbeatWait` is the one call the store allows from another thread.
+        nonisolated(unsafe) let handle = leases
+        thread = ServiceThread(name: "panes-heartbeat", interrupt: { handle.interruptHeartbeatWait() })
     }
 
     /// A fresh node identity: a restarted process never inherits the claims of its past self.
@@ -73,101 +93,179 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// This node's identity now.
-    public var node: NodeID {
-        condition.lock()
-        defer { condition.unlock() }
-        return current
-    }
+    public var node: NodeID { thread.withLock { current } }
 
-    public var isHealthy: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return holdsLease
-    }
+    public var isHealthy: Bool { thread.withLock { holdsLease } }
 
     /// Registers the node before returning, so a node that cannot reach the store does not
     /// start serving (and the store thread's fence finds its row); then keeps renewing and
     /// listening until `stop()`.
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
                       membership: @escaping @Sendable (Membership) -> Void) throws {
-        let expired = try heartbeatStore.register(node: node, leaseMs: leaseMs)
+        let expired = try leases.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
         reportLiveNodes(membership)
         listener.start(deliver)
-        let thread = Thread { [self] in beat(deliver, membership, reported: Set(expired)) }
-        thread.name = "panes-heartbeat"
-        self.thread = thread
-        thread.start()
+        beat.reportedExpired = Set(expired)
+        beat.next = .after(milliseconds: heartbeatMs)
+        thread.start { [self] in run(deliver, membership) }
     }
 
     /// Asks which nodes are gone, now rather than at the next heartbeat; the answer is
     /// delivered as `.nodesChecked` (nil when the store could not be asked).
     public func checkNow() {
-        request { $0.checkRequested = true }
+        thread.wake { checkRequested = true }
     }
 
     /// The identity `old` has ended: registers a new one (`.joined`), unless that is under way
     /// or done already.
     public func rejoin(from old: NodeID) {
-        request { node in
-            if node.current == old { node.rejoinRequested = true }
+        thread.wake {
+            if current == old { rejoinRequested = true }
         }
     }
 
+    /// Stops the heartbeat (its thread returns), then the listener.
     public func stop() {
-        request { $0.stopping = true }
-        if thread != nil { finished.wait() }
+        thread.stop()
         listener.stop()
-    }
-
-    /// Sets a request under the lock and wakes the heartbeat's thread, in whatever way it waits.
-    private func request(_ change: (ClusterNode) -> Void) {
-        condition.lock()
-        change(self)
-        condition.signal()
-        condition.unlock()
-        heartbeatStore.interruptHeartbeatWait()
     }
 
     private enum Work { case stop, rejoin, check, beat, connectionLost }
 
+    private func run(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
+                     _ membership: @escaping @Sendable (Membership) -> Void) {
+        while true {
+            let work = next()
+            let node = self.node
+            switch work {
+            case .stop:
+                return
+            case .rejoin:
+                register(replacing: node, membership)
+            case .check:
+                check(node, deliver)
+            case .beat, .connectionLost:
+                beat.next = .after(milliseconds: heartbeatMs)
+                guard !beat.ended else { continue }
+                if work == .connectionLost {
+                    // The liveness lock went with the connection: another node may find this one
+                    // gone at its next check. Taken again now, with a renewal that also says
+                    // whether that happened already.
+                    logger.notice("the heartbeat's connection was lost; renewing on a new one at once")
+                }
+                renew(node, deliver, membership)
+            }
+        }
+    }
+
     /// Waits for the next thing to do: a stop, a rejoin or a check asked for, the beat's time,
     /// or the heartbeat's connection found lost (watched where the store can: `beat` renews at
     /// once, since the liveness lock went with the connection).
-    private func next(beatAt: Date, rejoinAt: Date?, watching: inout Bool) -> Work {
+    private func next() -> Work {
         while true {
-            condition.lock()
-            if stopping {
-                condition.unlock()
-                return .stop
+            let (work, until): (Work?, MonotonicInstant) = thread.withLock {
+                if thread.stopRequested { return (.stop, .now()) }
+                if rejoinRequested, MonotonicInstant.now() >= beat.rejoinAt ?? .distantPast { return (.rejoin, .now()) }
+                if checkRequested {
+                    checkRequested = false
+                    return (.check, .now())
+                }
+                // While a new identity is wanted, the old one is not renewed: only its registration is waited for.
+                let until = rejoinRequested ? beat.rejoinAt ?? .now() : beat.next
+                if until <= .now() { return (rejoinRequested ? nil : .beat, until) }
+                guard beat.watching else {
+                    thread.wait(until: until)
+                    return (nil, until)
+                }
+                return (nil, until)
             }
-            if rejoinRequested, Date() >= rejoinAt ?? .distantPast {
-                condition.unlock()
-                return .rejoin
-            }
-            if checkRequested {
-                checkRequested = false
-                condition.unlock()
-                return .check
-            }
-            // While a new identity is wanted, the old one is not renewed: only its registration is waited for.
-            let until = rejoinRequested ? rejoinAt ?? Date() : beatAt
-            let left = until.timeIntervalSinceNow
-            if left <= 0 {
-                condition.unlock()
-                if rejoinRequested { continue }
-                return .beat
-            }
-            guard watching else {
-                _ = condition.wait(until: until)
-                condition.unlock()
-                continue
-            }
-            condition.unlock()
-            switch heartbeatStore.awaitHeartbeatConnection(timeoutMs: Int((left * 1000).rounded(.up))) {
+            if let work { return work }
+            let now = MonotonicInstant.now()
+            guard beat.watching, until > now else { continue }
+            let leftMs = Int((until.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
+            switch leases.awaitHeartbeatConnection(timeoutMs: leftMs) {
             case true?: return .connectionLost
             case false?: continue
-            case nil: watching = false
+            case nil: beat.watching = false
+            }
+        }
+    }
+
+    /// Registers a new identity in place of `old` (whose lease ended), retried with backoff.
+    private func register(replacing old: NodeID, _ membership: @Sendable (Membership) -> Void) {
+        let fresh = ClusterNode.makeID()
+        do {
+            let gone = try leases.register(node: fresh, leaseMs: leaseMs)
+            thread.withLock {
+                current = fresh
+                rejoinRequested = false
+                holdsLease = true
+            }
+            beat.ended = false
+            beat.rejoinAt = nil
+            beat.rejoinBackoff.succeeded()
+            beat.lastRenewed = .now()
+            beat.next = .after(milliseconds: heartbeatMs)
+            beat.reportedExpired = Set(gone)
+            logger.notice("rejoined the cluster as a new node", metadata: ["node": "\(fresh)", "was": "\(old)"])
+            membership(.joined(fresh, gone: gone))
+        } catch {
+            beat.rejoinAt = .after(milliseconds: Int(beat.rejoinBackoff.failed()))
+            logLimits.log(logger, .warning, "registering a new node identity failed", metadata: ["error": "\(error)"],
+                          now: Self.nowMs)
+        }
+    }
+
+    /// Asks which other nodes are gone and delivers the whole set (nil when it cannot tell).
+    private func check(_ node: NodeID, _ deliver: @Sendable (ChangeNotice) -> Void) {
+        guard !beat.ended else {
+            deliver(.nodesChecked(nil))
+            return
+        }
+        do {
+            let others = Set(try leases.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
+            beat.reportedExpired = others
+            deliver(.nodesChecked(others.sorted()))
+        } catch {
+            logLimits.log(logger, .warning, "node check failed", metadata: ["error": "\(error)"], now: Self.nowMs)
+            deliver(.nodesChecked(nil))
+        }
+    }
+
+    /// Renews the lease; an ended lease starts a rejoin, and a store out of reach for too long
+    /// tells the node to stop serving (`leaseLost`).
+    private func renew(_ node: NodeID, _ deliver: @Sendable (ChangeNotice) -> Void,
+                       _ membership: @Sendable (Membership) -> Void) {
+        do {
+            let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
+            beat.lastRenewed = .now()
+            setLease(true)
+            reportLiveNodes(membership)
+            // The whole set each time it changes.
+            let others = Set(expired).subtracting([node])
+            if others != beat.reportedExpired { deliver(.nodesExpired(others.sorted())) }
+            beat.reportedExpired = others
+        } catch let revoked as NodeRevoked {
+            // Another node may hold some of this node's sessions now: it stops serving them
+            // (the runtime closes every scene) and comes back as a new node.
+            logger.error("this node's lease has ended; closing its scenes and rejoining as a new node",
+                         metadata: ["node": "\(revoked.node)"])
+            beat.ended = true
+            thread.withLock {
+                holdsLease = false
+                if current == node { rejoinRequested = true }
+            }
+            membership(.revoked(node))
+        } catch {
+            // The lease runs on the database's clock; stop serving a little before it can run
+            // out there, measured on ours (monotonic) from the last renewal that succeeded.
+            let silentMs = MonotonicInstant.now().milliseconds(since: beat.lastRenewed)
+            logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
+                          now: Self.nowMs)
+            if silentMs + heartbeatMs >= leaseMs, isHealthy {
+                setLease(false)
+                deliver(.leaseLost)
             }
         }
     }
@@ -175,112 +273,15 @@ public final class ClusterNode: @unchecked Sendable {
     /// Counts the live nodes and reports the count if it changed (`Membership.liveNodes`). A
     /// count that cannot be read is left for the next heartbeat.
     private func reportLiveNodes(_ membership: @Sendable (Membership) -> Void) {
-        guard let count = try? heartbeatStore.liveNodeCount(), count != reportedLiveNodes else { return }
+        guard let count = try? leases.liveNodeCount(), count != reportedLiveNodes else { return }
         reportedLiveNodes = count
         membership(.liveNodes(count))
     }
 
-    private func beat(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
-                      _ membership: @escaping @Sendable (Membership) -> Void, reported: Set<NodeID>) {
-        var lastRenewed = Date()
-        var nextBeat = Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)
-        var reportedExpired = reported
-        var watching = true
-        /// The identity in use has ended: no heartbeat until a new one is registered.
-        var ended = false
-        var rejoinBackoff = Backoff.sharedStore
-        var rejoinAt: Date?
-        loop: while true {
-            let work = next(beatAt: nextBeat, rejoinAt: rejoinAt, watching: &watching)
-            let node = self.node
-            switch work {
-            case .stop:
-                break loop
-            case .rejoin:
-                let fresh = ClusterNode.makeID()
-                do {
-                    let gone = try heartbeatStore.register(node: fresh, leaseMs: leaseMs)
-                    condition.lock()
-                    current = fresh
-                    rejoinRequested = false
-                    holdsLease = true
-                    condition.unlock()
-                    ended = false
-                    rejoinAt = nil
-                    rejoinBackoff.succeeded()
-                    lastRenewed = Date()
-                    nextBeat = Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)
-                    reportedExpired = Set(gone)
-                    logger.notice("rejoined the cluster as a new node", metadata: ["node": "\(fresh)", "was": "\(node)"])
-                    membership(.joined(fresh, gone: gone))
-                } catch {
-                    rejoinAt = Date(timeIntervalSinceNow: Double(rejoinBackoff.failed()) / 1000)
-                    logLimits.log(logger, .warning, "registering a new node identity failed", metadata: ["error": "\(error)"],
-                                  now: Self.wallMs)
-                }
-            case .check:
-                guard !ended else {
-                    deliver(.nodesChecked(nil))
-                    continue
-                }
-                do {
-                    let others = Set(try heartbeatStore.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
-                    reportedExpired = others
-                    deliver(.nodesChecked(others.sorted()))
-                } catch {
-                    logLimits.log(logger, .warning, "node check failed", metadata: ["error": "\(error)"], now: Self.wallMs)
-                    deliver(.nodesChecked(nil))
-                }
-            case .beat, .connectionLost:
-                nextBeat = Date(timeIntervalSinceNow: Double(heartbeatMs) / 1000)
-                guard !ended else { continue }
-                if work == .connectionLost {
-                    // The liveness lock went with the connection: another node may find this one
-                    // gone at its next check. Taken again now, with a renewal that also says
-                    // whether that happened already.
-                    logger.notice("the heartbeat's connection was lost; renewing on a new one at once")
-                }
-                do {
-                    let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
-                    lastRenewed = Date()
-                    setLease(true)
-                    reportLiveNodes(membership)
-                    // The whole set each time it changes.
-                    let others = Set(expired).subtracting([node])
-                    if others != reportedExpired { deliver(.nodesExpired(others.sorted())) }
-                    reportedExpired = others
-                } catch let revoked as NodeRevoked {
-                    // Another node may hold some of this node's sessions now: it stops serving
-                    // them (the runtime closes every scene) and comes back as a new node.
-                    logger.error("this node's lease has ended; closing its scenes and rejoining as a new node",
-                                 metadata: ["node": "\(revoked.node)"])
-                    ended = true
-                    setLease(false)
-                    condition.lock()
-                    if current == node { rejoinRequested = true }
-                    condition.unlock()
-                    membership(.revoked(node))
-                } catch {
-                    // The lease runs on the database's clock; stop serving a little before it can
-                    // run out there, measured on ours from the last renewal that succeeded.
-                    let silentMs = Int(Date().timeIntervalSince(lastRenewed) * 1000)
-                    logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
-                                  now: Self.wallMs)
-                    if silentMs + heartbeatMs >= leaseMs, isHealthy {
-                        setLease(false)
-                        deliver(.leaseLost)
-                    }
-                }
-            }
-        }
-        finished.signal()
-    }
-
-    private static var wallMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
+    /// Milliseconds on the monotonic clock, for the log limiter's intervals.
+    private static var nowMs: Millis { MonotonicInstant.now().milliseconds }
 
     private func setLease(_ held: Bool) {
-        condition.lock()
-        holdsLease = held
-        condition.unlock()
+        thread.withLock { holdsLease = held }
     }
 }

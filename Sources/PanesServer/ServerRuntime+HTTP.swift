@@ -32,7 +32,7 @@ extension ServerRuntime {
             let verify: ((String) throws(PanesError) -> VerifiedToken)? = hub.verifiesTokens
                 ? { token throws(PanesError) in try self.hub.verifyAPIToken(token, peer: request.peer) } : nil
             let (principal, role) = try apiGate.admit(authorization: request.headers["authorization"], route: route,
-                                                      now: Self.wallClock(), verify: verify)
+                                                      now: Self.monotonicClock(), verify: verify)
             call = APICall(route: route, principal: principal, role: role)
         } catch {
             _ = transport.respond(to: request.id, with: Self.errorResponse(error.httpStatus, error))

@@ -1,7 +1,7 @@
-// Threading model: the store thread is the only thread that touches the `Store` (and so the
-// SQLite connection) after start-up. The service thread submits writes under `condition`'s lock; the
-// store thread takes everything pending, applies it as ONE transaction (group commit), and
-// reports back through the completion closure, which the runtime routes onto the service
+// Threading model: the store thread (a `ServiceThread`) is the only thread that touches the
+// `Store` (and so the SQLite connection) after start-up. The service thread submits writes
+// under that thread's lock; the store thread takes everything pending, applies it as ONE
+// transaction (group commit), and reports back through the completion closure, which the runtime routes onto the service
 // thread with `WebSocketServer.post`: the highest persist sequence made durable and each
 // commit's outcome. Only identifiers and value types cross between the threads.
 //
@@ -22,7 +22,11 @@
 //
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
-// thread's alone.
+// thread's alone. Every wait and retry here is timed on the monotonic clock.
+//
+// Files: this one holds the queue and the loop; `StoreWorker+Batch.swift` commits a batch,
+// `StoreWorker+Stall.swift` holds writes while a shared store is away or a commit's outcome
+// is unknown, `StoreWorker+Revoked.swift` handles a node whose lease ended.
 //
 // A failed transaction ends differently by store (`StoreFailurePolicy`): SQLite's is fatal
 // after a few tries; a shared store's (PostgreSQL, across a network) is expected to come
@@ -50,99 +54,61 @@
 import Foundation
 import Logging
 import PanesCore
-
-/// What one transaction did: persists up to `durable` are on disk, and each commit has its outcome.
-struct StoreReport: Sendable {
-    var durable: UInt64?
-    var outcomes: [(CommitID, CommitOutcome)]
-    /// When the transaction became durable (monotonic nanoseconds), to time the fan-out.
-    var committedAt: UInt64 = 0
-}
-
-/// What the store thread does when a transaction fails.
-enum StoreFailurePolicy: Sendable, Equatable {
-    /// An embedded store (SQLite): a few quick retries, then the process exits.
-    case fatal
-    /// A shared store (PostgreSQL): commits fail, persists are retried from `minBackoffMs`,
-    /// doubling up to `maxBackoffMs`, until the database is back; at shutdown they are given
-    /// up after `shutdownGiveUpMs` (they were never acknowledged).
-    case stall(minBackoffMs: Int, maxBackoffMs: Int, shutdownGiveUpMs: Int)
-
-    /// The shared store's defaults, as the README lists them.
-    static let sharedStore = StoreFailurePolicy.stall(minBackoffMs: 50, maxBackoffMs: 2_000, shutdownGiveUpMs: 5_000)
-}
+import PanesThreads
 
 /// Runs a store on its own thread with group commit.
 final class StoreWorker: @unchecked Sendable {
-    private let store: any Store
-    private let condition = NSCondition()
+    let store: any Store
+    /// The store's shared side (PostgreSQL), for fencing and conflict resolution; nil alone.
+    let shared: (any SharedStore)?
+    /// The store thread; its lock guards `pending`, `rejoinAs`, `waitingForCompany`,
+    /// `pendingIsUrgent` and the statistics.
+    let thread = ServiceThread(name: "panes-store")
     /// Work in submission order: writes to apply and reads to run.
-    private var pending: [Work] = []
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
-    private let logger: Logger
-    private let onApplied: @Sendable (StoreReport) -> Void
-    private let onFailure: @Sendable (String) -> Void
-    private let onLoaded: @Sendable (LoadResult) -> Void
+    var pending: [Work] = []
+    let logger: Logger
+    let onApplied: @Sendable (StoreReport) -> Void
+    let onFailure: @Sendable (String) -> Void
+    let onLoaded: @Sendable (LoadResult) -> Void
     /// The node's lease has ended (a transaction was refused by its fence); once per identity.
-    private let onRevoked: @Sendable (NodeID) -> Void
+    let onRevoked: @Sendable (NodeID) -> Void
     /// The state loaded for the node's new identity (`rejoin`).
-    private let onRejoined: @Sendable (StoredState) -> Void
+    let onRejoined: @Sendable (StoredState) -> Void
     /// The identity whose lease has ended, while the worker refuses everything; store thread only.
-    private var revoked: NodeID?
+    var revoked: NodeID?
     /// The node whose writes the store makes (`SharedStore.fence`), and its lease; set on the
     /// store thread at start and by a rejoin.
-    private var fencing: NodeID?
-    private let leaseMs: Int
+    var fencing: NodeID?
+    let leaseMs: Int
     /// A new identity to fence as, asked for by `rejoin`; under the lock.
-    private var rejoinAs: NodeID?
+    var rejoinAs: NodeID?
     /// Resolves a conflicting document commit (shared stores): its retry, or nil. Called on
     /// the store thread, inside the transaction; it delivers the conflict's outcome itself.
-    private let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
-    private let checkpointInterval: TimeInterval
-    private let quietDelay: TimeInterval
+    let onConflict: (@Sendable (Commit, [StoredOperation]) -> Commit?)?
+    let checkpointIntervalMs: Int
+    let quietDelayMs: Int
     /// The store thread is waiting for company for a batch of quiet persists: more of them
     /// need not wake it (under the lock).
-    private var waitingForCompany = false
+    var waitingForCompany = false
     /// Something pending holds output back or reads (under the lock): a quiet batch's wait ends.
-    private var pendingIsUrgent = false
-    private let policy: StoreFailurePolicy
+    var pendingIsUrgent = false
+    let policy: StoreFailurePolicy
     /// Persists that failed to commit, kept in order for the next try (`.stall` only), with the
     /// highest durability sequence among them, and when to try next.
-    private var stalled: [StoreWrite] = []
-    private var stalledSequence: UInt64?
-    private var retryAt = Date.distantPast
-    private var backoff: Backoff
+    var stalled: [StoreWrite] = []
+    var stalledSequence: UInt64?
+    var retryAt = MonotonicInstant.distantPast
+    var backoff: Backoff
     /// Failures repeat for as long as the store is away: logged at most once per kind every 5 s.
-    private var logLimits = LogLimiter()
+    var logLimits = LogLimiter()
     /// The reason the last try failed, for the outcomes of commits refused meanwhile.
-    private var stallReason = ""
+    var stallReason = ""
     /// A transaction whose outcome the store could not tell, held until it can.
-    private var unresolved: Unresolved?
+    var unresolved: Unresolved?
     /// How long commits wait for an unknown outcome before they are reported `.unknown`.
-    private let outcomeTimeout: TimeInterval
+    let outcomeTimeoutMs: Int
 
-    private struct Unresolved {
-        let unknown: CommitOutcomeUnknown
-        let writes: [StoreWrite]
-        let sequence: UInt64?
-        let since: Date
-        /// Its commits were reported `.unknown` already.
-        var reported = false
-
-        /// Each commit's outcome (and each keyed persist's), in the order written, should the
-        /// transaction have committed.
-        var committedOutcomes: [(CommitID, CommitOutcome)] {
-            StoreWorker.reported(writes).map { ($0, unknown.outcomes[$0] ?? .failed("no outcome reported")) }
-        }
-
-        var commitIDs: [CommitID] {
-            writes.compactMap { if case .commit(let commit) = $0 { commit.id } else { nil } }
-        }
-    }
-
-    private enum Work {
+    enum Work {
         /// `sequence` is the persist's number for the durability barrier; nil for commits and
         /// quiet persists, which hold nothing back.
         case write(StoreWrite, sequence: UInt64?)
@@ -158,24 +124,18 @@ final class StoreWorker: @unchecked Sendable {
 
     /// Transactions and writes committed so far, for `/metrics`. Written on the store thread,
     /// read under the lock.
-    private(set) var commits = 0
-    private(set) var committedWrites = 0
-    private var durations = Histogram()
-    private var waits = Histogram()
+    var commits = 0
+    var committedWrites = 0
+    var durations = Histogram()
+    var waits = Histogram()
+    /// Writes kept for retry; written on the store thread under the lock.
+    var stalledCount = 0
 
     /// How long each conflict resolution waited for the hub's retry; read under the lock.
-    var conflictWaits: Histogram {
-        condition.lock()
-        defer { condition.unlock() }
-        return waits
-    }
+    var conflictWaits: Histogram { thread.withLock { waits } }
 
     /// How long transactions took to apply and become durable; read under the lock.
-    var commitDurations: Histogram {
-        condition.lock()
-        defer { condition.unlock() }
-        return durations
-    }
+    var commitDurations: Histogram { thread.withLock { durations } }
 
     init(store: any Store, logger: Logger, checkpointIntervalMs: Int = 60_000, quietWriteDelayMs: Int = 0,
          policy: StoreFailurePolicy = .fatal, commitOutcomeTimeoutMs: Int = 3_000,
@@ -186,6 +146,7 @@ final class StoreWorker: @unchecked Sendable {
          onRevoked: @escaping @Sendable (NodeID) -> Void = { _ in },
          onRejoined: @escaping @Sendable (StoredState) -> Void = { _ in }) {
         self.store = store
+        shared = store.shared
         self.fencing = fencing
         self.leaseMs = leaseMs
         self.onRevoked = onRevoked
@@ -195,30 +156,22 @@ final class StoreWorker: @unchecked Sendable {
         self.onApplied = onApplied
         self.onFailure = onFailure
         self.onLoaded = onLoaded
-        self.checkpointInterval = Double(checkpointIntervalMs) / 1000
-        self.quietDelay = Double(quietWriteDelayMs) / 1000
+        self.checkpointIntervalMs = checkpointIntervalMs
+        quietDelayMs = quietWriteDelayMs
         self.policy = policy
         if case .stall(let minMs, let maxMs, _) = policy {
             backoff = Backoff(minMs: Millis(minMs), maxMs: Millis(maxMs))
         } else {
             backoff = .sharedStore
         }
-        outcomeTimeout = Double(commitOutcomeTimeoutMs) / 1000
+        outcomeTimeoutMs = commitOutcomeTimeoutMs
     }
 
     /// Writes kept for retry because the store could not commit them; read under the lock.
-    var stalledWrites: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return stalledCount
-    }
-    private var stalledCount = 0
+    var stalledWrites: Int { thread.withLock { stalledCount } }
 
     func start() {
-        let thread = Thread { [self] in loop() }
-        thread.name = "panes-store"
-        self.thread = thread
-        thread.start()
+        thread.start { [self] in run() }
     }
 
     func submit(_ write: StoreWrite, sequence: UInt64?) {
@@ -231,11 +184,11 @@ final class StoreWorker: @unchecked Sendable {
     }
 
     private func enqueue(_ work: Work) {
-        condition.lock()
-        pending.append(work)
-        if !work.isQuiet { pendingIsUrgent = true }
-        if !waitingForCompany || pendingIsUrgent { condition.signal() }
-        condition.unlock()
+        thread.withLock {
+            pending.append(work)
+            if !work.isQuiet { pendingIsUrgent = true }
+            if !waitingForCompany || pendingIsUrgent { thread.signal() }
+        }
     }
 
     /// The node comes back as `node` (its previous identity's lease ended): drops every write
@@ -243,390 +196,109 @@ final class StoreWorker: @unchecked Sendable {
     /// as `node`, and loads the whole state again for the new hub (`onRejoined`), retrying with
     /// backoff while the store is away.
     func rejoin(as node: NodeID) {
-        condition.lock()
-        pending.removeAll()
-        rejoinAs = node
-        condition.signal()
-        condition.unlock()
+        thread.wake {
+            pending.removeAll()
+            rejoinAs = node
+        }
     }
 
     /// Commits what is pending, then ends the thread. Blocks until done.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        if thread != nil { finished.wait() }
+        thread.stop()
     }
 
     var statistics: (commits: Int, writes: Int, pending: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (commits, committedWrites, pending.count)
+        thread.withLock { (commits, committedWrites, pending.count) }
     }
 
-    private func loop() {
-        var nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
-        var stopRequested: Date?
-        (store as? any SharedStore)?.fence(as: fencing, leaseMs: leaseMs)
-        while true {
-            condition.lock()
+    /// Nothing is held: no stalled persists and no transaction of unknown outcome.
+    var isClear: Bool { stalled.isEmpty && unresolved == nil }
+
+    /// When the loop checkpoints next, and when a stop was first seen.
+    struct Timing {
+        var nextCheckpoint: MonotonicInstant
+        var stopRequested: MonotonicInstant?
+    }
+
+    /// What the loop does next.
+    private enum Turn {
+        case rejoin(NodeID)
+        case again
+        case work([Work], stopping: Bool)
+    }
+
+    /// The store thread's loop: takes what is pending, commits it, until stopped and done.
+    private func run() {
+        var timing = Timing(nextCheckpoint: .after(milliseconds: checkpointIntervalMs))
+        shared?.fence(as: fencing, leaseMs: leaseMs)
+        loop: while true {
+            switch next(timing) {
+            case .rejoin(let node):
+                guard reload(as: node) else { break loop }
+            case .again:
+                continue
+            case .work(let batch, let stopping):
+                guard turn(batch, stopping: stopping, &timing) else { break loop }
+            }
+        }
+        if isClear { checkpoint() }
+    }
+
+    /// Waits for work (or a checkpoint's or retry's time), then takes everything pending.
+    private func next(_ timing: Timing) -> Turn {
+        thread.withLock {
             if let node = rejoinAs {
                 rejoinAs = nil
-                condition.unlock()
-                if rejoin(as: node) { continue }
-                break
+                return .rejoin(node)
             }
             while pending.isEmpty && rejoinAs == nil {
-                if stalled.isEmpty && unresolved == nil {
-                    if stopping || Date() >= nextCheckpoint { break }
-                    _ = condition.wait(until: nextCheckpoint)
+                if isClear {
+                    if thread.stopRequested || MonotonicInstant.now() >= timing.nextCheckpoint { break }
+                    thread.wait(until: timing.nextCheckpoint)
                 } else {
                     // Stopping does not end a stall early: the retry (and the give-up) decide.
-                    if Date() >= retryAt { break }
-                    _ = condition.wait(until: retryAt)
+                    if MonotonicInstant.now() >= retryAt { break }
+                    thread.wait(until: retryAt)
                 }
             }
-            if rejoinAs != nil {
-                condition.unlock()
-                continue
-            }
-            if quietDelay > 0, !pending.isEmpty, !pendingIsUrgent, !stopping, stalled.isEmpty {
-                let deadline = Date(timeIntervalSinceNow: quietDelay)
+            if rejoinAs != nil { return .again }
+            if quietDelayMs > 0, !pending.isEmpty, !pendingIsUrgent, !thread.stopRequested, stalled.isEmpty {
+                let deadline = MonotonicInstant.after(milliseconds: quietDelayMs)
                 waitingForCompany = true
-                while !pendingIsUrgent && !stopping && Date() < deadline { _ = condition.wait(until: deadline) }
+                while !pendingIsUrgent && !thread.stopRequested && MonotonicInstant.now() < deadline {
+                    thread.wait(until: deadline)
+                }
                 waitingForCompany = false
             }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             pendingIsUrgent = false
-            let isStopping = stopping
-            condition.unlock()
-            if isStopping && stopRequested == nil { stopRequested = Date() }
-            if isStopping && batch.isEmpty && stalled.isEmpty && unresolved == nil { break }
-            guard revoked == nil else {
-                absorb(batch[...])
-                if Date() >= nextCheckpoint { nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval) }
-                continue
-            }
-            if Date() >= nextCheckpoint {
-                if stalled.isEmpty && unresolved == nil { checkpoint() }
-                nextCheckpoint = Date(timeIntervalSinceNow: checkpointInterval)
-            }
-            guard stalled.isEmpty && unresolved == nil else {
-                absorb(batch[...])
-                retryUnresolved()
-                if unresolved == nil { retryStalled() }
-                if stalled.isEmpty && unresolved == nil { continue }
-                if case .stall(_, _, let giveUpMs) = policy, let stopRequested,
-                   Date().timeIntervalSince(stopRequested) * 1000 >= Double(giveUpMs) {
-                    logger.error("store unavailable at shutdown; giving up writes that were never acknowledged",
-                                 metadata: ["writes": "\(stalled.count + (unresolved?.writes.count ?? 0))",
-                                            "error": "\(stallReason)"])
-                    break
-                }
-                continue
-            }
-
-            // Consecutive writes commit as one transaction; a read ends the run first, so it
-            // sees every write submitted before it and none after.
-            var writes: [StoreWrite] = []
-            var lastSequence: UInt64?
-            /// Commits `writes`; false when they failed (and, when stalling, were kept).
-            func flush() -> Bool {
-                guard !writes.isEmpty else { return true }
-                let started = DispatchTime.now().uptimeNanoseconds
-                let outcomes: [CommitID: CommitOutcome]
-                switch apply(&writes) {
-                case .success(let applied):
-                    outcomes = applied
-                case .failure(let reason) where reason.revoked != nil:
-                    becomeRevoked(reason.revoked!, reason: reason.reason)
-                    absorb(writes.map { Work.write($0, sequence: nil) }[...])
-                    writes.removeAll(keepingCapacity: true)
-                    lastSequence = nil
-                    return false
-                case .failure(let failure):
-                    if policy == .fatal {
-                        // Nothing is answered: the runtime stops, and a retry (with its key) finds
-                        // whatever a commit of unknown outcome left.
-                        onFailure("the store could not commit \(writes.count) writes: \(failure)")
-                    } else if let unknown = failure.unknown {
-                        hold(writes, sequence: lastSequence, unknown: unknown)
-                    } else {
-                        stall(writes, sequence: lastSequence, reason: failure.reason)
-                    }
-                    writes.removeAll(keepingCapacity: true)
-                    lastSequence = nil
-                    return false
-                }
-                let committedAt = DispatchTime.now().uptimeNanoseconds
-                condition.lock()
-                commits += 1
-                committedWrites += writes.count
-                durations.observe(nanoseconds: committedAt - started)
-                condition.unlock()
-                let ordered = Self.reported(writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
-                // Quiet persists and signals release nothing: no need to wake the service thread.
-                if lastSequence != nil || !ordered.isEmpty {
-                    onApplied(StoreReport(durable: lastSequence, outcomes: ordered, committedAt: committedAt))
-                }
-                writes.removeAll(keepingCapacity: true)
-                lastSequence = nil
-                return true
-            }
-            var failedAt: Int?
-            for (index, work) in batch.enumerated() {
-                switch work {
-                case .write(let write, let sequence):
-                    writes.append(write)
-                    if let sequence { lastSequence = sequence }
-                case .load(let request):
-                    guard flush() else { failedAt = index; break }
-                    onLoaded(store.perform(request))
-                }
-                if failedAt != nil { break }
-            }
-            if failedAt == nil && !flush() { failedAt = batch.count }
-            guard let failedAt else { continue }
-            if policy == .fatal { break }
-            // Stalled: what came after the failed run waits or fails like anything newer.
-            absorb(batch[failedAt...])
-        }
-        if stalled.isEmpty && unresolved == nil { checkpoint() }
-        finished.signal()
-    }
-
-    // MARK: Stalling (shared stores)
-
-    /// Holds a transaction whose outcome is unknown: nothing of it is retried or reported until
-    /// `retryUnresolved` finds out; what comes after waits or fails as in a stall.
-    private func hold(_ writes: [StoreWrite], sequence: UInt64?, unknown: CommitOutcomeUnknown) {
-        if stalled.isEmpty { backoff.succeeded() }
-        logger.error("a transaction's outcome is unknown; holding it and asking until the store can tell",
-                     metadata: ["transaction": "\(unknown.transaction)", "error": "\(unknown.reason)"])
-        stallReason = unknown.reason
-        unresolved = Unresolved(unknown: unknown, writes: writes, sequence: sequence, since: Date())
-        retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
-        condition.lock()
-        stalledCount = stalled.count + writes.count
-        condition.unlock()
-    }
-
-    /// Asks the store whether the held transaction committed, if its time has come; past the
-    /// bound, its commits are reported `.unknown` (once).
-    private func retryUnresolved() {
-        guard var held = unresolved, Date() >= retryAt else { return }
-        let committed: Bool
-        do {
-            committed = try store.resolve(held.unknown)
-        } catch {
-            stallReason = "\(error)"
-            retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
-            let deadline = held.since.addingTimeInterval(outcomeTimeout)
-            if !held.reported {
-                if Date() >= deadline {
-                    held.reported = true
-                    logger.error("a transaction's outcome is still unknown; its commits are answered outcome_unknown",
-                                 metadata: ["transaction": "\(held.unknown.transaction)", "error": "\(error)"])
-                    onApplied(StoreReport(durable: nil, outcomes: held.commitIDs.map { ($0, .unknown("\(error)")) }))
-                } else {
-                    retryAt = min(retryAt, deadline)
-                }
-            }
-            unresolved = held
-            return
-        }
-        unresolved = nil
-        if committed {
-            logger.notice("the held transaction committed", metadata: ["transaction": "\(held.unknown.transaction)"])
-            let committedAt = DispatchTime.now().uptimeNanoseconds
-            condition.lock()
-            commits += 1
-            committedWrites += held.writes.count
-            stalledCount = stalled.count
-            condition.unlock()
-            onApplied(StoreReport(durable: held.sequence, outcomes: held.committedOutcomes, committedAt: committedAt))
-            retryAt = .distantPast
-        } else {
-            // Not applied: its commits failed, its persists are retried ahead of those held after it.
-            logger.notice("the held transaction did not commit; its writes are retried",
-                          metadata: ["transaction": "\(held.unknown.transaction)"])
-            let reason = "the transaction did not commit: \(held.unknown.reason)"
-            let failed = held.commitIDs.map { ($0, CommitOutcome.failed(reason)) }
-            let persists = held.writes.filter { if case .commit = $0 { false } else { true } }
-            stalled.insert(contentsOf: persists, at: 0)
-            if let sequence = held.sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
-            condition.lock()
-            stalledCount = stalled.count
-            condition.unlock()
-            if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
-            retryAt = .distantPast
+            return .work(batch, stopping: thread.stopRequested)
         }
     }
 
-    /// Keeps a failed run's persists for retry and answers its commits `.failed`.
-    private func stall(_ writes: [StoreWrite], sequence: UInt64?, reason: String) {
-        if stalled.isEmpty {
-            backoff.succeeded()
-            logLimits.log(logger, .error, "store unavailable; holding writes and retrying", metadata: ["error": "\(reason)"],
-                          now: Self.nowMs)
+    /// One turn of the loop with a batch taken; false when the thread is done.
+    private func turn(_ batch: [Work], stopping: Bool, _ timing: inout Timing) -> Bool {
+        if stopping && timing.stopRequested == nil { timing.stopRequested = .now() }
+        if stopping && batch.isEmpty && isClear { return false }
+        let checkpointDue = MonotonicInstant.now() >= timing.nextCheckpoint
+        if checkpointDue { timing.nextCheckpoint = .after(milliseconds: checkpointIntervalMs) }
+        guard revoked == nil else {
+            absorb(batch[...])
+            return true
         }
-        stallReason = reason
-        retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
-        absorb(writes.map { Work.write($0, sequence: nil) }[...])
-        if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
-    }
-
-    /// Work that arrives while persists are stalled: commits fail now (never applied ahead of
-    /// the persists before them), persists join the stalled ones in order, loads fail without
-    /// reading (they must see the stalled persists, which are not in the store).
-    private func absorb(_ works: ArraySlice<Work>) {
-        var failed: [(CommitID, CommitOutcome)] = []
-        for work in works {
-            switch work {
-            case .write(.commit(let commit), _):
-                failed.append((commit.id, .failed(stallReason)))
-            case .write where revoked != nil:
-                // Never acknowledged, and never to be written: the node's lease has ended.
-                continue
-            case .write(let write, let sequence):
-                stalled.append(write)
-                if let sequence { stalledSequence = max(stalledSequence ?? 0, sequence) }
-            case .load(let request):
-                if !failed.isEmpty {
-                    onApplied(StoreReport(durable: nil, outcomes: failed))
-                    failed.removeAll()
-                }
-                onLoaded(Self.unavailable(request, stallReason))
-            }
-        }
-        if !failed.isEmpty { onApplied(StoreReport(durable: nil, outcomes: failed)) }
-        condition.lock()
-        stalledCount = stalled.count + (unresolved?.writes.count ?? 0)
-        condition.unlock()
-    }
-
-    /// Tries the stalled persists once if their time has come; on success they are durable and
-    /// whatever waited behind them is released.
-    private func retryStalled() {
-        guard !stalled.isEmpty, Date() >= retryAt else { return }
-        let started = DispatchTime.now().uptimeNanoseconds
-        let outcomes: [CommitID: CommitOutcome]
-        do {
-            outcomes = try store.apply(stalled)
-        } catch let unknown as CommitOutcomeUnknown {
-            // The retry's own COMMIT went unanswered: held and asked about like any other.
-            let held = stalled
-            stalled.removeAll()
-            let sequence = stalledSequence
-            stalledSequence = nil
-            hold(held, sequence: sequence, unknown: unknown)
-            return
-        } catch let error as NodeRevoked {
-            becomeRevoked(error.node, reason: "\(error)")
-            return
-        } catch {
-            stallReason = "\(error)"
-            retryAt = Date(timeIntervalSinceNow: Double(backoff.failed()) / 1000)
-            logLimits.log(logger, .warning, "store still unavailable", metadata: ["writes": "\(stalled.count)", "error": "\(error)"],
-                          now: Self.nowMs)
-            return
-        }
-        let committedAt = DispatchTime.now().uptimeNanoseconds
-        let suppressed = logLimits.reset("store still unavailable")
-        logger.notice("store available again; held writes committed",
-                      metadata: ["writes": "\(stalled.count)", "retriesNotLogged": "\(suppressed)"])
-        condition.lock()
-        commits += 1
-        committedWrites += stalled.count
-        durations.observe(nanoseconds: committedAt - started)
-        stalledCount = 0
-        condition.unlock()
-        let durable = stalledSequence
-        // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
-        let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
-        stalled.removeAll()
-        stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
-    }
-
-    // MARK: Revoked (shared stores)
-
-    /// The node's lease has ended: held writes are dropped, and from now on everything is
-    /// refused without touching the store, until `rejoin`.
-    private func becomeRevoked(_ node: NodeID, reason: String) {
-        guard revoked == nil else { return }
-        revoked = node
-        stallReason = reason
-        logger.error("the store refused this node's writes: its lease has ended; dropping writes never acknowledged",
-                     metadata: ["node": "\(node)", "heldWrites": "\(stalled.count + (unresolved?.writes.count ?? 0))"])
-        stalled.removeAll()
-        stalledSequence = nil
-        // Committed or not, a transaction of unknown outcome is answered to nobody (every
-        // connection is closed); what it wrote, if it committed, is read again on rejoining.
-        unresolved = nil
-        condition.lock()
-        stalledCount = 0
-        condition.unlock()
-        onRevoked(node)
-    }
-
-    /// Fences as the new identity and loads the state for it; false when stopped first.
-    private func rejoin(as node: NodeID) -> Bool {
-        revoked = nil
-        stalled.removeAll()
-        stalledSequence = nil
-        unresolved = nil
-        backoff.succeeded()
-        condition.lock()
-        stalledCount = 0
-        condition.unlock()
-        fencing = node
-        (store as? any SharedStore)?.fence(as: node, leaseMs: leaseMs)
-        var loadBackoff = backoff
-        while true {
-            do {
-                onRejoined(try store.loadState())
-                return true
-            } catch {
-                logLimits.log(logger, .warning, "loading the state for the new node identity failed",
-                              metadata: ["error": "\(error)"], now: Self.nowMs)
-            }
-            condition.lock()
-            let wait = Date(timeIntervalSinceNow: Double(loadBackoff.failed()) / 1000)
-            while !stopping && rejoinAs == nil && Date() < wait { _ = condition.wait(until: wait) }
-            let stop = stopping
-            let again = rejoinAs != nil
-            condition.unlock()
-            if stop { return false }
-            // A newer identity asked for meanwhile: the loop takes it.
-            if again { return true }
-        }
-    }
-
-    static var nowMs: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
-
-    /// A load refused because the store cannot be reached.
-    private static func unavailable(_ request: LoadRequest, _ reason: String) -> LoadResult {
-        let failure = "the store is unavailable: \(reason)"
-        switch request {
-        case .document(let id, _): return .document(id, nil, failure: failure)
-        case .preferences(let domain): return .preferences(domain, nil, failure: failure)
-        case .preferenceChanges(let domain, _): return .preferenceChanges(domain, nil, failure: failure)
-        case .operations(let id, _): return .operations(id, nil, failure: failure)
-        case .recordChanges: return .recordChanges(nil, failure: failure)
-        case .reserveRequestKeys(let keys, _, _): return .requestKeysReserved(keys, [:], failure: failure)
-        case .records(let sessions, let documents):
-            return .records(sessions: sessions, documents: documents, nil, failure: failure)
-        case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
-        case .versions(let read): return .versions(read, nil, failure: failure)
-        }
+        if checkpointDue && isClear { checkpoint() }
+        guard isClear else { return whileHeld(batch, stopRequested: timing.stopRequested) }
+        guard let failedAt = commit(batch) else { return true }
+        if policy == .fatal { return false }
+        // Stalled: what came after the failed run waits or fails like anything newer.
+        absorb(batch[failedAt...])
+        return true
     }
 
     /// A failed checkpoint loses nothing (the log still holds every commit); it is logged and
     /// tried again at the next interval.
-    private func checkpoint() {
+    func checkpoint() {
         do {
             try store.checkpoint()
         } catch {
@@ -634,78 +306,6 @@ final class StoreWorker: @unchecked Sendable {
         }
     }
 
-    /// Tries a few times (a busy disk, a transient lock), then gives up. Under `.fatal` the
-    /// runtime then treats the store as failed, because acknowledging without durability would
-    /// break the promise every acknowledgement makes; under `.stall` one more try is made (a
-    /// connection found dead reconnects on the next call) before the writes are held.
-    /// - Parameter writes: a conflicting commit resolved on the way is replaced by its retry
-    ///   (or dropped), whether the transaction then commits or not: the hub has moved on to it.
-    private func apply(_ writes: inout [StoreWrite]) -> Result<[CommitID: CommitOutcome], StoreApplyFailure> {
-        let attempts = policy == .fatal ? 5 : 2
-        var reason = ""
-        for attempt in 1...attempts {
-            var resolved: [CommitID: Commit?] = [:]
-            defer { if !resolved.isEmpty { Self.replace(resolved, in: &writes) } }
-            do {
-                guard let onConflict, let shared = store as? any SharedStore else { return .success(try store.apply(writes)) }
-                return .success(try shared.apply(writes) { commit, operations in
-                    let asked = DispatchTime.now().uptimeNanoseconds
-                    let retry = onConflict(commit, operations)
-                    resolved[commit.id] = .some(retry)
-                    let waited = DispatchTime.now().uptimeNanoseconds - asked
-                    condition.lock()
-                    waits.observe(nanoseconds: waited)
-                    condition.unlock()
-                    return retry
-                })
-            } catch let error as NodeRevoked {
-                return .failure(StoreApplyFailure(reason: "\(error)", revoked: error.node))
-            } catch let unknown as CommitOutcomeUnknown {
-                // It may have committed: trying the same writes again could apply them twice.
-                logger.error("store commit's outcome is unknown", metadata: ["attempt": "\(attempt)", "error": "\(unknown)"])
-                return .failure(StoreApplyFailure(reason: "\(unknown)", unknown: unknown))
-            } catch {
-                // The store knows nothing of it was applied (`Store.apply`): safe to try again.
-                reason = "\(error)"
-                logLimits.log(logger, .error, "store commit failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"],
-                              now: Self.nowMs)
-                if attempt < attempts { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
-            }
-        }
-        return .failure(StoreApplyFailure(reason: reason))
-    }
-}
-
-extension StoreWorker {
-    /// What a transaction reports an outcome for, in the order written: each commit, and each
-    /// keyed persist of a cluster node (`StoreCommand.recordKeyedRequest`).
-    static func reported(_ writes: [StoreWrite]) -> [CommitID] {
-        writes.flatMap { write -> [CommitID] in
-            switch write {
-            case .commit(let commit): [commit.id]
-            case .persist(let commands):
-                commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
-            case .signal: []
-            }
-        }
-    }
-
-    /// Puts each resolved commit's retry in its place (or takes it out when there was none).
-    static func replace(_ resolved: [CommitID: Commit?], in writes: inout [StoreWrite]) {
-        writes = writes.compactMap { write in
-            guard case .commit(let commit) = write, let retry = resolved[commit.id] else { return write }
-            return retry.map(StoreWrite.commit)
-        }
-    }
-}
-
-/// Why a transaction could not be committed: the store's last error, as text, whether it
-/// may have committed after all, and whether the node's lease had ended.
-struct StoreApplyFailure: Error, CustomStringConvertible {
-    var reason: String
-    /// Set when the store cannot tell whether the transaction committed.
-    var unknown: CommitOutcomeUnknown?
-    /// Set when the node's lease had ended (`NodeRevoked`): nothing was applied.
-    var revoked: NodeID?
-    var description: String { reason }
+    /// Milliseconds on the monotonic clock, for the log limiter's intervals.
+    static var nowMs: Millis { MonotonicInstant.now().milliseconds }
 }

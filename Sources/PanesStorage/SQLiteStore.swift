@@ -13,9 +13,9 @@ internal import PanesJSON
 /// and used only there after that; it holds no lock and needs none.
 public final class SQLiteStore: Store, @unchecked Sendable {
     let connection: SQLiteConnection
-    /// Test hook: when set, the next `apply` throws after applying this many of its commands,
-    /// inside the transaction, so the test can check that none of them stays.
-    var failAfterCommands: Int?
+    /// Test hook (`@_spi(Testing)`): when set, the next `apply` throws after applying this many
+    /// of its commands, inside the transaction, so the test can check that none of them stays.
+    @_spi(Testing) public var failAfterCommands: Int?
 
     /// The database file.
     public var path: String { connection.path }
@@ -124,6 +124,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     private func write(_ command: StoreCommand) throws(SQLiteError) {
+        if try writeDocument(command) { return }
         switch command {
         case .claimSession, .endDrag:
             // A single node's store: nothing to fence, no drop on another node to order.
@@ -149,6 +150,32 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             let user = try column(for: domain)
             try connection.run(SQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
             try connection.run(SQL.deletePreference, [.text(domain.workspace), .text(user), .text(keyPath)])
+        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
+            // One node: nothing to reserve, so nothing another node holds.
+            try writeRecord(record)
+        case .releaseRequestKey:
+            break
+        case .forgetRequestRecords(let slots):
+            try forgetRecords(slots)
+        case .pruneRequestRecords(let before, let keepPerUser):
+            try pruneRecords(before: before, keepPerUser: keepPerUser)
+        case .enqueueWebhooks(let entries):
+            do {
+                try SQLiteWebhookOutbox.insert(entries, into: connection)
+            } catch let error as SQLiteError {
+                throw error
+            } catch {
+                throw SQLiteError(.invalidCommand, "webhook events could not be written: \(error)", path: path)
+            }
+        case .createDocument, .renameDocument, .appendOperation, .snapshotDocument, .deleteDocument, .saveVersion,
+             .putDocumentAccess:
+            preconditionFailure("`writeDocument` writes the documents' commands")
+        }
+    }
+
+    /// Writes a command on a document; false for any other command.
+    private func writeDocument(_ command: StoreCommand) throws(SQLiteError) -> Bool {
+        switch command {
         case .createDocument(let record, let text):
             try connection.run(SQL.insertDocument, [
                 .text(record.id.rawValue), .text(record.workspace), .text(record.title), .text(record.kind),
@@ -186,24 +213,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 try connection.run(SQL.putAccess, [.text(id.rawValue), .int(access.version),
                                                    .text(json(access.grantsJSON)), .text(json(access.linksJSON))])
             }
-        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
-            // One node: nothing to reserve, so nothing another node holds.
-            try writeRecord(record)
-        case .releaseRequestKey:
-            break
-        case .forgetRequestRecords(let slots):
-            try forgetRecords(slots)
-        case .pruneRequestRecords(let before, let keepPerUser):
-            try pruneRecords(before: before, keepPerUser: keepPerUser)
-        case .enqueueWebhooks(let entries):
-            do {
-                try SQLiteWebhookOutbox.insert(entries, into: connection)
-            } catch let error as SQLiteError {
-                throw error
-            } catch {
-                throw SQLiteError(.invalidCommand, "webhook events could not be written: \(error)", path: path)
-            }
+        default:
+            return false
         }
+        return true
     }
 
     /// The `user` column for a domain: '' is the workspace domain, so an empty user name would

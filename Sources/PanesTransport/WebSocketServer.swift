@@ -17,13 +17,13 @@ public final class WebSocketServer: @unchecked Sendable {
     public let configuration: TransportConfiguration
     public weak var delegate: (any WebSocketServerDelegate)?
     /// The port actually listened on (differs from the configuration's when that was 0).
-    public private(set) var port: Int = 0
+    public internal(set) var port: Int = 0
     /// The origins and `Host` names accepted, known once listening (the port may be chosen then).
-    public private(set) var originPolicy = OriginPolicy(allowed: [])
+    public internal(set) var originPolicy = OriginPolicy(allowed: [])
 
     var context: OpaquePointer?
     /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
-    private var eventLoop: UnsafeMutableRawPointer?
+    var eventLoop: UnsafeMutableRawPointer?
     var connections: [UInt64: ServerConnection] = [:]
     /// HTTP requests being read or answered, by the id kept in their connection's user data.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
@@ -58,11 +58,11 @@ public final class WebSocketServer: @unchecked Sendable {
     private let inbox = Inbox()
     private let stopRequested = Atomic<Bool>(false)
     /// The idle detector's one timer, set for its earliest deadline.
-    private var idleTimer: LoopTimer?
+    var idleTimer: LoopTimer?
     /// The delegate's one wake-up timer (`wake(atMonotonicMilliseconds:)`).
-    private var wakeTimer: LoopTimer?
+    var wakeTimer: LoopTimer?
     /// C strings and structs lws keeps pointers to for the context's whole life.
-    private var retained: [UnsafeMutableRawPointer] = []
+    var retained: [UnsafeMutableRawPointer] = []
 
     public init(configuration: TransportConfiguration) {
         self.configuration = configuration
@@ -77,106 +77,6 @@ public final class WebSocketServer: @unchecked Sendable {
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
         for pointer in retained { free(pointer) }
-    }
-
-    /// Creates the lws context and starts listening. Call before `run()`, on the thread that
-    /// will run the service loop.
-    public func start() throws {
-        lws_set_log_level(LLL_ERR | LLL_WARN, nil)
-        signal(SIGPIPE, SIG_IGN)
-
-        let protocols = allocate(lws_protocols.self, count: 3)
-        protocols[0] = lws_protocols()
-        protocols[0].name = UnsafePointer(keep(strdup("http")))
-        protocols[0].callback = httpCallback
-        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[1] = lws_protocols()
-        protocols[1].name = UnsafePointer(keep(strdup(configuration.subprotocol)))
-        protocols[1].callback = webSocketCallback
-        protocols[1].per_session_data_size = MemoryLayout<UInt64>.size
-        // lws allocates this much per connection. Messages larger than it arrive in pieces,
-        // which the RECEIVE handler joins, so a small buffer costs nothing but memory saved.
-        protocols[1].rx_buffer_size = 4 * 1024
-        // Without this lws would also cut every send to rx_buffer_size bytes.
-        protocols[1].tx_packet_size = 128 * 1024
-        protocols[2] = lws_protocols()
-
-        var info = lws_context_creation_info()
-        info.port = Int32(configuration.port)
-        info.iface = UnsafePointer(keep(strdup(configuration.host)))
-        info.protocols = UnsafePointer(protocols)
-        info.mounts = UnsafePointer(makeMounts())
-        info.user = Unmanaged.passUnretained(self).toOpaque()
-        // No LWS_SERVER_OPTION_VALIDATE_UTF8: `UTF8Validator` checks text (lws's check would also
-        // drop a connection whose close reason is not UTF-8 without the 1007 close it owes).
-        info.options = pws_option_disable_ipv6()
-        info.vhost_name = UnsafePointer(keep(strdup("default")))
-        info.timeout_secs = 20
-        // The request line and headers lws keeps per request (the short field left 0 so the
-        // wider one counts).
-        info.max_http_header_data = 0
-        info.max_http_header_data2 = UInt32(max(configuration.maxHTTPHeaderBytes, 1_024))
-
-        // lws's own idle pings ("validity") keep every connection's timer in one sorted list and
-        // re-insert it, walking the whole list, on each connect and each received frame: O(n)
-        // per message at tens of thousands of scenes. A zero policy turns them off;
-        // `IdleDetector` pings silent connections instead.
-        let retry = allocate(lws_retry_bo_t.self, count: 1)
-        retry.pointee = lws_retry_bo_t()
-        info.retry_and_idle_policy = UnsafePointer(retry)
-
-        if configuration.deflate {
-            let extensions = allocate(lws_extension.self, count: 2)
-            extensions[0] = lws_extension()
-            extensions[0].name = UnsafePointer(keep(strdup("permessage-deflate")))
-            extensions[0].callback = lws_extension_callback_pm_deflate
-            extensions[0].client_offer = UnsafePointer(keep(strdup("permessage-deflate; client_max_window_bits")))
-            extensions[1] = lws_extension()
-            info.extensions = UnsafePointer(extensions)
-        }
-
-        // A foreign libev loop: lws runs on it through its libev plugin, and the server keeps
-        // the handle so `stop()` can break it (lws offers no way to end its own loop early).
-        let foreignLoops = allocate(UnsafeMutableRawPointer?.self, count: 1)
-        if configuration.eventLoop == .libev {
-            guard let loop = pev_loop_new() else { throw TransportError.eventLoopFailed("libev could not create a loop") }
-            eventLoop = loop
-            foreignLoops[0] = loop
-            info.options |= pws_option_libev()
-            info.foreign_loops = foreignLoops
-        }
-
-        guard let context = lws_create_context(&info) else {
-            if configuration.eventLoop == .libev {
-                throw TransportError.eventLoopFailed(
-                    "lws could not start on libev (is Debian's libwebsockets-evlib-ev installed?) or could not listen on \(configuration.host):\(configuration.port)")
-            }
-            throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
-        }
-        self.context = context
-        guard let vhost = lws_get_vhost_by_name(context, "default") else {
-            throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
-        }
-        port = Int(lws_get_vhost_listen_port(vhost))
-        originPolicy = configuration.origins.policy(bindHost: configuration.host, port: port)
-        if let eventLoop {
-            configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])
-        }
-        idleTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
-            expireIdle()
-            flushGathered()
-        }
-        wakeTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
-            delegate?.serverDidWake()
-            flushGathered()
-        }
-        httpDeadlineTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
-            expireHTTPRequests()
-            flushGathered()
-        }
-        httpWriteTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
-            pumpHTTPWrites()
-        }
     }
 
     /// Runs the service loop on the calling thread until `stop()`.
@@ -343,59 +243,6 @@ public final class WebSocketServer: @unchecked Sendable {
         guard let idleTimer, !idleTimer.isScheduled, let deadline = idle.nextDeadline else { return }
         let now = Self.monotonicMilliseconds()
         idleTimer.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
-    }
-
-    private func makeMounts() -> UnsafeMutablePointer<lws_http_mount>? {
-        var mounts: [(path: String, origin: String, kind: UInt8)] = [
-            ("/healthz", "http", UInt8(LWSMPRO_CALLBACK.rawValue)),
-            ("/metrics", "http", UInt8(LWSMPRO_CALLBACK.rawValue)),
-        ]
-        if let apiPath = configuration.apiPath {
-            mounts.append((apiPath, "http", UInt8(LWSMPRO_CALLBACK.rawValue)))
-        }
-        if let webRoot = configuration.webRoot {
-            mounts.append(("/", webRoot, UInt8(LWSMPRO_FILE.rawValue)))
-        }
-        let list = allocate(lws_http_mount.self, count: mounts.count)
-        for (index, mount) in mounts.enumerated() {
-            list[index] = lws_http_mount()
-            list[index].mountpoint = UnsafePointer(keep(strdup(mount.path)))
-            list[index].mountpoint_len = UInt8(mount.path.utf8.count)
-            list[index].origin = UnsafePointer(keep(strdup(mount.origin)))
-            list[index].origin_protocol = mount.kind
-            if mount.kind == UInt8(LWSMPRO_FILE.rawValue) {
-                list[index].def = UnsafePointer(keep(strdup("index.html")))
-                list[index].extra_mimetypes = UnsafePointer(mimeTypes())
-            }
-            if index + 1 < mounts.count { list[index].mount_next = UnsafePointer(list + index + 1) }
-        }
-        return list
-    }
-
-    /// lws's built-in table lacks the types ES modules and manifests are served with.
-    private func mimeTypes() -> UnsafeMutablePointer<lws_protocol_vhost_options> {
-        let types = [(".mjs", "text/javascript"), (".js", "text/javascript"), (".json", "application/json"),
-                     (".webmanifest", "application/manifest+json"), (".svg", "image/svg+xml")]
-        let list = allocate(lws_protocol_vhost_options.self, count: types.count)
-        for (index, type) in types.enumerated() {
-            list[index] = lws_protocol_vhost_options()
-            list[index].name = UnsafePointer(keep(strdup(type.0)))
-            list[index].value = UnsafePointer(keep(strdup(type.1)))
-            if index + 1 < types.count { list[index].next = UnsafePointer(list + index + 1) }
-        }
-        return list
-    }
-
-    /// Zeroed memory that lives as long as the context (lws keeps the pointers).
-    private func allocate<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
-        let raw = calloc(count, MemoryLayout<T>.stride)!
-        retained.append(raw)
-        return raw.assumingMemoryBound(to: T.self)
-    }
-
-    private func keep(_ pointer: UnsafeMutablePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
-        if let pointer { retained.append(UnsafeMutableRawPointer(pointer)) }
-        return pointer
     }
 
     static func from(_ wsi: OpaquePointer?) -> WebSocketServer? {

@@ -38,8 +38,9 @@ extension Serve {
         return engine
     }
 
-    /// Starts delivering, its counts in the runtime's `/metrics`.
-    func startWebhooks(_ engine: WebhookEngine?, runtime: ServerRuntime) {
+    /// Puts the engine's counts in the runtime's `/metrics` and wakes it when events are
+    /// written; before the runtime starts. The engine is started after the runtime.
+    func connectWebhooks(_ engine: WebhookEngine?, to runtime: ServerRuntime) {
         guard let engine else { return }
         runtime.webhooksWritten = { engine.wake() }
         runtime.metricsExtension = {
@@ -47,6 +48,5 @@ extension Serve {
             engine.metrics.render(into: &text)
             return text.text
         }
-        engine.start()
     }
 }

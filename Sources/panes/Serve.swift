@@ -66,9 +66,10 @@ struct Serve: ParsableCommand {
         case .postgres(let url):
             do {
                 backing = try PostgresStore(url: url)
-                // A node of a cluster: the heartbeat has a connection of its own, and so does
-                // the listener, so neither waits behind the store thread's commits.
-                cluster = ClusterNode(node: ClusterNode.makeID(), heartbeatStore: try PostgresStore(url: url),
+                // A node of a cluster: the heartbeat has a lease-only handle on a connection of
+                // its own, and the listener a connection too, so neither waits behind the store
+                // thread's commits.
+                cluster = ClusterNode(node: ClusterNode.makeID(), leases: try PostgresLeases(url: url),
                                       listener: try PostgresListener(url: url),
                                       leaseMs: configuration.settings.nodeLeaseMs,
                                       heartbeatMs: configuration.settings.nodeHeartbeatMs, logger: logger)
@@ -93,12 +94,14 @@ struct Serve: ParsableCommand {
         let keyring = try apiKeys.map(Self.readAPIKeys) ?? APIKeyring()
         var reload: (@Sendable () throws -> APIKeyring)?
         if let path = apiKeys { reload = { try Self.readAPIKeys(path) } }
-        let runtime = try ServerRuntime(configuration: configuration, transport: transport, store: backing,
+        let runtime = ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, cluster: cluster,
                                         apiKeys: keyring, reloadAPIKeys: reload,
                                         logger: logger)
-        startWebhooks(webhooks, runtime: runtime)
+        connectWebhooks(webhooks, to: runtime)
+        try runtime.start()
+        webhooks?.start()
         // Scripts and tests wait for this exact line to learn the port.
         let banner = "Panes listening on http://\(host):\(runtime.transport.port) (store: \(store.display)\(store == .sqlite ? " in \(data), synchronous \(sync == .normal ? "normal" : "full")" : ""), auth: \(auth.rawValue))\n"
         FileHandle.standardOutput.write(Data(banner.utf8))

@@ -4,6 +4,7 @@ import Synchronization
 /// A clock the test moves by hand.
 package final class TestClock: Sendable {
     private let value = Mutex<Millis>(1_700_000_000_000)
+    package init() {}
     package var now: Millis { value.withLock { $0 } }
     package func advance(_ milliseconds: Millis) { value.withLock { $0 += milliseconds } }
 }
@@ -280,6 +281,7 @@ extension Array where Element == Effect {
             switch effect {
             case .send(let message, let target) where target == connection: message.json
             case .sendNow(let message, let target) where target == connection: message.json
+            case .sendUnapplied(let message, let target) where target == connection: message.json
             case .broadcast(let message, let targets) where targets.contains(connection): message.json
             default: nil
             }

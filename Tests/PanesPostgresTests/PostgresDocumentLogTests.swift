@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-@testable import PanesPostgres
+@_spi(Testing) @testable import PanesPostgres
 import PanesPostgresTestSupport
 import Testing
 

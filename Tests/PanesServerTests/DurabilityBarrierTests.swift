@@ -14,7 +14,7 @@ import Testing
 /// before the write is durable, and nothing about liveness waits for the disk.
 @Suite(.serialized) struct DurabilityBarrierTests {
     /// A memory store whose `apply` waits while the gate is closed.
-    final class GatedStore: Store, @unchecked Sendable {
+    final class GatedStore: WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         private let gate = NSCondition()
         private var closed = false
@@ -35,16 +35,6 @@ import Testing
             return true
         }
 
-        func loadState() throws -> StoredState { try inner.loadState() }
-        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
-            try inner.loadDocument(id, retention: retention)
-        }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
-            try inner.loadRequestRecords(slots)
-        }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
-            try inner.loadPreferences(domain)
-        }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             gate.lock()
             waiting += 1
@@ -65,11 +55,12 @@ import Testing
         init(store: any Store, settings: Settings, authenticator: Authenticator = .open()) throws {
             var configuration = ServerConfiguration()
             configuration.settings = settings
-            runtime = try ServerRuntime(
+            runtime = ServerRuntime(
                 configuration: configuration, transport: TransportConfiguration(host: "127.0.0.1", port: 0),
                 store: store, authenticator: authenticator,
                 secretHasher: SecretHasher(hash: { "h:" + $0 }, equal: { $0 == $1 }), serverVersion: "test",
                 logger: Logger(label: "test"))
+            try runtime.start()
             let runtime = runtime, done = done
             thread = Thread { _ = runtime.run(); done.signal() }
             thread.start()

@@ -8,7 +8,7 @@ import Testing
 /// The store thread: group commit, retries, and a store that cannot commit.
 @Suite struct StoreWorkerTests {
     /// A store whose next `failures` applies throw, counting what it commits.
-    final class FlakyStore: Store, @unchecked Sendable {
+    final class FlakyStore: WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         var failures: Int
         var applied: [[StoreWrite]] = []
@@ -24,16 +24,6 @@ import Testing
             checkpointed.signal()
         }
 
-        func loadState() throws -> StoredState { try inner.loadState() }
-        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
-            try inner.loadDocument(id, retention: retention)
-        }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
-            try inner.loadRequestRecords(slots)
-        }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? {
-            try inner.loadPreferences(domain)
-        }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             if failures > 0 {
                 failures -= 1
@@ -228,20 +218,15 @@ import Testing
     // MARK: A shared store that goes away (policy .stall)
 
     /// A store that fails while `down` is set, from any thread.
-    final class OutageStore: Store, @unchecked Sendable {
+    final class OutageStore: WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         let down = Mutex(true)
         let attempts = Mutex(0)
 
-        func loadState() throws -> StoredState { try inner.loadState() }
         func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
             if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
             return try inner.loadDocument(id, retention: retention)
         }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {
-            try inner.loadRequestRecords(slots)
-        }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             attempts.withLock { $0 += 1 }
             if down.withLock({ $0 }) { throw MemoryStoreError.injectedFailure }
@@ -361,7 +346,7 @@ import Testing
     /// A store whose COMMIT goes unanswered: the first `apply` either applies the writes or not
     /// (`commits`) and throws `CommitOutcomeUnknown`; `resolve` cannot tell while `reachable`
     /// is false, then says what happened.
-    final class LostCommitStore: Store, @unchecked Sendable {
+    final class LostCommitStore: WrappedMemoryStore, @unchecked Sendable {
         let inner = MemoryStore()
         let commits: Bool
         let reachable = Mutex(false)
@@ -371,12 +356,6 @@ import Testing
 
         init(commits: Bool) { self.commits = commits }
 
-        func loadState() throws -> StoredState { try inner.loadState() }
-        func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
-            try inner.loadDocument(id, retention: retention)
-        }
-        func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] { try inner.loadRequestRecords(slots) }
-        func loadPreferences(_ domain: PreferenceDomain) throws -> StoredPreferences? { try inner.loadPreferences(domain) }
         func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
             applies.withLock { $0 += 1 }
             guard lost else { return try inner.apply(writes) }

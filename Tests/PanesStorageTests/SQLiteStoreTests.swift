@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-@testable import PanesStorage
+@_spi(Testing) @testable import PanesStorage
 import PanesStorageTestSupport
 import Testing
 
@@ -321,5 +321,20 @@ import Testing
             "session a1 restoration_activity", "session a1 restoration",
             "session b2 restoration", "preference user:ada@acme bad value",
         ])
+    }
+}
+
+/// What the runtime asks of a store's kind, through `Store.shared` rather than its type.
+@Suite struct StoreSharedSideTests {
+    @Test func onlyStoresSeveralNodesShareHaveASharedSide() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("panes-shared-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sqlite = try SQLiteStore(path: folder.appendingPathComponent("panes.sqlite").path)
+        #expect(sqlite.shared == nil)
+        let memory = MemoryStore()
+        #expect(memory.shared === memory)
+        let asStore: any Store = memory
+        #expect(asStore.shared != nil, "seen as any Store, a memory store still offers its shared side")
     }
 }

@@ -20,7 +20,7 @@ extension Hub {
         let sceneID = SceneID("api-\(connectionID.rawValue & ~Self.serviceConnectionBit)")
         let owner = OwnerKey(workspace: call.route.workspace, user: call.user)
         var connection = Connection(id: connectionID, openedAt: now(), peer: nil,
-                                    bucket: TokenBucket(rate: 1, burst: 1, now: now()))
+                                    bucket: TokenBucket(rate: 1, burst: 1, now: monotonic()))
         connection.phase = .scene(sceneID)
         connections[connectionID] = connection
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,

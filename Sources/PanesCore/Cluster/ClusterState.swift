@@ -82,6 +82,7 @@ struct ClusterState: Sendable {
     /// (`sceneShareIntervalMs` after the last time), and when that was.
     var scenesToShare: Set<OwnerKey> = []
     var sceneShareDeadlines = DeadlineQueue<OwnerKey>()
+    /// When each user's live scenes were last told (monotonic clock).
     var scenesSharedAt: [OwnerKey: Millis] = [:]
     /// Channels a notice said moved while this node's own commit on them was in flight: they
     /// catch up once that commit's outcome is in.

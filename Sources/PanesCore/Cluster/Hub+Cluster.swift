@@ -270,7 +270,7 @@ extension Hub {
             // microseconds, and an immediate retry made a node read (and log) ~21,000 times a
             // second through an outage.
             let delay = cluster.readBackoff.failed()
-            cluster.recordRetryAt = now() + delay
+            cluster.recordRetryAt = monotonic() + delay
             logLimited(.error, "reading other nodes' changes failed",
                        metadata: ["error": "\(failure ?? "?")", "retryInMs": "\(delay)"])
             cluster.recordsWanted = true
@@ -372,8 +372,8 @@ extension Hub {
         commits.pending[id] = .claim(session, claim, pending)
         cluster.claiming.insert(session)
         if let pending { connections[pending.connection]?.phase = .answering(session) }
-        effects.append(.commit(Commit(id: id, channel: .session(session), base: epoch,
-                                      commands: [.claimSession(session, claim)])))
+        submit(Commit(id: id, channel: .session(session), base: epoch,
+                      commands: [.claimSession(session, claim)]))
     }
 
     /// A session made here: nobody else can know it yet, so the claim waits for nothing.
@@ -395,8 +395,8 @@ extension Hub {
         let released = SessionClaim(node: nil, epoch: held.epoch)
         let id = commits.makeID()
         commits.pending[id] = .claim(session, released, nil)
-        effects.append(.commit(Commit(id: id, channel: .session(session), base: held.epoch,
-                                      commands: [.claimSession(session, released)])))
+        submit(Commit(id: id, channel: .session(session), base: held.epoch,
+                      commands: [.claimSession(session, released)]))
     }
 
     mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,
@@ -433,7 +433,7 @@ extension Hub {
             // Who won is known once the records are read; the holder is asked then (or now, if
             // this node has read it already).
             loadRecordChanges()
-            pending.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            pending.deadline = monotonic() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
             pending.decidingCheck = nil
             if connections[pending.connection] != nil {
                 wait(pending, for: session)

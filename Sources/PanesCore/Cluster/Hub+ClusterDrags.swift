@@ -21,8 +21,8 @@ extension Hub {
     private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        effects.append(.commit(Commit(id: id, channel: .drag(Identifier(drag.id)), base: 0,
-                                      commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)])))
+        submit(Commit(id: id, channel: .drag(Identifier(drag.id)), base: 0,
+                      commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)]))
     }
 
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told

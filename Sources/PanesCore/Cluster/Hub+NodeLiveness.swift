@@ -27,7 +27,7 @@ extension Hub {
     /// now, and again every `nodeCheckIntervalMs` for as long as connects wait.
     mutating func watchHolders() {
         checkNodes()
-        if cluster.nextCheckAt == nil { cluster.nextCheckAt = now() + Millis(settings.nodeCheckIntervalMs) }
+        if cluster.nextCheckAt == nil { cluster.nextCheckAt = monotonic() + Millis(settings.nodeCheckIntervalMs) }
     }
 
     /// The periodic check while connects wait for sessions held elsewhere.
@@ -93,7 +93,7 @@ extension Hub {
     /// the backoff; meanwhile a probe for it is answered `notLive`.
     mutating func releaseFailed(_ session: SessionID) {
         cluster.unreleased.insert(session)
-        if cluster.releaseRetryAt == nil { cluster.releaseRetryAt = now() + cluster.releaseBackoff.failed() }
+        if cluster.releaseRetryAt == nil { cluster.releaseRetryAt = monotonic() + cluster.releaseBackoff.failed() }
     }
 
     mutating func retryReleases(now: Millis) {

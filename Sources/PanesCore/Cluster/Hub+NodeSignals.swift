@@ -140,7 +140,7 @@ extension Hub {
         let first = cluster.remoteProbes[session] == nil
         cluster.remoteProbes[session, default: []].insert(asker)
         guard first else { return }
-        let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
+        let deadline = monotonic() + Millis(settings.livenessProbeTimeoutMs)
         cluster.remoteProbeDeadlines[session] = deadline
         probeDeadlines.push(session, at: deadline)
         effects.append(.probe(live.connection))
@@ -220,7 +220,7 @@ extension Hub {
     /// A connect with a ticket not heard of yet: waits for its signal, up to the probe timeout.
     mutating func waitForTicket(_ id: String, connection: ConnectionID, requestID: RequestID,
                                 request: ConnectRequest) {
-        let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
+        let deadline = monotonic() + Millis(settings.livenessProbeTimeoutMs)
         cluster.ticketWaiters[id, default: []].append(WaitingConnect(connection: connection, requestID: requestID,
                                                                    request: request, deadline: deadline))
         cluster.ticketWaitDeadlines.push(id, at: deadline)
@@ -230,7 +230,7 @@ extension Hub {
     /// A connect resuming a session not read here yet: retried once the records are read.
     mutating func waitForRecords(connection: ConnectionID, requestID: RequestID, request: ConnectRequest) {
         let waiter = WaitingConnect(connection: connection, requestID: requestID, request: request,
-                                  deadline: now() + Millis(settings.livenessProbeTimeoutMs))
+                                  deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
         cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
         connections[connection]?.phase = .answering(SessionID(""))
         if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }

@@ -17,9 +17,9 @@ extension Hub {
     /// before the interval.
     mutating func shareScenes(of owner: OwnerKey) {
         guard isClustered else { return }
-        guard !draining else { return share(owner, now: now()) }
+        guard !draining else { return share(owner, now: monotonic()) }
         guard cluster.scenesToShare.insert(owner).inserted else { return }
-        let now = now()
+        let now = monotonic()
         let due = (cluster.scenesSharedAt[owner] ?? .min) + Millis(settings.sceneShareIntervalMs)
         // A change after a quiet interval goes at once; the changes that follow it wait.
         guard due > now else { return share(owner, now: now) }

@@ -119,8 +119,8 @@ extension Hub {
         written.revision = base + 1
         let id = commits.makeID()
         commits.pending[id] = .refresh(written, RefreshRetry(request: request, context: context, attempt: attempt))
-        effects.append(.commit(Commit(id: id, channel: .sessionRecord(session.id), base: base,
-                                      commands: [.putSession(written)])))
+        submit(Commit(id: id, channel: .sessionRecord(session.id), base: base,
+                      commands: [.putSession(written)]))
     }
 
     mutating func refreshCommitted(_ written: SceneSession, _ retry: RefreshRetry, _ outcome: CommitOutcome) {

@@ -15,8 +15,8 @@ struct DocumentParticipant: Sendable {
     var active: Bool
     /// Whether the scene has ever called `setPresence`: others hear that it left only then.
     var shared = false
-    /// When others were last told of its presence, and whether a newer one waits for
-    /// `presenceIntervalMs` to pass (`Hub+Presence.swift`).
+    /// When others were last told of its presence (monotonic clock), and whether a newer one
+    /// waits for `presenceIntervalMs` to pass (`Hub+Presence.swift`).
     var toldAt: Millis?
     var held = false
     /// Opening order, so lists of participants come out the same every time.

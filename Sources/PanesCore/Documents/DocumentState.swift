@@ -18,7 +18,7 @@ struct DocumentState: Sendable {
     /// Scenes observing the document list, per workspace.
     var observers: [Identifier: Set<SceneID>] = [:]
     /// Documents whose text changed since list observers and switcher entries were last told,
-    /// with when they were last told; announced by `documentsTick`.
+    /// with when they were last told (monotonic clock); announced by `documentsTick`.
     var modified: Set<DocumentID> = []
     var lastAnnounced: [DocumentID: Millis] = [:]
     /// The latest preview of each modified document, taken when it changed, so the switcher

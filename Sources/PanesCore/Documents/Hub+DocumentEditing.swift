@@ -113,7 +113,7 @@ extension Hub {
         writer.inFlight = commitID
         commits.documentWriters[id] = writer
         commits.pending[commitID] = .document(id, batch)
-        effects.append(.commit(Commit(id: commitID, channel: .document(id), base: document.revision, commands: commands)))
+        submit(Commit(id: commitID, channel: .document(id), base: document.revision, commands: commands))
     }
 
     /// The outcome of a document commit: applies and answers, or requeues after a conflict.

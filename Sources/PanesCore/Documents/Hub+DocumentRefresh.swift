@@ -9,7 +9,7 @@ extension Hub {
     mutating func markModified(_ id: DocumentID, preview: JSONValue?) {
         if let preview { documents.previews[id] = preview }
         guard documents.modified.insert(id).inserted else { return }
-        let due = max(now(), (documents.lastAnnounced[id] ?? .min) + Millis(settings.documentListIntervalMs))
+        let due = max(monotonic(), (documents.lastAnnounced[id] ?? .min) + Millis(settings.documentListIntervalMs))
         documents.announceDeadlines.push(id, at: due)
     }
 

@@ -28,7 +28,7 @@ extension Hub {
         if let color = update.color { participant.color = color }
         if let data = update.data { participant.data = data }
         participant.shared = true
-        let now = now()
+        let now = monotonic()
         let interval = Millis(settings.presenceIntervalMs)
         let hold = participant.toldAt.map { now - $0 < interval } ?? false
         if hold, !participant.held {

@@ -15,6 +15,9 @@ struct CommitState: Sendable {
     /// Replies being sent `outcome_unknown` because their commit's outcome comes later (not
     /// because of an attempt elsewhere): a keyed one stays in flight until then.
     var outcomeLater: Set<ReplyRef> = []
+    /// While the hub resolves a conflict under the store's lock (`Hub.resolveConflict`): the
+    /// channel, and the first commit made on it then (the retry), kept out of the effects.
+    var resolving: (channel: Channel, retry: Commit?)?
 
     mutating func makeID() -> CommitID {
         nextID += 1

@@ -1,20 +1,37 @@
-/// What the hub asks the outside world to do. The runtime takes effects in the order given, but
-/// they do not all complete in that order: store work (`persist`, `commit`, `load`, `signal`)
-/// reaches the store thread in order, while what goes to clients waits as the contract below says,
-/// so a `commit` can reach the store before a `send` given earlier reaches its connection.
+/// What the hub asks the outside world to do.
 ///
-/// Ordering contract: a `send`, `broadcast` or `close` that follows a `persist` is not
-/// performed until that persist is durable. So nothing leaves the server that depends on
-/// state a crash could still lose, and an acknowledgement always means "saved". A `commit`
-/// holds nothing back: the hub does not apply it, nor say anything about it, until its
-/// outcome comes back as `HubEvent.committed`. `sendNow` and `probe` reveal no stored state
-/// and are never held, so a slow disk cannot make a live client look dead.
+/// The durability contract: what leaves the server never reports state that a crash could
+/// still lose. The runtime keeps it with one rule (`DurabilityGate` in PanesServer):
+///
+/// - `send`, `broadcast` and `close` wait until every `persist` given before them (in this
+///   list or an earlier one) is durable, and leave in the order given.
+/// - `sendUnapplied` (an answer that says nothing was applied because the store failed:
+///   `storage_failed`) waits only for output already held for its own connection, never for
+///   other persists: a client is not kept waiting for its error behind other clients' writes
+///   stalled by a database outage, and still reads its replies and events in order.
+/// - `sendNow` and `probe` reveal no stored state and wait for nothing, so a slow disk cannot
+///   make a live client look dead.
+/// - A `commit` holds nothing back: the hub applies it, and says anything about it, only
+///   when its outcome comes back (`HubEvent.committed`), which the store thread reports once
+///   the transaction is durable (or failed); what the hub says then passes the same rule.
+/// - `persistQuietly`, `signal` and `load` hold nothing back.
+///
+/// The order the runtime performs a list in (`ServerRuntime.perform`): store work (`persist`,
+/// `persistQuietly`, `commit`, `signal`, `load`) reaches the store thread in the order given,
+/// and so does output among itself; but store work is handed over before the output listed
+/// ahead of it, except that the output before a `persist` is handed over first (it must not
+/// wait for that persist). A busy document's turn writes hundreds of frames, and its next
+/// commit would otherwise wait behind their system calls. `checkNodes` goes to the heartbeat's
+/// thread at once, like store work.
 public enum Effect: Sendable, Equatable {
     case send(ServerMessage, to: ConnectionID)
     /// The same message to many connections: encoded once.
     case broadcast(ServerMessage, to: [ConnectionID])
     /// Sent at once, ahead of anything held for durability: liveness answers only.
     case sendNow(ServerMessage, to: ConnectionID)
+    /// An answer that says nothing was applied because the store failed (`storage_failed`):
+    /// waits only for output held for its own connection (see the contract above).
+    case sendUnapplied(ServerMessage, to: ConnectionID)
     case persist([StoreCommand])
     /// Persisted in order with everything else, but holds nothing back: bookkeeping that no
     /// reply or event reports.

@@ -24,7 +24,7 @@ extension Hub {
     /// gets through, as API keys never count against an address.
     private mutating func limitingFailures<T>(from peer: String?, field: String?, tells: Bool,
                                               _ check: () throws(PanesError) -> T) throws(PanesError) -> T {
-        if let peer, let retryAfter = tells ? authFailures.refuse(peer, now: now()) : authFailures.refusal(peer, now: now()) {
+        if let peer, let retryAfter = tells ? authFailures.refuse(peer, now: monotonic()) : authFailures.refusal(peer, now: monotonic()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
@@ -34,7 +34,7 @@ extension Hub {
             return try check()
         } catch {
             metrics.authenticationsFailed += 1
-            if let peer { authFailures.failed(peer, now: now()) }
+            if let peer { authFailures.failed(peer, now: monotonic()) }
             throw error
         }
     }
@@ -63,7 +63,7 @@ extension Hub {
     /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
     /// handshake, a frame and its JSON.
     public mutating func retryAfter(forPeer peer: String) -> Int? {
-        guard authenticator.refusesCredentials, let retryAfter = authFailures.refuse(peer, now: now()) else { return nil }
+        guard authenticator.refusesCredentials, let retryAfter = authFailures.refuse(peer, now: monotonic()) else { return nil }
         metrics.authenticationsLimited += 1
         return retryAfter
     }
@@ -74,7 +74,7 @@ extension Hub {
     /// the answer, an attempt then costs the server an accept and a close, not the parsing of
     /// an HTTP request and a refusal written back.
     public mutating func closesAtAccept(peer: String) -> Bool {
-        guard authenticator.refusesCredentials, authFailures.ignoresItsRefusal(peer, now: now()) else { return false }
+        guard authenticator.refusesCredentials, authFailures.ignoresItsRefusal(peer, now: monotonic()) else { return false }
         metrics.authenticationsLimited += 1
         return true
     }

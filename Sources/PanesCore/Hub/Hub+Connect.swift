@@ -87,7 +87,7 @@ extension Hub {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
-            let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
+            let deadline = monotonic() + Millis(settings.livenessProbeTimeoutMs)
             pendingConnects[target, default: []].append(PendingConnect(
                 connection: connection, requestID: requestID, request: request, identity: identity,
                 handedOver: handedOver, deadline: deadline))
@@ -97,14 +97,14 @@ extension Hub {
             return
         }
         let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
-                                     handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
+                                     handedOver: handedOver, deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
         if isClustered, claimedElsewhere(target) || cluster.claiming.contains(target) {
             // Live on another node, or about to be: wait for it to let go (a reload), for its
             // lease to run out (the node died: take over), or for the deadline (a duplicated
             // tab, which then forks). The deadline outlasts a lease, so a dead node's session
             // is resumed, not forked.
             var waiting = pending
-            waiting.deadline = now() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+            waiting.deadline = monotonic() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
             wait(waiting, for: target)
             askHolder(target)
             return
@@ -288,7 +288,7 @@ extension Hub {
             }
             if liveScenes[session] == nil && !cluster.claiming.contains(session) && !elsewhere {
                 resume(session, for: pending)
-            } else if elsewhere && liveScenes[session] == nil && pending.deadline > now() {
+            } else if elsewhere && liveScenes[session] == nil && pending.deadline > monotonic() {
                 // Still held on another node and still time for it to let go.
                 pendingConnects[session, default: []].append(pending)
             } else if elsewhere && liveScenes[session] == nil && awaitDecidingCheck(pending, for: session) {

@@ -6,15 +6,16 @@ extension Hub {
     /// Runs whatever is due; everything else waits for `nextDeadline`.
     mutating func tick() {
         let now = now()
+        let clock = monotonic()
         expireTokens(now: now)
-        for id in awaitingConnect.popExpired(now: now) {
+        for id in awaitingConnect.popExpired(now: clock) {
             if case .awaitingConnect? = connections[id]?.phase {
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")
             }
         }
-        for (_, session) in probeDeadlines.popDue(now: now) {
-            expireRemoteProbe(of: session, now: now)
-            guard let waiting = pendingConnects[session], waiting.contains(where: { $0.deadline <= now }) else { continue }
+        for (_, session) in probeDeadlines.popDue(now: clock) {
+            expireRemoteProbe(of: session, now: clock)
+            guard let waiting = pendingConnects[session], waiting.contains(where: { $0.deadline <= clock }) else { continue }
             // The live scene never answered: it is a dead socket the kernel has not noticed yet.
             if let sceneID = liveScenes[session], let scene = scenes[sceneID] {
                 logger.notice("scene did not answer a liveness probe; its session is resumed elsewhere",
@@ -34,13 +35,13 @@ extension Hub {
                 discard(ticket.session, animation: .standard, reason: "its window ticket expired unused")
             }
         }
-        expireFeatures(now: now)
+        expireFeatures(now: now, clock: clock)
         expireRequestKeys(now: now)
-        expireTicketWaits(now: now)
-        for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
-        retryRecordLoad(now: now)
-        retryReleases(now: now)
-        checkNodesWhileWaiting(now: now)
+        expireTicketWaits(now: clock)
+        for (_, domain) in cluster.preferenceRetries.popDue(now: clock) { followPreferences(domain, to: .max) }
+        retryRecordLoad(now: clock)
+        retryReleases(now: clock)
+        checkNodesWhileWaiting(now: clock)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
             // Live on another node: that node keeps it active.
@@ -55,15 +56,26 @@ extension Hub {
         }
     }
 
-    /// When the hub next has something to do (a timeout, an expiry, an announcement), so the
-    /// runtime sleeps until then instead of waking on a fixed tick.
+    /// When the hub next has something to do (a timeout, an expiry, an announcement), on the
+    /// monotonic clock (`monotonic`), so the runtime sleeps until then instead of waking on a
+    /// fixed tick. Deadlines kept on the wall clock (expiries that are stored, signed or shared
+    /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
+    /// the clocks stand now.
     public var nextDeadline: Millis? {
-        [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
-         idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
-         cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
-         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
+        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline,
+                     cluster.preferenceRetries.nextDeadline, cluster.recordRetryAt, cluster.releaseRetryAt,
+                     cluster.nextCheckAt, documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
+                     cluster.sceneShareDeadlines.nextDeadline, versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
+        let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.deadlines.nextDeadline,
+                    tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
             .compactMap { $0 }.min()
+        guard let wall else { return local }
+        let clock = monotonic()
+        // Only a wall deadline near `Millis.min` overflows here: long past, so due now.
+        let (left, longPast) = wall.subtractingReportingOverflow(now())
+        guard !longPast else { return clock }
+        let (converted, outOfRange) = clock.addingReportingOverflow(left)
+        return min(local ?? .max, outOfRange ? (left < 0 ? clock : .max) : converted)
     }
 
     /// Work to do once, after loading: sessions that were live when the server last stopped
@@ -78,14 +90,15 @@ extension Hub {
         return effects
     }
 
-    /// Features expire their own timed state here (drags, throttled notifications).
-    mutating func expireFeatures(now: Millis) {
+    /// Features expire their own timed state here: drags and links, whose expiries are
+    /// wall-clock timestamps (`now`), and throttled notifications, on the monotonic `clock`.
+    mutating func expireFeatures(now: Millis, clock: Millis) {
         expireDrags(now: now)
         expireLinks(now: now)
-        presenceTick(now: now)
-        documentsTick(now: now)
-        versionsTick(now: now)
-        shareScenesTick(now: now)
+        presenceTick(now: clock)
+        documentsTick(now: clock)
+        versionsTick(now: clock)
+        shareScenesTick(now: clock)
     }
 
     mutating func drain() {

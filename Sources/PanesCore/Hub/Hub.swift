@@ -24,7 +24,12 @@ public struct Hub {
     public let node: NodeID?
     /// Receivers of webhooks: changes write an event for each that wants it (`Hub+Webhooks.swift`).
     public let webhookEndpoints: [WebhookEndpoint]
+    /// The wall clock: for timestamps (stored, sent, compared with another node's or a
+    /// token's), and for expiries that are such a timestamp.
     let now: @Sendable () -> Millis
+    /// The monotonic clock: for local deadlines, timeouts and intervals (connect timeouts,
+    /// liveness probes, retries, rate limits), which setting the wall clock must not move.
+    let monotonic: @Sendable () -> Millis
     let ids: IdentifierSource
     let decoder: MessageDecoder
     /// The parts of every `connect` reply that never change (`limits`, `server`), built once.
@@ -94,7 +99,8 @@ public struct Hub {
                 preferenceDefaults: PreferenceDefaults = .standard, managedPreferences: ManagedPreferences = ManagedPreferences(),
                 serverVersion: String = "dev", node: NodeID? = nil, webhookEndpoints: [WebhookEndpoint] = [],
                 logger: Logger = Logger(label: "panes.hub"),
-                now: @escaping @Sendable () -> Millis, ids: IdentifierSource = .system) {
+                now: @escaping @Sendable () -> Millis, monotonic: (@Sendable () -> Millis)? = nil,
+                ids: IdentifierSource = .system) {
         precondition(!configurations.isEmpty, "at least one scene configuration is needed")
         self.settings = settings
         self.configurations = configurations
@@ -110,6 +116,8 @@ public struct Hub {
         }
         self.logger = logger
         self.now = now
+        // Tests drive one deterministic clock for both.
+        self.monotonic = monotonic ?? now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
         connectReplyConstants = (limits: Self.limitsJSON(settings),
@@ -147,8 +155,8 @@ public struct Hub {
         case .opened(let connection, let peer):
             connections[connection] = Connection(
                 id: connection, openedAt: now(), peer: peer,
-                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: now()))
-            awaitingConnect.append(connection, deadline: now() + Millis(settings.connectTimeoutMs))
+                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic()))
+            awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)
@@ -185,7 +193,7 @@ public struct Hub {
     mutating func receive(_ json: JSONValue, on connectionID: ConnectionID) {
         guard var connection = connections[connectionID] else { return }
         if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: now())
+        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
         connections[connectionID] = connection
         let request: ClientRequest
         switch decoder.decode(json) {
@@ -275,7 +283,7 @@ public struct Hub {
     mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
         guard var connection = connections[connectionID] else { return }
         if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: now())
+        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
         connections[connectionID] = connection
         metrics.requests["(unreadable)", default: 0] += 1
         fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
@@ -294,7 +302,12 @@ public struct Hub {
         if !requestKeys.isIdle || !commits.answered.isEmpty || !commits.outcomeLater.isEmpty,
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
-        effects.append(.send(message, to: connection))
+        if case .failure(_, _, let error) = message, error.code == .storageFailed {
+            // It reveals nothing stored: it does not wait for other connections' persists.
+            effects.append(.sendUnapplied(message, to: connection))
+        } else {
+            effects.append(.send(message, to: connection))
+        }
         if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
     }
 
@@ -343,7 +356,7 @@ public struct Hub {
     /// Logs a line that can repeat for as long as the store is away (each failed read, commit
     /// or retry), rate-limited (`LogLimiter`).
     mutating func logLimited(_ level: Logger.Level, _ message: Logger.Message, metadata: Logger.Metadata = [:]) {
-        logLimits.log(logger, level, message, metadata: metadata, now: now())
+        logLimits.log(logger, level, message, metadata: metadata, now: monotonic())
     }
 
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {

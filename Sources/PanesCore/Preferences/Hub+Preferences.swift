@@ -139,7 +139,7 @@ extension Hub {
         writer.inFlight = id
         commits.preferenceWriters[domain] = writer
         commits.pending[id] = .preferences(domain, writes, outcomes)
-        effects.append(.commit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands)))
+        submit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands))
     }
 
     /// Whether one write of a batch is allowed, and what it does.
@@ -258,7 +258,7 @@ extension Hub {
         commits.preferenceWriters[domain]?.afterConflict = false
         if let failure {
             logLimited(.error, "preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
-            if isClustered { cluster.preferenceRetries.push(domain, at: now() + cluster.readBackoff.failed()) }
+            if isClustered { cluster.preferenceRetries.push(domain, at: monotonic() + cluster.readBackoff.failed()) }
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
             answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)

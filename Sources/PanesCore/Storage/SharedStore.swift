@@ -5,7 +5,7 @@
 /// reads the change from the store (the log is the truth, notifications are hints). So a
 /// notice lost while the listening connection was down costs nothing: after `.resubscribed`
 /// the node looks at everything.
-public protocol SharedStore: Store {
+public protocol SharedStore: Store, NodeLeases {
     /// `apply`, except that a document commit that conflicts, and that the store can answer
     /// with the operations committed after its base (`CommitOutcome.behind`), is first handed
     /// to `resolve` with them while the transaction still holds the channel's lock: the commit
@@ -28,6 +28,31 @@ public protocol SharedStore: Store {
     /// A document's operations after `revision`, oldest first; nil when the document is gone
     /// or its log was compacted past `revision` (the node then reopens it from its snapshot).
     func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]?
+    /// Makes every later `apply` a write of `node` (nil: of nobody, unchecked): it commits
+    /// only while `node`'s lease runs, and throws `NodeRevoked`, with nothing applied, once
+    /// that lease has ended. The check is part of the transaction, and another node ending the
+    /// lease waits for a transaction that passed it, so the node's last commit comes before
+    /// any takeover of its sessions. `leaseMs` bounds how long a transaction may stay open
+    /// idle (a node frozen in the middle of one must not hold up the end of its lease).
+    func fence(as node: NodeID?, leaseMs: Int)
+    /// Reserves request keys for `node` before it handles their requests, in a transaction of
+    /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
+    /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
+    /// attempt in flight); otherwise it is reserved for `node`. A reservation of a node whose
+    /// lease ran out, or made before `staleBefore`, is taken over: its node's attempt, if it
+    /// ever comes, is left out. Once reserved, no other node's attempt of the request is
+    /// written (see `StoreCommand.recordKeyedRequest`), so a retry through this node and an
+    /// older attempt held elsewhere never both apply.
+    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
+        -> [RequestKeySlot: KeyReservationOutcome]
+    /// These sessions and document records as stored (absent when not stored).
+    func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
+}
+
+/// The nodes' leases in the shared store, and nothing else: what a node's heartbeat uses, on
+/// a connection of its own (`ClusterNode`). A shared store offers them too; a lease-only
+/// handle (PostgreSQL: `PostgresLeases`) offers only them.
+public protocol NodeLeases: AnyObject {
     /// Enters `node` as alive until `leaseMs` from now (the database's clock, so nodes' clocks
     /// need not agree) and holds its liveness lock on this store connection: a node starting,
     /// or one rejoining under a new identity after it was revoked. The lock of a previous
@@ -64,13 +89,6 @@ public protocol SharedStore: Store {
     /// node's share of a budget the cluster keeps as a whole (the HTTP API's rate per key,
     /// `APIGate`) is the budget over this count. Asked once a heartbeat, never per request.
     func liveNodeCount() throws -> Int
-    /// Makes every later `apply` a write of `node` (nil: of nobody, unchecked): it commits
-    /// only while `node`'s lease runs, and throws `NodeRevoked`, with nothing applied, once
-    /// that lease has ended. The check is part of the transaction, and another node ending the
-    /// lease waits for a transaction that passed it, so the node's last commit comes before
-    /// any takeover of its sessions. `leaseMs` bounds how long a transaction may stay open
-    /// idle (a node frozen in the middle of one must not hold up the end of its lease).
-    func fence(as node: NodeID?, leaseMs: Int)
     /// Waits up to `timeoutMs` on the connection `heartbeat` uses, returning early when that
     /// connection is found lost (true: the liveness lock went with it) or when
     /// `interruptHeartbeatWait` is called (false). Nil, at once, for a store that has no such
@@ -78,23 +96,16 @@ public protocol SharedStore: Store {
     func awaitHeartbeatConnection(timeoutMs: Int) -> Bool?
     /// Ends a wait of `awaitHeartbeatConnection` early (from another thread), or the next one.
     func interruptHeartbeatWait()
-    /// Reserves request keys for `node` before it handles their requests, in a transaction of
-    /// its own: a key recorded already (by any node) comes back `.recorded`; one reserved by
-    /// another node whose lease still runs comes back `.reservedElsewhere` (that node has an
-    /// attempt in flight); otherwise it is reserved for `node`. A reservation of a node whose
-    /// lease ran out, or made before `staleBefore`, is taken over: its node's attempt, if it
-    /// ever comes, is left out. Once reserved, no other node's attempt of the request is
-    /// written (see `StoreCommand.recordKeyedRequest`), so a retry through this node and an
-    /// older attempt held elsewhere never both apply.
-    func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
-        -> [RequestKeySlot: KeyReservationOutcome]
-    /// These sessions and document records as stored (absent when not stored).
-    func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
+}
+
+extension NodeLeases {
+    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? { nil }
+    public func interruptHeartbeatWait() {}
 }
 
 extension SharedStore {
-    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? { nil }
-    public func interruptHeartbeatWait() {}
+    /// A shared store is its own shared side.
+    public var shared: (any SharedStore)? { self }
 }
 
 /// This node's lease had ended (another node found it gone and ended it, or it ran out) when

@@ -32,9 +32,17 @@ public protocol Store: AnyObject {
     func loadVersions(_ document: DocumentID) throws -> [VersionRecord]
     /// One version of the document and its text; nil when the document has no such version.
     func loadVersion(_ document: DocumentID, id: String) throws -> (VersionRecord, String)?
+    /// The store's shared side, when several nodes share it (`SharedStore`): what the runtime
+    /// needs of a cluster's store (fencing, conflict resolution, reads of other nodes' writes)
+    /// is reached through it, never by asking what type the store is. Nil for a single
+    /// node's store.
+    var shared: (any SharedStore)? { get }
 }
 
 extension Store {
+    /// A single node's store has no shared side.
+    public var shared: (any SharedStore)? { nil }
+
     /// Stores that keep nothing beside their records have nothing to clear.
     public func checkpoint() throws {}
 
@@ -65,19 +73,19 @@ extension Store {
             }
         case .preferenceChanges(let domain, let version):
             do {
-                return .preferenceChanges(domain, try shared().loadPreferenceChanges(domain, after: version))
+                return .preferenceChanges(domain, try sharedSide().loadPreferenceChanges(domain, after: version))
             } catch {
                 return .preferenceChanges(domain, nil, failure: "\(error)")
             }
         case .operations(let id, let revision):
             do {
-                return .operations(id, try shared().loadOperations(id, after: revision))
+                return .operations(id, try sharedSide().loadOperations(id, after: revision))
             } catch {
                 return .operations(id, nil, failure: "\(error)")
             }
         case .recordChanges(let cursor):
             do {
-                return .recordChanges(try shared().loadRecordChanges(after: cursor))
+                return .recordChanges(try sharedSide().loadRecordChanges(after: cursor))
             } catch {
                 return .recordChanges(nil, failure: "\(error)")
             }
@@ -89,7 +97,7 @@ extension Store {
             }
         case .reserveRequestKeys(let keys, let node, let staleBefore):
             do {
-                return .requestKeysReserved(keys, try shared().reserveRequestKeys(keys, node: node, staleBefore: staleBefore))
+                return .requestKeysReserved(keys, try sharedSide().reserveRequestKeys(keys, node: node, staleBefore: staleBefore))
             } catch {
                 return .requestKeysReserved(keys, [:], failure: "\(error)")
             }
@@ -102,7 +110,7 @@ extension Store {
         case .records(let sessions, let documents):
             do {
                 return .records(sessions: sessions, documents: documents,
-                                try shared().loadRecords(sessions: sessions, documents: documents))
+                                try sharedSide().loadRecords(sessions: sessions, documents: documents))
             } catch {
                 return .records(sessions: sessions, documents: documents, nil, failure: "\(error)")
             }
@@ -110,8 +118,8 @@ extension Store {
     }
 
     /// The shared side of this store, for reads only a cluster's hub asks for.
-    private func shared() throws -> any SharedStore {
-        guard let shared = self as? any SharedStore else { throw NotSharedError() }
+    private func sharedSide() throws -> any SharedStore {
+        guard let shared else { throw NotSharedError() }
         return shared
     }
 

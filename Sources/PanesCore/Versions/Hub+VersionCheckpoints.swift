@@ -15,7 +15,7 @@ extension Hub {
         var progress = versions.progress[id] ?? CheckpointProgress()
         progress.operations += operations
         progress.lastUser = lastUser
-        progress.lastEditAt = now()
+        progress.lastEditAt = monotonic()
         versions.progress[id] = progress
         if settings.versionCheckpointOperations > 0, progress.operations >= settings.versionCheckpointOperations {
             takeCheckpoint(id)

@@ -39,5 +39,6 @@ struct CheckpointProgress: Sendable {
     var operations = 0
     /// Who made the latest of them: the checkpoint's `createdBy`.
     var lastUser = ""
+    /// When the last of them was made (monotonic clock: only the pause after it is measured).
     var lastEditAt: Millis = 0
 }

@@ -1,0 +1,102 @@
+// Threading: the transport calls these on the service thread (the lws loop), the only thread
+// that touches the hub.
+import Logging
+import PanesCore
+import PanesJSON
+public import PanesTransport
+
+extension ServerRuntime: WebSocketServerDelegate {
+    public func serverDidOpen(_ connection: UInt64) {
+        guard rejoining == nil else {
+            // Upgraded just before the node stopped taking connections.
+            retired.insert(connection)
+            transport.close(connection, code: CloseCode.nodeLost.rawValue, reason: "this node is rejoining; reconnect")
+            return
+        }
+        let start = RuntimeMetrics.now
+        metrics.opened(connection)
+        perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
+        metrics.turn(since: start)
+    }
+
+    public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
+        guard rejoining == nil, !retired.contains(connection) else { return }
+        let start = RuntimeMetrics.now
+        defer { metrics.turn(since: start) }
+        let event: HubEvent
+        let id = ConnectionID(connection)
+        switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
+        case .success(let json):
+            metrics.received(json, on: connection, at: start)
+            event = .received(id, json)
+        case .failure(let error) where error.kind == .tooDeep:
+            event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
+        case .failure(let error) where error.kind == .numberOutOfRange:
+            event = .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
+        case .failure(let error):
+            event = .unreadable(id, reason: error.description)
+        }
+        perform(hub.handle(event))
+    }
+
+    public func serverDidClose(_ connection: UInt64, abnormal: Bool) {
+        metrics.closed(connection)
+        if retired.remove(connection) != nil || rejoining != nil { return }
+        pausedConnections.remove(connection)
+        perform(hub.handle(.closed(ConnectionID(connection), abnormal: abnormal)))
+        checkDrain()
+    }
+
+    public func serverDidReceivePong(from connection: UInt64) {
+        guard rejoining == nil, !retired.contains(connection) else { return }
+        perform(hub.handle(.pong(ConnectionID(connection))))
+    }
+
+    public func serverDidWake() {
+        armedDeadline = nil
+        if rejoining != nil {
+            checkDrain()
+            return
+        }
+        perform(hub.handle(.tick))
+        checkDrain()
+        armWake()
+    }
+
+    public func serverDidReceiveTerminationSignal() {
+        guard drainDeadline == nil else { return }
+        logger.notice("termination signal: draining")
+        drainDeadline = Self.monotonicClock() + Millis(settings.drainTimeoutMs)
+        transport.acceptingConnections = false
+        // Rejoining, the node holds no scene and nothing to flush.
+        if rejoining != nil {
+            transport.stop()
+            return
+        }
+        perform(hub.handle(.drain))
+        checkDrain()
+    }
+
+    public func serverRetryAfter(forPeer peer: String) -> Int? {
+        hub.retryAfter(forPeer: peer)
+    }
+
+    public func serverClosesAtAccept(peer: String) -> Bool {
+        hub.closesAtAccept(peer: peer)
+    }
+
+    public func serverHTTPResponse(for path: String) -> HTTPResponse? {
+        switch path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path {
+        case "/healthz":
+            if drainDeadline != nil || storeFailed { return HTTPResponse(status: 503, body: "draining\n") }
+            // A node without its lease must not be sent new clients: they could not claim anything.
+            if rejoining != nil { return HTTPResponse(status: 503, body: "rejoining\n") }
+            if let cluster, !cluster.isHealthy { return HTTPResponse(status: 503, body: "lease lost\n") }
+            return HTTPResponse(body: "ok\n")
+        case "/metrics":
+            return HTTPResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText())
+        default:
+            return nil
+        }
+    }
+}
