@@ -83,7 +83,7 @@ import Testing
     ///
     /// It found: a document kept in memory for ever on a node whose last scene left while a
     /// catch-up was reading (`settleWriter`); another node's presence given to an opening scene
-    /// at the revision it was made at, outside the text by now (`remotePresence(in:)`).
+    /// at the revision it was made at, outside the text by now (`presenceElsewhere(in:)`).
     @Test(arguments: Array(seeds.prefix(80)))
     func convergenceHoldsWithClientsSpreadOverTwoNodes(seed: UInt64) throws {
         var simulation = Simulation(seed: seed &+ 30_000, nodes: 2)

@@ -82,7 +82,7 @@ extension Hub {
     mutating func readDocument(_ id: DocumentID, at revision: Int64?, scene: Scene, requestID: RequestID)
         throws(PanesError) -> JSONValue? {
         let record = try self.record(id, for: scene)
-        if let revision, revision > record.revision, !isClustered {
+        if let revision, revision > record.revision, !sharesStore {
             throw PanesError(.revisionInFuture, "revision \(revision) is newer than the document's \(record.revision)",
                              field: "revision")
         }

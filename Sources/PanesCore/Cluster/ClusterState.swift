@@ -1,6 +1,24 @@
 /// What a node of a cluster knows about the others (`Hub+Cluster.swift`). Empty on a single
 /// node, where nothing moves in the store but what the hub itself wrote.
 struct ClusterState: Sendable {
+    init() {}
+
+    /// What the store held at start: the record sequence and the claims; on a node of a
+    /// cluster (`node`), each session's stored copy too.
+    init(stored: StoredState, node: NodeID?) {
+        recordCursor = stored.recordCursor
+        claims = stored.claims
+        if node != nil {
+            for session in stored.sessions { self.stored[session.id] = session }
+        }
+    }
+
+    /// The next time something here is due (`Hub.coordinationDue(now:)`).
+    var nextDeadline: Millis? {
+        [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
+         recordRetryAt, releaseRetryAt, nextCheckAt].compactMap { $0 }.min()
+    }
+
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
     var recordCursor: Int64 = 0
     /// A record load is in flight; `recordsWanted` asks for another after it.

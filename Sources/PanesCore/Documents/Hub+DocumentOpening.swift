@@ -12,23 +12,13 @@ extension Hub {
     /// - Parameter link: a link's token, checked (`useLink`) before anything else.
     mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], link: String? = nil,
                                requestID: RequestID, scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
-        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, link: link, scene: scene) {
-            // Another node is ahead of this one (it made the document, or the client saw newer
-            // revisions there): answer once this node has read as far.
-            cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
-                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending,
-                                                  link: link))
-            switch wait {
-            case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
-            case .operations(let target): followDocument(id, to: target)
-            }
-            return nil
-        }
+        if mayWait, openWaitsForOtherNodes(id, revision: revision, pending: pending, link: link, requestID: requestID,
+                                           scene: scene) { return nil }
         if let link { try useLink(link, for: id, scene: scene) }
         let record = try self.record(id, for: scene)
         // On a node of a cluster the record of a document not held here may lag the store; the
         // load that opens it reads the store, and `join` checks the revision then.
-        if let revision, revision > record.revision, !(isClustered && documents.open[id] == nil) {
+        if let revision, revision > record.revision, !(sharesStore && documents.open[id] == nil) {
             throw PanesError(.revisionInFuture,
                              "revision \(revision) is newer than the document's \(record.revision); open it without one",
                              field: "revision")
@@ -94,15 +84,15 @@ extension Hub {
                 // it is newer than what the store read, so it stays.
                 if documents.open[id] == nil {
                     let document = try OpenDocument(stored)
-                    if isClustered, record.revision > document.revision {
+                    if sharesStore, record.revision > document.revision {
                         // Another node committed while this read was on its way (its notice
                         // moved the record): read the rest once the document is held.
-                        cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, record.revision)
+                        followDocumentLater(id, to: record.revision)
                     } else if document.revision != record.revision || document.length != record.length {
                         // The store is the authority on the text; the record follows it. In a
                         // cluster a record behind the log is expected: the read overtook the
                         // notice of another node's commit, which is still on its way.
-                        let expected = isClustered && record.revision < document.revision
+                        let expected = sharesStore && record.revision < document.revision
                         logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
                             "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
                         ])
@@ -137,7 +127,7 @@ extension Hub {
                     fail(pending.requestID, request: "openDocument", error, to: scene.connection)
                 }
             }
-            if isClustered, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
+            if sharesStore, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
             evictIfUnused(id)
         }
     }
@@ -186,7 +176,7 @@ extension Hub {
         documents.open[id] = document
         rights.tell(scene.id, id, role)
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
-            .map { $0.presenceJSON(document: id, revision: document.revision) } + remotePresence(in: id))
+            .map { $0.presenceJSON(document: id, revision: document.revision) } + presenceElsewhere(in: id))
         result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
         keepInRestoration(id, scene: scene, preview: document.preview)
         if joining { announce(.presence, id, workspace: scene.owner.workspace) }

@@ -20,13 +20,8 @@ extension Hub {
             metrics.commitsUnknown[committed ? "committed" : "failed", default: 0] += 1
             logger.notice("the outcome of a commit answered `outcome_unknown` is known",
                           metadata: ["commit": "\(id)", "committed": "\(committed)"])
-            if case .claim(let session, let claim, nil) = pending, committed, claim.node == node, liveScenes[session] == nil {
-                // The connect that asked for it was answered already: nobody is live on the session.
-                cluster.claiming.remove(session)
-                cluster.claims[session] = claim
-                release(session)
-                return
-            }
+            // A claim whose connect was answered already: nobody is live on the session.
+            if settleLateClaim(pending, committed: committed) { return }
         }
         switch pending {
         case .preferences(let domain, let writes, let outcomes):

@@ -36,15 +36,11 @@ extension Hub {
         }
         expireFeatures(now: now)
         expireRequestKeys(now: now)
-        expireTicketWaits(now: now)
-        for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
-        retryRecordLoad(now: now)
-        retryReleases(now: now)
-        checkNodesWhileWaiting(now: now)
+        coordinationDue(now: now)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
             // Live on another node: that node keeps it active.
-            if let holder = cluster.claims[id]?.node, holder != node { continue }
+            if keptActiveElsewhere(id) { continue }
             let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
             if due > now {
                 // Active since this entry was queued: look again when it would be idle.
@@ -60,9 +56,8 @@ extension Hub {
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
          idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
-         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline, cluster.preferenceRetries.nextDeadline,
-         cluster.sceneShareDeadlines.nextDeadline, cluster.recordRetryAt,
-         cluster.releaseRetryAt, cluster.nextCheckAt, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
+         tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline,
+         cluster.nextDeadline, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()
     }
 

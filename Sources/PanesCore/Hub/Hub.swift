@@ -103,11 +103,7 @@ public struct Hub {
         self.serverVersion = serverVersion
         self.node = node
         self.webhookEndpoints = webhookEndpoints
-        cluster.recordCursor = stored.recordCursor
-        cluster.claims = stored.claims
-        if node != nil {
-            for session in stored.sessions { cluster.stored[session.id] = session }
-        }
+        cluster = ClusterState(stored: stored, node: node)
         self.logger = logger
         self.now = now
         self.ids = ids
@@ -320,9 +316,7 @@ public struct Hub {
 
     mutating func persist(_ commands: [StoreCommand]) {
         effects.append(.persist(counted(commands)))
-        if cluster.recordsLoading {
-            for case .putSession(let session) in commands { cluster.writtenDuringRecordLoad.insert(session.id) }
-        }
+        sessionsWritten(commands)
     }
 
     /// Keeps a changed session and persists it.

@@ -120,7 +120,7 @@ extension Hub {
                 outcomes.append(.failed(error))
             }
         }
-        if isClustered, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
+        if sharesStore, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
             // This node's copy of the domain may be behind the store (it missed changes while
             // the database or its notices were away): a compare-and-set is refused only once the
             // domain is caught up, and the writes are checked again on what it reads.
@@ -258,7 +258,7 @@ extension Hub {
         commits.preferenceWriters[domain]?.afterConflict = false
         if let failure {
             logLimited(.error, "preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
-            if isClustered { cluster.preferenceRetries.push(domain, at: now() + cluster.readBackoff.failed()) }
+            preferenceReadFailed(domain)
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
             let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
             answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)

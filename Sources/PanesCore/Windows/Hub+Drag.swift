@@ -28,7 +28,7 @@ extension Hub {
         guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
-        if remoteReceiver(of: target, named: named, dropper: dropper) == nil {
+        if receiverElsewhere(of: target, named: named, dropper: dropper) == nil {
             _ = try receiver(of: target, named: named, dropper: dropper)
         }
         if target == .newWindow {
@@ -39,9 +39,8 @@ extension Hub {
                                  field: "drag")
             }
         }
-        if isClustered {
-            endInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
-                                        dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion))
+        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
+                                            dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion)) {
             return nil
         }
         return try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
@@ -77,15 +76,6 @@ extension Hub {
         return scene
     }
 
-    /// The scene a drop onto a named scene goes to when that scene is live on another node
-    /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
-    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Scene)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? {
-        guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
-              let remote = remoteLive(named, of: dropper.owner) else { return nil }
-        return (remote.node, named, remote.session)
-    }
-
     /// Hands a checked drop's items over and tells the source: the drop has won.
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                           from dropper: Scene) throws(PanesError) -> JSONValue {
@@ -99,7 +89,7 @@ extension Hub {
                 "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
                 "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
             ]
-            if let remote = remoteReceiver(of: target, named: named, dropper: dropper) {
+            if let remote = receiverElsewhere(of: target, named: named, dropper: dropper) {
                 signal(.itemsDropped(scene: remote.scene.rawValue, event: .object(dropped)), to: remote.node)
                 result = ["delivered": .string(remote.scene.rawValue)]
                 ended = ["kind": "scene", "scene": .string(remote.scene.rawValue), "session": .string(remote.session.rawValue)]
@@ -136,11 +126,8 @@ extension Hub {
         guard drag.phase == .pending else {
             throw PanesError(.dragAlreadyDropped, "drag \(dragID) already ended", field: "drag")
         }
-        if isClustered {
-            // A cancel racing a drop on another node: one of the two ends the drag.
-            endInStore(drag, DragEnding(kind: .cancel, context: context))
-            return nil
-        }
+        // A cancel racing a drop on another node: one of the two ends the drag.
+        if dragEndsInStore(drag, DragEnding(kind: .cancel, context: context)) { return nil }
         endDrag(drag, reason: "cancelled by its source")
         return [:]
     }
@@ -168,13 +155,9 @@ extension Hub {
             // a cluster it is ordered in the store like a drop, so a drop made through another
             // node in the last moment and the expiry are not both reported.
             if drag.phase == .pending, drag.origin == nil {
-                if isClustered {
-                    // Kept until the store says how it ended: a drop that won is told here by
-                    // its node's `dragEnded`, and this node tells the source.
-                    drags.drags[drag.id]?.phase = .expiring
-                    expireInStore(drag)
-                    continue
-                }
+                // Kept until the store says how it ended: a drop that won is told here by
+                // its node's `dragEnded`, and this node tells the source.
+                if dragExpiresInStore(drag) { continue }
                 endDrag(drag, reason: "expired")
             }
             drags.drags[drag.id] = nil
