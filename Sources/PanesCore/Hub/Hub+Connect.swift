@@ -67,32 +67,32 @@ extension Hub {
             }
             target = session.id
         } else {
-            let configuration = configurations[0]
-            let (session, secret) = try makeSession(owner: owner, configuration: configuration)
-            persist([.putSession(session)] + newSessionClaims(session.id) + sessionWebhook(.sessionCreated, session))
-            attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
-                   secret: secret, handedOver: [], created: true, forkedFrom: nil)
+            try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
         }
 
+        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
+                                     handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
         if let live = liveScenes[target] {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
-            let deadline = now() + Millis(settings.livenessProbeTimeoutMs)
-            pendingConnects[target, default: []].append(PendingConnect(
-                connection: connection, requestID: requestID, request: request, identity: identity,
-                handedOver: handedOver, deadline: deadline))
-            probeDeadlines.push(target, at: deadline)
-            connections[connection]?.phase = .answering(target)
+            wait(pending, for: target)
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
-        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
-                                     handedOver: handedOver, deadline: now() + Millis(settings.livenessProbeTimeoutMs))
         // Live on another node, or about to be: the connect waits for it.
         if connectWaitsForHolder(pending, of: target) { return }
         resume(target, for: pending)
+    }
+
+    /// A `connect` naming no session: a new one, attached at once.
+    private mutating func connectNewSession(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
+                                            identity: Authenticator.Identity, owner: OwnerKey) throws(PanesError) {
+        let (session, secret) = try makeSession(owner: owner, configuration: configurations[0])
+        persist([.putSession(session)] + newSessionClaims(session.id) + sessionWebhook(.sessionCreated, session))
+        attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
+               secret: secret, handedOver: [], created: true, forkedFrom: nil)
     }
 
     /// Puts a connect in line for a session that is held, until it is let go or the deadline.
