@@ -99,13 +99,9 @@ struct ClusterState: Sendable {
     var scenesToShare: Set<OwnerKey> = []
     var sceneShareDeadlines = DeadlineQueue<OwnerKey>()
     var scenesSharedAt: [OwnerKey: Millis] = [:]
-    /// Channels a notice said moved while this node's own commit on them was in flight: they
-    /// catch up once that commit's outcome is in.
-    var preferencesBehind: [PreferenceDomain: Int64] = [:]
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.
     var preferenceRetries = DeadlineQueue<PreferenceDomain>()
-    var documentsBehind: [DocumentID: Int64] = [:]
 }
 
 /// A connect waiting for what another node wrote: its ticket's signal, or the record of its session.

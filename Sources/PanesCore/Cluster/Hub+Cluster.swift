@@ -14,7 +14,7 @@ extension Hub {
         guard isClustered else { return }
         switch notice {
         case .channel(.preferences(let domain), let version):
-            followPreferences(domain, to: version)
+            follow(PreferenceChannel.self, domain, to: version)
         case .channel(.document(let id), let revision):
             followDocument(id, to: revision)
         case .documentEdited(let id, let revision, let length, let modifiedAt):
@@ -42,33 +42,13 @@ extension Hub {
             // Domains held here, and those observed here that another node may have started.
             let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
             for domain in domains.sorted() {
-                followPreferences(domain, to: .max)
+                follow(PreferenceChannel.self, domain, to: .max)
             }
             for id in documents.open.keys.sorted() { followDocument(id, to: .max) }
         }
     }
 
     // MARK: Preferences
-
-    /// Reads the domain's changes past the version held here, unless a commit of this node's
-    /// is in flight on it (then after that commit).
-    mutating func followPreferences(_ domain: PreferenceDomain, to version: Int64) {
-        guard version > (preferences.domains[domain]?.version ?? 0) else { return }
-        if commits.preferenceWriters[domain]?.busy == true {
-            cluster.preferencesBehind[domain] = max(cluster.preferencesBehind[domain] ?? 0, version)
-            return
-        }
-        catchUpPreferences(domain, afterConflict: false)
-    }
-
-    /// Starts reading what other nodes wrote to the domain; its writes wait meanwhile.
-    mutating func catchUpPreferences(_ domain: PreferenceDomain, afterConflict: Bool) {
-        cluster.preferencesBehind[domain] = nil
-        commits.preferenceWriters[domain, default: ChannelQueue()].catchingUp = true
-        commits.preferenceWriters[domain]?.afterConflict = afterConflict
-        let held = preferences.domains[domain]?.version ?? 0
-        effects.append(.load(isClustered ? .preferenceChanges(domain, after: held) : .preferences(domain)))
-    }
 
     /// A catch-up's changes: applied in version order as long as they follow on from the
     /// version held; a gap (the log was pruned) reads the whole domain instead.
@@ -83,9 +63,7 @@ extension Hub {
             return
         }
         cluster.readBackoff.succeeded()
-        let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
-        commits.preferenceWriters[domain]?.catchingUp = false
-        commits.preferenceWriters[domain]?.afterConflict = false
+        let afterConflict = endCatchUp(PreferenceChannel.self, domain)
         let kind: DomainKind = domain.user == nil ? .workspace : .user
         var applied = 0
         for change in changes.sorted(by: { $0.version < $1.version }) {
@@ -94,7 +72,7 @@ extension Hub {
             guard change.version == held + 1 else {
                 logger.warning("preference log has a gap; reading the whole domain",
                                metadata: ["domain": "\(domain)", "held": "\(held)", "next": "\(change.version)"])
-                commits.preferenceWriters[domain, default: ChannelQueue()].catchingUp = true
+                commits.preferenceWriters.continueCatchUp(domain)
                 effects.append(.load(.preferences(domain)))
                 return
             }
@@ -108,24 +86,7 @@ extension Hub {
                                                                                 version: change.version)
             notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
         }
-        if afterConflict && applied == 0 {
-            failStuckPreferences(domain)
-            return
-        }
-        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
-        startPreferenceBatch(domain)
-    }
-
-    /// Before a domain's next batch: catches up first if a notice came while it was busy.
-    /// - Returns: whether a catch-up started (the batch waits for it).
-    mutating func catchUpPreferencesIfBehind(_ domain: PreferenceDomain) -> Bool {
-        guard let behind = cluster.preferencesBehind[domain] else { return false }
-        guard behind > (preferences.domains[domain]?.version ?? 0) else {
-            cluster.preferencesBehind[domain] = nil
-            return false
-        }
-        catchUpPreferences(domain, afterConflict: false)
-        return true
+        caughtUp(PreferenceChannel.self, domain, afterConflict: afterConflict, moved: applied > 0)
     }
 
     // MARK: Documents
@@ -137,7 +98,7 @@ extension Hub {
     /// here). Without them a list on this node showed the new revision with the old length,
     /// and never told its observers.
     mutating func followDocument(_ id: DocumentID, to revision: Int64, length: Int? = nil, modifiedAt: Millis? = nil) {
-        guard let document = documents.open[id] else {
+        guard documents.open[id] != nil else {
             if revision != .max, var record = documents.records[id], revision > record.revision {
                 record.revision = revision
                 if let length { record.length = length }
@@ -147,24 +108,7 @@ extension Hub {
             }
             return
         }
-        guard revision > document.revision else { return }
-        if commits.documentWriters[id]?.busy == true {
-            cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, revision)
-            return
-        }
-        catchUpDocument(id, afterConflict: false)
-    }
-
-    mutating func catchUpDocument(_ id: DocumentID, afterConflict: Bool) {
-        metrics.documentCatchUps[afterConflict ? "conflict" : "notice", default: 0] += 1
-        cluster.documentsBehind[id] = nil
-        commits.documentWriters[id, default: ChannelQueue()].catchingUp = true
-        commits.documentWriters[id]?.afterConflict = afterConflict
-        if isClustered, let document = documents.open[id] {
-            effects.append(.load(.operations(id, after: document.revision)))
-        } else {
-            effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount)))
-        }
+        follow(DocumentChannel.self, id, to: revision)
     }
 
     /// Operations another node committed: applied and sent to this node's scenes of the
@@ -179,27 +123,9 @@ extension Hub {
             documentCaughtUp(id, nil, failure: failure ?? "document \(id) is no longer stored")
             return
         }
-        let afterConflict = commits.documentWriters[id]?.afterConflict ?? false
-        commits.documentWriters[id]?.catchingUp = false
-        commits.documentWriters[id]?.afterConflict = false
+        let afterConflict = endCatchUp(DocumentChannel.self, id)
         let applied = applyCommitted(operations, to: id)
         retryOpens(document: id)
-        if afterConflict && applied == 0 {
-            failStuckEdits(id)
-            return
-        }
-        settleWriter(id)
-        startDocumentBatch(id)
-    }
-
-    /// Before a document's next batch: catches up first if a notice came while it was busy.
-    mutating func catchUpDocumentIfBehind(_ id: DocumentID) -> Bool {
-        guard let behind = cluster.documentsBehind[id] else { return false }
-        guard let document = documents.open[id], behind > document.revision else {
-            cluster.documentsBehind[id] = nil
-            return false
-        }
-        catchUpDocument(id, afterConflict: false)
-        return true
+        caughtUp(DocumentChannel.self, id, afterConflict: afterConflict, moved: applied > 0)
     }
 }

@@ -15,8 +15,8 @@
 ///   `shareScenes`, `sessionsWritten`.
 /// - A change other nodes may race, ordered in the store first: `dragEndsInStore`,
 ///   `dragExpiresInStore`, `refreshCommitsInStore`, `openWaitsForOtherNodes`.
-/// - What this node holds may lag the store: `sharesStore`, `followDocumentLater`,
-///   `preferenceReadFailed`, `readFailed`.
+/// - What this node holds may lag the store: `sharesStore`, `preferenceReadFailed`, `readFailed`,
+///   and the generic channel writer's `follow` (`Hub+ChannelWriting.swift`).
 /// - The passing of time: `coordinationDue(now:)`, `ClusterState.nextDeadline`.
 extension Hub {
     /// Whether this hub is a node of a cluster (its store is shared). Asked here only: the
@@ -187,12 +187,6 @@ extension Hub {
 
     // MARK: Reads of what others wrote
 
-    /// A document loaded behind its record (another node committed while the read was on its
-    /// way, and its notice moved the record): the rest is read once the document is held.
-    mutating func followDocumentLater(_ id: DocumentID, to revision: Int64) {
-        cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, revision)
-    }
-
     /// A preference domain's read failed: in a cluster it is read again when due, so a node
     /// never goes on serving what it held before a partition because one read failed.
     mutating func preferenceReadFailed(_ domain: PreferenceDomain) {
@@ -212,7 +206,7 @@ extension Hub {
     /// to write again, node checks while connects wait on other nodes.
     mutating func coordinationDue(now: Millis) {
         expireTicketWaits(now: now)
-        for (_, domain) in cluster.preferenceRetries.popDue(now: now) { followPreferences(domain, to: .max) }
+        for (_, domain) in cluster.preferenceRetries.popDue(now: now) { follow(PreferenceChannel.self, domain, to: .max) }
         retryRecordLoad(now: now)
         retryReleases(now: now)
         checkNodesWhileWaiting(now: now)

@@ -34,7 +34,7 @@ extension Hub {
                 answer = finished.map { waiter.after < $0 } ?? false
             case .operations?:
                 answer = document == waiter.document && commits.documentWriters[waiter.document]?.busy != true
-                    && cluster.documentsBehind[waiter.document] == nil
+                    && !commits.documentWriters.isBehind(waiter.document)
             case nil:
                 answer = true
             }

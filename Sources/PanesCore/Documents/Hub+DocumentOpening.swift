@@ -87,7 +87,7 @@ extension Hub {
                     if sharesStore, record.revision > document.revision {
                         // Another node committed while this read was on its way (its notice
                         // moved the record): read the rest once the document is held.
-                        followDocumentLater(id, to: record.revision)
+                        commits.documentWriters.markBehind(id, at: record.revision)
                     } else if document.revision != record.revision || document.length != record.length {
                         // The store is the authority on the text; the record follows it. In a
                         // cluster a record behind the log is expected: the read overtook the
@@ -116,8 +116,7 @@ extension Hub {
                     if let stored { answerRead(pending, stored, connection: scene.connection) }
                     continue
                 case .edit(let edit):
-                    commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
-                    startDocumentBatch(id)
+                    enqueue(DocumentChannel.self, edit, on: id)
                     continue
                 }
                 do throws(PanesError) {
@@ -127,7 +126,7 @@ extension Hub {
                     fail(pending.requestID, request: "openDocument", error, to: scene.connection)
                 }
             }
-            if sharesStore, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
+            if !commits.documentWriters.isBusy(id) { _ = catchUpIfBehind(DocumentChannel.self, id) }
             evictIfUnused(id)
         }
     }
@@ -205,13 +204,6 @@ extension Hub {
     /// or a catch-up kept it.
     mutating func evictIfUnused(_ id: DocumentID) {
         if documents.open[id]?.participants.isEmpty == true { evict(id) }
-    }
-
-    /// A commit or catch-up of the document is over: an idle writer goes, and so does the
-    /// document if nobody has it open any more.
-    mutating func settleWriter(_ id: DocumentID) {
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        evictIfUnused(id)
     }
 
     /// Drops the document's text and log from memory. Its stored state is complete already:

@@ -79,19 +79,17 @@ extension Hub {
                              field: "value")
         }
         let domain = preferenceDomain(kind, for: scene)
-        commits.preferenceWriters[domain, default: ChannelQueue()].waiting.append(
-            PreferenceWrite(context: context, kind: kind, key: key, value: value, ifVersion: ifVersion))
-        startPreferenceBatch(domain)
+        enqueue(PreferenceChannel.self, PreferenceWrite(context: context, kind: kind, key: key, value: value,
+                                                        ifVersion: ifVersion), on: domain)
         return nil
     }
 
     /// If the domain has no commit in flight, checks every waiting write in order against the
     /// committed values and the batch's earlier writes, and commits the changes as one.
     mutating func startPreferenceBatch(_ domain: PreferenceDomain) {
-        if commits.preferenceWriters[domain]?.busy != true, catchUpPreferencesIfBehind(domain) { return }
-        guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
-        let writes = writer.waiting
-        writer.waiting = []
+        guard let taken = takeBatch(PreferenceChannel.self, domain) else { return }
+        var writer = taken.writer
+        let writes = taken.items
         let rechecked = writer.rechecked
         writer.rechecked = false
         let state = preferences.domains[domain] ?? PreferenceDomainState()
@@ -127,19 +125,16 @@ extension Hub {
             writer.waiting = writes
             writer.rechecked = true
             commits.preferenceWriters[domain] = writer
-            catchUpPreferences(domain, afterConflict: false)
+            catchUp(PreferenceChannel.self, domain, afterConflict: false)
             return
         }
         if commands.isEmpty {
-            commits.preferenceWriters[domain] = nil
+            dropBatch(PreferenceChannel.self, domain)
             answer(writes, outcomes, in: domain, applying: false)
             return
         }
-        let id = commits.makeID()
-        writer.inFlight = id
-        commits.preferenceWriters[domain] = writer
-        commits.pending[id] = .preferences(domain, writes, outcomes)
-        effects.append(.commit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands)))
+        commitBatch(PreferenceChannel.self, domain, writer: writer, channel: .preferences(domain), base: state.version,
+                    commands: commands, pending: .preferences(domain, writes, outcomes))
     }
 
     /// Whether one write of a batch is allowed, and what it does.
@@ -180,14 +175,13 @@ extension Hub {
     /// The outcome of a preference commit: applies and answers, or requeues after a conflict.
     mutating func preferencesCommitted(_ domain: PreferenceDomain, _ writes: [PreferenceWrite],
                                        _ outcomes: [PreferenceOutcome], _ outcome: CommitOutcome) {
-        commits.preferenceWriters[domain]?.inFlight = nil
+        commits.preferenceWriters.commitEnded(domain)
         switch outcome {
         case .committed:
             answer(writes, outcomes, in: domain, applying: true)
         case .conflict, .behind:
             // Another node wrote first: read what it wrote, then check these again on top of it.
-            commits.preferenceWriters[domain]?.waiting.insert(contentsOf: writes, at: 0)
-            catchUpPreferences(domain, afterConflict: true)
+            retryAfterConflict(PreferenceChannel.self, writes, on: domain)
             return
         case .failed(let reason):
             logLimited(.error, "preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
@@ -209,16 +203,15 @@ extension Hub {
                     again.append(write)
                 }
             }
-            commits.preferenceWriters[domain, default: ChannelQueue()].waiting.insert(contentsOf: again, at: 0)
+            commits.preferenceWriters.requeue(again, on: domain)
             // What that node wrote to the domain is read before the rest go again.
-            catchUpPreferences(domain, afterConflict: false)
+            catchUp(PreferenceChannel.self, domain, afterConflict: false)
             return
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
         }
-        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
-        startPreferenceBatch(domain)
+        nextBatch(PreferenceChannel.self, domain)
     }
 
     /// Replies to each write in order; with `applying`, first applies each change and tells
@@ -253,14 +246,12 @@ extension Hub {
     /// A domain as the store has it now (after a conflict): applies every difference to the
     /// domain held here, in version order, telling observers, then lets the waiting writes go.
     mutating func preferencesLoaded(_ domain: PreferenceDomain, _ stored: StoredPreferences?, failure: String?) {
-        let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
-        commits.preferenceWriters[domain]?.catchingUp = false
-        commits.preferenceWriters[domain]?.afterConflict = false
+        let afterConflict = endCatchUp(PreferenceChannel.self, domain)
         if let failure {
             logLimited(.error, "preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
             preferenceReadFailed(domain)
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
-            let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
+            let writes = commits.preferenceWriters.takeWaiting(domain)
             answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)
             return
         }
@@ -269,19 +260,11 @@ extension Hub {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("preference commit conflicted but the store holds nothing newer",
                             metadata: ["domain": "\(domain)", "stored": "\(stored.version)"])
-            failStuckPreferences(domain)
+            failStuck(PreferenceChannel.self, domain)
             return
         }
         applyStored(stored, to: domain)
-        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
-        startPreferenceBatch(domain)
-    }
-
-    /// Fails the writes waiting on a domain whose commits conflict with nothing newer.
-    mutating func failStuckPreferences(_ domain: PreferenceDomain) {
-        let error = PanesError(.internalError, "the preferences could not be stored; retry later", retryAfterMs: 5_000)
-        let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
-        answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+        nextBatch(PreferenceChannel.self, domain)
     }
 
     /// Brings the domain held here to `stored`, announcing each changed key in version order.

@@ -141,9 +141,8 @@ extension Hub {
         var edit = DocumentEdit(context: waiter.context, revision: revision, operation: operation,
                                 opId: "restore.\(scene.id.rawValue):\(versions.makeTicket())", author: author)
         edit.restoring = version
-        commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
         logger.info("version restored", metadata: ["document": "\(id)", "version": "\(version.id)",
                                                   "by": "\(scene.owner.user)"])
-        startDocumentBatch(id)
+        enqueue(DocumentChannel.self, edit, on: id)
     }
 }
