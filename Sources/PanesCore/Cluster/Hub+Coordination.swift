@@ -155,7 +155,7 @@ extension Hub {
     /// - Returns: whether the expiry waits for the store.
     mutating func dragExpiresInStore(_ drag: DragState.Drag) -> Bool {
         guard isClustered else { return false }
-        drags.drags[drag.id]?.phase = .expiring
+        drags.setPhase(.expiring, of: drag.id)
         expireInStore(drag)
         return true
     }

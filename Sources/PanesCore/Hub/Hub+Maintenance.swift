@@ -55,7 +55,7 @@ extension Hub {
     /// runtime sleeps until then instead of waking on a fixed tick.
     public var nextDeadline: Millis? {
         [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, ticketDeadlines.nextDeadline,
-         idleDeadlines.nextDeadline, drags.deadlines.nextDeadline, documents.announceDeadlines.nextDeadline,
+         idleDeadlines.nextDeadline, drags.nextDeadline, documents.announceDeadlines.nextDeadline,
          tokenExpiries.nextDeadline, rights.expiries.nextDeadline, documents.presenceDeadlines.nextDeadline,
          cluster.nextDeadline, requestKeys.nextDeadline, versions.pauseDeadlines.nextDeadline]
             .compactMap { $0 }.min()

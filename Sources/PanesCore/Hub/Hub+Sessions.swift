@@ -49,7 +49,8 @@ extension Hub {
         // Whatever changed the list here may have changed this node's live scenes: the other
         // nodes' switchers hear of it too.
         shareScenes(of: owner)
-        guard let watchers = switcherWatchers[owner], !watchers.isEmpty else { return }
+        let watchers = switcher.scenes(of: owner)
+        guard !watchers.isEmpty else { return }
         broadcast(.event(.sessionsChanged(sessionList(for: owner))),
                   to: watchers.compactMap { scenes[$0]?.connection }.sorted())
     }

@@ -41,7 +41,7 @@ public struct Hub {
     /// Each user's scenes counted by state: the app state without a scan of every scene.
     var stateCounts: [OwnerKey: StateCounts] = [:]
     /// Scenes showing the switcher (`listSessions` with `watch`), per user.
-    var switcherWatchers: [OwnerKey: Set<SceneID>] = [:]
+    var switcher = SwitcherWatchers()
     /// Connections still to send `connect`, oldest first, for the connect timeout.
     var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]

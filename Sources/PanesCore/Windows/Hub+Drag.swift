@@ -7,8 +7,7 @@ extension Hub {
     mutating func beginDrag(_ items: [DragItem], from scene: Scene) -> JSONValue {
         let drag = DragState.Drag(id: ids.token("drg_"), owner: scene.owner, source: scene.id, sourceSession: scene.session,
                                   items: items, expiresAt: now() + Millis(settings.dragLifetimeMs))
-        drags.drags[drag.id] = drag
-        drags.deadlines.push(drag.id, at: drag.expiresAt)
+        drags.add(drag)
         shareDrag(drag)
         return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
     }
@@ -17,7 +16,7 @@ extension Hub {
     /// compare-and-set on the drag's channel (`Hub+ClusterDrags.swift`), answered when it is in.
     mutating func drop(_ dragID: String, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                        from dropper: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
-        guard let drag = drags.drags[dragID], drag.expiresAt > now() else {
+        guard let drag = drags[dragID], drag.expiresAt > now() else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
         guard drag.phase == .pending else { throw alreadyEnded(drag) }
@@ -113,14 +112,14 @@ extension Hub {
 
     /// The drag is dropped: so marked, and its source told where it went.
     private mutating func markDropped(_ drag: DragState.Drag, operation: DragOperation, target: JSONValue) {
-        drags.drags[drag.id]?.phase = .dropped
+        drags.setPhase(.dropped, of: drag.id)
         tellSource(of: drag, ServerEvent("dragEnded", [
             "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue), "target": target,
         ]))
     }
 
     mutating func cancelDrag(_ dragID: String, from scene: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
-        guard let drag = drags.drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
+        guard let drag = drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
         guard drag.phase == .pending else {
@@ -134,7 +133,7 @@ extension Hub {
 
     /// Cancels a pending drag and tells its source, which is never left waiting.
     mutating func endDrag(_ drag: DragState.Drag, reason: String) {
-        drags.drags[drag.id]?.phase = .cancelled
+        drags.setPhase(.cancelled, of: drag.id)
         tellSource(of: drag, ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled",
                                                        "reason": .string(reason)]))
     }
@@ -149,8 +148,8 @@ extension Hub {
     }
 
     mutating func expireDrags(now: Millis) {
-        for (_, id) in drags.deadlines.popDue(now: now) {
-            guard let drag = drags.drags[id], drag.expiresAt <= now else { continue }
+        for id in drags.popDue(now: now) {
+            guard let drag = drags[id], drag.expiresAt <= now else { continue }
             // An expiry is reported by the node the drag began on; every node drops its copy. In
             // a cluster it is ordered in the store like a drop, so a drop made through another
             // node in the last moment and the expiry are not both reported.
@@ -160,7 +159,7 @@ extension Hub {
                 if dragExpiresInStore(drag) { continue }
                 endDrag(drag, reason: "expired")
             }
-            drags.drags[drag.id] = nil
+            drags.remove(drag.id)
         }
     }
     // Drags outlive their source scene: another window can still drop them; only the
