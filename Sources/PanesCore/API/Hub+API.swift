@@ -138,7 +138,7 @@ extension Hub {
 
     /// A domain's stored values, each with the version it was written at, and the domain's version.
     func preferenceValues(_ domain: PreferenceDomain) -> JSONValue {
-        let state = preferences.domains[domain]
+        let state = preferences.domain(domain)
         var values: [String: JSONValue] = [:]
         for (key, value) in state?.values ?? [:] {
             values[key] = ["value": value.value, "version": .int(value.version)]

@@ -40,8 +40,7 @@ extension Hub {
             loadRecordChanges()
             signal(.scenesWanted, to: nil)
             // Domains held here, and those observed here that another node may have started.
-            let domains = Set(preferences.domains.keys).union(preferences.observers.keys)
-            for domain in domains.sorted() {
+            for domain in preferences.followedDomains {
                 follow(PreferenceChannel.self, domain, to: .max)
             }
             for id in documents.open.keys.sorted() { followDocument(id, to: .max) }
@@ -67,7 +66,7 @@ extension Hub {
         let kind: DomainKind = domain.user == nil ? .workspace : .user
         var applied = 0
         for change in changes.sorted(by: { $0.version < $1.version }) {
-            let held = preferences.domains[domain]?.version ?? 0
+            let held = preferences.version(of: domain)
             if change.version <= held { continue }
             guard change.version == held + 1 else {
                 logger.warning("preference log has a gap; reading the whole domain",
@@ -78,12 +77,11 @@ extension Hub {
             }
             applied += 1
             guard let key = try? KeyPath(change.keyPath) else {
-                preferences.domains[domain, default: PreferenceDomainState()].apply(version: change.version)
+                preferences.apply(version: change.version, in: domain)
                 continue
             }
             let old = preferences.effective(domain, kind, key)?.value
-            preferences.domains[domain, default: PreferenceDomainState()].apply(change.keyPath, change.value,
-                                                                                version: change.version)
+            preferences.apply(change.keyPath, change.value, version: change.version, in: domain)
             notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
         }
         caughtUp(PreferenceChannel.self, domain, afterConflict: afterConflict, moved: applied > 0)

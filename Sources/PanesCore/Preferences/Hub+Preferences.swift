@@ -15,18 +15,12 @@ extension Hub {
 
     mutating func observe(_ kind: DomainKind, _ keyPath: KeyPath, _ options: ObservationOptions,
                           scene: Scene) throws(PanesError) -> JSONValue {
-        var observations = preferences.observations[scene.id] ?? .init()
-        guard observations.list.count < settings.maxObservationsPerScene else {
-            throw PanesError(.tooMany, "this scene already has \(observations.list.count) observations (setting `maxObservationsPerScene`)")
+        let count = preferences.observationCount(of: scene.id)
+        guard count < settings.maxObservationsPerScene else {
+            throw PanesError(.tooMany, "this scene already has \(count) observations (setting `maxObservationsPerScene`)")
         }
         let domain = preferenceDomain(kind, for: scene)
-        let observation = PreferenceState.Observation(id: observations.nextID, domain: domain, kind: kind,
-                                                      keyPath: keyPath, options: options)
-        observations.nextID += 1
-        observations.list.append(observation)
-        preferences.observations[scene.id] = observations
-        preferences.observers[domain, default: []].insert(scene.id)
-        preferences.observationsChanged(in: domain)
+        let observation = preferences.observe(domain, kind, keyPath, options, by: scene.id)
 
         if options.contains(.initial) {
             let keys = preferences.keys(domain, kind, under: keyPath)
@@ -50,13 +44,8 @@ extension Hub {
     }
 
     mutating func unobserve(_ id: Int, scene sceneID: SceneID) throws(PanesError) {
-        guard let index = preferences.observations[sceneID]?.list.firstIndex(where: { $0.id == id }) else {
+        guard preferences.unobserve(id, by: sceneID) != nil else {
             throw PanesError(.observationNotFound, "this scene has no observation \(id)", field: "observation")
-        }
-        let removed = preferences.observations[sceneID]!.list.remove(at: index)
-        preferences.observationsChanged(in: removed.domain)
-        if !preferences.observations[sceneID]!.list.contains(where: { $0.domain == removed.domain }) {
-            preferences.observers[removed.domain]?.remove(sceneID)
         }
     }
 
@@ -92,7 +81,7 @@ extension Hub {
         let writes = taken.items
         let rechecked = writer.rechecked
         writer.rechecked = false
-        let state = preferences.domains[domain] ?? PreferenceDomainState()
+        let state = preferences.domain(domain) ?? PreferenceDomainState()
         var batch = PreferenceBatch(state: state)
         var commands: [StoreCommand] = []
         var outcomes: [PreferenceOutcome] = []
@@ -235,7 +224,7 @@ extension Hub {
                 send(reply, to: write.context.connection)
             case .changed(let version, let old):
                 guard applying else { continue }
-                preferences.domains[domain, default: PreferenceDomainState()].apply(write.key.string, write.value, version: version)
+                preferences.apply(write.key.string, write.value, version: version, in: domain)
                 send(.reply(write.context.id, result: ["version": .int(version), "changed": true]),
                      to: write.context.connection)
                 notifyObservers(of: write.key, in: domain, kind: write.kind, version: version, old: old)
@@ -256,7 +245,7 @@ extension Hub {
             return
         }
         let stored = stored ?? StoredPreferences()
-        guard stored.version > (preferences.domains[domain]?.version ?? 0) || !afterConflict else {
+        guard stored.version > preferences.version(of: domain) || !afterConflict else {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("preference commit conflicted but the store holds nothing newer",
                             metadata: ["domain": "\(domain)", "stored": "\(stored.version)"])
@@ -269,7 +258,7 @@ extension Hub {
 
     /// Brings the domain held here to `stored`, announcing each changed key in version order.
     mutating func applyStored(_ stored: StoredPreferences, to domain: PreferenceDomain) {
-        let held = preferences.domains[domain] ?? PreferenceDomainState()
+        let held = preferences.domain(domain) ?? PreferenceDomainState()
         guard stored.version > held.version else { return }
         var changes: [(key: String, value: JSONValue?, version: Int64)] = []
         for (key, value) in stored.values where held.values[key] != value {
@@ -282,28 +271,21 @@ extension Hub {
         for change in changes.sorted(by: { ($0.version, $0.key) < ($1.version, $1.key) }) {
             guard let key = try? KeyPath(change.key) else { continue }
             let old = preferences.effective(domain, kind, key)?.value
-            preferences.domains[domain, default: PreferenceDomainState()].apply(change.key, change.value, version: change.version)
+            preferences.apply(change.key, change.value, version: change.version, in: domain)
             notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
         }
-        preferences.domains[domain, default: PreferenceDomainState()].apply(version: stored.version)
+        preferences.apply(version: stored.version, in: domain)
     }
 
     /// One `preferenceChanged` per observing scene, listing that scene's matching observations.
     /// Scenes whose notification is identical share one encoded message (`ObserverClasses`).
     mutating func notifyObservers(of key: KeyPath, in domain: PreferenceDomain, kind: DomainKind, version: Int64,
                                   old: JSONValue?) {
-        guard let observers = preferences.observers[domain], !observers.isEmpty else { return }
-        let classes: ObserverClasses
-        if let built = preferences.observerClasses[domain] {
-            classes = built
-        } else {
-            classes = ObserverClasses(observers: observers, of: domain, observations: preferences.observations) {
-                scenes[$0]?.connection
-            }
-            preferences.observerClasses[domain] = classes
-        }
+        guard preferences.isObserved(domain) else { return }
+        let scenes = self.scenes
+        let classes = preferences.observerClasses(of: domain) { scenes[$0]?.connection }
         let now = preferences.effective(domain, kind, key)
-        let removed = preferences.domains[domain]?.values[key.string] == nil
+        let removed = preferences.domain(domain)?.values[key.string] == nil
         for (shape, connections) in classes.notifications(of: key) {
             let event = ServerEvent("preferenceChanged", JSONValue.object([
                 "domain": .string(kind.rawValue), "keyPath": .string(key.string), "version": .int(version),
@@ -319,12 +301,7 @@ extension Hub {
     }
 
     mutating func preferencesSceneWillEnd(_ scene: Scene) {
-        guard let observations = preferences.observations.removeValue(forKey: scene.id) else { return }
-        for domain in Set(observations.list.map(\.domain)) {
-            preferences.observers[domain]?.remove(scene.id)
-            if preferences.observers[domain]?.isEmpty == true { preferences.observers[domain] = nil }
-            preferences.observationsChanged(in: domain)
-        }
+        preferences.sceneEnded(scene.id)
     }
 }
 

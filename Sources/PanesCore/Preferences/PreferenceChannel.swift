@@ -6,7 +6,7 @@ enum PreferenceChannel: WrittenChannel {
     }
 
     static func held(_ domain: PreferenceDomain, in hub: Hub) -> Int64? {
-        hub.preferences.domains[domain]?.version ?? 0
+        hub.preferences.version(of: domain)
     }
 
     static func catchUpRead(_ domain: PreferenceDomain, afterConflict: Bool, in hub: inout Hub) -> LoadRequest {
