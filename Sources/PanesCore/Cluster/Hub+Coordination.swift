@@ -1,22 +1,30 @@
 /// The coordination seam: the named points at which the single-node code hands over to the
 /// cluster. On a single node (`node == nil`) each is trivial: it waits for nothing, finds
-/// nothing elsewhere, orders nothing in the store, adds no commands. The rest of `Cluster/`
-/// is reached only through these points (and through `notice`, the events only a cluster
-/// sends), so a reader of the single-node code can take every call below as "nothing, alone".
+/// nothing elsewhere, orders nothing in the store, adds no commands. The single-node code asks
+/// `isClustered` nowhere; it calls these points, so a reader of it can take each call as
+/// "nothing, alone".
 ///
-/// The points, by what happens at them:
+/// The points, by what happens at them (defined here, or in the `Cluster/` file named):
 /// - A connect that may need another node: `connectWaitsForTicket`, `connectWaitsForRecords`,
-///   `connectWaitsForHolder`, `claimsBeforeAttach`, `newSessionClaims`, `ticketUsed`, and the holder's
-///   side of a probe (`answerRemoteProbes`, `expireRemoteProbe`).
-/// - Where a session is live: `heldElsewhere`, `holderElsewhere`, `claimInFlight`,
-///   `keptActiveElsewhere`, `sceneElsewhere`, `appStateElsewhere`, `receiverElsewhere`,
+///   `connectWaitsForHolder`, `claimsBeforeAttach`, `newSessionClaims`, `ticketUsed`,
+///   `holderAsked`, `awaitDecidingCheck` (`Hub+NodeLiveness.swift`); the holder's side of a
+///   probe: `answerRemoteProbes`, `expireRemoteProbe` (`Hub+NodeSignals.swift`).
+/// - A scene ended: `release` (`Hub+Leases.swift`).
+/// - Where a session or scene is live: `heldElsewhere`, `claimInFlight`, `keptActiveElsewhere`,
+///   `holderElsewhere`, `sceneElsewhere`, `appStateElsewhere`, `receiverElsewhere`,
 ///   `presenceElsewhere`.
 /// - A change other nodes must hear of: `signal`, `shareTicket`, `sharePresence`, `shareDrag`,
-///   `shareScenes`, `sessionsWritten`.
+///   `shareScenes`, `shareScenesTick`, `tellSource`, `sessionsWritten`, `sessionWritten`.
 /// - A change other nodes may race, ordered in the store first: `dragEndsInStore`,
-///   `dragExpiresInStore`, `refreshCommitsInStore`, `openWaitsForOtherNodes`.
+///   `dragExpiresInStore`, `refreshCommitsInStore`, `openWaitsForOtherNodes`, and their
+///   outcomes, routed back by `Hub+Commits.swift`: `claimCommitted`, `settleLateClaim`,
+///   `dragEndCommitted`, `expiryCommitted`, `refreshCommitted`.
 /// - What this node holds may lag the store: `sharesStore`, `preferenceReadFailed`, `readFailed`,
-///   and the generic channel writer's `follow` (`Hub+ChannelWriting.swift`).
+///   the generic channel writer's `follow` (`Hub+ChannelWriting.swift`), the reads only a
+///   cluster asks for, routed back by `Hub.loaded`: `recordChangesLoaded`, `operationsLoaded`,
+///   `preferenceChangesLoaded`, `retryOpens`; and a write left out for another node's record of
+///   its key: `takeRemoteRecord`, `forgetRemotelyDeleted`, `forgetRevisions`.
+/// - Events only a cluster sends: `notice` (`Hub+Cluster.swift`).
 /// - The passing of time: `coordinationDue(now:)`, `ClusterState.nextDeadline`.
 extension Hub {
     /// Whether this hub is a node of a cluster (its store is shared). Asked here only: the
