@@ -82,26 +82,7 @@ extension Hub {
                 guard !live.isEmpty else { return }  // everyone waiting has gone: hold nothing
                 // Opens wait only for documents that are not held; should one be held anyway,
                 // it is newer than what the store read, so it stays.
-                if documents.open[id] == nil {
-                    let document = try OpenDocument(stored)
-                    if sharesStore, record.revision > document.revision {
-                        // Another node committed while this read was on its way (its notice
-                        // moved the record): read the rest once the document is held.
-                        commits.documentWriters.markBehind(id, at: record.revision)
-                    } else if document.revision != record.revision || document.length != record.length {
-                        // The store is the authority on the text; the record follows it. In a
-                        // cluster a record behind the log is expected: the read overtook the
-                        // notice of another node's commit, which is still on its way.
-                        let expected = sharesStore && record.revision < document.revision
-                        logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
-                            "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
-                        ])
-                        documents.records[id]?.revision = document.revision
-                        documents.records[id]?.length = document.length
-                    }
-                    documents.open[id] = document
-                    logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
-                }
+                if documents.open[id] == nil { try hold(stored, record: record) }
             } catch {
                 for pending in live {
                     fail(pending.requestID, request: pending.purpose.request, error, to: scenes[pending.scene]!.connection)
@@ -129,6 +110,29 @@ extension Hub {
             if !commits.documentWriters.isBusy(id) { _ = catchUpIfBehind(DocumentChannel.self, id) }
             evictIfUnused(id)
         }
+    }
+
+    /// Holds a document read from the store, its record made to follow the store's text.
+    private mutating func hold(_ stored: StoredDocument, record: DocumentRecord) throws(PanesError) {
+        let id = record.id
+        let document = try OpenDocument(stored)
+        if sharesStore, record.revision > document.revision {
+            // Another node committed while this read was on its way (its notice
+            // moved the record): read the rest once the document is held.
+            commits.documentWriters.markBehind(id, at: record.revision)
+        } else if document.revision != record.revision || document.length != record.length {
+            // The store is the authority on the text; the record follows it. In a
+            // cluster a record behind the log is expected: the read overtook the
+            // notice of another node's commit, which is still on its way.
+            let expected = sharesStore && record.revision < document.revision
+            logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
+                "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
+            ])
+            documents.records[id]?.revision = document.revision
+            documents.records[id]?.length = document.length
+        }
+        documents.open[id] = document
+        logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
     }
 
     /// Adds the scene to a loaded document and builds the `openDocument` result. Re-opening a
