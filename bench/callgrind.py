@@ -34,7 +34,7 @@ through `swift demangle --simplified`, summed per shared object too. Prints Mark
 the callgrind.out files (open them with callgrind_annotate or kcachegrind).
 
 Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
-                          [--warmup 5] [--connects 100] [--phases fanout,connect,storm,raw-storm,authflood-rs256,…] [--out DIR]
+                          [--warmup 5] [--connects 100] [--flood-rate 10] [--phases fanout,connect,storm,raw-storm,authflood-rs256,…] [--out DIR]
 """
 import argparse
 import json
@@ -247,7 +247,7 @@ def authflood(args, workdir, out_file, kind):
     try:
         prefix, sig_bytes = keys["floods"][kind]
         flood = load(args, "authflood", "--protocol", "panes", "--port", str(port), "--n", str(args.connects),
-                     "--rate", "10", "--duration", str(args.connects / 10 + 5), "--forge", prefix, "--forge-bytes", str(sig_bytes), "--workspace", WORKSPACE,
+                     "--rate", f"{args.flood_rate:g}", "--duration", str(args.connects / args.flood_rate + 5), "--forge", prefix, "--forge-bytes", str(sig_bytes), "--workspace", WORKSPACE,
                      "--sources", "127.0.0.2", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "1800")
         flood.wait("ready", 300)
         time.sleep(1)
@@ -328,6 +328,9 @@ def main():
     p.add_argument("--changes", type=int, default=100)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--connects", type=int, default=100)
+    p.add_argument("--flood-rate", type=float, default=10,
+                    help="authflood phases: attempts a second (10: the burst and the refills are a fifth of them; "
+                         "700, the bench row's rate: nearly all are turned away)")
     p.add_argument("--phases", default="fanout,connect", help="fanout, connect, storm, raw-storm")
     p.add_argument("--restart", choices=["drain", "kill"], default="drain",
                    help="storm: how the server stops before its windows come back: SIGTERM (drain) or kill -9")

@@ -58,14 +58,14 @@ def collect(names: list[str]) -> dict:
 
 ERROR_STATUSES = {
     "400": "The request is wrong (`malformed_json`, `invalid_message`, `missing_field`, `invalid_field`…).",
-    "401": "No API key, or one that is unknown or revoked (`unauthenticated`).",
-    "403": "The key may not act in this workspace, or is read-only and the request writes (`forbidden`).",
+    "401": "No API key or token, a key that is unknown or revoked, or a token that is not valid (`unauthenticated`: forged, wrong `kid`, `iss` or `aud`, malformed) or has expired (`token_expired`).",
+    "403": "The key or service token may not act in this workspace or is read-only and the request writes; a user's token names a workspace the user is not a member of (`not_a_member`), another user, or a document the user's role there does not allow this on (`forbidden`).",
     "404": "No such route (`unknown_type`), document or session (`document_not_found`, `session_not_found`).",
     "409": "Compare-and-set failed (`version_conflict`) or a revision is newer than the document's (`revision_in_future`).",
     "410": "The revision is older than the store keeps (`revision_unavailable`).",
     "413": "The body or a value is over its limit (`too_large`; the message names the setting).",
     "422": "A count limit, an operation that does not fit the document, an `Idempotency-Key` reused for another request.",
-    "429": "Over the key's rate (`apiRateLimitPerSecond`): wait `Retry-After` seconds.",
+    "429": "Over the key's or the token subject's rate across the cluster (`apiRateLimitPerSecond`), or too many failed authentications from this address (`authFailureBurst`): wait `Retry-After` seconds.",
     "503": "The store could not make it durable, or cannot tell yet (`storage_failed`, `outcome_unknown`): retry with the same `Idempotency-Key`.",
 }
 
@@ -74,6 +74,9 @@ DOCUMENT = {"name": "document", "in": "path", "required": True, "schema": {"type
 USER_PATH = {"name": "user", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"}}
 USER_QUERY = {"name": "user", "in": "query", "required": False, "description": "A user's domain; without it, the workspace's.",
               "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"}}
+LINK = {"name": "link", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+SHARE_USER = {"name": "user", "in": "path", "required": True, "description": "A user id, compared by its bytes.",
+              "schema": {"type": "string", "minLength": 1, "maxLength": 64}}
 SESSION = {"name": "session", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
 KEY_PATH = {"name": "keyPath", "in": "path", "required": True, "schema": ref("keyPath")}
 IDEMPOTENCY = {"name": "Idempotency-Key", "in": "header", "required": False,
@@ -88,7 +91,7 @@ def json_body(schema: dict, required: bool = True) -> dict:
 def operation(summary: str, ok: str, schema: dict, parameters: list, body: dict | None = None, writes: bool = False,
               errors: tuple = ("400", "401", "403", "404", "429")) -> dict:
     op = {"summary": summary, "parameters": parameters + ([IDEMPOTENCY] if writes else []),
-          "security": [{"apiKey": []}],
+          "security": [{"bearer": []}],
           "responses": {ok: {"description": "Done" + (" (durable)" if writes else ""),
                              "content": {"application/json": {"schema": schema}}}}}
     for status in errors + (("413", "503") if writes else ()):
@@ -127,6 +130,12 @@ def build() -> dict:
         k: v for k, v in DEFS["requests"]["$defs"]["requestRefresh"]["properties"].items()
         if k in ("title", "subtitle", "snapshot", "activity")}, "additionalProperties": False}
     refresh_body = rewrite(refresh_body)
+    requests = DEFS["requests"]["$defs"]
+    share_body = rewrite({"type": "object", "properties": {"role": requests["shareDocument"]["properties"]["role"]},
+                          "required": ["role"], "additionalProperties": False})
+    link_body = rewrite({"type": "object", "properties": {k: requests["createDocumentLink"]["properties"][k]
+                                                          for k in ("role", "expiresInMs")},
+                         "required": ["role"], "additionalProperties": False})
     base = "/api/v1/workspaces/{workspace}"
     paths = {
         f"{base}/documents": {
@@ -149,6 +158,26 @@ def build() -> dict:
                               "applied since, committed, and heard by every window.", "200", ref(results + "edit"),
                               [WORKSPACE, DOCUMENT], json_body(edit_body), writes=True,
                               errors=("400", "401", "403", "404", "409", "410", "422", "429")),
+        },
+        f"{base}/documents/{{document}}/shares": {
+            "get": operation("The document's grants and links (never their tokens). Its owners, and the backend.", "200",
+                             ref(results + "listDocumentShares"), [WORKSPACE, DOCUMENT]),
+        },
+        f"{base}/documents/{{document}}/shares/{{user}}": {
+            "put": operation("Give a user a role for the document (`none` takes it away); open windows hear of it at "
+                             "once.", "200", ref(results + "shareDocument"), [WORKSPACE, DOCUMENT, SHARE_USER],
+                             json_body(share_body), writes=True, errors=("400", "401", "403", "404", "422", "429")),
+            "delete": operation("Remove the user's grant: the workspace role holds for them again.", "200",
+                                ref(results + "unshareDocument"), [WORKSPACE, DOCUMENT, SHARE_USER], writes=True),
+        },
+        f"{base}/documents/{{document}}/links": {
+            "post": operation("A link whose secret token (in this answer only) opens the document with `role`. A retry "
+                              "makes another link.", "201", ref(results + "createDocumentLink"), [WORKSPACE, DOCUMENT],
+                              json_body(link_body), writes=True, errors=("400", "401", "403", "404", "422", "429")),
+        },
+        f"{base}/documents/{{document}}/links/{{link}}": {
+            "delete": operation("Revoke a link: windows that opened the document through it lose what it gave at once.",
+                                "200", ref(results + "revokeDocumentLink"), [WORKSPACE, DOCUMENT, LINK], writes=True),
         },
         f"{base}/preferences": {
             "get": operation("A preference domain's stored values.", "200", preferences, [WORKSPACE, USER_QUERY]),
@@ -179,7 +208,8 @@ def build() -> dict:
     }
     names = [results + n for n in ("observeDocuments", "createDocument", "renameDocument", "deleteDocument", "edit",
                                    "setPreference", "removePreference", "listSessions", "requestRefresh",
-                                   "requestDestruction")]
+                                   "requestDestruction", "listDocumentShares", "shareDocument", "unshareDocument",
+                                   "createDocumentLink", "revokeDocumentLink")]
     schemas = collect(names + ["documentSummary", "documentTitle", "operation", "keyPath", "preferenceDomainName",
                                "dismissalAnimation", "error", "snapshot", "activityIn"])
     schemas["errorBody"] = {"type": "object", "description": "Every error answer: the protocol's error object.",
@@ -194,8 +224,15 @@ def build() -> dict:
                                 "objects (PROTOCOL.md). Generated by scripts/openapi.py."},
         "paths": paths,
         "components": {
-            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer",
-                                           "description": "An API key's secret (`panes apikey create`); the server keeps its SHA-256."}},
+            "securitySchemes": {"bearer": {
+                "type": "http", "scheme": "bearer",
+                "description": "Either an API key's secret (`panes apikey create`; the server keeps its SHA-256), or, "
+                               "on a server with `--auth jwt`, a JWT checked as a window's token is (keys, `kid`, `alg`, "
+                               "`iss`, `aud`, `exp`; failed ones limited per address). An API key, and a token with the "
+                               "service role (claim `panes.service`: `{\"workspaces\": [...], \"access\": \"read\"|"
+                               "\"write\"}`), are the backend: an owner of every document in their workspaces. A user's "
+                               "token (`panes.workspaces`) acts as that user, with the rights a window of theirs has on "
+                               "each document."}},
             "responses": {f"error{status}": {"description": text, "content": {"application/json": {"schema": ref("errorBody")}}}
                           for status, text in ERROR_STATUSES.items()},
             "schemas": dict(sorted(schemas.items())),

@@ -5,6 +5,7 @@
 
 #include <libwebsockets.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 /// LWS_PRE is a macro: the headroom lws needs in front of every payload it writes.
 static inline size_t pws_pre(void) { return LWS_PRE; }
@@ -62,6 +63,19 @@ static inline int pws_rx_flow(struct lws *wsi, int enable) {
 /// LWS_TO_KILL_SYNC is a macro.
 static inline void pws_drop_now(struct lws *wsi) {
     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+}
+
+/// The peer address of a connection lws has accepted but not yet adopted
+/// (LWS_CALLBACK_FILTER_NETWORK_CONNECTION's `user`), in the form lws_get_peer_simple gives
+/// later ("127.0.0.1", or an IPv6 address), so a limit keyed by one finds the other. Writes ""
+/// for another family. Swift would have to rebind sockaddr_storage to reach the address.
+static inline void pws_filtered_peer(const void *user, char *buffer, size_t length) {
+    const struct lws_filter_network_conn_args *args = (const struct lws_filter_network_conn_args *)user;
+    buffer[0] = '\0';
+    if (args->cli_addr.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)&args->cli_addr)->sin_addr, buffer, (socklen_t)length);
+    else if (args->cli_addr.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&args->cli_addr)->sin6_addr, buffer, (socklen_t)length);
 }
 
 #endif

@@ -16,6 +16,15 @@ public import PanesCore
 ///  "exp": 1767225600, "nbf": 1767222000,
 ///  "panes": {"workspaces": {"team": "editor", "acme": "viewer"}}}
 /// ```
+///
+/// A token for the application's backend has the service role instead: `panes.service` with
+/// the workspaces it may act in and its access, as an API key's entry has them, and no
+/// `panes.workspaces`. It is accepted by the HTTP API only (`APIGate`), never by `connect`:
+///
+/// ```json
+/// {"iss": "https://app.example.com", "aud": "panes", "sub": "crm-backend", "exp": 1767225600,
+///  "panes": {"service": {"workspaces": ["acme"], "access": "write"}}}
+/// ```
 public struct JWTVerifier: TokenVerifier {
     public let configuration: JWTConfiguration
     public let clockSkewMs: Int
@@ -95,6 +104,9 @@ public struct JWTVerifier: TokenVerifier {
         }
         guard let user = try Self.name(claims, "sub") else { throw JWTParts.refused("has no `sub` (the user id)") }
         let name = try Self.name(claims, "name") ?? user
+        if let service = try Self.service(claims) {
+            return VerifiedToken(user: user, name: name, workspaces: [:], expiresAt: expiresAt, service: service)
+        }
         return VerifiedToken(user: user, name: name, workspaces: try Self.workspaces(claims), expiresAt: expiresAt)
     }
 
@@ -116,6 +128,24 @@ public struct JWTVerifier: TokenVerifier {
             throw JWTParts.refused("has a `\(claim)` that is not a string of 1 to \(maxNameBytes) bytes without control characters")
         }
         return string
+    }
+
+    /// `panes.service`: the service role's scope; nil for a user's token. A token is one or the
+    /// other: one with both `panes.service` and `panes.workspaces` is refused.
+    static func service(_ claims: [String: JSONValue]) throws(PanesError) -> APIScope? {
+        guard case .object(let panes)? = claims["panes"], let claim = panes["service"] else { return nil }
+        guard case .object(let object) = claim else { throw JWTParts.refused("has a `panes.service` that is not an object") }
+        guard panes["workspaces"] == nil else {
+            throw JWTParts.refused("has both `panes.service` and `panes.workspaces`; a token is a service's or a user's")
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != "workspaces" && $0 != "access" }) {
+            throw JWTParts.refused("has `panes.service.\(unknown.prefix(64))`, which is not known (known: access, workspaces)")
+        }
+        do throws(PanesError) {
+            return try APIScope(FieldReader(object, prefix: "panes.service"))
+        } catch {
+            throw JWTParts.refused("has a `panes.service` that is not valid: \(error.message)")
+        }
     }
 
     /// `panes.workspaces`: workspace name to role.

@@ -34,6 +34,9 @@ public final class ClusterNode: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
+    /// The live nodes last reported; 0 before the first. The heartbeat thread's (and `start`'s,
+    /// before that thread exists).
+    private var reportedLiveNodes = 0
     /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
     private var logLimits = LogLimiter()
 
@@ -45,6 +48,9 @@ public final class ClusterNode: @unchecked Sendable {
         case revoked(NodeID)
         /// A new identity is registered, with the other nodes gone now (`nodesExpired`'s set).
         case joined(NodeID, gone: [NodeID])
+        /// How many nodes' leases run now, this one's included, as of a heartbeat; reported
+        /// when it changes (and after the first heartbeat).
+        case liveNodes(Int)
     }
 
     /// - Parameters:
@@ -86,6 +92,7 @@ public final class ClusterNode: @unchecked Sendable {
                       membership: @escaping @Sendable (Membership) -> Void) throws {
         let expired = try heartbeatStore.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
+        reportLiveNodes(membership)
         listener.start(deliver)
         let thread = Thread { [self] in beat(deliver, membership, reported: Set(expired)) }
         thread.name = "panes-heartbeat"
@@ -165,6 +172,14 @@ public final class ClusterNode: @unchecked Sendable {
         }
     }
 
+    /// Counts the live nodes and reports the count if it changed (`Membership.liveNodes`). A
+    /// count that cannot be read is left for the next heartbeat.
+    private func reportLiveNodes(_ membership: @Sendable (Membership) -> Void) {
+        guard let count = try? heartbeatStore.liveNodeCount(), count != reportedLiveNodes else { return }
+        reportedLiveNodes = count
+        membership(.liveNodes(count))
+    }
+
     private func beat(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
                       _ membership: @escaping @Sendable (Membership) -> Void, reported: Set<NodeID>) {
         var lastRenewed = Date()
@@ -229,6 +244,7 @@ public final class ClusterNode: @unchecked Sendable {
                     let expired = try heartbeatStore.heartbeat(node: node, leaseMs: leaseMs)
                     lastRenewed = Date()
                     setLease(true)
+                    reportLiveNodes(membership)
                     // The whole set each time it changes.
                     let others = Set(expired).subtracting([node])
                     if others != reportedExpired { deliver(.nodesExpired(others.sorted())) }

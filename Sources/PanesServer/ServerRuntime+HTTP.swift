@@ -5,15 +5,15 @@ import PanesJSON
 public import PanesTransport
 
 /// The HTTP API's side of the runtime: a request under `/api/v1` is routed (`APIRoute`), its
-/// key checked and counted (`APIGate`), and handed to the hub as a service scene's request
-/// (`Hub+API.swift`) on a connection id of its own. The hub's reply to it becomes the HTTP
+/// key or token checked and counted (`APIGate`; a JWT by the hub's verifier, `verifyAPIToken`),
+/// and handed to the hub as a service scene's request (`Hub+API.swift`) on a connection id of
+/// its own. The hub's reply to it becomes the HTTP
 /// answer, held like any frame until what it reports is durable (`emit`).
 extension ServerRuntime {
     public func serverDidReceiveHTTPRequest(_ request: HTTPRequest) {
         let start = RuntimeMetrics.now
         defer { metrics.turn(since: start) }
-        let route: APIRoute
-        let key: APIKey
+        let call: APICall
         do throws(PanesError) {
             var body: JSONValue?
             if !request.body.isEmpty {
@@ -24,20 +24,24 @@ extension ServerRuntime {
                     throw PanesError(.malformedJSON, "the body is not valid JSON: \(error.description)")
                 }
             }
-            route = try APIRoute(method: request.method.rawValue, path: request.path,
+            let route = try APIRoute(method: request.method.rawValue, path: request.path,
                                  query: request.query.map { ($0.name, $0.value) }, body: body,
                                  idempotencyKey: request.headers["idempotency-key"],
                                  newOpId: "http-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
                                      + String(UInt64.random(in: 0...UInt64.max), radix: 36))
-            key = try apiGate.admit(authorization: request.headers["authorization"], route: route, now: Self.wallClock())
+            let verify: ((String) throws(PanesError) -> VerifiedToken)? = hub.verifiesTokens
+                ? { token throws(PanesError) in try self.hub.verifyAPIToken(token, peer: request.peer) } : nil
+            let (principal, role) = try apiGate.admit(authorization: request.headers["authorization"], route: route,
+                                                      now: Self.wallClock(), verify: verify)
+            call = APICall(route: route, principal: principal, role: role)
         } catch {
             _ = transport.respond(to: request.id, with: Self.errorResponse(error.httpStatus, error))
             return
         }
         nextServiceConnection += 1
         let connection = ConnectionID(Hub.serviceConnectionBit | nextServiceConnection)
-        apiRequests[connection.rawValue] = (request.id, route.successStatus)
-        perform(hub.handle(.api(connection, APICall(route: route, key: key))))
+        apiRequests[connection.rawValue] = (request.id, call.route.successStatus)
+        perform(hub.handle(.api(connection, call)))
     }
 
     /// The HTTP answer for the hub's reply to a service connection; nil for anything else sent

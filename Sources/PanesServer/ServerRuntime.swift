@@ -392,6 +392,9 @@ public final class ServerRuntime: @unchecked Sendable {
             self.gone = gone
             registered = fresh
             worker.rejoin(as: fresh)
+        case .liveNodes(let count):
+            apiGate.setNodes(count)
+            logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
     }
 
@@ -516,6 +519,10 @@ extension ServerRuntime: WebSocketServerDelegate {
 
     public func serverRetryAfter(forPeer peer: String) -> Int? {
         hub.retryAfter(forPeer: peer)
+    }
+
+    public func serverClosesAtAccept(peer: String) -> Bool {
+        hub.closesAtAccept(peer: peer)
     }
 
     public func serverHTTPResponse(for path: String) -> HTTPResponse? {

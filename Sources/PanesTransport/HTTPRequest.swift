@@ -15,7 +15,8 @@ public struct HTTPRequest: Sendable {
     /// A header sent twice reads as its values joined by a space (lws joins them).
     public let headers: [String: String]
     public let body: [UInt8]
-    /// The peer's address, for logs and rate limits per address.
+    /// The client's address (`PeerAddress.client`: behind a trusted proxy, the one it
+    /// forwarded), for logs and the limit on failed authentications per address.
     public let peer: String
 
     public init(id: UInt64, method: HTTPMethod, path: String, query: [HTTPQueryItem] = [],

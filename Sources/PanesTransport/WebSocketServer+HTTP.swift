@@ -15,6 +15,10 @@ extension WebSocketServer {
     func handleHTTP(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32? {
         switch reason {
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            // Every accepted TCP connection, before lws reads a byte of it (`user` holds the
+            // peer's address). Nonzero closes it.
+            return closesAtAccept(user) ? 1 : 0
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
             // are checked when they begin, so a refusal can carry the API's error object.
@@ -54,6 +58,22 @@ extension WebSocketServer {
         default:
             return nil
         }
+    }
+
+    /// Whether a connection just accepted is closed unread: its address failed to authenticate
+    /// too often and was already told when to come back (`serverClosesAtAccept`). A trusted
+    /// proxy's address stands for many clients, whose own addresses are in headers not read
+    /// yet, so its connections always go on to the checks of the upgrade.
+    private func closesAtAccept(_ user: UnsafeMutableRawPointer?) -> Bool {
+        guard let user, let delegate else { return false }
+        let peer = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String in
+            guard let base = buffer.baseAddress else { return "" }
+            pws_filtered_peer(user, base, buffer.count)
+            return String(cString: base)
+        }
+        // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
+        guard let key = PeerAddress.normalized(peer), !configuration.trustedProxies.contains(key) else { return false }
+        return delegate.serverClosesAtAccept(peer: key)
     }
 
     /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a

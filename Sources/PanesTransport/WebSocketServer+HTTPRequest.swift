@@ -48,7 +48,7 @@ extension WebSocketServer {
         user?.storeBytes(of: id, as: UInt64.self)
         let api = isAPIPath(line.path)
         let exchange = HTTPExchange(id: id, wsi: wsi, methodName: line.method, path: String(decoding: line.path, as: UTF8.self),
-                                    peer: peerAddress(wsi), counted: api)
+                                    peer: api ? client(of: wsi) : peerAddress(wsi), counted: api)
         httpExchanges[id] = exchange
         if api {
             httpRequestsInFlight += 1

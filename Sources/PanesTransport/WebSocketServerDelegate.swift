@@ -37,9 +37,13 @@ public protocol WebSocketServerDelegate: AnyObject {
     /// go on; otherwise the milliseconds after which it may try again: it is answered 429 with
     /// `Retry-After` before the handshake completes (too many failed authentications).
     func serverRetryAfter(forPeer peer: String) -> Int?
+    /// Whether a connection from `peer` (its socket's address; never asked for a
+    /// `--trusted-proxy`) is closed as soon as it is accepted, before its request is read.
+    func serverClosesAtAccept(peer: String) -> Bool
 }
 
 extension WebSocketServerDelegate {
     public func serverRetryAfter(forPeer peer: String) -> Int? { nil }
+    public func serverClosesAtAccept(peer: String) -> Bool { false }
     public func serverDidReceiveReloadSignal() {}
 }

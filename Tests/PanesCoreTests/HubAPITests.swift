@@ -41,7 +41,7 @@ import Testing
         #expect(read.messages(to: Self.service(2)).first?["result"]?["text"] == "hi!")
     }
 
-    @Test func aReadKeyActsAsAViewerAndItsRefusalWritesNothing() throws {
+    @Test func aReadKeyIsRefusedEveryWriteInTheHubTooAndItsRefusalWritesNothing() throws {
         var harness = HubHarness(webhookEndpoints: [Self.endpoint])
         let (a, _) = harness.connect(name: "alice")
         let id = harness.createDocument(a, text: "hi")

@@ -75,6 +75,24 @@ final class CountingVerifier: TokenVerifier {
         #expect(open.hub.retryAfter(forPeer: "10.0.0.66") == nil, "open mode: nothing to limit")
     }
 
+    @Test func anAddressIsClosedAtAcceptOnlyAfterItWasToldWhenToComeBack() {
+        var (harness, _) = Self.harness()
+        for _ in 0..<5 { _ = Self.connect(&harness, from: "10.0.0.66", token: "forged") }
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.66") == false, "limited, but not told yet: it gets its 429")
+        #expect(harness.hub.retryAfter(forPeer: "10.0.0.66") != nil)
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.66") == true, "told, and back too soon")
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.7") == false)
+        harness.clock.advance(1_000)
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.66") == false, "its time came: read and checked again")
+        _ = Self.connect(&harness, from: "10.0.0.66", token: "forged")
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.66") == false, "a new failure: told again before closed unread")
+        let (_, refused) = Self.connect(&harness, from: "10.0.0.66", token: "forged")
+        #expect(refused.contains { if case .close(_, .authenticationLimited, _) = $0 { true } else { false } })
+        #expect(harness.hub.closesAtAccept(peer: "10.0.0.66") == true, "a rate_limited answer tells it too")
+        var open = HubHarness()
+        #expect(open.hub.closesAtAccept(peer: "10.0.0.66") == false, "open mode: nothing to limit")
+    }
+
     @Test func goodCredentialsNeverCountAndOpenModeIsNeverLimited() {
         var (harness, verifier) = Self.harness()
         for _ in 0..<50 {

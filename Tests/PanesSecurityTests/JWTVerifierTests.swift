@@ -254,3 +254,52 @@ import Testing
         expectRefused(hs256(claims(workspaces: ["team": "admin"])), saying: "not `owner`, `editor` or `viewer`")
     }
 }
+
+/// The service role: `panes.service` gives a token the backend's scope for the HTTP API, as an
+/// API key's entry does; a token is a service's or a user's, never both.
+@Suite struct JWTServiceRoleTests {
+    let base = JWTVerifierTests()
+
+    func service(_ value: JSONValue, workspaces: Bool = false) -> JSONValue {
+        var panes: [String: JSONValue] = ["service": value]
+        if workspaces { panes["workspaces"] = ["team": "owner"] }
+        return base.claims(["panes": .object(panes), "sub": "crm-backend"])
+    }
+
+    @Test func aServiceTokenCarriesItsScopeAndNoUserWorkspaces() throws {
+        let token = base.hs256(service(["workspaces": ["acme", "beta"], "access": "write"]))
+        let verified = try JWTVerifierTests.verifier.verify(token, now: base.now)
+        #expect(verified.service == APIScope(workspaces: ["acme", "beta"], access: .write))
+        #expect(verified.workspaces.isEmpty && verified.user == "crm-backend")
+        let reader = try JWTVerifierTests.verifier.verify(base.hs256(service(["workspaces": ["*"]])), now: base.now)
+        #expect(reader.service == APIScope(workspaces: ["*"], access: .read))
+        #expect(try JWTVerifierTests.verifier.verify(base.hs256(base.claims()), now: base.now).service == nil)
+    }
+
+    @Test func aServiceClaimThatIsWrongOrMixedWithAUsersIsRefused() {
+        let bad: [JSONValue] = [
+            service(["workspaces": ["acme"], "access": "write"], workspaces: true),
+            service("yes"),
+            service(["workspaces": []]),
+            service(["workspaces": ["a b"]]),
+            service(["workspaces": ["acme"], "access": "admin"]),
+            service(["workspaces": ["acme"], "role": "owner"]),
+        ]
+        for claims in bad {
+            let error = base.refusal(base.hs256(claims))
+            #expect(error?.code == .unauthenticated, "\(claims)")
+            #expect(error?.message.contains("panes.") == true, "\(error?.message ?? "accepted")")
+        }
+    }
+
+    @Test func aServiceTokenCannotConnectAWindow() {
+        let token = base.hs256(service(["workspaces": ["team"], "access": "write"]))
+        let authenticator = Authenticator.verified(JWTVerifierTests.verifier)
+        #expect(throws: PanesError.self) { try authenticator.authenticate(.token(token), workspace: "team", now: base.now) }
+        do {
+            _ = try authenticator.authenticate(.token(token), workspace: "team", now: base.now)
+        } catch {
+            #expect(error.code == .unauthenticated && error.message.contains("HTTP API"))
+        }
+    }
+}

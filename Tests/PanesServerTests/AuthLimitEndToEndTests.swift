@@ -13,7 +13,7 @@ import Testing
 @Suite struct AuthLimitEndToEndTests {
     static let settings: JSONValue = ["authFailureBurst": 5, "authFailuresPerMinute": 6]
 
-    static func server(extra: [String] = []) throws -> ServerProcess {
+    static func server(settings: JSONValue = settings, extra: [String] = []) throws -> ServerProcess {
         let keys = ServerProcess.tempFolder()
         let file = keys.appendingPathComponent("jwt-keys.json")
         try Data(JSONCodec.encode(TokenSigner.keyFile([
@@ -48,16 +48,25 @@ import Testing
     }
 
     /// Floods from one address: the first `authFailureBurst` tokens are checked and refused;
-    /// then new connections from there are turned away before their handshake (HTTP 429 with
-    /// `Retry-After`), and a socket it opened before is refused unchecked and closed with 4012.
-    static func flood(_ server: ServerProcess, from source: String, forwardedFor: String? = nil) throws {
+    /// then a new connection from there is turned away before its handshake (HTTP 429 with
+    /// `Retry-After`), the ones after it, which came back sooner than told, are closed as soon as
+    /// they are accepted (unless the address is a trusted proxy's: its connections are read to
+    /// find the client they stand for, and each gets its 429), and a socket it opened before is
+    /// refused unchecked and closed with 4012.
+    static func flood(_ server: ServerProcess, from source: String, forwardedFor: String? = nil,
+                      throughTrustedProxy: Bool = false) throws {
         let early = try client(server, from: source, forwardedFor: forwardedFor)
         for attempt in 0..<5 {
             let reply = connect(try client(server, from: source, forwardedFor: forwardedFor), forged())
             #expect(reply["error"]?["code"] == "unauthenticated", "attempt \(attempt): \(reply)")
         }
-        for _ in 0..<5 {
-            #expect(upgradeRefusal(server, from: source, forwardedFor: forwardedFor)?.status == 429)
+        #expect(upgradeRefusal(server, from: source, forwardedFor: forwardedFor)?.status == 429)
+        for _ in 0..<4 {
+            if throughTrustedProxy {
+                #expect(upgradeRefusal(server, from: source, forwardedFor: forwardedFor)?.status == 429)
+            } else {
+                #expect(closedUnanswered(server, from: source, forwardedFor: forwardedFor))
+            }
         }
         let refused = connect(early, forged())
         #expect(refused["error"]?["code"] == "rate_limited", "\(refused)")
@@ -81,6 +90,21 @@ import Testing
         }
     }
 
+    /// Whether a WebSocket upgrade from `source` got no HTTP answer at all: the server closed
+    /// the connection at accept.
+    static func closedUnanswered(_ server: ServerProcess, from source: String, forwardedFor: String? = nil) -> Bool {
+        do {
+            _ = try client(server, from: source, forwardedFor: forwardedFor)
+            Issue.record("the upgrade from \(source) went through")
+            return false
+        } catch WebSocketClient.Failure.refused(let status, let body) {
+            Issue.record("answered \(status) \(body) instead of closed at accept")
+            return false
+        } catch {
+            return true
+        }
+    }
+
     @Test func aFloodFromOneAddressIsRefusedUncheckedWhileAnotherAddressConnects() throws {
         let server = try Self.server()
         let legitimate = try Self.client(server, from: "127.0.0.1")
@@ -99,13 +123,31 @@ import Testing
 
     @Test func behindATrustedProxyTheForwardedClientCountsAndOnlyThere() throws {
         let server = try Self.server(extra: ["--trusted-proxy", "127.0.0.3"])
-        try Self.flood(server, from: "127.0.0.3", forwardedFor: "203.0.113.9")
+        try Self.flood(server, from: "127.0.0.3", forwardedFor: "203.0.113.9", throughTrustedProxy: true)
         // Another client behind the same proxy is another address.
         let neighbour = try Self.client(server, from: "127.0.0.3", forwardedFor: "203.0.113.10")
         #expect(Self.connect(neighbour, Self.good())["ok"] == true)
         // A client that is not the proxy cannot pick its address with the header.
         try Self.flood(server, from: "127.0.0.2", forwardedFor: "203.0.113.11")
-        #expect(Self.upgradeRefusal(server, from: "127.0.0.2", forwardedFor: "203.0.113.12")?.status == 429)
+        #expect(Self.closedUnanswered(server, from: "127.0.0.2", forwardedFor: "203.0.113.12"))
+    }
+
+    /// An address that was told when to come back is closed at accept only until then: once
+    /// `authFailuresPerMinute` gives it another attempt its token is checked again, and after
+    /// that failure it is first told again (429) before it is closed unread.
+    @Test func anAddressClosedAtAcceptIsCheckedAgainWhenItsTimeComes() throws {
+        // One attempt back every 500 ms after a burst of two.
+        let server = try Self.server(settings: ["authFailureBurst": 2, "authFailuresPerMinute": 120])
+        for _ in 0..<2 {
+            #expect(Self.connect(try Self.client(server, from: "127.0.0.4"), Self.forged())["error"]?["code"] == "unauthenticated")
+        }
+        #expect(Self.upgradeRefusal(server, from: "127.0.0.4")?.status == 429)
+        #expect(Self.closedUnanswered(server, from: "127.0.0.4"))
+        Thread.sleep(forTimeInterval: 0.6)
+        let checked = Self.connect(try Self.client(server, from: "127.0.0.4"), Self.forged())
+        #expect(checked["error"]?["code"] == "unauthenticated", "its time came: the token is checked again: \(checked)")
+        #expect(Self.upgradeRefusal(server, from: "127.0.0.4")?.status == 429, "told again after that failure")
+        #expect(Self.closedUnanswered(server, from: "127.0.0.4"))
     }
 
     @Test func serveRefusesATrustedProxyThatIsNotAnAddress() throws {

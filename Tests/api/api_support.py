@@ -4,6 +4,9 @@ receiver of Tests/peers. The WebSocket client is the cluster tests' (panes_clust
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -147,6 +150,44 @@ def write_keys(path: Path, entries: list[dict]) -> None:
     path.write_text(json.dumps({"keys": entries}))
 
 
+class Tokens:
+    """A `--jwt-keys` file with one HS256 key, and tokens signed with it (or, to test refusals,
+    with anything else)."""
+
+    ISSUER = "https://app.test"
+    AUDIENCE = "panes-api-test"
+
+    def __init__(self) -> None:
+        self.secret = "s" * 24 + os.urandom(12).hex()
+        self.path = Path(tempfile.mkdtemp(prefix="panes-jwt-")) / "jwt-keys.json"
+        self.path.write_text(json.dumps({"issuer": self.ISSUER, "audience": self.AUDIENCE,
+                                         "keys": [{"kid": "k1", "alg": "HS256", "secret": self.secret}]}))
+        self.path.chmod(0o600)
+
+    @property
+    def args(self) -> list[str]:
+        return ["--auth", "jwt", "--jwt-keys", str(self.path)]
+
+    def sign(self, sub: str, panes: dict, name: str | None = None, expires_in: float = 3600, audience: str | None = None,
+             kid: str = "k1", secret: str | None = None, **claims) -> str:
+        now = time.time()
+        body = {"iss": self.ISSUER, "aud": audience or self.AUDIENCE, "sub": sub, "name": name or sub,
+                "iat": int(now), "exp": int(now + expires_in), "panes": panes, **claims}
+
+        def encode(data: bytes) -> str:
+            return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+        signing = encode(json.dumps({"alg": "HS256", "typ": "JWT", "kid": kid}).encode()) + "." + \
+            encode(json.dumps(body).encode())
+        signature = hmac.new((secret or self.secret).encode(), signing.encode(), hashlib.sha256).digest()
+        return signing + "." + encode(signature)
+
+    def user(self, sub: str, workspaces: dict[str, str], **kwargs) -> str:
+        return self.sign(sub, {"workspaces": workspaces}, **kwargs)
+
+    def service(self, sub: str, workspaces: list[str], access: str, **kwargs) -> str:
+        return self.sign(sub, {"service": {"workspaces": workspaces, "access": access}}, **kwargs)
+
+
 class Receiver:
     """Tests/peers/webhook_receiver.py in a process of its own, its log read back."""
 
@@ -197,11 +238,11 @@ class Server(Node):
     configuration; restartable on its port and data (`start`, `kill`, `stop` are the cluster
     tests' node's)."""
 
-    def __init__(self, keys: Path, config: dict, store: str = "sqlite") -> None:
+    def __init__(self, keys: Path, config: dict, store: str = "sqlite", args: list[str] = ()) -> None:
         folder = Path(tempfile.mkdtemp(prefix="panes-api-"))
         (folder / "config.json").write_text(json.dumps(config))
         super().__init__(store, "http://127.0.0.1", folder / "config.json", 0,
-                         ["--data", str(folder / "data"), "--api-keys", str(keys)])
+                         ["--data", str(folder / "data"), "--api-keys", str(keys), *args])
         self.start()
 
     @property

@@ -71,3 +71,34 @@ def test_an_api_write_on_one_node_is_heard_by_a_window_on_another_and_each_chang
         window.close()
     finally:
         cluster.close()
+
+
+def test_a_keys_rate_holds_for_the_cluster_as_a_whole(pg, workspace):
+    """Each node admits its share of a key's budget (rate and burst over the live nodes the
+    heartbeat counts): one key sending to both nodes at once gets the limit in total, not once
+    per node, with no database round trip per request."""
+    folder = Path(tempfile.mkdtemp(prefix="panes-keys-"))
+    secret, entry = make_key(folder, "crm", [workspace], "read")
+    write_keys(folder / "keys.json", [entry])
+    burst = 10
+    cluster = Cluster(pg, nodes=2, haproxy=False, node_args=["--api-keys", str(folder / "keys.json")],
+                      settings={"apiRateLimitPerSecond": 1, "apiRateLimitBurst": burst})
+    try:
+        deadline = time.monotonic() + 10
+        while not all(any("live nodes counted" in line and "nodes=2" in line for line in node.log) for node in cluster.nodes):
+            assert time.monotonic() < deadline, "the nodes did not count each other"
+            time.sleep(0.05)
+        apis = [API(node.port, secret, workspace) for node in cluster.nodes]
+        started = time.monotonic()
+        statuses = [api.call("GET", "/documents").status for _ in range(burst) for api in apis]
+        elapsed = time.monotonic() - started
+        accepted = statuses.count(200)
+        assert set(statuses) <= {200, 429}, statuses
+        # The burst, plus what the rate gave back while the requests went (1 a second in all).
+        assert burst // 2 <= accepted <= burst + int(elapsed) + 1, (accepted, elapsed, statuses)
+        assert statuses.count(429) >= burst - int(elapsed) - 1
+        # Each node admitted its own half of the burst, not the whole of it.
+        for index in range(2):
+            assert statuses[index::2].count(200) <= burst // 2 + int(elapsed) + 1, statuses
+    finally:
+        cluster.close()

@@ -38,10 +38,11 @@ public struct APIKey: Sendable, Equatable {
     /// (`api:` cannot start a workspace user's name: `:` is not a name byte).
     public var actor: String { "api:\(id)" }
 
+    /// Its workspaces and access.
+    public var scope: APIScope { APIScope(workspaces: workspaces, access: access) }
+
     /// Whether it may act in the workspace, compared by bytes.
-    public func covers(_ workspace: String) -> Bool {
-        workspaces.contains { $0 == "*" || Identifier.equal($0, workspace) }
-    }
+    public func covers(_ workspace: String) -> Bool { scope.covers(workspace) }
 
     /// Reads one entry of the keys file (`field` names it in errors).
     public init(json: JSONValue, field: String) throws(PanesError) {
@@ -59,15 +60,9 @@ public struct APIKey: Sendable, Equatable {
         guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ Self.hexBytes.contains($0) }) else {
             throw .invalid(fields.path("sha256"), "must be 64 hex digits: the SHA-256 of the secret")
         }
-        let list = try fields.array("workspaces") ?? []
-        guard !list.isEmpty else { throw .invalid(fields.path("workspaces"), "must name at least one workspace (or \"*\")") }
-        workspaces = try list.enumerated().map { index, value throws(PanesError) in
-            guard let name = value.stringValue, name == "*" || MessageDecoder.isName(name) else {
-                throw .invalid("\(fields.path("workspaces"))[\(index)]", "must be a workspace name or \"*\"")
-            }
-            return name
-        }
-        access = try fields.choice("access", Access.self) ?? .read
+        let scope = try APIScope(fields)
+        workspaces = scope.workspaces
+        access = scope.access
         name = try fields.string("name", maxLength: 128) ?? id
     }
 

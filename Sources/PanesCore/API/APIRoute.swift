@@ -30,17 +30,60 @@ public struct APIRoute: Sendable {
             throw PanesError(.unknownType, "no API route \(method) \(path); the API is under \(Self.prefix)")
         }
         let parts = path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
-        func notFound() -> PanesError { PanesError(.unknownType, "no API route \(method) \(path)") }
+        let target = Target(method: method, path: path, rest: Array(parts.dropFirst(2)), query: query,
+                            body: try Self.fields(body, idempotencyKey: idempotencyKey), idempotencyKey: idempotencyKey)
         guard parts.count >= 3, parts[0] == "workspaces", MessageDecoder.isName(parts[1]) else {
             if parts.count >= 2, parts[0] == "workspaces" {
                 throw PanesError.invalid("workspace", "must be 1 to 64 letters, digits, `.`, `_` or `-`")
             }
-            throw notFound()
+            throw target.notFound
         }
         workspace = parts[1]
         user = nil
+        writes = false
         successStatus = 200
+        operation = .listDocuments
+        switch target.rest.first {
+        case "documents" where target.rest.count >= 3 && ["shares", "links"].contains(target.rest[2]):
+            try routeRights(target)
+        case "documents": try routeDocuments(target, newOpId: newOpId())
+        case "preferences": try routePreferences(target)
+        case "users" where target.rest.count >= 3 && target.rest[2] == "sessions": try routeSessions(target)
+        default: throw target.notFound
+        }
+    }
+
+    /// What a route is read from: the method, the path's segments after the workspace, the
+    /// query, and the body's fields (with the `Idempotency-Key` as `idempotencyKey`).
+    struct Target {
+        let method: String
+        let path: String
+        let rest: [String]
+        let query: [(name: String, value: String)]
+        let body: [String: JSONValue]
+        let idempotencyKey: String?
+
+        var notFound: PanesError { PanesError(.unknownType, "no API route \(method) \(path)") }
+
+        func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
+
+        /// The protocol request `type` with the body's fields and `fields`.
+        func request(_ type: String, _ fields: [String: JSONValue] = [:]) -> APIOperation {
+            var object = body
+            for (name, value) in fields { object[name] = value }
+            object["type"] = .string(type)
+            object["id"] = 1
+            return .request(.object(object))
+        }
+
+        /// `?user=`, checked; nil without it.
+        func userQuery() throws(PanesError) -> String? {
+            try queryValue("user").map { name throws(PanesError) in try APIRoute.user(name) }
+        }
+    }
+
+    /// The body as fields, refusing the envelope fields the route and headers set.
+    private static func fields(_ body: JSONValue?, idempotencyKey: String?) throws(PanesError) -> [String: JSONValue] {
         var object: [String: JSONValue] = [:]
         if let body {
             guard case .object(let fields) = body else {
@@ -52,90 +95,110 @@ public struct APIRoute: Sendable {
             throw PanesError.invalid(envelope, "is set by the API (the route and the `Idempotency-Key` header), not the body")
         }
         if let idempotencyKey { object["idempotencyKey"] = .string(idempotencyKey) }
-        func request(_ type: String, _ fields: [String: JSONValue] = [:]) -> APIOperation {
-            var object = object
-            for (name, value) in fields { object[name] = value }
-            object["type"] = .string(type)
-            object["id"] = 1
-            return .request(.object(object))
-        }
-        let rest = Array(parts[2...])
-        switch (method, rest.count, rest.first) {
-        case ("GET", 1, "documents"):
-            writes = false
+        return object
+    }
+
+    /// `documents`, `documents/{d}`, `documents/{d}/operations`.
+    private mutating func routeDocuments(_ target: Target, newOpId: @autoclosure () -> String) throws(PanesError) {
+        let rest = target.rest
+        switch (target.method, rest.count) {
+        case ("GET", 1):
             operation = .listDocuments
-        case ("POST", 1, "documents"):
+        case ("POST", 1):
             writes = true
             successStatus = 201
-            operation = request("createDocument")
-        case (_, 2, "documents"):
+            operation = target.request("createDocument")
+        case ("GET", 2):
             let document = try Self.identifier(rest[1], field: "document")
-            switch method {
-            case "GET":
-                writes = false
-                var revision: Int64?
-                if let text = queryValue("revision") {
-                    guard let number = Int64(text), number >= 0 else {
-                        throw PanesError.invalid("revision", "must be a revision number (an integer from 0)")
-                    }
-                    revision = number
+            var revision: Int64?
+            if let text = target.queryValue("revision") {
+                guard let number = Int64(text), number >= 0 else {
+                    throw PanesError.invalid("revision", "must be a revision number (an integer from 0)")
                 }
-                operation = .readDocument(DocumentID(document), revision: revision)
-            case "PATCH":
-                writes = true
-                operation = request("renameDocument", ["document": .string(document)])
-            case "DELETE":
-                writes = true
-                operation = request("deleteDocument", ["document": .string(document)])
-            default:
-                throw notFound()
+                revision = number
             }
-        case ("POST", 3, "documents") where rest[2] == "operations":
-            let document = try Self.identifier(rest[1], field: "document")
+            operation = .readDocument(DocumentID(document), revision: revision)
+        case ("PATCH", 2), ("DELETE", 2):
             writes = true
-            var fields: [String: JSONValue] = ["document": .string(document)]
-            if object["opId"] == nil || object["opId"] == .null {
+            operation = target.request(target.method == "PATCH" ? "renameDocument" : "deleteDocument",
+                                       ["document": .string(try Self.identifier(rest[1], field: "document"))])
+        case ("POST", 3) where rest[2] == "operations":
+            writes = true
+            var fields: [String: JSONValue] = ["document": .string(try Self.identifier(rest[1], field: "document"))]
+            if target.body["opId"] == nil || target.body["opId"] == .null {
                 // A retry with the same key is the same operation: applied once (its `opId`).
-                fields["opId"] = .string(idempotencyKey.map { "http.\($0)" } ?? newOpId())
+                fields["opId"] = .string(target.idempotencyKey.map { "http.\($0)" } ?? newOpId())
             }
-            operation = request("edit", fields)
-        case ("GET", 1, "preferences"):
-            writes = false
-            user = try queryValue("user").map { name throws(PanesError) in try Self.user(name) }
-            operation = .readPreferences
-        case ("PUT", 2, "preferences"):
-            writes = true
-            user = try queryValue("user").map { name throws(PanesError) in try Self.user(name) }
-            operation = request("setPreference", ["domain": .string(user == nil ? "workspace" : "user"),
-                                                  "keyPath": .string(rest[1])])
-        case ("DELETE", 2, "preferences"):
-            writes = true
-            user = try queryValue("user").map { name throws(PanesError) in try Self.user(name) }
-            operation = request("removePreference", ["domain": .string(user == nil ? "workspace" : "user"),
-                                                     "keyPath": .string(rest[1])])
-        case (_, _, "users") where rest.count >= 3 && rest[2] == "sessions":
-            user = try Self.user(rest[1])
-            switch (method, rest.count) {
-            case ("GET", 3):
-                writes = false
-                operation = request("listSessions")
-            case ("POST", 5) where rest[4] == "refresh":
-                writes = true
-                operation = request("requestRefresh", ["session": .string(try Self.identifier(rest[3], field: "session"))])
-            case ("DELETE", 4):
-                writes = true
-                var fields: [String: JSONValue] = ["session": .string(try Self.identifier(rest[3], field: "session"))]
-                if let animation = queryValue("animation") { fields["animation"] = .string(animation) }
-                operation = request("requestDestruction", fields)
-            default:
-                throw notFound()
-            }
+            operation = target.request("edit", fields)
         default:
-            throw notFound()
+            throw target.notFound
         }
     }
 
-    /// A path segment naming a document or session: non-empty, at most 64 bytes.
+    /// Rights per document: `documents/{d}/shares` (list), `documents/{d}/shares/{user}` (grant
+    /// a role, remove the grant), `documents/{d}/links` (create), `documents/{d}/links/{link}`
+    /// (revoke). The hub lets only the document's owners (and the backend) through.
+    private mutating func routeRights(_ target: Target) throws(PanesError) {
+        let rest = target.rest
+        let document: JSONValue = .string(try Self.identifier(rest[1], field: "document"))
+        writes = target.method != "GET"
+        switch (target.method, rest[2], rest.count) {
+        case ("GET", "shares", 3):
+            operation = target.request("listDocumentShares", ["document": document])
+        case ("PUT", "shares", 4):
+            operation = target.request("shareDocument", ["document": document,
+                                                         "user": .string(try Self.identifier(rest[3], field: "user"))])
+        case ("DELETE", "shares", 4):
+            operation = target.request("unshareDocument", ["document": document,
+                                                           "user": .string(try Self.identifier(rest[3], field: "user"))])
+        case ("POST", "links", 3):
+            successStatus = 201
+            operation = target.request("createDocumentLink", ["document": document])
+        case ("DELETE", "links", 4):
+            operation = target.request("revokeDocumentLink", ["document": document,
+                                                              "link": .string(try Self.identifier(rest[3], field: "link"))])
+        default:
+            throw target.notFound
+        }
+    }
+
+    /// `preferences` (read), `preferences/{keyPath}` (set, remove); `?user=` for a user's.
+    private mutating func routePreferences(_ target: Target) throws(PanesError) {
+        user = try target.userQuery()
+        let domain: JSONValue = .string(user == nil ? "workspace" : "user")
+        switch (target.method, target.rest.count) {
+        case ("GET", 1):
+            operation = .readPreferences
+        case ("PUT", 2), ("DELETE", 2):
+            writes = true
+            operation = target.request(target.method == "PUT" ? "setPreference" : "removePreference",
+                                       ["domain": domain, "keyPath": .string(target.rest[1])])
+        default:
+            throw target.notFound
+        }
+    }
+
+    /// `users/{u}/sessions` (list), `…/{s}/refresh`, `…/{s}` (destroy).
+    private mutating func routeSessions(_ target: Target) throws(PanesError) {
+        let rest = target.rest
+        user = try Self.user(rest[1])
+        switch (target.method, rest.count) {
+        case ("GET", 3):
+            operation = target.request("listSessions")
+        case ("POST", 5) where rest[4] == "refresh":
+            writes = true
+            operation = target.request("requestRefresh", ["session": .string(try Self.identifier(rest[3], field: "session"))])
+        case ("DELETE", 4):
+            writes = true
+            var fields: [String: JSONValue] = ["session": .string(try Self.identifier(rest[3], field: "session"))]
+            if let animation = target.queryValue("animation") { fields["animation"] = .string(animation) }
+            operation = target.request("requestDestruction", fields)
+        default:
+            throw target.notFound
+        }
+    }
+
+    /// A path segment naming a document, session, user or link: non-empty, at most 64 bytes.
     static func identifier(_ segment: String, field: String) throws(PanesError) -> String {
         guard !segment.isEmpty, segment.utf8.count <= 64 else { throw PanesError.invalid(field, "must be 1 to 64 bytes") }
         return segment
@@ -159,23 +222,34 @@ public enum APIOperation: Sendable, Equatable {
     case readPreferences
 }
 
-/// Who an API request acts as, once its key checked out.
+/// Who an API request acts as, once its principal checked out (`APIGate`).
 public struct APICall: Sendable {
     public var route: APIRoute
-    /// The user it acts as: the route's user, else the key's actor (`api:<id>`).
+    /// The user it acts as: the route's user, else the principal's actor (`api:<id>`,
+    /// `service:<sub>`, or a user token's `sub`).
     public var user: String
     /// The author name of its edits.
     public var name: String
-    /// `editor` for a write key, `viewer` for a read key.
+    /// Its role in the workspace: `owner` for the backend (an API key, a service token), the
+    /// token's role for a user (`APIPrincipal.role(for:)`).
     public var role: Role
-    /// The key's own actor (`api:<id>`), whoever the request acts for: what webhook events name.
+    /// The principal's own actor, whoever the request acts for: what webhook events name.
     public var actor: String
+    /// A backend with `read` access: the hub refuses it every write, whatever its role (the
+    /// gate refused it already; this keeps the rule where the writes are made too).
+    public var readOnly: Bool
 
-    public init(route: APIRoute, key: APIKey) {
+    public init(route: APIRoute, principal: APIPrincipal, role: Role) {
         self.route = route
-        user = route.user ?? key.actor
-        name = key.name
-        role = key.access == .write ? .editor : .viewer
-        actor = key.actor
+        user = route.user ?? principal.actor
+        name = principal.name
+        self.role = role
+        actor = principal.actor
+        readOnly = principal.scope?.access == .read
+    }
+
+    /// A call with an API key: the backend, `owner` in the key's workspaces.
+    public init(route: APIRoute, key: APIKey) {
+        self.init(route: route, principal: APIPrincipal(.key(key)), role: .owner)
     }
 }

@@ -1,12 +1,14 @@
 /// The HTTP API inside the hub: each API request is a *service scene* for the length of the
 /// request, a scene with no session and no socket, acting in the route's workspace as the
-/// key's actor (`api:<id>`) or the route's user. Its writes are the protocol's own requests,
-/// dispatched like a window's (`dispatch`): the same checks, the same commits, the same
-/// fan-out to every window, the same request keys; its reply, held like any other until what
-/// it reports is durable, is what the runtime turns into the HTTP answer. The service scene
-/// ends with that reply (`send`). It observes nothing, has no presence, and is never a
-/// document's participant: an edit through the API loads the document if no window holds it,
-/// and the document goes again after the commit.
+/// principal's actor (`api:<id>`, `service:<sub>`, a user token's `sub`) or the route's user,
+/// with the principal's role (`APICall.role`): the backend is an owner, a user's token has the
+/// user's role, and every request is checked per document like a window's. Its writes are the
+/// protocol's own requests, dispatched like a window's (`dispatch`): the same checks, the same
+/// commits, the same fan-out to every window, the same request keys; its reply, held like any
+/// other until what it reports is durable, is what the runtime turns into the HTTP answer. The
+/// service scene ends with that reply (`send`). It observes nothing, has no presence, and is
+/// never a document's participant: an edit through the API loads the document if no window
+/// holds it, and the document goes again after the commit.
 extension Hub {
     /// Set in the connection ids the runtime gives API requests (transport ids never reach it).
     public static let serviceConnectionBit: UInt64 = 1 << 62
@@ -28,6 +30,11 @@ extension Hub {
         let id = RequestID.int(1)
         switch call.route.operation {
         case .request(let json):
+            if call.readOnly, call.route.writes {
+                fail(id, request: json["type"]?.stringValue ?? "(api)",
+                     PanesError(.forbidden, "`\(call.actor)` has read access only; this request writes"), to: connectionID)
+                return
+            }
             switch decoder.decode(json) {
             case .failure(let failure):
                 metrics.requests["(invalid)", default: 0] += 1
@@ -38,7 +45,7 @@ extension Hub {
             }
         case .listDocuments:
             metrics.requests["listDocuments", default: 0] += 1
-            send(.reply(id, result: documentList(in: owner.workspace)), to: connectionID)
+            send(.reply(id, result: documentList(for: scene)), to: connectionID)
         case .readDocument(let document, let revision):
             metrics.requests["readDocument", default: 0] += 1
             do throws(PanesError) {
@@ -69,9 +76,11 @@ extension Hub {
         documentsSceneWillEnd(scene)
     }
 
-    /// The workspace's documents, sorted as `observeDocuments` sorts them.
-    func documentList(in workspace: String) -> JSONValue {
-        let list = (documents.byWorkspace[Identifier(workspace)] ?? []).compactMap { documents.records[$0] }
+    /// The workspace's documents the scene may see, sorted as `observeDocuments` sorts them:
+    /// every one for the backend (an owner), a user's own view for a user's token.
+    func documentList(for scene: Scene) -> JSONValue {
+        let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+            .filter { role(scene, for: $0) != nil }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
             .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
         return ["documents": .array(list)]

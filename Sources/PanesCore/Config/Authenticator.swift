@@ -70,6 +70,10 @@ public enum Authenticator: Sendable {
                 error.field = error.field ?? "auth.token"
                 throw error
             }
+            guard verified.service == nil else {
+                throw PanesError(.unauthenticated, "this token has the service role (`panes.service`): it acts through "
+                                     + "the HTTP API (/api/v1), not as a window", field: "auth.token")
+            }
             guard let role = verified.workspaces[workspace] else {
                 throw PanesError(.notAMember, "\(verified.user) is not a member of workspace `\(workspace)`",
                                  field: "workspace")

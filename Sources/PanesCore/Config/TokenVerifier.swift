@@ -22,11 +22,15 @@ public struct VerifiedToken: Sendable, Equatable {
     /// When the token stops being accepted (its `exp` plus the allowed clock skew), or nil
     /// for a token that does not expire.
     public var expiresAt: Millis?
+    /// Set for a token with the service role (`panes.service`): it speaks for the application's
+    /// backend through the HTTP API, with this scope, and names no workspaces of a user.
+    public var service: APIScope?
 
-    public init(user: String, name: String, workspaces: [Identifier: Role], expiresAt: Millis?) {
+    public init(user: String, name: String, workspaces: [Identifier: Role], expiresAt: Millis?, service: APIScope? = nil) {
         self.user = user
         self.name = name
         self.workspaces = workspaces
         self.expiresAt = expiresAt
+        self.service = service
     }
 }

@@ -18,6 +18,9 @@ struct AuthFailureLimiter: Sendable {
         var updatedAt: Millis
         /// When the bucket is full again, at the refill rate: the entry can be forgotten then.
         var fullAt: Millis
+        /// The address was answered a refusal (429 or `rate_limited`) since its last checked
+        /// failure: it knows when to come back, so coming back sooner is not worth an answer.
+        var told = false
     }
 
     private let burst: Double
@@ -47,6 +50,20 @@ struct AuthFailureLimiter: Sendable {
         return Int(((1 - tokens) / rate).rounded(.up))
     }
 
+    /// `refusal`, and remembers that the address was answered it.
+    mutating func refuse(_ address: String, now: Millis) -> Int? {
+        guard let retryAfter = refusal(address, now: now) else { return nil }
+        entries[Identifier(address)]?.told = true
+        return retryAfter
+    }
+
+    /// Whether a new connection from `address` may be closed unread: it is still refused, and
+    /// was already answered so (with when to come back) since its last checked failure.
+    func ignoresItsRefusal(_ address: String, now: Millis) -> Bool {
+        guard let entry = entries[address], entry.told else { return false }
+        return refusal(address, now: now) != nil
+    }
+
     /// A credential from `address` was refused: takes one token from its bucket.
     mutating func failed(_ address: String, now: Millis) {
         let key = Identifier(address)
@@ -60,6 +77,7 @@ struct AuthFailureLimiter: Sendable {
         }
         entry.tokens = max(0, entry.tokens - 1)
         entry.updatedAt = now
+        entry.told = false
         entry.fullAt = now + Millis(((burst - entry.tokens) / rate).rounded(.up))
         entries[key] = entry
         refills.push(key, at: entry.fullAt)

@@ -10,18 +10,47 @@ extension Hub {
     mutating func authenticate(_ credentials: ConnectRequest.Credentials, workspace: String,
                                on connection: ConnectionID) throws(PanesError) -> Authenticator.Identity {
         let peer = authenticator.refusesCredentials ? connections[connection]?.peer : nil
-        if let peer, let retryAfter = authFailures.refusal(peer, now: now()) {
+        let (authenticator, now) = (authenticator, now())
+        return try limitingFailures(from: peer, field: "auth.token") { () throws(PanesError) in
+            try authenticator.authenticate(credentials, workspace: workspace, now: now)
+        }
+    }
+
+    /// Runs a check of a credential from `peer`, unless that address failed too often lately
+    /// (then `rate_limited`, unchecked); a failed check counts against the address.
+    private mutating func limitingFailures<T>(from peer: String?, field: String?,
+                                              _ check: () throws(PanesError) -> T) throws(PanesError) -> T {
+        if let peer, let retryAfter = authFailures.refuse(peer, now: now()) {
             metrics.authenticationsLimited += 1
             throw PanesError(.rateLimited, "too many failed authentications from this address (settings `authFailureBurst`, "
                                  + "`authFailuresPerMinute`); this token was not checked: try again in \(retryAfter) ms",
-                             field: "auth.token", retryAfterMs: retryAfter)
+                             field: field, retryAfterMs: retryAfter)
         }
         do throws(PanesError) {
-            return try authenticator.authenticate(credentials, workspace: workspace, now: now())
+            return try check()
         } catch {
             metrics.authenticationsFailed += 1
             if let peer { authFailures.failed(peer, now: now()) }
             throw error
+        }
+    }
+
+    /// Whether the server checks signed tokens (`--auth jwt`), which the HTTP API takes too.
+    public var verifiesTokens: Bool {
+        if case .verified = authenticator { return true }
+        return false
+    }
+
+    /// A JWT presented to the HTTP API (`APIGate`), checked as a scene's: the same verifier,
+    /// and the same limit on failed authentications per address, refusing unchecked from an
+    /// address over it. `unauthenticated` when the server takes no tokens.
+    public mutating func verifyAPIToken(_ token: String, peer: String?) throws(PanesError) -> VerifiedToken {
+        guard case .verified(let verifier) = authenticator else {
+            throw PanesError(.unauthenticated, "this server takes no tokens (it runs without `--auth jwt`); send an API key")
+        }
+        let now = now()
+        return try limitingFailures(from: peer.flatMap { $0.isEmpty ? nil : $0 }, field: nil) { () throws(PanesError) in
+            try verifier.verify(token, now: now)
         }
     }
 
@@ -30,9 +59,20 @@ extension Hub {
     /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
     /// handshake, a frame and its JSON.
     public mutating func retryAfter(forPeer peer: String) -> Int? {
-        guard authenticator.refusesCredentials, let retryAfter = authFailures.refusal(peer, now: now()) else { return nil }
+        guard authenticator.refusesCredentials, let retryAfter = authFailures.refuse(peer, now: now()) else { return nil }
         metrics.authenticationsLimited += 1
         return retryAfter
+    }
+
+    /// Whether a connection from `peer` is closed as soon as it is accepted, before lws reads
+    /// its request: the address is refused and was already answered so, with when to come
+    /// back (a 429 with `Retry-After`, or `rate_limited` and 4012). Under a flood that ignores
+    /// the answer, an attempt then costs the server an accept and a close, not the parsing of
+    /// an HTTP request and a refusal written back.
+    public mutating func closesAtAccept(peer: String) -> Bool {
+        guard authenticator.refusesCredentials, authFailures.ignoresItsRefusal(peer, now: now()) else { return false }
+        metrics.authenticationsLimited += 1
+        return true
     }
 
     /// Answers a `connect` refused unchecked, and closes its connection with 4012: a client

@@ -2,14 +2,31 @@
 public struct TokenBucket: Sendable {
     private var tokens: Double
     private var updatedAt: Millis
-    private let rate: Double
-    private let burst: Double
+    private var rate: Double
+    private var burst: Double
 
     public init(rate: Int, burst: Int, now: Millis) {
-        self.rate = Double(rate)
-        self.burst = Double(burst)
-        self.tokens = Double(burst)
+        self.init(rate: Double(rate), burst: Double(burst), now: now)
+    }
+
+    public init(rate: Double, burst: Double, now: Millis) {
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
         self.updatedAt = now
+    }
+
+    /// A new rate and burst from now on (a node's share of a cluster's budget changed); the
+    /// tokens there are are kept, up to the new burst.
+    public mutating func rescale(rate: Double, burst: Double) {
+        self.rate = rate
+        self.burst = burst
+        tokens = min(tokens, burst)
+    }
+
+    /// Whether it would be full at `now`: as good as a new one.
+    public func isFull(now: Millis) -> Bool {
+        tokens + Double(max(0, now - updatedAt)) * rate / 1000 >= burst
     }
 
     /// Takes one token, or says how long until one is there.

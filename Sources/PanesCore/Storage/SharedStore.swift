@@ -60,6 +60,10 @@ public protocol SharedStore: Store {
     /// reported gone only once its lease has ended that way, so whatever takes its sessions
     /// over comes after its last write.
     func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
+    /// How many nodes hold a lease that runs now, the asking one included (at least 1): each
+    /// node's share of a budget the cluster keeps as a whole (the HTTP API's rate per key,
+    /// `APIGate`) is the budget over this count. Asked once a heartbeat, never per request.
+    func liveNodeCount() throws -> Int
     /// Makes every later `apply` a write of `node` (nil: of nobody, unchecked): it commits
     /// only while `node`'s lease runs, and throws `NodeRevoked`, with nothing applied, once
     /// that lease has ended. The check is part of the transaction, and another node ending the
