@@ -96,11 +96,27 @@ let package = Package(
         .target(name: "PanesPostgresTestSupport", dependencies: ["PanesPostgres"],
                 path: "Tests/PanesPostgresTestSupport", swiftSettings: swiftSettings),
 
-        .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore"], swiftSettings: swiftSettings),
+        // Test-only: HubHarness, which drives a Hub the way the runtime does with exact time and
+        // identifiers (TestClock), and reads its effects back.
+        .target(name: "PanesCoreTestSupport", dependencies: ["PanesCore"],
+                path: "Tests/PanesCoreTestSupport", swiftSettings: swiftSettings),
+        // Test-only: the stores every conformance test runs against (StoreHarness: memory, SQLite,
+        // PostgreSQL), temporary folders and fixture sessions.
+        .target(name: "PanesStorageTestSupport",
+                dependencies: ["PanesCore", "PanesStorage", "PanesPostgres", "PanesPostgresTestSupport"],
+                path: "Tests/PanesStorageTestSupport", swiftSettings: swiftSettings),
+        // Test-only: the real `panes` binary on an ephemeral port (ServerProcess) with a protocol
+        // client on it, and a parser for its Prometheus metrics.
+        .target(name: "PanesServerTestSupport",
+                dependencies: ["PanesCore", "PanesJSON", "PanesPostgresTestSupport", "PanesTestSupport"],
+                path: "Tests/PanesServerTestSupport", swiftSettings: swiftSettings),
+
+        .testTarget(name: "PanesCoreTests", dependencies: ["PanesCore", "PanesCoreTestSupport"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PanesJSONTests", dependencies: ["PanesJSON", "PanesCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PanesStorageTests",
                     dependencies: ["PanesStorage", "PanesCore", "PanesSecurity", "PanesPostgres",
-                                   "PanesPostgresTestSupport"],
+                                   "PanesPostgresTestSupport", "PanesStorageTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesSecurityTests",
                     dependencies: ["PanesSecurity", "PanesSecurityTestSupport", "PanesCore", "PanesJSON"],
@@ -118,7 +134,7 @@ let package = Package(
         .testTarget(name: "PanesServerTests",
                     dependencies: ["PanesServer", "PanesCore", "PanesJSON", "PanesTransport", "PanesSecurity",
                                    "PanesSecurityTestSupport", "PanesTestSupport", "PanesPostgresTestSupport",
-                                   "PanesStorage", "PanesPostgres"],
+                                   "PanesServerTestSupport", "PanesStorage", "PanesPostgres"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -28,9 +28,7 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time

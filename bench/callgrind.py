@@ -76,7 +76,7 @@ class Lines:
             try:
                 item = self.items.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
-                raise SystemExit(f"timed out waiting for `{event}` from {self.proc.args[:2]}")
+                raise SystemExit(f"timed out waiting for `{event}` from {self.proc.args[:2]}") from None
             if item is None:
                 raise SystemExit(f"{self.proc.args[:2]} ended before `{event}`")
             if item.get("event") == event:

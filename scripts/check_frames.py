@@ -179,7 +179,7 @@ def check_stage(stage: Stage, schema: Schema) -> None:
     # Requests never answered (the connection ended first, e.g. on a message too big).
     for by_id in pending.values():
         for waiting in by_id.values():
-            for kind, problems, line in waiting:
+            for _kind, problems, _line in waiting:
                 if problems:
                     stage.counts["sent: invalid requests never answered (intentionally invalid)"] += 1
 

@@ -45,7 +45,9 @@ if (process.argv.includes('--check')) {
   let current = '';
   try {
     current = readFileSync(target, 'utf8');
-  } catch {}
+  } catch {
+    /* no file yet: it differs */
+  }
   if (current !== text) {
     console.error(`${target} is out of date with PROTOCOL.schema.json: run node scripts/protocol-names.mjs`);
     process.exit(1);

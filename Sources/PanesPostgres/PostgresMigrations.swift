@@ -231,6 +231,19 @@ public enum PostgresMigrations {
                 links text NOT NULL
             );
             """),
+        Step(version: 10, name: "a secret to derive keyed links' tokens", sql: """
+            -- Secrets of the deployment, made here once (the migration runs under its advisory
+            -- lock, so on one node only) and read by every node at start: `document-links` is the
+            -- key a keyed createDocumentLink's token is derived under (HMAC-SHA-256), so a retry
+            -- through any node gets its token again though only the token's hash is kept.
+            -- 32 bytes from two gen_random_uuid() (pg_strong_random; 244 random bits).
+            CREATE TABLE deployment_secrets (
+                name text COLLATE "C" NOT NULL PRIMARY KEY,
+                value bytea NOT NULL
+            );
+            INSERT INTO deployment_secrets (name, value)
+            VALUES ('document-links', decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -36,6 +36,8 @@ extension PostgresStore {
                 state.access[DocumentID(access.text(row, 0) ?? "")] = DocumentAccess(
                     grants: decode(access.text(row, 2)), links: decode(access.text(row, 3)), version: access.int64(row, 1))
             }
+            let secret = try connection.query(ReadSQL.linkSecret)
+            if secret.count > 0 { state.linkSecret = secret.bytes(0, 0) ?? [] }
             state.requestRecords = try loadRecords()
             return state
         }
@@ -168,6 +170,7 @@ extension PostgresStore {
         static let recordCursor = "SELECT coalesce(max(seq), 0)::bigint FROM record_versions"
         static let claims = "SELECT session, node, epoch FROM session_claims"
         static let access = "SELECT document, version, grants, links FROM document_access"
+        static let linkSecret = "SELECT value FROM deployment_secrets WHERE name = 'document-links'"
         static let document = """
             SELECT \(documentColumns), s.revision, s.text, s.applied
             FROM documents AS d JOIN document_snapshots AS s ON s.document = d.id WHERE d.id = $1

@@ -162,6 +162,16 @@ enum Migrations {
                 links TEXT NOT NULL             -- JSON: [{id, tokenHash, role, createdBy, createdAt, expiresAt, revokedAt?}]
             ) WITHOUT ROWID;
             """),
+        Migration(version: 12, name: "a secret to derive keyed links' tokens", sql: """
+            -- Secrets of the deployment, made here once and never changed: `document-links` is
+            -- the key a keyed createDocumentLink's token is derived under (HMAC-SHA-256), so a
+            -- retry gets its token again though only the token's hash is kept.
+            CREATE TABLE deployment_secrets (
+                name TEXT PRIMARY KEY,
+                value BLOB NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO deployment_secrets (name, value) VALUES ('document-links', randomblob(32));
+            """),
     ]
 
     /// The schema version this build writes and reads.

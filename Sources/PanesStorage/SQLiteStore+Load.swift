@@ -53,6 +53,7 @@ extension SQLiteStore {
             state.access[DocumentID(row.text(at: 0) ?? "")] = DocumentAccess(grants: grants, links: links,
                                                                              version: row.int64(at: 1))
         }
+        try connection.forEachRow(SQL.linkSecret) { row in state.linkSecret = row.blob(at: 0) ?? [] }
         state.requestRecords = try loadRecords()
         return (state, issues)
     }
@@ -150,6 +151,7 @@ extension SQLiteStore {
             FROM documents ORDER BY id
             """
         static let access = "SELECT document, version, grants, links FROM document_access"
+        static let linkSecret = "SELECT value FROM deployment_secrets WHERE name = 'document-links'"
     }
 }
 

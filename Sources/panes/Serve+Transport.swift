@@ -100,4 +100,6 @@ extension Serve {
 }
 
 extension EventLoop: ExpressibleByArgument {}
+// `--log-level` parses swift-log's levels directly; neither package declares the conformance.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Logger.Level: @retroactive ExpressibleByArgument {}

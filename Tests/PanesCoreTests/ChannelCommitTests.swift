@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Channel writes (preference domains, document logs) are applied only once committed,

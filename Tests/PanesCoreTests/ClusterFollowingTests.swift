@@ -1,4 +1,5 @@
 @_spi(Testing) @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Two nodes: two hubs over one memory store, which implements the shared-store side, with

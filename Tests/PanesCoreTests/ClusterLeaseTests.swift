@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// A session is live on one node at most: claims on its lease, released when the scene ends,

@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// A window whose scene ended resumes, never forks, when no other window lives: a release the

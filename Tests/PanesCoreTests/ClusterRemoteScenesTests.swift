@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// A user with windows on two nodes sees every one of them live in either window's switcher,

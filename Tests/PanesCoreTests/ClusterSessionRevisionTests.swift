@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Session records across nodes: the newest write wins everywhere, whichever node made it and

@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// What one node asks of the node holding a session: liveness, bringing a window forward,

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Deleting a document reaches every scene that shows it: open scenes are told, dedicated

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Editing: ordering, transformation, durability before acknowledgement, resends, and every

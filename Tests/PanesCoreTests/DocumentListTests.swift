@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// The document list: observing it, and creating, renaming and deleting documents.

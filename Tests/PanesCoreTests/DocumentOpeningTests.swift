@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Opening and closing documents: loads, catch-up after a reconnect, eviction, restarts, and

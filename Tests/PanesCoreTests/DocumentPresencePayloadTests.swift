@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Presence that says more (issue 26 §6): a bounded payload per scene, throttled per scene,

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Presence: shared selections, names and colours, moved through concurrent edits, gone when

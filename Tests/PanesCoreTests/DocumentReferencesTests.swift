@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// A deleted document leaves no trace in any session of any user: switcher titles and

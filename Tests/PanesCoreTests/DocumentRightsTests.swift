@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Rights per document: grants and links on top of the workspace role, refusals that change
@@ -229,7 +230,8 @@ import Testing
 
 /// Rights across two nodes of one store.
 @Suite struct ClusterDocumentRightsTests {
-    @Test func aDowngradeOnOneNodeReachesAWindowOnTheOtherAtOnceAndItsEditsAreRefused() {
+    /// Two nodes of one store: Ed's document made on a, Eve connected to b, which has read it.
+    static func setUp() -> (a: HubHarness, b: HubHarness, ed: ConnectionID, eve: ConnectionID, document: String) {
         let store = MemoryStore()
         var a = HubHarness(authenticator: DocumentRightsTests.tokens, store: store, node: NodeID("a"), ids: .sequential(from: 0))
         var b = HubHarness(authenticator: DocumentRightsTests.tokens, stored: try! store.loadState(), store: store,
@@ -238,6 +240,13 @@ import Testing
         let document = a.createDocument(ed, text: "hello")
         let eve = DocumentRightsTests.connect(&b, "t-eve")
         _ = TwoNodes.deliver(a.effects, to: &b)
+        return (a, b, ed, eve, document)
+    }
+
+    @Test func aDowngradeOnOneNodeReachesAWindowOnTheOtherAtOnceAndItsEditsAreRefused() {
+        let nodes = Self.setUp()
+        var (a, b) = (nodes.a, nodes.b)
+        let (ed, eve, document) = (nodes.ed, nodes.eve, nodes.document)
         #expect(b.request(eve, "observeDocuments")["result"]?["documents"]?.arrayValue?.count == 1)
         #expect(b.openDocument(eve, document)["result"]?["role"] == "editor")
 

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Summaries stay the same size however many scenes have a document open.

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// The HTTP API in the hub: a request is a service scene for its length, its writes go the way

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Promises that held only by luck before: replies before closes, sessions live at a crash,

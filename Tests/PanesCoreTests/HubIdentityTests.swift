@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Two users whose ids are canonically equivalent but differ in their bytes are two users, in

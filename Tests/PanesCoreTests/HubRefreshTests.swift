@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// `requestRefresh` reaches a live window (issue 12, 3): the window's scene hears

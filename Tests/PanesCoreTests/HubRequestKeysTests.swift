@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Request keys (`Hub+RequestKeys.swift`): a state-changing request sent again with its

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 @Suite struct HubSessionsTests {

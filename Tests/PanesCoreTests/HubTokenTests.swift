@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// A token verifier for hub tests: a fixed list of tokens, with `exp` checked like the real

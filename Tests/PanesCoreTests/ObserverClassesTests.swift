@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// The fan-out groups of `ObserverClasses`: who shares one encoded notification, and that the

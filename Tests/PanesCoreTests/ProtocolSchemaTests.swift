@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// PROTOCOL.schema.json, the server and PROTOCOL.md describe the same protocol: the same

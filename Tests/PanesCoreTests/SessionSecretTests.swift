@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Session secrets are kept only as hashes (issue 13, item 2): the store and the hub's memory

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Versions: saved, listed, read, compared and restored through the hub, checkpoints taken

@@ -135,8 +135,8 @@ import Testing
     }
 }
 
-private extension PostgresStore {
-    func apply(_ write: StoreWrite) throws {
+extension PostgresStore {
+    fileprivate func apply(_ write: StoreWrite) throws {
         _ = try apply([write])
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesJSON
 import PanesSecurityTestSupport
+import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 import PanesSecurity
+import PanesServerTestSupport
 import PanesTransport
 import Testing
 

@@ -3,6 +3,7 @@ import Logging
 import PanesCore
 import PanesJSON
 import PanesServer
+import PanesServerTestSupport
 import PanesTestSupport
 import PanesTransport
 import Synchronization
@@ -61,12 +62,12 @@ import Testing
         private let thread: Thread
         private let done = DispatchSemaphore(value: 0)
 
-        init(store: any Store, settings: Settings) throws {
+        init(store: any Store, settings: Settings, authenticator: Authenticator = .open()) throws {
             var configuration = ServerConfiguration()
             configuration.settings = settings
             runtime = try ServerRuntime(
                 configuration: configuration, transport: TransportConfiguration(host: "127.0.0.1", port: 0),
-                store: store, authenticator: .open(),
+                store: store, authenticator: authenticator,
                 secretHasher: SecretHasher(hash: { "h:" + $0 }, equal: { $0 == $1 }), serverVersion: "test",
                 logger: Logger(label: "test"))
             let runtime = runtime, done = done

@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesJSON
 import PanesSecurityTestSupport
+import PanesServerTestSupport
 import Testing
 
 /// Identities are their bytes, over real sockets, in every auth mode and on both stores, before

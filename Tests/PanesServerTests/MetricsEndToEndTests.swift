@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesServerTestSupport
 import Testing
 
 /// `/metrics` is valid Prometheus text, with latency histograms that count what happened.

@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesPostgres
 import PanesPostgresTestSupport
+import PanesServerTestSupport
 import Testing
 
 /// What only the PostgreSQL store adds to the end-to-end suites (which run on it too): the

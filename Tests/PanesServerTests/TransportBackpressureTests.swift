@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 

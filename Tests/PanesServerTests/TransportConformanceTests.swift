@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 
@@ -76,8 +77,8 @@ import Testing
     }
 
     /// lws 4.1 fails these at the length byte by dropping the connection: RFC 6455 §7.1.7 says
-    /// a close frame SHOULD precede that, and lws leaves no hook to send one (README, "RFC 6455
-    /// conformance"). What must hold: the connection ends, and nothing else is answered.
+    /// a close frame SHOULD precede that, and lws leaves no hook to send one (docs/testing.md,
+    /// "RFC 6455 conformance"). What must hold: the connection ends, and nothing else is answered.
     @Test(arguments: [
         WebSocketFrame(.ping, [UInt8](repeating: 1, count: 126)),
         WebSocketFrame(.close, [0x03, 0xE8] + [UInt8](repeating: 0x61, count: 124)),
@@ -192,7 +193,7 @@ import Testing
 
     /// RFC 6455 §5.1 says a server must close on an unmasked client frame. lws 4.1 accepts
     /// them and exposes no mask bit to refuse them with; this test records that behaviour
-    /// (README, "RFC 6455 conformance") so a newer lws that refuses them is noticed.
+    /// (docs/testing.md, "RFC 6455 conformance") so a newer lws that refuses them is noticed.
     @Test func unmaskedClientFramesAreAcceptedBecauseLws41ExposesNoMaskBit() throws {
         let (server, client) = try Self.start()
         client.send(frame: .text(#"{"type":"ping","id":4}"#), masked: false)

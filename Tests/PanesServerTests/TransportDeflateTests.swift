@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesServerTestSupport
 import Testing
 
 /// permessage-deflate on and off, on both event loops, with Python's `websockets` as the peer

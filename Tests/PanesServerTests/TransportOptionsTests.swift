@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
+import PanesServerTestSupport
 import Testing
 
 /// A bad `serve` option or configuration value stops the start with a message saying what

@@ -1,5 +1,6 @@
 import Foundation
 import PanesCore
+import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 
@@ -84,19 +85,6 @@ import Testing
     }
 
     static func http(_ server: ServerProcess, _ path: String, headers: [String: String]) throws -> (status: Int, body: String) {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}"] + headers.flatMap {
-            // curl drops a header given with an empty value unless it is written `Name;`.
-            ["-H", $0.value.isEmpty ? "\($0.key);" : "\($0.key): \($0.value)"]
-        }
-            + ["http://127.0.0.1:\(server.port)\(path)"]
-        let pipe = Pipe()
-        curl.standardOutput = pipe
-        try curl.run()
-        let text = String(data: pipe.fileHandleForReading.readDataToEndOfFile(), encoding: .utf8) ?? ""
-        curl.waitUntilExit()
-        let status = Int(text.split(separator: "\n").last ?? "") ?? 0
-        return (status, String(text.dropLast(String(status).count + 1)))
+        try ServerProcess.http(port: server.port, path, headers: headers)
     }
 }

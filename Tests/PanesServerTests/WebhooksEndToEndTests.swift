@@ -3,6 +3,7 @@ import PanesCore
 import PanesJSON
 import PanesPostgres
 import PanesPostgresTestSupport
+import PanesServerTestSupport
 import PanesStorage
 import PanesTestSupport
 import Testing

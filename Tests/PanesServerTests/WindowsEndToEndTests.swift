@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 import PanesJSON
+import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 

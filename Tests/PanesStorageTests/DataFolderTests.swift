@@ -1,5 +1,6 @@
 import Foundation
 import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// The data folder is private to the server's user (issue 13, item 2).

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesStorageTestSupport
 import Testing
 
 /// Rights per document in every store: a document's grants and links are stored whole, read

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesStorageTestSupport
 import Testing
 
 /// What every `Store` must do with documents and their operation logs, run against each

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesStorageTestSupport
 import Testing
 
 /// Outcomes of keyed requests (`StoreCommand.recordRequest`), on every store: kept with the

@@ -1,4 +1,5 @@
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// The thin layer over `sqlite3*`: binding, reading, errors, transactions.

@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesSecurity
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// What the SQLite files keep (issue 13, item 2): private modes, deleted rows overwritten, the

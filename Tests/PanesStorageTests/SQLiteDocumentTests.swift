@@ -2,6 +2,7 @@ import Foundation
 import PanesCore
 import PanesSecurity
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// What only the SQLite store does with documents: the schema migration, the log's rows,

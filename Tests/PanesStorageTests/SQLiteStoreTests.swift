@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// What only the SQLite store does: files, pragmas, migrations, read-only inspection.
@@ -66,7 +67,7 @@ import Testing
         // Failing on the last command leaves nothing, so all of them shared one transaction.
         store.failAfterCommands = 9_999
         #expect(throws: SQLiteError.self) { try store.apply(batch) }
-        #expect(try store.loadState() == StoredState())
+        #expect(try store.loadState().contents == StoredState())
 
         try store.apply(batch)
         store.close()
@@ -91,7 +92,7 @@ import Testing
         let error = try #require(throws: SQLiteError.self) { try store.apply(batch) }
         #expect(error.sql == "COMMIT")
         #expect(!store.connection.isInTransaction)
-        #expect(try store.loadState() == StoredState())
+        #expect(try store.loadState().contents == StoredState())
         try store.apply(batch)
         store.close()
         let state = try SQLiteStore(path: path).loadState()
@@ -129,7 +130,7 @@ import Testing
         ]
         let error = try #require(throws: SQLiteError.self) { try store.apply(batch) }
         #expect(error.reason == .invalidCommand)
-        #expect(try store.loadState() == StoredState())
+        #expect(try store.loadState().contents == StoredState())
     }
 
     // MARK: What belongs to a session
@@ -166,7 +167,7 @@ import Testing
             tables.append(row.text(at: 0) ?? "")
         }
         // sqlite_sequence is SQLite's own, for the outbox's AUTOINCREMENT.
-        #expect(tables == ["document_access", "document_operations", "document_snapshots", "document_versions", "documents",
+        #expect(tables == ["deployment_secrets", "document_access", "document_operations", "document_snapshots", "document_versions", "documents",
                            "preference_domains", "preferences", "request_records", "sessions", "sqlite_sequence",
                            "webhook_outbox"])
         #expect(try store.connection.integer(

@@ -1,6 +1,7 @@
 import Foundation
 import PanesCore
 import PanesPostgres
+import PanesStorageTestSupport
 import Testing
 
 /// What every `SharedStore` must do besides being a `Store`: the change feeds other nodes

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesStorageTestSupport
 import Testing
 
 /// What every `Store` must do with document versions, run against each implementation: texts

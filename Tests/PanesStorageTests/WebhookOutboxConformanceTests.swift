@@ -3,6 +3,7 @@ import PanesCore
 import PanesPostgresTestSupport
 @testable import PanesPostgres
 @testable import PanesStorage
+import PanesStorageTestSupport
 import Testing
 
 /// Every webhook outbox (memory, SQLite, PostgreSQL) keeps the same rules: claims hand out the

@@ -4,9 +4,8 @@ restart and rate limits; `Idempotency-Key`. Every answer is checked against open
 
 from __future__ import annotations
 
-import time
 
-from api_support import API, SPEC, Server, config
+from api_support import API, SPEC, Server
 from panes_cluster import Client
 
 

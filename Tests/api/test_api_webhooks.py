@@ -7,7 +7,7 @@ from __future__ import annotations
 import collections
 import time
 
-from api_support import API, Server, config
+from api_support import API
 from panes_cluster import Client
 
 
@@ -30,7 +30,7 @@ def test_a_change_by_a_window_and_one_by_the_api_each_make_exactly_one_event(ser
     api.ok("PATCH", f"/documents/{doc}", {"title": "Plan B"})
     alice.request("renameDocument", document=doc, title="Plan C")
     api.ok("DELETE", f"/documents/{doc}")
-    got = receiver.wait(lambda r: len(distinct(documents_only(r))) >= 6)
+    receiver.wait(lambda r: len(distinct(documents_only(r))) >= 6)
     time.sleep(0.5)  # nothing more comes
     got = documents_only(receiver.received())
     events = list(distinct(got).values())
@@ -67,7 +67,7 @@ def test_changes_within_the_coalescing_window_go_as_one_event_with_the_range(ser
     for revision in range(5):
         api.ok("POST", f"/documents/{doc}/operations",
                {"revision": revision, "operation": [revision, "x"] if revision else ["x"]})
-    got = receiver.wait(lambda r: any(e["type"] == "document.changed" for e in distinct(r).values()))
+    receiver.wait(lambda r: any(e["type"] == "document.changed" for e in distinct(r).values()))
     time.sleep(2.0)
     changed = [e for e in distinct(receiver.received()).values() if e["type"] == "document.changed"]
     assert len(changed) == 1 and changed[0]["data"]["revisions"] == {"from": 1, "to": 5}

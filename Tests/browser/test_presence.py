@@ -90,3 +90,25 @@ def test_toasts_leave_the_editor_uncovered(bench: Workbench, needs):
     expect(toast).to_be_visible()
     covered = overlap(toast.bounding_box(), page.locator("#editor").bounding_box())
     assert covered == 0, f"the toast covers {covered:.0f} px² of the editor"
+
+
+def test_the_document_list_says_how_many_windows_each_person_has_and_how_many_are_in_use(bench: Workbench, needs):
+    needs("documents")
+    alice = [bench.open("Alice") for _ in range(2)]
+    bob = bench.open("Bob")
+    document = create_document(alice[0], "Plan", TEXT)
+    for page in alice:
+        page.bring_to_front()
+        open_document(page, document)
+    # Alice works in her first window; her second is open behind it and loses the focus (every
+    # headless page has it, so the loss is told as a browser tells it: hasFocus false, a blur).
+    alice[0].bring_to_front()
+    alice[0].locator("#editor").click()
+    alice[1].evaluate("() => { document.hasFocus = () => false; window.dispatchEvent(new Event('blur')); }")
+    dot = bob.locator(f'.document-row[data-document-id="{document}"] .document-people .dot[data-user="Alice"]')
+    expect(dot).to_have_attribute("title", "Alice — 2 windows, active in 1")
+    expect(bob.locator(f'.document-row[data-document-id="{document}"]')).to_have_attribute(
+        "aria-label", "Plan, 1 other person here: Alice — 2 windows, active in 1")
+    # She leaves the document in one window: one window, in use.
+    alice[1].evaluate("() => panes.workspace.closeDocument()")
+    expect(dot).to_have_attribute("title", "Alice — 1 window, active")

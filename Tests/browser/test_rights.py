@@ -61,6 +61,27 @@ def shown(page: Page, document: str, text: str) -> None:
     expect(page.locator("#editor")).to_have_value(text)
 
 
+def link_for_eve(ed: Page, document: str, role: str) -> str:
+    """Takes the document away from Eve and makes a link to it (with `role`); returns its token."""
+    return ed.evaluate(
+        """async ([d, role]) => {
+            await panes.client.shareDocument(d, 'eve', 'none');
+            return (await panes.client.createDocumentLink(d, role, {expiresInMs: 600000})).token;
+        }""",
+        [document, role],
+    )
+
+
+def revoke_first_link(ed: Page, document: str) -> None:
+    ed.evaluate(
+        """async ([d]) => {
+            const shares = await panes.client.listDocumentShares(d);
+            await panes.client.revokeDocumentLink(d, shares.links[0].id);
+        }""",
+        [document],
+    )
+
+
 def test_a_viewers_window_is_read_only_and_says_so(rights: Workbench):
     ed = window(rights, "t-ed")
     document = create(ed, "Minutes", "agreed")
@@ -107,13 +128,7 @@ def test_a_downgrade_makes_an_open_window_read_only_at_once(rights: Workbench):
 def test_a_revoked_link_closes_the_document_in_the_window_that_used_it(rights: Workbench):
     ed = window(rights, "t-ed")
     document = create(ed, "Shared by link", "hello")
-    token = ed.evaluate(
-        """async ([d]) => {
-            await panes.client.shareDocument(d, 'eve', 'none');
-            return (await panes.client.createDocumentLink(d, 'viewer', {expiresInMs: 600000})).token;
-        }""",
-        [document],
-    )
+    token = link_for_eve(ed, document, "viewer")
     # Without the link Eve cannot see it at all.
     eve = window(rights, "t-eve")
     expect(eve.locator(f'.document-row[data-document-id="{document}"]')).to_have_count(0)
@@ -123,13 +138,7 @@ def test_a_revoked_link_closes_the_document_in_the_window_that_used_it(rights: W
     shown(eve, document, "hello")
     expect(eve.locator("#read-only")).to_be_visible()
     ed.bring_to_front()
-    ed.evaluate(
-        """async ([d]) => {
-            const shares = await panes.client.listDocumentShares(d);
-            await panes.client.revokeDocumentLink(d, shares.links[0].id);
-        }""",
-        [document],
-    )
+    revoke_first_link(ed, document)
     eve.bring_to_front()
     expect(eve.locator("#app")).not_to_have_attribute("data-document", document)
     expect(eve.get_by_test_id("toast")).to_contain_text(["You no longer have access to “Shared by link”."])
@@ -137,3 +146,39 @@ def test_a_revoked_link_closes_the_document_in_the_window_that_used_it(rights: W
     again = window(rights, "t-eve", open=document, link=token)
     expect(again.locator("#app")).not_to_have_attribute("data-document", document)
     expect(again.get_by_test_id("toast")).to_contain_text(["revoked"])
+
+
+def test_a_window_opened_through_a_link_reopens_it_after_a_reload_and_a_duplicate(rights: Workbench):
+    ed = window(rights, "t-ed")
+    document = create(ed, "Kept by link", "hello")
+    token = link_for_eve(ed, document, "editor")
+    eve = window(rights, "t-eve", open=document, link=token)
+    shown(eve, document, "hello")
+    # The token left the address bar; it is kept with the tab, not in the session the server stores.
+    assert "link=" not in eve.url
+    assert token not in json.dumps(eve.evaluate("panes.client.session"))
+    # A reload brings the window back on the document, through the link, still editable.
+    eve.reload()
+    wait_ready(eve)
+    shown(eve, document, "hello")
+    expect(eve.locator("#read-only")).to_be_hidden()
+    # A copy of the tab (window.open copies sessionStorage, as a duplicated tab does) forks the
+    # window, and opens the document through the link too.
+    with eve.context.expect_page() as opened:
+        eve.evaluate("() => { window.open(location.href); }")
+    duplicate = rights.watch(opened.value)
+    wait_ready(duplicate)
+    shown(duplicate, document, "hello")
+    duplicate.close()
+
+    # Revoked while the tab is away (on another page of the site): back, the window says so
+    # clearly and opens nothing.
+    app = eve.url
+    eve.goto(f"{rights.server.url}/metrics")
+    ed.bring_to_front()
+    revoke_first_link(ed, document)
+    eve.bring_to_front()
+    eve.goto(app)
+    wait_ready(eve)
+    expect(eve.get_by_test_id("toast")).to_contain_text(["revoked"])
+    expect(eve.locator("#app")).not_to_have_attribute("data-document", document)

@@ -1,5 +1,5 @@
-"""Screenshots of the workspace for the README: the regular layout, the compact layout, two
-people collaborating (one of them in two windows), and the switcher. Written to
+"""Screenshots of the workspace for the README and docs/client.md: the regular layout, the
+compact layout, two people collaborating (one of them in two windows), and the switcher. Written to
 $PANES_SCREENSHOTS (e.g. docs/screenshots), or to test-results/browser/screenshots; the test
 also checks the scenes it sets up."""
 

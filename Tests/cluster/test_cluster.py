@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 
-from panes_cluster import HEARTBEAT_MS, LEASE_MS, Client, Closed
+from panes_cluster import LEASE_MS, Client
 
 
 def test_a_preference_set_on_one_node_reaches_observers_on_every_node_in_the_same_order(cluster, workspace):

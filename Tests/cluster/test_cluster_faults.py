@@ -10,8 +10,6 @@ import time
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-import pytest
-
 from panes_cluster import HEARTBEAT_MS, LEASE_MS, Client, Closed, Cluster
 
 

@@ -106,7 +106,6 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
         processes.append(haproxy)
         time.sleep(0.5)
         url_a = f"ws://{net['ns_ip']}:{port_a}/ws"
-        url_b = f"ws://127.0.0.1:{port_b}/ws"
         lb = f"ws://127.0.0.1:{lb_port}/ws"
 
         on_a = Client(url_a, "ada", "w", token=TOKEN)

@@ -77,3 +77,25 @@ def test_a_link_made_and_revoked_on_one_node_opens_and_closes_on_the_other(token
     assert eve.event("documentAccessChanged", timeout=5)["role"] == "none"
     error = refused(eve, "openDocument", document=document, link=made["token"])
     assert error["code"] == "forbidden" and "revoked" in error["message"]
+
+
+def test_a_link_request_retried_through_the_other_node_gets_the_same_link_and_token(tokens_cluster):
+    a, b = tokens_cluster.nodes
+    ed_a = Client(a.url, "ed", WORKSPACE, token="t-ed")
+    document = ed_a.request("createDocument", title="Retried", text="x")["document"]["id"]
+    made = ed_a.request("createDocumentLink", document=document, role="viewer", idempotencyKey="link:1")
+    # The reply was lost; the client retries with the same key through the other node.
+    ed_b = Client(b.url, "ed", WORKSPACE, token="t-ed")
+    again = ed_b.request("createDocumentLink", document=document, role="viewer", idempotencyKey="link:1")
+    assert again == made
+    assert len(ed_b.request("listDocumentShares", document=document)["links"]) == 1
+    # Another key: another link; the same key for another request: refused.
+    other = ed_b.request("createDocumentLink", document=document, role="viewer", idempotencyKey="link:2")
+    assert other["token"] != made["token"] and other["link"]["id"] != made["link"]["id"]
+    assert refused(ed_a, "createDocumentLink", document=document, role="editor",
+                   idempotencyKey="link:1")["code"] == "idempotency_key_reused"
+    assert len(ed_b.request("listDocumentShares", document=document)["links"]) == 2
+    # The token works through either node.
+    eve = Client(b.url, "eve", WORKSPACE, token="t-eve")
+    ed_a.request("shareDocument", document=document, user="eve", role="none")
+    assert eve.request("openDocument", document=document, link=made["token"])["role"] == "viewer"

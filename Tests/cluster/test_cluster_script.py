@@ -1,5 +1,5 @@
-"""`scripts/cluster`, as the README tells a person to run it: it starts a private PostgreSQL,
-the nodes and haproxy, prints the URL, serves through it, and Ctrl-C stops everything and
+"""`scripts/cluster`, as the README and docs/operating.md tell a person to run it: it starts a
+private PostgreSQL, the nodes and haproxy, prints the URL, serves through it, and Ctrl-C stops everything and
 removes its folder (so does SIGTERM, which the test sends)."""
 
 from __future__ import annotations

@@ -97,7 +97,6 @@ def test_every_write_type_retried_through_another_node_is_applied_once(cluster, 
         again = answered(second, type, key, fields)
         assert again["result"] == retry["result"], f"{type}: every retry gets the same answer"
         if type == "drop":
-            title = None
             count = lambda c, f: len([s for s in sessions(c) if s["title"].startswith("Dropped ")])  # noqa: E731
         if type == "setUserInfo":
             second.close()

@@ -289,7 +289,7 @@ def parse(argv):
     p.add_argument("--server-args", help="extra options for every `panes serve` (env PANES_SERVE_ARGS), "
                                          "e.g. \"--event-loop libev\"")
     p.add_argument("--publish", action="store_true",
-                   help="also write the results into docs/bench/ (the page the README links): its rows are "
+                   help="also write the results into docs/bench/ (the page docs/benchmarks.md and the README link): its rows are "
                         "replaced by this run's, others kept")
     p.add_argument("--no-install", action="store_true", help="do not install missing Debian packages")
     p.add_argument("--out", help="output folder (default bench-results/<timestamp>)")
@@ -375,7 +375,7 @@ def main(argv) -> int:
 
     chosen_by_workload = {w: _systems_for(w, args, mode, ctx, systems) for w in workloads}
     prepared = set()
-    for w, chosen in chosen_by_workload.items():
+    for chosen in chosen_by_workload.values():
         for s in chosen:
             if s.name not in prepared:
                 prepared.add(s.name)

@@ -181,7 +181,6 @@ def run_cluster_failover(ctx, system, windows: int) -> dict:
     import signal
     import socket
     import subprocess
-    import tempfile
     from .workloads import _row
 
     row = _row("cluster-failover", windows, system)

@@ -1,7 +1,7 @@
 """The results as a page: SVG plots drawn by svg.py and an index.md with them and the tables.
 
 `write` draws one run into its bench-results/<time>/ folder. `publish` merges
-a run into docs/bench/ (the committed "latest results" the README links to):
+a run into docs/bench/ (the committed "latest results" docs/benchmarks.md and the README link to):
 each (workload, N, system) row of the run replaces the same row there, every
 other row is kept with the date of the run it came from, and the page is
 drawn again from the merged rows.

@@ -67,7 +67,7 @@ def build_products(products: list[str]) -> dict[str, Optional[str]]:
             out[product] = None
             continue
         log(f"building {product} (release, {os.path.relpath(SCRATCH, ROOT)})")
-        for attempt in range(3):
+        for _attempt in range(3):
             r = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", SCRATCH,
                                 "--product", product], cwd=ROOT, capture_output=True, text=True)
             # Someone saving a file mid-build is not a failure of the code: build again.

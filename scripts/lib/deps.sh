@@ -32,3 +32,14 @@ server_dependencies() {
     libpq-dev libcurl4-openssl-dev pkg-config curl
   require_swift
 }
+
+# What `scripts/test lint` needs: swift-format comes with the Swift toolchain; eslint is
+# Debian's (6.4, which parses with Debian's espree 9; node-v8-compile-cache is a dependency its
+# package leaves out); ruff is not in Debian (bookworm), so it comes from PyPI.
+lint_dependencies() {
+  apt_install eslint node-v8-compile-cache
+  command -v ruff >/dev/null 2>&1 && return 0
+  echo "==> installing ruff from PyPI (not packaged in Debian bookworm)"
+  python3 -m pip install -q --disable-pip-version-check ruff 2>&1 \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages ruff
+}

@@ -4,7 +4,9 @@ function (func, init, closure-free body of a computed property is not counted) o
 lines. Prints what is over and exits 1 when anything is; `--report` prints without failing.
 Counting is by braces after a `func`/`init`/`deinit` line, skipping strings and comments, which
 is all Swift's syntax needs here (no macros or regex literals in Sources)."""
-import pathlib, re, sys
+import pathlib
+import re
+import sys
 
 MAX_FILE, MAX_FUNC = 400, 80
 DECL = re.compile(r'^\s*(?:@[\w()\s,:."]+\s+)*(?:(?:public|internal|private|fileprivate|package|'

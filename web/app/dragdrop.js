@@ -33,74 +33,101 @@ export const DOCUMENT_TYPE = 'application/x-panes-document';
  * @property {boolean} used
  */
 
+/**
+ * What the parts of the drag and drop share: the workspace, the elements, and the drags this
+ * window prepared, is the source of, and heard ended.
+ * @typedef {object} DragContext
+ * @property {Workspace} ws
+ * @property {Workspace['client']} client
+ * @property {HTMLElement} app
+ * @property {HTMLElement} list
+ * @property {HTMLElement} zone
+ * @property {PreparedDrag | null} prepared
+ * @property {PreparedDrag | null} active the drag this window is the source of, while it lasts
+ * @property {Set<string>} ended drags the server reported ended (dropped or cancelled)
+ */
+
 /** @param {Workspace} ws */
 export function installDragAndDrop(ws) {
-  const client = ws.client;
-  const app = byId('app');
-  const list = byId('document-list');
   const zone = byId('new-window-zone');
   /** @type {HTMLElement} */ (zone.querySelector('.new-window-zone-icon')).innerHTML = icons.newWindow;
+  /** @type {DragContext} */
+  const d = { ws, client: ws.client, app: byId('app'), list: byId('document-list'), zone, prepared: null, active: null, ended: new Set() };
+  installDragSource(d);
+  followServerDrags(d);
+  installDropTargets(d);
 
-  /** @type {PreparedDrag | null} */
-  let prepared = null;
-  /**
-   * The drag this window is the source of, while it lasts.
-   * @type {PreparedDrag | null}
-   */
-  let active = null;
-  /** Drags the server reported ended (dropped or cancelled). @type {Set<string>} */
-  const ended = new Set();
+  // Escape while the zone shows (a synthesized drag never ends on its own).
+  window.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && !zone.hidden && !d.active) hideZone(d);
+  });
+}
 
-  /** @param {string} documentId */
-  const prepare = (documentId) => {
-    if (prepared && prepared.documentId === documentId && !prepared.used && Date.now() - prepared.at < 45_000) return prepared;
-    if (prepared && !prepared.used) discard(prepared);
-    /** @type {PreparedDrag} */
-    const entry = { documentId, at: Date.now(), id: null, used: false, promise: Promise.resolve(null) };
-    if (client.supports('beginDrag') && client.connected) {
-      const activity = { activityType: DOCUMENT_ACTIVITY, title: ws.summaryOf(documentId)?.title ?? '', targetContentIdentifier: documentId };
-      entry.promise = client
-        .beginDrag([{ activity, operations: ['copy', 'move'] }])
-        .then((result) => {
-          entry.id = result.drag;
-          return result.drag;
-        })
-        .catch(() => null);
-    }
-    prepared = entry;
-    return entry;
-  };
+/**
+ * The drag for a document, asked of the server ahead of `dragstart` (reused for 45 s).
+ * @param {DragContext} d
+ * @param {string} documentId
+ */
+function prepare(d, documentId) {
+  const { ws, client, prepared } = d;
+  if (prepared && prepared.documentId === documentId && !prepared.used && Date.now() - prepared.at < 45_000) return prepared;
+  if (prepared && !prepared.used) discard(d, prepared);
+  /** @type {PreparedDrag} */
+  const entry = { documentId, at: Date.now(), id: null, used: false, promise: Promise.resolve(null) };
+  if (client.supports('beginDrag') && client.connected) {
+    const activity = { activityType: DOCUMENT_ACTIVITY, title: ws.summaryOf(documentId)?.title ?? '', targetContentIdentifier: documentId };
+    entry.promise = client
+      .beginDrag([{ activity, operations: ['copy', 'move'] }])
+      .then((result) => {
+        entry.id = result.drag;
+        return result.drag;
+      })
+      .catch(() => null);
+  }
+  d.prepared = entry;
+  return entry;
+}
 
-  /** @param {PreparedDrag} entry */
-  const discard = (entry) => {
-    entry.promise.then((id) => {
-      if (id && !ended.has(id)) client.cancelDrag(id).catch(() => {});
-    });
-  };
+/**
+ * @param {DragContext} d
+ * @param {PreparedDrag} entry
+ */
+function discard(d, entry) {
+  entry.promise.then((id) => {
+    if (id && !d.ended.has(id)) d.client.cancelDrag(id).catch(() => {});
+  });
+}
 
-  const showZone = () => {
-    zone.hidden = false;
-  };
-  const hideZone = () => {
-    zone.hidden = true;
-    zone.dataset.over = 'false';
-    app.dataset.dropTarget = 'false';
-  };
+/** @param {DragContext} d */
+function showZone(d) {
+  d.zone.hidden = false;
+}
+/** @param {DragContext} d */
+function hideZone(d) {
+  d.zone.hidden = true;
+  d.zone.dataset.over = 'false';
+  d.app.dataset.dropTarget = 'false';
+}
 
-  // Source: the sidebar's rows.
+/**
+ * Source: the sidebar's rows.
+ * @param {DragContext} d
+ */
+function installDragSource(d) {
+  const { ws, client, list } = d;
   list.addEventListener('pointerdown', (event) => {
     const row = /** @type {HTMLElement} */ (event.target).closest('.document-row');
-    if (row instanceof HTMLElement && row.dataset.documentId) prepare(row.dataset.documentId);
+    if (row instanceof HTMLElement && row.dataset.documentId) prepare(d, row.dataset.documentId);
   });
   list.addEventListener('dragstart', (event) => {
     const row = /** @type {HTMLElement} */ (event.target).closest?.('.document-row');
     const transfer = event.dataTransfer;
     if (!(row instanceof HTMLElement) || !transfer || !row.dataset.documentId) return;
     const documentId = row.dataset.documentId;
-    const entry = prepare(documentId);
+    const entry = prepare(d, documentId);
     entry.used = true;
-    prepared = null;
-    active = entry;
+    d.prepared = null;
+    d.active = entry;
     transfer.effectAllowed = 'copyMove';
     transfer.setData('text/plain', ws.summaryOf(documentId)?.title ?? documentId);
     transfer.setData(DOCUMENT_TYPE, documentId);
@@ -118,14 +145,14 @@ export function installDragAndDrop(ws) {
       });
     }
     row.classList.add('dragging');
-    showZone();
+    showZone(d);
   });
   list.addEventListener('dragend', (event) => {
     const row = /** @type {HTMLElement} */ (event.target).closest?.('.document-row');
     row?.classList.remove('dragging');
-    hideZone();
-    const entry = active;
-    active = null;
+    hideZone(d);
+    const entry = d.active;
+    d.active = null;
     if (!entry) return;
     if (event.dataTransfer && event.dataTransfer.dropEffect !== 'none') return; // a window took it
     const outside =
@@ -136,22 +163,29 @@ export function installDragAndDrop(ws) {
     // A drop in another window reports itself (`dragEnded`) shortly; give it a moment.
     setTimeout(async () => {
       const id = await entry.promise;
-      if (id && ended.has(id)) return;
+      if (id && d.ended.has(id)) return;
       if (outside) {
-        if (id) dropOnNewWindow(id, entry.documentId);
+        if (id) dropOnNewWindow(d, id, entry.documentId);
         else ws.openInNewWindow(entry.documentId);
       } else if (id) {
         client.cancelDrag(id).catch(() => {});
       }
     }, 400);
   });
+}
 
+/**
+ * The server's drag events: drags ended elsewhere, and items dropped on this window.
+ * @param {DragContext} d
+ */
+function followServerDrags(d) {
+  const { ws, client, list } = d;
   client.on('dragEnded', (/** @type {any} */ event) => {
-    ended.add(event.drag);
-    if (active && active.id === event.drag) {
+    d.ended.add(event.drag);
+    if (d.active && d.active.id === event.drag) {
       // Ended elsewhere (a drop in another window) before this window saw `dragend`.
-      active = null;
-      hideZone();
+      d.active = null;
+      hideZone(d);
       list.querySelector('.dragging')?.classList.remove('dragging');
     }
     // A move to another window takes the document away from this one.
@@ -168,15 +202,21 @@ export function installDragAndDrop(ws) {
     const item = event.items?.[0];
     if (item?.targetContentIdentifier) ws.openDocument(item.targetContentIdentifier, { focus: true });
   });
+}
 
-  // Targets: the whole window, and the new-window zone.
-  /** @param {DataTransfer | null} transfer */
-  const carriesDocument = (transfer) => Boolean(transfer && [...transfer.types].some((t) => t === DRAG_TYPE || t === DOCUMENT_TYPE));
+/** @param {DataTransfer | null} transfer */
+const carriesDocument = (transfer) => Boolean(transfer && [...transfer.types].some((t) => t === DRAG_TYPE || t === DOCUMENT_TYPE));
 
+/**
+ * Targets: the whole window, and the new-window zone.
+ * @param {DragContext} d
+ */
+function installDropTargets(d) {
+  const { ws, client, app, zone } = d;
   app.addEventListener('dragenter', (event) => {
     if (!carriesDocument(event.dataTransfer)) return;
     event.preventDefault();
-    showZone();
+    showZone(d);
   });
   app.addEventListener('dragover', (event) => {
     if (!carriesDocument(event.dataTransfer)) return;
@@ -184,13 +224,13 @@ export function installDragAndDrop(ws) {
     const onZone = zone.contains(/** @type {Node} */ (event.target));
     if (event.dataTransfer) event.dataTransfer.dropEffect = event.shiftKey ? 'move' : 'copy';
     zone.dataset.over = String(onZone);
-    app.dataset.dropTarget = String(!onZone && !active);
+    app.dataset.dropTarget = String(!onZone && !d.active);
   });
   app.addEventListener('dragleave', (event) => {
     if (!carriesDocument(event.dataTransfer)) return;
     const next = /** @type {Node | null} */ (event.relatedTarget);
     if (next && app.contains(next)) return;
-    if (!active) hideZone();
+    if (!d.active) hideZone(d);
     else app.dataset.dropTarget = 'false';
   });
   app.addEventListener('drop', async (event) => {
@@ -199,10 +239,10 @@ export function installDragAndDrop(ws) {
     event.preventDefault();
     const onZone = zone.contains(/** @type {Node} */ (event.target));
     const operation = event.shiftKey ? 'move' : 'copy';
-    hideZone();
+    hideZone(d);
     let id = transfer.getData(DRAG_TYPE);
     const documentId = transfer.getData(DOCUMENT_TYPE);
-    if (!id && active) id = (await active.promise) ?? '';
+    if (!id && d.active) id = (await d.active.promise) ?? '';
     if (!id) {
       // No server drag (a server without drags, or a very quick drag): use the document id.
       if (documentId && onZone) ws.openInNewWindow(documentId);
@@ -210,7 +250,7 @@ export function installDragAndDrop(ws) {
       return;
     }
     if (onZone) {
-      await dropOnNewWindow(id, documentId, operation);
+      await dropOnNewWindow(d, id, documentId, operation);
       return;
     }
     try {
@@ -222,24 +262,21 @@ export function installDragAndDrop(ws) {
       else toast(describeError(error, 'drop that here'));
     }
   });
+}
 
-  /**
-   * @param {string} id
-   * @param {string} documentId
-   * @param {'copy' | 'move'} [operation]
-   */
-  const dropOnNewWindow = async (id, documentId, operation = 'copy') => {
-    try {
-      const result = await client.drop(id, 'newWindow', { operation });
-      for (const w of result.windows ?? []) ws.openURL(w.url);
-    } catch (error) {
-      if (documentId && /** @type {any} */ (error).code !== 'unsupported_activity') ws.openInNewWindow(documentId);
-      else toast(describeError(error, 'open a new window'));
-    }
-  };
-
-  // Escape while the zone shows (a synthesized drag never ends on its own).
-  window.addEventListener('keydown', (event) => {
-    if (event.key === 'Escape' && !zone.hidden && !active) hideZone();
-  });
+/**
+ * @param {DragContext} d
+ * @param {string} id
+ * @param {string} documentId
+ * @param {'copy' | 'move'} [operation]
+ */
+async function dropOnNewWindow(d, id, documentId, operation = 'copy') {
+  const { ws, client } = d;
+  try {
+    const result = await client.drop(id, 'newWindow', { operation });
+    for (const w of result.windows ?? []) ws.openURL(w.url);
+  } catch (error) {
+    if (documentId && /** @type {any} */ (error).code !== 'unsupported_activity') ws.openInNewWindow(documentId);
+    else toast(describeError(error, 'open a new window'));
+  }
 }

@@ -91,41 +91,15 @@ export function installHistory(ws) {
       list.replaceChildren(h('li', { class: 'history-empty' }, 'No versions yet. Save one, or keep typing: the server keeps checkpoints as you go.'));
       return;
     }
-    list.replaceChildren(...versions.map((version) => {
-      const box = h('input', {
-        type: 'checkbox', checked: ticked.includes(version.id), 'aria-label': `Compare ${versionLabel(version)}`,
-        onchange: () => {
-          ticked = ticked.filter((v) => v !== version.id);
-          if (/** @type {HTMLInputElement} */ (box).checked) ticked = [...ticked, version.id].slice(-2);
-          draw();
-        },
-      });
-      return h('li', { class: 'history-row', dataset: { version: version.id, kind: version.kind } },
-        box,
-        h('div', { class: 'history-what' },
-          h('span', { class: 'history-name' }, versionLabel(version)),
-          h('span', { class: 'history-meta' }, `${relativeTime(version.createdAt)} · ${version.createdBy} · ${version.length} characters`)),
-        h('button', { type: 'button', class: 'button', onclick: () => ws.openVersionInNewWindow(version) }, 'Open'),
-        h('button', { type: 'button', class: 'button', disabled: !ws.doc || ws.doc.readOnly, onclick: () => restore(version) }, 'Restore'));
-    }));
+    list.replaceChildren(...versions.map((version) => versionRow(ws, version, ticked.includes(version.id), (checked) => {
+      ticked = ticked.filter((v) => v !== version.id);
+      if (checked) ticked = [...ticked, version.id].slice(-2);
+      draw();
+    }, restore)));
   }
 
   async function saveVersion() {
-    const doc = ws.doc;
-    if (!doc) return;
-    const name = await promptDialog({ title: 'Save Version', message: 'A name for the text as it is now.', confirm: 'Save', placeholder: 'Before the review' });
-    if (!name) {
-      if (!dialog.open) dialog.showModal();
-      return;
-    }
-    try {
-      await doc.saveVersion(name);
-      toast(`Saved “${name}”.`);
-    } catch (error) {
-      toast(describeError(error, 'save the version'));
-    }
-    if (!dialog.open) dialog.showModal();
-    await refresh();
+    if (await saveNamedVersion(ws, dialog)) await refresh();
   }
 
   /** @param {Version} version */
@@ -146,21 +120,7 @@ export function installHistory(ws) {
     if (!id || ticked.length !== 2) return;
     // Older first, whichever was ticked first.
     const [from, to] = versions.filter((v) => ticked.includes(v.id)).reverse();
-    try {
-      const [{ operation }, { text }] = await Promise.all([
-        ws.client.compareVersions(id, from.id, to.id),
-        ws.client.readVersion(id, from.id),
-      ]);
-      diff.hidden = false;
-      diff.replaceChildren(
-        h('p', { class: 'history-diff-title' }, `From “${versionLabel(from)}” to “${versionLabel(to)}”`),
-        h('pre', { class: 'history-diff-text' },
-          ...diffRuns(text, operation).map((run) =>
-            run.kind === 'same' ? run.text : h(run.kind === 'inserted' ? 'ins' : 'del', {}, run.text))),
-      );
-    } catch (error) {
-      toast(describeError(error, 'compare the versions'));
-    }
+    await showComparison(ws, diff, id, from, to);
   }
 
   dialog.addEventListener('panes:open', () => {
@@ -172,4 +132,77 @@ export function installHistory(ws) {
     if (!dialog.open) dialog.showModal();
     refresh();
   });
+}
+
+/**
+ * A version's row: a box to tick it for comparing, what it is, Open and Restore.
+ * @param {Workspace} ws
+ * @param {Version} version
+ * @param {boolean} ticked
+ * @param {(checked: boolean) => void} tick
+ * @param {(version: Version) => void} restore
+ */
+function versionRow(ws, version, ticked, tick, restore) {
+  const box = h('input', {
+    type: 'checkbox', checked: ticked, 'aria-label': `Compare ${versionLabel(version)}`,
+    onchange: () => tick(/** @type {HTMLInputElement} */ (box).checked),
+  });
+  return h('li', { class: 'history-row', dataset: { version: version.id, kind: version.kind } },
+    box,
+    h('div', { class: 'history-what' },
+      h('span', { class: 'history-name' }, versionLabel(version)),
+      h('span', { class: 'history-meta' }, `${relativeTime(version.createdAt)} · ${version.createdBy} · ${version.length} characters`)),
+    h('button', { type: 'button', class: 'button', onclick: () => ws.openVersionInNewWindow(version) }, 'Open'),
+    h('button', { type: 'button', class: 'button', disabled: !ws.doc || ws.doc.readOnly, onclick: () => restore(version) }, 'Restore'));
+}
+
+/**
+ * Asks for a name and saves the text as it is now under it; the panel stays open. False when
+ * nothing was asked for (no document) or no name was given, so the list needs no refresh.
+ * @param {Workspace} ws
+ * @param {HTMLDialogElement} dialog
+ * @returns {Promise<boolean>}
+ */
+async function saveNamedVersion(ws, dialog) {
+  const doc = ws.doc;
+  if (!doc) return false;
+  const name = await promptDialog({ title: 'Save Version', message: 'A name for the text as it is now.', confirm: 'Save', placeholder: 'Before the review' });
+  if (!name) {
+    if (!dialog.open) dialog.showModal();
+    return false;
+  }
+  try {
+    await doc.saveVersion(name);
+    toast(`Saved “${name}”.`);
+  } catch (error) {
+    toast(describeError(error, 'save the version'));
+  }
+  if (!dialog.open) dialog.showModal();
+  return true;
+}
+
+/**
+ * The server's diff between two versions, drawn over the older text.
+ * @param {Workspace} ws
+ * @param {HTMLElement} diff
+ * @param {string} id
+ * @param {Version} from
+ * @param {Version} to
+ */
+async function showComparison(ws, diff, id, from, to) {
+  try {
+    const [{ operation }, { text }] = await Promise.all([
+      ws.client.compareVersions(id, from.id, to.id),
+      ws.client.readVersion(id, from.id),
+    ]);
+    diff.hidden = false;
+    diff.replaceChildren(
+      h('p', { class: 'history-diff-title' }, `From “${versionLabel(from)}” to “${versionLabel(to)}”`),
+      h('pre', { class: 'history-diff-text' },
+        ...diffRuns(text, operation).map((run) =>
+          run.kind === 'same' ? run.text : h(run.kind === 'inserted' ? 'ins' : 'del', {}, run.text))),
+    );
+  } catch (error) {
+    toast(describeError(error, 'compare the versions'));
+  }
 }

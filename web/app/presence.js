@@ -68,6 +68,37 @@ export function peopleIn(doc, self) {
 }
 
 /**
+ * The people other than `me` who have a listed document open, once each: from the summary's
+ * `people` (their windows on every node, and how many of those are in use), else from its
+ * `participants` (this node's windows only; an older server). Each reads, for a tooltip or a
+ * screen reader, "Alice — 2 windows, active in 1".
+ * @param {import('../lib/documents.js').DocumentSummary} summary
+ * @param {string} me
+ * @returns {{ user: string, name: string, color?: string, windows: number, active: number | null, description: string }[]}
+ */
+export function othersIn(summary, me) {
+  const participants = summary.participants ?? [];
+  const colorOf = (/** @type {string} */ user) => participants.find((p) => p.user === user && p.color)?.color;
+  const listed = summary.people
+    ? summary.people.map((p) => ({ user: p.user, name: p.name, windows: p.windows, active: /** @type {number | null} */ (p.active) }))
+    : [...new Map(participants.map((p) => [p.user ?? '', p])).values()].map((p) => ({
+        user: p.user ?? '', name: p.name ?? p.user ?? '', windows: participants.filter((q) => q.user === p.user).length, active: null,
+      }));
+  return listed.filter((p) => p.user !== me).map((p) => ({ ...p, color: colorOf(p.user), description: describeWindows(p) }));
+}
+
+/**
+ * "Alice — 2 windows, active in 1", "Bob — 1 window, active", "Carol — 1 window, not active".
+ * @param {{ name: string, windows: number, active: number | null }} person
+ */
+export function describeWindows({ name, windows, active }) {
+  const count = `${windows} ${windows === 1 ? 'window' : 'windows'}`;
+  if (active === null) return `${name} — ${count}`;
+  if (windows === 1) return `${name} — ${count}, ${active ? 'active' : 'not active'}`;
+  return `${name} — ${count}, ${active ? `active in ${active}` : 'none active'}`;
+}
+
+/**
  * How a person reads in a list: "Alice (you) in 4 windows", "Bob".
  * @param {Person} person
  */

@@ -30,115 +30,153 @@ const MANAGED_LABEL = 'Managed by your administrator';
 const FONT_MIN = 11;
 const FONT_MAX = 28;
 
+/**
+ * What the parts of the settings share: whether the server shares preferences, the settings
+ * it locks (as its latest events said), the function that sets one, and the one that draws the
+ * controls.
+ * @typedef {object} SettingsState
+ * @property {boolean} shared
+ * @property {Set<PreferenceName>} locked
+ * @property {(name: PreferenceName, value: any) => void} set
+ * @property {() => void} render
+ */
+
 /** @param {Workspace} ws */
 export function installSettings(ws) {
   const popover = byId('settings');
-  const button = byId('open-settings');
-  let shared = true;
-  /** The settings the server's managed preferences lock, as its latest events said. @type {Set<PreferenceName>} */
-  const locked = new Set();
-
-  /**
-   * A value from the server, checked; anything malformed reads as the default.
-   * @param {'showWordCount' | 'fontSize' | 'theme'} name
-   * @param {any} value
-   */
-  const accept = (name, value) => {
-    if (name === 'showWordCount') ws.prefs.showWordCount = typeof value === 'boolean' ? value : PREFERENCES.showWordCount.default;
-    if (name === 'fontSize') {
-      ws.prefs.fontSize = Number.isInteger(value) ? Math.min(Math.max(value, FONT_MIN), FONT_MAX) : PREFERENCES.fontSize.default;
-    }
-    if (name === 'theme') ws.prefs.theme = ['light', 'dark', 'system'].includes(value) ? value : PREFERENCES.theme.default;
-  };
+  /** @type {SettingsState} */
+  const s = { shared: true, locked: new Set(), set: () => {}, render: () => {} };
+  s.set = (name, value) => setPreference(ws, s, name, value);
 
   /** @param {PreferenceChange} change */
-  const changed = (change) => {
-    const entry = Object.entries(PREFERENCES).find(([, p]) => p.keyPath === change.keyPath);
-    if (!entry) return;
-    const name = /** @type {PreferenceName} */ (entry[0]);
-    if (change.locked === true) locked.add(name);
-    else locked.delete(name);
-    accept(name, change.removed || change.exists === false || !('new' in change) ? undefined : change.new);
-    ws.applyPreferences();
-    renderControls();
-  };
-
+  const changed = (change) => preferenceChanged(ws, s, change);
   ws.client.observe('editor', { initial: true }, changed);
   const appearance = ws.client.observe('appearance', { initial: true }, changed);
   appearance.ready.then(() => {
     if (!ws.client.supports('observe')) {
-      shared = false;
-      loadLocal();
+      s.shared = false;
+      loadLocal(ws, s);
     }
   });
 
-  /**
-   * Sets a preference for every window; on a server without preferences, for this browser.
-   * @param {'showWordCount' | 'fontSize' | 'theme'} name
-   * @param {any} value
-   */
-  const set = (name, value) => {
-    if (shared && locked.has(name)) {
-      renderControls(); // undo what the control shows; the operator's value stays
+  s.render = buildControls(ws, s, popover);
+  installPopover(ws, popover, byId('open-settings'));
+  s.render();
+  ws.applyPreferences();
+}
+
+/**
+ * A value from the server, checked; anything malformed reads as the default.
+ * @param {Workspace} ws
+ * @param {'showWordCount' | 'fontSize' | 'theme'} name
+ * @param {any} value
+ */
+function accept(ws, name, value) {
+  if (name === 'showWordCount') ws.prefs.showWordCount = typeof value === 'boolean' ? value : PREFERENCES.showWordCount.default;
+  if (name === 'fontSize') {
+    ws.prefs.fontSize = Number.isInteger(value) ? Math.min(Math.max(value, FONT_MIN), FONT_MAX) : PREFERENCES.fontSize.default;
+  }
+  if (name === 'theme') ws.prefs.theme = ['light', 'dark', 'system'].includes(value) ? value : PREFERENCES.theme.default;
+}
+
+/**
+ * @param {Workspace} ws
+ * @param {SettingsState} s
+ * @param {PreferenceChange} change
+ */
+function preferenceChanged(ws, s, change) {
+  const entry = Object.entries(PREFERENCES).find(([, p]) => p.keyPath === change.keyPath);
+  if (!entry) return;
+  const name = /** @type {PreferenceName} */ (entry[0]);
+  if (change.locked === true) s.locked.add(name);
+  else s.locked.delete(name);
+  accept(ws, name, change.removed || change.exists === false || !('new' in change) ? undefined : change.new);
+  ws.applyPreferences();
+  s.render();
+}
+
+/**
+ * Sets a preference for every window; on a server without preferences, for this browser.
+ * @param {Workspace} ws
+ * @param {SettingsState} s
+ * @param {'showWordCount' | 'fontSize' | 'theme'} name
+ * @param {any} value
+ */
+function setPreference(ws, s, name, value) {
+  if (s.shared && s.locked.has(name)) {
+    s.render(); // undo what the control shows; the operator's value stays
+    return;
+  }
+  accept(ws, name, value);
+  ws.applyPreferences();
+  s.render();
+  if (!s.shared) {
+    saveLocal(ws);
+    return;
+  }
+  ws.client.setPreference(PREFERENCES[name].keyPath, value).catch((error) => {
+    if (error.code === 'unknown_type') {
+      s.shared = false;
+      saveLocal(ws);
+      s.render();
       return;
     }
-    accept(name, value);
-    ws.applyPreferences();
-    renderControls();
-    if (!shared) {
-      saveLocal();
+    if (error.code === 'preference_locked') {
+      // Locked since this window last heard: its observation brings the operator's value.
+      s.locked.add(name);
+      s.render();
+      toast(`That setting is ${MANAGED_LABEL.toLowerCase()}.`);
       return;
     }
-    ws.client.setPreference(PREFERENCES[name].keyPath, value).catch((error) => {
-      if (error.code === 'unknown_type') {
-        shared = false;
-        saveLocal();
-        renderControls();
-        return;
-      }
-      if (error.code === 'preference_locked') {
-        // Locked since this window last heard: its observation brings the operator's value.
-        locked.add(name);
-        renderControls();
-        toast(`That setting is ${MANAGED_LABEL.toLowerCase()}.`);
-        return;
-      }
-      toast(describeError(error, 'change the setting'));
-    });
-  };
+    toast(describeError(error, 'change the setting'));
+  });
+}
 
-  const loadLocal = () => {
-    try {
-      const saved = JSON.parse(localStorage.getItem('panes.preferences') ?? '{}');
-      for (const name of /** @type {const} */ (['showWordCount', 'fontSize', 'theme'])) {
-        if (name in saved) accept(name, saved[name]);
-      }
-    } catch {
-      /* nothing saved */
+/**
+ * @param {Workspace} ws
+ * @param {SettingsState} s
+ */
+function loadLocal(ws, s) {
+  try {
+    const saved = JSON.parse(localStorage.getItem('panes.preferences') ?? '{}');
+    for (const name of /** @type {const} */ (['showWordCount', 'fontSize', 'theme'])) {
+      if (name in saved) accept(ws, name, saved[name]);
     }
-    ws.applyPreferences();
-    renderControls();
-  };
-  const saveLocal = () => {
-    try {
-      localStorage.setItem('panes.preferences', JSON.stringify(ws.prefs));
-    } catch {
-      /* private mode */
-    }
-  };
+  } catch {
+    /* nothing saved */
+  }
+  ws.applyPreferences();
+  s.render();
+}
 
+/** @param {Workspace} ws */
+function saveLocal(ws) {
+  try {
+    localStorage.setItem('panes.preferences', JSON.stringify(ws.prefs));
+  } catch {
+    /* private mode */
+  }
+}
+
+/**
+ * Builds the popover's controls; returns the function that draws them from the state.
+ * @param {Workspace} ws
+ * @param {SettingsState} s
+ * @param {HTMLElement} popover
+ */
+function buildControls(ws, s, popover) {
   const wordCount = h('input', {
     type: 'checkbox', id: 'pref-word-count', role: 'switch',
-    onchange: () => set('showWordCount', wordCount.checked),
+    onchange: () => s.set('showWordCount', wordCount.checked),
   });
   const themeButtons = ['light', 'dark', 'system'].map((theme) =>
     h('button', {
       type: 'button', dataset: { theme }, 'aria-pressed': 'false',
-      onclick: () => set('theme', theme),
+      onclick: () => s.set('theme', theme),
     }, theme[0].toUpperCase() + theme.slice(1)));
   const fontOutput = h('output', { id: 'pref-font-size', 'aria-live': 'polite' });
-  const smaller = h('button', { type: 'button', 'aria-label': 'Smaller text', onclick: () => set('fontSize', ws.prefs.fontSize - 1) }, '−');
-  const larger = h('button', { type: 'button', 'aria-label': 'Larger text', onclick: () => set('fontSize', ws.prefs.fontSize + 1) }, '+');
+  const smaller = h('button', { type: 'button', 'aria-label': 'Smaller text', onclick: () => s.set('fontSize', ws.prefs.fontSize - 1) }, '−');
+  const larger = h('button', { type: 'button', 'aria-label': 'Larger text', onclick: () => s.set('fontSize', ws.prefs.fontSize + 1) }, '+');
   const note = h('p', { class: 'settings-note', style: { margin: '8px 16px 0', fontSize: '12px', color: 'var(--secondary)' } });
   /** Each setting's "managed" label, shown while the setting is locked. */
   const managed = {
@@ -167,8 +205,8 @@ export function installSettings(ws) {
     note,
   );
 
-  const renderControls = () => {
-    const isLocked = (/** @type {PreferenceName} */ name) => shared && locked.has(name);
+  return () => {
+    const isLocked = (/** @type {PreferenceName} */ name) => s.shared && s.locked.has(name);
     for (const [name, element] of Object.entries(managed)) {
       const on = isLocked(/** @type {PreferenceName} */ (name));
       element.hidden = !on;
@@ -185,11 +223,19 @@ export function installSettings(ws) {
     fontOutput.textContent = `${ws.prefs.fontSize} px`; // applied in CSS pixels (Workspace.applyPreferences)
     smaller.disabled = isLocked('fontSize') || ws.prefs.fontSize <= FONT_MIN;
     larger.disabled = isLocked('fontSize') || ws.prefs.fontSize >= FONT_MAX;
-    note.textContent = shared
+    note.textContent = s.shared
       ? 'Settings apply to all your windows at once.'
       : 'This server doesn’t share settings yet; they apply to this browser only.';
   };
+}
 
+/**
+ * Opening and closing the popover from the gear button.
+ * @param {Workspace} ws
+ * @param {HTMLElement} popover
+ * @param {HTMLElement} button
+ */
+function installPopover(ws, popover, button) {
   // A press on the gear while the popover is open light-dismisses it (at pointerup, before the
   // click): that click must not open it again. Remember the press itself, not a time, so the
   // next click opens it however soon it comes.
@@ -229,6 +275,4 @@ export function installSettings(ws) {
     const isOpen = /** @type {ToggleEvent} */ (event).newState === 'open';
     button.setAttribute('aria-expanded', String(isOpen));
   });
-  renderControls();
-  ws.applyPreferences();
 }

@@ -57,76 +57,11 @@ export function installSwitcher(ws) {
       ? `${sessions.length} ${sessions.length === 1 ? 'window' : 'windows'}, ${live} open · app ${describeAppState(latest.appState)}`
       : 'Loading…';
     grid.replaceChildren(
-      ...sessions.map((s) => card(s, s.persistentIdentifier === own)),
+      ...sessions.map((s) => sessionCard(ws, dialog, s, s.persistentIdentifier === own, close)),
       h('li', {},
         h('button', { type: 'button', class: 'session-new', 'aria-label': 'New Window', onclick: () => ws.newWindow() },
           h('span', { html: icons.plus }), 'New Window')),
     );
-  };
-
-  /**
-   * @param {ListedSession} s
-   * @param {boolean} current
-   */
-  const card = (s, current) => {
-    const target = s.targetContentIdentifier ?? null;
-    const title = target ? s.title || ws.summaryOf(target)?.title || 'Untitled document' : NO_DOCUMENT_TITLE;
-    // This window's own note as typed; the others' as their sessions' subtitles. A server
-    // without subtitles still has the note of a window without a document as its snapshot.
-    const note = current ? ws.subtitle() : s.subtitle ?? (target ? '' : s.snapshot?.text?.trim() ?? '');
-    const preview = target ? s.snapshot?.text ?? '' : '';
-    const image = target ? s.snapshot?.image : undefined;
-    const state = STATE_LABELS[s.state] ?? s.state;
-    const when = relativeTime(s.lastActiveAt);
-    return h('li', {
-      class: 'session-card',
-      // The live window's size class, as its traits reached the server.
-      dataset: { session: s.persistentIdentifier, state: s.state, current: String(current), width: s.traits?.width ?? '' },
-    },
-    h('button', {
-      type: 'button', class: 'session-open',
-      'aria-label': [title, note && `note: ${note}`, state, current ? 'this window' : `active ${when}`].filter(Boolean).join(', '),
-      onclick: () => choose(s),
-    },
-    h('div', { class: 'session-titlebar' },
-      h('span', { class: 'session-icon', html: target ? icons.document : icons.pages }),
-      h('span', { class: 'session-title' }, title)),
-    note ? h('div', { class: 'session-note' }, note) : '',
-    image
-      ? h('img', { class: 'session-snapshot', src: image, alt: '' })
-      : h('div', { class: 'session-snapshot', dataset: { empty: String(!preview.trim()) } },
-        preview.trim() ? preview : target ? 'Empty document' : 'Nothing open in this window'),
-    h('div', { class: 'session-footer' },
-      h('span', { class: 'state-dot', dataset: { state: s.state } }),
-      h('span', { class: 'session-state' }, state),
-      h('span', { style: { flex: '1' } }),
-      current ? h('span', { class: 'badge' }, 'This window') : h('span', { class: 'session-time', title: new Date(s.lastActiveAt).toLocaleString() }, when))),
-    h('button', {
-      type: 'button', class: 'session-close', html: icons.close,
-      'aria-label': `Close ${title}`, title: 'Close this window and discard its state',
-      onclick: (/** @type {MouseEvent} */ event) => {
-        event.stopPropagation();
-        close(s, /** @type {HTMLElement} */ (event.currentTarget).closest('.session-card'));
-      },
-    }));
-  };
-
-  /** @param {SessionSummary} s */
-  const choose = async (s) => {
-    if (s.persistentIdentifier === ws.client.session?.persistentIdentifier) {
-      dialog.close();
-      return;
-    }
-    const activity = s.targetContentIdentifier
-      ? { activityType: DOCUMENT_ACTIVITY, title: s.title, targetContentIdentifier: s.targetContentIdentifier }
-      : { activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE };
-    try {
-      const result = await ws.client.requestActivation(activity, { session: s.persistentIdentifier });
-      if (result.action === 'open' && result.url) ws.openURL(result.url);
-      else toast(`“${s.title || 'That window'}” was brought forward.`);
-    } catch (error) {
-      toast(describeError(error, 'show that window'));
-    }
   };
 
   /**
@@ -172,6 +107,80 @@ export function installSwitcher(ws) {
     watch?.stop();
     watch = null;
   });
+}
+
+/**
+ * A session's card: what tells its window apart, a button that brings it forward, and ×.
+ * @param {Workspace} ws
+ * @param {HTMLDialogElement} dialog
+ * @param {ListedSession} s
+ * @param {boolean} current
+ * @param {(s: SessionSummary, element: Element | null) => void} close
+ */
+function sessionCard(ws, dialog, s, current, close) {
+  const target = s.targetContentIdentifier ?? null;
+  const title = target ? s.title || ws.summaryOf(target)?.title || 'Untitled document' : NO_DOCUMENT_TITLE;
+  // This window's own note as typed; the others' as their sessions' subtitles. A server
+  // without subtitles still has the note of a window without a document as its snapshot.
+  const note = current ? ws.subtitle() : s.subtitle ?? (target ? '' : s.snapshot?.text?.trim() ?? '');
+  const preview = target ? s.snapshot?.text ?? '' : '';
+  const image = target ? s.snapshot?.image : undefined;
+  const state = STATE_LABELS[s.state] ?? s.state;
+  const when = relativeTime(s.lastActiveAt);
+  return h('li', {
+    class: 'session-card',
+    // The live window's size class, as its traits reached the server.
+    dataset: { session: s.persistentIdentifier, state: s.state, current: String(current), width: s.traits?.width ?? '' },
+  },
+  h('button', {
+    type: 'button', class: 'session-open',
+    'aria-label': [title, note && `note: ${note}`, state, current ? 'this window' : `active ${when}`].filter(Boolean).join(', '),
+    onclick: () => chooseSession(ws, dialog, s),
+  },
+  h('div', { class: 'session-titlebar' },
+    h('span', { class: 'session-icon', html: target ? icons.document : icons.pages }),
+    h('span', { class: 'session-title' }, title)),
+  note ? h('div', { class: 'session-note' }, note) : '',
+  image
+    ? h('img', { class: 'session-snapshot', src: image, alt: '' })
+    : h('div', { class: 'session-snapshot', dataset: { empty: String(!preview.trim()) } },
+      preview.trim() ? preview : target ? 'Empty document' : 'Nothing open in this window'),
+  h('div', { class: 'session-footer' },
+    h('span', { class: 'state-dot', dataset: { state: s.state } }),
+    h('span', { class: 'session-state' }, state),
+    h('span', { style: { flex: '1' } }),
+    current ? h('span', { class: 'badge' }, 'This window') : h('span', { class: 'session-time', title: new Date(s.lastActiveAt).toLocaleString() }, when))),
+  h('button', {
+    type: 'button', class: 'session-close', html: icons.close,
+    'aria-label': `Close ${title}`, title: 'Close this window and discard its state',
+    onclick: (/** @type {MouseEvent} */ event) => {
+      event.stopPropagation();
+      close(s, /** @type {HTMLElement} */ (event.currentTarget).closest('.session-card'));
+    },
+  }));
+}
+
+/**
+ * Brings the session's window forward, or reopens a closed one in a new tab.
+ * @param {Workspace} ws
+ * @param {HTMLDialogElement} dialog
+ * @param {SessionSummary} s
+ */
+async function chooseSession(ws, dialog, s) {
+  if (s.persistentIdentifier === ws.client.session?.persistentIdentifier) {
+    dialog.close();
+    return;
+  }
+  const activity = s.targetContentIdentifier
+    ? { activityType: DOCUMENT_ACTIVITY, title: s.title, targetContentIdentifier: s.targetContentIdentifier }
+    : { activityType: WORKSPACE_ACTIVITY, title: NO_DOCUMENT_TITLE };
+  try {
+    const result = await ws.client.requestActivation(activity, { session: s.persistentIdentifier });
+    if (result.action === 'open' && result.url) ws.openURL(result.url);
+    else toast(`“${s.title || 'That window'}” was brought forward.`);
+  } catch (error) {
+    toast(describeError(error, 'show that window'));
+  }
 }
 
 /** @param {string} state */

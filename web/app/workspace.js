@@ -13,6 +13,7 @@ import { confirmDialog, deletionMessage, describeError, freshWindowURL, promptDi
 import { CaretLabels, peopleIn, renderPeople } from './presence.js';
 import { versionLabel } from './history.js';
 import { StateSaver } from './restoration.js';
+import { LinkTokens } from './links.js';
 
 /** @typedef {import('../panes-client.js').PanesClient} PanesClient */
 /** @typedef {import('../lib/panes-client.js').Activity} Activity */
@@ -46,8 +47,8 @@ export class Workspace {
     this.app = byId('app');
     this.editor = byId('editor', HTMLTextAreaElement);
     this.readOnlyBadge = byId('read-only');
-    /** Link tokens this window opens documents through (`?open=ID&link=TOKEN`), by document. @type {Map<string, string>} */
-    this.links = new Map();
+    /** Link tokens this window opens documents through (`?open=ID&link=TOKEN`), kept across a reload. */
+    this.links = new LinkTokens(identity.workspace);
     this.editorWrap = byId('editor-wrap');
     this.welcome = byId('welcome');
     this.titleInput = byId('document-title', HTMLTextAreaElement);
@@ -373,6 +374,7 @@ export class Workspace {
       this.documentId = null;
       delete this.app.dataset.document;
       const e = /** @type {any} */ (error);
+      if (e.field === 'link') this.links.forget(id);
       if (e.code !== 'unknown_type') toast(describeError(e, 'open the document'));
       this.setView('list');
       this.render();
@@ -409,6 +411,7 @@ export class Workspace {
       if (this.doc !== session) return;
       const title = session.summary?.title ?? 'this document';
       if (role === 'none') {
+        this.links.forget(id);
         toast(`You no longer have access to “${title}”.`);
         this.closeDocument();
         return;

@@ -35,7 +35,7 @@ import { PanesError, timeoutError } from './errors.js';
 export const KEYED_REQUESTS = new Set([
   'setUserInfo', 'updateActivity', 'requestRefresh', 'renameDocument', 'setPreference', 'removePreference',
   'createDocument', 'requestActivation', 'beginDrag', 'deleteDocument', 'requestDestruction', 'drop', 'cancelDrag',
-  'saveVersion',
+  'saveVersion', 'createDocumentLink',
 ]);
 
 /**

@@ -789,13 +789,14 @@ export interface DocumentSummary {
   createdAt: number;
   modifiedAt: number;
   createdBy?: string;
-  /** The first `maxListedParticipants` scenes to have opened it. */
+  /** The first `maxListedParticipants` scenes to have opened it (on the node that sent this). */
   participants?: Participant[];
-  /** How many scenes have it open, listed or not. */
+  /** How many scenes have it open, listed or not, on every node. */
   participantCount?: number;
   /**
-   * The participants merged per person, in the order each first opened it: "Alice has this
-   * open in two windows, active in one" is `{ user: 'alice', name: 'Alice', windows: 2, active: 1 }`.
+   * The participants merged per person, in the order each first opened it (those on other
+   * nodes after): "Alice has this open in two windows, active in one" is
+   * `{ user: 'alice', name: 'Alice', windows: 2, active: 1 }`; windows on every node count.
    */
   people?: Array<{ user: string; name: string; windows: number; active: number }>;
 }

@@ -90,6 +90,8 @@ struct ClusterState: Sendable {
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does).
     var remotePresence: [DocumentID: [SceneID: (node: NodeID, presence: JSONValue)]] = [:]
+    /// What this node last told the others of its people in each document (`sharePeople`).
+    var sharedPeople: [DocumentID: [PersonTally]] = [:]
     /// Each user's scenes live on other nodes, per node, as those nodes last told
     /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
     var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]

@@ -36,6 +36,8 @@ extension Hub {
             tickets[id] = nil
         case .presence(let presence):
             takeRemotePresence(presence, from: signal.from)
+        case .people(let json):
+            takeRemotePeople(json, from: signal.from)
         case .drag(let json):
             takeRemoteDrag(json, from: signal.from)
         case .dragEnded(let json):
@@ -49,6 +51,7 @@ extension Hub {
             takeRemoteScenes(json, from: signal.from)
         case .scenesWanted:
             answerScenesWanted(by: signal.from)
+            sharePeople(to: signal.from)
         }
     }
 
@@ -117,6 +120,7 @@ extension Hub {
             left["selection"] = .null
             takeRemotePresence(.object(left), from: entry.node)
         }
+        dropPeople(of: nodes)
     }
 
     // MARK: Probes

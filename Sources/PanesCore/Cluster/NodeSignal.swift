@@ -32,6 +32,9 @@ public struct NodeSignal: Sendable, Equatable {
         /// A scene's presence in a document changed (a `presence` event's fields, `left` true
         /// when it left), for the document's scenes on other nodes.
         case presence(JSONValue)
+        /// The sending node's people in a document (`{"document", "people": [PersonTally]}`),
+        /// whole each time, for the document's summaries on other nodes.
+        case people(JSONValue)
         /// The sending node's live scenes of one user (`RemoteScene.json`), for switchers on
         /// other nodes; the whole list each time, so the last one received is the truth.
         case scenes(JSONValue)
@@ -63,6 +66,7 @@ public struct NodeSignal: Sendable, Equatable {
         case .ticket(let ticket): object["ticket"] = ticket
         case .ticketUsed(let id): object["ticketUsed"] = .string(id)
         case .presence(let presence): object["presence"] = presence
+        case .people(let people): object["people"] = people
         case .drag(let drag): object["drag"] = drag
         case .dragEnded(let ended): object["dragEnded"] = ended
         case .scenes(let scenes): object["scenes"] = scenes
@@ -93,6 +97,8 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .ticketUsed(id)
         } else if let presence = json["presence"] {
             kind = .presence(presence)
+        } else if let people = json["people"] {
+            kind = .people(people)
         } else if let drag = json["drag"] {
             kind = .drag(drag)
         } else if let ended = json["dragEnded"] {

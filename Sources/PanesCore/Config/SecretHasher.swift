@@ -9,10 +9,16 @@ public struct SecretHasher: Sendable {
     public let hash: @Sendable (_ secret: String) -> String
     /// Compares two stored forms in time that does not depend on where they differ.
     public let equal: @Sendable (_ a: String, _ b: String) -> Bool
+    /// HMAC-SHA-256 of a message under a key, for secrets derived rather than kept (a keyed
+    /// `createDocumentLink`'s token, `DocumentRights.keyedToken`); nil where none is given, and
+    /// then such secrets are random instead.
+    public let mac: (@Sendable (_ key: [UInt8], _ message: [UInt8]) -> [UInt8])?
 
-    public init(hash: @escaping @Sendable (String) -> String, equal: @escaping @Sendable (String, String) -> Bool) {
+    public init(hash: @escaping @Sendable (String) -> String, equal: @escaping @Sendable (String, String) -> Bool,
+                mac: (@Sendable ([UInt8], [UInt8]) -> [UInt8])? = nil) {
         self.hash = hash
         self.equal = equal
+        self.mac = mac
     }
 
     /// Whether `secret` is the one whose hash is `stored`.

@@ -1,5 +1,5 @@
 extension Settings {
-    /// The settings table for README.md and `panes settings`: name, default and meaning of
+    /// The settings table for docs/operating.md and `panes settings`: name, default and meaning of
     /// every limit, from the same descriptors the configuration file is read with.
     public static var markdownTable: String {
         let defaults = Settings()

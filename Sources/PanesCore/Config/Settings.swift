@@ -1,7 +1,7 @@
 /// Every limit and timing of the server, each a named setting with a default.
 ///
-/// Names here are the names in the configuration file (`"settings": {...}`), in README.md's
-/// table and in error messages, so a client that hits a limit can find the knob.
+/// Names here are the names in the configuration file (`"settings": {...}`), in the table of
+/// docs/operating.md and in error messages, so a client that hits a limit can find the knob.
 public struct Settings: Sendable, Equatable {
     // Transport
     public var maxMessageBytes = 1 << 20

@@ -6,6 +6,9 @@ struct DocumentEdit: Sendable {
     let operation: TextOperation
     let opId: String
     let author: DocumentAuthor
+    /// What let its sender edit when it came (`Hub.editStanding`): checked again when its batch
+    /// is made, so an edit queued before a downgrade or a revocation is refused, not applied.
+    let standing: EditStanding
     /// The operation transformed past everything committed up to `revision` (nil until its
     /// first batch). Transforming past a list of operations is transforming past each in turn,
     /// so an edit whose batch has to be made again (a conflict with another node's commit) goes
@@ -21,6 +24,16 @@ struct DocumentEdit: Sendable {
 
     /// Where rebasing goes on from: the kept rebase, or the operation as made.
     var rebaseStart: (revision: Int64, operation: TextOperation) { rebased ?? (revision, operation) }
+}
+
+/// What an edit's sender had for it when it came: the workspace role of its scene and the
+/// link (by id) the scene opened the document through, if any. A scene that has gone since its
+/// edit was queued is judged by these; a live one by its workspace role now.
+struct EditStanding: Sendable {
+    let workspaceRole: Role
+    let link: String?
+    /// `DocumentRights.epoch` when it was checked.
+    let epoch: UInt64
 }
 
 /// Edits of one document committed together: each one's outcome, and the document's text and

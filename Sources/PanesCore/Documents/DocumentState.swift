@@ -28,6 +28,9 @@ struct DocumentState: Sendable {
     var announceDeadlines = DeadlineQueue<DocumentID>()
     /// When held presences may be sent (`presenceIntervalMs`).
     var presenceDeadlines = DeadlineQueue<PresenceKey>()
+    /// Each document's people on other nodes, as each node last told (`Hub+RemotePeople.swift`):
+    /// summaries count a person's windows on every node.
+    var remotePeople: [DocumentID: [NodeID: [PersonTally]]] = [:]
 
     /// The records loaded at start; no text is held until a document is opened.
     init(stored: [DocumentRecord] = []) {
@@ -57,6 +60,7 @@ struct DocumentState: Sendable {
         modified.remove(id)
         lastAnnounced[id] = nil
         previews[id] = nil
+        remotePeople[id] = nil
         return record
     }
 
@@ -66,36 +70,26 @@ struct DocumentState: Sendable {
         if openedBy[scene]?.isEmpty == true { openedBy[scene] = nil }
     }
 
-    /// The summary's `participants`: the first `limit` scenes to have opened the document.
+    /// The summary's `participants`: the first `limit` scenes to have opened the document here.
     /// Capped so that every opening costs each list observer O(1) bytes, not O(participants):
     /// E editors opening a document would otherwise send O(E²) bytes to every observer.
+    /// `count` and `people` count the windows on other nodes too.
     func participants(of id: DocumentID, limit: Int) -> (listed: [JSONValue], count: Int, people: [JSONValue]) {
-        guard let document = open[id] else { return ([], 0, []) }
+        let remote = (remotePeople[id] ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
+        let remoteWindows = remote.reduce(0) { $0 + $1.windows }
+        guard let document = open[id] else {
+            return ([], remoteWindows, PersonTally.merged(remote, limit: limit).map(\.json))
+        }
         let ordered = document.orderedParticipants
-        return (ordered.prefix(limit).map(\.summaryJSON), document.participants.count, Self.people(ordered, limit: limit))
+        let people = PersonTally.merged(Self.people(ordered, limit: limit) + remote, limit: limit)
+        return (ordered.prefix(limit).map(\.summaryJSON), document.participants.count + remoteWindows, people.map(\.json))
     }
 
-    /// The participants merged per person, in the order each person first opened the document:
-    /// `{user, name, windows, active}`, `active` counting the windows in use (foregroundActive).
-    /// At most `limit` people.
-    static func people(_ ordered: [DocumentParticipant], limit: Int) -> [JSONValue] {
-        var order: [Identifier] = []
-        var merged: [Identifier: (name: String, windows: Int, active: Int)] = [:]
-        for participant in ordered {
-            let user = Identifier(participant.user)
-            if merged[user] == nil {
-                guard order.count < limit else { continue }
-                order.append(user)
-                merged[user] = (participant.name, 0, 0)
-            }
-            merged[user]!.windows += 1
-            if participant.active { merged[user]!.active += 1 }
-        }
-        return order.map { user in
-            let entry = merged[user]!
-            return ["user": .string(user.rawValue), "name": .string(entry.name), "windows": JSONValue(entry.windows),
-                    "active": JSONValue(entry.active)]
-        }
+    /// The participants here merged per person, in the order each person first opened the
+    /// document; `active` counts the windows in use (foregroundActive). At most `limit` people.
+    static func people(_ ordered: [DocumentParticipant], limit: Int) -> [PersonTally] {
+        PersonTally.merged(ordered.lazy.map { PersonTally(user: $0.user, name: $0.name, windows: 1, active: $0.active ? 1 : 0) },
+                           limit: limit)
     }
 
     /// A summary as lists and replies show it.

@@ -24,7 +24,8 @@ extension Hub {
             throw PanesError(.documentNotOpen, "open document \(id) before editing it", field: "document")
         }
         let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: name)
-        let edit = DocumentEdit(context: context, revision: revision, operation: operation, opId: opId, author: author)
+        let edit = DocumentEdit(context: context, revision: revision, operation: operation, opId: opId, author: author,
+                                standing: editStanding(scene, id))
         guard documents.open[id] != nil else {
             loadForService(id, PendingOpen(scene: scene.id, requestID: context.id, revision: nil, purpose: .edit(edit)))
             return nil
@@ -51,8 +52,14 @@ extension Hub {
         var working = document
         var outcomes: [DocumentBatch.Outcome] = []
         var commands: [StoreCommand] = []
+        let record = documents.records[id]
         for index in edits.indices {
             let edit = edits[index]
+            // Its sender's rights as they are now, not as when it was queued.
+            if let record, let refused = refusal(of: edit, record) {
+                outcomes.append(.failed(refused))
+                continue
+            }
             // A resend after a reconnect: the first one was applied, so this one is not. A real
             // resend is always based on a revision before the original's, because a client that
             // has seen that revision has seen its operation applied; an id reused at or after it
@@ -85,7 +92,7 @@ extension Hub {
                                           retention: OpenDocument.Retention(settings), now: now()) {
             commands.append(snapshot)
         }
-        if !webhookEndpoints.isEmpty, let record = documents.records[id],
+        if !webhookEndpoints.isEmpty, let record,
            case .applied(let first)? = outcomes.first(where: { if case .applied = $0 { true } else { false } }),
            case .applied(let last)? = outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
             // One event for the batch, in its commit: it is written only if the commit is.

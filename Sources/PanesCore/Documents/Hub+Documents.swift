@@ -61,6 +61,8 @@ extension Hub {
     ///   - record: a deleted document's record, for who may hear of it.
     mutating func announce(_ change: ServerEvent.DocumentChange, _ id: DocumentID, workspace: String,
                            summary: JSONValue? = nil, by: JSONValue? = nil, record: DocumentRecord? = nil) {
+        // Who is in it changed here: the other nodes' summaries count it too.
+        if change == .presence { sharePeople(of: id) }
         // Only those who may see it (for a deleted document, whose record is gone: who could).
         guard let record = record ?? documents.records[id] else { return }
         let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0] }
@@ -174,6 +176,7 @@ extension Hub {
         let summary = record.json(participants: [])
         _ = documents.remove(id)
         versions.progress[id] = nil  // its versions go with it
+        cluster.sharedPeople[id] = nil
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
     }
 

@@ -30,6 +30,7 @@ extension Hub {
                              field: "token")
         }
         scene.userName = identity.name
+        if scene.role != identity.role { rights.workspaceRoleChanged() }
         scene.role = identity.role
         scheduleTokenExpiry(of: &scene, at: identity.expiresAt)
         scenes[sceneID] = scene

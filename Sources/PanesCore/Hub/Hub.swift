@@ -114,7 +114,7 @@ public struct Hub {
                                           capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)
         documents = DocumentState(stored: stored.documents)
-        rights = DocumentRights(stored: stored.access)
+        rights = DocumentRights(stored: stored.access, linkSecret: stored.linkSecret)
         let started = now()
         requestKeys = RequestKeyState(records: stored.requestRecords, now: started, settings: settings)
         for session in stored.sessions {

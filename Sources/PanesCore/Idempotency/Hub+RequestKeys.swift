@@ -73,7 +73,8 @@ extension Hub {
     mutating func replay(_ request: ClientRequest, _ record: RequestRecord, on connection: ConnectionID) {
         logger.debug("request answered from its key", metadata: ["connection": "\(connection)", "request": "\(request.type)"])
         guard var connect = request.request as? ConnectRequest else {
-            send(.reply(request.id, result: record.result), to: connection)
+            let type = Swift.type(of: request.request)
+            send(.reply(request.id, result: type.replayedResult(record.result, record.slot, self)), to: connection)
             return
         }
         do throws(PanesError) {

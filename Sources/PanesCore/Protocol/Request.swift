@@ -21,6 +21,9 @@ public protocol Request: Sendable {
     static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue]
     /// What of a successful reply's result is kept for a retry.
     static func recordedResult(_ result: JSONValue) -> JSONValue
+    /// What a retry answered from a record is sent: the recorded result, made whole again where
+    /// `recordedResult` left something out that can be derived (a keyed link's token).
+    static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue
 }
 
 extension Request {
@@ -34,6 +37,8 @@ extension Request {
     }
 
     public static func recordedResult(_ result: JSONValue) -> JSONValue { result }
+
+    public static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue { recorded }
 }
 
 /// How a request takes an `idempotencyKey` (`Hub+RequestKeys.swift`).

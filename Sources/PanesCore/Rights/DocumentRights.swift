@@ -19,9 +19,34 @@ struct DocumentRights: Sendable {
     private var told: [SceneID: [DocumentID: Role]] = [:]
     /// When links in use expire, so the scenes using them lose what they gave at once.
     private(set) var expiries = DeadlineQueue<DocumentID>()
+    /// The key keyed links' tokens are derived under (`StoredState.linkSecret`).
+    private let linkSecret: [UInt8]
+    /// Counts changes that can lower a user's role for a document without a link: a document's
+    /// grants changing, and a scene's workspace role changing (`workspaceRoleChanged`). An edit
+    /// queued at one count and sent without a link needs no second check while it holds
+    /// (`Hub.refusal(of:_:)`): the check costs a scene lookup by id, hashed by its bytes.
+    private(set) var epoch: UInt64 = 0
 
-    init(stored: [DocumentID: DocumentAccess] = [:]) {
+    init(stored: [DocumentID: DocumentAccess] = [:], linkSecret: [UInt8] = []) {
+        self.linkSecret = linkSecret
         for (id, access) in stored { set(id, access) }
+    }
+
+    /// The token of the link `linkID` made by a `createDocumentLink` sent with an
+    /// `idempotencyKey`: HMAC-SHA-256, under the deployment's link secret, of the workspace, the
+    /// user, the key and the link id (each prefixed by its length in bytes). A retry answered
+    /// from the request's record (which keeps the reply without its token) gets the same token
+    /// again, on any node, though only its hash is stored. Nil without a secret or a MAC.
+    func keyedToken(_ slot: RequestKeySlot, link linkID: String, mac: SecretHasher) -> String? {
+        guard !linkSecret.isEmpty, let mac = mac.mac else { return nil }
+        var message: [UInt8] = []
+        for part in [Array(slot.owner.workspace.utf8), Array(slot.owner.user.utf8), slot.key.bytes, Array(linkID.utf8)] {
+            let count = UInt32(part.count)
+            message += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8),
+                        UInt8(truncatingIfNeeded: count)]
+            message += part
+        }
+        return "pdl_" + RequestKey(bytes: mac(linkSecret, message)).hex
     }
 
     /// The document's grants and links (empty when it has none).
@@ -39,12 +64,19 @@ struct DocumentRights: Sendable {
     /// The role a scene has for the document: the user's, raised by a link it opened it through
     /// while that link stands at `now`.
     func role(of record: DocumentRecord, scene: SceneID, user: String, workspaceRole: Role, now: Millis) -> Role? {
+        role(of: record, user: user, workspaceRole: workspaceRole, link: linkUses[scene]?[record.id], now: now)
+    }
+
+    /// The user's role raised by the link `linkID` while it stands at `now`.
+    func role(of record: DocumentRecord, user: String, workspaceRole: Role, link linkID: String?, now: Millis) -> Role? {
         let base = role(of: record, user: user, workspaceRole: workspaceRole)
-        guard let linkID = linkUses[scene]?[record.id],
-              let link = access[record.id]?.links.first(where: { $0.id == linkID }), link.isValid(at: now)
+        guard let linkID, let link = access[record.id]?.links.first(where: { $0.id == linkID }), link.isValid(at: now)
         else { return base }
         return max(base ?? link.role, link.role)
     }
+
+    /// The link (by id) the scene opened the document through, if any.
+    func link(usedBy scene: SceneID, for id: DocumentID) -> String? { linkUses[scene]?[id] }
 
     /// The link whose token has this hash, with its document.
     func link(tokenHash: String) -> (document: DocumentID, link: DocumentLink)? {
@@ -57,6 +89,7 @@ struct DocumentRights: Sendable {
 
     /// Replaces the document's access (a change made here, or read from the store).
     mutating func set(_ id: DocumentID, _ new: DocumentAccess) {
+        epoch &+= 1
         for link in access[id]?.links ?? [] { documentsByToken[link.tokenHash] = nil }
         access[id] = new.isEmpty && new.version == 0 ? nil : new
         for link in new.links { documentsByToken[link.tokenHash] = id }
@@ -68,6 +101,9 @@ struct DocumentRights: Sendable {
         set(id, new)
         return true
     }
+
+    /// A scene's workspace role changed (a refreshed token).
+    mutating func workspaceRoleChanged() { epoch &+= 1 }
 
     /// Forgets a deleted document's access.
     mutating func remove(_ id: DocumentID) {

@@ -13,9 +13,35 @@ extension Hub {
     func requireRole(_ needed: Role, _ scene: Scene, _ record: DocumentRecord, to action: String) throws(PanesError) {
         let role = self.role(scene, for: record) ?? .viewer
         guard role < needed else { return }
-        throw PanesError(.forbidden, "your role for document \(record.id) is \(role.rawValue), which may not \(action); "
-                             + "it needs \(needed.rawValue) or above (workspace role \(scene.role.rawValue), "
-                             + "document grants and links combined)", field: "document")
+        throw Self.roleTooLow(role, needed, record.id, workspaceRole: scene.role, to: action)
+    }
+
+    static func roleTooLow(_ role: Role, _ needed: Role, _ id: DocumentID, workspaceRole: Role,
+                           to action: String) -> PanesError {
+        PanesError(.forbidden, "your role for document \(id) is \(role.rawValue), which may not \(action); "
+                       + "it needs \(needed.rawValue) or above (workspace role \(workspaceRole.rawValue), "
+                       + "document grants and links combined)", field: "document")
+    }
+
+    /// What lets the scene edit the document now, kept with its queued edit (`EditStanding`).
+    func editStanding(_ scene: Scene, _ id: DocumentID) -> EditStanding {
+        EditStanding(workspaceRole: scene.role, link: rights.link(usedBy: scene.id, for: id), epoch: rights.epoch)
+    }
+
+    /// Why a queued edit's sender may no longer edit the document (nil when they may): checked as its batch
+    /// is made, right before it goes to the store, so nothing sent before a downgrade or a
+    /// revocation lands after it (on this node; another node's change is known here once read).
+    /// The sender's scene judges it while live, else what it had when the edit came; the link
+    /// it was sent under counts while that link stands. Sent without a link, with nothing changed
+    /// since it was checked (`DocumentRights.epoch`), it stands as checked.
+    func refusal(of edit: DocumentEdit, _ record: DocumentRecord) -> PanesError? {
+        if edit.standing.link == nil, edit.standing.epoch == rights.epoch { return nil }
+        let workspaceRole = scenes[edit.context.scene]?.role ?? edit.standing.workspaceRole
+        let role = rights.role(of: record, user: edit.author.user, workspaceRole: workspaceRole,
+                               link: edit.standing.link, now: now()) ?? .viewer
+        guard role < .editor else { return nil }
+        return Self.roleTooLow(role, .editor, record.id, workspaceRole: workspaceRole,
+                               to: "edit it (its access changed before this edit was applied)")
     }
 
     /// Whether the user may see the document at all, by grants alone: for drops between users.
@@ -59,8 +85,11 @@ extension Hub {
         return sharesJSON(id)
     }
 
-    /// A new link; the reply carries its token, which is kept nowhere but with the caller.
-    mutating func createLink(_ id: DocumentID, role: Role, lifetimeMs: Int64, scene: Scene) throws(PanesError) -> JSONValue {
+    /// A new link; the reply carries its token, which is kept nowhere but with the caller. Sent
+    /// with an `idempotencyKey` (`key`), the token is derived (`DocumentRights.keyedToken`), so a
+    /// retry answered from the record gets it again (`CreateDocumentLinkRequest.replayedResult`).
+    mutating func createLink(_ id: DocumentID, role: Role, lifetimeMs: Int64, scene: Scene,
+                             key: RequestKeySlot?) throws(PanesError) -> JSONValue {
         let record = try self.record(id, for: scene)
         try requireRole(.owner, scene, record, to: "share it")
         var access = rights.access(of: id)
@@ -70,8 +99,9 @@ extension Hub {
             access.links.removeAll { !$0.isValid(at: now) }
         }
         try requireRoom(access, id)
-        let token = "pdl_" + ids.secret() + ids.secret()
-        let link = DocumentLink(id: ids.token("link_"), tokenHash: secretHasher.hash(token), role: role,
+        let linkID = ids.token("link_")
+        let token = key.flatMap { rights.keyedToken($0, link: linkID, mac: secretHasher) } ?? "pdl_" + ids.secret() + ids.secret()
+        let link = DocumentLink(id: linkID, tokenHash: secretHasher.hash(token), role: role,
                                 createdBy: scene.owner.user, createdAt: now, expiresAt: now + lifetimeMs)
         access.links.append(link)
         change(id, access, record, by: scene, "link \(link.id) created (\(role.rawValue))")

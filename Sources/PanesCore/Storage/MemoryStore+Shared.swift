@@ -115,3 +115,11 @@ extension MemoryStore: SharedStore {
         nodeLocks.remove(node)
     }
 }
+
+extension MemoryStore {
+    /// A key a node reserved (`reserveRequestKeys`), and when.
+    struct Reservation {
+        let node: NodeID
+        let at: Millis
+    }
+}

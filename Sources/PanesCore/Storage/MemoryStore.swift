@@ -34,10 +34,6 @@ public final class MemoryStore: Store {
     /// Each document's versions, oldest first, with their texts (`saveVersion`).
     private var versions: [DocumentID: [(record: VersionRecord, text: String)]] = [:]
 
-    struct Reservation {
-        let node: NodeID
-        let at: Millis
-    }
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
@@ -58,6 +54,12 @@ public final class MemoryStore: Store {
     /// Webhook entries of the batch being applied, written to the outbox once it all applied.
     private var batchWebhooks: [WebhookOutboxEntry] = []
 
+    /// Made once, like the migration that makes a database's (`StoredState.linkSecret`).
+    private let linkSecret: [UInt8] = {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }()
+
     public init() {}
 
     /// Everything stored, sessions sorted by id as the SQLite store returns them (byte order,
@@ -69,7 +71,7 @@ public final class MemoryStore: Store {
             documents: documents.values.map(\.record).sorted { $0.id < $1.id },
             recordCursor: recordSequence, claims: claims,
             requestRecords: requestRecords.values.sorted { ($0.at, $0.slot.key.hex) < ($1.at, $1.slot.key.hex) },
-            access: access)
+            access: access, linkSecret: linkSecret)
     }
 
     public func loadRequestRecords(_ slots: [RequestKeySlot]) throws -> [RequestRecord] {

@@ -141,11 +141,17 @@ public struct StoredState: Sendable, Equatable {
     public var requestRecords: [RequestRecord]
     /// Each document's grants and links, for those that have any.
     public var access: [DocumentID: DocumentAccess] = [:]
+    /// The deployment's secret for deriving keyed links' tokens (`DocumentRights.keyedToken`):
+    /// 32 random bytes made once by the store's migration and shared by every node; empty when
+    /// the store has none (keyed links' tokens are then random, and a retry makes another link).
+    public var linkSecret: [UInt8] = []
 
     public init(sessions: [SceneSession] = [], preferences: [PreferenceDomain: StoredPreferences] = [:],
                 documents: [DocumentRecord] = [], recordCursor: Int64 = 0, claims: [SessionID: SessionClaim] = [:],
-                requestRecords: [RequestRecord] = [], access: [DocumentID: DocumentAccess] = [:]) {
+                requestRecords: [RequestRecord] = [], access: [DocumentID: DocumentAccess] = [:],
+                linkSecret: [UInt8] = []) {
         self.access = access
+        self.linkSecret = linkSecret
         self.sessions = sessions
         self.preferences = preferences
         self.documents = documents

@@ -139,7 +139,8 @@ extension Hub {
         let author = DocumentAuthor(scene: scene.id.rawValue, user: scene.owner.user, name: participant.name)
         // One op-id stream per restoring scene (`AppliedStreams`), counting up on this node.
         var edit = DocumentEdit(context: waiter.context, revision: revision, operation: operation,
-                                opId: "restore.\(scene.id.rawValue):\(versions.makeTicket())", author: author)
+                                opId: "restore.\(scene.id.rawValue):\(versions.makeTicket())", author: author,
+                                standing: editStanding(scene, id))
         edit.restoring = version
         logger.info("version restored", metadata: ["document": "\(id)", "version": "\(version.id)",
                                                   "by": "\(scene.owner.user)"])

@@ -63,7 +63,7 @@ class FakeSocket {
     }, 1);
   }
 
-  close(code = 1000, reason = '') {
+  close(_code = 1000, reason = '') {
     if (this.closed) return;
     this.closed = true;
     this.network.clock.setTimeout(() => this.onclose?.({ code: 1005, reason }), 1);

@@ -1,22 +1,22 @@
 /// A strict reader of the Prometheus text exposition format (version 0.0.4), enough to check
 /// what `/metrics` serves: every sample belongs to a declared family, names and labels are
 /// well formed, values are numbers, and histograms are cumulative and end at `+Inf == _count`.
-struct PrometheusParser {
-    struct Sample: Equatable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
+package struct PrometheusParser {
+    package struct Sample: Equatable {
+        package var name: String
+        package var labels: [String: String]
+        package var value: Double
     }
 
-    enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case line(Int, String)
-        var description: String { if case .line(let n, let why) = self { "line \(n): \(why)" } else { "" } }
+        package var description: String { if case .line(let n, let why) = self { "line \(n): \(why)" } else { "" } }
     }
 
-    private(set) var types: [String: String] = [:]
-    private(set) var samples: [Sample] = []
+    package private(set) var types: [String: String] = [:]
+    package private(set) var samples: [Sample] = []
 
-    init(_ text: String) throws {
+    package init(_ text: String) throws {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
             if line.isEmpty { continue }
@@ -38,7 +38,7 @@ struct PrometheusParser {
         try checkHistograms()
     }
 
-    func family(of name: String) -> String? {
+    package func family(of name: String) -> String? {
         if types[name] != nil { return name }
         for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
             let base = String(name.dropLast(suffix.count))
@@ -47,7 +47,7 @@ struct PrometheusParser {
         return nil
     }
 
-    func values(_ name: String, _ labels: [String: String] = [:]) -> [Double] {
+    package func values(_ name: String, _ labels: [String: String] = [:]) -> [Double] {
         samples.filter { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }
             .map(\.value)
     }

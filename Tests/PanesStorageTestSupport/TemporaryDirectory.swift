@@ -1,10 +1,10 @@
 import Foundation
 
 /// A fresh directory for one test's database files, removed when the test lets go of it.
-final class TemporaryDirectory {
-    let path: String
+package final class TemporaryDirectory {
+    package let path: String
 
-    init() throws {
+    package init() throws {
         path = FileManager.default.temporaryDirectory
             .appendingPathComponent("panes-storage-tests-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -12,5 +12,5 @@ final class TemporaryDirectory {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
-    func file(_ name: String) -> String { "\(path)/\(name)" }
+    package func file(_ name: String) -> String { "\(path)/\(name)" }
 }

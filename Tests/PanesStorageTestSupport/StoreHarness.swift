@@ -1,39 +1,39 @@
 import Testing
-import PanesCore
+package import PanesCore
 @testable import PanesStorage
 @testable import PanesPostgres
 import PanesPostgresTestSupport
 
 /// The stores every conformance test runs against.
-enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
+package enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
     case sqlite
     /// A fresh database per test on `PANES_TEST_POSTGRES` (scripts/test sets it).
     case postgres
 
-    var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// Every kind, less PostgreSQL when `PANES_TEST_POSTGRES=skip` says so explicitly. Unset,
     /// the PostgreSQL cases run and fail saying how to give them a server.
-    static var tested: [StoreKind] {
+    package static var tested: [StoreKind] {
         TestDatabase.isSkipped ? allCases.filter { $0 != .postgres } : allCases
     }
 
     /// The stores that several nodes can share.
-    static var shared: [StoreKind] {
+    package static var shared: [StoreKind] {
         tested.filter { $0 != .sqlite }
     }
 }
 
 /// A store under test, and the one operation that differs between kinds: reopening it, so
 /// that what a test reads back is what survived, not what a cache remembered.
-final class StoreHarness {
-    let kind: StoreKind
-    private(set) var store: any Store
+package final class StoreHarness {
+    package let kind: StoreKind
+    package private(set) var store: any Store
     private let directory: TemporaryDirectory?
     private let database: TestDatabase?
 
-    init(_ kind: StoreKind) throws {
+    package init(_ kind: StoreKind) throws {
         self.kind = kind
         switch kind {
         case .memory:
@@ -54,24 +54,24 @@ final class StoreHarness {
     }
 
     /// The store as a `SharedStore` (memory and PostgreSQL).
-    var shared: any SharedStore {
+    package var shared: any SharedStore {
         store as! any SharedStore
     }
 
     /// Another store on the same database, as a second node would have; nil for a memory store
     /// (the same object is the only way two hubs share one).
-    func secondNode() throws -> (any SharedStore)? {
+    package func secondNode() throws -> (any SharedStore)? {
         guard let database else { return nil }
         return try PostgresStore(url: database.url)
     }
 
-    func apply(_ batch: [StoreCommand]) throws {
+    package func apply(_ batch: [StoreCommand]) throws {
         try store.apply(batch)
     }
 
     /// The state as a freshly started server would load it. A memory store cannot be
     /// reopened; it is read as is.
-    func reloaded() throws -> StoredState {
+    package func reloaded() throws -> StoredState {
         if let sqlite = store as? SQLiteStore, let directory {
             sqlite.close()
             store = try SQLiteStore(path: directory.file("panes.sqlite"))
@@ -89,7 +89,7 @@ final class StoreHarness {
 
     /// Makes the next batch fail after `commands` of its commands have been applied, where the
     /// store allows that; the memory store can only fail before the first.
-    func failNextBatch(afterCommands commands: Int) {
+    package func failNextBatch(afterCommands commands: Int) {
         switch store {
         case let memory as MemoryStore: memory.failNextApply = true
         case let sqlite as SQLiteStore: sqlite.failAfterCommands = commands

@@ -1,12 +1,12 @@
-import PanesCore
+package import PanesCore
 
 /// Sessions and values that exercise every field, shared by the store tests.
-enum Fixtures {
-    static let owner = OwnerKey(workspace: "acme", user: "ada")
+package enum Fixtures {
+    package static let owner = OwnerKey(workspace: "acme", user: "ada")
 
     /// Every field set, with text that trips naive encoders: non-BMP characters, combining
     /// marks, quotes, backslashes, newlines and an embedded NUL.
-    static func fullSession(id: String = "a1") -> SceneSession {
+    package static func fullSession(id: String = "a1") -> SceneSession {
         SceneSession(
             id: SessionID(id), secretHash: "hash-of-s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
             role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟", subtitle: "Compare \"Q2\" — ✍️\nlater",
@@ -26,26 +26,26 @@ enum Fixtures {
     }
 
     /// Every optional left out and every collection empty.
-    static func bareSession(id: String = "b2") -> SceneSession {
+    package static func bareSession(id: String = "b2") -> SceneSession {
         SceneSession(id: SessionID(id), secretHash: "x", owner: owner, role: .window, configuration: "workspace",
                      createdAt: 0, lastActiveAt: 0)
     }
 
-    static let workspaceDomain = PreferenceDomain(workspace: "acme", user: nil)
-    static let adaDomain = PreferenceDomain(workspace: "acme", user: "ada")
-    static let bobDomain = PreferenceDomain(workspace: "acme", user: "bob")
+    package static let workspaceDomain = PreferenceDomain(workspace: "acme", user: nil)
+    package static let adaDomain = PreferenceDomain(workspace: "acme", user: "ada")
+    package static let bobDomain = PreferenceDomain(workspace: "acme", user: "bob")
 
     // MARK: Documents
 
     /// A document record with a title that trips naive encoders.
-    static func document(id: String = "doc_a1", workspace: String = "acme", revision: Int64 = 0,
+    package static func document(id: String = "doc_a1", workspace: String = "acme", revision: Int64 = 0,
                          length: Int = 0) -> DocumentRecord {
         DocumentRecord(id: DocumentID(id), workspace: workspace, title: "Plan ✍️ \"Q3\" — 草稿", createdAt: 1_700_000_000_000,
                        createdBy: "zoë", modifiedAt: 1_700_000_000_000, revision: revision, length: length)
     }
 
     /// An operation at `revision` inserting `text` at the end of a document of `length` scalars.
-    static func appended(_ text: String, at revision: Int64, after length: Int) -> StoredOperation {
+    package static func appended(_ text: String, at revision: Int64, after length: Int) -> StoredOperation {
         var operation = TextOperation()
         operation.retain(length)
         operation.insert(text)

@@ -1,58 +1,62 @@
-@_spi(Testing) import PanesCore
+@_spi(Testing) package import PanesCore
 import Synchronization
 
 /// A clock the test moves by hand.
-final class TestClock: Sendable {
+package final class TestClock: Sendable {
     private let value = Mutex<Millis>(1_700_000_000_000)
-    var now: Millis { value.withLock { $0 } }
-    func advance(_ milliseconds: Millis) { value.withLock { $0 += milliseconds } }
+    package var now: Millis { value.withLock { $0 } }
+    package func advance(_ milliseconds: Millis) { value.withLock { $0 += milliseconds } }
 }
 
 /// Drives a hub the way the runtime does, with exact time and identifiers, and reads the
 /// effects back as JSON.
-struct HubHarness {
-    var hub: Hub
-    let clock = TestClock()
+package struct HubHarness {
+    package var hub: Hub
+    package let clock = TestClock()
     private var nextConnection: UInt64 = 0
     private var nextRequest: Int64 = 0
     /// Every effect so far, for assertions about persistence.
-    var effects: [Effect] = []
+    package var effects: [Effect] = []
     /// Where `.persist` effects are applied as they come out and `.load` effects are read
     /// from, standing in for the runtime's store thread.
-    let store: MemoryStore
+    package let store: MemoryStore
     /// When true (the default), loads complete at the end of the event that asked for them,
     /// and their effects are returned with it. When false they wait in `pendingLoads` until
     /// `completeLoads()`, so a test can act while a document is loading.
-    var completesLoads = true
-    private(set) var pendingLoads: [LoadRequest] = []
+    package var completesLoads = true
+    package private(set) var pendingLoads: [LoadRequest] = []
     /// When true (the default), channel commits are applied to the store and their outcome
     /// fed back at the end of the event that made them, as a store thread that is never slow
     /// would. When false they wait in `pendingCommits` until `completeCommits()`, so a test can
     /// act while a commit is in flight (a slow disk).
-    var completesCommits = true
-    private(set) var pendingCommits: [Commit] = []
+    package var completesCommits = true
+    package private(set) var pendingCommits: [Commit] = []
     /// When true (the default), node checks (`Effect.checkNodes`) are answered from the store
     /// at the end of the event that asked, as a heartbeat thread that is never slow would.
     /// When false they wait in `pendingChecks` until `completeChecks()`.
-    var completesChecks = true
-    private(set) var pendingChecks = 0
+    package var completesChecks = true
+    package private(set) var pendingChecks = 0
     /// Every commit the store took, in order: with several nodes on one store, the history.
-    private(set) var committed: [Commit] = []
+    package private(set) var committed: [Commit] = []
     /// What the store said of keyed persists (`recordKeyedRequest`), to hand back as the
     /// runtime does.
     private var pendingReports: [(CommitID, CommitOutcome)] = []
     /// When true, persists are kept in `heldPersists` instead of applied, as a store thread
     /// that cannot reach its database holds them, until `releasePersists()`.
-    var holdsPersists = false
-    private(set) var heldPersists: [[StoreCommand]] = []
+    package var holdsPersists = false
+    package private(set) var heldPersists: [[StoreCommand]] = []
 
-    init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
+    package init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
          authenticator: Authenticator = .open(), stored: StoredState = StoredState(), store: MemoryStore = MemoryStore(),
          managedPreferences: ManagedPreferences = ManagedPreferences(), startingAt: Millis? = nil,
          node: NodeID? = nil, ids: IdentifierSource = .sequential(), webhookEndpoints: [WebhookEndpoint] = []) {
         let clock = clock
         if let startingAt { clock.advance(startingAt - clock.now) }
         self.store = store
+        // The store's link secret, as a server loads it with the rest (a test's `stored` is often
+        // made by hand).
+        var stored = stored
+        if stored.linkSecret.isEmpty { stored.linkSecret = (try? store.loadState().linkSecret) ?? [] }
         hub = Hub(settings: settings, configurations: configurations, authenticator: authenticator,
                   secretHasher: .reversed, stored: stored, managedPreferences: managedPreferences,
                   serverVersion: "test", node: node, webhookEndpoints: webhookEndpoints, now: { clock.now }, ids: ids)
@@ -61,19 +65,19 @@ struct HubHarness {
     /// A harness for a restarted server: a new hub over the same store, loaded from it.
     /// - Parameter ids: where the new hub's identifiers start; give one past the old hub's when
     ///   the test makes sessions after the restart, so they cannot take an old one's id.
-    func restarted(settings: Settings? = nil, ids: IdentifierSource = .sequential()) throws -> HubHarness {
+    package func restarted(settings: Settings? = nil, ids: IdentifierSource = .sequential()) throws -> HubHarness {
         HubHarness(settings: settings ?? hub.settings, configurations: hub.configurations,
                    authenticator: hub.authenticator, stored: try store.loadState(), store: store, startingAt: clock.now,
                    ids: ids)
     }
 
     /// Runs the hub's start-up work, as the runtime does once after loading.
-    mutating func start() -> [Effect] {
+    package mutating func start() -> [Effect] {
         perform(hub.start())
     }
 
     /// - Parameter peer: the address it comes from (nil: unknown, as most tests leave it).
-    mutating func open(peer: String? = nil) -> ConnectionID {
+    package mutating func open(peer: String? = nil) -> ConnectionID {
         nextConnection += 1
         let connection = ConnectionID(nextConnection)
         run(.opened(connection, peer: peer))
@@ -81,13 +85,13 @@ struct HubHarness {
     }
 
     @discardableResult
-    mutating func run(_ event: HubEvent) -> [Effect] {
+    package mutating func run(_ event: HubEvent) -> [Effect] {
         perform(hub.handle(event)) + settle()
     }
 
     /// Completes what the settings say completes at once (loads, commits, checks, keyed
     /// persists' reports) until nothing of that is left; returns what the hub produced meanwhile.
-    mutating func settle() -> [Effect] {
+    package mutating func settle() -> [Effect] {
         var produced: [Effect] = []
         while (completesLoads && !pendingLoads.isEmpty) || (completesCommits && !pendingCommits.isEmpty)
                 || (completesChecks && pendingChecks > 0) || !pendingReports.isEmpty {
@@ -108,7 +112,7 @@ struct HubHarness {
     /// Applies every waiting commit to the store, in order, and feeds back each outcome;
     /// returns what the hub produced.
     @discardableResult
-    mutating func completeCommits(_ outcome: CommitOutcome? = nil) -> [Effect] {
+    package mutating func completeCommits(_ outcome: CommitOutcome? = nil) -> [Effect] {
         var produced: [Effect] = []
         while !pendingCommits.isEmpty || (completesLoads && !pendingLoads.isEmpty) {
             if pendingCommits.isEmpty {
@@ -131,7 +135,7 @@ struct HubHarness {
     /// Answers every waiting node check from the store (or with `nil`: it could not be asked);
     /// returns what the hub produced.
     @discardableResult
-    mutating func completeChecks(failing: Bool = false) -> [Effect] {
+    package mutating func completeChecks(failing: Bool = false) -> [Effect] {
         var produced: [Effect] = []
         while pendingChecks > 0 {
             pendingChecks -= 1
@@ -147,7 +151,7 @@ struct HubHarness {
     /// Answers every waiting load with a failure (the store was unreachable), in order;
     /// returns what the hub produced.
     @discardableResult
-    mutating func failLoads(_ reason: String) -> [Effect] {
+    package mutating func failLoads(_ reason: String) -> [Effect] {
         var produced: [Effect] = []
         while !pendingLoads.isEmpty {
             let failed: LoadResult = switch pendingLoads.removeFirst() {
@@ -168,7 +172,7 @@ struct HubHarness {
 
     /// Completes every waiting load, in order; returns what the hub produced.
     @discardableResult
-    mutating func completeLoads() -> [Effect] {
+    package mutating func completeLoads() -> [Effect] {
         var produced: [Effect] = []
         while !pendingLoads.isEmpty {
             produced += perform(hub.handle(.loaded(store.perform(pendingLoads.removeFirst()))))
@@ -211,7 +215,7 @@ struct HubHarness {
 
     /// Applies the held persists (the database is back) and returns what the hub produced.
     @discardableResult
-    mutating func releasePersists() -> [Effect] {
+    package mutating func releasePersists() -> [Effect] {
         holdsPersists = false
         for commands in heldPersists { applyPersist(commands) }
         heldPersists = []
@@ -220,7 +224,7 @@ struct HubHarness {
 
     /// Sends a request (adding an `id` if missing) and returns everything the hub produced.
     @discardableResult
-    mutating func send(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> [Effect] {
+    package mutating func send(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> [Effect] {
         nextRequest += 1
         var object = fields
         object["type"] = .string(type)
@@ -229,7 +233,7 @@ struct HubHarness {
     }
 
     /// Sends a request and returns its reply (`ok`, `result` / `error`).
-    mutating func request(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> JSONValue {
+    package mutating func request(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> JSONValue {
         let produced = send(connection, type, fields)
         guard let reply = produced.messages(to: connection).last(where: { $0["type"] == "reply" }) else {
             Issue.record("no reply to \(type)")
@@ -239,7 +243,7 @@ struct HubHarness {
     }
 
     /// Opens a connection and connects it as a scene; returns the connection and the result.
-    mutating func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> (ConnectionID, JSONValue) {
+    package mutating func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> (ConnectionID, JSONValue) {
         let connection = open()
         var object: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(name)]]
         object.merge(fields) { _, new in new }
@@ -248,7 +252,7 @@ struct HubHarness {
         return (connection, reply["result"] ?? .null)
     }
 
-    static func credentials(_ result: JSONValue) -> JSONValue {
+    package static func credentials(_ result: JSONValue) -> JSONValue {
         ["id": result["session"]?["persistentIdentifier"] ?? .null, "secret": result["session"]?["secret"] ?? .null]
     }
 }
@@ -258,12 +262,20 @@ import Testing
 extension SecretHasher {
     /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
     /// tested in PanesSecurityTests.
-    static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 })
+    /// Its `mac` is no MAC at all, only a function of both inputs (FNV-1a over key then message,
+    /// spread over 32 bytes), enough to tell derivations apart.
+    package static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 }, mac: { key, message in
+        var state: UInt64 = 0xcbf2_9ce4_8422_2325
+        return (0..<32).map { round in
+            for byte in key + message + [UInt8(round)] { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+    })
 }
 
 extension Array where Element == Effect {
     /// Messages (replies and events) sent to one connection, in order, as JSON.
-    func messages(to connection: ConnectionID) -> [JSONValue] {
+    package func messages(to connection: ConnectionID) -> [JSONValue] {
         compactMap { effect in
             switch effect {
             case .send(let message, let target) where target == connection: message.json
@@ -274,12 +286,12 @@ extension Array where Element == Effect {
         }
     }
 
-    func events(to connection: ConnectionID, named name: String) -> [JSONValue] {
+    package func events(to connection: ConnectionID, named name: String) -> [JSONValue] {
         messages(to: connection).filter { $0["type"] == .string(name) }
     }
 
     /// Every command the effects store: persists and channel commits.
-    var persisted: [StoreCommand] {
+    package var persisted: [StoreCommand] {
         flatMap { effect -> [StoreCommand] in
             switch effect {
             case .persist(let commands), .persistQuietly(let commands): commands
@@ -289,13 +301,13 @@ extension Array where Element == Effect {
         }
     }
 
-    func closes(_ connection: ConnectionID) -> [CloseCode] {
+    package func closes(_ connection: ConnectionID) -> [CloseCode] {
         compactMap { effect in
             if case .close(let target, let code, _) = effect, target == connection { code } else { nil }
         }
     }
 
-    var probes: [ConnectionID] {
+    package var probes: [ConnectionID] {
         compactMap { effect in if case .probe(let target) = effect { target } else { nil } }
     }
 }
@@ -304,21 +316,21 @@ extension Array where Element == Effect {
 
 extension HubHarness {
     /// Creates a document from the scene and returns its id.
-    mutating func createDocument(_ connection: ConnectionID, title: String = "Plan", text: String = "") -> String {
+    package mutating func createDocument(_ connection: ConnectionID, title: String = "Plan", text: String = "") -> String {
         let reply = request(connection, "createDocument", ["title": .string(title), "text": .string(text)])
         #expect(reply["ok"] == true, "createDocument failed: \(reply)")
         return reply["result"]?["document"]?["id"]?.stringValue ?? ""
     }
 
     /// Opens a document (completing its load) and returns the reply.
-    mutating func openDocument(_ connection: ConnectionID, _ document: String, revision: Int64? = nil) -> JSONValue {
+    package mutating func openDocument(_ connection: ConnectionID, _ document: String, revision: Int64? = nil) -> JSONValue {
         var fields: [String: JSONValue] = ["document": .string(document)]
         if let revision { fields["revision"] = .int(revision) }
         return request(connection, "openDocument", fields)
     }
 
     /// Sends an edit and returns the reply.
-    mutating func edit(_ connection: ConnectionID, _ document: String, revision: Int64, _ operation: JSONValue,
+    package mutating func edit(_ connection: ConnectionID, _ document: String, revision: Int64, _ operation: JSONValue,
                        opId: String) -> JSONValue {
         request(connection, "edit", ["document": .string(document), "revision": .int(revision),
                                      "operation": operation, "opId": .string(opId)])
@@ -326,12 +338,12 @@ extension HubHarness {
 
     /// The document's text as stored: the snapshot with the logged operations after it applied.
     /// Persists reach the store as they are emitted, so this is also what a restart would see.
-    func text(of document: String) -> String? {
+    package func text(of document: String) -> String? {
         rope(of: document).map(String.init)
     }
 
     /// `text(of:)` as a rope: replaying the log costs O(log n) per operation, not the whole text.
-    func rope(of document: String) -> Rope? {
+    package func rope(of document: String) -> Rope? {
         guard let stored = try? store.loadDocument(DocumentID(document), retention: 0) else { return nil }
         var text = Rope(stored.snapshotText)
         for entry in stored.operations where entry.revision > stored.snapshotRevision {
@@ -344,5 +356,5 @@ extension HubHarness {
 
 extension JSONValue {
     /// The `error.code` of a failed reply.
-    var errorCode: String? { self["error"]?["code"]?.stringValue }
+    package var errorCode: String? { self["error"]?["code"]?.stringValue }
 }

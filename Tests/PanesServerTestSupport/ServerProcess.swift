@@ -1,53 +1,53 @@
-import Foundation
-import PanesCore
+package import Foundation
+package import PanesCore
 import PanesJSON
-import PanesPostgresTestSupport
-import PanesTestSupport
+package import PanesPostgresTestSupport
+package import PanesTestSupport
 import Testing
 
 /// The stores the end-to-end suites run the real binary on: SQLite, and PostgreSQL (a fresh
 /// database per test on `PANES_TEST_POSTGRES`, which scripts/test sets; unset, those cases
 /// fail saying so, and `PANES_TEST_POSTGRES=skip` leaves them out on purpose).
-enum TestStore: String, CustomStringConvertible, Sendable {
+package enum TestStore: String, CustomStringConvertible, Sendable {
     case sqlite
     case postgres
 
-    var description: String { rawValue }
+    package var description: String { rawValue }
 
-    static var endToEnd: [TestStore] {
+    package static var endToEnd: [TestStore] {
         TestDatabase.isSkipped ? [.sqlite] : [.sqlite, .postgres]
     }
 }
 
 /// The real `panes` binary on an ephemeral port, with its own data folder (and, on
 /// PostgreSQL, its own database).
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    let data: URL
-    private(set) var port = 0
+package final class ServerProcess: @unchecked Sendable {
+    package let process = Process()
+    package let data: URL
+    package private(set) var port = 0
     private let output = Pipe()
-    let errors = Pipe()
-    let arguments: [String]
-    let store: TestStore
+    package let errors = Pipe()
+    package let arguments: [String]
+    package let store: TestStore
     /// The PostgreSQL database, shared with restarted servers; dropped with the last of them.
-    let database: TestDatabase?
+    package let database: TestDatabase?
     /// What the server has written to stderr so far, read as it comes (a server whose stderr
     /// pipe filled up would block).
-    var log: String { stderr.text }
+    package var log: String { stderr.text }
     private let stderr = StreamedText()
 
-    static var binary: URL {
+    package static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("panes")
     }
 
-    static func tempFolder() -> URL {
+    package static func tempFolder() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("panes-test-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 
     /// Starts a server. `config` becomes the configuration file; `data` reuses a folder (restart).
-    init(store: TestStore = .sqlite, config: JSONValue? = nil, data: URL? = nil, database: TestDatabase? = nil,
+    package init(store: TestStore = .sqlite, config: JSONValue? = nil, data: URL? = nil, database: TestDatabase? = nil,
          extra: [String] = []) throws {
         self.data = data ?? Self.tempFolder()
         self.store = store
@@ -93,44 +93,48 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// The line the server printed when it started listening.
-    private(set) var banner = ""
+    package private(set) var banner = ""
 
     /// Waits until the server's stderr contains `text`.
-    func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
+    package func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
         stderr.wait(for: text, timeout: timeout)
     }
 
     /// Starts another server on the same data folder, for restart tests.
     /// - Parameter extra: options for the new server (an auth mode and its files, say).
-    func restarted(config: JSONValue? = nil, extra: [String] = []) throws -> ServerProcess {
+    package func restarted(config: JSONValue? = nil, extra: [String] = []) throws -> ServerProcess {
         try ServerProcess(store: store, config: config, data: data, database: database, extra: extra)
     }
 
-    func client(origin: String? = nil) throws -> TestClient {
+    package func client(origin: String? = nil) throws -> TestClient {
         try TestClient(WebSocketClient(port: port, options: .init(origin: origin)))
     }
 
-    func kill(_ signal: Int32 = SIGKILL) {
+    package func kill(_ signal: Int32 = SIGKILL) {
         Foundation.kill(process.processIdentifier, signal)
     }
 
     /// Waits for exit and returns the status.
     @discardableResult
-    func wait() -> Int32 {
+    package func wait() -> Int32 {
         process.waitUntilExit()
         stderr.waitForEnd()
         return process.terminationStatus
     }
 
-    func http(_ path: String) throws -> (status: Int, body: String) {
+    package func http(_ path: String) throws -> (status: Int, body: String) {
         try Self.http(port: port, path)
     }
 
-    /// A GET on the loopback server at `port`, with curl.
-    static func http(port: Int, _ path: String) throws -> (status: Int, body: String) {
+    /// A GET on the loopback server at `port`, with curl, sending `headers` as given.
+    package static func http(port: Int, _ path: String, headers: [String: String] = [:]) throws -> (status: Int, body: String) {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+        curl.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}"] + headers.flatMap {
+            // curl drops a header given with an empty value unless it is written `Name;`.
+            ["-H", $0.value.isEmpty ? "\($0.key);" : "\($0.key): \($0.value)"]
+        }
+            + ["http://127.0.0.1:\(port)\(path)"]
         let pipe = Pipe()
         curl.standardOutput = pipe
         try curl.run()
@@ -150,18 +154,18 @@ final class ServerProcess: @unchecked Sendable {
 }
 
 /// Text from a pipe, collected on a thread of its own as it arrives.
-final class StreamedText: @unchecked Sendable {
+package final class StreamedText: @unchecked Sendable {
     private let condition = NSCondition()
     private var data = Data()
     private var ended = false
 
-    var text: String {
+    package var text: String {
         condition.lock()
         defer { condition.unlock() }
         return String(decoding: data, as: UTF8.self)
     }
 
-    func follow(_ handle: FileHandle) {
+    package func follow(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             while true {
                 let chunk = handle.availableData
@@ -175,7 +179,7 @@ final class StreamedText: @unchecked Sendable {
     }
 
     /// Waits until `needle` has appeared (true) or `timeout` seconds passed or the pipe ended.
-    func wait(for needle: String, timeout: Double) -> Bool {
+    package func wait(for needle: String, timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -185,7 +189,7 @@ final class StreamedText: @unchecked Sendable {
         return true
     }
 
-    func waitForEnd() {
+    package func waitForEnd() {
         let deadline = Date(timeIntervalSinceNow: 10)
         condition.lock()
         while !ended && condition.wait(until: deadline) {}
@@ -193,26 +197,26 @@ final class StreamedText: @unchecked Sendable {
     }
 }
 
-enum ServerProcessError: Error {
+package enum ServerProcessError: Error {
     case didNotStart(String)
 }
 
 /// A Panes client over a real socket: requests wait for their reply, events are buffered.
-final class TestClient: @unchecked Sendable {
-    let socket: WebSocketClient
+package final class TestClient: @unchecked Sendable {
+    package let socket: WebSocketClient
     private var nextID: Int64 = 0
     private var buffered: [JSONValue] = []
     /// Set when the connection ended: the server's close code.
-    private(set) var closeCode: UInt16??
+    package private(set) var closeCode: UInt16??
 
-    init(_ socket: WebSocketClient) {
+    package init(_ socket: WebSocketClient) {
         self.socket = socket
     }
 
-    func sendRaw(_ text: String) { socket.send(text) }
+    package func sendRaw(_ text: String) { socket.send(text) }
 
     /// Sends a request and waits for its reply (events that arrive meanwhile are kept).
-    func request(_ type: String, _ fields: [String: JSONValue] = [:], timeout: Double = 10) -> JSONValue {
+    package func request(_ type: String, _ fields: [String: JSONValue] = [:], timeout: Double = 10) -> JSONValue {
         nextID += 1
         let id = nextID
         var object = fields
@@ -223,7 +227,7 @@ final class TestClient: @unchecked Sendable {
     }
 
     /// Connects as a scene and returns the result.
-    func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> JSONValue {
+    package func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> JSONValue {
         var object: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(name)], "client": "swift-tests"]
         object.merge(fields) { _, new in new }
         let reply = request("connect", object)
@@ -231,12 +235,12 @@ final class TestClient: @unchecked Sendable {
         return reply["result"] ?? .null
     }
 
-    func event(_ name: String, timeout: Double = 10) -> JSONValue? {
+    package func event(_ name: String, timeout: Double = 10) -> JSONValue? {
         next(timeout: timeout) { $0["type"] == .string(name) }
     }
 
     /// The next message matching, from the buffer or the socket.
-    func next(timeout: Double = 10, where matches: (JSONValue) -> Bool) -> JSONValue? {
+    package func next(timeout: Double = 10, where matches: (JSONValue) -> Bool) -> JSONValue? {
         if let index = buffered.firstIndex(where: matches) { return buffered.remove(at: index) }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
@@ -258,13 +262,13 @@ final class TestClient: @unchecked Sendable {
     }
 
     /// Waits for the server to close the connection and returns its close code.
-    func waitForClose(timeout: Double = 10) -> UInt16? {
+    package func waitForClose(timeout: Double = 10) -> UInt16? {
         if let closeCode { return closeCode }
         _ = next(timeout: timeout) { _ in false }
         return closeCode ?? nil
     }
 
-    static func credentials(_ result: JSONValue) -> JSONValue {
+    package static func credentials(_ result: JSONValue) -> JSONValue {
         ["id": result["session"]?["persistentIdentifier"] ?? .null, "secret": result["session"]?["secret"] ?? .null]
     }
 }

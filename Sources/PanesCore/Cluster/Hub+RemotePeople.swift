@@ -1,0 +1,49 @@
+/// Who has a document open on every node, for summaries' `people` and `participantCount`.
+/// Each node tells the others its own people in a document (`NodeSignal.Kind.people`: every
+/// person with their windows and active windows there, whole each time) whenever they change;
+/// a node merges what the others last told with its own. A node that starts or lost its
+/// listening connection asks (`scenesWanted`) and is told again; a dead node's count goes with
+/// its lease. Presence shows nobody a document they may not see: summaries go only to list
+/// observers who may see the document (`announce`).
+extension Hub {
+    /// Tells the other nodes this node's people in the document, if they changed since last told.
+    mutating func sharePeople(of id: DocumentID) {
+        guard isClustered else { return }
+        let people = documents.open[id].map { DocumentState.people($0.orderedParticipants, limit: settings.maxListedParticipants) } ?? []
+        guard people != cluster.sharedPeople[id] ?? [] else { return }
+        cluster.sharedPeople[id] = people.isEmpty ? nil : people
+        signal(.people(Self.peopleJSON(id, people)), to: nil)
+    }
+
+    /// Tells one node (that asked, `scenesWanted`) every document's people here.
+    mutating func sharePeople(to asker: NodeID) {
+        for (id, people) in cluster.sharedPeople.sorted(by: { $0.key < $1.key }) {
+            signal(.people(Self.peopleJSON(id, people)), to: asker)
+        }
+    }
+
+    static func peopleJSON(_ id: DocumentID, _ people: [PersonTally]) -> JSONValue {
+        ["document": .string(id.rawValue), "people": .array(people.map(\.json))]
+    }
+
+    /// Another node's people in a document: kept, and the list observers here told.
+    mutating func takeRemotePeople(_ json: JSONValue, from origin: NodeID) {
+        guard let id = json["document"]?.stringValue.map(DocumentID.init), let entries = json["people"]?.arrayValue,
+              documents.records[id] != nil, !cluster.expired.contains(origin) else { return }
+        let people = Array(entries.compactMap(PersonTally.init(json:)).prefix(settings.maxListedParticipants))
+        guard documents.remotePeople[id]?[origin] ?? [] != people else { return }
+        documents.remotePeople[id, default: [:]][origin] = people.isEmpty ? nil : people
+        if documents.remotePeople[id]?.isEmpty == true { documents.remotePeople[id] = nil }
+        if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
+    }
+
+    /// Dead nodes' windows leave every document's count.
+    mutating func dropPeople(of nodes: Set<NodeID>) {
+        for id in documents.remotePeople.keys.sorted() {
+            guard documents.remotePeople[id]?.keys.contains(where: nodes.contains) == true else { continue }
+            for node in nodes { documents.remotePeople[id]?[node] = nil }
+            if documents.remotePeople[id]?.isEmpty == true { documents.remotePeople[id] = nil }
+            if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
+        }
+    }
+}
