@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Summaries count a person's windows on every node: each node tells the others its people in

@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// `createDocumentLink` with an `idempotencyKey` is applied once: a retry gets the same link and

@@ -1,4 +1,5 @@
 @_spi(Testing) import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Edits queued before an access change (behind a commit in flight, from a scene gone since,

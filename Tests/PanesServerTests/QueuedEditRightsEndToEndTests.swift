@@ -1,3 +1,4 @@
+import PanesServerTestSupport
 import Foundation
 import PanesCore
 import PanesTestSupport
