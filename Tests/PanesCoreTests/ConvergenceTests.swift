@@ -83,8 +83,9 @@ import Testing
     /// writes reaches the other only through the notices, delivered whenever the dice say.
     ///
     /// It found: a document kept in memory for ever on a node whose last scene left while a
-    /// catch-up was reading (`settleWriter`); another node's presence given to an opening scene
-    /// at the revision it was made at, outside the text by now (`remotePresence(in:)`).
+    /// catch-up was reading (`DocumentChannel.settled`); another node's presence given to an
+    /// opening scene at the revision it was made at, outside the text by now
+    /// (`presenceElsewhere(in:)`).
     @Test(arguments: Array(seeds.prefix(80)))
     func convergenceHoldsWithClientsSpreadOverTwoNodes(seed: UInt64) throws {
         var simulation = Simulation(seed: seed &+ 30_000, nodes: 2)

@@ -91,7 +91,7 @@ extension Hub {
     mutating func readDocument(_ id: DocumentID, at revision: Int64?, scene: Scene, requestID: RequestID)
         throws(PanesError) -> JSONValue? {
         let record = try self.record(id, for: scene)
-        if let revision, revision > record.revision, !isClustered {
+        if let revision, revision > record.revision, !sharesStore {
             throw PanesError(.revisionInFuture, "revision \(revision) is newer than the document's \(record.revision)",
                              field: "revision")
         }
@@ -147,7 +147,7 @@ extension Hub {
 
     /// A domain's stored values, each with the version it was written at, and the domain's version.
     func preferenceValues(_ domain: PreferenceDomain) -> JSONValue {
-        let state = preferences.domains[domain]
+        let state = preferences.domain(domain)
         var values: [String: JSONValue] = [:]
         for (key, value) in state?.values ?? [:] {
             values[key] = ["value": value.value, "version": .int(value.version)]

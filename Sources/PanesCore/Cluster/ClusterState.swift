@@ -1,6 +1,24 @@
 /// What a node of a cluster knows about the others (`Hub+Cluster.swift`). Empty on a single
 /// node, where nothing moves in the store but what the hub itself wrote.
 struct ClusterState: Sendable {
+    init() {}
+
+    /// What the store held at start: the record sequence and the claims; on a node of a
+    /// cluster (`node`), each session's stored copy too.
+    init(stored: StoredState, node: NodeID?) {
+        recordCursor = stored.recordCursor
+        claims = stored.claims
+        if node != nil {
+            for session in stored.sessions { self.stored[session.id] = session }
+        }
+    }
+
+    /// The next time something here is due (`Hub.coordinationDue(now:)`).
+    var nextDeadline: Millis? {
+        [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
+         recordRetryAt, releaseRetryAt, nextCheckAt].compactMap { $0 }.min()
+    }
+
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
     var recordCursor: Int64 = 0
     /// A record load is in flight; `recordsWanted` asks for another after it.
@@ -84,13 +102,9 @@ struct ClusterState: Sendable {
     var sceneShareDeadlines = DeadlineQueue<OwnerKey>()
     /// When each user's live scenes were last told (monotonic clock).
     var scenesSharedAt: [OwnerKey: Millis] = [:]
-    /// Channels a notice said moved while this node's own commit on them was in flight: they
-    /// catch up once that commit's outcome is in.
-    var preferencesBehind: [PreferenceDomain: Int64] = [:]
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.
     var preferenceRetries = DeadlineQueue<PreferenceDomain>()
-    var documentsBehind: [DocumentID: Int64] = [:]
 }
 
 /// A connect waiting for what another node wrote: its ticket's signal, or the record of its session.

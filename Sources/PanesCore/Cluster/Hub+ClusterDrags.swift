@@ -76,9 +76,9 @@ extension Hub {
         case .conflict, .behind, .recorded:
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
-            var ended = drags.drags[drag.id] ?? drag
+            var ended = drags[drag.id] ?? drag
             if ended.phase == .pending { ended.phase = .dropped }
-            drags.drags[drag.id]?.phase = ended.phase
+            drags.setPhase(ended.phase, of: drag.id)
             // Past its expiry by now: most likely its expiry ended it, as a single node answers.
             let error = drag.expiresAt <= now()
                 ? PanesError(.dragNotFound, "no drag \(drag.id) (unknown or expired)", field: "drag")
@@ -108,15 +108,15 @@ extension Hub {
         case .conflict, .behind, .recorded:
             // A drop through another node ended it first. Its `dragEnded` (which may have come
             // already) tells the source; the copy goes once a lease has passed.
-            if drags.drags[drag.id]?.phase == .expiring { drags.drags[drag.id]?.phase = .dropped }
-            drags.deadlines.push(drag.id, at: now() + Millis(settings.nodeLeaseMs))
+            if drags[drag.id]?.phase == .expiring { drags.setPhase(.dropped, of: drag.id) }
+            drags.keep(drag.id, until: now() + Millis(settings.nodeLeaseMs))
             return
         case .failed(let reason):
             // Unknown whether a drop won; the source must not wait for ever.
             logLimited(.error, "a drag's expiry could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
             endDrag(drag, reason: "expired")
         }
-        drags.drags[drag.id] = nil
+        drags.remove(drag.id)
     }
 
     mutating func shareDrag(_ drag: DragState.Drag) {
@@ -132,7 +132,7 @@ extension Hub {
         guard let id = json["id"]?.stringValue, let workspace = json["workspace"]?.stringValue,
               let user = json["user"]?.stringValue, let source = json["source"]?.stringValue,
               let sourceSession = json["sourceSession"]?.stringValue, let expiresAt = json["expiresAt"]?.intValue,
-              drags.drags[id] == nil else { return }
+              drags[id] == nil else { return }
         var items: [DragItem] = []
         for (index, item) in (json["items"]?.arrayValue ?? []).enumerated() {
             guard let decoded = try? DragItem(json: item, field: "items[\(index)]", settings: settings) else { return }
@@ -141,8 +141,7 @@ extension Hub {
         var drag = DragState.Drag(id: id, owner: OwnerKey(workspace: workspace, user: user), source: SceneID(source),
                                   sourceSession: SessionID(sourceSession), items: items, expiresAt: expiresAt)
         drag.origin = origin
-        drags.drags[id] = drag
-        drags.deadlines.push(id, at: expiresAt)
+        drags.add(drag)
     }
 
     /// Sends `dragEnded` to the drag's source: here, or through the node it began on. Every
@@ -157,9 +156,9 @@ extension Hub {
 
     /// A drag ended on another node: marked here, and its source told if it is here.
     mutating func remoteDragEnded(_ json: JSONValue) {
-        guard let id = json["drag"]?.stringValue, let drag = drags.drags[id] else { return }
+        guard let id = json["drag"]?.stringValue, let drag = drags[id] else { return }
         let outcome = json["event"]?["outcome"]?.stringValue
-        drags.drags[id]?.phase = outcome == "dropped" ? .dropped : .cancelled
+        drags.setPhase(outcome == "dropped" ? .dropped : .cancelled, of: id)
         guard drag.origin == nil, let source = scenes[drag.source], let fields = json["event"]?.objectValue else { return }
         send(.event(ServerEvent("dragEnded", fields)), to: source.connection)
     }

@@ -84,7 +84,7 @@ extension Hub {
     /// Presence of scenes on other nodes, for `openDocument`'s `presence`, at the revision
     /// the opening scene gets: a presence is kept as it came, made at its node's revision then,
     /// and the text has moved since (a scene opening now has no operations to move it by).
-    func remotePresence(in document: DocumentID) -> [JSONValue] {
+    func presenceElsewhere(in document: DocumentID) -> [JSONValue] {
         let entries = (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
         guard let held = documents.open[document] else { return entries }
         return entries.map { Self.presence($0, movedTo: held) }

@@ -74,7 +74,7 @@ extension Hub {
     /// The scene live on another node for this session, as its holder last told, if the claims
     /// say that node still holds it. A session claimed by another live node whose scenes have
     /// not been heard of yet gets a placeholder: live, `background`, scene and traits unknown.
-    func remoteScene(of session: SceneSession) -> RemoteScene? {
+    func sceneElsewhere(of session: SceneSession) -> RemoteScene? {
         guard isClustered else { return nil }
         let claim = cluster.claims[session.id]
         let told = (cluster.remoteScenes[session.owner] ?? [:])
@@ -95,18 +95,27 @@ extension Hub {
         for (node, live) in (cluster.remoteScenes[owner] ?? [:]).sorted(by: { $0.key < $1.key })
         where !cluster.expired.contains(node) {
             for (session, entry) in live where entry.scene == scene {
-                guard let stored = sessions[session], remoteScene(of: stored)?.scene == scene else { continue }
+                guard let stored = sessions[session], sceneElsewhere(of: stored)?.scene == scene else { continue }
                 return (node, session)
             }
         }
         return nil
     }
 
+    /// The scene a drop onto a named scene goes to when that scene is live on another node
+    /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
+    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Scene)
+        -> (node: NodeID, scene: SceneID, session: SessionID)? {
+        guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
+              let remote = remoteLive(named, of: dropper.owner) else { return nil }
+        return (remote.node, named, remote.session)
+    }
+
     /// The highest state of the user's scenes on other nodes (their part of the app state).
-    func remoteAppState(of owner: OwnerKey) -> ActivationState? {
+    func appStateElsewhere(of owner: OwnerKey) -> ActivationState? {
         guard isClustered else { return nil }
         return (sessionsByOwner[owner] ?? []).compactMap { id in
-            liveScenes[id] == nil ? sessions[id].flatMap(remoteScene(of:))?.state : nil
+            liveScenes[id] == nil ? sessions[id].flatMap(sceneElsewhere(of:))?.state : nil
         }.max()
     }
 
@@ -124,7 +133,7 @@ extension Hub {
 
 /// A scene live on some node as the switcher shows it, with the claim epoch it was live under.
 struct RemoteScene: Sendable, Equatable {
-    /// Nil when not known yet (`Hub.remoteScene(of:)`).
+    /// Nil when not known yet (`Hub.sceneElsewhere(of:)`).
     let scene: SceneID?
     let state: ActivationState
     let traits: JSONValue

@@ -43,6 +43,12 @@ struct DocumentState: Sendable {
         byWorkspace[record.workspace, default: []].insert(record.id)
     }
 
+    /// The scene stops hearing `documentsChanged` (it asked, or it ended).
+    mutating func unobserve(_ scene: SceneID, in workspace: String) {
+        observers[workspace]?.remove(scene)
+        if observers[workspace]?.isEmpty == true { observers[workspace] = nil }
+    }
+
     /// Forgets a document entirely; returns its record.
     mutating func remove(_ id: DocumentID) -> DocumentRecord? {
         guard let record = records.removeValue(forKey: id) else { return nil }

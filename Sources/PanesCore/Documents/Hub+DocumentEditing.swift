@@ -30,21 +30,18 @@ extension Hub {
             loadForService(id, PendingOpen(scene: scene.id, requestID: context.id, revision: nil, purpose: .edit(edit)))
             return nil
         }
-        commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
-        startDocumentBatch(id)
+        enqueue(DocumentChannel.self, edit, on: id)
         return nil
     }
 
     /// If the document has no commit in flight, rebases and applies every waiting edit to a
     /// copy of the document and commits them as one.
     mutating func startDocumentBatch(_ id: DocumentID) {
-        if commits.documentWriters[id]?.busy != true, catchUpDocumentIfBehind(id) { return }
-        guard var writer = commits.documentWriters[id], !writer.busy, !writer.waiting.isEmpty else { return }
-        var edits = writer.waiting
-        writer.waiting = []
+        guard let taken = takeBatch(DocumentChannel.self, id) else { return }
+        var edits = taken.items
         guard let document = documents.open[id] else {
             // Deleted (or never loaded) while the edits waited.
-            commits.documentWriters[id] = nil
+            dropBatch(DocumentChannel.self, id)
             for edit in edits {
                 fail(edit.context.id, request: edit.requestType,
                      PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document"),
@@ -105,20 +102,17 @@ extension Hub {
         }
         let batch = DocumentBatch(edits: edits, outcomes: outcomes, working: working)
         guard !commands.isEmpty else {
-            commits.documentWriters[id] = nil
+            dropBatch(DocumentChannel.self, id)
             answer(batch, in: id)
             return
         }
-        let commitID = commits.makeID()
-        writer.inFlight = commitID
-        commits.documentWriters[id] = writer
-        commits.pending[commitID] = .document(id, batch)
-        submit(Commit(id: commitID, channel: .document(id), base: document.revision, commands: commands))
+        commitBatch(DocumentChannel.self, id, writer: taken.writer, channel: .document(id), base: document.revision,
+                    commands: commands, pending: .document(id, batch))
     }
 
     /// The outcome of a document commit: applies and answers, or requeues after a conflict.
     mutating func documentCommitted(_ id: DocumentID, _ batch: DocumentBatch, _ outcome: CommitOutcome) {
-        commits.documentWriters[id]?.inFlight = nil
+        commits.documentWriters.commitEnded(id)
         metrics.countDocumentCommit(outcome, operations: batch.appliedCount)
         switch outcome {
         case .committed:
@@ -143,29 +137,27 @@ extension Hub {
             }
             answer(batch, in: id)
         case .conflict:
-            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
-            catchUpDocument(id, afterConflict: true)
+            retryAfterConflict(DocumentChannel.self, batch.edits, on: id)
             return
         case .behind(let operations):
             // Another node committed first, and the store answered with what it committed: it
             // is applied here (and sent to this node's scenes) as a catch-up read would, and
             // the edits go again at once, rebased on it. A hot document edited from several
             // nodes conflicts often; this keeps each conflict to the one round trip.
-            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
+            commits.documentWriters.requeue(batch.edits, on: id)
             _ = applyCommitted(operations, to: id)
             retryOpens(document: id)
             guard let last = operations.last?.revision, documents.open[id]?.revision == last else {
                 // Not what this node can take (the document went meanwhile, or they do not
                 // follow on from it): the ordinary conflict path reads and decides.
-                catchUpDocument(id, afterConflict: true)
+                catchUp(DocumentChannel.self, id, afterConflict: true)
                 return
             }
         case .recorded:
             // Edits carry no request keys (their `opId` is theirs): a store that says so is wrong.
             logger.critical("a document commit was refused for a request key it does not carry",
                             metadata: ["document": "\(id)"])
-            commits.documentWriters[id]?.waiting.insert(contentsOf: batch.edits, at: 0)
-            catchUpDocument(id, afterConflict: true)
+            retryAfterConflict(DocumentChannel.self, batch.edits, on: id)
             return
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
@@ -182,8 +174,7 @@ extension Hub {
                 }
             }
         }
-        settleWriter(id)
-        startDocumentBatch(id)
+        nextBatch(DocumentChannel.self, id)
     }
 
     /// Replies to each edit, and sends each applied operation to the document's other scenes.

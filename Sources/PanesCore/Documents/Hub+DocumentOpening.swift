@@ -12,23 +12,13 @@ extension Hub {
     /// - Parameter link: a link's token, checked (`useLink`) before anything else.
     mutating func openDocument(_ id: DocumentID, revision: Int64?, pending: [String] = [], link: String? = nil,
                                requestID: RequestID, scene: Scene, mayWait: Bool = true) throws(PanesError) -> JSONValue? {
-        if isClustered, mayWait, let wait = openMustWait(id, revision: revision, link: link, scene: scene) {
-            // Another node is ahead of this one (it made the document, or the client saw newer
-            // revisions there): answer once this node has read as far.
-            cluster.openWaiters.append(OpenWaiter(scene: scene.id, requestID: requestID, document: id,
-                                                  revision: revision, after: cluster.recordLoadsStarted, pending: pending,
-                                                  link: link))
-            switch wait {
-            case .records: if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
-            case .operations(let target): followDocument(id, to: target)
-            }
-            return nil
-        }
+        if mayWait, openWaitsForOtherNodes(id, revision: revision, pending: pending, link: link, requestID: requestID,
+                                           scene: scene) { return nil }
         if let link { try useLink(link, for: id, scene: scene) }
         let record = try self.record(id, for: scene)
         // On a node of a cluster the record of a document not held here may lag the store; the
         // load that opens it reads the store, and `join` checks the revision then.
-        if let revision, revision > record.revision, !(isClustered && documents.open[id] == nil) {
+        if let revision, revision > record.revision, !(sharesStore && documents.open[id] == nil) {
             throw PanesError(.revisionInFuture,
                              "revision \(revision) is newer than the document's \(record.revision); open it without one",
                              field: "revision")
@@ -92,26 +82,7 @@ extension Hub {
                 guard !live.isEmpty else { return }  // everyone waiting has gone: hold nothing
                 // Opens wait only for documents that are not held; should one be held anyway,
                 // it is newer than what the store read, so it stays.
-                if documents.open[id] == nil {
-                    let document = try OpenDocument(stored)
-                    if isClustered, record.revision > document.revision {
-                        // Another node committed while this read was on its way (its notice
-                        // moved the record): read the rest once the document is held.
-                        cluster.documentsBehind[id] = max(cluster.documentsBehind[id] ?? 0, record.revision)
-                    } else if document.revision != record.revision || document.length != record.length {
-                        // The store is the authority on the text; the record follows it. In a
-                        // cluster a record behind the log is expected: the read overtook the
-                        // notice of another node's commit, which is still on its way.
-                        let expected = isClustered && record.revision < document.revision
-                        logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
-                            "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
-                        ])
-                        documents.records[id]?.revision = document.revision
-                        documents.records[id]?.length = document.length
-                    }
-                    documents.open[id] = document
-                    logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
-                }
+                if documents.open[id] == nil { try hold(stored, record: record) }
             } catch {
                 for pending in live {
                     fail(pending.requestID, request: pending.purpose.request, error, to: scenes[pending.scene]!.connection)
@@ -126,8 +97,7 @@ extension Hub {
                     if let stored { answerRead(pending, stored, connection: scene.connection) }
                     continue
                 case .edit(let edit):
-                    commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
-                    startDocumentBatch(id)
+                    enqueue(DocumentChannel.self, edit, on: id)
                     continue
                 }
                 do throws(PanesError) {
@@ -137,9 +107,32 @@ extension Hub {
                     fail(pending.requestID, request: "openDocument", error, to: scene.connection)
                 }
             }
-            if isClustered, commits.documentWriters[id]?.busy != true { _ = catchUpDocumentIfBehind(id) }
+            if !commits.documentWriters.isBusy(id) { _ = catchUpIfBehind(DocumentChannel.self, id) }
             evictIfUnused(id)
         }
+    }
+
+    /// Holds a document read from the store, its record made to follow the store's text.
+    private mutating func hold(_ stored: StoredDocument, record: DocumentRecord) throws(PanesError) {
+        let id = record.id
+        let document = try OpenDocument(stored)
+        if sharesStore, record.revision > document.revision {
+            // Another node committed while this read was on its way (its notice
+            // moved the record): read the rest once the document is held.
+            commits.documentWriters.markBehind(id, at: record.revision)
+        } else if document.revision != record.revision || document.length != record.length {
+            // The store is the authority on the text; the record follows it. In a
+            // cluster a record behind the log is expected: the read overtook the
+            // notice of another node's commit, which is still on its way.
+            let expected = sharesStore && record.revision < document.revision
+            logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
+                "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
+            ])
+            documents.records[id]?.revision = document.revision
+            documents.records[id]?.length = document.length
+        }
+        documents.open[id] = document
+        logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
     }
 
     /// Adds the scene to a loaded document and builds the `openDocument` result. Re-opening a
@@ -186,7 +179,7 @@ extension Hub {
         documents.open[id] = document
         rights.tell(scene.id, id, role)
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
-            .map { $0.presenceJSON(document: id, revision: document.revision) } + remotePresence(in: id))
+            .map { $0.presenceJSON(document: id, revision: document.revision) } + presenceElsewhere(in: id))
         result["document"] = documents.summary(id, limit: settings.maxListedParticipants)
         keepInRestoration(id, scene: scene, preview: document.preview)
         if joining { announce(.presence, id, workspace: scene.owner.workspace) }
@@ -215,13 +208,6 @@ extension Hub {
     /// or a catch-up kept it.
     mutating func evictIfUnused(_ id: DocumentID) {
         if documents.open[id]?.participants.isEmpty == true { evict(id) }
-    }
-
-    /// A commit or catch-up of the document is over: an idle writer goes, and so does the
-    /// document if nobody has it open any more.
-    mutating func settleWriter(_ id: DocumentID) {
-        if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
-        evictIfUnused(id)
     }
 
     /// Drops the document's text and log from memory. Its stored state is complete already:

@@ -65,7 +65,7 @@ extension Hub {
         var owners: Set<OwnerKey> = []
         // A version's window shows the version, not today's text.
         for sessionID in sessionIDs(showing: id, in: workspace, versions: false) {
-            if skippingHeldElsewhere, isClustered, claimedElsewhere(sessionID) { continue }
+            if skippingHeldElsewhere, heldElsewhere(sessionID) { continue }
             guard var session = sessions[sessionID] else { continue }
             // Not into the switcher of someone the document was taken away from.
             if let record = documents.records[id], documentHidden(record, from: session.owner.user) { continue }

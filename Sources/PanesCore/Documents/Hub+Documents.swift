@@ -206,8 +206,7 @@ extension Hub {
 
     /// The scene's observations, open documents and waiting opens end with it.
     mutating func documentsSceneWillEnd(_ scene: Scene) {
-        documents.observers[scene.owner.workspace]?.remove(scene.id)
-        if documents.observers[scene.owner.workspace]?.isEmpty == true { documents.observers[scene.owner.workspace] = nil }
+        documents.unobserve(scene.id, in: scene.owner.workspace)
         for id in (documents.openedBy[scene.id] ?? []).sorted() { leave(id, scene: scene.id) }
         rights.sceneEnded(scene.id)
         for (id, waiting) in documents.loading where waiting.contains(where: { $0.scene == scene.id }) {

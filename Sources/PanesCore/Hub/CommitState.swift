@@ -5,8 +5,9 @@
 struct CommitState: Sendable {
     var nextID: UInt64 = 0
     var pending: [CommitID: PendingCommit] = [:]
-    var preferenceWriters: [PreferenceDomain: ChannelQueue<PreferenceWrite>] = [:]
-    var documentWriters: [DocumentID: ChannelQueue<DocumentEdit>] = [:]
+    /// Each channel's writer (`ChannelWriters`), per feature (`WrittenChannel`).
+    var preferenceWriters = ChannelWriters<PreferenceDomain, PreferenceWrite>()
+    var documentWriters = ChannelWriters<DocumentID, DocumentEdit>()
     /// Requests answered `outcome_unknown` whose commit's real outcome has not come yet: the
     /// reply it brings is not sent again (`Hub.send`), though a keyed one still records it.
     var answered: Set<ReplyRef> = []
@@ -23,23 +24,6 @@ struct CommitState: Sendable {
         nextID += 1
         return CommitID(nextID)
     }
-}
-
-/// One channel's writer: the commit in flight, if any, and what waits for it.
-struct ChannelQueue<Item: Sendable>: Sendable {
-    var inFlight: CommitID?
-    /// Reading what another node committed after a conflict.
-    var catchingUp = false
-    /// The catch-up follows a conflict of this node's commit: finding nothing newer then means
-    /// the store and the hub disagree, and retrying would only conflict again.
-    var afterConflict = false
-    /// The channel was caught up for the writes waiting now (a compare-and-set they failed
-    /// against this node's copy is then true of the store's).
-    var rechecked = false
-    var waiting: [Item] = []
-
-    var busy: Bool { inFlight != nil || catchingUp }
-    var isIdle: Bool { !busy && waiting.isEmpty }
 }
 
 /// What a commit in flight will do once its outcome is known.

@@ -20,13 +20,8 @@ extension Hub {
             metrics.commitsUnknown[committed ? "committed" : "failed", default: 0] += 1
             logger.notice("the outcome of a commit answered `outcome_unknown` is known",
                           metadata: ["commit": "\(id)", "committed": "\(committed)"])
-            if case .claim(let session, let claim, nil) = pending, committed, claim.node == node, liveScenes[session] == nil {
-                // The connect that asked for it was answered already: nobody is live on the session.
-                cluster.claiming.remove(session)
-                cluster.claims[session] = claim
-                release(session)
-                return
-            }
+            // A claim whose connect was answered already: nobody is live on the session.
+            if settleLateClaim(pending, committed: committed) { return }
         }
         switch pending {
         case .preferences(let domain, let writes, let outcomes):
@@ -113,23 +108,19 @@ extension Hub {
     /// A document read after a conflict: applies what other nodes committed since this node's
     /// revision, as if their edits had arrived here, then lets the waiting edits go.
     mutating func documentCaughtUp(_ id: DocumentID, _ stored: StoredDocument?, failure: String?) {
-        commits.documentWriters[id]?.catchingUp = false
+        let afterConflict = endCatchUp(DocumentChannel.self, id)
         guard failure == nil, let stored, let document = documents.open[id] else {
             let error = failure == nil
                 ? PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
                 : PanesError(.storageFailed, "the document could not be read from the store; retry", retryAfterMs: 1_000)
-            for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
-                fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
-            }
+            failWaiting(DocumentChannel.self, id, error)
             return
         }
-        let afterConflict = commits.documentWriters[id]?.afterConflict ?? false
-        commits.documentWriters[id]?.afterConflict = false
         guard stored.record.revision > document.revision || !afterConflict else {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("document commit conflicted but the store holds nothing newer",
                             metadata: ["document": "\(id)", "stored": "\(stored.record.revision)"])
-            failStuckEdits(id)
+            failStuck(DocumentChannel.self, id)
             return
         }
         _ = applyCommitted(stored.operations, to: id)
@@ -139,8 +130,7 @@ extension Hub {
             // apply nothing and retry for ever.
             resetDocument(id, to: stored)
         }
-        settleWriter(id)
-        startDocumentBatch(id)
+        nextBatch(DocumentChannel.self, id)
     }
 
     /// Takes the stored document in place of the one held, which is too far behind to catch
@@ -163,14 +153,6 @@ extension Hub {
             guard let scene = scenes[participant.scene] else { continue }
             close(scene.connection, .slowConsumer, reason: "this node fell behind the document; reconnect and catch up")
             detach(scene.id, abnormal: false)
-        }
-    }
-
-    /// Fails the edits waiting on a document whose commits conflict with nothing newer.
-    mutating func failStuckEdits(_ id: DocumentID) {
-        let error = PanesError(.internalError, "the edit could not be stored; retry later", retryAfterMs: 5_000)
-        for edit in commits.documentWriters.removeValue(forKey: id)?.waiting ?? [] {
-            fail(edit.context.id, request: edit.requestType, error, to: edit.context.connection)
         }
     }
 

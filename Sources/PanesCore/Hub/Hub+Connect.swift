@@ -30,10 +30,8 @@ extension Hub {
         var handedOver: [Activity] = []
         if var replay = request.replay {
             // A retry of a keyed connect that was answered: the session it attached, again.
-            if isClustered, waitForRecords, sessions[replay.session] == nil {
-                self.waitForRecords(connection: connection, requestID: requestID, request: request)
-                return
-            }
+            if connectWaitsForRecords(of: replay.session, allowed: waitForRecords, connection: connection,
+                                      requestID: requestID, request: request) { return }
             guard let session = sessions[replay.session], session.owner == owner else {
                 throw PanesError(.sessionNotFound, "the session this connect made is gone", field: "session")
             }
@@ -44,30 +42,24 @@ extension Hub {
             request.replay = replay
             target = session.id
         } else if let ticketID = request.ticket {
-            if isClustered, waitForTicket, tickets[ticketID] == nil {
-                self.waitForTicket(ticketID, connection: connection, requestID: requestID, request: request)
-                return
-            }
-            if isClustered, waitForRecords, let ticket = tickets[ticketID], sessions[ticket.session] == nil {
-                // The ticket's signal came before the record of the session it opens.
-                self.waitForRecords(connection: connection, requestID: requestID, request: request)
-                return
-            }
+            if connectWaitsForTicket(ticketID, allowed: waitForTicket, connection: connection, requestID: requestID,
+                                     request: request) { return }
+            // The ticket's signal may come before the record of the session it opens.
+            if connectWaitsForRecords(of: tickets[ticketID]?.session, allowed: waitForRecords, connection: connection,
+                                      requestID: requestID, request: request) { return }
             guard let ticket = tickets[ticketID], ticket.owner == owner, ticket.expiresAt > now(),
                   sessions[ticket.session] != nil
             else {
                 throw PanesError(.ticketInvalid, "the window ticket is unknown, used, expired or not yours", field: "ticket")
             }
             tickets[ticketID] = nil
-            if isClustered { signal(.ticketUsed(ticketID), to: nil) }
+            ticketUsed(ticketID)
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
-            if isClustered, waitForRecords, sessions[resume.id] == nil {
-                // Made on another node a moment ago, perhaps: read the records, then look again.
-                self.waitForRecords(connection: connection, requestID: requestID, request: request)
-                return
-            }
+            // Made on another node a moment ago, perhaps: read the records, then look again.
+            if connectWaitsForRecords(of: resume.id, allowed: waitForRecords, connection: connection,
+                                      requestID: requestID, request: request) { return }
             guard let session = sessions[resume.id], session.owner == owner,
                   secretHasher.matches(resume.secret, stored: session.secretHash)
             else {
@@ -75,41 +67,32 @@ extension Hub {
             }
             target = session.id
         } else {
-            let configuration = configurations[0]
-            let (session, secret) = try makeSession(owner: owner, configuration: configuration)
-            persist([.putSession(session)] + claimNew(session.id) + sessionWebhook(.sessionCreated, session))
-            attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
-                   secret: secret, handedOver: [], created: true, forkedFrom: nil)
+            try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
         }
 
+        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
+                                     handedOver: handedOver, deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
         if let live = liveScenes[target] {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
-            let deadline = monotonic() + Millis(settings.livenessProbeTimeoutMs)
-            pendingConnects[target, default: []].append(PendingConnect(
-                connection: connection, requestID: requestID, request: request, identity: identity,
-                handedOver: handedOver, deadline: deadline))
-            probeDeadlines.push(target, at: deadline)
-            connections[connection]?.phase = .answering(target)
+            wait(pending, for: target)
             if first { effects.append(.probe(scenes[live]!.connection)) }
             return
         }
-        let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
-                                     handedOver: handedOver, deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
-        if isClustered, claimedElsewhere(target) || cluster.claiming.contains(target) {
-            // Live on another node, or about to be: wait for it to let go (a reload), for its
-            // lease to run out (the node died: take over), or for the deadline (a duplicated
-            // tab, which then forks). The deadline outlasts a lease, so a dead node's session
-            // is resumed, not forked.
-            var waiting = pending
-            waiting.deadline = monotonic() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
-            wait(waiting, for: target)
-            askHolder(target)
-            return
-        }
+        // Live on another node, or about to be: the connect waits for it.
+        if connectWaitsForHolder(pending, of: target) { return }
         resume(target, for: pending)
+    }
+
+    /// A `connect` naming no session: a new one, attached at once.
+    private mutating func connectNewSession(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
+                                            identity: Authenticator.Identity, owner: OwnerKey) throws(PanesError) {
+        let (session, secret) = try makeSession(owner: owner, configuration: configurations[0])
+        persist([.putSession(session)] + newSessionClaims(session.id) + sessionWebhook(.sessionCreated, session))
+        attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
+               secret: secret, handedOver: [], created: true, forkedFrom: nil)
     }
 
     /// Puts a connect in line for a session that is held, until it is let go or the deadline.
@@ -120,12 +103,9 @@ extension Hub {
     }
 
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
-    /// claims the session's lease (`Hub+Cluster.swift`), and attaches once the claim is won.
+    /// claims the session's lease (`claimsBeforeAttach`), and attaches once the claim is won.
     mutating func resume(_ target: SessionID, for pending: PendingConnect) {
-        if isClustered {
-            claim(target, for: pending)
-            return
-        }
+        if claimsBeforeAttach(target, for: pending) { return }
         attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
                session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
                created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom)
@@ -190,7 +170,7 @@ extension Hub {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
             effects.append(.persistQuietly(counted([.putSession(session)])))
-            if cluster.recordsLoading { cluster.writtenDuringRecordLoad.insert(sessionID) }
+            sessionWritten(sessionID)
         }
 
         let sceneID = SceneID(ids.token("scn_"))
@@ -272,8 +252,8 @@ extension Hub {
     /// connect resumes it, any others fork from it.
     mutating func resolvePendingConnects(of session: SessionID) {
         guard let waiting = pendingConnects.removeValue(forKey: session) else { return }
-        cluster.probesSent.remove(session)
-        let elsewhere = isClustered && claimedElsewhere(session)
+        holderAsked(session)
+        let elsewhere = heldElsewhere(session)
         for pending in waiting {
             guard connections[pending.connection] != nil else {
                 abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
@@ -286,7 +266,7 @@ extension Hub {
                 connections[pending.connection]?.phase = .awaitingConnect
                 continue
             }
-            if liveScenes[session] == nil && !cluster.claiming.contains(session) && !elsewhere {
+            if liveScenes[session] == nil && !claimInFlight(session) && !elsewhere {
                 resume(session, for: pending)
             } else if elsewhere && liveScenes[session] == nil && pending.deadline > monotonic() {
                 // Still held on another node and still time for it to let go.
@@ -314,7 +294,7 @@ extension Hub {
             session.subtitle = source.subtitle
             session.snapshot = source.snapshot
             sessions[session.id] = session
-            persist([.putSession(session)] + claimNew(session.id)
+            persist([.putSession(session)] + newSessionClaims(session.id)
                 + sessionWebhook(.sessionCreated, session, extra: ["forkedFrom": .string(original.rawValue)]))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,

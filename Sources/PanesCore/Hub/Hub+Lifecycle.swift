@@ -61,8 +61,7 @@ extension Hub {
         if scenesByOwner[scene.owner]?.isEmpty == true { scenesByOwner[scene.owner] = nil }
         stateCounts[scene.owner]?.remove(scene.state)
         if stateCounts[scene.owner]?.isEmpty == true { stateCounts[scene.owner] = nil }
-        switcherWatchers[scene.owner]?.remove(sceneID)
-        if switcherWatchers[scene.owner]?.isEmpty == true { switcherWatchers[scene.owner] = nil }
+        switcher.unwatch(sceneID, of: scene.owner)
         if liveScenes[scene.session] == sceneID { liveScenes[scene.session] = nil }
         metrics.lifecycle[LifecycleEvent.didDisconnect.rawValue, default: 0] += 1
         logger.info("didDisconnect", metadata: [

@@ -37,15 +37,11 @@ extension Hub {
         }
         expireFeatures(now: now, clock: clock)
         expireRequestKeys(now: now)
-        expireTicketWaits(now: clock)
-        for (_, domain) in cluster.preferenceRetries.popDue(now: clock) { followPreferences(domain, to: .max) }
-        retryRecordLoad(now: clock)
-        retryReleases(now: clock)
-        checkNodesWhileWaiting(now: clock)
+        coordinationDue(now: clock)
         for (deadline, id) in idleDeadlines.popDue(now: now) {
             guard let session = sessions[id], liveScenes[id] == nil else { continue }
             // Live on another node: that node keeps it active.
-            if let holder = cluster.claims[id]?.node, holder != node { continue }
+            if keptActiveElsewhere(id) { continue }
             let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
             if due > now {
                 // Active since this entry was queued: look again when it would be idle.
@@ -62,11 +58,10 @@ extension Hub {
     /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
     /// the clocks stand now.
     public var nextDeadline: Millis? {
-        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.ticketWaitDeadlines.nextDeadline,
-                     cluster.preferenceRetries.nextDeadline, cluster.recordRetryAt, cluster.releaseRetryAt,
-                     cluster.nextCheckAt, documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
-                     cluster.sceneShareDeadlines.nextDeadline, versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
-        let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.deadlines.nextDeadline,
+        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.nextDeadline,
+                     documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
+                     versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
+        let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.nextDeadline,
                     tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
             .compactMap { $0 }.min()
         guard let wall else { return local }

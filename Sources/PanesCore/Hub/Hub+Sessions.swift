@@ -9,7 +9,7 @@ extension Hub {
             .sorted { ($0.lastActiveAt, $0.id) > ($1.lastActiveAt, $1.id) }
             .map(sessionSummary)
         // Scenes on other nodes count as much as those here.
-        let appState = [appStates[owner], remoteAppState(of: owner)].compactMap { $0 }.max()
+        let appState = [appStates[owner], appStateElsewhere(of: owner)].compactMap { $0 }.max()
         return ["sessions": .array(list), "appState": .string(appState?.rawValue ?? "notRunning")]
     }
 
@@ -17,7 +17,7 @@ extension Hub {
     /// another node shows as that node last told (`Hub+RemoteScenes.swift`).
     func sessionSummary(_ session: SceneSession) -> JSONValue {
         let live = liveScenes[session.id].flatMap { scenes[$0] }
-        let remote = live == nil ? remoteScene(of: session) : nil
+        let remote = live == nil ? sceneElsewhere(of: session) : nil
         return .object([
             "persistentIdentifier": .string(session.id.rawValue),
             "title": .string(session.title.isEmpty ? (session.restoration?.activity.title ?? "") : session.title),
@@ -49,7 +49,8 @@ extension Hub {
         // Whatever changed the list here may have changed this node's live scenes: the other
         // nodes' switchers hear of it too.
         shareScenes(of: owner)
-        guard let watchers = switcherWatchers[owner], !watchers.isEmpty else { return }
+        let watchers = switcher.scenes(of: owner)
+        guard !watchers.isEmpty else { return }
         broadcast(.event(.sessionsChanged(sessionList(for: owner))),
                   to: watchers.compactMap { scenes[$0]?.connection }.sorted())
     }

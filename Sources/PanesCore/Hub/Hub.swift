@@ -46,7 +46,7 @@ public struct Hub {
     /// Each user's scenes counted by state: the app state without a scan of every scene.
     var stateCounts: [OwnerKey: StateCounts] = [:]
     /// Scenes showing the switcher (`listSessions` with `watch`), per user.
-    var switcherWatchers: [OwnerKey: Set<SceneID>] = [:]
+    var switcher = SwitcherWatchers()
     /// Connections still to send `connect`, oldest first, for the connect timeout.
     var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
@@ -109,11 +109,7 @@ public struct Hub {
         self.serverVersion = serverVersion
         self.node = node
         self.webhookEndpoints = webhookEndpoints
-        cluster.recordCursor = stored.recordCursor
-        cluster.claims = stored.claims
-        if node != nil {
-            for session in stored.sessions { cluster.stored[session.id] = session }
-        }
+        cluster = ClusterState(stored: stored, node: node)
         self.logger = logger
         self.now = now
         // Tests drive one deterministic clock for both.
@@ -333,9 +329,7 @@ public struct Hub {
 
     mutating func persist(_ commands: [StoreCommand]) {
         effects.append(.persist(counted(commands)))
-        if cluster.recordsLoading {
-            for case .putSession(let session) in commands { cluster.writtenDuringRecordLoad.insert(session.id) }
-        }
+        sessionsWritten(commands)
     }
 
     /// Keeps a changed session and persists it.

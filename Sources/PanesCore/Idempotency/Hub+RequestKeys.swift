@@ -33,7 +33,7 @@ extension Hub {
         let type = Swift.type(of: request.request)
         let slot = RequestKeySlot(owner: owner, key: key)
         let screening = requestKeys.screen(slot, fingerprint: fingerprint, request: request, connection: connection,
-                                           lookUpFirst: isClustered && type.idempotency == .recorded, now: now(),
+                                           lookUpFirst: sharesStore && type.idempotency == .recorded, now: now(),
                                            settings: settings)
         switch screening {
         case .handle:
@@ -225,7 +225,7 @@ extension Hub {
                               failure: String?) {
         guard let read else {
             // Read again after the cluster's read backoff: the store is likely away.
-            let delay = cluster.readBackoff.failed()
+            let delay = readFailed()
             logLimited(.error, "records to undo a left-out write could not be read; reading them again",
                        metadata: ["error": "\(failure ?? "?")", "retryInMs": "\(delay)"])
             requestKeys.undoLater(sessions: asked.sessions, documents: asked.documents, at: now() + delay)
@@ -273,7 +273,7 @@ extension Hub {
     /// are replaced when their key is used again: see `StoreCommand.recordRequest`.)
     mutating func forgetInStore() {
         let forgotten = requestKeys.takeForgotten()
-        guard isClustered, !forgotten.isEmpty else { return }
+        guard sharesStore, !forgotten.isEmpty else { return }
         effects.append(.persistQuietly([.forgetRequestRecords(forgotten)]))
     }
 
@@ -283,7 +283,7 @@ extension Hub {
     /// (its outcome unknown there). So it is told `outcome_unknown`, and its retry with the key
     /// finds out.
     func storeFailure(_ error: PanesError, for context: RequestContext) -> PanesError {
-        guard isClustered, context.key != nil else { return error }
+        guard sharesStore, context.key != nil else { return error }
         return Self.outcomeUnknown("the store could not take it now, and an earlier attempt of it may have been "
                                        + "through another node")
     }
@@ -325,7 +325,7 @@ extension Hub {
     /// compare-and-set retried after its first attempt landed would otherwise be told
     /// `version_conflict`, a set `changed: false`).
     func mustConfirm(_ context: RequestContext) -> Bool {
-        guard isClustered, let slot = context.key, let entry = requestKeys.entry(slot),
+        guard sharesStore, let slot = context.key, let entry = requestKeys.entry(slot),
               entry.origin == ReplyRef(connection: context.connection, id: context.id) else { return false }
         return entry.type.idempotency == .recordedByCommit
     }

@@ -15,18 +15,12 @@ extension Hub {
 
     mutating func observe(_ kind: DomainKind, _ keyPath: KeyPath, _ options: ObservationOptions,
                           scene: Scene) throws(PanesError) -> JSONValue {
-        var observations = preferences.observations[scene.id] ?? .init()
-        guard observations.list.count < settings.maxObservationsPerScene else {
-            throw PanesError(.tooMany, "this scene already has \(observations.list.count) observations (setting `maxObservationsPerScene`)")
+        let count = preferences.observationCount(of: scene.id)
+        guard count < settings.maxObservationsPerScene else {
+            throw PanesError(.tooMany, "this scene already has \(count) observations (setting `maxObservationsPerScene`)")
         }
         let domain = preferenceDomain(kind, for: scene)
-        let observation = PreferenceState.Observation(id: observations.nextID, domain: domain, kind: kind,
-                                                      keyPath: keyPath, options: options)
-        observations.nextID += 1
-        observations.list.append(observation)
-        preferences.observations[scene.id] = observations
-        preferences.observers[domain, default: []].insert(scene.id)
-        preferences.observationsChanged(in: domain)
+        let observation = preferences.observe(domain, kind, keyPath, options, by: scene.id)
 
         if options.contains(.initial) {
             let keys = preferences.keys(domain, kind, under: keyPath)
@@ -50,13 +44,8 @@ extension Hub {
     }
 
     mutating func unobserve(_ id: Int, scene sceneID: SceneID) throws(PanesError) {
-        guard let index = preferences.observations[sceneID]?.list.firstIndex(where: { $0.id == id }) else {
+        guard preferences.unobserve(id, by: sceneID) != nil else {
             throw PanesError(.observationNotFound, "this scene has no observation \(id)", field: "observation")
-        }
-        let removed = preferences.observations[sceneID]!.list.remove(at: index)
-        preferences.observationsChanged(in: removed.domain)
-        if !preferences.observations[sceneID]!.list.contains(where: { $0.domain == removed.domain }) {
-            preferences.observers[removed.domain]?.remove(sceneID)
         }
     }
 
@@ -79,22 +68,20 @@ extension Hub {
                              field: "value")
         }
         let domain = preferenceDomain(kind, for: scene)
-        commits.preferenceWriters[domain, default: ChannelQueue()].waiting.append(
-            PreferenceWrite(context: context, kind: kind, key: key, value: value, ifVersion: ifVersion))
-        startPreferenceBatch(domain)
+        enqueue(PreferenceChannel.self, PreferenceWrite(context: context, kind: kind, key: key, value: value,
+                                                        ifVersion: ifVersion), on: domain)
         return nil
     }
 
     /// If the domain has no commit in flight, checks every waiting write in order against the
     /// committed values and the batch's earlier writes, and commits the changes as one.
     mutating func startPreferenceBatch(_ domain: PreferenceDomain) {
-        if commits.preferenceWriters[domain]?.busy != true, catchUpPreferencesIfBehind(domain) { return }
-        guard var writer = commits.preferenceWriters[domain], !writer.busy, !writer.waiting.isEmpty else { return }
-        let writes = writer.waiting
-        writer.waiting = []
+        guard let taken = takeBatch(PreferenceChannel.self, domain) else { return }
+        var writer = taken.writer
+        let writes = taken.items
         let rechecked = writer.rechecked
         writer.rechecked = false
-        let state = preferences.domains[domain] ?? PreferenceDomainState()
+        let state = preferences.domain(domain) ?? PreferenceDomainState()
         var batch = PreferenceBatch(state: state)
         var commands: [StoreCommand] = []
         var outcomes: [PreferenceOutcome] = []
@@ -120,26 +107,23 @@ extension Hub {
                 outcomes.append(.failed(error))
             }
         }
-        if isClustered, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
+        if sharesStore, !rechecked, outcomes.contains(where: { if case .failed(let error) = $0 { error.code == .versionConflict } else { false } }) {
             // This node's copy of the domain may be behind the store (it missed changes while
             // the database or its notices were away): a compare-and-set is refused only once the
             // domain is caught up, and the writes are checked again on what it reads.
             writer.waiting = writes
             writer.rechecked = true
             commits.preferenceWriters[domain] = writer
-            catchUpPreferences(domain, afterConflict: false)
+            catchUp(PreferenceChannel.self, domain, afterConflict: false)
             return
         }
         if commands.isEmpty {
-            commits.preferenceWriters[domain] = nil
+            dropBatch(PreferenceChannel.self, domain)
             answer(writes, outcomes, in: domain, applying: false)
             return
         }
-        let id = commits.makeID()
-        writer.inFlight = id
-        commits.preferenceWriters[domain] = writer
-        commits.pending[id] = .preferences(domain, writes, outcomes)
-        submit(Commit(id: id, channel: .preferences(domain), base: state.version, commands: commands))
+        commitBatch(PreferenceChannel.self, domain, writer: writer, channel: .preferences(domain), base: state.version,
+                    commands: commands, pending: .preferences(domain, writes, outcomes))
     }
 
     /// Whether one write of a batch is allowed, and what it does.
@@ -180,14 +164,13 @@ extension Hub {
     /// The outcome of a preference commit: applies and answers, or requeues after a conflict.
     mutating func preferencesCommitted(_ domain: PreferenceDomain, _ writes: [PreferenceWrite],
                                        _ outcomes: [PreferenceOutcome], _ outcome: CommitOutcome) {
-        commits.preferenceWriters[domain]?.inFlight = nil
+        commits.preferenceWriters.commitEnded(domain)
         switch outcome {
         case .committed:
             answer(writes, outcomes, in: domain, applying: true)
         case .conflict, .behind:
             // Another node wrote first: read what it wrote, then check these again on top of it.
-            commits.preferenceWriters[domain]?.waiting.insert(contentsOf: writes, at: 0)
-            catchUpPreferences(domain, afterConflict: true)
+            retryAfterConflict(PreferenceChannel.self, writes, on: domain)
             return
         case .failed(let reason):
             logLimited(.error, "preference commit failed", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
@@ -209,16 +192,15 @@ extension Hub {
                     again.append(write)
                 }
             }
-            commits.preferenceWriters[domain, default: ChannelQueue()].waiting.insert(contentsOf: again, at: 0)
+            commits.preferenceWriters.requeue(again, on: domain)
             // What that node wrote to the domain is read before the rest go again.
-            catchUpPreferences(domain, afterConflict: false)
+            catchUp(PreferenceChannel.self, domain, afterConflict: false)
             return
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
         }
-        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
-        startPreferenceBatch(domain)
+        nextBatch(PreferenceChannel.self, domain)
     }
 
     /// Replies to each write in order; with `applying`, first applies each change and tells
@@ -242,7 +224,7 @@ extension Hub {
                 send(reply, to: write.context.connection)
             case .changed(let version, let old):
                 guard applying else { continue }
-                preferences.domains[domain, default: PreferenceDomainState()].apply(write.key.string, write.value, version: version)
+                preferences.apply(write.key.string, write.value, version: version, in: domain)
                 send(.reply(write.context.id, result: ["version": .int(version), "changed": true]),
                      to: write.context.connection)
                 notifyObservers(of: write.key, in: domain, kind: write.kind, version: version, old: old)
@@ -253,40 +235,30 @@ extension Hub {
     /// A domain as the store has it now (after a conflict): applies every difference to the
     /// domain held here, in version order, telling observers, then lets the waiting writes go.
     mutating func preferencesLoaded(_ domain: PreferenceDomain, _ stored: StoredPreferences?, failure: String?) {
-        let afterConflict = commits.preferenceWriters[domain]?.afterConflict ?? false
-        commits.preferenceWriters[domain]?.catchingUp = false
-        commits.preferenceWriters[domain]?.afterConflict = false
+        let afterConflict = endCatchUp(PreferenceChannel.self, domain)
         if let failure {
             logLimited(.error, "preference catch-up failed", metadata: ["domain": "\(domain)", "error": "\(failure)"])
-            if isClustered { cluster.preferenceRetries.push(domain, at: monotonic() + cluster.readBackoff.failed()) }
+            preferenceReadFailed(domain)
             let error = PanesError(.storageFailed, "the preferences could not be read from the store; retry", retryAfterMs: 1_000)
-            let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
+            let writes = commits.preferenceWriters.takeWaiting(domain)
             answer(writes, writes.map { .failed(storeFailure(error, for: $0.context)) }, in: domain, applying: false)
             return
         }
         let stored = stored ?? StoredPreferences()
-        guard stored.version > (preferences.domains[domain]?.version ?? 0) || !afterConflict else {
+        guard stored.version > preferences.version(of: domain) || !afterConflict else {
             // A conflict with nothing newer in the store: retrying would only conflict again.
             logger.critical("preference commit conflicted but the store holds nothing newer",
                             metadata: ["domain": "\(domain)", "stored": "\(stored.version)"])
-            failStuckPreferences(domain)
+            failStuck(PreferenceChannel.self, domain)
             return
         }
         applyStored(stored, to: domain)
-        if commits.preferenceWriters[domain]?.isIdle == true { commits.preferenceWriters[domain] = nil }
-        startPreferenceBatch(domain)
-    }
-
-    /// Fails the writes waiting on a domain whose commits conflict with nothing newer.
-    mutating func failStuckPreferences(_ domain: PreferenceDomain) {
-        let error = PanesError(.internalError, "the preferences could not be stored; retry later", retryAfterMs: 5_000)
-        let writes = commits.preferenceWriters.removeValue(forKey: domain)?.waiting ?? []
-        answer(writes, writes.map { _ in .failed(error) }, in: domain, applying: false)
+        nextBatch(PreferenceChannel.self, domain)
     }
 
     /// Brings the domain held here to `stored`, announcing each changed key in version order.
     mutating func applyStored(_ stored: StoredPreferences, to domain: PreferenceDomain) {
-        let held = preferences.domains[domain] ?? PreferenceDomainState()
+        let held = preferences.domain(domain) ?? PreferenceDomainState()
         guard stored.version > held.version else { return }
         var changes: [(key: String, value: JSONValue?, version: Int64)] = []
         for (key, value) in stored.values where held.values[key] != value {
@@ -299,28 +271,21 @@ extension Hub {
         for change in changes.sorted(by: { ($0.version, $0.key) < ($1.version, $1.key) }) {
             guard let key = try? KeyPath(change.key) else { continue }
             let old = preferences.effective(domain, kind, key)?.value
-            preferences.domains[domain, default: PreferenceDomainState()].apply(change.key, change.value, version: change.version)
+            preferences.apply(change.key, change.value, version: change.version, in: domain)
             notifyObservers(of: key, in: domain, kind: kind, version: change.version, old: old)
         }
-        preferences.domains[domain, default: PreferenceDomainState()].apply(version: stored.version)
+        preferences.apply(version: stored.version, in: domain)
     }
 
     /// One `preferenceChanged` per observing scene, listing that scene's matching observations.
     /// Scenes whose notification is identical share one encoded message (`ObserverClasses`).
     mutating func notifyObservers(of key: KeyPath, in domain: PreferenceDomain, kind: DomainKind, version: Int64,
                                   old: JSONValue?) {
-        guard let observers = preferences.observers[domain], !observers.isEmpty else { return }
-        let classes: ObserverClasses
-        if let built = preferences.observerClasses[domain] {
-            classes = built
-        } else {
-            classes = ObserverClasses(observers: observers, of: domain, observations: preferences.observations) {
-                scenes[$0]?.connection
-            }
-            preferences.observerClasses[domain] = classes
-        }
+        guard preferences.isObserved(domain) else { return }
+        let scenes = self.scenes
+        let classes = preferences.observerClasses(of: domain) { scenes[$0]?.connection }
         let now = preferences.effective(domain, kind, key)
-        let removed = preferences.domains[domain]?.values[key.string] == nil
+        let removed = preferences.domain(domain)?.values[key.string] == nil
         for (shape, connections) in classes.notifications(of: key) {
             let event = ServerEvent("preferenceChanged", JSONValue.object([
                 "domain": .string(kind.rawValue), "keyPath": .string(key.string), "version": .int(version),
@@ -336,12 +301,7 @@ extension Hub {
     }
 
     mutating func preferencesSceneWillEnd(_ scene: Scene) {
-        guard let observations = preferences.observations.removeValue(forKey: scene.id) else { return }
-        for domain in Set(observations.list.map(\.domain)) {
-            preferences.observers[domain]?.remove(scene.id)
-            if preferences.observers[domain]?.isEmpty == true { preferences.observers[domain] = nil }
-            preferences.observationsChanged(in: domain)
-        }
+        preferences.sceneEnded(scene.id)
     }
 }
 

@@ -18,13 +18,13 @@ struct PreferenceState: Sendable {
 
     let defaults: PreferenceDefaults
     let managed: ManagedPreferences
-    var domains: [PreferenceDomain: PreferenceDomainState] = [:]
-    var observations: [SceneID: SceneObservations] = [:]
+    private var domains: [PreferenceDomain: PreferenceDomainState] = [:]
+    private var observations: [SceneID: SceneObservations] = [:]
     /// Scenes with at least one observation of a domain: the only ones a change can reach.
-    var observers: [PreferenceDomain: Set<SceneID>] = [:]
+    private var observers: [PreferenceDomain: Set<SceneID>] = [:]
     /// Each domain's observers grouped for fan-out, built when a change first needs it
-    /// (`Hub.notifyObservers`); a domain's entry goes whenever its observations change.
-    var observerClasses: [PreferenceDomain: ObserverClasses] = [:]
+    /// (`observerClasses(of:connection:)`); a domain's entry goes whenever its observations change.
+    private var observerClasses: [PreferenceDomain: ObserverClasses] = [:]
 
     init(stored: [PreferenceDomain: StoredPreferences], defaults: PreferenceDefaults,
          managed: ManagedPreferences = ManagedPreferences()) {
@@ -33,9 +33,89 @@ struct PreferenceState: Sendable {
         self.managed = managed
     }
 
-    /// Drops what was derived from a domain's observations: call on every change to them.
-    mutating func observationsChanged(in domain: PreferenceDomain) {
+    // MARK: Committed values
+
+    /// A domain's committed values held here; nil when nothing of it is held.
+    func domain(_ domain: PreferenceDomain) -> PreferenceDomainState? {
+        domains[domain]
+    }
+
+    /// A domain's committed version (0 when nothing of it is held).
+    func version(of domain: PreferenceDomain) -> Int64 {
+        domains[domain]?.version ?? 0
+    }
+
+    /// The domains held or observed here, in order: those another node may have changed.
+    var followedDomains: [PreferenceDomain] {
+        Set(domains.keys).union(observers.keys).sorted()
+    }
+
+    /// Takes a committed change of one key (nil: removed) at `version`.
+    mutating func apply(_ keyPath: String, _ value: JSONValue?, version: Int64, in domain: PreferenceDomain) {
+        domains[domain, default: PreferenceDomainState()].apply(keyPath, value, version: version)
+    }
+
+    /// Moves the domain's version to `version` (a change that names no key this node can read).
+    mutating func apply(version: Int64, in domain: PreferenceDomain) {
+        domains[domain, default: PreferenceDomainState()].apply(version: version)
+    }
+
+    // MARK: Observations
+
+    /// How many observations the scene has.
+    func observationCount(of scene: SceneID) -> Int {
+        observations[scene]?.list.count ?? 0
+    }
+
+    /// Adds an observation of the scene's, numbered after its others.
+    mutating func observe(_ domain: PreferenceDomain, _ kind: DomainKind, _ keyPath: KeyPath,
+                          _ options: ObservationOptions, by scene: SceneID) -> Observation {
+        var list = observations[scene] ?? .init()
+        let observation = Observation(id: list.nextID, domain: domain, kind: kind, keyPath: keyPath, options: options)
+        list.nextID += 1
+        list.list.append(observation)
+        observations[scene] = list
+        observers[domain, default: []].insert(scene)
         observerClasses[domain] = nil
+        return observation
+    }
+
+    /// Removes the scene's observation `id`.
+    /// - Returns: nil when the scene has no such observation.
+    mutating func unobserve(_ id: Int, by scene: SceneID) -> Observation? {
+        guard let index = observations[scene]?.list.firstIndex(where: { $0.id == id }) else { return nil }
+        let removed = observations[scene]!.list.remove(at: index)
+        observerClasses[removed.domain] = nil
+        if !observations[scene]!.list.contains(where: { $0.domain == removed.domain }) {
+            observers[removed.domain]?.remove(scene)
+        }
+        return removed
+    }
+
+    /// A scene ended: its observations go.
+    mutating func sceneEnded(_ scene: SceneID) {
+        guard let ended = observations.removeValue(forKey: scene) else { return }
+        for domain in Set(ended.list.map(\.domain)) {
+            observers[domain]?.remove(scene)
+            if observers[domain]?.isEmpty == true { observers[domain] = nil }
+            observerClasses[domain] = nil
+        }
+    }
+
+    /// Whether any scene observes the domain.
+    func isObserved(_ domain: PreferenceDomain) -> Bool {
+        observers[domain]?.isEmpty == false
+    }
+
+    /// The domain's observers grouped by identical notification (`ObserverClasses`), built once
+    /// and kept until its observations change.
+    /// - Parameter connection: each observing scene's connection (nil: gone).
+    mutating func observerClasses(of domain: PreferenceDomain, connection: (SceneID) -> ConnectionID?) -> ObserverClasses {
+        if let built = observerClasses[domain] { return built }
+        let classes = ObserverClasses(observers: observers[domain] ?? [], of: domain, observations: observations,
+                                      connection: connection)
+        observerClasses[domain] = classes
+        return classes
     }
 
     /// A key's value as readers see it: a locked managed value, else the stored value, else the

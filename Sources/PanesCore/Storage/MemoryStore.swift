@@ -2,44 +2,43 @@
 ///
 /// It follows the same contract as the SQLite store, down to which commands fail a batch and
 /// when a commit conflicts, so the conformance tests hold it to the same behaviour.
+///
+/// Its tables are internal rather than private only so that its `SharedStore` side
+/// (`MemoryStore+Shared.swift`) reads them; nothing else in PanesCore holds a `MemoryStore`.
 public final class MemoryStore: Store {
-    private var sessions: [SessionID: SceneSession] = [:]
+    var sessions: [SessionID: SceneSession] = [:]
     private var preferences: [PreferenceDomain: StoredPreferences] = [:]
-    private var documents: [DocumentID: StoredDocument] = [:]
-    private var access: [DocumentID: DocumentAccess] = [:]
+    var documents: [DocumentID: StoredDocument] = [:]
+    var access: [DocumentID: DocumentAccess] = [:]
     /// The shared-store side (`SharedStore`), so two hubs on one memory store behave as two
     /// nodes on one database: who holds each session, a sequence over record writes, and
     /// each domain's change log.
-    private var claims: [SessionID: SessionClaim] = [:]
+    var claims: [SessionID: SessionClaim] = [:]
     /// Sessions deleted: a session id is never used again, so a write to one (from a node
     /// that has not read the deletion yet) is dropped instead of bringing the session back.
     /// (A dictionary, as every table here, so `remember` can undo it with a failed batch.)
     private var deletedSessions: [SessionID: Bool] = [:]
-    private var recordSequence: Int64 = 0
-    private var recordLog: [(sequence: Int64, record: RecordKey)] = []
-    private var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
-    private var nodeLeases: [NodeID: Millis] = [:]
+    var recordSequence: Int64 = 0
+    var recordLog: [(sequence: Int64, record: RecordKey)] = []
+    var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
+    var nodeLeases: [NodeID: Millis] = [:]
     /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
-    private var nodeLocks: Set<NodeID> = []
+    var nodeLocks: Set<NodeID> = []
     /// The node whose writes `apply` makes (`fence(as:)`): refused once its lease has ended.
-    private var fencingNode: NodeID?
+    var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
     private var dragEnds: [Identifier: Millis] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
-    private var requestRecords: [RequestKeySlot: RequestRecord] = [:]
-    private var reservations: [RequestKeySlot: Reservation] = [:]
+    var requestRecords: [RequestKeySlot: RequestRecord] = [:]
+    var reservations: [RequestKeySlot: Reservation] = [:]
     /// Each document's versions, oldest first, with their texts (`saveVersion`).
     private var versions: [DocumentID: [(record: VersionRecord, text: String)]] = [:]
 
-    private struct Reservation {
-        let node: NodeID
-        let at: Millis
-    }
     /// Signals sent through this store, in commit order, for tests to deliver.
     public private(set) var signals: [NodeSignal] = []
     /// The clock `heartbeat` measures leases with; tests move it.
     public var now: () -> Millis = { Millis(0) }
-    private enum RecordKey: Hashable {
+    enum RecordKey: Hashable {
         case session(SessionID)
         case document(DocumentID)
     }
@@ -218,6 +217,21 @@ public final class MemoryStore: Store {
         switch command {
         case .enqueueWebhooks(let entries):
             batchWebhooks += entries
+        case .putSession, .deleteSession, .claimSession, .endDrag:
+            applyToRecords(command)
+        case .putPreference, .removePreference:
+            applyToPreferences(command)
+        case .createDocument, .renameDocument, .appendOperation, .snapshotDocument, .deleteDocument, .putDocumentAccess,
+             .saveVersion:
+            try applyToDocuments(command)
+        case .recordRequest, .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords:
+            applyToRequestKeys(command)
+        }
+    }
+
+    /// Sessions, their claims, and drag endings.
+    private func applyToRecords(_ command: StoreCommand) {
+        switch command {
         case .putSession(let session):
             if deletedSessions[session.id] != nil { return }
             // A write from an older copy than the one stored is dropped (see `revision`).
@@ -245,6 +259,14 @@ public final class MemoryStore: Store {
             }
             remember(Identifier(id), in: \.dragEnds)
             dragEnds[id] = expiresAt
+        default:
+            break
+        }
+    }
+
+    /// Preference values and each domain's change log.
+    private func applyToPreferences(_ command: StoreCommand) {
+        switch command {
         case .putPreference(let domain, let keyPath, let value, let version):
             remember(domain, in: \.preferenceLog)
             preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: value, version: version))
@@ -257,6 +279,14 @@ public final class MemoryStore: Store {
             remember(domain, in: \.preferences)
             preferences[domain, default: StoredPreferences()].values[keyPath] = nil
             preferences[domain]!.version = max(preferences[domain]!.version, version)
+        default:
+            break
+        }
+    }
+
+    /// Documents, their logs and snapshots, versions and access.
+    private func applyToDocuments(_ command: StoreCommand) throws {
+        switch command {
         case .createDocument(let record, let text):
             guard documents[record.id] == nil else { throw MemoryStoreError.documentExists(record.id) }
             remember(record.id, in: \.documents)
@@ -308,6 +338,14 @@ public final class MemoryStore: Store {
                 let dropped = Set(checkpoints.dropLast(keep).map(\.record.id))
                 versions[record.document]!.removeAll { dropped.contains($0.record.id) }
             }
+        default:
+            break
+        }
+    }
+
+    /// Keyed requests' records and reservations.
+    private func applyToRequestKeys(_ command: StoreCommand) {
+        switch command {
         case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
             remember(record.slot, in: \.requestRecords)
             remember(record.slot, in: \.reservations)
@@ -336,6 +374,8 @@ public final class MemoryStore: Store {
                     requestRecords[record.slot] = nil
                 }
             }
+        default:
+            break
         }
     }
 
@@ -356,130 +396,4 @@ public final class MemoryStore: Store {
         let before = self[keyPath: table][key]
         undo.append { [unowned self] in self[keyPath: table][key] = before }
     }
-}
-
-extension MemoryStore: SharedStore {
-    public func loadRecordChanges(after cursor: Int64) throws -> RecordChanges {
-        var changes = RecordChanges(cursor: recordSequence)
-        var seen: Set<RecordKey> = []
-        // Newest first, so each record is reported once, as it is now; then back to oldest first.
-        for entry in recordLog.reversed() where entry.sequence > cursor {
-            switch entry.record {
-            case .session(let id):
-                guard seen.insert(entry.record).inserted else { continue }
-                if let session = sessions[id] {
-                    changes.sessions.append(session)
-                    changes.claims[id] = claims[id] ?? SessionClaim(node: nil, epoch: 0)
-                } else {
-                    changes.deletedSessions.append(id)
-                }
-            case .document(let id):
-                guard seen.insert(entry.record).inserted else { continue }
-                if let document = documents[id] {
-                    changes.documents.append(document.record)
-                    changes.access[id] = access[id] ?? DocumentAccess()
-                } else {
-                    changes.deletedDocuments.append(id)
-                }
-            }
-        }
-        changes.sessions.reverse()
-        changes.deletedSessions.reverse()
-        changes.documents.reverse()
-        changes.deletedDocuments.reverse()
-        return changes
-    }
-
-    public func loadPreferenceChanges(_ domain: PreferenceDomain, after version: Int64) throws -> [PreferenceChange]? {
-        (preferenceLog[domain] ?? []).filter { $0.version > version }
-    }
-
-    public func loadOperations(_ id: DocumentID, after revision: Int64) throws -> [StoredOperation]? {
-        guard let document = documents[id] else { return nil }
-        guard revision >= document.record.revision
-                || document.operations.first.map({ $0.revision <= revision + 1 }) == true else { return nil }
-        return document.operations.filter { $0.revision > revision }
-    }
-
-    public func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
-        -> [RequestKeySlot: KeyReservationOutcome] {
-        var outcomes: [RequestKeySlot: KeyReservationOutcome] = [:]
-        for key in keys {
-            if let record = requestRecords[key.slot] {
-                outcomes[key.slot] = .recorded(record)
-            } else if let held = reservations[key.slot], held.node != node, held.at >= staleBefore,
-                      let lease = nodeLeases[held.node], lease >= now() {
-                let holder = held.node
-                outcomes[key.slot] = .reservedElsewhere(holder)
-            } else {
-                // Free, this node's already, or a dead node's: this node's now.
-                reservations[key.slot] = Reservation(node: node, at: key.at)
-                outcomes[key.slot] = .reserved
-            }
-        }
-        return outcomes
-    }
-
-    public func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
-        var read = RecordsRead()
-        for id in sessions {
-            if let session = self.sessions[id] { read.sessions[id] = session } else { read.missingSessions.append(id) }
-        }
-        for id in documents {
-            if let document = self.documents[id] { read.documents[id] = document.record } else { read.missingDocuments.append(id) }
-        }
-        return read
-    }
-
-    public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        let now = now()
-        nodeLeases[node] = now + Millis(leaseMs)
-        nodeLocks.insert(node)
-        return try checkNodes(node: node, leaseMs: leaseMs)
-    }
-
-    public func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        let now = now()
-        guard let until = nodeLeases[node], until >= now else {
-            // Ended, by another node or by the clock: it stays ended (`SharedStore.heartbeat`).
-            if nodeLeases[node] != nil { nodeLeases[node] = -1 }
-            throw NodeRevoked(node: node)
-        }
-        nodeLeases[node] = now + Millis(leaseMs)
-        nodeLocks.insert(node)
-        return try checkNodes(node: node, leaseMs: leaseMs)
-    }
-
-    /// Ends the lease of every other node whose lease ran out or whose lock is free, and
-    /// returns the nodes whose lease has ended. (One thread: no transaction of a fenced node
-    /// can be under way meanwhile, which PostgreSQL orders with a row lock.)
-    public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        let now = now()
-        for (other, until) in nodeLeases where other != node && until >= 0 && (until < now || !nodeLocks.contains(other)) {
-            nodeLeases[other] = -1
-        }
-        return nodeLeases.filter { $0.key != node && $0.value < 0 }.map(\.key).sorted()
-    }
-
-    public func liveNodeCount() throws -> Int { max(1, nodeLeases.values.count { $0 >= now() }) }
-
-    public func fence(as node: NodeID?, leaseMs: Int) {
-        fencingNode = node
-    }
-
-    /// Test hook: the node's connection to the store dropped (its process was killed), so its
-    /// liveness lock is free.
-    public func dropConnection(of node: NodeID) {
-        nodeLocks.remove(node)
-    }
-}
-
-public enum MemoryStoreError: Error {
-    case injectedFailure
-    /// `createDocument` for an id that is taken (SQLite: a primary key conflict).
-    case documentExists(DocumentID)
-    /// `appendOperation` for a document that is not stored (SQLite: a foreign key failure).
-    case noSuchDocument(DocumentID)
-    /// `appendOperation` at a revision already logged (SQLite: a primary key conflict).
-    case revisionExists(DocumentID, Int64)
 }

@@ -142,9 +142,8 @@ extension Hub {
                                 opId: "restore.\(scene.id.rawValue):\(versions.makeTicket())", author: author,
                                 standing: editStanding(scene, id))
         edit.restoring = version
-        commits.documentWriters[id, default: ChannelQueue()].waiting.append(edit)
         logger.info("version restored", metadata: ["document": "\(id)", "version": "\(version.id)",
                                                   "by": "\(scene.owner.user)"])
-        startDocumentBatch(id)
+        enqueue(DocumentChannel.self, edit, on: id)
     }
 }

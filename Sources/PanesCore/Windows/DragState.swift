@@ -20,7 +20,37 @@ struct DragState: Sendable {
         var origin: NodeID? = nil
     }
 
-    var drags: [Identifier: Drag] = [:]
-    /// When each drag expires.
-    var deadlines = DeadlineQueue<String>()
+    private var drags: [Identifier: Drag] = [:]
+    /// When each drag is looked at again: its expiry, or a later time for an ended one kept.
+    private var deadlines = DeadlineQueue<String>()
+
+    subscript(id: String) -> Drag? { drags[id] }
+
+    /// The next time a drag is due (`popDue(now:)`).
+    var nextDeadline: Millis? { deadlines.nextDeadline }
+
+    /// A drag begun here, or heard of from the node it began on: kept until it expires.
+    mutating func add(_ drag: Drag) {
+        drags[drag.id] = drag
+        deadlines.push(drag.id, at: drag.expiresAt)
+    }
+
+    mutating func setPhase(_ phase: Phase, of id: String) {
+        drags[id]?.phase = phase
+    }
+
+    /// Keeps an ended drag's entry until `at`, when it is looked at again.
+    mutating func keep(_ id: String, until at: Millis) {
+        deadlines.push(id, at: at)
+    }
+
+    mutating func remove(_ id: String) {
+        drags[id] = nil
+    }
+
+    /// The drags whose time has come, in deadline order (one may come more than once; each is
+    /// looked up again when handled).
+    mutating func popDue(now: Millis) -> [String] {
+        deadlines.popDue(now: now).map(\.key)
+    }
 }

@@ -7,8 +7,7 @@ extension Hub {
     mutating func beginDrag(_ items: [DragItem], from scene: Scene) -> JSONValue {
         let drag = DragState.Drag(id: ids.token("drg_"), owner: scene.owner, source: scene.id, sourceSession: scene.session,
                                   items: items, expiresAt: now() + Millis(settings.dragLifetimeMs))
-        drags.drags[drag.id] = drag
-        drags.deadlines.push(drag.id, at: drag.expiresAt)
+        drags.add(drag)
         shareDrag(drag)
         return ["drag": .string(drag.id), "expiresAt": .int(drag.expiresAt)]
     }
@@ -17,7 +16,7 @@ extension Hub {
     /// compare-and-set on the drag's channel (`Hub+ClusterDrags.swift`), answered when it is in.
     mutating func drop(_ dragID: String, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                        from dropper: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
-        guard let drag = drags.drags[dragID], drag.expiresAt > now() else {
+        guard let drag = drags[dragID], drag.expiresAt > now() else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
         guard drag.phase == .pending else { throw alreadyEnded(drag) }
@@ -28,7 +27,7 @@ extension Hub {
         guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
-        if remoteReceiver(of: target, named: named, dropper: dropper) == nil {
+        if receiverElsewhere(of: target, named: named, dropper: dropper) == nil {
             _ = try receiver(of: target, named: named, dropper: dropper)
         }
         if target == .newWindow {
@@ -39,9 +38,8 @@ extension Hub {
                                  field: "drag")
             }
         }
-        if isClustered {
-            endInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
-                                        dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion))
+        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
+                                            dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion)) {
             return nil
         }
         return try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
@@ -77,15 +75,6 @@ extension Hub {
         return scene
     }
 
-    /// The scene a drop onto a named scene goes to when that scene is live on another node
-    /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
-    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Scene)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? {
-        guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
-              let remote = remoteLive(named, of: dropper.owner) else { return nil }
-        return (remote.node, named, remote.session)
-    }
-
     /// Hands a checked drop's items over and tells the source: the drop has won.
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                           from dropper: Scene) throws(PanesError) -> JSONValue {
@@ -99,7 +88,7 @@ extension Hub {
                 "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
                 "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
             ]
-            if let remote = remoteReceiver(of: target, named: named, dropper: dropper) {
+            if let remote = receiverElsewhere(of: target, named: named, dropper: dropper) {
                 signal(.itemsDropped(scene: remote.scene.rawValue, event: .object(dropped)), to: remote.node)
                 result = ["delivered": .string(remote.scene.rawValue)]
                 ended = ["kind": "scene", "scene": .string(remote.scene.rawValue), "session": .string(remote.session.rawValue)]
@@ -123,31 +112,28 @@ extension Hub {
 
     /// The drag is dropped: so marked, and its source told where it went.
     private mutating func markDropped(_ drag: DragState.Drag, operation: DragOperation, target: JSONValue) {
-        drags.drags[drag.id]?.phase = .dropped
+        drags.setPhase(.dropped, of: drag.id)
         tellSource(of: drag, ServerEvent("dragEnded", [
             "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue), "target": target,
         ]))
     }
 
     mutating func cancelDrag(_ dragID: String, from scene: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
-        guard let drag = drags.drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
+        guard let drag = drags[dragID], drag.expiresAt > now(), drag.owner == scene.owner else {
             throw PanesError(.dragNotFound, "no drag \(dragID) (unknown or expired)", field: "drag")
         }
         guard drag.phase == .pending else {
             throw PanesError(.dragAlreadyDropped, "drag \(dragID) already ended", field: "drag")
         }
-        if isClustered {
-            // A cancel racing a drop on another node: one of the two ends the drag.
-            endInStore(drag, DragEnding(kind: .cancel, context: context))
-            return nil
-        }
+        // A cancel racing a drop on another node: one of the two ends the drag.
+        if dragEndsInStore(drag, DragEnding(kind: .cancel, context: context)) { return nil }
         endDrag(drag, reason: "cancelled by its source")
         return [:]
     }
 
     /// Cancels a pending drag and tells its source, which is never left waiting.
     mutating func endDrag(_ drag: DragState.Drag, reason: String) {
-        drags.drags[drag.id]?.phase = .cancelled
+        drags.setPhase(.cancelled, of: drag.id)
         tellSource(of: drag, ServerEvent("dragEnded", ["drag": .string(drag.id), "outcome": "cancelled",
                                                        "reason": .string(reason)]))
     }
@@ -162,22 +148,18 @@ extension Hub {
     }
 
     mutating func expireDrags(now: Millis) {
-        for (_, id) in drags.deadlines.popDue(now: now) {
-            guard let drag = drags.drags[id], drag.expiresAt <= now else { continue }
+        for id in drags.popDue(now: now) {
+            guard let drag = drags[id], drag.expiresAt <= now else { continue }
             // An expiry is reported by the node the drag began on; every node drops its copy. In
             // a cluster it is ordered in the store like a drop, so a drop made through another
             // node in the last moment and the expiry are not both reported.
             if drag.phase == .pending, drag.origin == nil {
-                if isClustered {
-                    // Kept until the store says how it ended: a drop that won is told here by
-                    // its node's `dragEnded`, and this node tells the source.
-                    drags.drags[drag.id]?.phase = .expiring
-                    expireInStore(drag)
-                    continue
-                }
+                // Kept until the store says how it ended: a drop that won is told here by
+                // its node's `dragEnded`, and this node tells the source.
+                if dragExpiresInStore(drag) { continue }
                 endDrag(drag, reason: "expired")
             }
-            drags.drags[drag.id] = nil
+            drags.remove(drag.id)
         }
     }
     // Drags outlive their source scene: another window can still drop them; only the

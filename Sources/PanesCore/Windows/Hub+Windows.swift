@@ -32,7 +32,7 @@ extension Hub {
     /// then the most recently active.
     func sessionShowing(_ content: String, owner: OwnerKey) -> SceneSession? {
         func rank(_ session: SceneSession) -> Int {
-            liveScenes[session.id] != nil || (isClustered && claimedElsewhere(session.id)) ? 1 : 0
+            liveScenes[session.id] != nil || heldElsewhere(session.id) ? 1 : 0
         }
         return (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
             .filter { $0.shows(content) }
@@ -121,10 +121,7 @@ extension Hub {
             signal(.refresh(id, fields: .object(fields)), to: holder)
             return ["session": sessionSummary(session)]
         }
-        if isClustered && liveScenes[id] == nil {
-            commitRefresh(session, request, context: context, attempt: attempt)
-            return nil
-        }
+        if refreshCommitsInStore(session, request, context: context, attempt: attempt) { return nil }
         store(session)
         let entry = sessionSummary(session)
         if let liveID = liveScenes[id], liveID != scene.id, let live = scenes[liveID] {

@@ -6,7 +6,7 @@ struct UnobserveDocumentsRequest: Request {
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let workspace = hub.scene(context.scene).owner.workspace
-        hub.documents.observers[workspace]?.remove(context.scene)
+        hub.documents.unobserve(context.scene, in: workspace)
         return [:]
     }
 }

@@ -11,9 +11,9 @@ struct ListSessionsRequest: Request {
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let owner = hub.scene(context.scene).owner
         if watch {
-            hub.switcherWatchers[owner, default: []].insert(context.scene)
+            hub.switcher.watch(context.scene, of: owner)
         } else {
-            hub.switcherWatchers[owner]?.remove(context.scene)
+            hub.switcher.unwatch(context.scene, of: owner)
         }
         return hub.sessionList(for: owner)
     }

@@ -22,7 +22,7 @@ struct SetUserInfoRequest: Request {
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = hub.scene(context.scene)
-        var session = hub.sessions[scene.session]!
+        var session = hub.session(of: scene)
         var updated = merge ? session.userInfo : [:]
         for (key, value) in userInfo {
             // In a merge, null removes the key; in a replace, null is kept as a value.

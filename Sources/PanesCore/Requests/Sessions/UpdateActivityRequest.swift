@@ -18,7 +18,7 @@ struct UpdateActivityRequest: Request {
 
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = hub.scene(context.scene)
-        var session = hub.sessions[scene.session]!
+        var session = hub.session(of: scene)
         let metadata = hub.restorationMetadata(for: scene)
         let listed = hub.switcherEntry(session)
         session.restoration = activity.map { Restoration(activity: $0, metadata: metadata) }

@@ -21,7 +21,7 @@ struct UpdateTraitsRequest: Request {
         let reader = FieldReader(traits, prefix: "traits")
         scene.traits.width = try reader.choice("width", Traits.Width.self) ?? previous.width
         scene.traits.pointer = try reader.choice("pointer", Traits.Pointer.self) ?? previous.pointer
-        hub.scenes[context.scene] = scene
+        hub.setTraits(scene.traits, of: context.scene)
         if scene.traits != previous {
             hub.logger.info("traitCollectionDidChange", metadata: [
                 "scene": "\(scene.id)", "width": "\(scene.traits.width.rawValue)",
