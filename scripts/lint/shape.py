@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The code's shape, as issue 24 set it: no Swift file in Sources over MAX_FILE lines and no
 function (func, init, closure-free body of a computed property is not counted) over MAX_FUNC
-lines. Prints what is over and exits 1 when anything is; `--report` prints without failing.
+lines. Prints what is over and exits 1 when anything is (the lint stage of scripts/test);
+`--report` prints without failing.
 Counting is by braces after a `func`/`init`/`deinit` line, skipping strings and comments, which
 is all Swift's syntax needs here (no macros or regex literals in Sources)."""
 import pathlib
