@@ -89,7 +89,8 @@ extension WebSocketServer {
         }
         guard acceptingConnections else { return (503, "the server is draining", nil) }
         // An address whose tokens keep failing is turned away here, before the handshake, the
-        // frame and its JSON cost anything: under a flood this is the whole of its cost.
+        // frame and its JSON cost anything; once told, its later attempts are closed at accept
+        // (`closesAtAccept`) and never get this far.
         if let retryAfter = delegate?.serverRetryAfter(forPeer: client(of: wsi)) {
             let seconds = (retryAfter + 999) / 1_000
             return (429, "too many failed authentications from this address; retry in \(seconds) s", seconds)

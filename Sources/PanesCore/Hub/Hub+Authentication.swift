@@ -60,8 +60,9 @@ extension Hub {
 
     /// Whether a new connection from `peer` is turned away before its WebSocket handshake: nil
     /// when it may come in, else the milliseconds until it may. The transport asks at every
-    /// upgrade, so under a flood a limited address costs an HTTP refusal per attempt, not a
-    /// handshake, a frame and its JSON.
+    /// upgrade, so a limited address costs an HTTP refusal, not a handshake, a frame and its
+    /// JSON; the answer tells the address, so its next attempts are closed at accept
+    /// (`closesAtAccept`).
     public mutating func retryAfter(forPeer peer: String) -> Int? {
         guard authenticator.refusesCredentials, let retryAfter = authFailures.refuse(peer, now: monotonic()) else { return nil }
         metrics.authenticationsLimited += 1
