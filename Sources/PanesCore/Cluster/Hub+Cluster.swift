@@ -19,9 +19,9 @@ extension Hub {
             followDocument(id, to: revision)
         case .documentEdited(let id, let revision, let length, let modifiedAt):
             followDocument(id, to: revision, length: length, modifiedAt: modifiedAt)
-        case .channel(.drag, _):
+        case .channel(.coordination(.drag), _):
             break  // the winner of a drag's ending tells every node itself (`dragEnded`)
-        case .channel(.session, _), .channel(.sessionRecord, _), .records:
+        case .channel(.coordination(.session), _), .channel(.coordination(.sessionRecord), _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
         case .signal(let signal):

@@ -4,9 +4,9 @@ import Logging
 /// node can drop it; how it ended goes back to the node it began on, which tells its source.
 ///
 /// A drop (or the source's cancel) is a compare-and-set on the drag's channel in the shared
-/// store (`Channel.drag`, base 0): of two drops through two nodes in the same instant, the
-/// store lets exactly one end the drag, and the other gets the error a single node gives for
-/// a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
+/// store (`CoordinationChannel.drag`, base 0): of two drops through two nodes in the same
+/// instant, the store lets exactly one end the drag, and the other gets the error a single node
+/// gives for a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
@@ -21,8 +21,8 @@ extension Hub {
     private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        submit(Commit(id: id, channel: .drag(Identifier(drag.id)), base: 0,
-                      commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)]))
+        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0,
+                      commands: [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]))
     }
 
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told

@@ -94,7 +94,7 @@ extension Hub {
         guard isClustered else { return [] }
         let claim = SessionClaim(node: node, epoch: 1)
         cluster.claims[session] = claim
-        return [.claimSession(session, claim)]
+        return [.coordination(.claimSession(session, claim))]
     }
 
     /// Whether another live node holds the session (never, alone).

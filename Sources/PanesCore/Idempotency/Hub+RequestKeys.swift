@@ -112,7 +112,7 @@ extension Hub {
                     let failed = requestKeys.failed(slot)
                     waiters = failed.waiters
                     // Nothing was applied: the key is free again, for a retry through any node.
-                    if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+                    if failed.reserved, let node { effects.append(.persistQuietly([.coordination(.releaseRequestKey(slot, node: node))])) }
                 }
                 for waiter in waiters { answerWaiter(waiter, request: request, error) }
             case .event:
@@ -136,7 +136,7 @@ extension Hub {
         if let node {
             let id = commits.makeID()
             commits.pending[id] = .keyedWrite(record.slot, commands)
-            commands.append(.recordKeyedRequest(record, node: node, report: id))
+            commands.append(.coordination(.recordKeyedRequest(record, node: node, report: id)))
         } else {
             commands.append(.recordRequest(record))
         }
@@ -175,7 +175,7 @@ extension Hub {
                 dispatch(request, on: connection)
             }
             for slot in gone where requestKeys.giveUpReservation(slot) {
-                if let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+                if let node { effects.append(.persistQuietly([.coordination(.releaseRequestKey(slot, node: node))])) }
             }
         }
     }
@@ -209,7 +209,7 @@ extension Hub {
         for command in commands {
             switch command {
             case .putSession(let session): sessionIDs.append(session.id)
-            case .deleteSession(let id), .claimSession(let id, _): sessionIDs.append(id)
+            case .deleteSession(let id), .coordination(.claimSession(let id, _)): sessionIDs.append(id)
             case .createDocument(let record, _): documentIDs.append(record.id)
             case .renameDocument(let id, _), .deleteDocument(let id): documentIDs.append(id)
             default: break
@@ -303,7 +303,7 @@ extension Hub {
         commits.answered.remove(ref)
         guard let slot = requestKeys.slot(answeredBy: ref) else { return }
         let failed = requestKeys.failed(slot)
-        if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+        if failed.reserved, let node { effects.append(.persistQuietly([.coordination(.releaseRequestKey(slot, node: node))])) }
         redispatch(failed.waiters)
     }
 
@@ -316,7 +316,7 @@ extension Hub {
         let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint, result: entry.type.recordedResult(result),
                                    at: now())
         // In a cluster the commit checks the key itself: another node may have recorded it.
-        return node.map { .recordKeyedRequest(record, node: $0, report: nil) } ?? .recordRequest(record)
+        return node.map { .coordination(.recordKeyedRequest(record, node: $0, report: nil)) } ?? .recordRequest(record)
     }
 
     /// Whether an answer to a keyed write that did not go through a commit (refused by its
