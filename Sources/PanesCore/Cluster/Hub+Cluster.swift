@@ -10,8 +10,7 @@ import Logging
 /// either the commit wins (and the notice was about it, or the next catch-up reads the rest)
 /// or it conflicts, and the conflict path reads what the other node wrote.
 extension Hub {
-    mutating func notice(_ notice: ChangeNotice) {
-        guard isClustered else { return }
+    mutating func followNotice(_ notice: ChangeNotice) {
         switch notice {
         case .channel(.preferences(let domain), let version):
             follow(PreferenceChannel.self, domain, to: version)

@@ -119,8 +119,7 @@ extension Hub {
         drags.remove(drag.id)
     }
 
-    mutating func shareDrag(_ drag: DragState.Drag) {
-        guard isClustered else { return }
+    mutating func signalDrag(_ drag: DragState.Drag) {
         signal(.drag([
             "id": .string(drag.id), "workspace": .string(drag.owner.workspace), "user": .string(drag.owner.user),
             "source": .string(drag.source.rawValue), "sourceSession": .string(drag.sourceSession.rawValue),
@@ -150,8 +149,7 @@ extension Hub {
         if let source = scenes[drag.source] {
             send(.event(event), to: source.connection)
         }
-        guard isClustered else { return }
-        signal(.dragEnded(["drag": .string(drag.id), "event": .object(event.fields)]), to: nil)
+        shareDragEnded(drag, event)
     }
 
     /// A drag ended on another node: marked here, and its source told if it is here.

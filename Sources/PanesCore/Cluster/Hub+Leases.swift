@@ -32,8 +32,8 @@ extension Hub {
 
     /// Lets go of a session whose scene ended here, so a reload on another node resumes it
     /// at once. A release that conflicts lost nothing: someone took the session over already.
-    mutating func release(_ session: SessionID) {
-        guard isClustered, let held = cluster.claims[session], held.node == node,
+    mutating func releaseLease(_ session: SessionID) {
+        guard let held = cluster.claims[session], held.node == node,
               !cluster.claiming.contains(session), sessions[session] != nil else { return }
         let released = SessionClaim(node: nil, epoch: held.epoch)
         let id = commits.makeID()

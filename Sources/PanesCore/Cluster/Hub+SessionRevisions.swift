@@ -20,9 +20,8 @@ import Logging
 /// record first, the refresh is made again on the copy read after it.
 extension Hub {
     /// Counts each session write of a cluster node on from the newest copy this node knows.
-    mutating func counted(_ commands: [StoreCommand]) -> [StoreCommand] {
-        guard isClustered else { return commands }
-        return commands.map { command in
+    mutating func countedRevisions(_ commands: [StoreCommand]) -> [StoreCommand] {
+        commands.map { command in
             switch command {
             case .putSession(var session):
                 session.revision = max(storedRevision(of: session.id), session.revision) + 1
