@@ -87,7 +87,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 case .persist(let commands):
                     // One node: its hub holds every record of its own, so nothing is checked here.
                     try write(commands)
-                    for case .recordKeyedRequest(_, _, let report?) in commands { outcomes[report] = .committed }
                 case .commit(let commit):
                     // One process owns the file, so this holds unless something is wrong; checked
                     // all the same, as every store checks it.
@@ -114,11 +113,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try connection.integer(SQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
         case .document(let id):
             try connection.integer(SQL.documentRevision, [.text(id.rawValue)]) ?? -1
-        case .session:
-            // One node holds every session: there is no lease to fence (see `claimSession`).
-            0
-        case .drag, .sessionRecord:
-            // One node orders its own drops (see `endDrag`) and writes every session itself.
+        case .coordination:
+            // One node never commits on a cluster's channels (`CoordinationChannel`): it holds
+            // every lease, orders its own drops, and writes every session itself.
             0
         }
     }
@@ -126,8 +123,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private func write(_ command: StoreCommand) throws(SQLiteError) {
         if try writeDocument(command) { return }
         switch command {
-        case .claimSession, .endDrag:
-            // A single node's store: nothing to fence, no drop on another node to order.
+        case .coordination:
+            // A single node's store: its hub never emits these (`CoordinationCommand`), and it has
+            // no lease to fence, no drop on another node to order, no other node's key to check.
             break
         case .putSession(let session):
             try connection.run(SQL.upsertSession, [
@@ -150,11 +148,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             let user = try column(for: domain)
             try connection.run(SQL.bumpDomain, [.text(domain.workspace), .text(user), .int(version)])
             try connection.run(SQL.deletePreference, [.text(domain.workspace), .text(user), .text(keyPath)])
-        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
-            // One node: nothing to reserve, so nothing another node holds.
+        case .recordRequest(let record):
             try writeRecord(record)
-        case .releaseRequestKey:
-            break
         case .forgetRequestRecords(let slots):
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):

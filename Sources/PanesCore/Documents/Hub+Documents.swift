@@ -176,7 +176,7 @@ extension Hub {
         let summary = record.json(participants: [])
         _ = documents.remove(id)
         versions.progress[id] = nil  // its versions go with it
-        cluster.sharedPeople[id] = nil
+        documentRemoved(id)
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
     }
 

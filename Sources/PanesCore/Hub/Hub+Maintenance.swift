@@ -58,7 +58,7 @@ extension Hub {
     /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
     /// the clocks stand now.
     public var nextDeadline: Millis? {
-        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.nextDeadline,
+        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
                      documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
                      versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
         let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.nextDeadline,
