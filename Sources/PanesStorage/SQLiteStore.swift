@@ -243,7 +243,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         /// The session's columns but its owner's, where it has that owner (no row changed when
         /// not). An upsert sets `workspace` and `user` too, and setting them, even to the values
         /// they hold, makes SQLite delete and re-insert the row's `sessions_by_owner` entry: this
-        /// costs about two thirds of the upsert. (`RETURNING` would cost more than it saves.)
+        /// costs SQLite about half the upsert's work. (`RETURNING` would cost more than it saves.)
         static let updateSessionOfItsOwner = """
             UPDATE sessions SET secret_hash = ?4, role = ?5, configuration = ?6, title = ?7, snapshot = ?8,
                 user_info = ?9, restoration_activity = ?10, restoration_meta = ?11, created_at = ?12,
