@@ -60,10 +60,10 @@ extension Hub {
     public var nextDeadline: Millis? {
         let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
                      documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
-                     versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
+                     versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: read twice a request
         let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.nextDeadline,
                     tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
-            .compactMap { $0 }.min()
+            .lazy.compactMap { $0 }.min()
         guard let wall else { return local }
         let clock = monotonic()
         // Only a wall deadline near `Millis.min` overflows here: long past, so due now.
