@@ -164,6 +164,18 @@ def stop(proc):
         proc.wait()
 
 
+def go_and_measure(args, pid, gen, settle, timeout=1800):
+    """Sends `go` and waits for the generator's result with the server measured, `settle` seconds
+    more for the work its last messages left; then ends the generator. (result, CPU split)"""
+    with Measure(args, pid) as measured:
+        gen.send("go")
+        result = gen.wait("result", timeout)
+        time.sleep(settle)
+    gen.proc.stdin.close()
+    gen.proc.wait(timeout=60)
+    return result, measured.split
+
+
 def fanout(args, workdir, out_file):
     server, port = start_server(args, workdir, out_file)
     try:
@@ -172,13 +184,9 @@ def fanout(args, workdir, out_file):
                    "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
         ready = gen.wait("ready", 1800)
         time.sleep(2)  # the server finishes what connecting the observers started
-        with Measure(args, server.pid) as measured:
-            gen.send("go")
-            result = gen.wait("result", 7200)
-        gen.proc.stdin.close()
-        gen.proc.wait(timeout=60)
+        result, split = go_and_measure(args, server.pid, gen, 0, timeout=7200)
         return {"ready": ready.get("ready"), "lost": result.get("lost"),
-                "changes": args.warmup + args.changes, "split": measured.split}
+                "changes": args.warmup + args.changes, "split": split}
     finally:
         stop(server)
 
@@ -253,14 +261,9 @@ def acklat(args, workdir, out_file):
                    "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
         gen.wait("ready", 300)
         time.sleep(1)
-        with Measure(args, server.pid) as measured:
-            gen.send("go")
-            result = gen.wait("result", 1800)
-            time.sleep(0.5)  # the last commits' reports
-        gen.proc.stdin.close()
-        gen.proc.wait(timeout=60)
+        result, split = go_and_measure(args, server.pid, gen, 0.5)  # the last commits' reports
         return {"acked": result.get("acked") or 0, "lost": result.get("lost"), "sent": result.get("sent"),
-                "ack_ns": result.get("ack_ns"), "split": measured.split}
+                "ack_ns": result.get("ack_ns"), "split": split}
     finally:
         stop(server)
 
@@ -277,15 +280,10 @@ def authflood(args, workdir, out_file, kind):
                      "--sources", "127.0.0.2", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "1800")
         flood.wait("ready", 300)
         time.sleep(1)
-        with Measure(args, server.pid) as measured:
-            flood.send("go")
-            result = flood.wait("result", 1800)
-            time.sleep(0.5)  # the last closes
-        flood.proc.stdin.close()
-        flood.proc.wait(timeout=60)
+        result, split = go_and_measure(args, server.pid, flood, 0.5)  # the last closes
         return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
                 "checked": result.get("checked"),
-                "split": measured.split}
+                "split": split}
     finally:
         stop(server)
 
