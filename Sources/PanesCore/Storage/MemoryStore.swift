@@ -48,7 +48,7 @@ public final class MemoryStore: Store {
     public var failNextLoad = false
     /// Undo records of the transaction in progress: what to put back if it fails. Restoring
     /// only what a batch touched keeps a transaction's cost that of its writes; an append to a
-    /// log is undone by its length, never by a copy of the log (see `setPreference`).
+    /// log is undone by dropping that entry, never by a copy of the log (see `setPreference`).
     private var undo: [() -> Void] = []
     /// Where `enqueueWebhooks` writes: the delivery engine of `--store memory` reads it.
     public let webhookOutbox = MemoryWebhookOutbox()
@@ -278,9 +278,10 @@ public final class MemoryStore: Store {
     }
 
     /// Writes one key of a domain (nil removes it) and appends the change to the domain's log.
-    /// Its undo record keeps the key's old value and the log's length, not the domain or the
-    /// log: a record holding either would share its storage, so the write after it would copy
-    /// all of it, and every write would cost the domain's size plus the log's length.
+    /// Its undo record keeps the key's old value and the domain's version, and drops the log's
+    /// last entry; it holds neither the domain nor the log: a record holding either would share
+    /// its storage, so the write after it would copy all of it, and every write would cost the
+    /// domain's size plus the log's length.
     private func setPreference(_ keyPath: String, _ value: JSONValue?, version: Int64, in domain: PreferenceDomain) {
         let before = preferences[domain].map { (value: $0.values[keyPath], version: $0.version) }
         let logged = preferenceLog[domain] != nil
