@@ -24,6 +24,10 @@ for the measured part only, and the profile dumped (`callgrind_control -d`) at i
            second for the store's writes
   raw-storm the same N connects (no sessions) to panes-raw-broadcast on the libev loop: what the
            transport alone costs, for the ratio
+  acklat   issue 14's durable writes (`scripts/bench acklat`): --writers writers, each its own user
+           writing its own key, open loop at --rate writes a second in all for --seconds (panes-load
+           writes); the store is --store (memory: what the hub, the runtime and the store thread
+           cost without a disk; sqlite), both threads counted
   authflood-rs256, authflood-es256
            `--auth jwt`; --connects attempts, 10 a second, from one address, each a new connection
            sending a token whose RS256 (ES256) signature is random (panes-load authflood): what
@@ -34,7 +38,8 @@ through `swift demangle --simplified`, summed per shared object too. Prints Mark
 the callgrind.out files (open them with callgrind_annotate or kcachegrind).
 
 Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
-                          [--warmup 5] [--connects 100] [--flood-rate 10] [--phases fanout,connect,storm,raw-storm,authflood-rs256,…] [--out DIR]
+                          [--warmup 5] [--connects 100] [--flood-rate 10] [--writers 10] [--rate 200] [--seconds 10]
+                          [--store memory] [--phases fanout,connect,storm,raw-storm,acklat,authflood-rs256,…] [--out DIR]
 """
 import argparse
 import json
@@ -159,6 +164,18 @@ def stop(proc):
         proc.wait()
 
 
+def go_and_measure(args, pid, gen, settle, timeout=1800):
+    """Sends `go` and waits for the generator's result with the server measured, `settle` seconds
+    more for the work its last messages left; then ends the generator. (result, CPU split)"""
+    with Measure(args, pid) as measured:
+        gen.send("go")
+        result = gen.wait("result", timeout)
+        time.sleep(settle)
+    gen.proc.stdin.close()
+    gen.proc.wait(timeout=60)
+    return result, measured.split
+
+
 def fanout(args, workdir, out_file):
     server, port = start_server(args, workdir, out_file)
     try:
@@ -167,13 +184,9 @@ def fanout(args, workdir, out_file):
                    "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
         ready = gen.wait("ready", 1800)
         time.sleep(2)  # the server finishes what connecting the observers started
-        with Measure(args, server.pid) as measured:
-            gen.send("go")
-            result = gen.wait("result", 7200)
-        gen.proc.stdin.close()
-        gen.proc.wait(timeout=60)
+        result, split = go_and_measure(args, server.pid, gen, 0, timeout=7200)
         return {"ready": ready.get("ready"), "lost": result.get("lost"),
-                "changes": args.warmup + args.changes, "split": measured.split}
+                "changes": args.warmup + args.changes, "split": split}
     finally:
         stop(server)
 
@@ -239,6 +252,22 @@ def storm(args, workdir, out_file, raw=False):
         stop(server)
 
 
+def acklat(args, workdir, out_file):
+    server, port = start_server(args, workdir, out_file, extra=["--store", args.store])
+    try:
+        gen = load(args, "writes", "--protocol", "panes", "--port", str(port), "--n", str(args.writers),
+                   "--user", "writer", "--users", str(args.writers), "--key-path", "bench", "--rate", f"{args.rate:g}",
+                   "--inflight", "32", "--keys", "0", "--warmup-time", "0.5", "--duration", f"{args.seconds:g}",
+                   "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
+        gen.wait("ready", 300)
+        time.sleep(1)
+        result, split = go_and_measure(args, server.pid, gen, 0.5)  # the last commits' reports
+        return {"acked": result.get("acked") or 0, "lost": result.get("lost"), "sent": result.get("sent"),
+                "ack_ns": result.get("ack_ns"), "split": split}
+    finally:
+        stop(server)
+
+
 def authflood(args, workdir, out_file, kind):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from bench_lib.authflood import WORKSPACE, prepare_keys
@@ -251,15 +280,10 @@ def authflood(args, workdir, out_file, kind):
                      "--sources", "127.0.0.2", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "1800")
         flood.wait("ready", 300)
         time.sleep(1)
-        with Measure(args, server.pid) as measured:
-            flood.send("go")
-            result = flood.wait("result", 1800)
-            time.sleep(0.5)  # the last closes
-        flood.proc.stdin.close()
-        flood.proc.wait(timeout=60)
+        result, split = go_and_measure(args, server.pid, flood, 0.5)  # the last closes
         return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
                 "checked": result.get("checked"),
-                "split": measured.split}
+                "split": split}
     finally:
         stop(server)
 
@@ -331,7 +355,12 @@ def main():
     p.add_argument("--flood-rate", type=float, default=10,
                     help="authflood phases: attempts a second (10: the burst and the refills are a fifth of them; "
                          "700, the bench row's rate: nearly all are turned away)")
-    p.add_argument("--phases", default="fanout,connect", help="fanout, connect, storm, raw-storm")
+    p.add_argument("--writers", type=int, default=10, help="acklat: writers, each its own user")
+    p.add_argument("--rate", type=float, default=200, help="acklat: writes a second in all, open loop")
+    p.add_argument("--seconds", type=float, default=10, help="acklat: seconds measured")
+    p.add_argument("--store", default="memory", help="acklat: the server's --store (memory, sqlite)")
+    p.add_argument("--phases", default="fanout,connect",
+                   help="fanout, connect, storm, raw-storm, acklat, authflood-rs256, authflood-es256")
     p.add_argument("--restart", choices=["drain", "kill"], default="drain",
                    help="storm: how the server stops before its windows come back: SIGTERM (drain) or kill -9")
     p.add_argument("--cpu-split", action="store_true",
@@ -359,6 +388,11 @@ def main():
                     f"{facts['forked']} forked, {facts['failed']} failed)" if phase == "storm" else
                     f"{args.n:,} connects at once to the raw lws server, libev loop ({facts['failed']} failed)")
             per = ("connect", args.n)
+        elif phase == "acklat":
+            facts = acklat(args, workdir, out_file)
+            what = (f"{facts['acked']} writes acknowledged ({facts['lost'] or 0} lost) from {args.writers} writers, "
+                    f"open loop at {args.rate:g}/s for {args.seconds:g} s, {args.store} store")
+            per = ("acknowledged write", max(1, facts["acked"]))
         elif phase in ("authflood-rs256", "authflood-es256"):
             facts = authflood(args, workdir, out_file, phase.split("-")[1])
             what = (f"{facts['attempts']} forged {phase.split('-')[1].upper()} tokens from one address, a new "

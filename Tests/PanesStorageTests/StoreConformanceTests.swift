@@ -255,6 +255,40 @@ import Testing
         #expect(after.preferences[Fixtures.workspaceDomain] == StoredPreferences(version: 3))
     }
 
+    /// A batch that fails at its last command, every other command applied first: the values,
+    /// each domain's change log and each document's log are as before, however many writes of
+    /// the batch went to the same domain or log (the memory store undoes each one by itself).
+    @Test(arguments: StoreKind.tested)
+    func aBatchFailingAtItsLastCommandLeavesPreferencesAndLogsAsTheyWere(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let id = DocumentID("doc_a1")
+        try store.apply([
+            .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "dark", version: 1),
+            .createDocument(Fixtures.document(), text: ""),
+            .appendOperation(id, Fixtures.appended("x", at: 1, after: 0), length: 1),
+        ])
+        let before = try store.reloaded()
+        let changes = kind == .sqlite ? nil : try store.shared.loadPreferenceChanges(Fixtures.adaDomain, after: 0)
+        #expect(throws: (any Error).self) {
+            try store.apply([
+                .putPreference(Fixtures.adaDomain, keyPath: "theme", value: "light", version: 2),
+                .putPreference(Fixtures.adaDomain, keyPath: "font", value: "mono", version: 3),
+                .removePreference(Fixtures.adaDomain, keyPath: "theme", version: 4),
+                .putPreference(Fixtures.workspaceDomain, keyPath: "x", value: "new domain", version: 1),
+                .appendOperation(id, Fixtures.appended("y", at: 2, after: 1), length: 2),
+                .appendOperation(id, Fixtures.appended("z", at: 3, after: 2), length: 3),
+                .appendOperation(DocumentID("doc_nope"), Fixtures.appended("x", at: 1, after: 0), length: 1),
+            ])
+        }
+        #expect(try store.reloaded() == before)
+        #expect(try DocumentStoreConformanceTests.reloadedDocument(store)?.operations
+            == [Fixtures.appended("x", at: 1, after: 0)])
+        if kind != .sqlite {
+            #expect(try store.shared.loadPreferenceChanges(Fixtures.adaDomain, after: 0) == changes)
+            #expect(try store.shared.loadPreferenceChanges(Fixtures.workspaceDomain, after: 0) == [])
+        }
+    }
+
     @Test(arguments: StoreKind.tested)
     func anEmptyBatchChangesNothing(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)

@@ -47,7 +47,8 @@ public final class MemoryStore: Store {
     /// Set to make the next `loadDocument` fail, to test how the hub answers a failed load.
     public var failNextLoad = false
     /// Undo records of the transaction in progress: what to put back if it fails. Restoring
-    /// only what a batch touched keeps a transaction's cost that of its writes.
+    /// only what a batch touched keeps a transaction's cost that of its writes; an append to a
+    /// log is undone by dropping that entry, never by a copy of the log (see `setPreference`).
     private var undo: [() -> Void] = []
     /// Where `enqueueWebhooks` writes: the delivery engine of `--store memory` reads it.
     public let webhookOutbox = MemoryWebhookOutbox()
@@ -256,20 +257,34 @@ public final class MemoryStore: Store {
     private func applyToPreferences(_ command: StoreCommand) {
         switch command {
         case .putPreference(let domain, let keyPath, let value, let version):
-            remember(domain, in: \.preferenceLog)
-            preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: value, version: version))
-            remember(domain, in: \.preferences)
-            preferences[domain, default: StoredPreferences()].values[keyPath] = VersionedValue(value: value, version: version)
-            preferences[domain]!.version = max(preferences[domain]!.version, version)
+            setPreference(keyPath, value, version: version, in: domain)
         case .removePreference(let domain, let keyPath, let version):
-            remember(domain, in: \.preferenceLog)
-            preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: nil, version: version))
-            remember(domain, in: \.preferences)
-            preferences[domain, default: StoredPreferences()].values[keyPath] = nil
-            preferences[domain]!.version = max(preferences[domain]!.version, version)
+            setPreference(keyPath, nil, version: version, in: domain)
         default:
             break
         }
+    }
+
+    /// Writes one key of a domain (nil removes it) and appends the change to the domain's log.
+    /// Its undo record keeps the key's old value and the domain's version, and drops the log's
+    /// last entry; it holds neither the domain nor the log: a record holding either would share
+    /// its storage, so the write after it would copy all of it, and every write would cost the
+    /// domain's size plus the log's length.
+    private func setPreference(_ keyPath: String, _ value: JSONValue?, version: Int64, in domain: PreferenceDomain) {
+        let before = preferences[domain].map { (value: $0.values[keyPath], version: $0.version) }
+        let logged = preferenceLog[domain] != nil
+        undo.append { [unowned self] in
+            if logged { preferenceLog[domain]?.removeLast() } else { preferenceLog[domain] = nil }
+            if let before {
+                preferences[domain]?.values[keyPath] = before.value
+                preferences[domain]?.version = before.version
+            } else {
+                preferences[domain] = nil
+            }
+        }
+        preferenceLog[domain, default: []].append(PreferenceChange(keyPath: keyPath, value: value, version: version))
+        preferences[domain, default: StoredPreferences()].values[keyPath] = value.map { VersionedValue(value: $0, version: version) }
+        preferences[domain]!.version = max(preferences[domain]!.version, version)
     }
 
     /// Documents, their logs and snapshots, versions and access.
@@ -292,7 +307,12 @@ public final class MemoryStore: Store {
             else {
                 throw MemoryStoreError.revisionExists(id, operation.revision)
             }
-            remember(id, in: \.documents)
+            // Undone by dropping the entry, not by keeping the whole log (see `setPreference`).
+            let record = documents[id]!.record
+            undo.append { [unowned self] in
+                documents[id]?.operations.removeLast()
+                documents[id]?.record = record
+            }
             documents[id]!.operations.append(operation)
             documents[id]!.record.revision = operation.revision
             documents[id]!.record.length = length
@@ -325,43 +345,6 @@ public final class MemoryStore: Store {
                 let checkpoints = versions[record.document]!.filter { $0.record.kind == .checkpoint }
                 let dropped = Set(checkpoints.dropLast(keep).map(\.record.id))
                 versions[record.document]!.removeAll { dropped.contains($0.record.id) }
-            }
-        default:
-            break
-        }
-    }
-
-    /// Keeps a request's record, over any reservation of its key.
-    func putRecord(_ record: RequestRecord) {
-        remember(record.slot, in: \.requestRecords)
-        remember(record.slot, in: \.reservations)
-        requestRecords[record.slot] = record
-        reservations[record.slot] = nil
-    }
-
-    /// Keyed requests' records and reservations.
-    private func applyToRequestKeys(_ command: StoreCommand) {
-        switch command {
-        case .recordRequest(let record):
-            putRecord(record)
-        case .forgetRequestRecords(let keys):
-            for key in keys where requestRecords[key.slot].map({ $0.at <= key.at }) == true {
-                remember(key.slot, in: \.requestRecords)
-                requestRecords[key.slot] = nil
-            }
-        case .pruneRequestRecords(let before, let keepPerUser):
-            for (slot, reservation) in reservations where reservation.at < before {
-                remember(slot, in: \.reservations)
-                reservations[slot] = nil
-            }
-            var byOwner: [OwnerKey: [RequestRecord]] = [:]
-            for record in requestRecords.values { byOwner[record.slot.owner, default: []].append(record) }
-            for records in byOwner.values {
-                let newestFirst = records.sorted { $0.at > $1.at }
-                for (index, record) in newestFirst.enumerated() where record.at < before || index >= keepPerUser {
-                    remember(record.slot, in: \.requestRecords)
-                    requestRecords[record.slot] = nil
-                }
             }
         default:
             break
