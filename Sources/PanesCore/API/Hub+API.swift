@@ -79,7 +79,7 @@ extension Hub {
     /// The workspace's documents the scene may see, sorted as `observeDocuments` sorts them:
     /// every one for the backend (an owner), a user's own view for a user's token.
     func documentList(for scene: Scene) -> JSONValue {
-        let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+        let list = documents.records(in: scene.owner.workspace)
             .filter { role(scene, for: $0) != nil }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
             .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
@@ -105,9 +105,7 @@ extension Hub {
     /// Waits for the document's load (starting it if none is on its way) on behalf of a
     /// service scene: to read it, or to edit it when no window holds it.
     mutating func loadForService(_ id: DocumentID, _ pending: PendingOpen) {
-        let first = documents.loading[id] == nil
-        documents.loading[id, default: []].append(pending)
-        if first { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
+        if documents.waitForLoad(id, pending) { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
     }
 
     /// Answers a read that waited for the document's load.

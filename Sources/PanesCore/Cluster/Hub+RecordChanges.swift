@@ -120,19 +120,22 @@ extension Hub {
 
     /// A document record created or renamed on another node.
     mutating func takeRemoteRecord(_ record: DocumentRecord) {
-        guard var held = documents.records[record.id] else {
+        let isOpen = documents.open[record.id] != nil
+        let renamed = documents.updateRecord(record.id) { held -> Bool in
+            let renamed = held.title != record.title
+            held.title = record.title
+            if !isOpen {
+                held.revision = max(held.revision, record.revision)
+                held.length = record.length
+                held.modifiedAt = max(held.modifiedAt, record.modifiedAt)
+            }
+            return renamed
+        }
+        guard let renamed else {
             documents.insert(record)
             announce(.created, record.id, workspace: record.workspace)
             return
         }
-        let renamed = held.title != record.title
-        held.title = record.title
-        if documents.open[record.id] == nil {
-            held.revision = max(held.revision, record.revision)
-            held.length = record.length
-            held.modifiedAt = max(held.modifiedAt, record.modifiedAt)
-        }
-        documents.records[record.id] = held
         if renamed { announce(.renamed, record.id, workspace: record.workspace) }
     }
 

@@ -59,7 +59,7 @@ extension Hub {
     /// the clocks stand now.
     public var nextDeadline: Millis? {
         let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.nextDeadline,
-                     documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
+                     documents.nextDeadlines.announcement, documents.nextDeadlines.presence,
                      versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
         let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.nextDeadline,
                     tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
