@@ -25,7 +25,7 @@ extension Hub {
         connections[connectionID] = connection
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
                           role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
-        scenes[sceneID] = scene
+        scenes.addService(scene)
         serviceActors[connectionID] = call.actor
         let id = RequestID.int(1)
         switch call.route.operation {
@@ -72,7 +72,7 @@ extension Hub {
         case .scene(let id), .closing(let id?): sceneID = id
         default: return
         }
-        guard let scene = scenes.removeValue(forKey: sceneID) else { return }
+        guard let scene = scenes.removeService(sceneID) else { return }
         documentsSceneWillEnd(scene)
     }
 

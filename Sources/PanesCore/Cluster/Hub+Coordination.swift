@@ -125,7 +125,7 @@ extension Hub {
     /// - Returns: whether the outcome was settled here.
     mutating func settleLateClaim(_ pending: PendingCommit, committed: Bool) -> Bool {
         guard case .claim(let session, let claim, nil) = pending, committed, claim.node == node,
-              liveScenes[session] == nil else { return false }
+              !scenes.isLive(session) else { return false }
         cluster.claiming.remove(session)
         cluster.claims[session] = claim
         release(session)
@@ -173,7 +173,7 @@ extension Hub {
     /// - Returns: whether the refresh waits for the store (the request is answered then).
     mutating func refreshCommitsInStore(_ session: SceneSession, _ request: RefreshRequest, context: RequestContext,
                                         attempt: Int) -> Bool {
-        guard isClustered, liveScenes[session.id] == nil else { return false }
+        guard isClustered, !scenes.isLive(session.id) else { return false }
         commitRefresh(session, request, context: context, attempt: attempt)
         return true
     }

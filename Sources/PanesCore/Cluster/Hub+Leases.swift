@@ -57,7 +57,7 @@ extension Hub {
                 resolvePendingConnects(of: session)
                 return
             }
-            if liveScenes[session] == nil {
+            if !scenes.isLive(session) {
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
@@ -119,7 +119,7 @@ extension Hub {
     /// client reconnects (through the load balancer, to a node that can serve it).
     mutating func leaseLost() {
         logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
-        for sceneID in scenes.keys.sorted() {
+        for sceneID in scenes.all.map(\.id).sorted() {
             guard let scene = scenes[sceneID] else { continue }
             close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
             detach(sceneID, abnormal: false)

@@ -34,7 +34,7 @@ extension Hub {
     mutating func checkNodesWhileWaiting(now: Millis) {
         guard let at = cluster.nextCheckAt, at <= now else { return }
         cluster.nextCheckAt = nil
-        guard pendingConnects.keys.contains(where: { liveScenes[$0] == nil && claimedElsewhere($0) }) else { return }
+        guard pendingConnects.keys.contains(where: { !scenes.isLive($0) && claimedElsewhere($0) }) else { return }
         checkNodes()
         cluster.nextCheckAt = now + Millis(settings.nodeCheckIntervalMs)
     }
@@ -101,7 +101,7 @@ extension Hub {
         cluster.releaseRetryAt = nil
         let sessions = cluster.unreleased.sorted()
         cluster.unreleased = []
-        for session in sessions where liveScenes[session] == nil && pendingConnects[session] == nil {
+        for session in sessions where !scenes.isLive(session) && pendingConnects[session] == nil {
             release(session)
         }
     }

@@ -63,14 +63,7 @@ extension Hub {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
-            let known = sessions[session.id] != nil
-            if take(session) != nil {
-                if !known {
-                    sessionsByOwner[session.owner, default: []].insert(session.id)
-                    idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
-                }
-                owners.insert(session.owner)
-            }
+            if take(session) != nil { owners.insert(session.owner) }
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }

@@ -46,7 +46,7 @@ extension Hub {
         session.title = record.title
         session.snapshot = preview
         guard session != before else { return }
-        sessions[session.id] = session
+        sessions.put(session)
         persist(.putSession(session))
         sessionsChanged(for: scene.owner)
     }
@@ -68,7 +68,7 @@ extension Hub {
             if let title { session.title = title }
             if let snapshot { session.snapshot = snapshot }
             guard session != before else { continue }
-            sessions[sessionID] = session
+            sessions.put(session)
             persist(.putSession(session))
             owners.insert(session.owner)
         }

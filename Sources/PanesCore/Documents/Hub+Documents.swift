@@ -125,7 +125,7 @@ extension Hub {
         // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
         let showing = sessionIDs(showing: id, in: record.workspace)
         var told = Set(removed.holders)
-        for session in showing { if let live = liveScenes[session] { told.insert(live) } }
+        for session in showing { if let live = scenes.liveID(of: session) { told.insert(live) } }
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
@@ -191,7 +191,7 @@ extension Hub {
     /// Sessions of the workspace whose restoration activity shows the document (or one of its
     /// versions, with `versions`), in a stable order.
     func sessionIDs(showing id: DocumentID, in workspace: String, versions: Bool = true) -> [SessionID] {
-        sessionsByOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined()
+        sessions.ids(inWorkspace: workspace)
             .filter {
                 guard let activity = sessions[$0]?.restoration?.activity else { return false }
                 // Compared by bytes, like every identifier (`Identifier`).

@@ -37,14 +37,10 @@ public struct Hub {
     var logger: Logger
 
     var connections: [ConnectionID: Connection] = [:]
-    var scenes: [SceneID: Scene] = [:]
-    var sessions: [SessionID: SceneSession] = [:]
-    var sessionsByOwner: [OwnerKey: Set<SessionID>] = [:]
-    /// The live scene of each session; at most one.
-    var liveScenes: [SessionID: SceneID] = [:]
-    var scenesByOwner: [OwnerKey: Set<SceneID>] = [:]
-    /// Each user's scenes counted by state: the app state without a scan of every scene.
-    var stateCounts: [OwnerKey: StateCounts] = [:]
+    /// The live scenes, by session and by owner, with the app states (`Scenes`).
+    var scenes: Scenes
+    /// Every session, live or not, by owner, with their idle deadlines (`Sessions`).
+    var sessions: Sessions
     /// Scenes showing the switcher (`listSessions` with `watch`), per user.
     var switcher = SwitcherWatchers()
     /// Connections still to send `connect`, oldest first, for the connect timeout.
@@ -56,11 +52,6 @@ public struct Hub {
     var probeDeadlines = DeadlineQueue<SessionID>()
     var tickets: [Identifier: Ticket] = [:]
     var ticketDeadlines = DeadlineQueue<String>()
-    /// Sessions without a live scene, by when they become idle enough to discard.
-    var idleDeadlines = DeadlineQueue<SessionID>()
-    /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
-    var tokenExpiries = DeadlineQueue<SceneID>()
-    var appStates: [OwnerKey: ActivationState] = [:]
     /// Failed authentications per peer address (`Hub+Authentication.swift`).
     var authFailures: AuthFailureLimiter
     var preferences: PreferenceState
@@ -110,6 +101,8 @@ public struct Hub {
         self.node = node
         self.webhookEndpoints = webhookEndpoints
         cluster = ClusterState(stored: stored, node: node)
+        scenes = Scenes(tokenSkew: Millis(settings.jwtClockSkewMs))
+        sessions = Sessions(maxIdle: Millis(settings.sessionMaxIdleMs))
         self.logger = logger
         self.now = now
         // Tests drive one deterministic clock for both.
@@ -138,9 +131,7 @@ public struct Hub {
                 session = cleaned
                 if recoveredSessions.last != session.id { recoveredSessions.append(session.id) }
             }
-            sessions[session.id] = session
-            sessionsByOwner[session.owner, default: []].insert(session.id)
-            idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            sessions.insert(session)
         }
     }
 
@@ -334,7 +325,7 @@ public struct Hub {
 
     /// Keeps a changed session and persists it.
     mutating func store(_ session: SceneSession) {
-        sessions[session.id] = session
+        sessions.put(session)
         persist(.putSession(session))
     }
 

@@ -237,14 +237,9 @@ extension Hub {
             discard(id, animation: .standard, reason: "its write was left out for another attempt", persisted: true)
         }
         for (id, session) in read.sessions.sorted(by: { $0.key < $1.key }) {
-            let known = sessions[id] != nil
             // This node's copy counts for nothing: the store's is the truth.
             forgetRevisions(of: id)
             guard let taken = take(session) else { continue }
-            if !known {
-                sessionsByOwner[taken.owner, default: []].insert(id)
-                idleDeadlines.push(id, at: taken.lastActiveAt + Millis(settings.sessionMaxIdleMs))
-            }
             owners.insert(taken.owner)
         }
         for id in read.missingDocuments { forgetRemotelyDeleted(id) }

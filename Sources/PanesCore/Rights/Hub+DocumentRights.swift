@@ -156,7 +156,7 @@ extension Hub {
         for sessionID in sessionIDs(showing: id, in: record.workspace) {
             guard var session = sessions[sessionID], Identifier.equal(session.owner.user, user) else { continue }
             session.forgetDocument()
-            sessions[sessionID] = session
+            sessions.put(session)
             commands.append(.putSession(session))
             owners.insert(session.owner)
         }
