@@ -22,7 +22,7 @@ extension Hub {
         var connection = Connection(id: connectionID, openedAt: now(), peer: nil,
                                     bucket: TokenBucket(rate: 1, burst: 1, now: monotonic()))
         connection.phase = .scene(sceneID)
-        connections[connectionID] = connection
+        connections.open(connection)
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
                           role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
         scenes.addService(scene)
@@ -66,7 +66,7 @@ extension Hub {
     /// presence, no open document), so nothing else needs telling.
     mutating func endService(_ connectionID: ConnectionID) {
         serviceActors[connectionID] = nil
-        guard let connection = connections.removeValue(forKey: connectionID) else { return }
+        guard let connection = connections.remove(connectionID) else { return }
         let sceneID: SceneID
         switch connection.phase {
         case .scene(let id), .closing(let id?): sceneID = id

@@ -68,7 +68,7 @@ extension Hub {
         pendingConnects[session] = waiting.filter { ($0.decidingCheck ?? .max) > answered }
         if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
         for pending in undecided where connections[pending.connection] != nil {
-            connections[pending.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", PanesError(
                 .storageFailed, "whether the session is live on another node could not be checked; retry",
                 retryAfterMs: Int(Backoff.sharedStore.maxMs)), to: pending.connection)

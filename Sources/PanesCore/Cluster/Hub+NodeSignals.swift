@@ -225,7 +225,7 @@ extension Hub {
         cluster.ticketWaiters[id, default: []].append(WaitingConnect(connection: connection, requestID: requestID,
                                                                    request: request, deadline: deadline))
         cluster.ticketWaitDeadlines.push(id, at: deadline)
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
     }
 
     /// A connect resuming a session not read here yet: retried once the records are read.
@@ -233,7 +233,7 @@ extension Hub {
         let waiter = WaitingConnect(connection: connection, requestID: requestID, request: request,
                                   deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
         cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
         if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
     }
 
@@ -241,7 +241,7 @@ extension Hub {
     /// ticket (the ticket's signal can come before the record of its session).
     mutating func retryConnect(_ waiter: WaitingConnect, afterRecords: Bool = false) {
         guard connections[waiter.connection] != nil else { return }
-        connections[waiter.connection]?.phase = .awaitingConnect
+        connections.setPhase(.awaitingConnect, of: waiter.connection)
         do throws(PanesError) {
             try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false,
                         waitForRecords: !afterRecords)

@@ -95,7 +95,7 @@ extension Hub {
             }
             // The read that was to find the session failed: not knowing it is no reason to
             // say it does not exist (the client would start over, a new session).
-            connections[entry.waiter.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: entry.waiter.connection)
             fail(entry.waiter.requestID, request: "connect", PanesError(
                 .storageFailed, "the session could not be read from the store; retry",
                 retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)),

@@ -90,7 +90,7 @@ extension Hub {
             // The connect is answered now and does not attach later: its client tries again.
             commits.pending[id] = .claim(session, claim, nil)
             if connections[connect.connection] != nil {
-                connections[connect.connection]?.phase = .awaitingConnect
+                connections.setPhase(.awaitingConnect, of: connect.connection)
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }
             abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))

@@ -99,7 +99,7 @@ extension Hub {
     mutating func wait(_ pending: PendingConnect, for target: SessionID) {
         pendingConnects[target, default: []].append(pending)
         probeDeadlines.push(target, at: pending.deadline)
-        connections[pending.connection]?.phase = .answering(target)
+        connections.setPhase(.answering(target), of: pending.connection)
     }
 
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
@@ -179,7 +179,7 @@ extension Hub {
         // Closed when its token stops being accepted (`Scenes` queues that).
         scene.tokenExpiresAt = identity.expiresAt
         scenes.attach(scene)
-        connections[connection]?.phase = .scene(sceneID)
+        connections.setPhase(.scene(sceneID), of: connection)
         metrics.lifecycle[LifecycleEvent.willConnect.rawValue, default: 0] += 1
         logger.info("willConnect", metadata: [
             "scene": "\(sceneID)", "session": "\(sessionID)", "owner": "\(session.owner)",
@@ -259,7 +259,7 @@ extension Hub {
                 fail(pending.requestID, request: "connect", PanesError(
                     .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),
                      to: pending.connection)
-                connections[pending.connection]?.phase = .awaitingConnect
+                connections.setPhase(.awaitingConnect, of: pending.connection)
                 continue
             }
             if !scenes.isLive(session) && !claimInFlight(session) && !elsewhere {
@@ -296,7 +296,7 @@ extension Hub {
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)
         } catch {
-            connections[pending.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", error, to: pending.connection)
         }
     }

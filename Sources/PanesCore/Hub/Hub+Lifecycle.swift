@@ -28,7 +28,7 @@ extension Hub {
     }
 
     mutating func connectionClosed(_ connectionID: ConnectionID, abnormal: Bool) {
-        guard let connection = connections.removeValue(forKey: connectionID) else { return }
+        guard let connection = connections.remove(connectionID) else { return }
         metrics.connectionsClosed += 1
         if !commits.answered.isEmpty { commits.answered = commits.answered.filter { $0.connection != connectionID } }
         if !requestKeys.isIdle {

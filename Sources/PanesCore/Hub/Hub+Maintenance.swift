@@ -111,7 +111,7 @@ extension Hub {
         }
         // An HTTP API request under way is answered as usual (its service scene ends with its
         // answer); the drain waits for it as for any write.
-        let ids = connections.keys.filter { !Self.isServiceConnection($0) }.sorted()
+        let ids = connections.ids.filter { !Self.isServiceConnection($0) }
         var sceneConnections: [ConnectionID] = []
         for id in ids {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }

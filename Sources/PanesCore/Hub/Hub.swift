@@ -36,7 +36,8 @@ public struct Hub {
     let connectReplyConstants: (limits: JSONValue, server: JSONValue)
     var logger: Logger
 
-    var connections: [ConnectionID: Connection] = [:]
+    /// The transport connections, before and after each becomes a scene (`Connections`).
+    var connections = Connections()
     /// The live scenes, by session and by owner, with the app states (`Scenes`).
     var scenes: Scenes
     /// Every session, live or not, by owner, with their idle deadlines (`Sessions`).
@@ -140,9 +141,9 @@ public struct Hub {
         turn &+= 1
         switch event {
         case .opened(let connection, let peer):
-            connections[connection] = Connection(
+            connections.open(Connection(
                 id: connection, openedAt: now(), peer: peer,
-                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic()))
+                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic())))
             awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
@@ -178,10 +179,7 @@ public struct Hub {
     // MARK: Requests
 
     mutating func receive(_ json: JSONValue, on connectionID: ConnectionID) {
-        guard var connection = connections[connectionID] else { return }
-        if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
-        connections[connectionID] = connection
+        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
@@ -229,7 +227,7 @@ public struct Hub {
                     throw PanesError(.tooMany, "over \(settings.maxRequestsBehindConnect) requests sent before the `connect` "
                                          + "was answered (setting `maxRequestsBehindConnect`)")
                 }
-                connections[connectionID]?.held.append(request)
+                connections.hold(request, on: connectionID)
                 connectionsHolding.insert(connectionID)
             case .closing:
                 return
@@ -260,18 +258,14 @@ public struct Hub {
             }
             if case .answering = connection.phase { continue }
             connectionsHolding.remove(id)
-            connections[id]?.held = []
-            for request in connection.held { dispatch(request, on: id) }
+            for request in connections.takeHeld(id) { dispatch(request, on: id) }
         }
     }
 
     /// A frame that never became a request (not JSON, too deep, a number out of range). It
     /// still counts against the connection's rate limit: a flood of garbage is a flood.
     mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
-        guard var connection = connections[connectionID] else { return }
-        if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
-        connections[connectionID] = connection
+        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
         metrics.requests["(unreadable)", default: 0] += 1
         fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
     }
@@ -345,13 +339,7 @@ public struct Hub {
     }
 
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {
-        guard var state = connections[connection] else { return }
-        if case .scene(let scene) = state.phase {
-            state.phase = .closing(scene)
-        } else {
-            state.phase = .closing(nil)
-        }
-        connections[connection] = state
+        guard connections.markClosing(connection) else { return }
         effects.append(.close(connection, code, reason: reason))
     }
 

@@ -65,7 +65,7 @@ extension Hub {
     /// behind it, as any connect that waits does.
     private mutating func holdConnect(_ request: ClientRequest, on connection: ConnectionID) {
         guard request.request is ConnectRequest, case .awaitingConnect? = connections[connection]?.phase else { return }
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
     }
 
     /// Answers a retry with what its first attempt was answered. A `connect` is made again on
@@ -145,7 +145,7 @@ extension Hub {
 
     private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
         if waiter.request.request is ConnectRequest, case .answering? = connections[waiter.connection]?.phase {
-            connections[waiter.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: waiter.connection)
         }
         fail(waiter.request.id, request: request ?? waiter.request.type, error, to: waiter.connection)
     }
@@ -170,7 +170,7 @@ extension Hub {
                     continue
                 }
                 if request.request is ConnectRequest, case .answering? = connections[connection]?.phase {
-                    connections[connection]?.phase = .awaitingConnect
+                    connections.setPhase(.awaitingConnect, of: connection)
                 }
                 dispatch(request, on: connection)
             }
