@@ -5,7 +5,9 @@ public import Logging
 /// Events go in (`handle(_:)`), effects come out; it does no I/O and reads the time only
 /// through the injected clock. One owner: the runtime calls it from the lws service thread
 /// only, so no locks are needed. Requests are one file each under `Requests/`; features live
-/// in extensions (`Hub+Connect.swift`, `Hub+Preferences.swift`, …).
+/// in extensions (`Hub+Connect.swift`, `Hub+Preferences.swift`, …), and their tables in types
+/// that keep them private behind small APIs (`Connections`, `Sessions`, `Scenes`,
+/// `DocumentState`, `PreferenceState`, `SwitcherWatchers`, `DragState`).
 ///
 /// What the hub holds is what the store has committed: writes to ordered channels (preference
 /// domains, document logs) are applied when their commit comes back (`Hub+Commits.swift`);
