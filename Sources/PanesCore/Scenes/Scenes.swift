@@ -34,6 +34,10 @@ struct Scenes: Sendable {
     /// Every scene (service scenes too), in no particular order.
     var all: Dictionary<SceneID, Scene>.Values { byID.values }
 
+    /// The scenes by id, read-only: one table, cheap to copy, for a lookup from a closure that
+    /// cannot capture the hub (a copy of `Scenes` itself would retain every table).
+    var byIDTable: [SceneID: Scene] { byID }
+
     /// The session's live scene here, if it has one.
     func liveID(of session: SessionID) -> SceneID? { live[session] }
 
