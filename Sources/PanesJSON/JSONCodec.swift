@@ -133,8 +133,9 @@ public enum JSONCodec {
     private static func value(of json: UnsafeMutablePointer<json_t>, clash: inout String?) -> JSONValue {
         switch pjs_typeof(json) {
         case JSON_OBJECT:
-            var object: [String: JSONValue] = [:]
-            object.reserveCapacity(json_object_size(json))
+            // Built at its size: `reserveCapacity` is not specialised here and looks up type
+            // metadata each time (about 1,000 instructions a `connect` frame).
+            var object = [String: JSONValue](minimumCapacity: json_object_size(json))
             var iterator = json_object_iter(json)
             while let current = iterator {
                 let key = String(cString: json_object_iter_key(current))

@@ -172,11 +172,41 @@ struct JSONWriter: ~Copyable {
     }
 
     private mutating func write(_ string: String) {
-        put(UInt8(ascii: "\""))
-        if string.utf8.withContiguousStorageIfAvailable({ writeEscaped($0) }) == nil {
-            Array(string.utf8).withUnsafeBufferPointer { writeEscaped($0) }  // a string not stored as UTF-8
+        if string.utf8.withContiguousStorageIfAvailable({ writeQuoted($0) }) == nil {
+            Array(string.utf8).withUnsafeBufferPointer { writeQuoted($0) }  // a string not stored as UTF-8
+        }
+    }
+
+    /// `"text"`. Nearly every string on the wire (keys, identifiers, names) has nothing to
+    /// escape: checked eight bytes at a time and copied whole, quotes included, into room
+    /// reserved once; anything else goes through `writeEscaped`.
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count + 2)
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
+        if let base = utf8.baseAddress, !Self.needsEscape(utf8) {
+            (storage + count).initialize(from: base, count: utf8.count)
+            count += utf8.count
+        } else {
+            writeEscaped(utf8)
         }
         put(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte of `utf8` must be escaped: whole words first, then the last few bytes.
+    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        var index = 0
+        while index + 8 <= utf8.count {
+            if needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { return true }
+            index += 8
+        }
+        while index < utf8.count {
+            let byte = base[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Whether any of the eight bytes in `word` must be escaped: below 0x20, `"` or `\`

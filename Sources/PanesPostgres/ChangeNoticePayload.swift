@@ -88,7 +88,7 @@ enum ChangeNoticePayload {
             }
             return .channel(.document(DocumentID(id)), version: version)
         }
-        if let id = item["s"]?.stringValue, let version { return .channel(.session(SessionID(id)), version: version) }
+        if let id = item["s"]?.stringValue, let version { return .channel(.coordination(.session(SessionID(id))), version: version) }
         return .resubscribed
     }
 
@@ -101,13 +101,13 @@ enum ChangeNoticePayload {
             .object(["d": .string(id.rawValue), "v": .int(version)])
         case .documentEdited(let id, let revision, let length, let modifiedAt):
             .object(["d": .string(id.rawValue), "v": .int(revision), "l": .int(Int64(length)), "m": .int(modifiedAt)])
-        case .channel(.session(let id), let version):
+        case .channel(.coordination(.session(let id)), let version):
             .object(["s": .string(id.rawValue), "v": .int(version)])
         case .records(let cursor):
             .object(["r": .int(cursor)])
         case .signal(let signal):
             .object(["n": signal.json])
-        case .channel(.drag, _), .channel(.sessionRecord, _), .resubscribed, .nodesExpired, .nodesChecked, .leaseLost:
+        case .channel(.coordination(.drag), _), .channel(.coordination(.sessionRecord), _), .resubscribed, .nodesExpired, .nodesChecked, .leaseLost:
             // A node's own conclusions (and drag endings), never sent; were one sent, it would
             // only make nodes look.
             .object(["x": .int(1)])

@@ -80,7 +80,7 @@ extension PostgresStore {
     /// The key a cluster node's command records and the node (`recordKeyedRequest`: checked;
     /// a single node's `recordRequest` replaces a stale record and is not).
     static func keyWrite(_ command: StoreCommand) -> (RequestKeySlot, NodeID?)? {
-        guard case .recordKeyedRequest(let record, let node, _) = command else { return nil }
+        guard case .coordination(.recordKeyedRequest(let record, let node, _)) = command else { return nil }
         return (record.slot, node)
     }
 

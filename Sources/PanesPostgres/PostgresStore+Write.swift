@@ -81,14 +81,8 @@ extension PostgresStore {
             try connection.send(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteClaim, [.text(id.rawValue)])
             try record("session", id.rawValue, deleted: true, &batch)
-        case .claimSession(let id, let claim):
-            try connection.send(WriteSQL.upsertClaim, [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null,
-                                                   .int(claim.epoch)])
-            try record("session", id.rawValue, deleted: false, &batch)
-            batch.moved(.session(id), to: claim.epoch)
-        case .endDrag(let id, let expiresAt):
-            try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
-            try connection.send(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
+        case .coordination(let command):
+            try write(command, &batch)
         case .putPreference(let domain, let keyPath, let value, let version):
             let user = try column(for: domain)
             let text = json(value)
@@ -102,10 +96,6 @@ extension PostgresStore {
             batch.moved(.preferences(domain), to: version)
         case .recordRequest(let record):
             try writeRecord(record, node: nil)
-        case .recordKeyedRequest(let record, let node, _):
-            try writeRecord(record, node: node)
-        case .releaseRequestKey(let slot, let node):
-            try releaseKey(slot, node: node)
         case .forgetRequestRecords(let slots):
             try forgetRecords(slots)
         case .pruneRequestRecords(let before, let keepPerUser):
@@ -174,7 +164,7 @@ extension PostgresStore {
     }
 
     /// Advances the record sequence for one record (under `recordsLock`, taken up front).
-    private func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
+    func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
         let cursor = batch.cursor
         cursor.unanswered += 1
         try connection.send(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]) { rows in
@@ -218,9 +208,9 @@ extension PostgresStore {
 
         mutating func moved(_ channel: Channel, to version: Int64) {
             // A drag's ending wakes nobody: the winner tells every node (`dragEnded`).
-            if case .drag = channel { return }
+            if case .coordination(.drag) = channel { return }
             // A session record's write advances the record cursor, which is what nodes follow.
-            if case .sessionRecord = channel { return }
+            if case .coordination(.sessionRecord) = channel { return }
             if let known = channels[channel] {
                 channels[channel] = max(known, version)
             } else {

@@ -154,7 +154,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         // Another attempt of the same keyed request was applied first (or another
         // node's attempt holds the key): not again, and the writer is told.
         let (found, heldElsewhere) = try pass.keys.conflicts(in: commands, connection)
-        let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+        let reports = commands.compactMap(\.keyedReport)
         guard found.isEmpty && !heldElsewhere else {
             for report in reports { pass.outcomes[report] = .recorded(found) }
             return
@@ -269,12 +269,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// them), so nothing else can move them; empty for fewer, which read their own.
     private func sessionEpochs(of writes: [StoreWrite]) throws -> [Channel: Int64] {
         var sessions: [String] = []
-        for case .commit(let commit) in writes { if case .session(let id) = commit.channel { sessions.append(id.rawValue) } }
+        for case .commit(let commit) in writes { if case .coordination(.session(let id)) = commit.channel { sessions.append(id.rawValue) } }
         guard sessions.count > 1 else { return [:] }
         let rows = try connection.query(WriteSQL.sessionEpochs, [.text(Self.arrayLiteral(sessions))])
         // No row: never claimed, epoch 0 (as `version(of:)` reads it).
-        var epochs = Dictionary(sessions.map { (Channel.session(SessionID($0)), Int64(0)) }) { first, _ in first }
-        for row in 0..<rows.count { epochs[.session(SessionID(rows.text(row, 0) ?? ""))] = rows.int64(row, 1) }
+        var epochs = Dictionary(sessions.map { (Channel.coordination(.session(SessionID($0))), Int64(0)) }) { first, _ in first }
+        for row in 0..<rows.count { epochs[.coordination(.session(SessionID(rows.text(row, 0) ?? "")))] = rows.int64(row, 1) }
         return epochs
     }
 
@@ -284,7 +284,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         guard !epochs.isEmpty else { return }
         for command in commands {
             switch command {
-            case .claimSession(let id, _), .deleteSession(let id): epochs[.session(id)] = nil
+            case .coordination(.claimSession(let id, _)), .deleteSession(let id): epochs[.coordination(.session(id))] = nil
             default: continue
             }
         }
@@ -313,20 +313,15 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     }
 
     /// A channel's current version: a domain's version (0 when none), a document's revision
-    /// (-1 when there is no such document), a session's lease epoch (0 when never claimed).
+    /// (-1 when there is no such document), a coordination channel's (`version(of:)` below).
     func version(of channel: Channel) throws -> Int64 {
         switch channel {
         case .preferences(let domain):
             try connection.integer(WriteSQL.domainVersion, [.text(domain.workspace), .text(try column(for: domain))]) ?? 0
         case .document(let id):
             try connection.integer(WriteSQL.documentRevision, [.text(id.rawValue)]) ?? -1
-        case .session(let id):
-            try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
-        case .drag(let id):
-            try connection.integer(WriteSQL.dragEnded, [.text(id.rawValue)]) ?? 0
-        case .sessionRecord(let id):
-            // The row stays locked to the commit: no other write of it can slip in between.
-            try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1
+        case .coordination(let channel):
+            try version(of: channel)
         }
     }
 
@@ -350,11 +345,11 @@ extension StoreCommand {
     /// Whether the command advances the record sequence (a write to a single-writer record).
     var writesRecord: Bool {
         switch self {
-        case .putSession, .deleteSession, .claimSession, .createDocument, .renameDocument, .deleteDocument,
-             .putDocumentAccess: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .endDrag, .recordRequest,
-             .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords, .saveVersion,
-             .enqueueWebhooks: false
+        case .putSession, .deleteSession, .coordination(.claimSession), .createDocument, .renameDocument,
+             .deleteDocument, .putDocumentAccess: true
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag),
+             .recordRequest, .coordination(.recordKeyedRequest), .coordination(.releaseRequestKey),
+             .forgetRequestRecords, .pruneRequestRecords, .saveVersion, .enqueueWebhooks: false
         }
     }
 }

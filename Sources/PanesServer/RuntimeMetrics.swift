@@ -12,8 +12,16 @@ struct RuntimeMetrics {
         let at: UInt64
     }
 
+    /// A connection's requests waiting for their replies: nearly always one at a time, held
+    /// without a table of its own (a table made and freed per request was a tenth of a
+    /// resume's bookkeeping, issue 27).
+    private enum InFlight {
+        case one(RequestID, Pending)
+        case many([RequestID: Pending])
+    }
+
     private static let knownTypes = Set(Hub.requestTypes)
-    private var pending: [UInt64: [RequestID: Pending]] = [:]
+    private var pending: [UInt64: InFlight] = [:]
     private var opened: [UInt64: UInt64] = [:]
     private(set) var acks: [String: Histogram] = [:]
     private(set) var connects = Histogram()
@@ -30,13 +38,39 @@ struct RuntimeMetrics {
     mutating func received(_ json: JSONValue, on connection: UInt64, at time: UInt64) {
         guard let id = json["id"].flatMap(RequestID.init(json:)) else { return }
         let type = json["type"]?.stringValue.flatMap { Self.knownTypes.contains($0) ? $0 : nil } ?? "(invalid)"
-        pending[connection, default: [:]][id] = Pending(type: type, at: time)
+        let started = Pending(type: type, at: time)
+        switch pending[connection] {
+        case nil:
+            pending[connection] = .one(id, started)
+        case .one(let other, _) where other == id:
+            pending[connection] = .one(id, started)
+        case .one(let other, let earlier):
+            pending[connection] = .many([other: earlier, id: started])
+        case .many(var table):
+            pending[connection] = nil  // the table uniquely referenced while it changes
+            table[id] = started
+            pending[connection] = .many(table)
+        }
     }
 
     mutating func replied(_ id: RequestID, on connection: UInt64) {
-        guard let started = pending[connection]?.removeValue(forKey: id) else { return }
-        // An idle connection keeps no table: an emptied one still holds its storage.
-        if pending[connection]?.isEmpty == true { pending[connection] = nil }
+        let started: Pending
+        switch pending[connection] {
+        case .one(let other, let only) where other == id:
+            started = only
+            pending[connection] = nil
+        case .many(var table):
+            pending[connection] = nil  // the table uniquely referenced while it changes
+            guard let found = table.removeValue(forKey: id) else {
+                pending[connection] = .many(table)
+                return
+            }
+            started = found
+            // An idle connection keeps no table: an emptied one still holds its storage.
+            if !table.isEmpty { pending[connection] = .many(table) }
+        default:
+            return
+        }
         let now = Self.now
         acks[started.type, default: Histogram()].observe(nanoseconds: now - started.at)
         if started.type == ConnectRequest.type, let open = opened.removeValue(forKey: connection) {

@@ -121,13 +121,13 @@ extension StoreWorker {
     }
 
     /// What a transaction reports an outcome for, in the order written: each commit, and each
-    /// keyed persist of a cluster node (`StoreCommand.recordKeyedRequest`).
+    /// keyed persist of a cluster node (`CoordinationCommand.recordKeyedRequest`).
     static func reported(_ writes: [StoreWrite]) -> [CommitID] {
         writes.flatMap { write -> [CommitID] in
             switch write {
             case .commit(let commit): [commit.id]
             case .persist(let commands):
-                commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+                commands.compactMap(\.keyedReport)
             case .signal: []
             }
         }

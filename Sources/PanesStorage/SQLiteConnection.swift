@@ -144,6 +144,12 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs one statement to completion; how many rows it inserted, updated or deleted.
+    func runCountingChanges(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int {
+        try run(sql, values)
+        return Int(sqlite3_changes64(handle))
+    }
+
     /// Calls `row` for every row the query returns.
     func forEachRow(_ sql: String, _ values: [SQLiteValue] = [],
                     _ row: (SQLiteStatement) throws(SQLiteError) -> Void) throws(SQLiteError) {

@@ -28,6 +28,9 @@ extension WebSocketServer {
         try listen(&info)
     }
 
+    /// lws's receive buffer per WebSocket connection (`rx_buffer_size`), in bytes.
+    static let receiveBufferBytes = 2 * 1024
+
     /// The context's settings: protocols, mounts, limits, extensions. What it points to is
     /// kept (`keep`, `allocate`) for the context's whole life.
     private func makeContextInfo() -> lws_context_creation_info {
@@ -40,9 +43,13 @@ extension WebSocketServer {
         protocols[1].name = UnsafePointer(keep(strdup(configuration.subprotocol)))
         protocols[1].callback = webSocketCallback
         protocols[1].per_session_data_size = MemoryLayout<UInt64>.size
-        // lws allocates this much per connection. Messages larger than it arrive in pieces,
-        // which the RECEIVE handler joins, so a small buffer costs nothing but memory saved.
-        protocols[1].rx_buffer_size = 4 * 1024
+        // lws allocates this much per connection, for the connection's whole life: at 4 KiB
+        // (lws's default) it was over half of what an idle scene holds (issue 27). Messages
+        // larger than it arrive in pieces, which the RECEIVE handler joins, so a smaller buffer
+        // costs a callback per 2 KiB of a large message (about 10 % more CPU for a 1 MiB one;
+        // with permessage-deflate also a read) and saves 2 KiB per connection; nearly every
+        // request (a `connect` with its token included) still arrives in one piece.
+        protocols[1].rx_buffer_size = Self.receiveBufferBytes
         // Without this lws would also cut every send to rx_buffer_size bytes.
         protocols[1].tx_packet_size = 128 * 1024
         protocols[2] = lws_protocols()

@@ -208,7 +208,7 @@ package struct HubHarness {
     private mutating func applyPersist(_ commands: [StoreCommand]) {
         do {
             let outcomes = try store.apply([StoreWrite.persist(commands)])
-            for case .recordKeyedRequest(_, _, let report?) in commands {
+            for report in commands.compactMap(\.keyedReport) {
                 pendingReports.append((report, outcomes[report] ?? .failed("no outcome")))
             }
         } catch { Issue.record("the store refused a batch: \(error)") }

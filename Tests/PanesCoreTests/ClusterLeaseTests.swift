@@ -60,8 +60,8 @@ import Testing
         #expect(taken?["result"]?["session"]?["persistentIdentifier"] == .string(id.rawValue))
         #expect(try nodes.b.store.loadState().claims[id] == SessionClaim(node: NodeID("b"), epoch: 2))
         // Whatever a still sends under epoch 1 is refused by the store.
-        let late = Commit(id: CommitID(999), channel: .session(id), base: 1,
-                          commands: [.claimSession(id, SessionClaim(node: nil, epoch: 1))])
+        let late = Commit(id: CommitID(999), channel: .coordination(.session(id)), base: 1,
+                          commands: [.coordination(.claimSession(id, SessionClaim(node: nil, epoch: 1)))])
         #expect(try nodes.a.store.apply([.commit(late)])[CommitID(999)] == .conflict)
     }
 

@@ -150,8 +150,8 @@ import Testing
         #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "background")
         // The release alone (no change to the session's record) still reaches the switcher.
         let epoch = try #require(try nodes.a.store.loadState().claims[session]).epoch
-        _ = try nodes.a.store.apply([.commit(Commit(id: CommitID(999), channel: .session(session), base: epoch,
-                                                    commands: [.claimSession(session, SessionClaim(node: nil, epoch: epoch))]))])
+        _ = try nodes.a.store.apply([.commit(Commit(id: CommitID(999), channel: .coordination(.session(session)), base: epoch,
+                                                    commands: [.coordination(.claimSession(session, SessionClaim(node: nil, epoch: epoch)))]))])
         told = nodes.b.run(.notice(.records(cursor: .max))).events(to: onB, named: "sessionsChanged")
         #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["state"] == "disconnected")
     }

@@ -334,7 +334,7 @@ import Testing
         nodes.a.send(onA, "setUserInfo", ["userInfo": ["n": 1], "idempotencyKey": "gone-1"])
         nodes.a.run(.closed(onA, abnormal: true))
         let released = nodes.a.completeLoads()
-        #expect(released.persisted.contains { if case .releaseRequestKey = $0 { true } else { false } })
+        #expect(released.persisted.contains { if case .coordination(.releaseRequestKey) = $0 { true } else { false } })
         let (onB, _) = nodes.b.connect()
         #expect(nodes.b.request(onB, "setUserInfo", ["userInfo": ["n": 1], "idempotencyKey": "gone-1"])["ok"] == true)
     }

@@ -36,7 +36,7 @@ import Testing
         #expect(Set([OwnerKey(workspace: "w", user: a), OwnerKey(workspace: "w", user: b)]).count == 2)
         #expect(Set([OwnerKey(workspace: a, user: "u"), OwnerKey(workspace: b, user: "u")]).count == 2)
         #expect(Set([PreferenceDomain(workspace: "w", user: a), PreferenceDomain(workspace: "w", user: b)]).count == 2)
-        #expect(Set([Channel.drag(Identifier(a)), Channel.drag(Identifier(b))]).count == 2)
+        #expect(Set([Channel.coordination(.drag(Identifier(a))), Channel.coordination(.drag(Identifier(b)))]).count == 2)
         // Exactly one of the two sorts first, by bytes.
         #expect((Identifier(a) < Identifier(b)) != (Identifier(b) < Identifier(a)))
         #expect((Identifier(a) < Identifier(b)) == Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)))

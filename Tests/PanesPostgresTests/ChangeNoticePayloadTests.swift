@@ -9,7 +9,7 @@ import Testing
             .channel(.preferences(PreferenceDomain(workspace: "acme", user: nil)), version: 1),
             .channel(.document(DocumentID("doc_1")), version: 42),
             .documentEdited(DocumentID("doc_2"), revision: 43, length: 1_204, modifiedAt: 1_763_700_000_000),
-            .channel(.session(SessionID("s1")), version: 3),
+            .channel(.coordination(.session(SessionID("s1"))), version: 3),
             .records(cursor: 1_207),
         ]
         let payloads = ChangeNoticePayload.encode(notices)

@@ -134,8 +134,8 @@ import Testing
         #expect(try PostgresNodeLivenessTests.gone(asking: nodes.beatB, Self.b) == [Self.a])
         #expect(throws: NodeRevoked(node: Self.a)) { try nodes.store.apply([Self.session("s2")]) }
         // A channel commit (a claim, compare-and-set on its epoch) is refused as well.
-        let claim = StoreWrite.commit(Commit(id: CommitID(1), channel: .session(SessionID("s1")), base: 0,
-                                             commands: [.claimSession(SessionID("s1"), SessionClaim(node: Self.a, epoch: 1))]))
+        let claim = StoreWrite.commit(Commit(id: CommitID(1), channel: .coordination(.session(SessionID("s1"))), base: 0,
+                                             commands: [.coordination(.claimSession(SessionID("s1"), SessionClaim(node: Self.a, epoch: 1)))]))
         #expect(throws: NodeRevoked(node: Self.a)) { try nodes.store.apply([claim]) }
         let beat = try PostgresStore(url: database.url)
         #expect(throws: NodeRevoked(node: Self.a)) { try beat.heartbeat(node: Self.a, leaseMs: 60_000) }

@@ -84,7 +84,7 @@ import Testing
         try store.apply([.putSession(SceneSession(id: SessionID("s1"), secretHash: "x",
                                                   owner: OwnerKey(workspace: "w", user: "u"), role: .window,
                                                   configuration: "workspace", createdAt: 0, lastActiveAt: 0)),
-                         .claimSession(SessionID("s1"), claim)])
+                         .coordination(.claimSession(SessionID("s1"), claim))])
         usleep(20_000)
         try store.checkpoint()
         let left = try store.connection.query("SELECT id FROM nodes ORDER BY id")

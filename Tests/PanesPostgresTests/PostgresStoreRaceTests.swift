@@ -80,8 +80,8 @@ import Testing
                     do {
                         _ = try node.apply([.persist([
                             .createDocument(document, text: ""),
-                            .recordKeyedRequest(RequestRecord(slot: slot, fingerprint: "f", result: .int(Int64(index)), at: 1),
-                                                node: NodeID("node-\(index)"), report: CommitID(1)),
+                            .coordination(.recordKeyedRequest(RequestRecord(slot: slot, fingerprint: "f", result: .int(Int64(index)), at: 1),
+                                                node: NodeID("node-\(index)"), report: CommitID(1))),
                         ])])
                     } catch {
                         errors.append("node \(index): \(error)")

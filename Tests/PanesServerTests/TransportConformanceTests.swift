@@ -161,8 +161,8 @@ import Testing
     @Test(arguments: loops)
     func aFrameAnnouncingMoreThanTheLimitClosesWith1009AtItsFirstBytes(_ loop: String) throws {
         let (server, client) = try Self.start(loop)
-        // A header announcing 2^40 bytes, then just enough payload for lws to hand over its
-        // first 4 KiB: the close must come now, not after a terabyte.
+        // A header announcing 2^40 bytes, then enough payload for lws to hand over its first
+        // piece (up to its 2 KiB receive buffer): the close must come now, not after a terabyte.
         let frame = WebSocketFrame(.text, [UInt8](repeating: 0x61, count: 5000))
         client.send(frame: frame, announcedLength: 1 << 40)
         #expect(Self.closeCode(from: client) == 1009)

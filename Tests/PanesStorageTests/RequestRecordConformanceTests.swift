@@ -46,11 +46,11 @@ import Testing
         let node = NodeID("node-a")
         let first = Self.record("k1")
         _ = try store.store.apply([.persist([.createDocument(Fixtures.document(id: "doc_1"), text: "a"),
-                                             .recordKeyedRequest(first, node: node, report: CommitID(1))])])
+                                             .coordination(.recordKeyedRequest(first, node: node, report: CommitID(1)))])])
         let again = Self.record("k1", at: 1_700_000_000_999, result: ["document": ["id": "doc_2"]])
         let outcomes = try store.store.apply([
             .persist([.createDocument(Fixtures.document(id: "doc_2"), text: "b"),
-                      .recordKeyedRequest(again, node: NodeID("node-b"), report: CommitID(2))]),
+                      .coordination(.recordKeyedRequest(again, node: NodeID("node-b"), report: CommitID(2)))]),
             .persist([.putSession(Fixtures.bareSession(id: "s1"))]),
         ])
         #expect(outcomes[CommitID(2)] == .recorded([first]))
@@ -67,13 +67,13 @@ import Testing
         let node = NodeID("node-a")
         let recorded = Self.record("p1", user: "ada", result: ["version": 1, "changed": true])
         let commit = Commit(id: CommitID(1), channel: .preferences(domain), base: 0, commands: [
-            .putPreference(domain, keyPath: "k", value: 1, version: 1), .recordKeyedRequest(recorded, node: node, report: nil)])
+            .putPreference(domain, keyPath: "k", value: 1, version: 1), .coordination(.recordKeyedRequest(recorded, node: node, report: nil))])
         #expect(try store.store.apply([.commit(commit)])[CommitID(1)] == .committed)
         // A retry of it, made on version 1 or on the version it was made on: refused, with the record.
         for base: Int64 in [0, 1] {
             let retry = Commit(id: CommitID(2), channel: .preferences(domain), base: base, commands: [
                 .putPreference(domain, keyPath: "k", value: 1, version: base + 1),
-                .recordKeyedRequest(Self.record("p1", user: "ada", at: 5), node: NodeID("node-b"), report: nil)])
+                .coordination(.recordKeyedRequest(Self.record("p1", user: "ada", at: 5), node: NodeID("node-b"), report: nil))])
             #expect(try store.store.apply([.commit(retry)])[CommitID(2)] == .recorded([recorded]))
         }
         #expect(try store.reloaded().preferences[domain]?.version == 1)
@@ -125,7 +125,7 @@ import Testing
         let done = KeyReservation(slot: recorded.slot, fingerprint: "f", at: 2)
         #expect(try store.reserveRequestKeys([done], node: b, staleBefore: 0) == [done.slot: .recorded(recorded)])
         // Given up, it is free for anyone.
-        try harness.apply([.releaseRequestKey(free.slot, node: a)])
+        try harness.apply([.coordination(.releaseRequestKey(free.slot, node: a))])
         #expect(try store.reserveRequestKeys([free], node: b, staleBefore: 0) == [free.slot: .reserved])
         #expect(try store.loadState().requestRecords == [recorded], "reservations are not records")
     }
@@ -144,15 +144,15 @@ import Testing
                     == [key.slot: .reserved])
         // a held this attempt while it was cut off; it comes now.
         let held = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_a"), text: ""),
-                                              .recordKeyedRequest(key, node: a, report: CommitID(1))])])
+                                              .coordination(.recordKeyedRequest(key, node: a, report: CommitID(1)))])])
         #expect(held[CommitID(1)] == .recorded([]))
         let own = RequestRecord(slot: key.slot, fingerprint: key.fingerprint, result: ["document": ["id": "doc_b"]], at: 2)
         let mine = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_b"), text: ""),
-                                              .recordKeyedRequest(own, node: b, report: CommitID(2))])])
+                                              .coordination(.recordKeyedRequest(own, node: b, report: CommitID(2)))])])
         #expect(mine[CommitID(2)] == .committed)
         // Now recorded: a's attempt again is left out, with the record.
         let again = try store.apply([.persist([.createDocument(Fixtures.document(id: "doc_c"), text: ""),
-                                               .recordKeyedRequest(key, node: a, report: CommitID(3))])])
+                                               .coordination(.recordKeyedRequest(key, node: a, report: CommitID(3)))])])
         #expect(again[CommitID(3)] == .recorded([own]))
         let state = try harness.reloaded()
         #expect(state.documents.map(\.id.rawValue) == ["doc_b"])

@@ -62,7 +62,7 @@ import Testing
         defer { withExtendedLifetime(harness) {} }
         let store = harness.shared
         var session = Fixtures.bareSession(id: "a1")
-        try store.apply([.putSession(session), .claimSession(session.id, SessionClaim(node: NodeID("n1"), epoch: 1))])
+        try store.apply([.putSession(session), .coordination(.claimSession(session.id, SessionClaim(node: NodeID("n1"), epoch: 1)))])
         let cursor = try store.loadState().recordCursor
         try store.apply([.deleteSession(session.id)])
         session.title = "written late, by a node that had not read the deletion"
@@ -70,8 +70,8 @@ import Testing
         try store.apply([.putSession(session)])
         try store.apply([.putSession(Fixtures.bareSession(id: "a1"))])
         // A claim on it (whatever the outcome of its commit) holds nothing either.
-        _ = try store.apply([Self.commit(1, .session(session.id), base: 0,
-                                         [.claimSession(session.id, SessionClaim(node: NodeID("n2"), epoch: 1))])])
+        _ = try store.apply([Self.commit(1, .coordination(.session(session.id)), base: 0,
+                                         [.coordination(.claimSession(session.id, SessionClaim(node: NodeID("n2"), epoch: 1)))])])
         #expect(try store.loadState().sessions.isEmpty)
         #expect(try store.loadState().claims[session.id] == nil)
         let changes = try store.loadRecordChanges(after: cursor)
@@ -196,8 +196,8 @@ import Testing
         }
         #expect(gone == [a])
         #expect(throws: NodeRevoked(node: a)) { try harness.apply([.putSession(Fixtures.bareSession(id: "s2"))]) }
-        let claim = StoreWrite.commit(Commit(id: CommitID(1), channel: .session(SessionID("s1")), base: 0,
-                                             commands: [.claimSession(SessionID("s1"), SessionClaim(node: a, epoch: 1))]))
+        let claim = StoreWrite.commit(Commit(id: CommitID(1), channel: .coordination(.session(SessionID("s1"))), base: 0,
+                                             commands: [.coordination(.claimSession(SessionID("s1"), SessionClaim(node: a, epoch: 1)))]))
         #expect(throws: NodeRevoked(node: a)) { try store.apply([claim]) }
         #expect(try store.loadState().claims[SessionID("s1")] == nil)
         #expect(try harness.reloaded().sessions.map(\.id) == [SessionID("s1")])
@@ -213,17 +213,17 @@ import Testing
         defer { withExtendedLifetime(harness) {} }
         let store = harness.shared
         let id = SessionID("a1")
-        let channel = Channel.session(id)
+        let channel = Channel.coordination(.session(id))
         let first = SessionClaim(node: NodeID("node-a"), epoch: 1)
         try store.apply([.putSession(Fixtures.bareSession(id: "a1"))])
         let cursor = try store.loadState().recordCursor
-        #expect(try store.apply([Self.commit(1, channel, base: 0, [.claimSession(id, first)])]) == [CommitID(1): .committed])
+        #expect(try store.apply([Self.commit(1, channel, base: 0, [.coordination(.claimSession(id, first))])]) == [CommitID(1): .committed])
         #expect(try store.loadState().claims == [id: first])
         #expect(try store.loadRecordChanges(after: cursor).claims == [id: first], "a claim is a record change")
 
         // Node B takes it over (the holder was dead): epoch 2.
         let second = SessionClaim(node: NodeID("node-b"), epoch: 2)
-        #expect(try store.apply([Self.commit(2, channel, base: 1, [.claimSession(id, second)])]) == [CommitID(2): .committed])
+        #expect(try store.apply([Self.commit(2, channel, base: 1, [.coordination(.claimSession(id, second))])]) == [CommitID(2): .committed])
         // Node A, still at epoch 1, is fenced off: its write conflicts and nothing is written.
         var stale = Fixtures.bareSession(id: "a1")
         stale.title = "from the old holder"
@@ -249,19 +249,19 @@ import Testing
         let ids = (1...4).map { SessionID("s\($0)") }
         for id in ids { try store.apply([.putSession(Fixtures.bareSession(id: id.rawValue))]) }
         for (index, id) in [ids[0], ids[2], ids[3]].enumerated() {
-            #expect(try store.apply([Self.commit(UInt64(index + 1), .session(id), base: 0, [.claimSession(id, SessionClaim(node: a, epoch: 1))])])
+            #expect(try store.apply([Self.commit(UInt64(index + 1), .coordination(.session(id)), base: 0, [.coordination(.claimSession(id, SessionClaim(node: a, epoch: 1)))])])
                         == [CommitID(UInt64(index + 1)): .committed])
         }
         let outcomes = try store.apply([
-            Self.commit(10, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: b, epoch: 2))]),
-            Self.commit(11, .session(ids[1]), base: 0, [.claimSession(ids[1], SessionClaim(node: b, epoch: 1))]),
+            Self.commit(10, .coordination(.session(ids[0])), base: 1, [.coordination(.claimSession(ids[0], SessionClaim(node: b, epoch: 2)))]),
+            Self.commit(11, .coordination(.session(ids[1])), base: 0, [.coordination(.claimSession(ids[1], SessionClaim(node: b, epoch: 1)))]),
             // Stale: s3 is at epoch 1.
-            Self.commit(12, .session(ids[2]), base: 0, [.claimSession(ids[2], SessionClaim(node: b, epoch: 1))]),
+            Self.commit(12, .coordination(.session(ids[2])), base: 0, [.coordination(.claimSession(ids[2], SessionClaim(node: b, epoch: 1)))]),
             // s4's claim moves within the batch, before its commit.
-            .persist([.claimSession(ids[3], SessionClaim(node: b, epoch: 2))]),
-            Self.commit(13, .session(ids[3]), base: 2, [.claimSession(ids[3], SessionClaim(node: b, epoch: 3))]),
+            .persist([.coordination(.claimSession(ids[3], SessionClaim(node: b, epoch: 2)))]),
+            Self.commit(13, .coordination(.session(ids[3])), base: 2, [.coordination(.claimSession(ids[3], SessionClaim(node: b, epoch: 3)))]),
             // Again on s1, after its claim in this batch.
-            Self.commit(14, .session(ids[0]), base: 1, [.claimSession(ids[0], SessionClaim(node: a, epoch: 2))]),
+            Self.commit(14, .coordination(.session(ids[0])), base: 1, [.coordination(.claimSession(ids[0], SessionClaim(node: a, epoch: 2)))]),
         ])
         #expect(outcomes == [CommitID(10): .committed, CommitID(11): .committed, CommitID(12): .conflict,
                              CommitID(13): .committed, CommitID(14): .conflict])
@@ -342,7 +342,7 @@ import Testing
         let store = harness.shared
         let expiry: Millis = 10_000_000
         let end = { (id: UInt64, drag: String, expiresAt: Millis) in
-            Self.commit(id, .drag(Identifier(drag)), base: 0, [.endDrag(drag, expiresAt: expiresAt)])
+            Self.commit(id, .coordination(.drag(Identifier(drag))), base: 0, [.coordination(.endDrag(drag, expiresAt: expiresAt))])
         }
         // Two drops of one drag, in one batch or in two: the first ends it, the second conflicts.
         #expect(try store.apply([end(1, "drg_1", expiry), end(2, "drg_1", expiry)])
@@ -392,12 +392,12 @@ import Testing
         var third = session
         third.revision = 3
         third.title = "third"
-        #expect(try store.apply([Self.commit(1, .sessionRecord(id), base: 1, [.putSession(third)])])
+        #expect(try store.apply([Self.commit(1, .coordination(.sessionRecord(id)), base: 1, [.putSession(third)])])
                 == [CommitID(1): .conflict])
-        #expect(try store.apply([Self.commit(2, .sessionRecord(id), base: 2, [.putSession(third)])])
+        #expect(try store.apply([Self.commit(2, .coordination(.sessionRecord(id)), base: 2, [.putSession(third)])])
                 == [CommitID(2): .committed])
         #expect(try store.loadState().sessions == [third])
-        #expect(try store.apply([Self.commit(3, .sessionRecord(SessionID("none")), base: 0, [])])
+        #expect(try store.apply([Self.commit(3, .coordination(.sessionRecord(SessionID("none"))), base: 0, [])])
                 == [CommitID(3): .conflict], "no such session: -1")
     }
 

@@ -10,8 +10,7 @@ import Logging
 /// either the commit wins (and the notice was about it, or the next catch-up reads the rest)
 /// or it conflicts, and the conflict path reads what the other node wrote.
 extension Hub {
-    mutating func notice(_ notice: ChangeNotice) {
-        guard isClustered else { return }
+    mutating func followNotice(_ notice: ChangeNotice) {
         switch notice {
         case .channel(.preferences(let domain), let version):
             follow(PreferenceChannel.self, domain, to: version)
@@ -19,9 +18,9 @@ extension Hub {
             followDocument(id, to: revision)
         case .documentEdited(let id, let revision, let length, let modifiedAt):
             followDocument(id, to: revision, length: length, modifiedAt: modifiedAt)
-        case .channel(.drag, _):
+        case .channel(.coordination(.drag), _):
             break  // the winner of a drag's ending tells every node itself (`dragEnded`)
-        case .channel(.session, _), .channel(.sessionRecord, _), .records:
+        case .channel(.coordination(.session), _), .channel(.coordination(.sessionRecord), _), .records:
             if case .records(let cursor) = notice, cursor <= cluster.recordCursor { return }
             loadRecordChanges()
         case .signal(let signal):

@@ -4,9 +4,9 @@ import Logging
 /// node can drop it; how it ended goes back to the node it began on, which tells its source.
 ///
 /// A drop (or the source's cancel) is a compare-and-set on the drag's channel in the shared
-/// store (`Channel.drag`, base 0): of two drops through two nodes in the same instant, the
-/// store lets exactly one end the drag, and the other gets the error a single node gives for
-/// a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
+/// store (`CoordinationChannel.drag`, base 0): of two drops through two nodes in the same
+/// instant, the store lets exactly one end the drag, and the other gets the error a single node
+/// gives for a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
@@ -21,8 +21,8 @@ extension Hub {
     private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        submit(Commit(id: id, channel: .drag(Identifier(drag.id)), base: 0,
-                      commands: [.endDrag(drag.id, expiresAt: drag.expiresAt)]))
+        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0,
+                      commands: [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]))
     }
 
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
@@ -119,8 +119,7 @@ extension Hub {
         drags.remove(drag.id)
     }
 
-    mutating func shareDrag(_ drag: DragState.Drag) {
-        guard isClustered else { return }
+    mutating func signalDrag(_ drag: DragState.Drag) {
         signal(.drag([
             "id": .string(drag.id), "workspace": .string(drag.owner.workspace), "user": .string(drag.owner.user),
             "source": .string(drag.source.rawValue), "sourceSession": .string(drag.sourceSession.rawValue),
@@ -150,8 +149,7 @@ extension Hub {
         if let source = scenes[drag.source] {
             send(.event(event), to: source.connection)
         }
-        guard isClustered else { return }
-        signal(.dragEnded(["drag": .string(drag.id), "event": .object(event.fields)]), to: nil)
+        shareDragEnded(drag, event)
     }
 
     /// A drag ended on another node: marked here, and its source told if it is here.

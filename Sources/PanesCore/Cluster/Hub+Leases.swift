@@ -26,20 +26,20 @@ extension Hub {
         commits.pending[id] = .claim(session, claim, pending)
         cluster.claiming.insert(session)
         if let pending { connections.setPhase(.answering(session), of: pending.connection) }
-        submit(Commit(id: id, channel: .session(session), base: epoch,
-                      commands: [.claimSession(session, claim)]))
+        submit(Commit(id: id, channel: .coordination(.session(session)), base: epoch,
+                      commands: [.coordination(.claimSession(session, claim))]))
     }
 
     /// Lets go of a session whose scene ended here, so a reload on another node resumes it
     /// at once. A release that conflicts lost nothing: someone took the session over already.
-    mutating func release(_ session: SessionID) {
-        guard isClustered, let held = cluster.claims[session], held.node == node,
+    mutating func releaseLease(_ session: SessionID) {
+        guard let held = cluster.claims[session], held.node == node,
               !cluster.claiming.contains(session), sessions[session] != nil else { return }
         let released = SessionClaim(node: nil, epoch: held.epoch)
         let id = commits.makeID()
         commits.pending[id] = .claim(session, released, nil)
-        submit(Commit(id: id, channel: .session(session), base: held.epoch,
-                      commands: [.claimSession(session, released)]))
+        submit(Commit(id: id, channel: .coordination(.session(session)), base: held.epoch,
+                      commands: [.coordination(.claimSession(session, released))]))
     }
 
     mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,

@@ -13,7 +13,6 @@ extension Hub {
     /// - Returns: the number of the check whose answer reflects the store as of now.
     @discardableResult
     mutating func checkNodes() -> Int {
-        guard isClustered else { return 0 }
         if cluster.checksStarted > cluster.checksAnswered {
             cluster.checkWanted = true
             return cluster.checksStarted + 1

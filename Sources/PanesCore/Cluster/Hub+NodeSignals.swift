@@ -57,12 +57,6 @@ extension Hub {
 
     // MARK: Presence
 
-    /// Tells the other nodes what a scene here shares in a document (or that it left).
-    mutating func sharePresence(_ presence: JSONValue) {
-        guard isClustered else { return }
-        signal(.presence(presence), to: nil)
-    }
-
     /// Presence from a scene on another node: kept for scenes that open the document later,
     /// and passed on to the document's scenes here.
     mutating func takeRemotePresence(_ presence: JSONValue, from origin: NodeID) {
@@ -84,7 +78,7 @@ extension Hub {
     /// Presence of scenes on other nodes, for `openDocument`'s `presence`, at the revision
     /// the opening scene gets: a presence is kept as it came, made at its node's revision then,
     /// and the text has moved since (a scene opening now has no operations to move it by).
-    func presenceElsewhere(in document: DocumentID) -> [JSONValue] {
+    func remotePresence(in document: DocumentID) -> [JSONValue] {
         let entries = (cluster.remotePresence[document] ?? [:]).sorted { $0.key < $1.key }.map(\.value.presence)
         guard let held = documents.open[document] else { return entries }
         return entries.map { Self.presence($0, movedTo: held) }
@@ -158,7 +152,7 @@ extension Hub {
     }
 
     /// The scene answered a ping: tells the nodes that asked.
-    mutating func answerRemoteProbes(of session: SessionID) {
+    mutating func answerProbes(of session: SessionID) {
         cluster.remoteProbeDeadlines[session] = nil
         for asker in (cluster.remoteProbes.removeValue(forKey: session) ?? []).sorted() {
             signal(.live(session), to: asker)
@@ -166,7 +160,7 @@ extension Hub {
     }
 
     /// A remote probe whose deadline passed without a pong: the scene is gone.
-    mutating func expireRemoteProbe(of session: SessionID, now: Millis) {
+    mutating func expireProbe(of session: SessionID, now: Millis) {
         guard let deadline = cluster.remoteProbeDeadlines[session], deadline <= now else { return }
         cluster.remoteProbeDeadlines[session] = nil
         cluster.remoteProbes[session] = nil
@@ -181,8 +175,8 @@ extension Hub {
     // MARK: Windows on other nodes
 
     /// The node holding the session, when that is another live node.
-    func holderElsewhere(_ session: SessionID) -> NodeID? {
-        guard isClustered, !scenes.isLive(session), claimedElsewhere(session) else { return nil }
+    func holderOnAnotherNode(_ session: SessionID) -> NodeID? {
+        guard !scenes.isLive(session), claimedElsewhere(session) else { return nil }
         return cluster.claims[session]?.node
     }
 
@@ -212,11 +206,8 @@ extension Hub {
 
     // MARK: Tickets
 
-    /// Every node hears of a ticket, so the new window can connect to any of them.
-    mutating func shareTicket(_ ticket: Ticket) {
-        guard isClustered else { return }
-        signal(.ticket(ticket.json), to: nil)
-    }
+    // Every node hears of a ticket (`Coordination.shareTicket`), so the new window can connect
+    // to any of them.
 
     /// A connect with a ticket not heard of yet: waits for its signal, up to the probe timeout.
     mutating func waitForTicket(_ id: String, connection: ConnectionID, requestID: RequestID,

@@ -144,4 +144,11 @@ extension Hub {
         announce(.deleted, id, workspace: record.workspace, summary: removed.summary, by: .null, record: record)
         rights.remove(id)
     }
+
+    /// A read of the store failed: how long to wait before reading again (the shared read
+    /// backoff, which grows while the store stays away). Asked only after reads only a cluster
+    /// makes (record loads, `recordsRead`).
+    mutating func readFailed() -> Millis {
+        cluster.readBackoff.failed()
+    }
 }

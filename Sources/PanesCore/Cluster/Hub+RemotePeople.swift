@@ -7,8 +7,7 @@
 /// observers who may see the document (`announce`).
 extension Hub {
     /// Tells the other nodes this node's people in the document, if they changed since last told.
-    mutating func sharePeople(of id: DocumentID) {
-        guard isClustered else { return }
+    mutating func signalPeople(of id: DocumentID) {
         let people = documents.open[id].map { DocumentState.people($0.orderedParticipants, limit: settings.maxListedParticipants) } ?? []
         guard people != cluster.sharedPeople[id] ?? [] else { return }
         cluster.sharedPeople[id] = people.isEmpty ? nil : people

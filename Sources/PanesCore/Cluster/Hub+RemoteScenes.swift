@@ -15,8 +15,7 @@ extension Hub {
     /// up to N scenes, written, read and decoded by every node (10,000 windows of one user
     /// stalled a node's connects after ~4,000). A draining node tells at once: it may be gone
     /// before the interval.
-    mutating func shareScenes(of owner: OwnerKey) {
-        guard isClustered else { return }
+    mutating func scheduleSceneShare(of owner: OwnerKey) {
         guard !draining else { return share(owner, now: monotonic()) }
         guard cluster.scenesToShare.insert(owner).inserted else { return }
         let now = monotonic()
@@ -27,7 +26,7 @@ extension Hub {
     }
 
     /// Tells the other nodes of the users whose interval has passed.
-    mutating func shareScenesTick(now: Millis) {
+    mutating func shareDueScenes(now: Millis) {
         for (_, owner) in cluster.sceneShareDeadlines.popDue(now: now) where cluster.scenesToShare.contains(owner) {
             share(owner, now: now)
         }
@@ -74,8 +73,7 @@ extension Hub {
     /// The scene live on another node for this session, as its holder last told, if the claims
     /// say that node still holds it. A session claimed by another live node whose scenes have
     /// not been heard of yet gets a placeholder: live, `background`, scene and traits unknown.
-    func sceneElsewhere(of session: SceneSession) -> RemoteScene? {
-        guard isClustered else { return nil }
+    func remoteScene(of session: SceneSession) -> RemoteScene? {
         let claim = cluster.claims[session.id]
         let told = (cluster.remoteScenes[session.owner] ?? [:])
             .filter { !cluster.expired.contains($0.key) }
@@ -91,7 +89,6 @@ extension Hub {
     /// A scene of this user live on another node (the switcher lists it), with that node and
     /// the scene's session, if the claims say its node still holds it.
     func remoteLive(_ scene: SceneID, of owner: OwnerKey) -> (node: NodeID, session: SessionID)? {
-        guard isClustered else { return nil }
         for (node, live) in (cluster.remoteScenes[owner] ?? [:]).sorted(by: { $0.key < $1.key })
         where !cluster.expired.contains(node) {
             for (session, entry) in live where entry.scene == scene {
@@ -104,7 +101,7 @@ extension Hub {
 
     /// The scene a drop onto a named scene goes to when that scene is live on another node
     /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
-    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Scene)
+    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Scene)
         -> (node: NodeID, scene: SceneID, session: SessionID)? {
         guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
               let remote = remoteLive(named, of: dropper.owner) else { return nil }
@@ -112,8 +109,7 @@ extension Hub {
     }
 
     /// The highest state of the user's scenes on other nodes (their part of the app state).
-    func appStateElsewhere(of owner: OwnerKey) -> ActivationState? {
-        guard isClustered else { return nil }
+    func remoteAppState(of owner: OwnerKey) -> ActivationState? {
         return sessions.ids(of: owner).compactMap { id in
             !scenes.isLive(id) ? sessions[id].flatMap(sceneElsewhere(of:))?.state : nil
         }.max()

@@ -16,13 +16,12 @@ import Logging
 /// when its restoration activity was replaced.
 ///
 /// A write that must not be lost, a refresh of a session live nowhere, is a compare-and-set on
-/// the record's revision (`Channel.sessionRecord`): when another node wrote the record first,
-/// the refresh is made again on the copy read after it.
+/// the record's revision (`CoordinationChannel.sessionRecord`): when another node wrote the
+/// record first, the refresh is made again on the copy read after it.
 extension Hub {
     /// Counts each session write of a cluster node on from the newest copy this node knows.
-    mutating func counted(_ commands: [StoreCommand]) -> [StoreCommand] {
-        guard isClustered else { return commands }
-        return commands.map { command in
+    mutating func countedRevisions(_ commands: [StoreCommand]) -> [StoreCommand] {
+        commands.map { command in
             switch command {
             case .putSession(var session):
                 session.revision = max(storedRevision(of: session.id), session.revision) + 1
@@ -120,7 +119,7 @@ extension Hub {
         written.revision = base + 1
         let id = commits.makeID()
         commits.pending[id] = .refresh(written, RefreshRetry(request: request, context: context, attempt: attempt))
-        submit(Commit(id: id, channel: .sessionRecord(session.id), base: base,
+        submit(Commit(id: id, channel: .coordination(.sessionRecord(session.id)), base: base,
                       commands: [.putSession(written)]))
     }
 

@@ -175,7 +175,7 @@ extension Hub {
         // The load stays in flight; with no entry here, its result is dropped when it comes.
         let opens = documents.remove(id)
         versions.progress[id] = nil  // its versions go with it
-        cluster.sharedPeople[id] = nil
+        documentRemoved(id)
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
     }
 

@@ -59,12 +59,12 @@ extension Hub {
     /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
     /// the clocks stand now.
     public var nextDeadline: Millis? {
-        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, cluster.nextDeadline,
+        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
                      documents.nextDeadlines.announcement, documents.nextDeadlines.presence,
-                     versions.pauseDeadlines.nextDeadline].compactMap { $0 }.min()
+                     versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: read twice a request
         let wall = [ticketDeadlines.nextDeadline, sessions.nextIdleDeadline, drags.nextDeadline,
                     scenes.nextTokenDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
-            .compactMap { $0 }.min()
+            .lazy.compactMap { $0 }.min()
         guard let wall else { return local }
         let clock = monotonic()
         // Only a wall deadline near `Millis.min` overflows here: long past, so due now.

@@ -24,6 +24,9 @@ public struct Hub {
     public let serverVersion: String
     /// This node, when the store is shared with other nodes (`Hub+Cluster.swift`); nil alone.
     public let node: NodeID?
+    /// What happens at the named points where a cluster differs from a single node, chosen
+    /// once from `node` (`Coordination`, `Hub+Coordination.swift`).
+    let coordination: any Coordination
     /// Receivers of webhooks: changes write an event for each that wants it (`Hub+Webhooks.swift`).
     public let webhookEndpoints: [WebhookEndpoint]
     /// The wall clock: for timestamps (stored, sent, compared with another node's or a
@@ -102,6 +105,7 @@ public struct Hub {
         self.secretHasher = secretHasher
         self.serverVersion = serverVersion
         self.node = node
+        coordination = makeCoordination(for: node)
         self.webhookEndpoints = webhookEndpoints
         cluster = ClusterState(stored: stored, node: node)
         scenes = Scenes(tokenSkew: Millis(settings.jwtClockSkewMs))

@@ -51,12 +51,7 @@ extension Hub {
             holdConnect(request, on: connection)
         case .lookUp(let first):
             holdConnect(request, on: connection)
-            if first, let node {
-                // A reservation older than a lease is stale: its node recorded it by then, or
-                // holds a write that will be left out.
-                effects.append(.load(.reserveRequestKeys([KeyReservation(slot: slot, fingerprint: fingerprint, at: now())],
-                                                         node: node, staleBefore: now() - Millis(settings.nodeLeaseMs))))
-            }
+            if first { reserveKey(slot, fingerprint: fingerprint) }
         }
         return (false, nil)
     }
@@ -112,7 +107,7 @@ extension Hub {
                     let failed = requestKeys.failed(slot)
                     waiters = failed.waiters
                     // Nothing was applied: the key is free again, for a retry through any node.
-                    if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+                    if failed.reserved { releaseKey(slot) }
                 }
                 for waiter in waiters { answerWaiter(waiter, request: request, error) }
             case .event:
@@ -133,13 +128,7 @@ extension Hub {
         }
         var commands: [StoreCommand] = []
         if let index, case .persist(let made) = effects[index] { commands = made }
-        if let node {
-            let id = commits.makeID()
-            commits.pending[id] = .keyedWrite(record.slot, commands)
-            commands.append(.recordKeyedRequest(record, node: node, report: id))
-        } else {
-            commands.append(.recordRequest(record))
-        }
+        commands.append(recordCommand(record, reporting: commands))
         if let index { effects[index] = .persist(commands) } else { effects.append(.persist(commands)) }
     }
 
@@ -175,7 +164,7 @@ extension Hub {
                 dispatch(request, on: connection)
             }
             for slot in gone where requestKeys.giveUpReservation(slot) {
-                if let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+                releaseKey(slot)
             }
         }
     }
@@ -209,7 +198,7 @@ extension Hub {
         for command in commands {
             switch command {
             case .putSession(let session): sessionIDs.append(session.id)
-            case .deleteSession(let id), .claimSession(let id, _): sessionIDs.append(id)
+            case .deleteSession(let id), .coordination(.claimSession(let id, _)): sessionIDs.append(id)
             case .createDocument(let record, _): documentIDs.append(record.id)
             case .renameDocument(let id, _), .deleteDocument(let id): documentIDs.append(id)
             default: break
@@ -298,7 +287,7 @@ extension Hub {
         commits.answered.remove(ref)
         guard let slot = requestKeys.slot(answeredBy: ref) else { return }
         let failed = requestKeys.failed(slot)
-        if failed.reserved, let node { effects.append(.persistQuietly([.releaseRequestKey(slot, node: node)])) }
+        if failed.reserved { releaseKey(slot) }
         redispatch(failed.waiters)
     }
 
@@ -311,7 +300,7 @@ extension Hub {
         let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint, result: entry.type.recordedResult(result),
                                    at: now())
         // In a cluster the commit checks the key itself: another node may have recorded it.
-        return node.map { .recordKeyedRequest(record, node: $0, report: nil) } ?? .recordRequest(record)
+        return recordCommand(record, reporting: nil)
     }
 
     /// Whether an answer to a keyed write that did not go through a commit (refused by its

@@ -35,28 +35,15 @@ public enum Channel: Hashable, Sendable, CustomStringConvertible {
     case preferences(PreferenceDomain)
     /// A document's operation log; its version is the document's revision.
     case document(DocumentID)
-    /// A session's lease (shared stores only): its version is the fencing epoch, advanced by
-    /// `claimSession` alone. A node writes a session it holds in a commit on this channel at
-    /// its epoch, so once another node has taken the session over, the old holder's writes
-    /// conflict: the database refuses them.
-    case session(SessionID)
-    /// A drag's ending (shared stores only): 0 while nobody has dropped or cancelled it, 1 once
-    /// someone has (`endDrag`). Of the commits at base 0, exactly one wins: a drag dropped
-    /// through two nodes in the same instant is delivered once.
-    case drag(Identifier)
-    /// A session's record (shared stores only): its version is the stored `revision` (-1 when
-    /// there is no such session). A node writing a session that is live nowhere (a refresh)
-    /// commits on it at the revision it holds, so a write it has not read yet makes it read and
-    /// try again on top, instead of one of the two being dropped.
-    case sessionRecord(SessionID)
+    /// A channel only a cluster orders (a session's lease, a drag's ending, a session's record):
+    /// the coordination seam's (`CoordinationChannel`).
+    case coordination(CoordinationChannel)
 
     public var description: String {
         switch self {
         case .preferences(let domain): "preferences:\(domain)"
         case .document(let id): "document:\(id)"
-        case .session(let id): "session:\(id)"
-        case .drag(let id): "drag:\(id)"
-        case .sessionRecord(let id): "record:\(id)"
+        case .coordination(let channel): channel.description
         }
     }
 }

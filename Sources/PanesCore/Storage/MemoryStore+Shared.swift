@@ -116,6 +116,43 @@ extension MemoryStore: SharedStore {
     }
 }
 
+/// The coordination's channels and commands (`CoordinationChannel`, `CoordinationCommand`),
+/// which the memory store applies as a shared store does: two hubs on it are two nodes.
+extension MemoryStore {
+    /// A lease's epoch (0 when never claimed), a drag's ending (1 once ended), a session's
+    /// record revision (-1 when there is no such session).
+    func version(of channel: CoordinationChannel) -> Int64 {
+        switch channel {
+        case .session(let id): claims[id]?.epoch ?? 0
+        case .drag(let id): dragEnds[id] == nil ? 0 : 1
+        case .sessionRecord(let id): sessions[id]?.revision ?? -1
+        }
+    }
+
+    func apply(_ command: CoordinationCommand) {
+        switch command {
+        case .claimSession(let id, let claim):
+            if deletedSessions[id] != nil { return }
+            remember(id, in: \.claims)
+            claims[id] = claim
+            logRecord(.session(id))
+        case .endDrag(let id, let expiresAt):
+            for (ended, expiry) in dragEnds where expiry < expiresAt - DragEnd.keptMs {
+                remember(ended, in: \.dragEnds)
+                dragEnds[ended] = nil
+            }
+            remember(Identifier(id), in: \.dragEnds)
+            dragEnds[id] = expiresAt
+        case .recordKeyedRequest(let record, _, _):
+            putRecord(record)
+        case .releaseRequestKey(let slot, let node):
+            guard reservations[slot]?.node == node else { return }
+            remember(slot, in: \.reservations)
+            reservations[slot] = nil
+        }
+    }
+}
+
 extension MemoryStore {
     /// A key a node reserved (`reserveRequestKeys`), and when.
     struct Reservation {

@@ -17,7 +17,7 @@ public final class MemoryStore: Store {
     /// Sessions deleted: a session id is never used again, so a write to one (from a node
     /// that has not read the deletion yet) is dropped instead of bringing the session back.
     /// (A dictionary, as every table here, so `remember` can undo it with a failed batch.)
-    private var deletedSessions: [SessionID: Bool] = [:]
+    var deletedSessions: [SessionID: Bool] = [:]
     var recordSequence: Int64 = 0
     var recordLog: [(sequence: Int64, record: RecordKey)] = []
     var preferenceLog: [PreferenceDomain: [PreferenceChange]] = [:]
@@ -27,7 +27,7 @@ public final class MemoryStore: Store {
     /// The node whose writes `apply` makes (`fence(as:)`): refused once its lease has ended.
     var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
-    private var dragEnds: [Identifier: Millis] = [:]
+    var dragEnds: [Identifier: Millis] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     var reservations: [RequestKeySlot: Reservation] = [:]
@@ -123,7 +123,7 @@ public final class MemoryStore: Store {
                     // Another attempt of the same keyed request was applied first (or another
                     // node's attempt holds the key): not again.
                     let (found, heldElsewhere) = keyConflicts(in: commands)
-                    let reports = commands.compactMap { if case .recordKeyedRequest(_, _, let report?) = $0 { report } else { nil } }
+                    let reports = commands.compactMap(\.keyedReport)
                     guard found.isEmpty && !heldElsewhere else {
                         for report in reports { outcomes[report] = .recorded(found) }
                         continue
@@ -183,7 +183,7 @@ public final class MemoryStore: Store {
         var heldElsewhere = false
         for command in commands {
             // A single node's record replaces a stale one; only a cluster node's is checked.
-            guard case .recordKeyedRequest(let record, let node, _) = command else { continue }
+            guard case .coordination(.recordKeyedRequest(let record, let node, _)) = command else { continue }
             let slot = record.slot
             if let record = requestRecords[slot] { found.append(record) }
             if let reservation = reservations[slot], reservation.node != node { heldElsewhere = true }
@@ -207,9 +207,7 @@ public final class MemoryStore: Store {
         switch channel {
         case .preferences(let domain): preferences[domain]?.version ?? 0
         case .document(let id): documents[id]?.record.revision ?? -1
-        case .session(let id): claims[id]?.epoch ?? 0
-        case .drag(let id): dragEnds[id] == nil ? 0 : 1
-        case .sessionRecord(let id): sessions[id]?.revision ?? -1
+        case .coordination(let channel): version(of: channel)
         }
     }
 
@@ -217,19 +215,21 @@ public final class MemoryStore: Store {
         switch command {
         case .enqueueWebhooks(let entries):
             batchWebhooks += entries
-        case .putSession, .deleteSession, .claimSession, .endDrag:
+        case .putSession, .deleteSession:
             applyToRecords(command)
+        case .coordination(let command):
+            apply(command)
         case .putPreference, .removePreference:
             applyToPreferences(command)
         case .createDocument, .renameDocument, .appendOperation, .snapshotDocument, .deleteDocument, .putDocumentAccess,
              .saveVersion:
             try applyToDocuments(command)
-        case .recordRequest, .recordKeyedRequest, .releaseRequestKey, .forgetRequestRecords, .pruneRequestRecords:
+        case .recordRequest, .forgetRequestRecords, .pruneRequestRecords:
             applyToRequestKeys(command)
         }
     }
 
-    /// Sessions, their claims, and drag endings.
+    /// Sessions.
     private func applyToRecords(_ command: StoreCommand) {
         switch command {
         case .putSession(let session):
@@ -247,18 +247,6 @@ public final class MemoryStore: Store {
             claims[id] = nil
             deletedSessions[id] = true
             logRecord(.session(id))
-        case .claimSession(let id, let claim):
-            if deletedSessions[id] != nil { return }
-            remember(id, in: \.claims)
-            claims[id] = claim
-            logRecord(.session(id))
-        case .endDrag(let id, let expiresAt):
-            for (ended, expiry) in dragEnds where expiry < expiresAt - DragEnd.keptMs {
-                remember(ended, in: \.dragEnds)
-                dragEnds[ended] = nil
-            }
-            remember(Identifier(id), in: \.dragEnds)
-            dragEnds[id] = expiresAt
         default:
             break
         }
@@ -343,18 +331,19 @@ public final class MemoryStore: Store {
         }
     }
 
+    /// Keeps a request's record, over any reservation of its key.
+    func putRecord(_ record: RequestRecord) {
+        remember(record.slot, in: \.requestRecords)
+        remember(record.slot, in: \.reservations)
+        requestRecords[record.slot] = record
+        reservations[record.slot] = nil
+    }
+
     /// Keyed requests' records and reservations.
     private func applyToRequestKeys(_ command: StoreCommand) {
         switch command {
-        case .recordRequest(let record), .recordKeyedRequest(let record, _, _):
-            remember(record.slot, in: \.requestRecords)
-            remember(record.slot, in: \.reservations)
-            requestRecords[record.slot] = record
-            reservations[record.slot] = nil
-        case .releaseRequestKey(let slot, let node):
-            guard reservations[slot]?.node == node else { return }
-            remember(slot, in: \.reservations)
-            reservations[slot] = nil
+        case .recordRequest(let record):
+            putRecord(record)
         case .forgetRequestRecords(let keys):
             for key in keys where requestRecords[key.slot].map({ $0.at <= key.at }) == true {
                 remember(key.slot, in: \.requestRecords)
@@ -380,7 +369,7 @@ public final class MemoryStore: Store {
     }
 
     /// Numbers a write to a single-writer record, as a shared database's sequence would.
-    private func logRecord(_ key: RecordKey) {
+    func logRecord(_ key: RecordKey) {
         let sequence = recordSequence
         let length = recordLog.count
         undo.append { [unowned self] in
@@ -392,7 +381,7 @@ public final class MemoryStore: Store {
     }
 
     /// Records the entry's value before the transaction changes it.
-    private func remember<Key: Hashable, Value>(_ key: Key, in table: ReferenceWritableKeyPath<MemoryStore, [Key: Value]>) {
+    func remember<Key: Hashable, Value>(_ key: Key, in table: ReferenceWritableKeyPath<MemoryStore, [Key: Value]>) {
         let before = self[keyPath: table][key]
         undo.append { [unowned self] in self[keyPath: table][key] = before }
     }

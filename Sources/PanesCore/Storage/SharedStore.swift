@@ -41,7 +41,7 @@ public protocol SharedStore: Store, NodeLeases {
     /// attempt in flight); otherwise it is reserved for `node`. A reservation of a node whose
     /// lease ran out, or made before `staleBefore`, is taken over: its node's attempt, if it
     /// ever comes, is left out. Once reserved, no other node's attempt of the request is
-    /// written (see `StoreCommand.recordKeyedRequest`), so a retry through this node and an
+    /// written (see `CoordinationCommand.recordKeyedRequest`), so a retry through this node and an
     /// older attempt held elsewhere never both apply.
     func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
         -> [RequestKeySlot: KeyReservationOutcome]

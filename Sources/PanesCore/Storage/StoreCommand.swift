@@ -37,16 +37,6 @@ public enum StoreCommand: Sendable, Equatable {
     /// Replaces the document's grants and links (`DocumentAccess`) with these; nothing happens
     /// for an unknown document. A write to its record: other nodes read it with it.
     case putDocumentAccess(DocumentID, DocumentAccess)
-    /// Records who holds the session live (nil: released) and advances its lease epoch to
-    /// `claim.epoch` (shared stores; a single-node store has nothing to fence and ignores it).
-    /// Used in a commit on `.session(id)` whose base is the epoch being replaced.
-    case claimSession(SessionID, SessionClaim)
-    /// Records that the drag ended (dropped or cancelled), which moves its `.drag` channel to 1,
-    /// and forgets the endings of drags that expired `DragEnd.keptMs` before this one expires.
-    /// Used in a commit on `.drag(id)` at base 0 (shared stores; a single node orders its drops
-    /// itself, and its store ignores it).
-    case endDrag(String, expiresAt: Millis)
-
     // Request keys (`idempotencyKey`): what a retry of a keyed request is answered with.
 
     /// Keeps a keyed request's outcome, in the transaction of the change it reports: a single
@@ -54,19 +44,6 @@ public enum StoreCommand: Sendable, Equatable {
     /// already stored is one the hub forgot (past `idempotencyRetentionMs`, or beyond
     /// `maxIdempotencyKeysPerUser`), and is replaced.
     case recordRequest(RequestRecord)
-    /// `recordRequest` for a node of a cluster, which other nodes' attempts of the same request
-    /// may race: a key is recorded once. Written over the node's own reservation of the key
-    /// (`SharedStore.reserveRequestKeys`), if it made one. A persist carrying it is left out
-    /// whole when the key is recorded already, or reserved by another node (an older attempt
-    /// held on a node cut off from the database, which lost to a retry through another), and
-    /// either way the outcome is reported under `report`: `.committed`, or `.recorded` with the
-    /// records found, so the node can undo what it applied in memory. In a commit (no
-    /// `report`) the commit is refused instead: `CommitOutcome.recorded` (or `.failed` for
-    /// another node's reservation).
-    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID?)
-    /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
-    /// retry through any node can go ahead.
-    case releaseRequestKey(RequestKeySlot, node: NodeID)
     /// Forgets these records (each only as recorded then, not one recorded anew since): a
     /// cluster node forgot them (past `idempotencyRetentionMs`, or beyond
     /// `maxIdempotencyKeysPerUser`), so a request with one of their keys is a new request
@@ -75,6 +52,10 @@ public enum StoreCommand: Sendable, Equatable {
     /// Forgets the records made before `before`, and each user's beyond the newest
     /// `keepPerUser`: what no node forgot by name (one that stopped meanwhile).
     case pruneRequestRecords(before: Millis, keepPerUser: Int)
+
+    /// A command only a cluster's coordination emits (leases, drag endings, keys checked
+    /// against other nodes: `CoordinationCommand`); a single node's store ignores it.
+    case coordination(CoordinationCommand)
 
     /// Writes webhook events to the outbox (`WebhookOutbox`), in the transaction of the change
     /// they report: they commit with it or not at all, and a commit refused (a conflict) writes

@@ -1,0 +1,36 @@
+/// The store commands only a cluster's coordination emits (`StoreCommand.coordination`):
+/// leases, drag endings, and request keys checked against other nodes' attempts. A hub with
+/// `SingleNodeCoordination` never emits them (`SingleNodeCoordinationTests`); a single node's
+/// store (SQLite) ignores them, having nobody to fence or to race; the shared stores
+/// (PostgreSQL, `MemoryStore` as two nodes' store in tests) apply them.
+public enum CoordinationCommand: Sendable, Equatable {
+    /// Records who holds the session live (nil: released) and advances its lease epoch to
+    /// `claim.epoch`. Used in a commit on `.session(id)` whose base is the epoch being replaced,
+    /// or with the session's first write (a session made here, claimed as it is stored).
+    case claimSession(SessionID, SessionClaim)
+    /// Records that the drag ended (dropped or cancelled), which moves its `.drag` channel to 1,
+    /// and forgets the endings of drags that expired `DragEnd.keptMs` before this one expires.
+    /// Used in a commit on `.drag(id)` at base 0.
+    case endDrag(String, expiresAt: Millis)
+    /// `StoreCommand.recordRequest` for a node of a cluster, which other nodes' attempts of the
+    /// same request may race: a key is recorded once. Written over the node's own reservation
+    /// of the key (`SharedStore.reserveRequestKeys`), if it made one. A persist carrying it is
+    /// left out whole when the key is recorded already, or reserved by another node (an older
+    /// attempt held on a node cut off from the database, which lost to a retry through another),
+    /// and either way the outcome is reported under `report`: `.committed`, or `.recorded` with
+    /// the records found, so the node can undo what it applied in memory. In a commit (no
+    /// `report`) the commit is refused instead: `CommitOutcome.recorded` (or `.failed` for
+    /// another node's reservation).
+    case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID?)
+    /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
+    /// retry through any node can go ahead.
+    case releaseRequestKey(RequestKeySlot, node: NodeID)
+}
+
+extension StoreCommand {
+    /// The persist's report of a keyed write (`CoordinationCommand.recordKeyedRequest`), if the
+    /// command is one.
+    public var keyedReport: CommitID? {
+        if case .coordination(.recordKeyedRequest(_, _, let report?)) = self { report } else { nil }
+    }
+}

@@ -1,0 +1,37 @@
+import PanesCore
+
+/// The coordination's channels and commands (`CoordinationChannel`, `CoordinationCommand`):
+/// leases, drag endings, session records, and request keys checked against other nodes'.
+/// Store thread only, like the rest of the store.
+extension PostgresStore {
+    /// A session's lease epoch (0 when never claimed), a drag's ending (1 once ended), a
+    /// session's record revision (-1 when there is no such session).
+    func version(of channel: CoordinationChannel) throws -> Int64 {
+        switch channel {
+        case .session(let id):
+            try connection.integer(WriteSQL.sessionEpoch, [.text(id.rawValue)]) ?? 0
+        case .drag(let id):
+            try connection.integer(WriteSQL.dragEnded, [.text(id.rawValue)]) ?? 0
+        case .sessionRecord(let id):
+            // The row stays locked to the commit: no other write of it can slip in between.
+            try connection.integer(WriteSQL.sessionRevision, [.text(id.rawValue)]) ?? -1
+        }
+    }
+
+    func write(_ command: CoordinationCommand, _ batch: inout Batch) throws {
+        switch command {
+        case .claimSession(let id, let claim):
+            try connection.send(WriteSQL.upsertClaim,
+                                [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null, .int(claim.epoch)])
+            try record("session", id.rawValue, deleted: false, &batch)
+            batch.moved(.coordination(.session(id)), to: claim.epoch)
+        case .endDrag(let id, let expiresAt):
+            try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
+            try connection.send(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
+        case .recordKeyedRequest(let record, let node, _):
+            try writeRecord(record, node: node)
+        case .releaseRequestKey(let slot, let node):
+            try releaseKey(slot, node: node)
+        }
+    }
+}
