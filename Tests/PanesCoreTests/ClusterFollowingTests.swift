@@ -345,7 +345,7 @@ struct TwoNodes {
         var nodes = TwoNodes()
         let (document, onA, _) = nodes.documentOpenOnBoth(text: "abc")
         TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
-        let held = { (node: HubHarness) in Set(node.hub.liveScenes.keys) }
+        let held = { (node: HubHarness) in Set(node.hub.scenes.liveSessions) }
         let onlyA = held(nodes.a), onlyB = held(nodes.b)
         #expect(onlyA.count == 1 && onlyB.count == 1 && onlyA != onlyB)
         // a knows both sessions show the document.

@@ -22,10 +22,10 @@ extension Hub {
         var connection = Connection(id: connectionID, openedAt: now(), peer: nil,
                                     bucket: TokenBucket(rate: 1, burst: 1, now: monotonic()))
         connection.phase = .scene(sceneID)
-        connections[connectionID] = connection
+        connections.open(connection)
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
                           role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
-        scenes[sceneID] = scene
+        scenes.addService(scene)
         serviceActors[connectionID] = call.actor
         let id = RequestID.int(1)
         switch call.route.operation {
@@ -66,20 +66,20 @@ extension Hub {
     /// presence, no open document), so nothing else needs telling.
     mutating func endService(_ connectionID: ConnectionID) {
         serviceActors[connectionID] = nil
-        guard let connection = connections.removeValue(forKey: connectionID) else { return }
+        guard let connection = connections.remove(connectionID) else { return }
         let sceneID: SceneID
         switch connection.phase {
         case .scene(let id), .closing(let id?): sceneID = id
         default: return
         }
-        guard let scene = scenes.removeValue(forKey: sceneID) else { return }
+        guard let scene = scenes.removeService(sceneID) else { return }
         documentsSceneWillEnd(scene)
     }
 
     /// The workspace's documents the scene may see, sorted as `observeDocuments` sorts them:
     /// every one for the backend (an owner), a user's own view for a user's token.
     func documentList(for scene: Scene) -> JSONValue {
-        let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+        let list = documents.records(in: scene.owner.workspace)
             .filter { role(scene, for: $0) != nil }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
             .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
@@ -105,9 +105,7 @@ extension Hub {
     /// Waits for the document's load (starting it if none is on its way) on behalf of a
     /// service scene: to read it, or to edit it when no window holds it.
     mutating func loadForService(_ id: DocumentID, _ pending: PendingOpen) {
-        let first = documents.loading[id] == nil
-        documents.loading[id, default: []].append(pending)
-        if first { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
+        if documents.waitForLoad(id, pending) { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
     }
 
     /// Answers a read that waited for the document's load.

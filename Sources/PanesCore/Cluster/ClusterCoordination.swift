@@ -59,7 +59,7 @@ struct ClusterCoordination: Coordination {
     /// on the session here, so it is let go at once.
     func settleLateClaim(_ hub: inout Hub, _ pending: PendingCommit, committed: Bool) -> Bool {
         guard case .claim(let session, let claim, nil) = pending, committed, claim.node == node,
-              hub.liveScenes[session] == nil else { return false }
+              !hub.scenes.isLive(session) else { return false }
         hub.cluster.claiming.remove(session)
         hub.cluster.claims[session] = claim
         hub.releaseLease(session)
@@ -139,7 +139,7 @@ struct ClusterCoordination: Coordination {
     /// (`commitRefresh`), answered when it is in.
     func refreshCommitsInStore(_ hub: inout Hub, _ session: SceneSession, _ request: RefreshRequest,
                                context: RequestContext, attempt: Int) -> Bool {
-        guard hub.liveScenes[session.id] == nil else { return false }
+        guard !hub.scenes.isLive(session.id) else { return false }
         hub.commitRefresh(session, request, context: context, attempt: attempt)
         return true
     }

@@ -96,13 +96,15 @@ extension Hub {
     /// and never told its observers.
     mutating func followDocument(_ id: DocumentID, to revision: Int64, length: Int? = nil, modifiedAt: Millis? = nil) {
         guard documents.open[id] != nil else {
-            if revision != .max, var record = documents.records[id], revision > record.revision {
+            guard revision != .max else { return }
+            let moved = documents.updateRecord(id) { record -> Bool in
+                guard revision > record.revision else { return false }
                 record.revision = revision
                 if let length { record.length = length }
                 if let modifiedAt { record.modifiedAt = max(record.modifiedAt, modifiedAt) }
-                documents.records[id] = record
-                if length != nil { markModified(id, preview: nil) }
+                return true
             }
+            if moved == true, length != nil { markModified(id, preview: nil) }
             return
         }
         follow(DocumentChannel.self, id, to: revision)

@@ -16,7 +16,7 @@ extension Hub {
         if let pending, takeoverMustWait(session) {
             // Parked without a deadline: the read decides (and fails it, if it cannot be made).
             pendingConnects[session, default: []].append(pending)
-            connections[pending.connection]?.phase = .answering(session)
+            connections.setPhase(.answering(session), of: pending.connection)
             cluster.takeoversWaiting.insert(session)
             return
         }
@@ -25,7 +25,7 @@ extension Hub {
         let id = commits.makeID()
         commits.pending[id] = .claim(session, claim, pending)
         cluster.claiming.insert(session)
-        if let pending { connections[pending.connection]?.phase = .answering(session) }
+        if let pending { connections.setPhase(.answering(session), of: pending.connection) }
         submit(Commit(id: id, channel: .coordination(.session(session)), base: epoch,
                       commands: [.coordination(.claimSession(session, claim))]))
     }
@@ -57,7 +57,7 @@ extension Hub {
                 resolvePendingConnects(of: session)
                 return
             }
-            if liveScenes[session] == nil {
+            if !scenes.isLive(session) {
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
@@ -88,7 +88,7 @@ extension Hub {
             // no scene: a reload through another node would wait for it, then fork.
             if claim.node == nil, pending == nil { releaseFailed(session) }
             guard let pending, connections[pending.connection] != nil else { return }
-            connections[pending.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect",
                  PanesError(.storageFailed, "the session could not be claimed; retry", retryAfterMs: 1_000),
                  to: pending.connection)
@@ -119,7 +119,7 @@ extension Hub {
     /// client reconnects (through the load balancer, to a node that can serve it).
     mutating func leaseLost() {
         logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
-        for sceneID in scenes.keys.sorted() {
+        for sceneID in scenes.all.map(\.id).sorted() {
             guard let scene = scenes[sceneID] else { continue }
             close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
             detach(sceneID, abnormal: false)
@@ -131,7 +131,7 @@ extension Hub {
     /// written (the store refuses this identity's writes; the sessions' claims are ended with it).
     /// - Returns: the closes, one per connection.
     public mutating func closeEveryConnection(_ code: CloseCode, reason: String) -> [Effect] {
-        for id in connections.keys.sorted() { close(id, code, reason: reason) }
+        for id in connections.ids { close(id, code, reason: reason) }
         defer { effects.removeAll(keepingCapacity: true) }
         return effects
     }
@@ -169,7 +169,7 @@ extension Hub {
                 continue
             }
             for pending in pendingConnects.removeValue(forKey: session) ?? [] where connections[pending.connection] != nil {
-                connections[pending.connection]?.phase = .awaitingConnect
+                connections.setPhase(.awaitingConnect, of: pending.connection)
                 fail(pending.requestID, request: "connect", PanesError(
                     .storageFailed, "the session could not be read from the store; retry",
                     retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)), to: pending.connection)

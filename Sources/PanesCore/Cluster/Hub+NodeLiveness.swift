@@ -33,7 +33,7 @@ extension Hub {
     mutating func checkNodesWhileWaiting(now: Millis) {
         guard let at = cluster.nextCheckAt, at <= now else { return }
         cluster.nextCheckAt = nil
-        guard pendingConnects.keys.contains(where: { liveScenes[$0] == nil && claimedElsewhere($0) }) else { return }
+        guard pendingConnects.keys.contains(where: { !scenes.isLive($0) && claimedElsewhere($0) }) else { return }
         checkNodes()
         cluster.nextCheckAt = now + Millis(settings.nodeCheckIntervalMs)
     }
@@ -67,7 +67,7 @@ extension Hub {
         pendingConnects[session] = waiting.filter { ($0.decidingCheck ?? .max) > answered }
         if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
         for pending in undecided where connections[pending.connection] != nil {
-            connections[pending.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", PanesError(
                 .storageFailed, "whether the session is live on another node could not be checked; retry",
                 retryAfterMs: Int(Backoff.sharedStore.maxMs)), to: pending.connection)
@@ -100,7 +100,7 @@ extension Hub {
         cluster.releaseRetryAt = nil
         let sessions = cluster.unreleased.sorted()
         cluster.unreleased = []
-        for session in sessions where liveScenes[session] == nil && pendingConnects[session] == nil {
+        for session in sessions where !scenes.isLive(session) && pendingConnects[session] == nil {
             release(session)
         }
     }

@@ -23,7 +23,7 @@ extension Hub {
         case .notLive(let session):
             holderHasNoScene(session, holder: signal.from)
         case .activate(let session, let activity, let requestedBy):
-            guard let live = liveScenes[session].flatMap({ scenes[$0] }) else { return }
+            guard let live = scenes.live(of: session) else { return }
             send(.event(ServerEvent("activate", ["activity": activity, "requestedBy": requestedBy])), to: live.connection)
         case .refresh(let session, let fields):
             takeRemoteRefresh(session, fields)
@@ -123,7 +123,7 @@ extension Hub {
     /// on the pong. No pong by the deadline: the scene is a dead socket; it is closed and the
     /// session let go, so the other node resumes it.
     mutating func probeForRemote(_ session: SessionID, asker: NodeID) {
-        guard let live = liveScenes[session].flatMap({ scenes[$0] }) else {
+        guard let live = scenes.live(of: session) else {
             // Nothing live here: a claim left behind (its release may not have been written,
             // or not yet read there). The asker may take it at once; it is let go here too.
             // Not while a claim of this node's is in flight: its outcome decides.
@@ -164,7 +164,8 @@ extension Hub {
         guard let deadline = cluster.remoteProbeDeadlines[session], deadline <= now else { return }
         cluster.remoteProbeDeadlines[session] = nil
         cluster.remoteProbes[session] = nil
-        guard let sceneID = liveScenes[session], let scene = scenes[sceneID] else { return }
+        guard let scene = scenes.live(of: session) else { return }
+        let sceneID = scene.id
         logger.notice("scene did not answer another node's liveness probe; its session is let go",
                       metadata: ["scene": "\(sceneID)", "session": "\(session)"])
         close(scene.connection, .replaced, reason: "unresponsive; session resumed elsewhere")
@@ -175,7 +176,7 @@ extension Hub {
 
     /// The node holding the session, when that is another live node.
     func holderOnAnotherNode(_ session: SessionID) -> NodeID? {
-        guard liveScenes[session] == nil, claimedElsewhere(session) else { return nil }
+        guard !scenes.isLive(session), claimedElsewhere(session) else { return nil }
         return cluster.claims[session]?.node
     }
 
@@ -195,7 +196,7 @@ extension Hub {
             replaced = activity.json
         }
         store(session)
-        if let live = liveScenes[id].flatMap({ scenes[$0] }) {
+        if let live = scenes.live(of: id) {
             let requester = fields["requestedBy"] ?? .null
             send(.event(.sessionRefreshed(sessionSummary(session), activity: replaced, requester: requester)),
                  to: live.connection)
@@ -215,7 +216,7 @@ extension Hub {
         cluster.ticketWaiters[id, default: []].append(WaitingConnect(connection: connection, requestID: requestID,
                                                                    request: request, deadline: deadline))
         cluster.ticketWaitDeadlines.push(id, at: deadline)
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
     }
 
     /// A connect resuming a session not read here yet: retried once the records are read.
@@ -223,7 +224,7 @@ extension Hub {
         let waiter = WaitingConnect(connection: connection, requestID: requestID, request: request,
                                   deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
         cluster.recordWaiters.append((cluster.recordLoadsStarted, waiter))
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
         if cluster.recordsLoading { cluster.recordsWanted = true } else { loadRecordChanges() }
     }
 
@@ -231,7 +232,7 @@ extension Hub {
     /// ticket (the ticket's signal can come before the record of its session).
     mutating func retryConnect(_ waiter: WaitingConnect, afterRecords: Bool = false) {
         guard connections[waiter.connection] != nil else { return }
-        connections[waiter.connection]?.phase = .awaitingConnect
+        connections.setPhase(.awaitingConnect, of: waiter.connection)
         do throws(PanesError) {
             try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false,
                         waitForRecords: !afterRecords)

@@ -63,14 +63,7 @@ extension Hub {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
-            let known = sessions[session.id] != nil
-            if take(session) != nil {
-                if !known {
-                    sessionsByOwner[session.owner, default: []].insert(session.id)
-                    idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
-                }
-                owners.insert(session.owner)
-            }
+            if take(session) != nil { owners.insert(session.owner) }
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }
@@ -102,7 +95,7 @@ extension Hub {
             }
             // The read that was to find the session failed: not knowing it is no reason to
             // say it does not exist (the client would start over, a new session).
-            connections[entry.waiter.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: entry.waiter.connection)
             fail(entry.waiter.requestID, request: "connect", PanesError(
                 .storageFailed, "the session could not be read from the store; retry",
                 retryAfterMs: Int(cluster.readBackoff.currentMs ?? Backoff.sharedStore.minMs)),
@@ -120,19 +113,22 @@ extension Hub {
 
     /// A document record created or renamed on another node.
     mutating func takeRemoteRecord(_ record: DocumentRecord) {
-        guard var held = documents.records[record.id] else {
+        let isOpen = documents.open[record.id] != nil
+        let renamed = documents.updateRecord(record.id) { held -> Bool in
+            let renamed = held.title != record.title
+            held.title = record.title
+            if !isOpen {
+                held.revision = max(held.revision, record.revision)
+                held.length = record.length
+                held.modifiedAt = max(held.modifiedAt, record.modifiedAt)
+            }
+            return renamed
+        }
+        guard let renamed else {
             documents.insert(record)
             announce(.created, record.id, workspace: record.workspace)
             return
         }
-        let renamed = held.title != record.title
-        held.title = record.title
-        if documents.open[record.id] == nil {
-            held.revision = max(held.revision, record.revision)
-            held.length = record.length
-            held.modifiedAt = max(held.modifiedAt, record.modifiedAt)
-        }
-        documents.records[record.id] = held
         if renamed { announce(.renamed, record.id, workspace: record.workspace) }
     }
 

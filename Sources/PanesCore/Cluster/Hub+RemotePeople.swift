@@ -30,18 +30,13 @@ extension Hub {
         guard let id = json["document"]?.stringValue.map(DocumentID.init), let entries = json["people"]?.arrayValue,
               documents.records[id] != nil, !cluster.expired.contains(origin) else { return }
         let people = Array(entries.compactMap(PersonTally.init(json:)).prefix(settings.maxListedParticipants))
-        guard documents.remotePeople[id]?[origin] ?? [] != people else { return }
-        documents.remotePeople[id, default: [:]][origin] = people.isEmpty ? nil : people
-        if documents.remotePeople[id]?.isEmpty == true { documents.remotePeople[id] = nil }
+        guard documents.setRemotePeople(people, of: id, on: origin) else { return }
         if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
     }
 
     /// Dead nodes' windows leave every document's count.
     mutating func dropPeople(of nodes: Set<NodeID>) {
-        for id in documents.remotePeople.keys.sorted() {
-            guard documents.remotePeople[id]?.keys.contains(where: nodes.contains) == true else { continue }
-            for node in nodes { documents.remotePeople[id]?[node] = nil }
-            if documents.remotePeople[id]?.isEmpty == true { documents.remotePeople[id] = nil }
+        for id in documents.dropRemotePeople(of: nodes) {
             if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
         }
     }

@@ -43,8 +43,8 @@ extension Hub {
 
     func liveScenesHere(of owner: OwnerKey) -> [SessionID: RemoteScene] {
         var live: [SessionID: RemoteScene] = [:]
-        for id in scenesByOwner[owner] ?? [] {
-            guard let scene = scenes[id], liveScenes[scene.session] == id else { continue }
+        for id in scenes.ids(of: owner) {
+            guard let scene = scenes[id], scenes.liveID(of: scene.session) == id else { continue }
             live[scene.session] = RemoteScene(scene: id, state: scene.state, traits: scene.traits.json,
                                               epoch: cluster.claims[scene.session]?.epoch ?? 0)
         }
@@ -62,7 +62,7 @@ extension Hub {
 
     /// A node asked for every live scene here (it started, or lost its listening connection).
     mutating func answerScenesWanted(by asker: NodeID) {
-        for owner in scenesByOwner.keys.sorted() {
+        for owner in scenes.owners {
             let live = liveScenesHere(of: owner)
             cluster.sharedScenes[owner] = live.isEmpty ? nil : live
             guard !live.isEmpty else { continue }
@@ -110,8 +110,8 @@ extension Hub {
 
     /// The highest state of the user's scenes on other nodes (their part of the app state).
     func remoteAppState(of owner: OwnerKey) -> ActivationState? {
-        return (sessionsByOwner[owner] ?? []).compactMap { id in
-            liveScenes[id] == nil ? sessions[id].flatMap(sceneElsewhere(of:))?.state : nil
+        return sessions.ids(of: owner).compactMap { id in
+            !scenes.isLive(id) ? sessions[id].flatMap(sceneElsewhere(of:))?.state : nil
         }.max()
     }
 

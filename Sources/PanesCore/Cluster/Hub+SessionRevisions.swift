@@ -40,7 +40,7 @@ extension Hub {
     mutating func wrote(_ session: SceneSession) {
         cluster.madeFrom[session.id] = cluster.stored[session.id]
         cluster.stored[session.id] = session
-        sessions[session.id]?.revision = session.revision
+        sessions.update(session.id) { $0.revision = session.revision }
     }
 
     mutating func forgetRevisions(of id: SessionID) {
@@ -64,7 +64,8 @@ extension Hub {
         guard read != cluster.stored[read.id] else { return nil }
         guard let ours = sessions[read.id] else {
             cluster.stored[read.id] = read
-            sessions[read.id] = read
+            // A session new to this node: indexed by owner and given its idle deadline.
+            sessions.put(read)
             return read
         }
         // The same revision as this node's last write, but not that write: it was dropped for
@@ -74,7 +75,7 @@ extension Hub {
         var merged = read
         if let base {
             merged = Self.merged(ours, read, base: base)
-        } else if liveScenes[read.id] != nil {
+        } else if scenes.isLive(read.id) {
             // Nothing to tell which side changed what: the live window's own fields stay.
             merged = ours
             (merged.title, merged.subtitle, merged.snapshot, merged.restoration) =
@@ -82,9 +83,9 @@ extension Hub {
         }
         merged.revision = read.revision
         cluster.stored[read.id] = read
-        sessions[read.id] = merged
+        sessions.put(merged)
         if merged != read { persist(.putSession(merged)) }
-        if merged.restoration != ours.restoration, let live = liveScenes[read.id].flatMap({ scenes[$0] }) {
+        if merged.restoration != ours.restoration, let live = scenes.live(of: read.id) {
             send(.event(.sessionRefreshed(sessionSummary(merged), activity: merged.restoration?.activity.json,
                                           requester: .null)), to: live.connection)
         }
@@ -127,9 +128,9 @@ extension Hub {
         switch outcome {
         case .committed:
             guard sessions[written.id] != nil else { return }
-            if liveScenes[written.id] == nil {
+            if !scenes.isLive(written.id) {
                 // What this node wrote is the newest copy now, whatever it held meanwhile.
-                sessions[written.id] = written
+                sessions.put(written)
                 wrote(written)
             }
             // (Its window resumed here meanwhile: its write came after this one and was

@@ -116,21 +116,22 @@ extension Hub {
         metrics.countDocumentCommit(outcome, operations: batch.appliedCount)
         switch outcome {
         case .committed:
-            if var document = documents.open[id] {
+            let preview = documents.updateOpen(id) { document in
                 document.adoptText(of: batch.working)
                 for case .applied(let entry) in batch.outcomes {
                     document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
                 }
-                documents.open[id] = document
-                if var record = documents.records[id] {
-                    record.revision = document.revision
-                    record.length = document.length
+                return document.preview
+            }
+            if let preview {
+                let moved = documents.updateRecord(id) { record in
+                    record.revision = batch.working.revision
+                    record.length = batch.working.length
                     if case .applied(let last)? = batch.outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
                         record.modifiedAt = last.createdAt
                     }
-                    documents.records[id] = record
-                    markModified(id, preview: document.preview)
                 }
+                if moved != nil { markModified(id, preview: preview) }
                 if case .applied(let last)? = batch.outcomes.last(where: { if case .applied = $0 { true } else { false } }) {
                     countTowardsCheckpoint(id, operations: batch.appliedCount, lastUser: last.author.user)
                 }

@@ -4,7 +4,7 @@ import Logging
 /// reconnecting client up, and evicting a document when its last scene leaves.
 ///
 /// Load path: the first `openDocument` for a document that is not held emits
-/// `.load(.document(id))` and waits in `documents.loading`; later opens of the same document
+/// `.load(.document(id))` and waits for its load (`DocumentState.waitForLoad`); later opens of the same document
 /// wait with it (one load). The runtime reads on the store thread after every batch submitted
 /// before the load, and hands the result back as `HubEvent.loaded`, which answers them all.
 extension Hub {
@@ -26,10 +26,8 @@ extension Hub {
         if documents.open[id] != nil {
             return try join(id, scene: scene, revision: revision, pending: pending)
         }
-        let first = documents.loading[id] == nil
-        documents.loading[id, default: []].append(PendingOpen(scene: scene.id, requestID: requestID, revision: revision,
-                                                                pending: pending))
-        if first { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
+        let pending = PendingOpen(scene: scene.id, requestID: requestID, revision: revision, pending: pending)
+        if documents.waitForLoad(id, pending) { effects.append(.load(.document(id, retention: OpenDocument.Retention(settings).loadCount))) }
         return nil
     }
 
@@ -68,7 +66,7 @@ extension Hub {
                 return
             }
             // No entry: the document was deleted meanwhile, and its waiters were answered then.
-            guard let waiting = documents.loading.removeValue(forKey: id) else { return }
+            guard let waiting = documents.loadEnded(id) else { return }
             let live = waiting.filter { scenes[$0.scene] != nil }
             do throws(PanesError) {
                 if let failure {
@@ -128,10 +126,12 @@ extension Hub {
             logger.log(level: expected ? .debug : .warning, "document record disagreed with its log", metadata: [
                 "document": "\(id)", "record": "\(record.revision)", "log": "\(document.revision)",
             ])
-            documents.records[id]?.revision = document.revision
-            documents.records[id]?.length = document.length
+            documents.updateRecord(id) { record in
+                record.revision = document.revision
+                record.length = document.length
+            }
         }
-        documents.open[id] = document
+        documents.hold(document)
         logger.debug("document loaded", metadata: ["document": "\(id)", "revision": "\(document.revision)"])
     }
 
@@ -141,7 +141,7 @@ extension Hub {
     /// A catch-up by snapshot says which of `pending` (the client's unacknowledged op ids) the
     /// kept log holds (`applied`): the client then rebases only the others over the difference.
     mutating func join(_ id: DocumentID, scene: Scene, revision: Int64?, pending: [String] = []) throws(PanesError) -> JSONValue {
-        guard var document = documents.open[id] else {
+        guard let document = documents.open[id] else {
             throw PanesError(.internalError, "document \(id) is not loaded")
         }
         // Checked again here: access may have changed while the document loaded.
@@ -170,13 +170,10 @@ extension Hub {
         }
         let joining = document.participants[scene.id] == nil
         if joining {
-            document.participants[scene.id] = DocumentParticipant(
+            documents.join(id, DocumentParticipant(
                 scene: scene.id, connection: scene.connection, user: scene.owner.user, name: scene.userName,
-                active: scene.state == .foregroundActive, joined: document.joins)
-            document.joins += 1
-            documents.openedBy[scene.id, default: []].insert(id)
+                active: scene.state == .foregroundActive, joined: document.joins))
         }
-        documents.open[id] = document
         rights.tell(scene.id, id, role)
         result["presence"] = .array(document.orderedParticipants.filter { $0.scene != scene.id && $0.shared }
             .map { $0.presenceJSON(document: id, revision: document.revision) } + presenceElsewhere(in: id))
@@ -189,11 +186,9 @@ extension Hub {
     /// Takes the scene out of the document: others hear that its presence left, list
     /// observers hear who is in it now, and the document is evicted if nobody is left.
     mutating func leave(_ id: DocumentID, scene sceneID: SceneID) {
-        documents.close(id, by: sceneID)
+        let participant = documents.leave(id, scene: sceneID)
         rights.closed(id, by: sceneID)
-        guard var document = documents.open[id], let participant = document.participants.removeValue(forKey: sceneID)
-        else { return }
-        documents.open[id] = document
+        guard let participant, let document = documents.open[id] else { return }
         if participant.shared {
             let others = document.participants.values.map(\.connection).sorted()
             let left = participant.presenceJSON(document: id, revision: document.revision, left: true)
@@ -217,7 +212,7 @@ extension Hub {
         guard commits.documentWriters[id] == nil else { return }
         // What was edited here since the last checkpoint is kept before the text goes.
         takeCheckpoint(id)
-        guard documents.open.removeValue(forKey: id) != nil else { return }
+        guard documents.evict(id) else { return }
         logger.debug("document unloaded", metadata: ["document": "\(id)"])
     }
 }

@@ -36,7 +36,7 @@ extension Hub {
                 continue
             }
             session.forgetDocument()
-            sessions[sessionID] = session
+            sessions.put(session)
             commands.append(.putSession(session))
             owners.insert(session.owner)
         }

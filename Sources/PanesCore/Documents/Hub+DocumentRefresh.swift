@@ -7,24 +7,19 @@ extension Hub {
     /// windows showing it hear of it, at most every `documentListIntervalMs`. Without a preview
     /// (another node's edit of a document not held here) the switcher entries stay as they are.
     mutating func markModified(_ id: DocumentID, preview: JSONValue?) {
-        if let preview { documents.previews[id] = preview }
-        guard documents.modified.insert(id).inserted else { return }
-        let due = max(monotonic(), (documents.lastAnnounced[id] ?? .min) + Millis(settings.documentListIntervalMs))
-        documents.announceDeadlines.push(id, at: due)
+        documents.modified(id, preview: preview, now: monotonic(), interval: Millis(settings.documentListIntervalMs))
     }
 
     /// Announces the modified documents whose interval has passed.
     mutating func documentsTick(now: Millis) {
-        for (_, id) in documents.announceDeadlines.popDue(now: now) {
-            guard documents.modified.remove(id) != nil else { continue }
-            documents.lastAnnounced[id] = now
+        for (id, preview) in documents.dueAnnouncements(now: now) {
             guard let record = documents.records[id] else { continue }
             announce(.modified, id, workspace: record.workspace)
             // Every node following the document comes here; each writes the previews of the
             // sessions it holds (and of those nobody holds), so a session live on another node
             // is written by its holder alone, from its own copy of it.
             refreshSessions(showing: id, in: record.workspace, title: nil,
-                            snapshot: documents.previews.removeValue(forKey: id), skippingHeldElsewhere: true)
+                            snapshot: preview, skippingHeldElsewhere: true)
         }
     }
 
@@ -51,7 +46,7 @@ extension Hub {
         session.title = record.title
         session.snapshot = preview
         guard session != before else { return }
-        sessions[session.id] = session
+        sessions.put(session)
         persist(.putSession(session))
         sessionsChanged(for: scene.owner)
     }
@@ -73,7 +68,7 @@ extension Hub {
             if let title { session.title = title }
             if let snapshot { session.snapshot = snapshot }
             guard session != before else { continue }
-            sessions[sessionID] = session
+            sessions.put(session)
             persist(.putSession(session))
             owners.insert(session.owner)
         }

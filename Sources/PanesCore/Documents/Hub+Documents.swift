@@ -18,7 +18,7 @@ extension Hub {
     /// Documents stored, held in memory, and being loaded: for `/metrics`, and to check that
     /// a document nobody has open is not held.
     public var documentCounts: (stored: Int, loaded: Int, loading: Int) {
-        (documents.records.count, documents.open.count, documents.loading.count)
+        documents.counts
     }
 
     // MARK: Access
@@ -46,8 +46,8 @@ extension Hub {
 
     /// The workspace's documents; the scene hears of every change from now on.
     mutating func observeDocuments(_ scene: Scene) -> JSONValue {
-        documents.observers[scene.owner.workspace, default: []].insert(scene.id)
-        let list = (documents.byWorkspace[scene.owner.workspace] ?? []).compactMap { documents.records[$0] }
+        documents.observe(scene.id, in: scene.owner.workspace)
+        let list = documents.records(in: scene.owner.workspace)
             .filter { role(scene, for: $0) != nil }
             .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
             .map { documents.summary($0.id, limit: settings.maxListedParticipants) }
@@ -65,7 +65,7 @@ extension Hub {
         if change == .presence { sharePeople(of: id) }
         // Only those who may see it (for a deleted document, whose record is gone: who could).
         guard let record = record ?? documents.records[id] else { return }
-        let watchers = (documents.observers[workspace] ?? []).compactMap { scenes[$0] }
+        let watchers = documents.observers(in: workspace).compactMap { scenes[$0] }
             .filter { role($0, for: record) != nil }
             .map(\.connection).sorted()
         guard !watchers.isEmpty else { return }
@@ -79,7 +79,7 @@ extension Hub {
     mutating func createDocument(title: String, text: String, scene: Scene) throws(PanesError) -> JSONValue {
         try requireEditor(scene, to: "create documents")
         let workspace = scene.owner.workspace
-        let count = documents.byWorkspace[workspace]?.count ?? 0
+        let count = documents.count(in: workspace)
         guard count < settings.maxDocumentsPerWorkspace else {
             throw PanesError(.tooMany, "workspace `\(workspace)` already has \(count) documents "
                                  + "(setting `maxDocumentsPerWorkspace`); delete some")
@@ -104,7 +104,7 @@ extension Hub {
         guard record.title != title else { return ["document": documents.summary(id, limit: settings.maxListedParticipants)] }
         let previous = record.title
         record.title = title
-        documents.records[id] = record
+        documents.updateRecord(id) { $0.title = title }
         persist([.renameDocument(id, title: title)]
             + documentWebhook(.documentRenamed, record, by: (scene.owner.user, scene.userName),
                               extra: ["previousTitle": .string(previous)]))
@@ -125,7 +125,7 @@ extension Hub {
         // Whoever shows it: scenes that have it open, and live scenes whose window is about it.
         let showing = sessionIDs(showing: id, in: record.workspace)
         var told = Set(removed.holders)
-        for session in showing { if let live = liveScenes[session] { told.insert(live) } }
+        for session in showing { if let live = scenes.liveID(of: session) { told.insert(live) } }
         // One batch, so no crash can leave a session pointing at the document, or holding its
         // title and text, after the document itself is gone.
         let references = forgetDeletedDocument(id, in: record.workspace)
@@ -166,15 +166,14 @@ extension Hub {
     /// edits that waited on it; `failWaiting` answers those once the deletion may be told.
     mutating func takeOut(_ id: DocumentID, _ record: DocumentRecord) -> RemovedDocument {
         let holders = documents.open[id].map { Array($0.participants.keys) } ?? []
-        // The load stays in flight; with no entry here, its result is dropped when it comes.
-        let opens = documents.loading.removeValue(forKey: id) ?? []
         // Edits waiting for the document's next commit fail; one in flight is answered when
         // its commit comes back (it was made before the deletion).
         let edits = commits.documentWriters[id]?.waiting ?? []
         commits.documentWriters[id]?.waiting = []
         if commits.documentWriters[id]?.isIdle == true { commits.documentWriters[id] = nil }
         let summary = record.json(participants: [])
-        _ = documents.remove(id)
+        // The load stays in flight; with no entry here, its result is dropped when it comes.
+        let opens = documents.remove(id)
         versions.progress[id] = nil  // its versions go with it
         documentRemoved(id)
         return RemovedDocument(id: id, holders: holders, opens: opens, edits: edits, summary: summary)
@@ -192,7 +191,7 @@ extension Hub {
     /// Sessions of the workspace whose restoration activity shows the document (or one of its
     /// versions, with `versions`), in a stable order.
     func sessionIDs(showing id: DocumentID, in workspace: String, versions: Bool = true) -> [SessionID] {
-        sessionsByOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined()
+        sessions.ids(inWorkspace: workspace)
             .filter {
                 guard let activity = sessions[$0]?.restoration?.activity else { return false }
                 // Compared by bytes, like every identifier (`Identifier`).
@@ -207,10 +206,8 @@ extension Hub {
     /// The scene's observations, open documents and waiting opens end with it.
     mutating func documentsSceneWillEnd(_ scene: Scene) {
         documents.unobserve(scene.id, in: scene.owner.workspace)
-        for id in (documents.openedBy[scene.id] ?? []).sorted() { leave(id, scene: scene.id) }
+        for id in documents.opened(by: scene.id) { leave(id, scene: scene.id) }
         rights.sceneEnded(scene.id)
-        for (id, waiting) in documents.loading where waiting.contains(where: { $0.scene == scene.id }) {
-            documents.loading[id] = waiting.filter { $0.scene != scene.id }
-        }
+        documents.stopWaiting(scene.id)
     }
 }

@@ -8,7 +8,7 @@ extension Hub {
     /// Updates the scene's presence and tells the others; the reply is the stored selection.
     mutating func setPresence(_ id: DocumentID, _ update: PresenceUpdate, scene: Scene) throws(PanesError) -> JSONValue {
         let record = try self.record(id, for: scene)
-        guard var document = documents.open[id], var participant = document.participants[scene.id] else {
+        guard let document = documents.open[id], var participant = document.participants[scene.id] else {
             throw PanesError(.documentNotOpen, "open document \(id) before sharing presence in it", field: "document")
         }
         let base = update.revision ?? document.revision
@@ -33,12 +33,11 @@ extension Hub {
         let hold = participant.toldAt.map { now - $0 < interval } ?? false
         if hold, !participant.held {
             participant.held = true
-            documents.presenceDeadlines.push(PresenceKey(document: id, scene: scene.id), at: participant.toldAt! + interval)
+            documents.holdPresence(PresenceKey(document: id, scene: scene.id), until: participant.toldAt! + interval)
         } else if !hold {
             participant.toldAt = now
         }
-        document.participants[scene.id] = participant
-        documents.open[id] = document
+        documents.updateParticipant(scene.id, in: id) { $0 = participant }
 
         if !hold { tellPresence(of: participant, in: id) }
         // The list shows names and colours, not selections.
@@ -56,11 +55,14 @@ extension Hub {
 
     /// Sends the presences held back by `presenceIntervalMs` whose interval has ended.
     mutating func presenceTick(now: Millis) {
-        for (_, key) in documents.presenceDeadlines.popDue(now: now) {
-            guard var participant = documents.open[key.document]?.participants[key.scene], participant.held else { continue }
-            participant.held = false
-            participant.toldAt = now
-            documents.open[key.document]?.participants[key.scene] = participant
+        for key in documents.duePresences(now: now) {
+            let told = documents.updateParticipant(key.scene, in: key.document) { participant -> DocumentParticipant? in
+                guard participant.held else { return nil }
+                participant.held = false
+                participant.toldAt = now
+                return participant
+            }
+            guard let participant = told ?? nil else { continue }
             tellPresence(of: participant, in: key.document)
         }
     }
@@ -69,9 +71,13 @@ extension Hub {
     /// change ("Alice has this open in two windows, active in one"), and list observers hear it.
     mutating func presenceSceneStateChanged(_ scene: Scene) {
         let active = scene.state == .foregroundActive
-        for id in (documents.openedBy[scene.id] ?? []).sorted() {
-            guard let participant = documents.open[id]?.participants[scene.id], participant.active != active else { continue }
-            documents.open[id]?.participants[scene.id]?.active = active
+        for id in documents.opened(by: scene.id) {
+            let changed = documents.updateParticipant(scene.id, in: id) { participant -> Bool in
+                guard participant.active != active else { return false }
+                participant.active = active
+                return true
+            }
+            guard changed == true else { continue }
             if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
         }
     }

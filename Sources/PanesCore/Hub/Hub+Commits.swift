@@ -90,7 +90,7 @@ extension Hub {
             // The connect is answered now and does not attach later: its client tries again.
             commits.pending[id] = .claim(session, claim, nil)
             if connections[connect.connection] != nil {
-                connections[connect.connection]?.phase = .awaitingConnect
+                connections.setPhase(.awaitingConnect, of: connect.connection)
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }
             abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))
@@ -143,12 +143,8 @@ extension Hub {
                        metadata: ["document": "\(id)", "held": "\(held.revision)", "stored": "\(stored.record.revision)"])
         var reset = fresh
         reset.joins = held.joins
-        documents.open[id] = reset
-        if var record = documents.records[id] {
-            record.revision = reset.revision
-            record.length = reset.length
-            documents.records[id] = record
-        }
+        documents.hold(reset)
+        documents.recordFollowsText(id)
         for participant in held.orderedParticipants {
             guard let scene = scenes[participant.scene] else { continue }
             close(scene.connection, .slowConsumer, reason: "this node fell behind the document; reconnect and catch up")
@@ -160,32 +156,38 @@ extension Hub {
     /// they follow on), sending each to the document's scenes here.
     /// - Returns: how many were applied.
     mutating func applyCommitted(_ operations: [StoredOperation], to id: DocumentID) -> Int {
-        guard var document = documents.open[id] else { return 0 }
-        var applied = 0
-        for entry in operations where entry.revision > document.revision {
-            guard entry.revision == document.revision + 1 else { break }
-            do throws(PanesError) {
-                _ = try document.apply(entry.operation, opId: entry.opId, author: entry.author, at: entry.createdAt)
-            } catch {
-                logger.error("a committed operation does not fit the document held here",
-                             metadata: ["document": "\(id)", "revision": "\(entry.revision)"])
-                break
+        var sent: [(StoredOperation, [ConnectionID])] = []
+        var misfit: Int64?
+        let followed = documents.updateOpen(id) { document -> (revision: Int64, length: Int, preview: JSONValue) in
+            for entry in operations where entry.revision > document.revision {
+                guard entry.revision == document.revision + 1 else { break }
+                do throws(PanesError) {
+                    _ = try document.apply(entry.operation, opId: entry.opId, author: entry.author, at: entry.createdAt)
+                } catch {
+                    misfit = entry.revision
+                    break
+                }
+                document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
+                sent.append((entry, document.participants.values.map(\.connection).sorted()))
             }
-            applied += 1
-            document.moveSelections(through: entry.operation, authorScene: SceneID(entry.author.scene))
-            broadcast(.event(.documentOperation(id, entry)), to: document.participants.values.map(\.connection).sorted())
+            return (document.revision, document.length, sent.isEmpty ? .null : document.preview)
         }
-        documents.open[id] = document
-        metrics.documentOperationsFollowed += applied
-        if applied > 0, var record = documents.records[id] {
-            record.revision = document.revision
-            record.length = document.length
-            if let last = operations.last(where: { $0.revision == document.revision }) {
+        guard let followed else { return 0 }
+        if let misfit {
+            logger.error("a committed operation does not fit the document held here",
+                         metadata: ["document": "\(id)", "revision": "\(misfit)"])
+        }
+        for (entry, connections) in sent { broadcast(.event(.documentOperation(id, entry)), to: connections) }
+        metrics.documentOperationsFollowed += sent.count
+        guard !sent.isEmpty else { return 0 }
+        let moved = documents.updateRecord(id) { record in
+            record.revision = followed.revision
+            record.length = followed.length
+            if let last = operations.last(where: { $0.revision == followed.revision }) {
                 record.modifiedAt = max(record.modifiedAt, last.createdAt)
             }
-            documents.records[id] = record
-            markModified(id, preview: document.preview)
         }
-        return applied
+        if moved != nil { markModified(id, preview: followed.preview) }
+        return sent.count
     }
 }

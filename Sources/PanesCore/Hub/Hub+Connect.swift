@@ -73,7 +73,7 @@ extension Hub {
 
         let pending = PendingConnect(connection: connection, requestID: requestID, request: request, identity: identity,
                                      handedOver: handedOver, deadline: monotonic() + Millis(settings.livenessProbeTimeoutMs))
-        if let live = liveScenes[target] {
+        if let live = scenes.liveID(of: target) {
             // Someone holds this session. Ask their connection whether it is still there before
             // deciding between a resume (it was a dead socket) and a fork (a duplicated tab).
             let first = pendingConnects[target] == nil
@@ -99,7 +99,7 @@ extension Hub {
     mutating func wait(_ pending: PendingConnect, for target: SessionID) {
         pendingConnects[target, default: []].append(pending)
         probeDeadlines.push(target, at: pending.deadline)
-        connections[pending.connection]?.phase = .answering(target)
+        connections.setPhase(.answering(target), of: pending.connection)
     }
 
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
@@ -115,7 +115,7 @@ extension Hub {
     /// so this is the one moment the secret exists, to be handed to the client or dropped.
     mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration) throws(PanesError)
         -> (session: SceneSession, secret: String) {
-        let count = sessionsByOwner[owner]?.count ?? 0
+        let count = sessions.count(of: owner)
         guard count < settings.maxSessionsPerUser else {
             throw PanesError(.tooMany, "\(owner) already has \(count) sessions (setting `maxSessionsPerUser`); discard some")
         }
@@ -123,9 +123,7 @@ extension Hub {
         let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.hash(secret), owner: owner,
                                    role: configuration.role, configuration: configuration.name,
                                    createdAt: now(), lastActiveAt: now())
-        sessions[session.id] = session
-        sessionsByOwner[owner, default: []].insert(session.id)
-        idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+        sessions.insert(session)
         return (session, secret)
     }
 
@@ -149,7 +147,7 @@ extension Hub {
         } else {
             handedSecret = ids.secret()
             session.secretHash = secretHasher.hash(handedSecret)
-            sessions[sessionID] = session
+            sessions.put(session)
             persist(.putSession(session))
         }
         // A document deleted while its deletion could not reach this session's record (a save
@@ -163,7 +161,7 @@ extension Hub {
         }
         session.lastActiveAt = now()
         session.liveSince = now()
-        sessions[sessionID] = session
+        sessions.put(session)
         if status == .cleanStart || forgets {
             persist(.putSession(session))
         } else {
@@ -178,12 +176,10 @@ extension Hub {
                           userName: identity.name, role: identity.role, traits: request.traits,
                           clientVersion: request.clientVersion, connectedAt: now())
         if status == .restored { scene.restoredAt = now() }
-        scheduleTokenExpiry(of: &scene, at: identity.expiresAt)
-        scenes[sceneID] = scene
-        liveScenes[sessionID] = sceneID
-        scenesByOwner[session.owner, default: []].insert(sceneID)
-        stateCounts[session.owner, default: StateCounts()].add(scene.state)
-        connections[connection]?.phase = .scene(sceneID)
+        // Closed when its token stops being accepted (`Scenes` queues that).
+        scene.tokenExpiresAt = identity.expiresAt
+        scenes.attach(scene)
+        connections.setPhase(.scene(sceneID), of: connection)
         metrics.lifecycle[LifecycleEvent.willConnect.rawValue, default: 0] += 1
         logger.info("willConnect", metadata: [
             "scene": "\(sceneID)", "session": "\(sessionID)", "owner": "\(session.owner)",
@@ -263,15 +259,15 @@ extension Hub {
                 fail(pending.requestID, request: "connect", PanesError(
                     .sessionNotFound, "no session of yours has that identifier and secret", field: "session"),
                      to: pending.connection)
-                connections[pending.connection]?.phase = .awaitingConnect
+                connections.setPhase(.awaitingConnect, of: pending.connection)
                 continue
             }
-            if liveScenes[session] == nil && !claimInFlight(session) && !elsewhere {
+            if !scenes.isLive(session) && !claimInFlight(session) && !elsewhere {
                 resume(session, for: pending)
-            } else if elsewhere && liveScenes[session] == nil && pending.deadline > monotonic() {
+            } else if elsewhere && !scenes.isLive(session) && pending.deadline > monotonic() {
                 // Still held on another node and still time for it to let go.
                 pendingConnects[session, default: []].append(pending)
-            } else if elsewhere && liveScenes[session] == nil && awaitDecidingCheck(pending, for: session) {
+            } else if elsewhere && !scenes.isLive(session) && awaitDecidingCheck(pending, for: session) {
                 // Out of time, but "the holder is alive" is only what this node last heard:
                 // a check made now decides (a node killed a moment ago is found gone).
                 continue
@@ -293,14 +289,14 @@ extension Hub {
             session.title = source.title
             session.subtitle = source.subtitle
             session.snapshot = source.snapshot
-            sessions[session.id] = session
+            sessions.put(session)
             persist([.putSession(session)] + newSessionClaims(session.id)
                 + sessionWebhook(.sessionCreated, session, extra: ["forkedFrom": .string(original.rawValue)]))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
                    created: true, forkedFrom: original)
         } catch {
-            connections[pending.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", error, to: pending.connection)
         }
     }

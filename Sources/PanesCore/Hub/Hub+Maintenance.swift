@@ -17,7 +17,8 @@ extension Hub {
             expireRemoteProbe(of: session, now: clock)
             guard let waiting = pendingConnects[session], waiting.contains(where: { $0.deadline <= clock }) else { continue }
             // The live scene never answered: it is a dead socket the kernel has not noticed yet.
-            if let sceneID = liveScenes[session], let scene = scenes[sceneID] {
+            if let scene = scenes.live(of: session) {
+                let sceneID = scene.id
                 logger.notice("scene did not answer a liveness probe; its session is resumed elsewhere",
                               metadata: ["scene": "\(sceneID)", "session": "\(session)"])
                 close(scene.connection, .replaced, reason: "unresponsive; session resumed elsewhere")
@@ -29,7 +30,7 @@ extension Hub {
         for (_, id) in ticketDeadlines.popDue(now: now) {
             guard let ticket = tickets[id], ticket.expiresAt <= now else { continue }
             tickets[id] = nil
-            if ticket.madeSession, liveScenes[ticket.session] == nil,
+            if ticket.madeSession, !scenes.isLive(ticket.session),
                let session = sessions[ticket.session], session.lastActiveAt == session.createdAt
             {
                 discard(ticket.session, animation: .standard, reason: "its window ticket expired unused")
@@ -38,14 +39,14 @@ extension Hub {
         expireFeatures(now: now, clock: clock)
         expireRequestKeys(now: now)
         coordinationDue(now: clock)
-        for (deadline, id) in idleDeadlines.popDue(now: now) {
-            guard let session = sessions[id], liveScenes[id] == nil else { continue }
+        for (deadline, id) in sessions.popIdle(now: now) {
+            guard let session = sessions[id], !scenes.isLive(id) else { continue }
             // Live on another node: that node keeps it active.
             if keptActiveElsewhere(id) { continue }
             let due = session.lastActiveAt + Millis(settings.sessionMaxIdleMs)
             if due > now {
                 // Active since this entry was queued: look again when it would be idle.
-                if due != deadline { idleDeadlines.push(id, at: due) }
+                if due != deadline { sessions.idleAgain(id, at: due) }
                 continue
             }
             discard(id, animation: .standard, reason: "idle longer than sessionMaxIdleMs")
@@ -59,10 +60,10 @@ extension Hub {
     /// the clocks stand now.
     public var nextDeadline: Millis? {
         let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
-                     documents.announceDeadlines.nextDeadline, documents.presenceDeadlines.nextDeadline,
+                     documents.nextDeadlines.announcement, documents.nextDeadlines.presence,
                      versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: read twice a request
-        let wall = [ticketDeadlines.nextDeadline, idleDeadlines.nextDeadline, drags.nextDeadline,
-                    tokenExpiries.nextDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
+        let wall = [ticketDeadlines.nextDeadline, sessions.nextIdleDeadline, drags.nextDeadline,
+                    scenes.nextTokenDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
             .lazy.compactMap { $0 }.min()
         guard let wall else { return local }
         let clock = monotonic()
@@ -110,7 +111,7 @@ extension Hub {
         }
         // An HTTP API request under way is answered as usual (its service scene ends with its
         // answer); the drain waits for it as for any write.
-        let ids = connections.keys.filter { !Self.isServiceConnection($0) }.sorted()
+        let ids = connections.ids.filter { !Self.isServiceConnection($0) }
         var sceneConnections: [ConnectionID] = []
         for id in ids {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }

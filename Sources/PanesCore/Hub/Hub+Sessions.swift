@@ -5,18 +5,18 @@ import Logging
 extension Hub {
     /// The switcher's view: every session of the user, live or not, newest first.
     func sessionList(for owner: OwnerKey) -> JSONValue {
-        let list = (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
+        let list = sessions.sessions(of: owner)
             .sorted { ($0.lastActiveAt, $0.id) > ($1.lastActiveAt, $1.id) }
             .map(sessionSummary)
         // Scenes on other nodes count as much as those here.
-        let appState = [appStates[owner], appStateElsewhere(of: owner)].compactMap { $0 }.max()
+        let appState = [scenes.appState(of: owner), appStateElsewhere(of: owner)].compactMap { $0 }.max()
         return ["sessions": .array(list), "appState": .string(appState?.rawValue ?? "notRunning")]
     }
 
     /// One session as the switcher shows it. Never includes the secret. A window live on
     /// another node shows as that node last told (`Hub+RemoteScenes.swift`).
     func sessionSummary(_ session: SceneSession) -> JSONValue {
-        let live = liveScenes[session.id].flatMap { scenes[$0] }
+        let live = scenes.live(of: session.id)
         let remote = live == nil ? sceneElsewhere(of: session) : nil
         return .object([
             "persistentIdentifier": .string(session.id.rawValue),
@@ -65,16 +65,15 @@ extension Hub {
     ///     (a document's deletion and the windows that go with it).
     mutating func discard(_ id: SessionID, animation: DismissalAnimation, reason: String,
                           reply: (context: RequestContext, result: JSONValue)? = nil, persisted: Bool = false) {
-        guard let session = sessions.removeValue(forKey: id) else { return }
-        sessionsByOwner[session.owner]?.remove(id)
-        if sessionsByOwner[session.owner]?.isEmpty == true { sessionsByOwner[session.owner] = nil }
+        guard let session = sessions.remove(id) else { return }
         tickets = tickets.filter { $0.value.session != id }
         if !persisted {
             persist([.deleteSession(id)] + sessionWebhook(.sessionDestroyed, session, extra: ["reason": .string(reason)]))
         }
         if let reply { send(.reply(reply.context.id, result: reply.result), to: reply.context.connection) }
         logger.info("session discarded", metadata: ["session": "\(id)", "owner": "\(session.owner)", "reason": "\(reason)"])
-        if let sceneID = liveScenes[id], let scene = scenes[sceneID] {
+        if let scene = scenes.live(of: id) {
+            let sceneID = scene.id
             send(.event(.sessionDestroyed(id, animation: animation)), to: scene.connection)
             detach(sceneID, abnormal: false)
             close(scene.connection, .sessionDestroyed, reason: "session destroyed")

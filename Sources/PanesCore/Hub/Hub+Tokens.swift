@@ -5,18 +5,10 @@ import Logging
 /// A refresh keeps the scene, its session and everything open; the new token must be valid,
 /// for the same user, and still grant the scene's workspace.
 extension Hub {
-    /// Notes when the scene's token expires and queues its close for then (plus the clock
-    /// skew the verifier allows, so a scene lives exactly as long as its token would verify).
-    mutating func scheduleTokenExpiry(of scene: inout Scene, at expiresAt: Millis?) {
-        scene.tokenExpiresAt = expiresAt
-        guard let expiresAt else { return }
-        tokenExpiries.push(scene.id, at: expiresAt + Millis(settings.jwtClockSkewMs))
-    }
-
     /// `refreshToken`: replaces the scene's token. Role and display name follow the new token,
     /// so a role the application lowered applies from now on.
     mutating func refreshToken(_ token: String, scene sceneID: SceneID) throws(PanesError) -> JSONValue {
-        var scene = scene(sceneID)
+        let scene = scene(sceneID)
         let identity: Authenticator.Identity
         do {
             identity = try authenticate(.token(token), workspace: scene.owner.workspace, on: scene.connection)
@@ -29,11 +21,12 @@ extension Hub {
             throw PanesError(.forbidden, "the token is for another user than this scene's (`\(scene.owner.user)`)",
                              field: "token")
         }
-        scene.userName = identity.name
         if scene.role != identity.role { rights.workspaceRoleChanged() }
-        scene.role = identity.role
-        scheduleTokenExpiry(of: &scene, at: identity.expiresAt)
-        scenes[sceneID] = scene
+        scenes.update(sceneID) { scene in
+            scene.userName = identity.name
+            scene.role = identity.role
+            scene.tokenExpiresAt = identity.expiresAt
+        }
         logger.info("tokenRefreshed", metadata: [
             "scene": "\(sceneID)", "role": "\(identity.role.rawValue)", "expiresAt": "\(identity.expiresAt.map(String.init) ?? "-")",
         ])
@@ -45,21 +38,12 @@ extension Hub {
 
     /// Closes the scenes whose token has expired. Runs from `tick`; costs only what expired.
     mutating func expireTokens(now: Millis) {
-        let skew = Millis(settings.jwtClockSkewMs)
-        for (_, sceneID) in tokenExpiries.popDue(now: now) {
-            // Entries outlive refreshes and closed scenes; only the scene's current expiry counts.
-            guard let scene = scenes[sceneID], let expiresAt = scene.tokenExpiresAt, expiresAt + skew <= now,
+        for sceneID in scenes.expiredTokens(now: now) {
+            guard let scene = scenes[sceneID], let expiresAt = scene.tokenExpiresAt,
                   case .scene? = connections[scene.connection]?.phase
             else { continue }
             logger.info("token expired; closing the scene", metadata: ["scene": "\(sceneID)", "expiresAt": "\(expiresAt)"])
             close(scene.connection, .tokenExpired, reason: "the token expired; get a new one and reconnect")
-        }
-        // Stale entries (refreshed or ended scenes) pile up between expiries; rebuild now and then.
-        if tokenExpiries.count > 2 * scenes.count + 1_024 {
-            tokenExpiries = DeadlineQueue()
-            for scene in scenes.values {
-                if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + skew) }
-            }
         }
     }
 }

@@ -5,7 +5,9 @@ public import Logging
 /// Events go in (`handle(_:)`), effects come out; it does no I/O and reads the time only
 /// through the injected clock. One owner: the runtime calls it from the lws service thread
 /// only, so no locks are needed. Requests are one file each under `Requests/`; features live
-/// in extensions (`Hub+Connect.swift`, `Hub+Preferences.swift`, …).
+/// in extensions (`Hub+Connect.swift`, `Hub+Preferences.swift`, …), and their tables in types
+/// that keep them private behind small APIs (`Connections`, `Sessions`, `Scenes`,
+/// `DocumentState`, `PreferenceState`, `SwitcherWatchers`, `DragState`).
 ///
 /// What the hub holds is what the store has committed: writes to ordered channels (preference
 /// domains, document logs) are applied when their commit comes back (`Hub+Commits.swift`);
@@ -39,15 +41,12 @@ public struct Hub {
     let connectReplyConstants: (limits: JSONValue, server: JSONValue)
     var logger: Logger
 
-    var connections: [ConnectionID: Connection] = [:]
-    var scenes: [SceneID: Scene] = [:]
-    var sessions: [SessionID: SceneSession] = [:]
-    var sessionsByOwner: [OwnerKey: Set<SessionID>] = [:]
-    /// The live scene of each session; at most one.
-    var liveScenes: [SessionID: SceneID] = [:]
-    var scenesByOwner: [OwnerKey: Set<SceneID>] = [:]
-    /// Each user's scenes counted by state: the app state without a scan of every scene.
-    var stateCounts: [OwnerKey: StateCounts] = [:]
+    /// The transport connections, before and after each becomes a scene (`Connections`).
+    var connections = Connections()
+    /// The live scenes, by session and by owner, with the app states (`Scenes`).
+    var scenes: Scenes
+    /// Every session, live or not, by owner, with their idle deadlines (`Sessions`).
+    var sessions: Sessions
     /// Scenes showing the switcher (`listSessions` with `watch`), per user.
     var switcher = SwitcherWatchers()
     /// Connections still to send `connect`, oldest first, for the connect timeout.
@@ -59,11 +58,6 @@ public struct Hub {
     var probeDeadlines = DeadlineQueue<SessionID>()
     var tickets: [Identifier: Ticket] = [:]
     var ticketDeadlines = DeadlineQueue<String>()
-    /// Sessions without a live scene, by when they become idle enough to discard.
-    var idleDeadlines = DeadlineQueue<SessionID>()
-    /// When each scene's token stops being accepted (`Hub+Tokens.swift`).
-    var tokenExpiries = DeadlineQueue<SceneID>()
-    var appStates: [OwnerKey: ActivationState] = [:]
     /// Failed authentications per peer address (`Hub+Authentication.swift`).
     var authFailures: AuthFailureLimiter
     var preferences: PreferenceState
@@ -114,6 +108,8 @@ public struct Hub {
         coordination = makeCoordination(for: node)
         self.webhookEndpoints = webhookEndpoints
         cluster = ClusterState(stored: stored, node: node)
+        scenes = Scenes(tokenSkew: Millis(settings.jwtClockSkewMs))
+        sessions = Sessions(maxIdle: Millis(settings.sessionMaxIdleMs))
         self.logger = logger
         self.now = now
         // Tests drive one deterministic clock for both.
@@ -142,9 +138,7 @@ public struct Hub {
                 session = cleaned
                 if recoveredSessions.last != session.id { recoveredSessions.append(session.id) }
             }
-            sessions[session.id] = session
-            sessionsByOwner[session.owner, default: []].insert(session.id)
-            idleDeadlines.push(session.id, at: session.lastActiveAt + Millis(settings.sessionMaxIdleMs))
+            sessions.insert(session)
         }
     }
 
@@ -153,9 +147,9 @@ public struct Hub {
         turn &+= 1
         switch event {
         case .opened(let connection, let peer):
-            connections[connection] = Connection(
+            connections.open(Connection(
                 id: connection, openedAt: now(), peer: peer,
-                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic()))
+                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic())))
             awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
@@ -191,10 +185,7 @@ public struct Hub {
     // MARK: Requests
 
     mutating func receive(_ json: JSONValue, on connectionID: ConnectionID) {
-        guard var connection = connections[connectionID] else { return }
-        if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
-        connections[connectionID] = connection
+        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
@@ -242,7 +233,7 @@ public struct Hub {
                     throw PanesError(.tooMany, "over \(settings.maxRequestsBehindConnect) requests sent before the `connect` "
                                          + "was answered (setting `maxRequestsBehindConnect`)")
                 }
-                connections[connectionID]?.held.append(request)
+                connections.hold(request, on: connectionID)
                 connectionsHolding.insert(connectionID)
             case .closing:
                 return
@@ -273,18 +264,14 @@ public struct Hub {
             }
             if case .answering = connection.phase { continue }
             connectionsHolding.remove(id)
-            connections[id]?.held = []
-            for request in connection.held { dispatch(request, on: id) }
+            for request in connections.takeHeld(id) { dispatch(request, on: id) }
         }
     }
 
     /// A frame that never became a request (not JSON, too deep, a number out of range). It
     /// still counts against the connection's rate limit: a flood of garbage is a flood.
     mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
-        guard var connection = connections[connectionID] else { return }
-        if case .closing = connection.phase { return }
-        let (allowed, retryAfter) = connection.bucket.take(now: monotonic())
-        connections[connectionID] = connection
+        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
         metrics.requests["(unreadable)", default: 0] += 1
         fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
     }
@@ -338,7 +325,7 @@ public struct Hub {
 
     /// Keeps a changed session and persists it.
     mutating func store(_ session: SceneSession) {
-        sessions[session.id] = session
+        sessions.put(session)
         persist(.putSession(session))
     }
 
@@ -358,13 +345,7 @@ public struct Hub {
     }
 
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {
-        guard var state = connections[connection] else { return }
-        if case .scene(let scene) = state.phase {
-            state.phase = .closing(scene)
-        } else {
-            state.phase = .closing(nil)
-        }
-        connections[connection] = state
+        guard connections.markClosing(connection) else { return }
         effects.append(.close(connection, code, reason: reason))
     }
 

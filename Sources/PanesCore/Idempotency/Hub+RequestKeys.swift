@@ -60,7 +60,7 @@ extension Hub {
     /// behind it, as any connect that waits does.
     private mutating func holdConnect(_ request: ClientRequest, on connection: ConnectionID) {
         guard request.request is ConnectRequest, case .awaitingConnect? = connections[connection]?.phase else { return }
-        connections[connection]?.phase = .answering(SessionID(""))
+        connections.setPhase(.answering(SessionID("")), of: connection)
     }
 
     /// Answers a retry with what its first attempt was answered. A `connect` is made again on
@@ -134,7 +134,7 @@ extension Hub {
 
     private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
         if waiter.request.request is ConnectRequest, case .answering? = connections[waiter.connection]?.phase {
-            connections[waiter.connection]?.phase = .awaitingConnect
+            connections.setPhase(.awaitingConnect, of: waiter.connection)
         }
         fail(waiter.request.id, request: request ?? waiter.request.type, error, to: waiter.connection)
     }
@@ -159,7 +159,7 @@ extension Hub {
                     continue
                 }
                 if request.request is ConnectRequest, case .answering? = connections[connection]?.phase {
-                    connections[connection]?.phase = .awaitingConnect
+                    connections.setPhase(.awaitingConnect, of: connection)
                 }
                 dispatch(request, on: connection)
             }
@@ -226,14 +226,9 @@ extension Hub {
             discard(id, animation: .standard, reason: "its write was left out for another attempt", persisted: true)
         }
         for (id, session) in read.sessions.sorted(by: { $0.key < $1.key }) {
-            let known = sessions[id] != nil
             // This node's copy counts for nothing: the store's is the truth.
             forgetRevisions(of: id)
             guard let taken = take(session) else { continue }
-            if !known {
-                sessionsByOwner[taken.owner, default: []].insert(id)
-                idleDeadlines.push(id, at: taken.lastActiveAt + Millis(settings.sessionMaxIdleMs))
-            }
             owners.insert(taken.owner)
         }
         for id in read.missingDocuments { forgetRemotelyDeleted(id) }

@@ -44,7 +44,7 @@ extension Hub {
         var out = PrometheusText()
         out.gauge("panes_scenes", "Connected scenes by activation state.",
                   ActivationState.allCases.map { state in
-                      (["state": state.rawValue], scenes.values.count(where: { $0.state == state }))
+                      (["state": state.rawValue], scenes.all.count(where: { $0.state == state }))
                   })
         out.gauge("panes_sessions", "Stored scene sessions.", [([:], sessions.count)])
         out.counter("panes_connections_opened_total", "Connections opened.", [([:], metrics.connectionsOpened)])

@@ -282,7 +282,7 @@ extension Hub {
     mutating func notifyObservers(of key: KeyPath, in domain: PreferenceDomain, kind: DomainKind, version: Int64,
                                   old: JSONValue?) {
         guard preferences.isObserved(domain) else { return }
-        let scenes = self.scenes
+        let scenes = self.scenes.byIDTable
         let classes = preferences.observerClasses(of: domain) { scenes[$0]?.connection }
         let now = preferences.effective(domain, kind, key)
         let removed = preferences.domain(domain)?.values[key.string] == nil

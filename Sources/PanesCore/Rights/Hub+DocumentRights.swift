@@ -156,7 +156,7 @@ extension Hub {
         for sessionID in sessionIDs(showing: id, in: record.workspace) {
             guard var session = sessions[sessionID], Identifier.equal(session.owner.user, user) else { continue }
             session.forgetDocument()
-            sessions[sessionID] = session
+            sessions.put(session)
             commands.append(.putSession(session))
             owners.insert(session.owner)
         }
@@ -186,7 +186,7 @@ extension Hub {
 
     /// The list observers of the document's workspace that may see it now.
     func listObservers(seeing record: DocumentRecord) -> Set<SceneID> {
-        Set((documents.observers[record.workspace] ?? []).filter { id in
+        Set(documents.observers(in: record.workspace).filter { id in
             scenes[id].map { role($0, for: record) != nil } == true
         })
     }

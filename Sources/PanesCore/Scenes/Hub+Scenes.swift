@@ -1,5 +1,5 @@
-/// What request handlers ask of live scenes and their sessions, instead of reaching into the
-/// hub's tables (`scenes`, `sessions`).
+/// What request handlers ask of live scenes and their sessions, through the tables' own APIs
+/// (`Scenes`, `Sessions`).
 extension Hub {
     /// The session a live scene shows: it exists for as long as the scene does (a session is
     /// discarded only after its scene is closed).
@@ -9,6 +9,6 @@ extension Hub {
 
     /// The scene's new size class and pointer (`updateTraits`).
     mutating func setTraits(_ traits: Traits, of sceneID: SceneID) {
-        scenes[sceneID]?.traits = traits
+        scenes.update(sceneID) { $0.traits = traits }
     }
 }

@@ -10,12 +10,12 @@ extension Hub {
         } else if let content = activity.targetContentIdentifier {
             target = sessionShowing(content, owner: scene.owner)
         }
-        if let target, let liveID = liveScenes[target.id], let live = scenes[liveID] {
+        if let target, let live = scenes.live(of: target.id) {
             send(.event(ServerEvent("activate", [
                 "activity": activity.json,
                 "requestedBy": ServerEvent.requester(scene),
             ])), to: live.connection)
-            return ["action": "activated", "session": .string(target.id.rawValue), "scene": .string(liveID.rawValue)]
+            return ["action": "activated", "session": .string(target.id.rawValue), "scene": .string(live.id.rawValue)]
         }
         if let target, let holder = holderElsewhere(target.id) {
             // Live on another node: that node brings it forward. Its scene is not known here.
@@ -32,9 +32,9 @@ extension Hub {
     /// then the most recently active.
     func sessionShowing(_ content: String, owner: OwnerKey) -> SceneSession? {
         func rank(_ session: SceneSession) -> Int {
-            liveScenes[session.id] != nil || heldElsewhere(session.id) ? 1 : 0
+            scenes.isLive(session.id) || heldElsewhere(session.id) ? 1 : 0
         }
-        return (sessionsByOwner[owner] ?? []).compactMap { sessions[$0] }
+        return sessions.sessions(of: owner)
             .filter { $0.shows(content) }
             .max { (rank($0), $0.lastActiveAt) < (rank($1), $1.lastActiveAt) }
     }
@@ -62,7 +62,7 @@ extension Hub {
             made.restoration = Restoration(activity: activity, metadata: RestorationMetadata(
                 savedAt: now(), serverVersion: serverVersion, protocolVersion: Self.protocolVersion,
                 clientVersion: clientVersion))
-            sessions[made.id] = made
+            sessions.put(made)
             persist([.putSession(made)] + sessionWebhook(.sessionCreated, made)
                 + (drag.map { sessionWebhook(.windowSpawned, made, extra: ["drag": .string($0),
                                                                          "activityType": .string(activity.activityType)]) } ?? []))
@@ -124,7 +124,7 @@ extension Hub {
         if refreshCommitsInStore(session, request, context: context, attempt: attempt) { return nil }
         store(session)
         let entry = sessionSummary(session)
-        if let liveID = liveScenes[id], liveID != scene.id, let live = scenes[liveID] {
+        if let live = scenes.live(of: id), live.id != scene.id {
             // The activity as stored, so the window saves back exactly what it was given.
             let replaced = activity.map { _ in session.restoration?.activity.json ?? .null }
             send(.event(.sessionRefreshed(entry, activity: replaced, requestedBy: scene)), to: live.connection)

@@ -1,0 +1,75 @@
+/// The transport connections the hub tracks, before and after each becomes a scene.
+///
+/// Its table is private: a connection is opened, moves through its phases (`setPhase`,
+/// `markClosing`), holds the requests that come behind its `connect`, spends its rate limit,
+/// and is removed when its socket is gone; each change is made in place.
+struct Connections: Sendable {
+    private var byID: [ConnectionID: Connection] = [:]
+
+    /// What to do with a frame that arrived on a connection (`admit`).
+    enum Admission: Equatable {
+        /// No such connection (it closed meanwhile): nothing.
+        case unknown
+        /// Told to close: its requests are ignored.
+        case closing
+        /// Handle it, or refuse it for its rate limit when `allowed` is false.
+        case admitted(allowed: Bool, retryAfterMs: Int)
+    }
+
+    subscript(id: ConnectionID) -> Connection? { byID[id] }
+
+    var isEmpty: Bool { byID.isEmpty }
+    var count: Int { byID.count }
+
+    /// Every connection's id, in order.
+    var ids: [ConnectionID] { byID.keys.sorted() }
+
+    /// A connection opened (or a service connection for one HTTP API request).
+    mutating func open(_ connection: Connection) {
+        byID[connection.id] = connection
+    }
+
+    /// The socket is gone: forgets the connection. Returns what it was.
+    mutating func remove(_ id: ConnectionID) -> Connection? {
+        byID.removeValue(forKey: id)
+    }
+
+    /// Moves the connection to `phase`, if it is still here.
+    mutating func setPhase(_ phase: Connection.Phase, of id: ConnectionID) {
+        guard let index = byID.index(forKey: id) else { return }
+        byID.values[index].phase = phase
+    }
+
+    /// Told to close: it keeps its scene, if any, until the socket is gone.
+    /// - Returns: false when there is no such connection.
+    mutating func markClosing(_ id: ConnectionID) -> Bool {
+        guard let index = byID.index(forKey: id) else { return false }
+        if case .scene(let scene) = byID.values[index].phase {
+            byID.values[index].phase = .closing(scene)
+        } else {
+            byID.values[index].phase = .closing(nil)
+        }
+        return true
+    }
+
+    /// A frame arrived: unless the connection is closing, it spends one from its rate limit.
+    mutating func admit(_ id: ConnectionID, now: Millis) -> Admission {
+        guard let index = byID.index(forKey: id) else { return .unknown }
+        if case .closing = byID.values[index].phase { return .closing }
+        let (allowed, retryAfter) = byID.values[index].bucket.take(now: now)
+        return .admitted(allowed: allowed, retryAfterMs: retryAfter)
+    }
+
+    /// Keeps a request that came behind the connection's `connect`, to handle once it is answered.
+    mutating func hold(_ request: ClientRequest, on id: ConnectionID) {
+        guard let index = byID.index(forKey: id) else { return }
+        byID.values[index].held.append(request)
+    }
+
+    /// The requests held behind the connection's `connect`, handed out once.
+    mutating func takeHeld(_ id: ConnectionID) -> [ClientRequest] {
+        guard let index = byID.index(forKey: id) else { return [] }
+        defer { byID.values[index].held = [] }
+        return byID.values[index].held
+    }
+}

@@ -1,0 +1,160 @@
+/// The live scenes: each one connection attached to one session, indexed by session and by
+/// owner, with each user's scenes counted by activation state (the app state without a scan)
+/// and when each scene's token stops being accepted.
+///
+/// Its tables are private, and it keeps these true: a session has at most one live scene; a
+/// scene attached is indexed by its session and its owner and counted in its state, and one
+/// detached leaves every index and count; a state changed (`setState`, `update`) moves the
+/// count with it. Service scenes (one HTTP API request each, `Hub+API.swift`) belong to no
+/// session and are in none of the indexes.
+struct Scenes: Sendable {
+    private var byID: [SceneID: Scene] = [:]
+    /// The live scene of each session; at most one.
+    private var live: [SessionID: SceneID] = [:]
+    private var byOwner: [OwnerKey: Set<SceneID>] = [:]
+    /// Each user's scenes counted by state.
+    private var stateCounts: [OwnerKey: StateCounts] = [:]
+    /// Each user's app state as last settled (`settleAppState`); absent: not running.
+    private var appStates: [OwnerKey: ActivationState] = [:]
+    /// When each scene's token stops being accepted: its expiry plus the clock skew allowed.
+    /// Entries outlive refreshes and ended scenes; `expiredTokens` skips and sheds them.
+    private var tokenExpiries = DeadlineQueue<SceneID>()
+    /// `jwtClockSkewMs`: a scene lives as long as its token would verify.
+    let tokenSkew: Millis
+
+    init(tokenSkew: Millis) {
+        self.tokenSkew = tokenSkew
+    }
+
+    subscript(id: SceneID) -> Scene? { byID[id] }
+
+    /// How many scenes there are (service scenes too).
+    var count: Int { byID.count }
+
+    /// Every scene (service scenes too), in no particular order.
+    var all: Dictionary<SceneID, Scene>.Values { byID.values }
+
+    /// The scenes by id, read-only: one table, cheap to copy, for a lookup from a closure that
+    /// cannot capture the hub (a copy of `Scenes` itself would retain every table).
+    var byIDTable: [SceneID: Scene] { byID }
+
+    /// The session's live scene here, if it has one.
+    func liveID(of session: SessionID) -> SceneID? { live[session] }
+
+    /// The session's live scene here, if it has one.
+    func live(of session: SessionID) -> Scene? { live[session].flatMap { byID[$0] } }
+
+    /// The sessions with a live scene here, in no particular order.
+    var liveSessions: Dictionary<SessionID, SceneID>.Keys { live.keys }
+
+    /// Whether the session has a live scene here.
+    func isLive(_ session: SessionID) -> Bool { live[session] != nil }
+
+    /// The user's scenes, in no particular order.
+    func ids(of owner: OwnerKey) -> Set<SceneID> { byOwner[owner] ?? [] }
+
+    /// The users with a scene here, in order.
+    var owners: [OwnerKey] { byOwner.keys.sorted() }
+
+    // MARK: Attaching and detaching
+
+    /// Makes the scene its session's live scene. The session must have none (the hub detaches
+    /// or refuses a live one before it attaches another).
+    mutating func attach(_ scene: Scene) {
+        assert(live[scene.session] == nil, "a session has at most one live scene")
+        byID[scene.id] = scene
+        live[scene.session] = scene.id
+        byOwner[scene.owner, default: []].insert(scene.id)
+        stateCounts[scene.owner, default: StateCounts()].add(scene.state)
+        if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
+    }
+
+    /// Ends the scene: it leaves every index and count. Returns what it was.
+    mutating func detach(_ id: SceneID) -> Scene? {
+        guard let scene = byID.removeValue(forKey: id) else { return nil }
+        byOwner[scene.owner]?.remove(id)
+        if byOwner[scene.owner]?.isEmpty == true { byOwner[scene.owner] = nil }
+        stateCounts[scene.owner]?.remove(scene.state)
+        if stateCounts[scene.owner]?.isEmpty == true { stateCounts[scene.owner] = nil }
+        if live[scene.session] == id { live[scene.session] = nil }
+        return scene
+    }
+
+    /// A service scene, for one HTTP API request: in no session and no index.
+    mutating func addService(_ scene: Scene) {
+        byID[scene.id] = scene
+    }
+
+    /// The service scene's request was answered. Returns what it was.
+    mutating func removeService(_ id: SceneID) -> Scene? {
+        byID.removeValue(forKey: id)
+    }
+
+    // MARK: Changing a scene
+
+    /// Changes a scene in place; its state's count and its token's expiry follow. Nil when
+    /// there is no such scene.
+    @discardableResult
+    mutating func update<R>(_ id: SceneID, _ body: (inout Scene) -> R) -> R? {
+        guard let index = byID.index(forKey: id) else { return nil }
+        let before = (state: byID.values[index].state, expiresAt: byID.values[index].tokenExpiresAt)
+        let result = body(&byID.values[index])
+        let after = byID.values[index]
+        if after.state != before.state, live[after.session] == id {
+            stateCounts[after.owner]?.remove(before.state)
+            stateCounts[after.owner]?.add(after.state)
+        }
+        if let expiresAt = after.tokenExpiresAt, expiresAt != before.expiresAt {
+            tokenExpiries.push(id, at: expiresAt + tokenSkew)
+        }
+        return result
+    }
+
+    /// Moves the scene to `state`. Returns the scene as it is now and the state it left; nil
+    /// when there is no such scene.
+    mutating func setState(_ state: ActivationState, of id: SceneID) -> (scene: Scene, previous: ActivationState)? {
+        update(id) { scene in
+            let previous = scene.state
+            scene.state = state
+            return (scene, previous)
+        }
+    }
+
+    // MARK: App state
+
+    /// The user's app state: the highest state of their scenes here; nil when none runs.
+    func appState(of owner: OwnerKey) -> ActivationState? { appStates[owner] }
+
+    /// Brings the user's app state up to date with their scenes' states.
+    /// - Returns: the change, for the log; nil when it did not change.
+    mutating func settleAppState(of owner: OwnerKey) -> (from: ActivationState?, to: ActivationState?)? {
+        let state = stateCounts[owner]?.highest
+        let previous = appStates[owner]
+        guard previous != state else { return nil }
+        appStates[owner] = state
+        return (previous, state)
+    }
+
+    // MARK: Token expiries
+
+    /// The scenes whose token is no longer accepted at `now` (each once; a scene whose token
+    /// was refreshed since its entry was queued is not among them).
+    mutating func expiredTokens(now: Millis) -> [SceneID] {
+        var expired: [SceneID] = []
+        for (_, id) in tokenExpiries.popDue(now: now) {
+            guard let expiresAt = byID[id]?.tokenExpiresAt, expiresAt + tokenSkew <= now else { continue }
+            expired.append(id)
+        }
+        // Stale entries (refreshed or ended scenes) pile up between expiries; rebuild now and then.
+        if tokenExpiries.count > 2 * byID.count + 1_024 {
+            tokenExpiries = DeadlineQueue()
+            for scene in byID.values {
+                if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
+            }
+        }
+        return expired
+    }
+
+    /// The next token expiry (wall clock).
+    var nextTokenDeadline: Millis? { tokenExpiries.nextDeadline }
+}

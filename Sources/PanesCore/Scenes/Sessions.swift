@@ -1,0 +1,97 @@
+/// Every scene session the hub holds, live or not, indexed by owner, with when each becomes
+/// idle enough to discard.
+///
+/// Its tables are private: a session put here is indexed by its owner and given an idle
+/// deadline, and one removed leaves the index, so `ids(of:)` and the switcher's list always
+/// agree with the sessions held. A session's owner never changes (`SceneSession.owner`).
+struct Sessions: Sendable {
+    private var byID: [SessionID: SceneSession] = [:]
+    private var byOwner: [OwnerKey: Set<SessionID>] = [:]
+    /// Sessions by when they become idle enough to discard (entries go stale as sessions are
+    /// used or discarded; `popIdle` hands them out and the hub looks again).
+    private var idleDeadlines = DeadlineQueue<SessionID>()
+    /// `sessionMaxIdleMs`: how long after its last activity a session without a live scene
+    /// may be discarded.
+    let maxIdle: Millis
+
+    init(maxIdle: Millis) {
+        self.maxIdle = maxIdle
+    }
+
+    subscript(id: SessionID) -> SceneSession? { byID[id] }
+
+    /// How many sessions are held.
+    var count: Int { byID.count }
+
+    /// The user's sessions, in no particular order.
+    func ids(of owner: OwnerKey) -> Set<SessionID> { byOwner[owner] ?? [] }
+
+    /// The user's sessions, in no particular order.
+    func sessions(of owner: OwnerKey) -> [SceneSession] { (byOwner[owner] ?? []).compactMap { byID[$0] } }
+
+    /// How many sessions the user has.
+    func count(of owner: OwnerKey) -> Int { byOwner[owner]?.count ?? 0 }
+
+    /// The sessions of every user of the workspace (compared by bytes), in no particular order.
+    func ids(inWorkspace workspace: String) -> [SessionID] {
+        Array(byOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined())
+    }
+
+    /// Keeps a new session: indexed by its owner, idle `maxIdle` after its last activity.
+    mutating func insert(_ session: SceneSession) {
+        if let previous = byID.updateValue(session, forKey: session.id), previous.owner != session.owner {
+            // An identifier used again (only sequential test identifiers do): the index follows.
+            unindex(session.id, of: previous.owner)
+        }
+        byOwner[session.owner, default: []].insert(session.id)
+        idleDeadlines.push(session.id, at: session.lastActiveAt + maxIdle)
+    }
+
+    /// Keeps the session, in place of the copy held (same owner); one not held yet is
+    /// inserted (`insert`).
+    mutating func put(_ session: SceneSession) {
+        guard let index = byID.index(forKey: session.id), byID.values[index].owner == session.owner else {
+            insert(session)
+            return
+        }
+        byID.values[index] = session
+    }
+
+    /// Changes a held session in place (its owner stays); nil when it is not held.
+    @discardableResult
+    mutating func update<R>(_ id: SessionID, _ body: (inout SceneSession) -> R) -> R? {
+        guard let index = byID.index(forKey: id) else { return nil }
+        return body(&byID.values[index])
+    }
+
+    /// Forgets a session; it leaves its owner's index. Returns what it was.
+    mutating func remove(_ id: SessionID) -> SceneSession? {
+        guard let session = byID.removeValue(forKey: id) else { return nil }
+        unindex(id, of: session.owner)
+        return session
+    }
+
+    private mutating func unindex(_ id: SessionID, of owner: OwnerKey) {
+        byOwner[owner]?.remove(id)
+        if byOwner[owner]?.isEmpty == true { byOwner[owner] = nil }
+    }
+
+    /// The session's scene ended: it becomes idle `maxIdle` after its last activity.
+    mutating func becameIdle(_ session: SceneSession) {
+        idleDeadlines.push(session.id, at: session.lastActiveAt + maxIdle)
+    }
+
+    /// Sessions whose idle deadline has come, with that deadline: each is looked at again
+    /// (it may have been used since, or be gone).
+    mutating func popIdle(now: Millis) -> [(deadline: Millis, id: SessionID)] {
+        idleDeadlines.popDue(now: now).map { ($0.deadline, $0.key) }
+    }
+
+    /// Looks at the session again at `at` (it was used after its deadline was queued).
+    mutating func idleAgain(_ id: SessionID, at: Millis) {
+        idleDeadlines.push(id, at: at)
+    }
+
+    /// The next idle deadline (wall clock).
+    var nextIdleDeadline: Millis? { idleDeadlines.nextDeadline }
+}

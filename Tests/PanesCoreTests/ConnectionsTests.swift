@@ -1,0 +1,61 @@
+@testable import PanesCore
+import Testing
+
+/// The connections' table behind `Connections`: phases move in place, a closing connection's
+/// frames are not admitted, the rate limit is spent per frame, and requests held behind a
+/// `connect` are handed out once. The hub's use of it is checked in HubConnectTests and
+/// HubHardeningTests.
+@Suite struct ConnectionsTests {
+    static func connection(_ id: UInt64, burst: Int = 2) -> Connection {
+        Connection(id: ConnectionID(id), openedAt: 0, peer: nil, bucket: TokenBucket(rate: 1, burst: burst, now: 0))
+    }
+
+    static func ping(_ id: Int64) throws -> ClientRequest {
+        try MessageDecoder(settings: Settings()).decode(["type": "ping", "id": .int(id)]).get()
+    }
+
+    @Test func aConnectionMovesThroughItsPhasesAndClosingKeepsItsScene() {
+        var connections = Connections()
+        connections.open(Self.connection(1))
+        connections.open(Self.connection(2))
+        connections.setPhase(.scene(SceneID("s1")), of: ConnectionID(1))
+        connections.setPhase(.scene(SceneID("s9")), of: ConnectionID(9))
+        #expect(connections.count == 2 && connections.ids == [ConnectionID(1), ConnectionID(2)])
+        let closed = connections.markClosing(ConnectionID(1))
+        let closedAwaiting = connections.markClosing(ConnectionID(2))
+        let closedUnknown = connections.markClosing(ConnectionID(9))
+        #expect(closed && closedAwaiting && !closedUnknown)
+        guard case .closing(let scene)? = connections[ConnectionID(1)]?.phase else { Issue.record("not closing"); return }
+        #expect(scene == SceneID("s1"))
+        guard case .closing(nil)? = connections[ConnectionID(2)]?.phase else { Issue.record("not closing"); return }
+        let removed = connections.remove(ConnectionID(1))
+        #expect(removed?.id == ConnectionID(1) && connections[ConnectionID(1)] == nil)
+    }
+
+    @Test func framesSpendTheRateLimitAndAClosingConnectionAdmitsNone() {
+        var connections = Connections()
+        connections.open(Self.connection(1, burst: 2))
+        let first = connections.admit(ConnectionID(1), now: 0)
+        let second = connections.admit(ConnectionID(1), now: 0)
+        let third = connections.admit(ConnectionID(1), now: 0)
+        #expect(first == .admitted(allowed: true, retryAfterMs: 0))
+        #expect(second == .admitted(allowed: true, retryAfterMs: 0))
+        guard case .admitted(false, let retryAfter) = third else { Issue.record("admitted past the burst"); return }
+        #expect(retryAfter > 0)
+        _ = connections.markClosing(ConnectionID(1))
+        let closing = connections.admit(ConnectionID(1), now: 10_000)
+        let unknown = connections.admit(ConnectionID(2), now: 0)
+        #expect(closing == .closing && unknown == .unknown)
+    }
+
+    @Test func requestsHeldBehindAConnectAreHandedOutOnceInOrder() throws {
+        var connections = Connections()
+        connections.open(Self.connection(1))
+        connections.hold(try Self.ping(1), on: ConnectionID(1))
+        connections.hold(try Self.ping(2), on: ConnectionID(1))
+        let held = connections.takeHeld(ConnectionID(1))
+        let again = connections.takeHeld(ConnectionID(1))
+        #expect(held.map(\.id) == [.int(1), .int(2)])
+        #expect(again.isEmpty && connections[ConnectionID(1)]?.held.isEmpty == true)
+    }
+}

@@ -1,0 +1,81 @@
+@testable import PanesCore
+import Testing
+
+/// The sessions' tables behind `Sessions`: the owner index follows every insert and removal,
+/// changes are made in place, and idle deadlines come from a session's last activity. The
+/// hub's use of it is checked in HubSessionsTests and HubLifecycleTests.
+@Suite struct SessionsTests {
+    static let alice = OwnerKey(workspace: "w", user: "alice")
+    static let bob = OwnerKey(workspace: "w", user: "bob")
+    static let elsewhere = OwnerKey(workspace: "v", user: "alice")
+
+    static func session(_ id: String, _ owner: OwnerKey = alice, lastActiveAt: Millis = 0) -> SceneSession {
+        SceneSession(id: SessionID(id), secretHash: "", owner: owner, role: .window, configuration: "Default",
+                     createdAt: 0, lastActiveAt: lastActiveAt)
+    }
+
+    @Test func aSessionInsertedIsIndexedByItsOwnerAndOneRemovedLeavesTheIndex() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a"))
+        sessions.insert(Self.session("b"))
+        sessions.insert(Self.session("c", Self.bob))
+        sessions.insert(Self.session("d", Self.elsewhere))
+        #expect(sessions.ids(of: Self.alice) == [SessionID("a"), SessionID("b")])
+        #expect(sessions.count(of: Self.bob) == 1)
+        #expect(Set(sessions.ids(inWorkspace: "w")) == [SessionID("a"), SessionID("b"), SessionID("c")])
+        let removed = sessions.remove(SessionID("a"))
+        #expect(removed?.id == SessionID("a"))
+        #expect(sessions[SessionID("a")] == nil)
+        #expect(sessions.ids(of: Self.alice) == [SessionID("b")])
+        _ = sessions.remove(SessionID("b"))
+        #expect(sessions.ids(of: Self.alice).isEmpty && sessions.count == 2)
+    }
+
+    @Test func putReplacesTheCopyHeldAndInsertsOneNotHeld() {
+        var sessions = Sessions(maxIdle: 100)
+        var session = Self.session("a")
+        sessions.put(session)
+        #expect(sessions.ids(of: Self.alice) == [SessionID("a")], "a session new here is indexed")
+        session.title = "Budget"
+        sessions.put(session)
+        #expect(sessions[SessionID("a")]?.title == "Budget")
+        #expect(sessions.count == 1)
+    }
+
+    @Test func anIdentifierUsedAgainForAnotherOwnerMovesInTheIndex() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a"))
+        sessions.insert(Self.session("a", Self.bob))
+        #expect(sessions.ids(of: Self.alice).isEmpty)
+        #expect(sessions.ids(of: Self.bob) == [SessionID("a")])
+    }
+
+    @Test func changesAreMadeInPlaceAndNilForASessionNotHeld() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a"))
+        let title = sessions.update(SessionID("a")) { session -> String in
+            session.title = "Notes"
+            return session.title
+        }
+        let missing = sessions.update(SessionID("z")) { _ in true }
+        #expect(title == "Notes" && sessions[SessionID("a")]?.title == "Notes")
+        #expect(missing == nil)
+    }
+
+    @Test func aSessionBecomesIdleItsMaximumAfterItsLastActivity() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a", lastActiveAt: 10))
+        #expect(sessions.nextIdleDeadline == 110)
+        let early = sessions.popIdle(now: 109)
+        #expect(early.isEmpty)
+        let due = sessions.popIdle(now: 110)
+        #expect(due.map(\.id) == [SessionID("a")] && due.first?.deadline == 110)
+        sessions.idleAgain(SessionID("a"), at: 200)
+        var used = Self.session("a", lastActiveAt: 150)
+        used.title = "used"
+        sessions.becameIdle(used)
+        #expect(sessions.nextIdleDeadline == 200)
+        let next = sessions.popIdle(now: 250)
+        #expect(next.map(\.deadline) == [200, 250])
+    }
+}
