@@ -8,15 +8,22 @@ extension Hub {
     /// endpoint does.
     func webhook(_ type: WebhookEventType, workspace: String, orderingKey: String, revisions: ClosedRange<Int64>? = nil,
                  data: [String: JSONValue]) -> [StoreCommand] {
-        guard webhookEndpoints.contains(where: { $0.wants(type) }) else { return [] }
+        guard wantsWebhook(type) else { return [] }
         let event = WebhookEvent(id: ids.token("evt_"), type: type, workspace: workspace, orderingKey: orderingKey,
                                  revisions: revisions, data: .object(data), createdAt: now())
         return [.enqueueWebhooks(event.entries(for: webhookEndpoints, coalesceMs: settings.webhookCoalesceMs))]
     }
 
+    /// Whether any endpoint wants events of `type`. The builders below ask it before they build
+    /// an event's data: with no endpoint (the default) a write builds nothing for webhooks.
+    func wantsWebhook(_ type: WebhookEventType) -> Bool {
+        webhookEndpoints.contains { $0.wants(type) }
+    }
+
     /// A session's event (`session.created`, `session.destroyed`, `window.spawned`), ordered with
     /// the session's other events.
     func sessionWebhook(_ type: WebhookEventType, _ session: SceneSession, extra: [String: JSONValue] = [:]) -> [StoreCommand] {
+        guard wantsWebhook(type) else { return [] }
         var data: [String: JSONValue] = [
             "session": .string(session.id.rawValue), "user": .string(session.owner.user),
             "configuration": .string(session.configuration), "title": .string(session.title),
@@ -29,6 +36,7 @@ extension Hub {
     /// A preference's change, ordered with the other changes of its domain.
     func preferenceWebhook(_ domain: PreferenceDomain, key: String, value: JSONValue?, version: Int64,
                            by context: RequestContext) -> [StoreCommand] {
+        guard wantsWebhook(.preferenceChanged) else { return [] }
         var data: [String: JSONValue] = ["domain": .string(domain.kind), "keyPath": .string(key), "version": .int(version),
                                          "value": value ?? .null, "removed": .bool(value == nil)]
         if let user = domain.user { data["user"] = .string(user) }
@@ -44,6 +52,7 @@ extension Hub {
     /// A document's event, ordered with the document's other events.
     func documentWebhook(_ type: WebhookEventType, _ record: DocumentRecord, revisions: ClosedRange<Int64>? = nil,
                          by actor: (user: String, name: String), extra: [String: JSONValue] = [:]) -> [StoreCommand] {
+        guard wantsWebhook(type) else { return [] }
         var data: [String: JSONValue] = [
             "document": .string(record.id.rawValue), "title": .string(record.title),
             "actor": ["user": .string(actor.user), "name": .string(actor.name)],
