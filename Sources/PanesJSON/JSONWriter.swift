@@ -56,7 +56,7 @@ struct JSONWriter: ~Copyable {
     }
 
     @inline(__always)
-    private mutating func put(_ byte: UInt8) {
+    mutating func put(_ byte: UInt8) {
         reserve(1)
         storage[count] = byte
         count += 1
@@ -69,7 +69,7 @@ struct JSONWriter: ~Copyable {
         count += bytes.count
     }
 
-    private mutating func put(_ text: StaticString) {
+    mutating func put(_ text: StaticString) {
         put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
@@ -157,7 +157,7 @@ struct JSONWriter: ~Copyable {
     }
 
     /// Decimal digits, as `%lld` writes them.
-    private mutating func write(_ int: Int64) {
+    mutating func write(_ int: Int64) {
         reserve(20)
         if int < 0 { put(UInt8(ascii: "-")) }
         var magnitude = int.magnitude  // unsigned, so Int64.min has one too
@@ -171,7 +171,7 @@ struct JSONWriter: ~Copyable {
         digits.reverse()
     }
 
-    private mutating func write(_ string: String) {
+    mutating func write(_ string: String) {
         if string.utf8.withContiguousStorageIfAvailable({ writeQuoted($0) }) == nil {
             Array(string.utf8).withUnsafeBufferPointer { writeQuoted($0) }  // a string not stored as UTF-8
         }
