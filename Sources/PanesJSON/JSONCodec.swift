@@ -121,6 +121,15 @@ public enum JSONCodec {
         return sink.bytes
     }
 
+    /// A message as its frame's bytes, after `headroom` zero bytes: `encode(message.json, …)`,
+    /// except that a `connect` reply is written from its parts, without building its tree.
+    public static func encode(_ message: ServerMessage, headroom: Int = 0) -> [UInt8] {
+        guard case .connected(let id, let reply) = message else { return encode(message.json, headroom: headroom) }
+        var writer = JSONWriter(headroom: headroom)
+        writer.write(connected: id, reply)
+        return writer.finish()
+    }
+
     public static func encodeString(_ value: JSONValue, pretty: Bool = false) -> String {
         String(decoding: encode(value, pretty: pretty), as: UTF8.self)
     }

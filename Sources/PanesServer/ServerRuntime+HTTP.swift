@@ -52,6 +52,9 @@ extension ServerRuntime {
         case .reply(_, let result):
             apiRequests[connection] = nil
             return .http(pending.request, .json(pending.successStatus, JSONCodec.encode(result)))
+        case .connected(_, let reply):
+            apiRequests[connection] = nil
+            return .http(pending.request, .json(pending.successStatus, JSONCodec.encode(reply.json)))
         case .failure(_, _, let error):
             apiRequests[connection] = nil
             return .http(pending.request, Self.errorResponse(error.httpStatus, error))

@@ -236,7 +236,7 @@ public final class ServerRuntime: @unchecked Sendable {
     }
 
     func encode(_ message: ServerMessage) -> OutboundFrame {
-        OutboundFrame(headroomAndPayload: JSONCodec.encode(message.json, headroom: OutboundFrame.headroom))
+        OutboundFrame(headroomAndPayload: JSONCodec.encode(message, headroom: OutboundFrame.headroom))
     }
 
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only

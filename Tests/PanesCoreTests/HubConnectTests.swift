@@ -8,7 +8,7 @@ import Testing
         let connection = harness.open()
         let effects = harness.send(connection, "connect", ["protocol": 1, "auth": ["name": "alice"]])
         let persistIndex = effects.firstIndex { if case .persist = $0 { true } else { false } }
-        let replyIndex = effects.firstIndex { if case .send(.reply, _) = $0 { true } else { false } }
+        let replyIndex = effects.firstIndex { if case .send(.connected, _) = $0 { true } else { false } }
         #expect(persistIndex != nil && replyIndex != nil && persistIndex! < replyIndex!)
         let result = effects.messages(to: connection)[0]["result"]!
         #expect(result["created"] == true)

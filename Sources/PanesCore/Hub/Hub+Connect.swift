@@ -187,21 +187,10 @@ extension Hub {
             "width": "\(request.traits.width.rawValue)", "pointer": "\(request.traits.pointer.rawValue)",
         ])
 
-        let result: JSONValue = .object([
-            "scene": .string(sceneID.rawValue),
-            "user": ["id": .string(identity.user), "name": .string(identity.name), "role": .string(identity.role.rawValue)],
-            "workspace": .string(session.owner.workspace),
-            "session": session.json(secret: handedSecret, handBack: status == .restored),
-            "auth": ["expiresAt": identity.expiresAt.map(JSONValue.int) ?? .null],
-            "created": .bool(created),
-            "forkedFrom": forkedFrom.map { .string($0.rawValue) },
-            "connectionOptions": ["userActivities": .array(handedOver.map(\.json))],
-            "restoration": ["status": .string(status.rawValue)],
-            "traits": request.traits.json,
-            "server": connectReplyConstants.server,
-            "limits": connectReplyConstants.limits,
-        ])
-        send(.reply(requestID, result: result), to: connection)
+        let reply = ConnectReply(scene: sceneID, identity: identity, session: session, secret: handedSecret,
+                                 created: created, forkedFrom: forkedFrom, handedOver: handedOver, restoration: status,
+                                 traits: request.traits, constants: connectReplyConstants)
+        send(.connected(requestID, reply), to: connection)
         if let visible = request.visible {
             _ = reportLifecycle(visible: visible, focused: request.focused ?? visible, scene: sceneID)
         } else {
@@ -219,16 +208,6 @@ extension Hub {
         if restoration.metadata.protocolVersion > Self.protocolVersion { return .incompatible }
         if now() - restoration.metadata.savedAt > Millis(settings.restorationMaxAgeMs) { return .stale }
         return .restored
-    }
-
-    /// The limits a client should respect, so it can check before sending.
-    static func limitsJSON(_ settings: Settings) -> JSONValue {
-        [
-            "maxMessageBytes": JSONValue(settings.maxMessageBytes),
-            "maxUserInfoBytes": JSONValue(settings.maxUserInfoBytes),
-            "maxActivityBytes": JSONValue(settings.maxActivityBytes),
-            "rateLimitPerSecond": JSONValue(settings.rateLimitPerSecond),
-        ]
     }
 
     // MARK: Liveness probes

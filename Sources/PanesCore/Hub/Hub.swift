@@ -38,7 +38,7 @@ public struct Hub {
     let ids: IdentifierSource
     let decoder: MessageDecoder
     /// The parts of every `connect` reply that never change (`limits`, `server`), built once.
-    let connectReplyConstants: (limits: JSONValue, server: JSONValue)
+    let connectReplyConstants: ConnectReply.Constants
     var logger: Logger
 
     /// The transport connections, before and after each becomes a scene (`Connections`).
@@ -116,8 +116,8 @@ public struct Hub {
         self.monotonic = monotonic ?? now
         self.ids = ids
         self.decoder = MessageDecoder(settings: settings)
-        connectReplyConstants = (limits: Self.limitsJSON(settings),
-                                 server: ["version": .string(serverVersion), "protocol": .int(Int64(Self.protocolVersion))])
+        connectReplyConstants = ConnectReply.Constants(settings: settings, serverVersion: serverVersion,
+                                                       protocolVersion: Self.protocolVersion)
         authFailures = AuthFailureLimiter(burst: settings.authFailureBurst, perMinute: settings.authFailuresPerMinute,
                                           capacity: settings.maxAuthFailureAddresses)
         preferences = PreferenceState(stored: stored.preferences, defaults: preferenceDefaults, managed: managedPreferences)

@@ -93,7 +93,8 @@ extension Hub {
         defer { commits.outcomeLater.remove(ref) }
         if let slot = requestKeys.slot(answeredBy: ref), let entry = requestKeys.entry(slot) {
             switch message {
-            case .reply(_, let result):
+            case .reply, .connected:
+                let result = message.result ?? .null
                 let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint,
                                            result: entry.type.recordedResult(result), at: now())
                 if !entry.recordedInCommit { recordDurably(record, entry) }

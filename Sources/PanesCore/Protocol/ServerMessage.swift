@@ -2,6 +2,11 @@
 public enum ServerMessage: Sendable, Equatable {
     /// A successful reply: `{"type":"reply","re":ID,"ok":true,"result":{…}}`.
     case reply(RequestID, result: JSONValue)
+    /// A `connect`'s successful reply, as its parts (see `ConnectReply`): the same frame as
+    /// `.reply(id, result: reply.json)`, written without building the tree. Indirect: the parts
+    /// are 392 bytes, and inline they would make every message, and every `Effect`, that large
+    /// (about 100 bytes otherwise).
+    indirect case connected(RequestID, ConnectReply)
     /// A failed reply: `{"type":"reply","re":ID,"ok":false,"error":{…}}`. `re` is null when the
     /// frame carried no readable identifier.
     case failure(RequestID?, request: String?, PanesError)
@@ -14,9 +19,18 @@ public enum ServerMessage: Sendable, Equatable {
     /// The request this message answers, if it is a reply.
     public var replyTo: RequestID? {
         switch self {
-        case .reply(let id, _): id
+        case .reply(let id, _), .connected(let id, _): id
         case .failure(let id, _, _): id
         case .event: nil
+        }
+    }
+
+    /// A successful reply's result; nil for a failure or an event.
+    public var result: JSONValue? {
+        switch self {
+        case .reply(_, let result): result
+        case .connected(_, let reply): reply.json
+        case .failure, .event: nil
         }
     }
 
@@ -24,6 +38,8 @@ public enum ServerMessage: Sendable, Equatable {
         switch self {
         case .reply(let id, let result):
             return ["type": "reply", "re": id.json, "ok": true, "result": result]
+        case .connected(let id, let reply):
+            return ["type": "reply", "re": id.json, "ok": true, "result": reply.json]
         case .failure(let id, let request, let error):
             return .object(["type": "reply", "re": id?.json ?? .null, "ok": false, "request": request.map(JSONValue.string),
                             "error": error.json])
