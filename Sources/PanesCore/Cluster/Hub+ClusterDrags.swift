@@ -143,15 +143,6 @@ extension Hub {
         drags.add(drag)
     }
 
-    /// Sends `dragEnded` to the drag's source: here, or through the node it began on. Every
-    /// other node marks the drag ended, so a second drop anywhere is told so.
-    mutating func tellSource(of drag: DragState.Drag, _ event: ServerEvent) {
-        if let source = scenes[drag.source] {
-            send(.event(event), to: source.connection)
-        }
-        shareDragEnded(drag, event)
-    }
-
     /// A drag ended on another node: marked here, and its source told if it is here.
     mutating func remoteDragEnded(_ json: JSONValue) {
         guard let id = json["drag"]?.stringValue, let drag = drags[id] else { return }

@@ -162,6 +162,16 @@ extension Hub {
             drags.remove(drag.id)
         }
     }
+    /// Sends `dragEnded` to the drag's source when it is a scene here; the seam's
+    /// `shareDragEnded` tells the other nodes (the source's, and every node marks the drag ended,
+    /// so a second drop anywhere is told so); alone it does nothing.
+    mutating func tellSource(of drag: DragState.Drag, _ event: ServerEvent) {
+        if let source = scenes[drag.source] {
+            send(.event(event), to: source.connection)
+        }
+        shareDragEnded(drag, event)
+    }
+
     // Drags outlive their source scene: another window can still drop them; only the
     // `dragEnded` notice has no one to go to. So a scene's end does nothing to them.
 }
