@@ -242,7 +242,7 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only
     /// then: an idle server sleeps.
     func armWake() {
-        let next = [hubDeadline(), drainDeadline].lazy.compactMap { $0 }.min()  // lazy: no array made per turn
+        let next = [hubDeadline(), drainDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
         transport.wake(afterMilliseconds: Int(max(0, next - Self.monotonicClock())))

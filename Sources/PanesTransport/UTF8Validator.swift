@@ -1,5 +1,5 @@
 /// Checks UTF-8 as it arrives, a piece at a time, so a text message split over fragments (or
-/// over lws's 4 KiB receive buffer) is judged as a whole without being copied first.
+/// over lws's receive buffer, `WebSocketServer.receiveBufferBytes`) is judged as a whole without being copied first.
 ///
 /// It follows RFC 3629's table: no overlong forms, no surrogates (`ED A0`–`ED BF`), nothing
 /// above U+10FFFF. lws's own check is not used because it also checks close reasons and, when

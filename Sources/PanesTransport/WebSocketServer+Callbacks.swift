@@ -88,7 +88,7 @@ extension WebSocketServer {
     }
 
     /// One piece of a data frame: a whole message, or part of one (a fragment, or a frame
-    /// longer than lws's 4 KiB receive buffer). Refuses as early as the limits allow: a frame
+    /// longer than lws's receive buffer, `receiveBufferBytes`). Refuses as early as the limits allow: a frame
     /// header announcing more than `maxMessageBytes` closes with 1009 at its first bytes, and
     /// bad UTF-8 closes with 1007 where it appears, before the rest is buffered.
     private func receive(_ connection: ServerConnection, _ piece: UnsafeRawBufferPointer) {

@@ -61,7 +61,7 @@ extension Hub {
     public var nextDeadline: Millis? {
         let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
                      documents.nextDeadlines.announcement, documents.nextDeadlines.presence,
-                     versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: read twice a request
+                     versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap (read twice a request)
         let wall = [ticketDeadlines.nextDeadline, sessions.nextIdleDeadline, drags.nextDeadline,
                     scenes.nextTokenDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
             .lazy.compactMap { $0 }.min()
