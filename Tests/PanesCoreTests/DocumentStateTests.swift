@@ -51,11 +51,12 @@ import Testing
         let waiting = PendingOpen(scene: SceneID("s2"), requestID: .int(1), revision: nil)
         let first = documents.waitForLoad(DocumentID("a"), waiting)
         #expect(first)
+        documents.modified(DocumentID("a"), preview: "x", now: 0, interval: 0)
         let opens = documents.remove(DocumentID("a"))
         #expect(opens.map(\.scene) == [SceneID("s2")])
         #expect(documents.open[DocumentID("a")] == nil)
         #expect(documents.opened(by: SceneID("s1")).isEmpty)
-        #expect(!documents.isLoading(DocumentID("a")))
+        #expect(documents.loadEnded(DocumentID("a")) == nil, "no load left waiting")
         let due = documents.dueAnnouncements(now: .max)
         #expect(due.isEmpty)
     }

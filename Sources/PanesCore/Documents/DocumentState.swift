@@ -144,9 +144,6 @@ struct DocumentState: Sendable {
 
     // MARK: Loading
 
-    /// Whether the document is being read from the store.
-    func isLoading(_ id: DocumentID) -> Bool { loading[id] != nil }
-
     /// Queues a request behind the document's load.
     /// - Returns: whether it is the first, which starts the load.
     mutating func waitForLoad(_ id: DocumentID, _ pending: PendingOpen) -> Bool {

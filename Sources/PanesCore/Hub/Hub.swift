@@ -258,11 +258,11 @@ public struct Hub {
     /// order they came; if it failed they get what they would have got without it.
     mutating func handleHeldRequests() {
         for id in connectionsHolding.sorted() {
-            guard let connection = connections[id] else {
+            guard let phase = connections[id]?.phase else {
                 connectionsHolding.remove(id)
                 continue
             }
-            if case .answering = connection.phase { continue }
+            if case .answering = phase { continue }
             connectionsHolding.remove(id)
             for request in connections.takeHeld(id) { dispatch(request, on: id) }
         }
