@@ -17,6 +17,7 @@ import Testing
         }
     }
 
+    /// 2,000 identifiers are 32 KB: eight of the pool's refills.
     @Test func identifiersAndSecretsNeverRepeatAndUseEveryDigitEverywhere() {
         let ids = IdentifierSource.openSSL
         for draws in [(0..<2_000).map { _ in ids.secret() }, (0..<2_000).map { _ in ids.sessionID().rawValue }] {
@@ -29,8 +30,9 @@ import Testing
         }
     }
 
-    /// Each thread draws from its own DRBG, seeded from the same primary one: threads drawing
-    /// at once never make the same identifier.
+    /// Threads draw from one pool, and from their own DRBGs seeded from the same primary one:
+    /// threads drawing at once never make the same identifier (12-byte tokens also straddle
+    /// the pool's refills).
     @Test func threadsDrawingAtOnceNeverMakeTheSameIdentifier() async {
         let ids = IdentifierSource.openSSL
         let drawn = await withTaskGroup(of: [String].self) { group in
