@@ -33,19 +33,25 @@ for the measured part only, and the profile dumped (`callgrind_control -d`) at i
            sending a token whose RS256 (ES256) signature is random (panes-load authflood): what
            one attempt of a flood costs the server (issue 26, item 5)
 
+With --cpu-split or --strace nothing runs under valgrind: --cpu-split reads the server's user and
+system CPU from /proc around each measured part; --strace attaches `strace -c -f` to the server for
+it and gives each system call's count per unit (per connect, per change, …).
+
 Then `callgrind_annotate --inclusive=no` (self instructions, Ir) per function, Swift names
 through `swift demangle --simplified`, summed per shared object too. Prints Markdown and keeps
 the callgrind.out files (open them with callgrind_annotate or kcachegrind).
 
 Usage: bench/callgrind.py [--bin .build-release/release] [--load PANES_LOAD] [--n 10000] [--changes 100]
                           [--warmup 5] [--connects 100] [--flood-rate 10] [--writers 10] [--rate 200] [--seconds 10]
-                          [--store memory] [--phases fanout,connect,storm,raw-storm,acklat,authflood-rs256,…] [--out DIR]
+                          [--store memory] [--phases fanout,connect,storm,raw-storm,acklat,authflood-rs256,…]
+                          [--cpu-split | --strace] [--out DIR]
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,7 +102,7 @@ def start_server(args, workdir, out_file, instrumented=True, raw=False, extra=()
     config = os.path.join(workdir, "config.json")
     with open(config, "w") as f:
         json.dump({"settings": SETTINGS}, f)
-    valgrind = [] if args.cpu_split or not instrumented else [
+    valgrind = [] if args.cpu_split or args.strace or not instrumented else [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}"]
     if raw:
         argv = [*valgrind, os.path.join(args.bin, "panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0",
@@ -137,12 +143,17 @@ class Measure:
     system CPU read from /proc around it."""
 
     def __init__(self, args, pid):
-        self.args, self.pid, self.split = args, pid, None
+        self.args, self.pid, self.split, self.syscalls = args, pid, None, None
 
     def __enter__(self):
+        if self.args.strace:
+            self.strace_file = tempfile.mktemp(prefix="panes-strace-")
+            self.strace = subprocess.Popen(["strace", "-c", "-f", "-p", str(self.pid), "-o", self.strace_file],
+                                           stderr=subprocess.DEVNULL)
+            time.sleep(1)  # attached to every thread before the measured part starts
         if self.args.cpu_split:
             self.before = cpu_times(self.pid)
-        else:
+        elif not self.args.strace:
             subprocess.run(["callgrind_control", "-i", "on", str(self.pid)], check=True, capture_output=True)
         return self
 
@@ -150,9 +161,33 @@ class Measure:
         if self.args.cpu_split:
             after = cpu_times(self.pid)
             self.split = (after[0] - self.before[0], after[1] - self.before[1])
-        else:
+        if self.args.strace:
+            self.strace.send_signal(signal.SIGINT)  # detaches and writes its summary
+            self.strace.wait(timeout=60)
+            self.syscalls = read_strace_summary(self.strace_file)
+            os.unlink(self.strace_file)
+        if not self.args.cpu_split and not self.args.strace:
             subprocess.run(["callgrind_control", "-d", str(self.pid)], check=True, capture_output=True)
             subprocess.run(["callgrind_control", "-i", "off", str(self.pid)], check=True, capture_output=True)
+
+
+def read_strace_summary(path):
+    """{system call: calls} from `strace -c`'s table."""
+    calls = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            # % time, seconds, usecs/call, calls, [errors,] syscall
+            if len(fields) >= 5 and fields[3].isdigit() and not fields[-1].startswith("total"):
+                calls[fields[-1]] = int(fields[3])
+    return calls
+
+
+def syscall_table(calls, per):
+    lines = [f"| system call | calls | per {per[0]} |", "|---|---|---|"]
+    for name, count in sorted(calls.items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {name} | {count:,} | {count / per[1]:.3f} |")
+    return "\n".join(lines) + "\n"
 
 
 def stop(proc):
@@ -166,14 +201,14 @@ def stop(proc):
 
 def go_and_measure(args, pid, gen, settle, timeout=1800):
     """Sends `go` and waits for the generator's result with the server measured, `settle` seconds
-    more for the work its last messages left; then ends the generator. (result, CPU split)"""
+    more for the work its last messages left; then ends the generator. (result, Measure)"""
     with Measure(args, pid) as measured:
         gen.send("go")
         result = gen.wait("result", timeout)
         time.sleep(settle)
     gen.proc.stdin.close()
     gen.proc.wait(timeout=60)
-    return result, measured.split
+    return result, measured
 
 
 def fanout(args, workdir, out_file):
@@ -184,9 +219,9 @@ def fanout(args, workdir, out_file):
                    "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
         ready = gen.wait("ready", 1800)
         time.sleep(2)  # the server finishes what connecting the observers started
-        result, split = go_and_measure(args, server.pid, gen, 0, timeout=7200)
+        result, measured = go_and_measure(args, server.pid, gen, 0, timeout=7200)
         return {"ready": ready.get("ready"), "lost": result.get("lost"),
-                "changes": args.warmup + args.changes, "split": split}
+                "changes": args.warmup + args.changes, "split": measured.split, "syscalls": measured.syscalls}
     finally:
         stop(server)
 
@@ -210,7 +245,7 @@ def connect(args, workdir, out_file):
         for gen in (probe, held):
             gen.proc.stdin.close()
             gen.proc.wait(timeout=120)
-        return {"ready": ready.get("ready"), "connects": args.connects, "split": measured.split}
+        return {"ready": ready.get("ready"), "connects": args.connects, "split": measured.split, "syscalls": measured.syscalls}
     finally:
         stop(server)
 
@@ -247,7 +282,7 @@ def storm(args, workdir, out_file, raw=False):
         gen.proc.stdin.close()
         gen.proc.wait(timeout=120)
         return {"resumed": stormed.get("resumed"), "forked": stormed.get("forked"),
-                "failed": stormed.get("failed"), "split": measured.split}
+                "failed": stormed.get("failed"), "split": measured.split, "syscalls": measured.syscalls}
     finally:
         stop(server)
 
@@ -261,9 +296,9 @@ def acklat(args, workdir, out_file):
                    "--payload", "64", "--wait-go", "--quiet", "--timeout", "1800", "--write-timeout", "120")
         gen.wait("ready", 300)
         time.sleep(1)
-        result, split = go_and_measure(args, server.pid, gen, 0.5)  # the last commits' reports
+        result, measured = go_and_measure(args, server.pid, gen, 0.5)  # the last commits' reports
         return {"acked": result.get("acked") or 0, "lost": result.get("lost"), "sent": result.get("sent"),
-                "ack_ns": result.get("ack_ns"), "split": split}
+                "ack_ns": result.get("ack_ns"), "split": measured.split, "syscalls": measured.syscalls}
     finally:
         stop(server)
 
@@ -280,10 +315,10 @@ def authflood(args, workdir, out_file, kind):
                      "--sources", "127.0.0.2", "--wait-go", "--hold", "-1", "--quiet", "--timeout", "1800")
         flood.wait("ready", 300)
         time.sleep(1)
-        result, split = go_and_measure(args, server.pid, flood, 0.5)  # the last closes
+        result, measured = go_and_measure(args, server.pid, flood, 0.5)  # the last closes
         return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
                 "checked": result.get("checked"),
-                "split": split}
+                "split": measured.split, "syscalls": measured.syscalls}
     finally:
         stop(server)
 
@@ -365,8 +400,14 @@ def main():
                    help="storm: how the server stops before its windows come back: SIGTERM (drain) or kill -9")
     p.add_argument("--cpu-split", action="store_true",
                    help="no valgrind: run natively and report the server's user and system CPU over each measured part")
+    p.add_argument("--strace", action="store_true",
+                   help="no valgrind: run natively with `strace -c -f` attached to the server for each measured "
+                        "part, and report its system calls (per connect, per change, …); strace slows the server, "
+                        "so this gives no CPU figures (not with --cpu-split)")
     p.add_argument("--out", default=None, help="where callgrind.out files go (default: a new temporary folder)")
     args = p.parse_args()
+    if args.strace and args.cpu_split:
+        p.error("--strace slows the server: measure its CPU (--cpu-split) in another run")
     out = args.out or tempfile.mkdtemp(prefix="panes-callgrind-")
     os.makedirs(out, exist_ok=True)
     sections = []
@@ -401,6 +442,9 @@ def main():
         else:
             raise SystemExit(f"unknown phase {phase}")
         print(f"{phase}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+        if args.strace:
+            sections.append(f"### {phase}: {what}\n\n" + syscall_table(facts["syscalls"] or {}, per))
+            continue
         if args.cpu_split:
             user, system = facts["split"]
             sections.append(f"### {phase}: {what}\n\nserver CPU: user {user:.2f} s, system {system:.2f} s "

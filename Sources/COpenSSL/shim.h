@@ -1,6 +1,7 @@
 // What Swift needs from OpenSSL's libcrypto (3.x): SHA-256, HMAC-SHA-256, a constant-time
-// comparison, reading a PEM public key to check its type and size, and verifying RS256 and
-// ES256 signatures with that key. Each wrapper is `pso_` prefixed and says why it exists.
+// comparison, reading a PEM public key to check its type and size, verifying RS256 and
+// ES256 signatures with that key, and random bytes (RAND_bytes and RAND_priv_bytes, called as
+// they are). Each wrapper is `pso_` prefixed and says why it exists.
 #ifndef PANES_COPENSSL_SHIM_H
 #define PANES_COPENSSL_SHIM_H
 
@@ -12,6 +13,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/bn.h>
+#include <openssl/rand.h>
 #include <stdatomic.h>
 
 /// SHA-256 fetched from the default provider once, not on every digest: with `EVP_sha256()`

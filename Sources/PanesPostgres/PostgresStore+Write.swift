@@ -59,7 +59,9 @@ extension PostgresStore {
         batch.written += 1
         if try writeDocument(command, &batch) { return }
         switch command {
-        case .putSession(let session):
+        case .putSession(let session), .putSessionLiveness(let session):
+            // Whole, also for the liveness times alone: each revision is a whole copy. (A node
+            // sends `putSession` for those anyway, counted, `Hub.countedRevisions`.)
             // Sent ahead like every write (a switcher refresh writes dozens of sessions at once);
             // its record number arrives with the next round trip.
             let cursor = batch.cursor

@@ -345,7 +345,7 @@ extension StoreCommand {
     /// Whether the command advances the record sequence (a write to a single-writer record).
     var writesRecord: Bool {
         switch self {
-        case .putSession, .deleteSession, .coordination(.claimSession), .createDocument, .renameDocument,
+        case .putSession, .putSessionLiveness, .deleteSession, .coordination(.claimSession), .createDocument, .renameDocument,
              .deleteDocument, .putDocumentAccess: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag),
              .recordRequest, .coordination(.recordKeyedRequest), .coordination(.releaseRequestKey),

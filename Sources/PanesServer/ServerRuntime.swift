@@ -85,7 +85,8 @@ public final class ServerRuntime: @unchecked Sendable {
     public init(configuration: ServerConfiguration, transport transportConfiguration: TransportConfiguration,
                 store: any Store, authenticator: Authenticator, secretHasher: SecretHasher, serverVersion: String,
                 cluster: ClusterNode? = nil, apiKeys: APIKeyring = APIKeyring(),
-                reloadAPIKeys: (@Sendable () throws -> APIKeyring)? = nil, logger: Logger) {
+                reloadAPIKeys: (@Sendable () throws -> APIKeyring)? = nil, ids: IdentifierSource = .system,
+                logger: Logger) {
         self.logger = logger
         self.store = store
         apiGate = APIGate(keyring: apiKeys, settings: configuration.settings, hash: secretHasher.hash)
@@ -98,7 +99,7 @@ public final class ServerRuntime: @unchecked Sendable {
                 preferenceDefaults: configuration.preferenceDefaults,
                 managedPreferences: configuration.managedPreferences,
                 serverVersion: serverVersion, node: node, webhookEndpoints: configuration.webhookEndpoints,
-                logger: logger, now: ServerRuntime.wallClock, monotonic: ServerRuntime.monotonicClock)
+                logger: logger, now: ServerRuntime.wallClock, monotonic: ServerRuntime.monotonicClock, ids: ids)
         }
         // Replaced by a hub on the stored state in `start()`; this one never sees an event.
         hub = makeHub(StoredState(), cluster?.node)

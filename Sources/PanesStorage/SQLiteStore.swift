@@ -142,6 +142,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             if try connection.runCountingChanges(SQL.updateSessionOfItsOwner, values) == 0 {
                 try connection.run(SQL.upsertSession, values)
             }
+        case .putSessionLiveness(let session):
+            // All that changed since the session was stored: the rest of the row is not
+            // encoded, bound and compared again (a resume writes this).
+            try connection.run(SQL.putSessionLiveness, [.text(session.id.rawValue), .int(session.lastActiveAt),
+                                                        session.liveSince.map { .int($0) } ?? .null])
         case .deleteSession(let id):
             try connection.run(SQL.deleteSession, [.text(id.rawValue)])
         case .putPreference(let domain, let keyPath, let value, let version):
@@ -261,6 +266,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             """
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = ?1"
+        static let putSessionLiveness = "UPDATE sessions SET last_active_at = ?2, live_since = ?3 WHERE id = ?1"
         static let deleteSession = "DELETE FROM sessions WHERE id = ?1"
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user, version) VALUES (?1, ?2, ?3)

@@ -97,7 +97,7 @@ struct Serve: ParsableCommand {
         let runtime = ServerRuntime(configuration: configuration, transport: transport, store: backing,
                                         authenticator: authenticator, secretHasher: .sha256,
                                         serverVersion: Panes.version, cluster: cluster,
-                                        apiKeys: keyring, reloadAPIKeys: reload,
+                                        apiKeys: keyring, reloadAPIKeys: reload, ids: .openSSL,
                                         logger: logger)
         connectWebhooks(webhooks, to: runtime)
         try runtime.start()

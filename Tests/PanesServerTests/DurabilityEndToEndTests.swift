@@ -53,6 +53,39 @@ import Testing
         }
     }
 
+    /// A window that resumed and was live when the server was killed: its resume wrote only the
+    /// times it attached at (`putSessionLiveness`), and the restart finds the whole record, and
+    /// the session counted in use until the restart, not idle since its window last closed.
+    @Test(arguments: TestStore.endToEnd)
+    func aWindowResumedBeforeSIGKILLComesBackWholeAndCountedInUse(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store)
+        let first = try server.client()
+        let created = first.connect()
+        #expect(first.request("setUserInfo", ["userInfo": ["kept": "yes"], "mode": "merge"])["ok"] == true)
+        #expect(first.request("updateActivity", ["activity": ["activityType": "panes.document", "title": "Kept"]])["ok"] == true)
+        first.socket.close()
+        let again = try server.client()
+        #expect(again.connect(["session": TestClient.credentials(created)])["created"] == false)
+        let resumedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        // Acknowledged once durable, and handed to the store after the resume's write: that one is too.
+        #expect(again.request("setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": 21])["ok"] == true)
+        server.kill(SIGKILL)
+        server.wait()
+
+        let restarted = try server.restarted()
+        let other = try restarted.client()
+        _ = other.connect()
+        let listed = other.request("listSessions")["result"]?["sessions"]?.arrayValue?.first {
+            $0["persistentIdentifier"] == created["session"]?["persistentIdentifier"]
+        }
+        // In use until the restart; without the resume's write, its last close (before `resumedAt`).
+        #expect((listed?["lastActiveAt"]?.intValue ?? 0) > resumedAt, "\(String(describing: listed))")
+        let back = try restarted.client().connect(["session": TestClient.credentials(created)])
+        #expect(back["created"] == false)
+        #expect(back["session"]?["userInfo"]?["kept"] == "yes")
+        #expect(back["session"]?["stateRestorationActivity"]?["title"] == "Kept")
+    }
+
     @Test(arguments: TestStore.endToEnd) func sigtermDrainsTellsScenesToReconnectAndExitsCleanly(_ store: TestStore) throws {
         let server = try ServerProcess(store: store, config: ["settings": ["drainReconnectAfterMs": 1500]])
         let tab = try server.client()

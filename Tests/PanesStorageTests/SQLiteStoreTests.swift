@@ -155,6 +155,24 @@ import Testing
         #expect(try store.connection.text("SELECT group_concat(session_id) FROM session_children") == "b2")
     }
 
+    /// A resume's write is the two times alone: SQLite leaves the rest of the row as stored
+    /// (its JSON columns are not encoded and bound again), and writes nothing for a session it
+    /// does not hold.
+    @Test func aSessionsLivenessWritesOnlyItsTwoTimes() throws {
+        let store = try SQLiteStore(path: path)
+        let stored = Fixtures.fullSession(id: "a1")
+        try store.apply([.putSession(stored)])
+
+        var attached = Fixtures.bareSession(id: "a1")
+        attached.lastActiveAt = 1_800_000_000_000
+        attached.liveSince = 1_800_000_000_000
+        try store.apply([.putSessionLiveness(attached), .putSessionLiveness(Fixtures.bareSession(id: "nowhere"))])
+
+        var expected = stored
+        (expected.lastActiveAt, expected.liveSince) = (1_800_000_000_000, 1_800_000_000_000)
+        #expect(try store.loadState().sessions == [expected])
+    }
+
     // MARK: Migrations
 
     @Test func anEmptyFileIsMigratedToTheLatestSchema() throws {

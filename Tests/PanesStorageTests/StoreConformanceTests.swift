@@ -85,6 +85,33 @@ import Testing
         #expect(try store.reloaded().sessions == [changed, Fixtures.bareSession(id: "b2")])
     }
 
+    /// What a resume writes (`putSessionLiveness`): the times its window attached at, read back
+    /// after a reopen (what a restart after SIGKILL loads: the hub then counts the session in use
+    /// until the restart), with the rest of the record as the last put left it.
+    @Test(arguments: StoreKind.tested)
+    func aSessionsLivenessIsStoredWithTheRestOfItsRecordKept(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let stored = Fixtures.fullSession(id: "a1")
+        try store.apply([.putSession(stored), .putSession(Fixtures.bareSession(id: "b2"))])
+
+        var live = stored
+        live.lastActiveAt += 60_000
+        live.liveSince = live.lastActiveAt
+        try store.apply([.putSessionLiveness(live)])
+        #expect(try store.reloaded().sessions == [live, Fixtures.bareSession(id: "b2")])
+
+        // Its window ended (a whole put) and another attached, in one batch.
+        var ended = live
+        ended.liveSince = nil
+        ended.title = "Renamed"
+        ended.userInfo = ["sidebar": false]
+        var again = ended
+        again.lastActiveAt += 1_000
+        again.liveSince = again.lastActiveAt
+        try store.apply([.putSession(ended), .putSessionLiveness(again)])
+        #expect(try store.reloaded().sessions == [again, Fixtures.bareSession(id: "b2")])
+    }
+
     @Test(arguments: StoreKind.tested)
     func theLastPutOfASessionInABatchWins(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)

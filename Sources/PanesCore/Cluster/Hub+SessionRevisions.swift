@@ -23,7 +23,8 @@ extension Hub {
     mutating func countedRevisions(_ commands: [StoreCommand]) -> [StoreCommand] {
         commands.map { command in
             switch command {
-            case .putSession(var session):
+            case .putSession(var session), .putSessionLiveness(var session):
+                // A whole copy, even where only the times changed: each revision is one.
                 session.revision = max(storedRevision(of: session.id), session.revision) + 1
                 wrote(session)
                 return .putSession(session)

@@ -167,7 +167,7 @@ extension Hub {
         } else {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
-            effects.append(.persistQuietly(counted([.putSession(session)])))
+            effects.append(.persistQuietly(counted([.putSessionLiveness(session)])))
             sessionWritten(sessionID)
         }
 

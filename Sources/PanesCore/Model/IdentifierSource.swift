@@ -1,34 +1,64 @@
-/// Makes identifiers and secrets. Injected, so tests get exact, repeatable values.
+/// Makes identifiers and secrets. Injected, so tests get exact, repeatable values, and so the
+/// server can draw from a generator in user space (`IdentifierSource.openSSL` in PanesSecurity)
+/// without this module importing C.
 public struct IdentifierSource: Sendable {
     private let randomHex: @Sendable (_ bytes: Int) -> String
+    private let secretHex: @Sendable (_ bytes: Int) -> String
 
     public init(randomHex: @escaping @Sendable (_ bytes: Int) -> String) {
         self.randomHex = randomHex
+        secretHex = randomHex
+    }
+
+    /// A source that fills byte buffers from a cryptographically secure generator and writes
+    /// them as lower-case hex.
+    /// - Parameters:
+    ///   - random: fills the buffer with random bytes, for identifiers (they are shown to clients).
+    ///   - secret: fills the buffer with random bytes for secrets (only their hash is kept), so
+    ///     a generator may keep a separate state for what is never shown.
+    public init(random: @escaping @Sendable (UnsafeMutableRawBufferPointer) -> Void,
+                secret: @escaping @Sendable (UnsafeMutableRawBufferPointer) -> Void) {
+        randomHex = { Self.hex(count: $0, random) }
+        secretHex = { Self.hex(count: $0, secret) }
     }
 
     /// 128 random bits for identifiers that must not collide and must not be guessed.
     public func sessionID() -> SessionID { SessionID(randomHex(16)) }
-    public func secret() -> String { randomHex(16) }
+    public func secret() -> String { secretHex(16) }
     /// Shorter identifiers for things that live only in memory and are scoped to a user.
     public func token(_ prefix: String) -> String { prefix + randomHex(12) }
 
-    /// Cryptographically secure: Swift's system generator reads the kernel's getrandom. It is
-    /// asked for 64 bits at a time: each request is a system call, and asking byte by byte made
-    /// 44 of them for one new session (identifier, secret, scene).
-    public static let system = IdentifierSource { count in
+    /// Cryptographically secure: Swift's system generator reads the kernel's getrandom, one
+    /// system call for each 64 bits (the words are asked one at a time; asking byte by byte
+    /// made 44 calls for one new session). The server uses `openSSL` instead, which makes no
+    /// system call for most identifiers; this is the default for a hub built elsewhere.
+    public static let system = IdentifierSource(random: fillFromSystem, secret: fillFromSystem)
+
+    /// Fills the buffer from `SystemRandomNumberGenerator`, 64 bits a call.
+    @Sendable public static func fillFromSystem(_ buffer: UnsafeMutableRawBufferPointer) {
         var generator = SystemRandomNumberGenerator()
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(count * 2 + 14)
-        while hex.count < count * 2 {
+        var offset = 0
+        while offset < buffer.count {
             var word = generator.next()
-            for _ in 0..<8 {
-                hex.append(digits[Int(word >> 4 & 0xF)])
-                hex.append(digits[Int(word & 0xF)])
-                word >>= 8
+            let count = min(8, buffer.count - offset)
+            withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: count) }
+            offset += count
+        }
+    }
+
+    /// `count` bytes from `fill`, as `2 × count` lower-case hex digits.
+    private static func hex(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> String {
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { bytes in
+            fill(bytes)
+            return String(unsafeUninitializedCapacity: count * 2) { hex in
+                let digits: StaticString = "0123456789abcdef"
+                for (index, byte) in bytes.enumerated() {
+                    hex[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                    hex[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+                }
+                return count * 2
             }
         }
-        return String(decoding: hex.prefix(count * 2), as: UTF8.self)
     }
 
     /// Counts up from 1: `000…001`, `000…002`, … For tests and benchmarks (SPI `Testing`).

@@ -218,6 +218,9 @@ public final class MemoryStore: Store {
             batchWebhooks += entries
         case .putSession, .deleteSession:
             applyToRecords(command)
+        case .putSessionLiveness(let session):
+            // Whole, as a shared store's revisions count whole copies (`StoreCommand`).
+            applyToRecords(.putSession(session))
         case .coordination(let command):
             apply(command)
         case .putPreference, .removePreference:

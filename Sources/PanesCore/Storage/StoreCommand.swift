@@ -3,6 +3,14 @@ public enum StoreCommand: Sendable, Equatable {
     /// Stores the session. A shared store drops it when the stored copy's `revision` is not
     /// older (a write made from an older copy); revision 0 is always written.
     case putSession(SceneSession)
+    /// Stores the session's `lastActiveAt` and `liveSince`, all that changed since it was last
+    /// stored (in this batch or an earlier one): a window attached to it, a resume's bookkeeping
+    /// for a restart after a crash. A store writes those two alone where it can (SQLite: the
+    /// rest of the row is left as it is, not encoded and bound again), or the whole session as
+    /// `putSession` does (the memory store; PostgreSQL, whose revisions count whole copies). A
+    /// cluster node sends a `putSession` instead (`Hub.countedRevisions`). For a session it does
+    /// not hold SQLite writes nothing; the others store it whole.
+    case putSessionLiveness(SceneSession)
     /// Deletes the session and everything stored for it.
     case deleteSession(SessionID)
     case putPreference(PreferenceDomain, keyPath: String, value: JSONValue, version: Int64)
