@@ -65,18 +65,31 @@ public enum JSONCodec {
         return .success(value)
     }
 
-    /// The depth reached, if it passes `limit`: brackets outside strings, counted in one pass.
+    /// The depth reached, if it passes `limit`: brackets outside strings, counted in one pass
+    /// (a string's bytes are skipped in a loop of their own that looks only for its end).
     private static func depthOverLimit(_ bytes: UnsafeRawBufferPointer, _ limit: Int) -> Int? {
+        // Each level takes an opening bracket: a text with no more brackets than the limit
+        // cannot pass it.
+        guard bytes.count > limit, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let end = bytes.count
+        var index = 0
         var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
+        while index < end {
+            let byte = base[index]
+            index += 1
             switch byte {
-            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "\""):
+                while index < end {
+                    // Eight bytes at a time while none of them is a quote or a backslash.
+                    while index + 8 <= end, !hasQuoteOrBackslash(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                        index += 8
+                    }
+                    guard index < end else { break }
+                    let inner = base[index]
+                    index += 1
+                    if inner == UInt8(ascii: "\"") { break }
+                    if inner == UInt8(ascii: "\\") { index += 1 }
+                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth > limit { return depth }
@@ -85,6 +98,14 @@ public enum JSONCodec {
             }
         }
         return nil
+    }
+
+    /// Whether any of the eight bytes in `word` is a quote or a backslash (the usual SWAR test
+    /// for a zero byte, on `word` XOR eight quotes and on `word` XOR eight backslashes).
+    private static func hasQuoteOrBackslash(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs != 0
     }
 
     public static func decode(_ bytes: [UInt8]) -> Result<JSONValue, DecodeError> {
@@ -147,7 +168,10 @@ public enum JSONCodec {
             var object = [String: JSONValue](minimumCapacity: json_object_size(json))
             var iterator = json_object_iter(json)
             while let current = iterator {
-                let key = String(cString: json_object_iter_key(current))
+                // jansson knows the key's length (and refuses keys with a NUL in them).
+                let key = String(decoding: UnsafeRawBufferPointer(start: json_object_iter_key(current),
+                                                                  count: json_object_iter_key_len(current)),
+                                 as: UTF8.self)
                 if object.updateValue(value(of: json_object_iter_value(current), clash: &clash), forKey: key) != nil,
                    clash == nil {
                     clash = key

@@ -127,6 +127,20 @@ import Testing
         // Brackets inside strings are text, not nesting.
         let quoted = "[\"" + String(repeating: "[{\\\"", count: 1_000) + "\"]"
         #expect((try? Self.decode(quoted, maxDepth: 4).get()) != nil)
+        // Strings are skipped eight bytes at a time: an escaped quote or backslash at any place
+        // in a word neither ends one early nor hides the brackets after it.
+        for length in 0..<20 {
+            let pad = String(repeating: "x", count: length)
+            let text = "[\"" + pad + "\\\"" + pad + "\\\\" + pad + String(repeating: "[{", count: 8) + "\"]"
+            #expect((try? Self.decode(text, maxDepth: 2).get()) != nil, "\(text)")
+            let deep = "[\"" + pad + "\\\"" + pad + "\\\\\"," + "[[[1]]]" + "]"
+            #expect((try? Self.decode(deep, maxDepth: 4).get()) != nil, "\(deep)")
+            guard case .failure(let error) = Self.decode(deep, maxDepth: 3) else {
+                Issue.record("accepted 4 levels after a string of \(length)")
+                continue
+            }
+            #expect(error.kind == .tooDeep)
+        }
         // A hostile depth never reaches the parser.
         guard case .failure(let hostile) = Self.decode(String(repeating: "[", count: 1_000_000), maxDepth: 64) else {
             Issue.record("accepted a million levels")
