@@ -72,6 +72,24 @@ import Testing
             == #"{"f":false,"n":null,"outer":{"a":{},"b":[]},"t":true}"#)
     }
 
+    /// Text is checked for escapes a word at a time: a byte to escape is found at every place in
+    /// texts of every length around a word's.
+    @Test func aByteToEscapeIsFoundWhereverItIs() {
+        for length in 1..<26 {
+            for position in 0..<length {
+                for (byte, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{1}", #"\u0001"#)] {
+                    var text = Array(repeating: "x", count: length)
+                    text[position] = byte
+                    var expected = Array(repeating: "x", count: length)
+                    expected[position] = escaped
+                    #expect(JSONCodec.encodeString(.string(text.joined())) == "\"" + expected.joined() + "\"")
+                }
+            }
+            let plain = String(repeating: "é", count: length)
+            #expect(JSONCodec.encodeString(.string(plain)) == "\"" + plain + "\"")
+        }
+    }
+
     /// The text grows past the writer's first buffer without losing anything.
     @Test func longTextIsWrittenWhole() throws {
         let long = String(repeating: "0123456789\"", count: 1_000)
