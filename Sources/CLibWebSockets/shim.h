@@ -66,16 +66,25 @@ static inline void pws_drop_now(struct lws *wsi) {
 }
 
 /// The peer address of a connection lws has accepted but not yet adopted
-/// (LWS_CALLBACK_FILTER_NETWORK_CONNECTION's `user`), in the form lws_get_peer_simple gives
-/// later ("127.0.0.1", or an IPv6 address), so a limit keyed by one finds the other. Writes ""
-/// for another family. Swift would have to rebind sockaddr_storage to reach the address.
-static inline void pws_filtered_peer(const void *user, char *buffer, size_t length) {
+/// (LWS_CALLBACK_FILTER_NETWORK_CONNECTION's `user`): its bytes in network order copied to
+/// `bytes` (room for 16), and their count, 4 for IPv4, 16 for IPv6, 0 for another family.
+/// Swift would have to rebind sockaddr_storage to reach the address.
+static inline size_t pws_filtered_address(const void *user, uint8_t *bytes) {
     const struct lws_filter_network_conn_args *args = (const struct lws_filter_network_conn_args *)user;
-    buffer[0] = '\0';
-    if (args->cli_addr.ss_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)&args->cli_addr)->sin_addr, buffer, (socklen_t)length);
-    else if (args->cli_addr.ss_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&args->cli_addr)->sin6_addr, buffer, (socklen_t)length);
+    if (args->cli_addr.ss_family == AF_INET) {
+        memcpy(bytes, &((const struct sockaddr_in *)&args->cli_addr)->sin_addr, 4);
+        return 4;
+    }
+    if (args->cli_addr.ss_family == AF_INET6) {
+        memcpy(bytes, &((const struct sockaddr_in6 *)&args->cli_addr)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
+
+/// The socket lws offers for filtering (LWS_CALLBACK_FILTER_NETWORK_CONNECTION's `user`).
+static inline int pws_filtered_descriptor(const void *user) {
+    return ((const struct lws_filter_network_conn_args *)user)->accept_fd;
 }
 
 #endif

@@ -1,6 +1,7 @@
 // Threading: jansson values are built and freed inside each call, never shared, so these
 // functions are safe on any thread. jansson itself is thread-safe for separate values.
 internal import CJansson
+internal import CJanssonArena
 public import PanesCore
 
 /// JSON text to `JSONValue` and back, through jansson. The only module that imports it.
@@ -34,7 +35,7 @@ public enum JSONCodec {
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
-        if let depth = depthOverLimit(bytes, maxDepth) {
+        if openingBrackets(bytes) > maxDepth, let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
         return janssonDecode(bytes)
@@ -42,6 +43,17 @@ public enum JSONCodec {
 
     /// jansson's verdict on a text, and its value.
     static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
+        // jansson's blocks for a frame come from this thread's buffer (`pjs_arena_begin`, 4 KiB:
+        // a `connect` frame's take about 2); every value parsed is released before it ends.
+        _ = arenaInstalled
+        pjs_arena_begin()
+        defer { pjs_arena_end() }
+        return parse(bytes)
+    }
+
+    private static let arenaInstalled: Void = pjs_arena_install()
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
         var error = json_error_t()
         guard let base = bytes.baseAddress,
               let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count,
@@ -65,18 +77,62 @@ public enum JSONCodec {
         return .success(value)
     }
 
+    /// How many bytes are `[` or `{`, strings included, counted eight at a time: each level of
+    /// nesting takes one, so a text with no more than the limit cannot pass it, and only
+    /// others are scanned for their depth (`depthOverLimit`).
+    private static func openingBrackets(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        // `[` (5B) and `{` (7B) differ only in the bit 0x20, which no other byte sets to make 7B.
+        let spaces: UInt64 = 0x2020_2020_2020_2020, braces: UInt64 = 0x7B7B_7B7B_7B7B_7B7B
+        let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        var count = 0
+        var index = 0
+        // One counter a byte lane, emptied into `count` before any can pass 255.
+        var lanes: UInt64 = 0
+        var words = 0
+        while index + 8 <= bytes.count {
+            let difference = (base.loadUnaligned(fromByteOffset: index, as: UInt64.self) | spaces) ^ braces
+            // 1 in each lane whose byte is zero, exactly (no carry crosses a byte).
+            lanes &+= (~(((difference & low) &+ low) | difference) & ~low) >> 7
+            index += 8
+            words += 1
+            if words == 255 {
+                count += Self.sum(lanes)
+                lanes = 0
+                words = 0
+            }
+        }
+        count += Self.sum(lanes)
+        while index < bytes.count {
+            if base.load(fromByteOffset: index, as: UInt8.self) | 0x20 == 0x7B { count += 1 }
+            index += 1
+        }
+        return count
+    }
+
+    /// The eight byte lanes of `lanes` added up.
+    private static func sum(_ lanes: UInt64) -> Int {
+        let pairs = (lanes & 0x00FF_00FF_00FF_00FF) &+ ((lanes >> 8) & 0x00FF_00FF_00FF_00FF)
+        return Int((pairs &* 0x0001_0001_0001_0001) >> 48)
+    }
+
     /// The depth reached, if it passes `limit`: brackets outside strings, counted in one pass.
     private static func depthOverLimit(_ bytes: UnsafeRawBufferPointer, _ limit: Int) -> Int? {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let end = bytes.count
+        var index = 0
         var depth = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
+        while index < end {
+            let byte = base[index]
+            index += 1
             switch byte {
-            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "\""):
+                while index < end {
+                    let inner = base[index]
+                    index += 1
+                    if inner == UInt8(ascii: "\"") { break }
+                    if inner == UInt8(ascii: "\\") { index += 1 }
+                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth > limit { return depth }
@@ -142,18 +198,17 @@ public enum JSONCodec {
     private static func value(of json: UnsafeMutablePointer<json_t>, clash: inout String?) -> JSONValue {
         switch pjs_typeof(json) {
         case JSON_OBJECT:
-            // Built at its size: `reserveCapacity` is not specialised here and looks up type
-            // metadata each time (about 1,000 instructions a `connect` frame).
-            var object = [String: JSONValue](minimumCapacity: json_object_size(json))
-            var iterator = json_object_iter(json)
-            while let current = iterator {
-                let key = String(cString: json_object_iter_key(current))
-                if object.updateValue(value(of: json_object_iter_value(current), clash: &clash), forKey: key) != nil,
-                   clash == nil {
-                    clash = key
-                }
-                iterator = json_object_iter_next(json, current)
+            // Built at its size, through the standard library's inlinable path: its
+            // `init(minimumCapacity:)` and `reserveCapacity` are not inlinable and look up the
+            // storage's type metadata on every call (~340 instructions an object).
+            var merged = false
+            let object = withUnsafeMutablePointer(to: &clash) { clash in
+                [String: JSONValue](Members(of: json, clash: clash), uniquingKeysWith: { _, later in
+                    merged = true
+                    return later
+                })
             }
+            if merged, clash == nil { clash = firstEquivalentKey(of: json) }
             return .object(object)
         case JSON_ARRAY:
             let count = json_array_size(json)
@@ -175,6 +230,47 @@ public enum JSONCodec {
         default:
             return .null
         }
+    }
+
+    /// An object's members in jansson's order, each converted as it is read.
+    private struct Members: Sequence, IteratorProtocol {
+        let object: UnsafeMutablePointer<json_t>
+        var iterator: UnsafeMutableRawPointer?
+        /// Where a clash further down is reported (the caller's, which outlives the walk).
+        let clash: UnsafeMutablePointer<String?>
+
+        init(of object: UnsafeMutablePointer<json_t>, clash: UnsafeMutablePointer<String?>) {
+            self.object = object
+            iterator = json_object_iter(object)
+            self.clash = clash
+        }
+
+        var underestimatedCount: Int { json_object_size(object) }
+
+        mutating func next() -> (String, JSONValue)? {
+            guard let current = iterator else { return nil }
+            iterator = json_object_iter_next(object, current)
+            // jansson knows the key's length (and refuses keys with a NUL in them).
+            let key = String(decoding: UnsafeRawBufferPointer(start: json_object_iter_key(current),
+                                                              count: json_object_iter_key_len(current)),
+                             as: UTF8.self)
+            return (key, JSONCodec.value(of: json_object_iter_value(current), clash: &clash.pointee))
+        }
+    }
+
+    /// The first key of an object that is canonically equivalent to an earlier one (jansson
+    /// refused keys with the same bytes already).
+    private static func firstEquivalentKey(of object: UnsafeMutablePointer<json_t>) -> String? {
+        var seen = Set<String>()
+        var iterator = json_object_iter(object)
+        while let current = iterator {
+            let key = String(decoding: UnsafeRawBufferPointer(start: json_object_iter_key(current),
+                                                              count: json_object_iter_key_len(current)),
+                             as: UTF8.self)
+            if !seen.insert(key).inserted { return key }
+            iterator = json_object_iter_next(object, current)
+        }
+        return nil
     }
 
     /// Builds a new jansson value; the caller releases it.

@@ -194,20 +194,23 @@ struct JSONWriter: ~Copyable {
         put(UInt8(ascii: "\""))
     }
 
-    /// Whether any byte of `utf8` must be escaped: whole words first, then the last few bytes.
+    /// Whether any byte of `utf8` must be escaped, a word at a time: a text shorter than a word
+    /// (most keys and names) as one word padded with `a`s; a longer one's last bytes in the word
+    /// that ends with them, which overlaps bytes already checked.
     private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return false }
+        let count = utf8.count
+        if count < 8 {
+            var word: UInt64 = 0x6161_6161_6161_6161
+            withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base, count: count)) }
+            return needsEscape(word)
+        }
         var index = 0
-        while index + 8 <= utf8.count {
+        while index + 8 <= count {
             if needsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) { return true }
             index += 8
         }
-        while index < utf8.count {
-            let byte = base[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            index += 1
-        }
-        return false
+        return index < count && needsEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self))
     }
 
     /// Whether any of the eight bytes in `word` must be escaped: below 0x20, `"` or `\`

@@ -174,22 +174,34 @@ public final class ServerRuntime: @unchecked Sendable {
     /// Carries out the hub's effects in the order `Effect`'s documentation states: store work
     /// is handed to the store thread before the output listed ahead of it, but for a persist,
     /// whose output before it goes first; output keeps its order, and so does store work.
+    /// Output waits in `effects` itself (from `held` on) rather than in an array of its own:
+    /// every event is performed, a resume's two included.
     func perform(_ effects: [Effect]) {
         defer { armWake() }
-        var frames: [Effect] = []
-        for effect in effects {
-            switch effect {
+        var held = effects.startIndex
+        for index in effects.indices {
+            switch effects[index] {
             case .send, .sendNow, .sendUnapplied, .broadcast, .close, .probe:
-                frames.append(effect)
+                continue
             case .persist:
-                frames.forEach(execute)
-                frames.removeAll()
-                execute(effect)
+                executeOutput(effects[held..<index])
+                held = index + 1
+                execute(effects[index])
             case .persistQuietly, .commit, .signal, .load, .checkNodes:
-                execute(effect)
+                execute(effects[index])
             }
         }
-        frames.forEach(execute)
+        executeOutput(effects[held...])
+    }
+
+    /// The output among `effects`, in order (their store work was carried out already).
+    private func executeOutput(_ effects: ArraySlice<Effect>) {
+        for effect in effects {
+            switch effect {
+            case .send, .sendNow, .sendUnapplied, .broadcast, .close, .probe: execute(effect)
+            case .persist, .persistQuietly, .commit, .signal, .load, .checkNodes: continue
+            }
+        }
     }
 
     func execute(_ effect: Effect) {

@@ -77,6 +77,21 @@ public struct OriginPolicy: Sendable {
         return nil
     }
 
+    /// Whether a request's `Host` and `Origin` (nil when it sent none), as their bytes, are
+    /// spelled exactly as an allowed authority and origin are: allowed, with nothing parsed or
+    /// copied. False means "not known here": `refusal` decides.
+    func allowsAsSpelled(origin: UnsafeRawBufferPointer?, host: UnsafeRawBufferPointer) -> Bool {
+        guard Self.isSpelled(host, as: authoritySpellings) else { return false }
+        guard let origin else { return true }
+        return Self.isSpelled(origin, as: originSpellings)
+    }
+
+    private static func isSpelled(_ bytes: UnsafeRawBufferPointer, as spellings: [[UInt8]]) -> Bool {
+        spellings.contains { spelling in
+            spelling.count == bytes.count && spelling.withUnsafeBytes { $0.elementsEqual(bytes) }
+        }
+    }
+
     private static func isSpelled(_ text: String, as spellings: [[UInt8]]) -> Bool {
         spellings.contains { text.utf8.elementsEqual($0) }
     }

@@ -1,4 +1,4 @@
-// Threading: pure functions over text (inet_pton and inet_ntop on local buffers); any thread.
+// Threading: pure functions over text and bytes (inet_pton and inet_ntop on local buffers); any thread.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,21 +17,56 @@ public enum PeerAddress {
         let trimmed = text.trimmingSpaces
         var v4 = in_addr()
         if inet_pton(AF_INET, trimmed, &v4) == 1 {
-            // Every connection's peer comes through here: a dotted quad as inet_ntop writes it
-            // (no leading zeros) is already the key.
-            return isCanonicalDottedQuad(trimmed) ? trimmed : format(AF_INET, &v4)
+            // A dotted quad as `key(address:)` writes it (no leading zeros) is already the key.
+            return isCanonicalDottedQuad(trimmed) ? trimmed : withUnsafeBytes(of: &v4) { key(address: $0) }
         }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, trimmed, &v6) == 1 else { return nil }
-        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
-            var mapped = in_addr()
-            withUnsafeMutableBytes(of: &mapped) { $0.copyBytes(from: bytes[12..<16]) }
-            return format(AF_INET, &mapped)
+        return withUnsafeBytes(of: &v6) { key(address: $0) }
+    }
+
+    /// The key for an address given as its bytes in network order, as a socket gives it: 4 for
+    /// IPv4, 16 for IPv6; nil for any other length. Every accepted connection comes through
+    /// here, so a dotted quad is written by hand (inet_ntop's goes through printf).
+    public static func key(address bytes: UnsafeRawBufferPointer) -> String? {
+        switch bytes.count {
+        case 4:
+            return dottedQuad(bytes)
+        case 16:
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return dottedQuad(UnsafeRawBufferPointer(rebasing: bytes[12..<16]))
+            }
+            var prefix = in6_addr()
+            withUnsafeMutableBytes(of: &prefix) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<8])) }
+            return format(AF_INET6, &prefix).map { $0 + "/64" }
+        default:
+            return nil
         }
-        var prefix = in6_addr()
-        withUnsafeMutableBytes(of: &prefix) { $0.copyBytes(from: bytes[0..<8] + Array(repeating: 0, count: 8)) }
-        return format(AF_INET6, &prefix).map { $0 + "/64" }
+    }
+
+    /// Four bytes as decimal octets joined by dots, without leading zeros (at most 15 bytes: a
+    /// small string, nothing allocated).
+    private static func dottedQuad(_ octets: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: 15) { buffer in
+            var count = 0
+            for (position, octet) in octets.enumerated() {
+                if position > 0 {
+                    buffer[count] = UInt8(ascii: ".")
+                    count += 1
+                }
+                if octet >= 100 {
+                    buffer[count] = UInt8(ascii: "0") + octet / 100
+                    count += 1
+                }
+                if octet >= 10 {
+                    buffer[count] = UInt8(ascii: "0") + octet / 10 % 10
+                    count += 1
+                }
+                buffer[count] = UInt8(ascii: "0") + octet % 10
+                count += 1
+            }
+            return count
+        }
     }
 
     /// The client a connection counts as.

@@ -13,8 +13,20 @@ struct UTF8Validator {
 
     /// False as soon as the bytes so far cannot be the start of valid UTF-8.
     mutating func accept(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        for byte in bytes {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0
+        while index < count {
             if remaining == 0 {
+                // Between scalars, ASCII eight bytes at a time (no byte with its high bit set):
+                // protocol frames are nearly all ASCII.
+                while index + 8 <= count,
+                      base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    index += 8
+                }
+                guard index < count else { break }
+                let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                index += 1
                 if byte < 0x80 { continue }
                 switch byte {
                 case 0xC2...0xDF: expect(1, 0x80, 0xBF)
@@ -27,6 +39,8 @@ struct UTF8Validator {
                 default: return false
                 }
             } else {
+                let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                index += 1
                 guard byte >= lower && byte <= upper else { return false }
                 expect(remaining - 1, 0x80, 0xBF)
             }

@@ -31,7 +31,8 @@ extension WebSocketServer {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Every upgrade, before lws answers it. Returning 1 after writing a response is how
             // lws lets a server refuse with a status rather than a silent close.
-            if let refusal = upgradeRefusal(wsi, to: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }) {
+            let upgrade = input.map { UnsafeRawBufferPointer(start: $0, count: strlen($0.assumingMemoryBound(to: CChar.self))) }
+            if let refusal = upgradeRefusal(wsi, to: upgrade) {
                 refuse(wsi, status: refusal.status, detail: refusal.detail, retryAfterSeconds: refusal.retryAfterSeconds)
                 return 1
             }
@@ -63,28 +64,32 @@ extension WebSocketServer {
     /// Whether a connection just accepted is closed unread: its address failed to authenticate
     /// too often and was already told when to come back (`serverClosesAtAccept`). A trusted
     /// proxy's address stands for many clients, whose own addresses are in headers not read
-    /// yet, so its connections always go on to the checks of the upgrade.
+    /// yet, so its connections always go on to the checks of the upgrade. The address is kept
+    /// for those checks (`acceptedPeers`).
     private func closesAtAccept(_ user: UnsafeMutableRawPointer?) -> Bool {
-        guard let user, let delegate else { return false }
-        let peer = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String in
-            guard let base = buffer.baseAddress else { return "" }
-            pws_filtered_peer(user, base, buffer.count)
-            return String(cString: base)
-        }
+        guard let user else { return false }
         // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
-        guard let key = PeerAddress.normalized(peer), !configuration.trustedProxies.contains(key) else { return false }
+        let key = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            PeerAddress.key(address: UnsafeRawBufferPointer(start: buffer.baseAddress,
+                                                            count: pws_filtered_address(user, buffer.baseAddress)))
+        }
+        acceptedPeers[pws_filtered_descriptor(user)] = key
+        guard let key, let delegate, !configuration.trustedProxies.contains(key) else { return false }
         return delegate.serverClosesAtAccept(peer: key)
     }
 
     /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a
-    /// 429 when to come back.
-    private func upgradeRefusal(_ wsi: OpaquePointer, to upgrade: String?)
+    /// 429 when to come back. Every window of a reconnect storm comes through here, so headers
+    /// are compared as the bytes lws holds, copied to the stack, not made into strings.
+    /// - Parameter upgrade: the `Upgrade` header lws read.
+    private func upgradeRefusal(_ wsi: OpaquePointer, to upgrade: UnsafeRawBufferPointer?)
         -> (status: Int, detail: String, retryAfterSeconds: Int?)? {
-        let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
-        guard upgrade?.lowercased() == "websocket", path == configuration.webSocketPath else {
+        let toWebSocket = upgrade.map { Self.equalsIgnoringASCIICase($0, "websocket") } ?? false
+        guard toWebSocket, withHeader(wsi, WSI_TOKEN_GET_URI, { $0.map { Self.same($0, webSocketPathBytes) } ?? false }) else {
             return (404, "only \(configuration.webSocketPath) upgrades, and only to a WebSocket", nil)
         }
-        if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
+        if !originAllowedAsSpelled(wsi),
+           let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
             return (403, refusal, nil)
         }
         guard acceptingConnections else { return (503, "the server is draining", nil) }
@@ -95,29 +100,78 @@ extension WebSocketServer {
             let seconds = (retryAfter + 999) / 1_000
             return (429, "too many failed authentications from this address; retry in \(seconds) s", seconds)
         }
-        guard Self.offers(header(wsi, WSI_TOKEN_PROTOCOL) ?? "", configuration.subprotocol) else {
+        guard withHeader(wsi, WSI_TOKEN_PROTOCOL, { Self.offers($0 ?? UnsafeRawBufferPointer(start: nil, count: 0), subprotocolBytes) }) else {
             return (400, "the subprotocol \(configuration.subprotocol) was not offered", nil)
         }
         return nil
+    }
+
+    /// Whether `Host` and `Origin` (or its absence) are spelled exactly as the policy allows
+    /// them (`OriginPolicy.allowsAsSpelled`), as browsers and clients send them; anything else
+    /// takes `OriginPolicy.refusal`'s full check.
+    private func originAllowedAsSpelled(_ wsi: OpaquePointer) -> Bool {
+        withHeader(wsi, WSI_TOKEN_HOST) { host in
+            guard let host else { return false }
+            return withHeader(wsi, WSI_TOKEN_ORIGIN) { originPolicy.allowsAsSpelled(origin: $0, host: host) }
+        }
     }
 
     /// Whether a `Sec-WebSocket-Protocol` list names `subprotocol`: its comma-separated items,
     /// spaces and tabs taken out, compared by their bytes (commas, spaces and tabs are single
     /// bytes that never occur inside another character's UTF-8).
     static func offers(_ header: String, _ subprotocol: String) -> Bool {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        return header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
-            $0.lazy.filter { !isSpace($0) }.elementsEqual(subprotocol.utf8)
+        var header = header
+        return header.withUTF8 { offers(UnsafeRawBufferPointer($0), Array(subprotocol.utf8)) }
+    }
+
+    static func offers(_ header: UnsafeRawBufferPointer, _ subprotocol: [UInt8]) -> Bool {
+        var start = 0
+        while start < header.count {
+            var end = start
+            while end < header.count && header[end] != UInt8(ascii: ",") { end += 1 }
+            // The item's bytes other than spaces and tabs, matched against the name as they come.
+            var matched = 0
+            var differs = false
+            for byte in header[start..<end] where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") {
+                guard matched < subprotocol.count, subprotocol[matched] == byte else {
+                    differs = true
+                    break
+                }
+                matched += 1
+            }
+            if end > start && !differs && matched == subprotocol.count { return true }
+            start = end + 1
         }
+        return false
+    }
+
+    /// Whether `bytes` are `word` (lower-case ASCII) in any ASCII case, as HTTP compares tokens.
+    static func equalsIgnoringASCIICase(_ bytes: UnsafeRawBufferPointer, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        let expected = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            if lower != expected[index] { return false }
+        }
+        return true
+    }
+
+    /// Whether two byte strings are the same bytes.
+    static func same(_ bytes: UnsafeRawBufferPointer, _ other: [UInt8]) -> Bool {
+        guard bytes.count == other.count else { return false }
+        guard let base = bytes.baseAddress, !other.isEmpty else { return true }
+        return other.withUnsafeBytes { memcmp(base, $0.baseAddress!, bytes.count) == 0 }
     }
 
     /// The client a connection counts as (`PeerAddress.client`): read at the upgrade, while the
-    /// request's headers are there.
+    /// request's headers are there. The socket's peer is the one noted at accept
+    /// (`acceptedPeers`); `X-Forwarded-For` is read only when that peer is a trusted proxy.
     func client(of wsi: OpaquePointer) -> String {
-        PeerAddress.client(
-            socketPeer: peerAddress(wsi),
-            forwardedFor: configuration.trustedProxies.isEmpty ? nil : header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-            trustedProxies: configuration.trustedProxies)
+        let peer = acceptedPeers[lws_get_socket_fd(wsi)] ?? (PeerAddress.normalized(peerAddress(wsi)) ?? peerAddress(wsi))
+        guard configuration.trustedProxies.contains(peer) else { return peer }
+        return PeerAddress.client(socketPeer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                  trustedProxies: configuration.trustedProxies)
     }
 
     /// Answers with `status` and a one-line body, and logs why with what the request said.
@@ -175,6 +229,20 @@ extension WebSocketServer {
             return max(copied, 0)
         }
         return failed ? nil : value
+    }
+
+    /// Calls `body` with a request header's bytes as sent, copied to the stack: nil when absent,
+    /// empty when present but empty.
+    func withHeader<R>(_ wsi: OpaquePointer, _ token: lws_token_indexes, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else {
+            var probe: CChar = 0
+            return body(lws_hdr_copy_fragment(wsi, &probe, 1, token, 0) == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : nil)
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+            let copied = Int(lws_hdr_copy(wsi, buffer.baseAddress, Int32(buffer.count), token))
+            return body(copied < 0 ? nil : UnsafeRawBufferPointer(start: buffer.baseAddress, count: copied))
+        }
     }
 
     /// A request header's bytes as sent (lws joins a repeated header's values with a space).

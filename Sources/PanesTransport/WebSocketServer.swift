@@ -61,11 +61,18 @@ public final class WebSocketServer: @unchecked Sendable {
     var idleTimer: LoopTimer?
     /// The delegate's one wake-up timer (`wake(atMonotonicMilliseconds:)`).
     var wakeTimer: LoopTimer?
+    /// Who each accepted socket counts as, noted at accept for the upgrade's checks.
+    var acceptedPeers = AcceptedPeers()
+    /// The configuration's path and subprotocol as bytes, which every upgrade compares.
+    let webSocketPathBytes: [UInt8]
+    let subprotocolBytes: [UInt8]
     /// C strings and structs lws keeps pointers to for the context's whole life.
     var retained: [UnsafeMutableRawPointer] = []
 
     public init(configuration: TransportConfiguration) {
         self.configuration = configuration
+        webSocketPathBytes = Array(configuration.webSocketPath.utf8)
+        subprotocolBytes = Array(configuration.subprotocol.utf8)
         idle = IdleDetector(pingAfterMilliseconds: configuration.idlePingMilliseconds)
     }
 

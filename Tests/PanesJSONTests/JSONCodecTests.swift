@@ -72,6 +72,24 @@ import Testing
             == #"{"f":false,"n":null,"outer":{"a":{},"b":[]},"t":true}"#)
     }
 
+    /// Text is checked for escapes a word at a time: a byte to escape is found at every place in
+    /// texts of every length around a word's.
+    @Test func aByteToEscapeIsFoundWhereverItIs() {
+        for length in 1..<26 {
+            for position in 0..<length {
+                for (byte, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{1}", #"\u0001"#)] {
+                    var text = Array(repeating: "x", count: length)
+                    text[position] = byte
+                    var expected = Array(repeating: "x", count: length)
+                    expected[position] = escaped
+                    #expect(JSONCodec.encodeString(.string(text.joined())) == "\"" + expected.joined() + "\"")
+                }
+            }
+            let plain = String(repeating: "é", count: length)
+            #expect(JSONCodec.encodeString(.string(plain)) == "\"" + plain + "\"")
+        }
+    }
+
     /// The text grows past the writer's first buffer without losing anything.
     @Test func longTextIsWrittenWhole() throws {
         let long = String(repeating: "0123456789\"", count: 1_000)
@@ -127,12 +145,79 @@ import Testing
         // Brackets inside strings are text, not nesting.
         let quoted = "[\"" + String(repeating: "[{\\\"", count: 1_000) + "\"]"
         #expect((try? Self.decode(quoted, maxDepth: 4).get()) != nil)
+        // Only a text with more brackets than the limit (strings included) is scanned: an
+        // escaped quote or backslash neither ends a string early nor hides the brackets after it.
+        for length in 0..<20 {
+            let pad = String(repeating: "x", count: length)
+            let text = "[\"" + pad + "\\\"" + pad + "\\\\" + pad + String(repeating: "[{", count: 8) + "\"]"
+            #expect((try? Self.decode(text, maxDepth: 2).get()) != nil, "\(text)")
+            let deep = "[\"" + pad + "\\\"" + pad + "\\\\\"," + "[[[1]]]" + "]"
+            #expect((try? Self.decode(deep, maxDepth: 4).get()) != nil, "\(deep)")
+            guard case .failure(let error) = Self.decode(deep, maxDepth: 3) else {
+                Issue.record("accepted 4 levels after a string of \(length)")
+                continue
+            }
+            #expect(error.kind == .tooDeep)
+        }
+        // As many brackets as the limit allows, in strings or not, at any place in the text.
+        for text in ["[[[[]]]]", "[[[\"[\"]]]", "[\"[\",\"{\",\"[\"]", "  [[[ [ ] ] ] ]  ", "{\"a\":{\"b\":[[1]]}}"] {
+            #expect((try? Self.decode(text, maxDepth: 4).get()) != nil, "\(text)")
+        }
+        #expect(Self.decode("[[[[[]]]]]", maxDepth: 4).failureKind == .tooDeep)
+        #expect(Self.decode("[{\"a\":[{\"b\":[]}]}]", maxDepth: 4).failureKind == .tooDeep)
+        // Brackets are counted eight bytes at a time: one over the limit is seen wherever it falls.
+        for padding in 0..<17 {
+            let pad = String(repeating: " ", count: padding)
+            #expect(Self.decode(pad + "[[[[[1]]]]]", maxDepth: 4).failureKind == .tooDeep, "\(padding)")
+            #expect(Self.decode(pad + "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":1}}}}}", maxDepth: 4).failureKind == .tooDeep)
+            #expect(Self.decode(pad + "[\"\\u005b\",[[{\"a\":1}]]]", maxDepth: 4).failureKind == nil)
+        }
+        // Past the counters' first flush (255 words): one bracket over the limit is still seen.
+        for padding in [2_100, 4_093, 9_000] {
+            let pad = String(repeating: " ", count: padding)
+            let over = pad + String(repeating: "[", count: 301) + String(repeating: "]", count: 301)
+            let at = pad + String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
+            #expect(Self.decode(over, maxDepth: 300).failureKind == .tooDeep)
+            #expect(Self.decode(at, maxDepth: 300).failureKind == nil)
+        }
+        // More brackets than a byte lane can count before it is emptied: none are lost.
+        let manyInAString = "[\"" + String(repeating: "[", count: 2_100) + "\",[[[1]]]]"
+        #expect(Self.decode(manyInAString, maxDepth: 3).failureKind == .tooDeep)
+        #expect(Self.decode(manyInAString, maxDepth: 4).failureKind == nil)
+        // 256 words of brackets: 256 in every lane, which would read as 7 if a lane overflowed.
+        let lanesFull = String(repeating: "[", count: 2_048) + String(repeating: "]", count: 2_048)
+        #expect(Self.decode(lanesFull, maxDepth: 7).failureKind == .tooDeep)
         // A hostile depth never reaches the parser.
         guard case .failure(let hostile) = Self.decode(String(repeating: "[", count: 1_000_000), maxDepth: 64) else {
             Issue.record("accepted a million levels")
             return
         }
         #expect(hostile.kind == .tooDeep)
+    }
+
+    /// jansson's blocks come from a per-thread buffer while a thread decodes: documents larger
+    /// than it, many threads at once, and jansson's own encoder meanwhile all stay whole.
+    @Test func decodingOnManyThreadsAtOnceGivesEachItsOwnValues() async {
+        let large = "{" + (0..<400).map { "\"key\($0)\": [\"value \($0)\", \($0), {\"n\": \($0)}]" }.joined(separator: ",") + "}"
+        await withTaskGroup(of: Bool.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for round in 0..<50 {
+                        let small = "{\"task\": \(task), \"round\": \(round), \"text\": \"\(String(repeating: "x", count: round))\"}"
+                        guard case .success(let value) = JSONCodec.decode(small), value["task"] == .int(Int64(task)),
+                              value["round"] == .int(Int64(round)), value["text"]?.stringValue?.count == round
+                        else { return false }
+                        guard case .success(let big) = JSONCodec.decode(large), big.objectValue?.count == 400,
+                              big["key399"]?.arrayValue?[2]["n"] == 399
+                        else { return false }
+                        let pretty = JSONCodec.encodeString(["task": .int(Int64(task))], pretty: true)
+                        guard pretty.contains("\"task\": \(task)") else { return false }
+                    }
+                    return true
+                }
+            }
+            for await whole in group { #expect(whole) }
+        }
     }
 
     @Test func encodingLeavesRoomForTheTransportsHeadroom() {
@@ -143,5 +228,11 @@ import Testing
 
     @Test func nonFiniteRealsTravelAsNull() {
         #expect(JSONCodec.encodeString([.double(.nan), .double(.infinity)]) == "[null,null]")
+    }
+}
+
+extension Result where Failure == JSONCodec.DecodeError {
+    var failureKind: JSONCodec.DecodeError.Kind? {
+        if case .failure(let error) = self { error.kind } else { nil }
     }
 }

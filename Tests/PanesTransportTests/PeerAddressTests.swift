@@ -1,6 +1,10 @@
 import PanesTransport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Who a connection counts as for the limit on failed authentications.
 @Suite struct PeerAddressTests {
     @Test func addressesAreNormalisedAndIPv6CountsByItsSlash64() {
@@ -15,6 +19,32 @@ import Testing
         #expect(PeerAddress.normalized("100.200.0.1") == "100.200.0.1")
         #expect(PeerAddress.normalized("\t10.0.0.7 ") == "10.0.0.7")
         #expect(PeerAddress.normalized(" ") == nil)
+    }
+
+    /// What accept returned, as bytes: the same key as the address's text gives.
+    @Test func anAddressAsBytesHasTheKeyItsTextHas() {
+        func key(_ bytes: [UInt8]) -> String? { bytes.withUnsafeBytes { PeerAddress.key(address: $0) } }
+        #expect(key([10, 0, 0, 7]) == "10.0.0.7")
+        #expect(key([0, 0, 0, 0]) == "0.0.0.0")
+        #expect(key([255, 255, 255, 255]) == "255.255.255.255")
+        #expect(key([100, 20, 3, 199]) == "100.20.3.199")
+        #expect(key([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 7]) == "10.0.0.7")
+        #expect(key([0x20, 0x01, 0x0D, 0xB8, 0, 1, 0, 2, 0xAA, 0xAA, 0, 0, 0, 0, 0, 1]) == "2001:db8:1:2::/64")
+        #expect(key([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]) == PeerAddress.normalized("::1"))
+        #expect(key([]) == nil)
+        #expect(key([1, 2, 3]) == nil)
+        // Every octet, in every position, as inet_ntop writes it.
+        for octet in 0...255 {
+            for position in 0..<4 {
+                var bytes: [UInt8] = [192, 0, 2, 1]
+                bytes[position] = UInt8(octet)
+                var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                bytes.withUnsafeBytes { _ = inet_ntop(AF_INET, $0.baseAddress, &text, socklen_t(text.count)) }
+                let written = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                #expect(key(bytes) == written)
+                #expect(PeerAddress.normalized(written) == written)
+            }
+        }
     }
 
     @Test func onlyATrustedProxysForwardedForIsBelieved() {

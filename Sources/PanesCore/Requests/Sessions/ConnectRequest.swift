@@ -96,12 +96,8 @@ public struct ConnectRequest: Request, Equatable {
             if let token = try auth.token("token", settings: settings) {
                 credentials = .token(token)
             } else if let name = try auth.string("name", maxLength: 64) {
-                // Leading and trailing whitespace dropped: from the first character that is not
-                // whitespace to the last.
-                guard let first = name.firstIndex(where: { !$0.isWhitespace }),
-                      let last = name.lastIndex(where: { !$0.isWhitespace })
-                else { throw .invalid("auth.name", "must not be empty") }
-                credentials = .name(String(name[first...last]))
+                guard let trimmed = Self.trimmed(name) else { throw .invalid("auth.name", "must not be empty") }
+                credentials = .name(trimmed)
             } else {
                 throw .missing("auth.name")
             }
@@ -116,6 +112,22 @@ public struct ConnectRequest: Request, Equatable {
             visible = try state.bool("visible")
             focused = try state.bool("focused")
         }
+    }
+
+    /// A name without leading and trailing whitespace: from the first character that is not
+    /// whitespace to the last; nil when there is none.
+    static func trimmed(_ name: String) -> String? {
+        // A name that starts and ends with an ASCII byte that is not whitespace is already
+        // trimmed, and telling needs no walk by characters: that first byte begins the first
+        // character, and the last character begins with the last byte or with a prepended mark,
+        // neither of them whitespace (a character's whitespace is its first scalar's).
+        let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
+        if let head = name.utf8.first, let tail = name.utf8.last, head < 0x80, tail < 0x80, !isSpace(head), !isSpace(tail) {
+            return name
+        }
+        guard let first = name.firstIndex(where: { !$0.isWhitespace }), let last = name.lastIndex(where: { !$0.isWhitespace })
+        else { return nil }
+        return String(name[first...last])
     }
 
     public func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {

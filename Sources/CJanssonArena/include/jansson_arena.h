@@ -1,0 +1,17 @@
+// A thread's jansson allocations carved from a buffer of its own while it decodes. C, because
+// Swift can neither declare a thread-local nor lend a stack buffer of this size without asking
+// for the thread's stack bounds (which, for the main thread, reads /proc/self/maps).
+#ifndef PANES_JANSSON_ARENA_H
+#define PANES_JANSSON_ARENA_H
+
+/// Makes jansson allocate through the arena's functions; once, before the first decode. Blocks
+/// jansson allocated before, or allocates outside a decode, stay malloc's and free's.
+void pjs_arena_install(void);
+
+/// Until `pjs_arena_end`, this thread's jansson blocks come from its buffer, from its start,
+/// and freeing them does nothing; past the buffer's end they are malloc's again. Every value
+/// parsed in between must be released before `pjs_arena_end`.
+void pjs_arena_begin(void);
+void pjs_arena_end(void);
+
+#endif
