@@ -60,6 +60,31 @@ import Testing
         #expect(together == 5)
     }
 
+    /// A connection's gathered frames are taken when written, leaving it no buffer (an idle scene
+    /// keeps none): the next callback's frames are gathered afresh, and each round arrives whole
+    /// and in order, written together again.
+    @Test(arguments: loops)
+    func framesGatheredAfterEarlierOnesWereWrittenArriveWholeAndInOrder(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        let client = try harness.client()
+        client.send("hello")
+        #expect(harness.recorder.wait { $0.messages.count == 1 })
+        let id = harness.recorder.snapshot.messages[0].connection
+        for round in 0..<3 {
+            let payloads = [1, 126, 3_000, 2].map { length in (0..<length).map { UInt8(ascii: "a") + UInt8(($0 + round) % 26) } }
+            harness.onServiceThread { server in
+                for payload in payloads {
+                    server.send(OutboundFrame(headroomAndPayload: [UInt8](repeating: 0, count: OutboundFrame.headroom) + payload,
+                                              binary: false), to: id)
+                }
+            }
+            var received: [[UInt8]] = []
+            while received.count < payloads.count, let frame = client.nextFrame(timeout: 10) { received.append(frame.payload) }
+            #expect(received == payloads, "round \(round)")
+        }
+        #expect(harness.onServiceThread { $0.framesWrittenTogether } == 12)
+    }
+
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
         #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
     }
