@@ -83,7 +83,7 @@ let package = Package(
                           linkerSettings: [.linkedLibrary("websockets")]),
         // The document micro-benchmark: CPU and allocations per edit, by document size.
         .executableTarget(name: "panes-docbench",
-                          dependencies: ["PanesCore", "PanesStorage", "CAllocationCounter",
+                          dependencies: ["PanesCore", "PanesSecurity", "PanesStorage", "CAllocationCounter",
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: swiftSettings),
         // Counts the process's heap allocations by interposing malloc; linked by panes-docbench only.

@@ -124,7 +124,7 @@ extension PostgresStore {
             restoration = nil
         }
         return SceneSession(
-            id: SessionID(rows.text(row, 0) ?? ""), secretHash: rows.text(row, 3) ?? "",
+            id: SessionID(rows.text(row, 0) ?? ""), secretHash: SecretHash(stored: rows.text(row, 3) ?? ""),
             owner: OwnerKey(workspace: rows.text(row, 1) ?? "", user: rows.text(row, 2) ?? ""),
             role: SceneConfiguration.SessionRole(rawValue: rows.text(row, 4) ?? "") ?? .window,
             configuration: rows.text(row, 5) ?? "", title: rows.text(row, 6) ?? "", subtitle: rows.text(row, 15) ?? "",

@@ -3,6 +3,7 @@
 // session's secret), the store thread calls them in a migration, and the JWT verifier on the
 // service thread.
 internal import COpenSSL
+public import PanesCore
 
 /// SHA-256, HMAC-SHA-256 and constant-time comparison from OpenSSL's libcrypto: no hand-written
 /// cryptography in Panes.
@@ -20,24 +21,23 @@ public enum Digest {
         return digest
     }
 
-    /// The SHA-256 digest of the string's UTF-8, as 64 lowercase hex digits. Hashed from the
-    /// string's own bytes into a buffer on the stack and written straight into the result: a
-    /// resuming window's secret is hashed here, and the arrays between cost as much as the hash.
-    public static func sha256Hex(_ string: String) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
+    /// The SHA-256 digest of the string's UTF-8, hashed from the string's own bytes straight
+    /// into the value: a resuming window's secret is hashed here, and copies between cost as much
+    /// as the hash.
+    public static func secretHash(_ string: String) -> SecretHash {
+        SecretHash { digest in
+            let output = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
             let ok = string.utf8.withContiguousStorageIfAvailable { input in
-                pso_sha256(input.baseAddress, input.count, digest.baseAddress)
-            } ?? Array(string.utf8).withUnsafeBufferPointer { pso_sha256($0.baseAddress, $0.count, digest.baseAddress) }
+                pso_sha256(input.baseAddress, input.count, output)
+            } ?? Array(string.utf8).withUnsafeBufferPointer { pso_sha256($0.baseAddress, $0.count, output) }
             precondition(ok == 1, "libcrypto could not compute SHA-256")
-            let digits: StaticString = "0123456789abcdef"
-            return String(unsafeUninitializedCapacity: 64) { text in
-                for (index, byte) in digest.enumerated() {
-                    text[2 * index] = digits.utf8Start[Int(byte >> 4)]
-                    text[2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
-                }
-                return 64
-            }
         }
+    }
+
+    /// The SHA-256 digest of the string's UTF-8, as 64 lowercase hex digits (the stored form of
+    /// API keys and document links' tokens).
+    public static func sha256Hex(_ string: String) -> String {
+        secretHash(string).hex
     }
 
     /// HMAC-SHA-256 of `message` under `key` (32 bytes).
@@ -53,16 +53,6 @@ public enum Digest {
         }
         precondition(ok == 1, "libcrypto could not compute HMAC-SHA-256")
         return mac
-    }
-
-    /// `constantTimeEqual` of two strings' UTF-8, read in place.
-    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let compared = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in
-                x.count == y.count && (x.isEmpty || CRYPTO_memcmp(x.baseAddress, y.baseAddress, x.count) == 0)
-            }
-        }
-        return (compared ?? nil) ?? constantTimeEqual(Array(a.utf8), Array(b.utf8))
     }
 
     /// Whether `a` and `b` are equal, in time that depends only on their length (which is not

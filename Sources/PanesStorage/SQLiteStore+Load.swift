@@ -94,7 +94,7 @@ extension SQLiteStore {
             }
         }
         return SceneSession(
-            id: SessionID(id), secretHash: row.text(at: 3) ?? "",
+            id: SessionID(id), secretHash: SecretHash(stored: row.text(at: 3) ?? ""),
             owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
             role: role, configuration: row.text(at: 5) ?? "", title: row.text(at: 6) ?? "",
             subtitle: row.text(at: 15) ?? "",

@@ -130,7 +130,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .putSession(let session):
             let values: [SQLiteValue] = [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
-                .text(session.secretHash), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.secretHash.hex), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),

@@ -29,11 +29,14 @@ extension WebSocketServer {
     /// of ours returns.
     func flushGathered() {
         guard !gathering.isEmpty else { return }
+        // Taken, not emptied in place: the copy shares the buffer, so emptying it and keeping
+        // its capacity would allocate another as large. A connection whose writes are done
+        // holds no buffer (an idle scene kept one frame's, 48 bytes, of its `connect` reply).
         let pending = gathering
-        gathering.removeAll(keepingCapacity: true)
+        gathering = []
         for connection in pending {
             let frames = connection.gathered
-            connection.gathered.removeAll(keepingCapacity: true)
+            connection.gathered = []
             // Gone, or closing at once (`closeSoon` drops what is waiting): nothing to write. A
             // close after what was sent (`close`) is written after these, from WRITEABLE.
             guard !frames.isEmpty, connection.closeNow == nil, connections[connection.id] === connection else { continue }

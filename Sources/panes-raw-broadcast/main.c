@@ -5,12 +5,20 @@
  * no JSON, no state: what Panes would cost if those were free.
  *
  *   panes-raw-broadcast [--host 127.0.0.1] [--port 0] [--event-loop poll|libev]
+ *                       [--rx-buffer BYTES]
  * prints "listening on http://HOST:PORT" once it accepts connections.
  *
  * --event-loop picks lws's loop, so Panes can be compared with it on the
  * same one: `poll` (lws's default: poll() over every socket, every turn) or
  * `libev` (LWS_SERVER_OPTION_LIBEV: Debian's libwebsockets-evlib-ev plugin,
  * epoll underneath; lws runs its own ev loop inside lws_service()).
+ *
+ * --rx-buffer sets lws's receive buffer per connection (the protocol's
+ * rx_buffer_size; lws allocates it when the WebSocket opens and keeps it for
+ * the connection's life). Without it lws's default (4096) is used. Panes sets
+ * its own smaller (WebSocketServer.receiveBufferBytes): the idle row runs this
+ * server both ways, so memory per connection is compared with lws as it comes
+ * and with the same buffer as Panes.
  *
  * Threading: one lws service thread; everything below is touched only from
  * its callbacks (LWS_MAX_SMP is 1, as in lws's minimal-ws-server-ring).
@@ -167,7 +175,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	return 0;
 }
 
-static const struct lws_protocols protocols[] = {
+static struct lws_protocols protocols[] = {
 	{ "broadcast", callback, sizeof(struct peer), 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
@@ -189,6 +197,8 @@ main(int argc, char **argv)
 	struct lws_context_creation_info info;
 	const char *host = "127.0.0.1";
 	int port = 0;
+	long rx_buffer = 0; /* 0: lws's default */
+	char *end;
 
 	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 < argc && !strcmp(argv[i], "--host"))
@@ -198,12 +208,20 @@ main(int argc, char **argv)
 		else if (i + 1 < argc && !strcmp(argv[i], "--event-loop") &&
 			 (!strcmp(argv[i + 1], "poll") || !strcmp(argv[i + 1], "libev")))
 			use_libev = !strcmp(argv[i + 1], "libev");
+		else if (i + 1 < argc && !strcmp(argv[i], "--rx-buffer") &&
+			 (rx_buffer = strtol(argv[i + 1], &end, 10)) >= 128 && !*end &&
+			 rx_buffer <= 1 << 24)
+			;
 		else {
 			fprintf(stderr, "usage: panes-raw-broadcast [--host ADDR] [--port N] "
-					"[--event-loop poll|libev]\n");
+					"[--event-loop poll|libev] [--rx-buffer 128..16777216]\n");
 			return 2;
 		}
 	}
+	protocols[0].rx_buffer_size = (size_t)rx_buffer;
+	/* As Panes does with its buffer: lws would otherwise also cut every send to rx_buffer_size. */
+	if (rx_buffer)
+		protocols[0].tx_packet_size = 128 * 1024;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	lws_set_log_level(LLL_ERR, NULL);

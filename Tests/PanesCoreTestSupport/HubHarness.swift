@@ -263,15 +263,21 @@ import Testing
 extension SecretHasher {
     /// A stand-in for SHA-256 in core tests: visibly not the secret, and cheap. The real one is
     /// tested in PanesSecurityTests.
-    /// Its `mac` is no MAC at all, only a function of both inputs (FNV-1a over key then message,
-    /// spread over 32 bytes), enough to tell derivations apart.
-    package static let reversed = SecretHasher(hash: { "hash:" + String($0.reversed()) }, equal: { $0 == $1 }, mac: { key, message in
+    /// Its digest and `mac` are no hashes at all, only functions of their inputs (FNV-1a spread
+    /// over 32 bytes; the digest's of the reversed secret), enough to tell secrets apart.
+    package static let reversed = SecretHasher(
+        digest: { SecretHash(bytes: spread(Array(String($0.reversed()).utf8)))! },
+        hash: { "hash:" + String($0.reversed()) },
+        mac: { key, message in spread(key + message) })
+
+    /// FNV-1a over `bytes` and a round number, once for each of 32 bytes.
+    private static func spread(_ bytes: [UInt8]) -> [UInt8] {
         var state: UInt64 = 0xcbf2_9ce4_8422_2325
         return (0..<32).map { round in
-            for byte in key + message + [UInt8(round)] { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            for byte in bytes + [UInt8(round)] { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
             return UInt8(truncatingIfNeeded: state >> 24)
         }
-    })
+    }
 }
 
 extension Array where Element == Effect {

@@ -139,7 +139,7 @@ import Testing
         stale.restoration = Restoration(activity: Activity(activityType: "panes.document", title: Self.title,
                                                            userInfo: ["note": "mine"], targetContentIdentifier: "doc_gone"),
                                         metadata: metadata)
-        let other = SceneSession(id: SessionID("other"), secretHash: "x", owner: owner, role: .window,
+        let other = SceneSession(id: SessionID("other"), secretHash: .unmatchable, owner: owner, role: .window,
                                  configuration: "workspace", title: "Kept", restoration: Restoration(
                                      activity: Activity(activityType: "panes.document", targetContentIdentifier: kept),
                                      metadata: metadata), createdAt: 1, lastActiveAt: harness.clock.now)

@@ -16,10 +16,10 @@ import Testing
         let (_, result) = harness.connect()
         let secret = try #require(result["session"]?["secret"]?.stringValue)
         let session = try stored(harness, result)
-        #expect(session.secretHash == SecretHasher.reversed.hash(secret))
-        #expect(!session.secretHash.contains(secret))
+        #expect(session.secretHash == SecretHasher.reversed.digest(secret))
+        #expect(!session.secretHash.hex.contains(secret))
         for case .putSession(let put) in harness.effects.persisted {
-            #expect(put.secretHash != secret && !put.secretHash.contains(secret))
+            #expect(put.secretHash != SecretHash(stored: secret) && !put.secretHash.hex.contains(secret))
         }
     }
 
@@ -28,7 +28,7 @@ import Testing
         let (first, result) = harness.connect()
         harness.run(.closed(first, abnormal: false))
         let secret = result["session"]!["secret"]!
-        let hash = try stored(harness, result).secretHash
+        let hash = try stored(harness, result).secretHash.hex
 
         let (_, resumed) = harness.connect(["session": HubHarness.credentials(result)])
         #expect(resumed["session"]?["secret"] == secret)
@@ -65,7 +65,7 @@ import Testing
         let newSecret = try #require(viaTicket["session"]?["secret"]?.stringValue)
         #expect(viaTicket["session"]?["persistentIdentifier"] == original["session"]?["persistentIdentifier"])
         #expect(.string(newSecret) != original["session"]?["secret"])
-        #expect(try stored(harness, original).secretHash == SecretHasher.reversed.hash(newSecret))
+        #expect(try stored(harness, original).secretHash == SecretHasher.reversed.digest(newSecret))
         harness.run(.closed(reopened, abnormal: false))
 
         let old = harness.request(harness.open(), "connect", [
@@ -86,6 +86,6 @@ import Testing
         #expect(forked?["forkedFrom"] == original["session"]?["persistentIdentifier"])
         let secret = try #require(forked?["session"]?["secret"]?.stringValue)
         #expect(.string(secret) != original["session"]?["secret"])
-        #expect(try stored(harness, forked!).secretHash == SecretHasher.reversed.hash(secret))
+        #expect(try stored(harness, forked!).secretHash == SecretHasher.reversed.digest(secret))
     }
 }

@@ -10,7 +10,7 @@ import Testing
     static let elsewhere = OwnerKey(workspace: "v", user: "alice")
 
     static func session(_ id: String, _ owner: OwnerKey = alice, lastActiveAt: Millis = 0) -> SceneSession {
-        SceneSession(id: SessionID(id), secretHash: "", owner: owner, role: .window, configuration: "Default",
+        SceneSession(id: SessionID(id), secretHash: .unmatchable, owner: owner, role: .window, configuration: "Default",
                      createdAt: 0, lastActiveAt: lastActiveAt)
     }
 

@@ -12,7 +12,7 @@ import Testing
         let metadata = RestorationMetadata(savedAt: 1_700_000_000_000, serverVersion: "1.2", protocolVersion: 1,
                                            clientVersion: "web/3", documentGone: false)
         let session = SceneSession(
-            id: SessionID("ses_abc"), secretHash: "hash", owner: OwnerKey(workspace: "w é", user: "u1"), role: .window,
+            id: SessionID("ses_abc"), secretHash: .unmatchable, owner: OwnerKey(workspace: "w é", user: "u1"), role: .window,
             configuration: "default", title: "A \\ title", subtitle: "", snapshot: snapshot ? ["text": "hello"] : nil,
             userInfo: ["sidebar": true, "colour": "#fff", "": .null], restoration: Restoration(activity: activity, metadata: metadata),
             createdAt: 1_700_000_000_001, lastActiveAt: 1_700_000_000_002)

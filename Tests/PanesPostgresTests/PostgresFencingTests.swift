@@ -42,7 +42,7 @@ import Testing
     }
 
     static func session(_ id: String) -> StoreCommand {
-        .putSession(SceneSession(id: SessionID(id), secretHash: "x", owner: OwnerKey(workspace: "w", user: "u"),
+        .putSession(SceneSession(id: SessionID(id), secretHash: .unmatchable, owner: OwnerKey(workspace: "w", user: "u"),
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
     }
 

@@ -81,7 +81,7 @@ import Testing
         _ = try store.register(node: a, leaseMs: -1_000)
         _ = try store.register(node: b, leaseMs: -1_000)
         let claim = SessionClaim(node: a, epoch: 1)
-        try store.apply([.putSession(SceneSession(id: SessionID("s1"), secretHash: "x",
+        try store.apply([.putSession(SceneSession(id: SessionID("s1"), secretHash: .unmatchable,
                                                   owner: OwnerKey(workspace: "w", user: "u"), role: .window,
                                                   configuration: "workspace", createdAt: 0, lastActiveAt: 0)),
                          .coordination(.claimSession(SessionID("s1"), claim))])

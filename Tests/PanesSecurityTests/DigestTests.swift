@@ -23,25 +23,32 @@ import Testing
         #expect(Digest.constantTimeEqual([], []))
     }
 
-    @Test func constantTimeEqualOfStringsComparesTheirBytes() {
-        #expect(Digest.constantTimeEqual("abc", "abc"))
-        #expect(!Digest.constantTimeEqual("abc", "abd"))
-        #expect(!Digest.constantTimeEqual("abc", "ab"))
-        #expect(Digest.constantTimeEqual("", ""))
-        // Canonically equivalent is not equal: a precomposed é and e + combining acute differ.
-        #expect(!Digest.constantTimeEqual("\u{E9}", "e\u{301}"))
-        let long = String(repeating: "0123456789abcdef", count: 4)
-        #expect(Digest.constantTimeEqual(long, String(long)))
+    @Test func theServersSecretHasherKeepsSHA256AndMatchesOnlyTheSecret() {
+        let hasher = SecretHasher.sha256
+        let secret = "0123456789abcdef0123456789abcdef"
+        let stored = hasher.digest(secret)
+        #expect(stored.hex == Digest.sha256Hex(secret) && hasher.hash(secret) == stored.hex)
+        #expect(Digest.secretHash("abc").hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(!stored.hex.contains(secret))
+        #expect(hasher.matches(secret, stored: stored))
+        #expect(!hasher.matches("0123456789abcdef0123456789abcdee", stored: stored))
+        // The same text in other case, shorter or longer, is another secret.
+        #expect(!hasher.matches(secret.uppercased(), stored: stored))
+        #expect(!hasher.matches(String(secret.dropLast()), stored: stored) && !hasher.matches(secret + "0", stored: stored))
+        // Knowing the stored hash is no help: it is not itself accepted as the secret.
+        #expect(!hasher.matches(stored.hex, stored: stored))
+        // A string whose UTF-8 is not contiguous (bridged, or a substring's copy) hashes the same.
+        #expect(hasher.digest(String(Substring(secret))) == stored)
     }
 
-    @Test func theServersSecretHasherStoresSHA256HexAndMatchesOnlyTheSecret() {
-        let hasher = SecretHasher.sha256
-        let stored = hasher.hash("0123456789abcdef0123456789abcdef")
-        #expect(stored == Digest.sha256Hex("0123456789abcdef0123456789abcdef"))
-        #expect(stored.count == 64 && !stored.contains("0123456789abcdef0123456789abcdef"))
-        #expect(hasher.matches("0123456789abcdef0123456789abcdef", stored: stored))
-        #expect(!hasher.matches("0123456789abcdef0123456789abcdee", stored: stored))
-        // Knowing the stored hash is no help: it is not itself accepted as the secret.
-        #expect(!hasher.matches(stored, stored: stored))
+    @Test func hashingOnManyThreadsAtOnceGivesEachTheRightDigest() async {
+        // The digest context is per thread (COpenSSL's pso_sha256): threads never share one.
+        let expected = (0..<64).map { Digest.sha256Hex("secret-\($0)") }
+        await withTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<64 {
+                group.addTask { (index, Digest.secretHash("secret-\(index)").hex) }
+            }
+            for await (index, hex) in group { #expect(hex == expected[index]) }
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PanesCore
 import PanesJSON
+import PanesSecurity
 import PanesServer
 import PanesServerTestSupport
 import PanesTestSupport
@@ -58,7 +59,7 @@ import Testing
             runtime = ServerRuntime(
                 configuration: configuration, transport: TransportConfiguration(host: "127.0.0.1", port: 0),
                 store: store, authenticator: authenticator,
-                secretHasher: SecretHasher(hash: { "h:" + $0 }, equal: { $0 == $1 }), serverVersion: "test",
+                secretHasher: .sha256, serverVersion: "test",
                 logger: Logger(label: "test"))
             try runtime.start()
             let runtime = runtime, done = done

@@ -55,7 +55,7 @@ import Testing
     }
 
     static func session(_ number: Int) -> StoreCommand {
-        .putSession(SceneSession(id: SessionID("s\(number)"), secretHash: "x", owner: OwnerKey(workspace: "w", user: "u"),
+        .putSession(SceneSession(id: SessionID("s\(number)"), secretHash: .unmatchable, owner: OwnerKey(workspace: "w", user: "u"),
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
     }
 

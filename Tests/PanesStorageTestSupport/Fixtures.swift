@@ -8,7 +8,7 @@ package enum Fixtures {
     /// marks, quotes, backslashes, newlines and an embedded NUL.
     package static func fullSession(id: String = "a1") -> SceneSession {
         SceneSession(
-            id: SessionID(id), secretHash: "hash-of-s3cr3t-\(id)", owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
+            id: SessionID(id), secretHash: hash(of: id), owner: OwnerKey(workspace: "Wörkspace ☂︎", user: "zoë"),
             role: .presenter, configuration: "presenter", title: "Q3 plan — 草稿 🪟", subtitle: "Compare \"Q2\" — ✍️\nlater",
             snapshot: ["text": "Première ligne\nsecond line \"quoted\" \\ back\u{0}slash"],
             userInfo: [
@@ -25,9 +25,16 @@ package enum Fixtures {
             createdAt: 1_699_999_999_000, lastActiveAt: 1_700_000_000_500, failedRestores: 2)
     }
 
+    /// A session's secret hash with no two bytes alike and none symmetric, so a store that
+    /// reorders or truncates them is caught; distinct for each `id`.
+    package static func hash(of id: String) -> SecretHash {
+        let seed = id.utf8.reduce(UInt8(0)) { $0 &* 31 &+ $1 }
+        return SecretHash(bytes: (0..<32).map { UInt8($0) &* 7 &+ seed })!
+    }
+
     /// Every optional left out and every collection empty.
     package static func bareSession(id: String = "b2") -> SceneSession {
-        SceneSession(id: SessionID(id), secretHash: "x", owner: owner, role: .window, configuration: "workspace",
+        SceneSession(id: SessionID(id), secretHash: .unmatchable, owner: owner, role: .window, configuration: "workspace",
                      createdAt: 0, lastActiveAt: 0)
     }
 

@@ -87,6 +87,41 @@ package final class StoreHarness {
         return state
     }
 
+    /// A session's `secret_hash` column as the database holds it, read with SQL of its own; nil
+    /// for a memory store (it keeps no text form) or a session it does not hold.
+    package func storedSecretHash(of id: String) throws -> String? {
+        switch kind {
+        case .memory:
+            return nil
+        case .sqlite:
+            let connection = try SQLiteConnection(path: directory!.file("panes.sqlite"), mode: .readOnly)
+            defer { connection.close() }
+            return try connection.text("SELECT secret_hash FROM sessions WHERE id = ?1", [.text(id)])
+        case .postgres:
+            let connection = try PostgresConnection(url: database!.url)
+            defer { connection.close() }
+            let rows = try connection.query("SELECT secret_hash FROM sessions WHERE id = $1", [.text(id)])
+            return rows.count > 0 ? rows.text(0, 0) : nil
+        }
+    }
+
+    /// Overwrites a session's `secret_hash` column with `text`, as another build (or damage)
+    /// would have left it, with SQL of its own; the memory store has no such column.
+    package func writeStoredSecretHash(_ text: String, of id: String) throws {
+        switch kind {
+        case .memory:
+            return
+        case .sqlite:
+            let connection = try SQLiteConnection(path: directory!.file("panes.sqlite"), mode: .readWrite(synchronous: .full))
+            defer { connection.close() }
+            try connection.run("UPDATE sessions SET secret_hash = ?2 WHERE id = ?1", [.text(id), .text(text)])
+        case .postgres:
+            let connection = try PostgresConnection(url: database!.url)
+            defer { connection.close() }
+            _ = try connection.query("UPDATE sessions SET secret_hash = $2 WHERE id = $1", [.text(id), .text(text)])
+        }
+    }
+
     /// Makes the next batch fail after `commands` of its commands have been applied, where the
     /// store allows that; the memory store can only fail before the first.
     package func failNextBatch(afterCommands commands: Int) {

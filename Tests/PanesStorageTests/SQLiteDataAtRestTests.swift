@@ -80,10 +80,10 @@ import Testing
     @Test func deletedSessionsAndDocumentsLeaveNoBytesBehind() throws {
         var session = Fixtures.bareSession(id: "doomed")
         session.userInfo = ["note": "userinfo-marker-5f1c9a"]
-        session.secretHash = Digest.sha256Hex("secret-marker-0d7e")
+        session.secretHash = Digest.secretHash("secret-marker-0d7e")
         let document = Fixtures.document(id: "doc_doomed")
         let text = "document-text-marker-8b2e " + String(repeating: "long enough to need an overflow page. ", count: 200)
-        let markers = ["userinfo-marker-5f1c9a", session.secretHash, "document-text-marker-8b2e"]
+        let markers = ["userinfo-marker-5f1c9a", session.secretHash.hex, "document-text-marker-8b2e"]
 
         let store = try SQLiteStore(path: path)
         try store.apply([.putSession(session), .putSession(Fixtures.fullSession(id: "kept")),
@@ -120,7 +120,7 @@ import Testing
 
         let store = try SQLiteStore(path: path)
         let sessions = try store.loadState().sessions
-        #expect(sessions.map(\.secretHash) == [Digest.sha256Hex("plain-secret-one-4c1d"), Digest.sha256Hex("plain-secret-two-93be")])
+        #expect(sessions.map(\.secretHash) == [Digest.secretHash("plain-secret-one-4c1d"), Digest.secretHash("plain-secret-two-93be")])
         #expect(try !filesContain("plain-secret-one-4c1d") && !filesContain("plain-secret-two-93be"))
         store.close()
         #expect(try !filesContain("plain-secret-one-4c1d") && !filesContain("plain-secret-two-93be"))

@@ -31,7 +31,7 @@ import Testing
         let store = try SQLiteStore(path: path)
         #expect(try Migrations.version(of: store.connection) == Migrations.latest)
         var session = Fixtures.bareSession(id: "b2")
-        session.secretHash = Digest.sha256Hex("x") // migration 4 hashed the plain secret
+        session.secretHash = Digest.secretHash("x") // migration 4 hashed the plain secret
         #expect(try store.loadState().sessions == [session])
         try store.apply([.createDocument(Fixtures.document(), text: "hello")])
         #expect(try store.loadState().documents == [Fixtures.document()])

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesSecurity
 import PanesStorageTestSupport
 import Testing
 
@@ -24,6 +25,35 @@ import Testing
         #expect(loaded.dropFirst().first?.snapshot == nil)
     }
 
+    /// A session's secret hash is held as 32 bytes but stored as every build has stored it, 64
+    /// lowercase hex digits: a hash an earlier build wrote resumes with its secret, and a put
+    /// writes the same text back, so an earlier build can read it too.
+    @Test(arguments: StoreKind.tested.filter { $0 != .memory })
+    func aSecretHashStoredAsHexByEarlierBuildsStillMatchesItsSecret(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let hasher = SecretHasher.sha256
+        // SHA-256 of "abc" (FIPS 180-2, appendix B.1), written as the builds before wrote it.
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        try store.apply([.putSession(Fixtures.bareSession(id: "old")), .putSession(Fixtures.bareSession(id: "damaged"))])
+        try store.writeStoredSecretHash(abc, of: "old")
+        try store.writeStoredSecretHash(abc.uppercased(), of: "damaged")
+
+        let loaded = try store.reloaded().sessions
+        let old = try #require(loaded.first { $0.id == SessionID("old") })
+        #expect(old.secretHash == SecretHash(stored: abc) && old.secretHash.hex == abc)
+        #expect(hasher.matches("abc", stored: old.secretHash))
+        #expect(!hasher.matches("ABC", stored: old.secretHash) && !hasher.matches("abc ", stored: old.secretHash))
+        #expect(!hasher.matches(abc, stored: old.secretHash))
+        // Upper-case hex was never what a build wrote, and never matched: it still matches nothing.
+        let damaged = try #require(loaded.first { $0.id == SessionID("damaged") })
+        #expect(damaged.secretHash == .unmatchable && !hasher.matches("abc", stored: damaged.secretHash))
+
+        var touched = old
+        touched.lastActiveAt += 1
+        try store.apply([.putSession(touched)])
+        #expect(try store.storedSecretHash(of: "old") == abc)
+    }
+
     @Test(arguments: StoreKind.tested)
     func loadedSessionsAreSortedByIdentifier(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
@@ -42,7 +72,7 @@ import Testing
         let store = try StoreHarness(kind)
         let nfc = "jos\u{E9}", nfd = "jose\u{301}"
         let sessionOf = { (id: String, user: String) in
-            SceneSession(id: SessionID(id), secretHash: "h", owner: OwnerKey(workspace: "acme", user: user), role: .window,
+            SceneSession(id: SessionID(id), secretHash: .unmatchable, owner: OwnerKey(workspace: "acme", user: user), role: .window,
                          configuration: "workspace", createdAt: 0, lastActiveAt: 0)
         }
         let composed = PreferenceDomain(workspace: "acme", user: nfc)

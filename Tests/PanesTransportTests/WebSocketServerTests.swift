@@ -9,11 +9,7 @@ import Testing
 
     @Test(arguments: loops)
     func pausingReadingHoldsTheSenderBackAndResumingDeliversEverythingInOrder(_ loop: EventLoop) throws {
-        let harness = try TransportHarness(configuration: TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
-        let client = try harness.client()
-        client.send("first")
-        #expect(harness.recorder.wait { $0.messages.count == 1 })
-        let id = harness.recorder.snapshot.messages[0].connection
+        let (harness, client, id) = try connected(TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop), saying: "first")
         harness.onServiceThread { $0.pauseReading(id) }
 
         // Write until the kernel's buffers are full: only possible because nobody reads.
@@ -60,18 +56,45 @@ import Testing
         #expect(together == 5)
     }
 
+    /// A connection's gathered frames are taken when written, leaving it no buffer (an idle scene
+    /// keeps none): the next callback's frames are gathered afresh, and each round arrives whole
+    /// and in order, written together again.
+    @Test(arguments: loops)
+    func framesGatheredAfterEarlierOnesWereWrittenArriveWholeAndInOrder(_ loop: EventLoop) throws {
+        let (harness, client, id) = try connected(TransportConfiguration(maxMessageBytes: 1 << 20, eventLoop: loop))
+        for round in 0..<3 {
+            let payloads = [1, 126, 3_000, 2].map { length in (0..<length).map { UInt8(ascii: "a") + UInt8(($0 + round) % 26) } }
+            harness.onServiceThread { server in
+                for payload in payloads {
+                    server.send(OutboundFrame(headroomAndPayload: [UInt8](repeating: 0, count: OutboundFrame.headroom) + payload,
+                                              binary: false), to: id)
+                }
+            }
+            var received: [[UInt8]] = []
+            while received.count < payloads.count, let frame = client.nextFrame(timeout: 10) { received.append(frame.payload) }
+            #expect(received == payloads, "round \(round)")
+        }
+        #expect(harness.onServiceThread { $0.framesWrittenTogether } == 12)
+    }
+
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
         #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
+    }
+
+    /// A transport with one client whose first message (`saying`) has arrived, and its connection.
+    private func connected(_ configuration: TransportConfiguration, saying first: String = "hello") throws
+        -> (TransportHarness, WebSocketClient, UInt64) {
+        let harness = try TransportHarness(configuration: configuration)
+        let client = try harness.client()
+        client.send(first)
+        #expect(harness.recorder.wait { $0.messages.count == 1 })
+        return (harness, client, harness.recorder.snapshot.messages[0].connection)
     }
 
     /// Sends frames of every header size in one callback and checks what arrives; returns how
     /// many were written together with others.
     private func sendBurst(_ configuration: TransportConfiguration) throws -> Int {
-        let harness = try TransportHarness(configuration: configuration)
-        let client = try harness.client()
-        client.send("hello")
-        #expect(harness.recorder.wait { $0.messages.count == 1 })
-        let id = harness.recorder.snapshot.messages[0].connection
+        let (harness, client, id) = try connected(configuration)
         let lengths = [0, 1, 125, 126, 127, 65_535, 65_536, 200_000, 3]
         let payloads = lengths.enumerated().map { index, length in
             (0..<length).map { UInt8(ascii: "a") + UInt8(($0 + index) % 26) }

@@ -146,7 +146,8 @@ WORKLOADS = {
 
 PEERS = ["panes", "raw", "nchan", "yjs"]
 # "panes-loops": Panes on each loop it offers (`--event-loop poll|libev`), or as it is if it offers none.
-LOOPS = ["panes-loops", "raw", "raw-libev"]
+# Raw lws as it comes, and (-rx2k) with the receive buffer Panes uses (systems.PANES_RX_BUFFER).
+LOOPS = ["panes-loops", "raw", "raw-libev", "raw-rx2k", "raw-libev-rx2k"]
 SYSTEMS = {
     "connect": PEERS, "fanout": PEERS, "throughput": PEERS,
     "docs": ["panes", "panes-mem", "yjs"], "docsize": ["panes", "panes-mem"],
@@ -161,7 +162,7 @@ SYSTEMS = {
     "authflood": ["panes"],
 }
 # The smoke run checks every row works, on as few systems as that takes.
-SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev"],
+SMOKE_SYSTEMS = {"docsize": ["panes"], "idle": ["panes-loops", "raw-libev", "raw-libev-rx2k"],
                  "connect-under-load": ["panes-loops", "raw"], "acklat": ["panes"],
                  "cluster-fanout": ["cluster-2"], "cluster-docs": ["cluster-2"], "cluster-failover": ["cluster-3"],
                  "storm": ["panes", "panes-kill9", "raw-libev"]}
@@ -270,7 +271,7 @@ def parse(argv):
     mode.add_argument("--quick", action="store_true", help="fewer changes, shorter windows: about ten minutes for all")
     mode.add_argument("--smoke", action="store_true", help="tiny N, windows of a second: checks the tool works (scripts/test)")
     p.add_argument("--systems", help="comma-separated: panes, panes-mem, panes-pg, panes-libev, panes-poll, panes-kill9, "
-                                     "raw, raw-libev, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-2-failover "
+                                     "raw, raw-libev, raw-rx2k, raw-libev-rx2k, nchan, yjs, cluster-1, cluster-2, cluster-3, cluster-2-failover "
                                      "(each row runs on those of them that support it)")
     p.add_argument("--n", help="comma-separated N for every workload (overrides the mode's)")
     p.add_argument("--writes", type=int, help="measured changes per fan-out run (overrides the mode's)")

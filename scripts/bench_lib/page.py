@@ -16,7 +16,7 @@ from . import ROOT, report, svg
 
 PUBLISHED = os.path.join(ROOT, "docs", "bench")
 ORDER = ["panes", "panes-poll", "panes-libev", "panes-pg", "panes-mem", "raw", "raw-libev", "nchan", "yjs",
-         "panes-mem-libev", "panes-mem-poll", "cluster-1", "cluster-2", "cluster-3"]
+         "panes-mem-libev", "panes-mem-poll", "cluster-1", "cluster-2", "cluster-3", "raw-rx2k", "raw-libev-rx2k"]
 
 
 def _colour(system: str) -> str:

@@ -146,12 +146,13 @@ def docs_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _same_loop_raw(row: dict, rows: list[dict]) -> Optional[dict]:
-    """For a Panes row, the raw lws row with the same N on the same event loop."""
+def _same_loop_raw(row: dict, rows: list[dict], same_buffer: bool = False) -> Optional[dict]:
+    """For a Panes row, the raw lws row with the same N on the same event loop: lws's default
+    receive buffer, or (`same_buffer`) the one with Panes' receive buffer (`raw…-rx…`)."""
     if not row["system"].startswith("panes") or not row.get("event_loop"):
         return None
     return next((r for r in rows if r["system"].startswith("raw") and r["n"] == row["n"]
-                 and r.get("event_loop") == row["event_loop"]), None)
+                 and ("-rx" in r["system"]) == same_buffer and r.get("event_loop") == row["event_loop"]), None)
 
 
 def _bad(r: dict) -> bool:
@@ -173,19 +174,22 @@ def _failed_line(r: dict, first: str, cells: int) -> str:
 
 def idle_table(rows: list[dict]) -> str:
     head = ("| N idle | system | connected | server CPU, cores | wake-ups/s | empty server: cores · wake-ups/s "
-            "| server KiB/conn | Panes ÷ raw lws on the same loop |")
+            "| server KiB/conn | Panes ÷ raw lws on the same loop | KiB/conn ÷ raw lws, same loop: "
+            "lws's buffer · Panes' buffer |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         if _bad(r):
-            lines.append(_failed_line(r, f"{r['n']:,}", 8))
+            lines.append(_failed_line(r, f"{r['n']:,}", 9))
             continue
         idle, empty = r.get("idle") or {}, r.get("empty") or {}
         raw = _same_loop_raw(r, rows)
         raw_cores = ((raw or {}).get("idle") or {}).get("cores")
         ratio = "" if not raw else "raw lws: 0" if raw_cores == 0 else _ratio(idle.get("cores"), raw_cores)
+        same = _same_loop_raw(r, rows, same_buffer=True)
+        memory = " · ".join(_ratio(_mem(r), _mem(x)) if x else "—" for x in (raw, same)) if raw or same else ""
         lines.append(f"| {r['n']:,} | {r['label']} | {r.get('connected', 0):,}{_flags(r)} | {_num(idle.get('cores'))} "
                      f"| {_num(idle.get('wakeups_per_sec'))} | {_num(empty.get('cores'))} · "
-                     f"{_num(empty.get('wakeups_per_sec'))} | {_num(_mem(r))} | {ratio} |")
+                     f"{_num(empty.get('wakeups_per_sec'))} | {_num(_mem(r))} | {ratio} | {memory} |")
     return "\n".join(lines)
 
 

@@ -193,21 +193,37 @@ class Panes(System):
         return []
 
 
-class Raw(System):
-    """panes-raw-broadcast on lws's poll loop, or on its libev plugin (`loop="libev"`)."""
+# Panes' lws receive buffer per connection (`WebSocketServer.receiveBufferBytes`); the raw lws
+# comparator runs with lws's default (4096) and, for the memory rows, with this one too.
+PANES_RX_BUFFER = 2048
 
-    def __init__(self, loop: str = "poll"):
+
+class Raw(System):
+    """panes-raw-broadcast on lws's poll loop, or on its libev plugin (`loop="libev"`); `rx_buffer`:
+    lws's receive buffer per connection (None: lws's default, 4096), e.g. Panes' own."""
+
+    def __init__(self, loop: str = "poll", rx_buffer: Optional[int] = None):
         libev = loop == "libev"
+        name = "raw-libev" if libev else "raw"
+        label = "raw lws broadcast (libev loop)" if libev else "raw lws broadcast"
+        if rx_buffer:
+            name = f"{name}-rx{rx_buffer // 1024}k" if rx_buffer % 1024 == 0 else f"{name}-rx{rx_buffer}"
+            label = f"{label[:-1] if libev else label + ' ('}{', ' if libev else ''}{_bytes(rx_buffer)} receive buffer)"
         super().__init__(
-            name="raw-libev" if libev else "raw",
-            label="raw lws broadcast (libev loop)" if libev else "raw lws broadcast",
+            name=name, label=label,
             protocol="raw",
             packages=["libwebsockets-evlib-ev"] if libev else [],
-            workloads=("connect", "fanout", "throughput", "idle", "connect-under-load", "storm"),
+            # With Panes' buffer it is a comparator for what a connection holds, not a new ceiling.
+            workloads=("connect", "idle", "connect-under-load") if rx_buffer else
+            ("connect", "fanout", "throughput", "idle", "connect-under-load", "storm"),
             note=(f"panes-raw-broadcast: the same libwebsockets (4.1, {'libev loop: Debian’s evlib plugin, epoll underneath' if libev else 'poll loop'}) "
                   "relaying each frame to every other client; no protocol, JSON, state or storage. "
-                  "The ceiling for an lws server."))
+                  "The ceiling for an lws server."
+                  + (f" `--rx-buffer {rx_buffer}`: lws's receive buffer per connection the size Panes uses "
+                     "(lws's default is 4096), so memory per connection is compared like with like."
+                     if rx_buffer else " lws's default receive buffer (4096 bytes per connection).")))
         self.loop = loop
+        self.rx_buffer = rx_buffer
 
     def prepare(self, ctx):
         super().prepare(ctx)
@@ -217,8 +233,13 @@ class Raw(System):
         return self.loop
 
     def argv(self, ctx, workdir, port):
+        rx = ["--rx-buffer", str(self.rx_buffer)] if self.rx_buffer else []
         return [setup.binary("panes-raw-broadcast"), "--host", "127.0.0.1", "--port", "0",
-                "--event-loop", self.loop]
+                "--event-loop", self.loop, *rx]
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
 
 
 class Nchan(System):

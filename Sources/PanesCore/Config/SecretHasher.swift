@@ -5,24 +5,27 @@
 /// SHA-256 (`SecretHasher.sha256`); core tests pass a trivial one. Secrets are 128 random bits,
 /// so a plain cryptographic hash is enough: there is nothing to guess, hence no salt or slow KDF.
 public struct SecretHasher: Sendable {
-    /// The stored form of a secret (for SHA-256: 64 lowercase hex digits).
+    /// A session secret's hash (SHA-256's 32 bytes), kept in its record and compared with `==`,
+    /// in time that does not depend on where two differ.
+    public let digest: @Sendable (_ secret: String) -> SecretHash
+    /// The stored form of other secrets, document links' tokens and API keys (for SHA-256: 64
+    /// lowercase hex digits, `digest`'s `hex`).
     public let hash: @Sendable (_ secret: String) -> String
-    /// Compares two stored forms in time that does not depend on where they differ.
-    public let equal: @Sendable (_ a: String, _ b: String) -> Bool
     /// HMAC-SHA-256 of a message under a key, for secrets derived rather than kept (a keyed
     /// `createDocumentLink`'s token, `DocumentRights.keyedToken`); nil where none is given, and
     /// then such secrets are random instead.
     public let mac: (@Sendable (_ key: [UInt8], _ message: [UInt8]) -> [UInt8])?
 
-    public init(hash: @escaping @Sendable (String) -> String, equal: @escaping @Sendable (String, String) -> Bool,
+    public init(digest: @escaping @Sendable (String) -> SecretHash, hash: @escaping @Sendable (String) -> String,
                 mac: (@Sendable ([UInt8], [UInt8]) -> [UInt8])? = nil) {
+        self.digest = digest
         self.hash = hash
-        self.equal = equal
         self.mac = mac
     }
 
-    /// Whether `secret` is the one whose hash is `stored`.
-    public func matches(_ secret: String, stored: String) -> Bool {
-        equal(hash(secret), stored)
+    /// Whether `secret` is the one whose hash is `stored`: compared as 32 bytes, all of them
+    /// whatever their values.
+    public func matches(_ secret: String, stored: SecretHash) -> Bool {
+        digest(secret) == stored
     }
 }

@@ -120,7 +120,7 @@ extension Hub {
             throw PanesError(.tooMany, "\(owner) already has \(count) sessions (setting `maxSessionsPerUser`); discard some")
         }
         let secret = ids.secret()
-        let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.hash(secret), owner: owner,
+        let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.digest(secret), owner: owner,
                                    role: configuration.role, configuration: configuration.name,
                                    createdAt: now(), lastActiveAt: now())
         sessions.insert(session)
@@ -146,7 +146,7 @@ extension Hub {
             handedSecret = secret
         } else {
             handedSecret = ids.secret()
-            session.secretHash = secretHasher.hash(handedSecret)
+            session.secretHash = secretHasher.digest(handedSecret)
             sessions.put(session)
             persist(.putSession(session))
         }

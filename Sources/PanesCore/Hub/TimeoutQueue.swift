@@ -26,7 +26,8 @@ struct TimeoutQueue: Sendable {
             head = 0
         }
         if head == entries.count {
-            entries.removeAll(keepingCapacity: true)
+            // A burst of connects (a restart's storm) leaves no table its size behind.
+            entries.removeAll(keepingCapacity: entries.capacity <= 1024)
             head = 0
         }
         return expired

@@ -6,9 +6,8 @@ public struct SceneSession: Sendable, Equatable {
     /// The hash (`SecretHasher`) of the secret that, with the identifier, resumes the session;
     /// the identifier alone is not a credential. The secret itself is never stored, on disk or
     /// in memory: it is handed to the client once, in the `connect` reply.
-    public var secretHash: String
+    public var secretHash: SecretHash
     public let owner: OwnerKey
-    public var role: SceneConfiguration.SessionRole
     public var configuration: String
     public var title: String
     /// A second line for the switcher (UIScene's `subtitle`): the window's own words, such as
@@ -31,17 +30,20 @@ public struct SceneSession: Sendable, Equatable {
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
     /// restoration activity is dropped.
     public var failedRestores: Int
-    /// Set while a scene is live on the session (persisted at connect, cleared at disconnect):
-    /// a session that was live when the server was killed counts as active until the restart,
-    /// so it is not swept as idle.
-    public var liveSince: Millis?
     /// How many times nodes of a cluster wrote the record: each write is one more than the
     /// copy it was made from, and a shared store keeps a write only over an older revision, so
     /// a node writing from an older copy never undoes a newer write (0: not counted, as on one
     /// node, whose store ignores it).
     public var revision: Int64
+    /// Set while a scene is live on the session (persisted at connect, cleared at disconnect):
+    /// a session that was live when the server was killed counts as active until the restart,
+    /// so it is not swept as idle.
+    public var liveSince: Millis?
+    // Last, after the 9-byte `liveSince`, where a 1-byte value costs no padding (Swift lays a
+    // struct out in declaration order; between `owner` and `configuration` it took 8 bytes).
+    public var role: SceneConfiguration.SessionRole
 
-    public init(id: SessionID, secretHash: String, owner: OwnerKey, role: SceneConfiguration.SessionRole,
+    public init(id: SessionID, secretHash: SecretHash, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
                 userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
                 createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil,
