@@ -147,7 +147,8 @@ class Measure:
 
     def __enter__(self):
         if self.args.strace:
-            self.strace_file = tempfile.mktemp(prefix="panes-strace-")
+            handle, self.strace_file = tempfile.mkstemp(prefix="panes-strace-")
+            os.close(handle)  # strace -o writes it again
             self.strace = subprocess.Popen(["strace", "-c", "-f", "-p", str(self.pid), "-o", self.strace_file],
                                            stderr=subprocess.DEVNULL)
             time.sleep(1)  # attached to every thread before the measured part starts

@@ -38,8 +38,10 @@ static inline const EVP_MD *pso_sha256_md(void) {
 /// at every call, and fetching the algorithm each time (EVP_sha256(), or the one-shot SHA256(),
 /// which goes through EVP_Q_digest) costs more than hashing a 32-byte secret. Instructions per
 /// digest of 32 bytes, measured with callgrind on this libcrypto: SHA256() 5,800, EVP_Digest with
-/// the algorithm fetched once 3,400, this 2,900. The context of a thread that ends is not freed
-/// (one per thread that ever hashed: the service thread, the store thread).
+/// the algorithm fetched once 3,400, this 2,900. The context of a thread that ends is not freed:
+/// one per thread that ever hashed (the service thread for secrets and JWTs, the store thread in
+/// a migration; in tests, each short-lived thread that hashes) and, this being a `static inline`
+/// function, per module that calls it.
 static inline int pso_sha256(const void *data, size_t length, unsigned char *out) {
     static _Thread_local EVP_MD_CTX *context;
     unsigned int written = 0;

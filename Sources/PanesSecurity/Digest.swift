@@ -1,12 +1,15 @@
-// Threading: libcrypto (OpenSSL 3) is safe to call from any thread at once; these functions
-// keep no state of their own. The hub calls them on the service thread (hashing a resumed
+// Threading: libcrypto (OpenSSL 3) is safe to call from any thread at once; the only state kept
+// here is `pso_sha256`'s digest context, one per thread that hashes. The hub calls them on the service thread (hashing a resumed
 // session's secret), the store thread calls them in a migration, and the JWT verifier on the
 // service thread.
 internal import COpenSSL
 public import PanesCore
 
-/// SHA-256, HMAC-SHA-256 and constant-time comparison from OpenSSL's libcrypto: no hand-written
-/// cryptography in Panes.
+/// SHA-256, HMAC-SHA-256 and constant-time comparison of byte arrays (`CRYPTO_memcmp`) from
+/// OpenSSL's libcrypto: no hand-written cryptography in Panes.
+/// A secret's hash is compared by `SecretHash.==` (in PanesCore, four words XORed with no early
+/// exit); what it compares are digests, so even a timing difference would tell an attacker
+/// bytes of a SHA-256 digest, not of the secret.
 public enum Digest {
     /// The SHA-256 digest of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {

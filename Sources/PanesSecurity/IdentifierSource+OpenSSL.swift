@@ -15,7 +15,8 @@ extension IdentifierSource {
     /// about the same whatever its size (OpenSSL 3's provider machinery and its fork check, a
     /// getpid system call): on this machine ~0.7 µs for 12 bytes, as long as the two getrandom
     /// calls `system` makes for a resume's scene token, and ~1.2 µs for 4 KiB, 341 tokens.
-    /// Secrets come from `RAND_priv_bytes`, a separate DRBG whose output is never shown, one call
+    /// Secrets and bearer tokens (`secret()`, `bearerToken`: a session's secret, a window's
+    /// ticket, a document link's token) come from `RAND_priv_bytes`, a separate DRBG, one call
     /// each and never pooled: they are made only for new sessions, tickets and links, and are not
     /// kept in memory ahead of their use.
     public static let openSSL: IdentifierSource = {

@@ -1,4 +1,5 @@
 import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// Identifiers and secrets: random, lower-case hex, of the length each needs.
@@ -23,5 +24,29 @@ import Testing
             let digits = Set(secrets.map { Array($0)[position] })
             #expect(digits.count == 16, "position \(position) saw \(digits.count) digits")
         }
+    }
+}
+
+/// What each kind of value is drawn from: identifiers from the generator for what is shown,
+/// credentials (secrets, tickets) from the secrets' one, which a server keeps unpooled.
+@Suite struct IdentifierSourceGeneratorTests {
+    /// Identifiers random; every credential all `f`s, so where each came from shows.
+    static let split = IdentifierSource(random: IdentifierSource.fillFromSystem,
+                                        secret: { $0.initializeMemory(as: UInt8.self, repeating: 0xFF) })
+
+    @Test func identifiersComeFromTheRandomGeneratorAndCredentialsFromTheSecretOne() {
+        let ids = Self.split
+        #expect(ids.sessionID().rawValue != String(repeating: "f", count: 32))
+        #expect(ids.token("scn_") != "scn_" + String(repeating: "f", count: 24))
+        #expect(ids.secret() == String(repeating: "f", count: 32))
+        #expect(ids.bearerToken("tkt_") == "tkt_" + String(repeating: "f", count: 24))
+    }
+
+    @Test func aHubMakesAWindowsTicketFromTheSecretGenerator() {
+        var harness = HubHarness(ids: Self.split)
+        let (scene, _) = harness.connect()
+        let effects = harness.send(scene, "requestActivation", ["activity": HubWindowsTests.document])
+        let result = effects.messages(to: scene).last!["result"]!
+        #expect(result["ticket"]?.stringValue == "tkt_" + String(repeating: "f", count: 24))
     }
 }

@@ -27,6 +27,9 @@ public struct IdentifierSource: Sendable {
     public func secret() -> String { secretHex(16) }
     /// Shorter identifiers for things that live only in memory and are scoped to a user.
     public func token(_ prefix: String) -> String { prefix + randomHex(12) }
+    /// A token of `token`'s form that is itself a credential (a window's ticket travels in a URL
+    /// and is redeemed for a session and its secret): drawn from the secrets' generator.
+    public func bearerToken(_ prefix: String) -> String { prefix + secretHex(12) }
 
     /// Cryptographically secure: Swift's system generator reads the kernel's getrandom, one
     /// system call for each 64 bits (the words are asked one at a time; asking byte by byte

@@ -74,7 +74,7 @@ extension Hub {
         let restoresItself = !created && session.restoration != nil
             && (activity.targetContentIdentifier == nil
                 || session.shows(activity.targetContentIdentifier))
-        let ticket = Ticket(id: ids.token("tkt_"), owner: owner, session: session.id,
+        let ticket = Ticket(id: ids.bearerToken("tkt_"), owner: owner, session: session.id,
                             handedOver: restoresItself ? [] : [activity],
                             expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
         tickets[ticket.id] = ticket
