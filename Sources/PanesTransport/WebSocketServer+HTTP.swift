@@ -168,7 +168,13 @@ extension WebSocketServer {
     /// request's headers are there. The socket's peer is the one noted at accept
     /// (`acceptedPeers`); `X-Forwarded-For` is read only when that peer is a trusted proxy.
     func client(of wsi: OpaquePointer) -> String {
-        let peer = acceptedPeers[lws_get_socket_fd(wsi)] ?? (PeerAddress.normalized(peerAddress(wsi)) ?? peerAddress(wsi))
+        let peer: String
+        if let noted = acceptedPeers[lws_get_socket_fd(wsi)] {
+            peer = noted
+        } else {
+            let address = peerAddress(wsi)  // asked once: a getpeername and a format
+            peer = PeerAddress.normalized(address) ?? address
+        }
         guard configuration.trustedProxies.contains(peer) else { return peer }
         return PeerAddress.client(socketPeer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
                                   trustedProxies: configuration.trustedProxies)
