@@ -119,11 +119,6 @@ extension WebSocketServer {
     /// Whether a `Sec-WebSocket-Protocol` list names `subprotocol`: its comma-separated items,
     /// spaces and tabs taken out, compared by their bytes (commas, spaces and tabs are single
     /// bytes that never occur inside another character's UTF-8).
-    static func offers(_ header: String, _ subprotocol: String) -> Bool {
-        var header = header
-        return header.withUTF8 { offers(UnsafeRawBufferPointer($0), Array(subprotocol.utf8)) }
-    }
-
     static func offers(_ header: UnsafeRawBufferPointer, _ subprotocol: [UInt8]) -> Bool {
         var start = 0
         while start < header.count {
