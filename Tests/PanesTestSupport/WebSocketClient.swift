@@ -24,6 +24,9 @@ public final class WebSocketClient: @unchecked Sendable {
         /// The `Host` header; nil sends `HOST:PORT` as connected to.
         public var hostHeader: String?
         public var extraHeaders: [(name: String, value: String)] = []
+        /// The `Upgrade` and `Connection` values (HTTP compares them in any ASCII case).
+        public var upgrade = "websocket"
+        public var connection = "Upgrade"
         /// Answer pings with pongs and a close frame with a close frame, as browsers do.
         public var answersPeer = true
         /// Off: nothing is read after the handshake until the test reads (a peer that stalls).
@@ -83,7 +86,7 @@ public final class WebSocketClient: @unchecked Sendable {
         do {
             let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             var request = "GET \(options.path) HTTP/1.1\r\nHost: \(options.hostHeader ?? "\(host):\(port)")\r\n"
-                + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+                + "Upgrade: \(options.upgrade)\r\nConnection: \(options.connection)\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
             if !options.subprotocols.isEmpty { request += "Sec-WebSocket-Protocol: \(options.subprotocols.joined(separator: ", "))\r\n" }
             if let origin = options.origin { request += "Origin: \(origin)\r\n" }
             for header in options.extraHeaders { request += "\(header.name): \(header.value)\r\n" }
