@@ -37,6 +37,8 @@ public final class WebSocketClient: @unchecked Sendable {
         /// peer to the server); nil lets the kernel choose.
         public var sourceAddress: String?
         public var timeout: Double = 10
+        /// Called once the TCP connection is made, before the upgrade request is written.
+        public var afterConnecting: (@Sendable () -> Void)?
         /// Records the text messages in the frame log (`PANES_FRAME_LOG`), to be checked against
         /// PROTOCOL.schema.json; off for servers that do not speak `panes.v1` (the bare transport).
         public var recordsFrames = true
@@ -83,6 +85,7 @@ public final class WebSocketClient: @unchecked Sendable {
         self.options = options
         let fd = try Self.connectSocket(host: host, port: port, options: options)
         let shared = Shared(fd: fd, log: options.recordsFrames ? FrameLog.shared?.connection() : nil)
+        options.afterConnecting?()
         do {
             let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             var request = "GET \(options.path) HTTP/1.1\r\nHost: \(options.hostHeader ?? "\(host):\(port)")\r\n"
