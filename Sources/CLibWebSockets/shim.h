@@ -82,9 +82,4 @@ static inline size_t pws_filtered_address(const void *user, uint8_t *bytes) {
     return 0;
 }
 
-/// The socket lws offers for filtering (LWS_CALLBACK_FILTER_NETWORK_CONNECTION's `user`).
-static inline int pws_filtered_descriptor(const void *user) {
-    return ((const struct lws_filter_network_conn_args *)user)->accept_fd;
-}
-
 #endif

@@ -7,10 +7,15 @@
 /// normalise the address again (three times a connection before; every window of a
 /// reconnect storm comes through here).
 ///
-/// Descriptors are small numbers the kernel hands out again once closed; every socket the
-/// listener accepts passes the filter, which writes its slot, so a slot always describes the
-/// connection that holds the descriptor now. A slot with nothing (a socket that is not an IP
-/// one) sends the reader back to asking the socket.
+/// Descriptors are small numbers the kernel hands out again once closed. Every socket the
+/// listener accepts passes the filter, which writes its slot (empties it when it has no
+/// address to note, or when the filter closes the socket), so no connection reads the slot of
+/// one that held its descriptor before. The slot is emptied again when its connection closes
+/// and lws says so while the descriptor is still open (`LWS_CALLBACK_CLOSED` for a WebSocket,
+/// `LWS_CALLBACK_CLOSED_HTTP` for an HTTP connection), and when an upgrade is refused (lws
+/// reports no close for those); a connection lws drops itself before the upgrade's checks
+/// leaves its slot until the next accept of that descriptor overwrites it. A slot with nothing
+/// sends the reader back to asking the socket.
 struct AcceptedPeers {
     private var keys: [String?] = []
 

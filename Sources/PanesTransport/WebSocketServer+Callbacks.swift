@@ -71,6 +71,8 @@ extension WebSocketServer {
             }
 
         case LWS_CALLBACK_CLOSED:
+            // Before lws closes the descriptor, which the kernel may then give to the next accept.
+            acceptedPeers[lws_get_socket_fd(wsi)] = nil
             guard let connection = connection(user) else { return 0 }
             connections[connection.id] = nil
             idle.forget(connection)

@@ -17,8 +17,8 @@ extension WebSocketServer {
         switch reason {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             // Every accepted TCP connection, before lws reads a byte of it (`user` holds the
-            // peer's address). Nonzero closes it.
-            return closesAtAccept(user) ? 1 : 0
+            // peer's address, `input` the accepted descriptor). Nonzero closes it.
+            return closesAtAccept(user, descriptor: Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 1 : 0
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
             // are checked when they begin, so a refusal can carry the API's error object.
@@ -34,6 +34,10 @@ extension WebSocketServer {
             let upgrade = input.map { UnsafeRawBufferPointer(start: $0, count: strlen($0.assumingMemoryBound(to: CChar.self))) }
             if let refusal = upgradeRefusal(wsi, to: upgrade) {
                 refuse(wsi, status: refusal.status, detail: refusal.detail, retryAfterSeconds: refusal.retryAfterSeconds)
+                // lws reports no close for a connection refused here (it never counted as
+                // established), so its slot is emptied now; were the connection kept for another
+                // request, that one would ask the socket.
+                acceptedPeers[lws_get_socket_fd(wsi)] = nil
                 return 1
             }
             return 0
@@ -51,6 +55,8 @@ extension WebSocketServer {
             defer { flushGathered() }
             return completeHTTPBody(user) ? 0 : -1
         case LWS_CALLBACK_CLOSED_HTTP:
+            // Before lws closes the descriptor, which the kernel may then give to the next accept.
+            acceptedPeers[lws_get_socket_fd(wsi)] = nil
             if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -66,16 +72,29 @@ extension WebSocketServer {
     /// proxy's address stands for many clients, whose own addresses are in headers not read
     /// yet, so its connections always go on to the checks of the upgrade. The address is kept
     /// for those checks (`acceptedPeers`).
-    private func closesAtAccept(_ user: UnsafeMutableRawPointer?) -> Bool {
-        guard let user else { return false }
-        // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
-        let key = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
-            PeerAddress.key(address: UnsafeRawBufferPointer(start: buffer.baseAddress,
-                                                            count: pws_filtered_address(user, buffer.baseAddress)))
+    private func closesAtAccept(_ user: UnsafeMutableRawPointer?, descriptor: Int32) -> Bool {
+        guard let user else {
+            // No address to note: the descriptor's slot is emptied, and the upgrade asks the socket.
+            acceptedPeers[descriptor] = nil
+            return false
         }
-        acceptedPeers[pws_filtered_descriptor(user)] = key
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            closesAccepted(descriptor: descriptor,
+                           address: UnsafeRawBufferPointer(start: buffer.baseAddress, count: pws_filtered_address(user, buffer.baseAddress)))
+        }
+    }
+
+    /// `closesAtAccept` for the descriptor lws accepted and its peer's address as the socket
+    /// gives it (4 or 16 bytes; none for a socket that is not an IP one).
+    func closesAccepted(descriptor: Int32, address: UnsafeRawBufferPointer) -> Bool {
+        // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
+        let key = PeerAddress.key(address: address)
+        acceptedPeers[descriptor] = key
         guard let key, let delegate, !configuration.trustedProxies.contains(key) else { return false }
-        return delegate.serverClosesAtAccept(peer: key)
+        guard delegate.serverClosesAtAccept(peer: key) else { return false }
+        // lws closes the descriptor at once, with no connection and so no close callback.
+        acceptedPeers[descriptor] = nil
+        return true
     }
 
     /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a
@@ -119,11 +138,6 @@ extension WebSocketServer {
     /// Whether a `Sec-WebSocket-Protocol` list names `subprotocol`: its comma-separated items,
     /// spaces and tabs taken out, compared by their bytes (commas, spaces and tabs are single
     /// bytes that never occur inside another character's UTF-8).
-    static func offers(_ header: String, _ subprotocol: String) -> Bool {
-        var header = header
-        return header.withUTF8 { offers(UnsafeRawBufferPointer($0), Array(subprotocol.utf8)) }
-    }
-
     static func offers(_ header: UnsafeRawBufferPointer, _ subprotocol: [UInt8]) -> Bool {
         var start = 0
         while start < header.count {
@@ -168,7 +182,13 @@ extension WebSocketServer {
     /// request's headers are there. The socket's peer is the one noted at accept
     /// (`acceptedPeers`); `X-Forwarded-For` is read only when that peer is a trusted proxy.
     func client(of wsi: OpaquePointer) -> String {
-        let peer = acceptedPeers[lws_get_socket_fd(wsi)] ?? (PeerAddress.normalized(peerAddress(wsi)) ?? peerAddress(wsi))
+        let peer: String
+        if let noted = acceptedPeers[lws_get_socket_fd(wsi)] {
+            peer = noted
+        } else {
+            let address = peerAddress(wsi)  // asked once: a getpeername and a format
+            peer = PeerAddress.normalized(address) ?? address
+        }
         guard configuration.trustedProxies.contains(peer) else { return peer }
         return PeerAddress.client(socketPeer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
                                   trustedProxies: configuration.trustedProxies)

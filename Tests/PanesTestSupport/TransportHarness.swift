@@ -78,12 +78,18 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
         public var refusals: [HTTPRefusal] = []
         /// Requests the transport gave up on (timed out, connection closed).
         public var abandoned: [UInt64] = []
+        /// The peers asked about at accept (`serverClosesAtAccept`) and at each WebSocket
+        /// upgrade (`serverRetryAfter`), in order.
+        public var askedAtAccept: [String] = []
+        public var askedAtUpgrade: [String] = []
     }
 
     /// How API requests are answered: called on the service thread with each request; a
     /// response is written at once, nil leaves the request for the test to answer (with
     /// `WebSocketServer.respond`) or to time out. By default each is echoed back.
     public var answer: @Sendable (HTTPRequest) -> HTTPResponse? = Recorder.echo
+    /// Whether a connection from this peer is closed at accept; none by default.
+    public var closesAtAccept: @Sendable (String) -> Bool = { _ in false }
     weak var server: WebSocketServer?
 
     /// 200 with a JSON object describing the request: method, path, query, headers, body.
@@ -167,4 +173,14 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     public func serverHTTPRequestAbandoned(_ id: UInt64) { record { $0.abandoned.append(id) } }
+
+    public func serverClosesAtAccept(peer: String) -> Bool {
+        record { $0.askedAtAccept.append(peer) }
+        return closesAtAccept(peer)
+    }
+
+    public func serverRetryAfter(forPeer peer: String) -> Int? {
+        record { $0.askedAtUpgrade.append(peer) }
+        return nil
+    }
 }

@@ -24,6 +24,9 @@ public final class WebSocketClient: @unchecked Sendable {
         /// The `Host` header; nil sends `HOST:PORT` as connected to.
         public var hostHeader: String?
         public var extraHeaders: [(name: String, value: String)] = []
+        /// The `Upgrade` and `Connection` values (HTTP compares them in any ASCII case).
+        public var upgrade = "websocket"
+        public var connection = "Upgrade"
         /// Answer pings with pongs and a close frame with a close frame, as browsers do.
         public var answersPeer = true
         /// Off: nothing is read after the handshake until the test reads (a peer that stalls).
@@ -34,6 +37,8 @@ public final class WebSocketClient: @unchecked Sendable {
         /// peer to the server); nil lets the kernel choose.
         public var sourceAddress: String?
         public var timeout: Double = 10
+        /// Called once the TCP connection is made, before the upgrade request is written.
+        public var afterConnecting: (@Sendable () -> Void)?
         /// Records the text messages in the frame log (`PANES_FRAME_LOG`), to be checked against
         /// PROTOCOL.schema.json; off for servers that do not speak `panes.v1` (the bare transport).
         public var recordsFrames = true
@@ -80,10 +85,11 @@ public final class WebSocketClient: @unchecked Sendable {
         self.options = options
         let fd = try Self.connectSocket(host: host, port: port, options: options)
         let shared = Shared(fd: fd, log: options.recordsFrames ? FrameLog.shared?.connection() : nil)
+        options.afterConnecting?()
         do {
             let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             var request = "GET \(options.path) HTTP/1.1\r\nHost: \(options.hostHeader ?? "\(host):\(port)")\r\n"
-                + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+                + "Upgrade: \(options.upgrade)\r\nConnection: \(options.connection)\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
             if !options.subprotocols.isEmpty { request += "Sec-WebSocket-Protocol: \(options.subprotocols.joined(separator: ", "))\r\n" }
             if let origin = options.origin { request += "Origin: \(origin)\r\n" }
             for header in options.extraHeaders { request += "\(header.name): \(header.value)\r\n" }

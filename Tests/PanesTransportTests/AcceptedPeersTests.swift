@@ -1,3 +1,5 @@
+import Foundation
+import PanesTestSupport
 @testable import PanesTransport
 import Testing
 
@@ -20,5 +22,114 @@ import Testing
         peers[-1] = "10.0.0.9"
         #expect(peers[-1] == nil)
         #expect(peers[1_000] == nil)
+    }
+
+    /// What the accept filter notes for a peer's address bytes, as the socket gives them: an
+    /// IPv6 peer by its /64 (the server listens on IPv4 only, `LWS_SERVER_OPTION_DISABLE_IPV6`,
+    /// so no real IPv6 connection can reach it), the key the delegate is asked about; a
+    /// descriptor given to a new connection is keyed by the new address; a connection closed at
+    /// accept leaves its slot empty.
+    @Test func theAcceptFilterNotesEachPeerByItsKeyUnderItsDescriptor() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        harness.recorder.closesAtAccept = { $0 == "2001:db8:9:9::/64" }
+        let ipv6: [UInt8] = [0x20, 0x01, 0x0D, 0xB8, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 5]
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 7]
+        let refused: [UInt8] = [0x20, 0x01, 0x0D, 0xB8, 0, 9, 0, 9, 0, 0, 0, 0, 0, 0, 0, 1]
+        let noted = harness.onServiceThread { server -> [String?] in
+            let descriptor: Int32 = 60_000  // far above any this process opens
+            defer { server.acceptedPeers[descriptor] = nil }
+            var slots: [String?] = []
+            for address in [ipv6, mapped, [10, 0, 0, 8], refused] {
+                let closes = address.withUnsafeBytes { server.closesAccepted(descriptor: descriptor, address: $0) }
+                slots.append(closes ? "closed" : server.acceptedPeers[descriptor])
+                slots.append(server.acceptedPeers[descriptor])
+            }
+            return slots
+        }
+        #expect(noted == ["2001:db8:1:2::/64", "2001:db8:1:2::/64", "10.0.0.7", "10.0.0.7", "10.0.0.8", "10.0.0.8", "closed", nil])
+        #expect(harness.recorder.snapshot.askedAtAccept == ["2001:db8:1:2::/64", "10.0.0.7", "10.0.0.8", "2001:db8:9:9::/64"])
+    }
+
+    /// The upgrade's checks (the per-address limit's key) and the connection read the slot the
+    /// accept wrote for their descriptor: rewritten between the accept and the request to the
+    /// key an IPv6 peer's accept notes, it is what the upgrade asks about; and the slot is
+    /// emptied when the connection closes.
+    @Test func theUpgradeReadsTheSlotNotedAtAcceptForItsDescriptor() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        var options = WebSocketClient.Options()
+        options.sourceAddress = "127.0.0.93"
+        options.afterConnecting = {
+            #expect(harness.recorder.wait { $0.askedAtAccept.contains("127.0.0.93") })
+            harness.onServiceThread { server in
+                if let descriptor = Self.descriptor(holding: "127.0.0.93", in: server) {
+                    server.acceptedPeers[descriptor] = "2001:db8:1:2::/64"
+                }
+            }
+        }
+        do {
+            let client = try harness.client(options)
+            #expect(harness.recorder.snapshot.askedAtUpgrade == ["2001:db8:1:2::/64"])
+            #expect(harness.recorder.wait { $0.opened.count == 1 })
+            let peers = harness.onServiceThread { server in server.connections.values.map(\.peer) }
+            #expect(peers == ["2001:db8:1:2::/64"])
+            withExtendedLifetime(client) {}
+        }
+        #expect(harness.recorder.wait { $0.closed.count == 1 })
+        #expect(harness.onServiceThread { Self.descriptor(holding: "2001:db8:1:2::/64", in: $0) } == nil)
+    }
+
+    /// A descriptor the kernel hands to the next connection, from another address, is keyed
+    /// by that address; between the two its slot is empty. (The kernel gives the lowest free
+    /// descriptor, but other tests open sockets meanwhile: tried until it is the same one.)
+    @Test func aDescriptorReusedByANewConnectionIsKeyedByTheNewAddress() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        var reused = false
+        for attempt in 0..<30 where !reused {
+            var first = WebSocketClient.Options()
+            first.sourceAddress = "127.0.0.94"
+            let closedBefore = harness.recorder.snapshot.closed.count
+            let old = try withExtendedLifetime(try harness.client(first)) {
+                try #require(harness.onServiceThread { Self.descriptor(holding: "127.0.0.94", in: $0) })
+            }
+            #expect(harness.recorder.wait { $0.closed.count == closedBefore + 1 })
+            #expect(harness.onServiceThread { $0.acceptedPeers[old] } == nil, "attempt \(attempt): the closed connection's slot")
+
+            var second = WebSocketClient.Options()
+            second.sourceAddress = "127.0.0.95"
+            let closedNow = harness.recorder.snapshot.closed.count
+            try withExtendedLifetime(try harness.client(second)) {
+                let new = harness.onServiceThread { Self.descriptor(holding: "127.0.0.95", in: $0) }
+                guard new == old else { return }
+                reused = true
+                #expect(harness.recorder.snapshot.askedAtUpgrade.last == "127.0.0.95")
+                #expect(harness.recorder.wait { $0.opened.count == closedNow + 1 })
+                let peers = harness.onServiceThread { server in server.connections.values.map(\.peer) }
+                #expect(peers == ["127.0.0.95"])
+            }
+            #expect(harness.recorder.wait { $0.closed.count == closedNow + 1 })
+        }
+        #expect(reused, "the kernel never gave the closed descriptor to the next connection")
+    }
+
+    /// An HTTP connection (here a refused upgrade, answered 404 and closed) empties its slot
+    /// when it closes.
+    @Test func anHTTPConnectionEmptiesItsSlotWhenItCloses() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        var options = WebSocketClient.Options()
+        options.sourceAddress = "127.0.0.96"
+        options.path = "/elsewhere"
+        #expect(throws: WebSocketClient.Failure.self) { try harness.client(options) }
+        #expect(harness.recorder.snapshot.askedAtAccept.contains("127.0.0.96"))
+        var emptied = false
+        for _ in 0..<200 where !emptied {
+            emptied = harness.onServiceThread { Self.descriptor(holding: "127.0.0.96", in: $0) } == nil
+            if !emptied { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(emptied, "the closed connection's slot still holds its address")
+    }
+
+    /// The descriptor whose slot holds `key` (scanned: the table is indexed by descriptor).
+    private static func descriptor(holding key: String, in server: WebSocketServer) -> Int32? {
+        (0..<Int32(65_536)).first { server.acceptedPeers[$0] == key }
     }
 }

@@ -112,7 +112,17 @@ struct ClusterCoordination: Coordination {
     /// read of them is not taken over this node's (`writtenDuringRecordLoad`).
     func sessionsWritten(_ hub: inout Hub, _ commands: [StoreCommand]) {
         guard hub.cluster.recordsLoading else { return }
-        for case .putSession(let session) in commands { hub.cluster.writtenDuringRecordLoad.insert(session.id) }
+        // `.putSessionLiveness` too: today a cluster node turns it into a counted `.putSession`
+        // before it is written (`counted`), but a path that wrote it as it is would otherwise
+        // let a record load read before the write replace it.
+        for command in commands {
+            switch command {
+            case .putSession(let session), .putSessionLiveness(let session):
+                hub.cluster.writtenDuringRecordLoad.insert(session.id)
+            default:
+                continue
+            }
+        }
     }
 
     func sessionWritten(_ hub: inout Hub, _ id: SessionID) {
