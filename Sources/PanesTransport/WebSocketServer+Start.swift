@@ -105,6 +105,9 @@ extension WebSocketServer {
             throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
         }
         port = Int(lws_get_vhost_listen_port(vhost))
+        // lws starts without a listening socket when it cannot bind its interface (it logs
+        // "DOESN'T EXIST" and carries on): a server nobody can reach must not say it is serving.
+        guard port > 0 else { throw TransportError.listenFailed(host: configuration.host, port: configuration.port) }
         originPolicy = configuration.origins.policy(bindHost: configuration.host, port: port)
         if let eventLoop {
             configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])

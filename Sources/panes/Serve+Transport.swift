@@ -11,6 +11,14 @@ extension Serve {
     /// Refuses option values and combinations that would otherwise be ignored or be unsafe.
     func checkTransportOptions() throws {
         guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1") }
+        // The transport runs lws with IPv6 off, and lws given an address it cannot use (`::1`)
+        // listened on every IPv4 address instead, and given a name (`localhost`) on none.
+        guard Self.isIPv4Address(host) else {
+            throw ValidationError("""
+                --host \(host) is not an IPv4 address: Panes listens on IPv4 only (e.g. 127.0.0.1, or \
+                0.0.0.0 for every interface)
+                """)
+        }
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be from 0 to 65535 (0 picks a free port), not \(port)")
         }
@@ -96,6 +104,15 @@ extension Serve {
             configuration.publicURL = origin
         }
         return configuration
+    }
+
+    /// Four decimal numbers 0–255 separated by dots, as `inet_pton(AF_INET)` reads them.
+    static func isIPv4Address(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            (1...3).contains(part.utf8.count) && part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                && Int(part)! <= 255
+        }
     }
 }
 

@@ -18,6 +18,10 @@ import Testing
         (["--host", ""], "--host must name an address"),
         (["--auth", "trust-me"], "--auth"),
         (["--host", "0.0.0.0"], "--auth open lets anyone"),
+        (["--host", "::1"], "--host ::1 is not an IPv4 address"),
+        (["--host", "localhost"], "--host localhost is not an IPv4 address"),
+        (["--host", "127.0.0.256"], "is not an IPv4 address"),
+        (["--host", "127.1"], "is not an IPv4 address"),
         (["--host", "192.168.1.10", "--auth", "open"], "--auth tokens --tokens FILE, or --auth jwt"),
         (["--tokens", "tokens.json"], "--tokens is read only with --auth tokens"),
         (["--auth", "tokens"], "--auth tokens needs --tokens FILE"),
@@ -56,6 +60,18 @@ import Testing
     }
 
     /// Runs `panes serve` with a fresh data folder; it must exit by itself (a bad option).
+    /// lws, unable to bind an address this machine does not have, starts without a listening
+    /// socket; the server stops instead of saying it serves.
+    @Test func anAddressThisMachineDoesNotHaveRefusesToStart() throws {
+        let folder = ServerProcess.tempFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokens = folder.appendingPathComponent("tokens.json")
+        try Data(#"{"tokens": []}"#.utf8).write(to: tokens)
+        let (status, output) = try Self.serve(["--host", "192.0.2.1", "--auth", "tokens", "--tokens", tokens.path])
+        #expect(status != 0)
+        #expect(output.contains("could not listen on 192.0.2.1"), "\(output)")
+    }
+
     static func serve(_ arguments: [String]) throws -> (Int32, String) {
         let folder = ServerProcess.tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
