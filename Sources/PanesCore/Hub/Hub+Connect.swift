@@ -188,7 +188,7 @@ extension Hub {
         scene.tokenExpiresAt = identity.expiresAt
         scenes.attach(scene)
         connections.setPhase(.scene(sceneID), of: connection)
-        metrics.lifecycle[.willConnect, default: 0] += 1
+        metrics.lifecycle[.willConnect] += 1
         logger.info("willConnect", metadata: [
             "scene": "\(sceneID)", "session": "\(sessionID)", "owner": "\(session.owner)",
             "created": "\(created)", "forkedFrom": "\(forkedFrom?.rawValue ?? "-")", "restoration": "\(status.rawValue)",
