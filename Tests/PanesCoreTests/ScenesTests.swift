@@ -47,9 +47,29 @@ import Testing
         _ = scenes.detach(SceneID("s1"))
         #expect(scenes.settleAppState(of: Self.alice)?.to == .background, "the count left with the scene")
         _ = scenes.detach(SceneID("s2"))
+        // Gone from the index at once; the app state it leaves is only settled next.
+        #expect(scenes.owners.isEmpty && scenes.ids(of: Self.alice).isEmpty)
+        #expect(scenes.appState(of: Self.alice) == .background)
         let gone = scenes.settleAppState(of: Self.alice)
         #expect(gone?.from == .background && gone?.to == nil)
         #expect(scenes.appState(of: Self.alice) == nil)
+        // A user who comes back starts from nothing: no count or state left behind.
+        scenes.attach(Self.scene("s3", session: "c"))
+        #expect(scenes.settleAppState(of: Self.alice).map { [$0.from, $0.to] } == [nil, .unattached])
+    }
+
+    @Test func eachUsersScenesAndAppStateAreTheirOwn() {
+        let bob = OwnerKey(workspace: "w", user: "bob")
+        var scenes = Scenes(tokenSkew: 0)
+        scenes.attach(Self.scene("s1", session: "a"))
+        scenes.attach(Self.scene("s2", session: "b", owner: bob))
+        scenes.update(SceneID("s2")) { $0.state = .foregroundActive }
+        #expect(scenes.settleAppState(of: Self.alice)?.to == .unattached)
+        #expect(scenes.settleAppState(of: bob)?.to == .foregroundActive)
+        #expect(scenes.ids(of: bob) == [SceneID("s2")] && scenes.owners == [Self.alice, bob])
+        _ = scenes.detach(SceneID("s2"))
+        #expect(scenes.settleAppState(of: bob)?.to == nil)
+        #expect(scenes.appState(of: Self.alice) == .unattached && scenes.ids(of: Self.alice) == [SceneID("s1")])
     }
 
     @Test func aServiceSceneIsInNoIndexAndNoCount() {

@@ -7,9 +7,10 @@
 extension Hub {
     /// Whether the session's window shows a workspace document that does not exist (in its
     /// workspace): deleted, or never there.
-    func refersToMissingDocument(_ session: SceneSession) -> Bool {
+    /// - Parameter records: the hub's `documents.records`.
+    static func refersToMissingDocument(_ session: SceneSession, in records: [DocumentID: DocumentRecord]) -> Bool {
         guard let id = session.document else { return false }
-        return documents.records[DocumentID(id)]?.belongs(to: session.owner.workspace) != true
+        return records[DocumentID(id)]?.belongs(to: session.owner.workspace) != true
     }
 
     /// Who did something, as events name them: `{"user", "name", "scene"}`.

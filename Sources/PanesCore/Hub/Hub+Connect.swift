@@ -140,28 +140,36 @@ extension Hub {
     mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                          identity: Authenticator.Identity, session sessionID: SessionID, secret: String?,
                          handedOver: [Activity], created: Bool, forkedFrom: SessionID?) {
-        var session = sessions[sessionID]!
+        let now = now()
         let handedSecret: String
         if let secret {
             handedSecret = secret
         } else {
             handedSecret = ids.secret()
-            session.secretHash = secretHasher.digest(handedSecret)
-            sessions.put(session)
-            persist(.putSession(session))
+            let hash = secretHasher.digest(handedSecret)
+            persist(.putSession(sessions.update(sessionID) { session in
+                session.secretHash = hash
+                return session
+            }!))
         }
-        // A document deleted while its deletion could not reach this session's record (a save
-        // that raced the deletion): forgotten now, so nothing points at a dead identifier.
-        let forgets = refersToMissingDocument(session)
-        if forgets { session.forgetDocument() }
-        let status = restorationStatus(of: session, handedOver: handedOver)
-        if status == .cleanStart {
-            session.restoration = nil
-            session.failedRestores = 0
-        }
-        session.lastActiveAt = now()
-        session.liveSince = now()
-        sessions.put(session)
+        // Read and changed in place: one lookup of the session, no copy put back. The closure
+        // cannot reach the hub (its sessions are being changed), so what it needs is read first.
+        let records = documents.records
+        let policy = RestorationPolicy(settings, now: now)
+        let (session, forgets, status) = sessions.update(sessionID) { session in
+            // A document deleted while its deletion could not reach this session's record (a
+            // save that raced the deletion): forgotten now, so nothing points at a dead identifier.
+            let forgets = Self.refersToMissingDocument(session, in: records)
+            if forgets { session.forgetDocument() }
+            let status = policy.status(of: session, handedOver: handedOver)
+            if status == .cleanStart {
+                session.restoration = nil
+                session.failedRestores = 0
+            }
+            session.lastActiveAt = now
+            session.liveSince = now
+            return (session, forgets, status)
+        }!
         if status == .cleanStart || forgets {
             persist(.putSession(session))
         } else {
@@ -174,13 +182,13 @@ extension Hub {
         let sceneID = SceneID(ids.token("scn_"))
         var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
                           userName: identity.name, role: identity.role, traits: request.traits,
-                          clientVersion: request.clientVersion, connectedAt: now())
-        if status == .restored { scene.restoredAt = now() }
+                          clientVersion: request.clientVersion, connectedAt: now)
+        if status == .restored { scene.restoredAt = now }
         // Closed when its token stops being accepted (`Scenes` queues that).
         scene.tokenExpiresAt = identity.expiresAt
         scenes.attach(scene)
         connections.setPhase(.scene(sceneID), of: connection)
-        metrics.lifecycle[LifecycleEvent.willConnect.rawValue, default: 0] += 1
+        metrics.lifecycle[.willConnect] += 1
         logger.info("willConnect", metadata: [
             "scene": "\(sceneID)", "session": "\(sessionID)", "owner": "\(session.owner)",
             "created": "\(created)", "forkedFrom": "\(forkedFrom?.rawValue ?? "-")", "restoration": "\(status.rawValue)",
@@ -197,17 +205,6 @@ extension Hub {
             updateAppState(session.owner)
             sessionsChanged(for: session.owner)
         }
-    }
-
-    /// Whether the stored restoration activity is handed back, and if not, why.
-    func restorationStatus(of session: SceneSession, handedOver: [Activity]) -> RestorationStatus {
-        guard let restoration = session.restoration else { return .none }
-        if session.failedRestores >= settings.cleanStartThreshold { return .cleanStart }
-        if !handedOver.isEmpty { return .superseded }
-        if restoration.metadata.documentGone { return .documentGone }
-        if restoration.metadata.protocolVersion > Self.protocolVersion { return .incompatible }
-        if now() - restoration.metadata.savedAt > Millis(settings.restorationMaxAgeMs) { return .stale }
-        return .restored
     }
 
     // MARK: Liveness probes

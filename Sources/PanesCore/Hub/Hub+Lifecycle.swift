@@ -7,7 +7,7 @@ extension Hub {
         let target = ActivationState.derived(visible: visible, focused: focused)
         let (scene, previous) = scenes.setState(target, of: sceneID)!
         for event in previous.transitions(to: target) {
-            metrics.lifecycle[event.rawValue, default: 0] += 1
+            metrics.lifecycle[event] += 1
             logger.info("\(event.rawValue)", metadata: ["scene": "\(sceneID)", "session": "\(scene.session)"])
         }
         if previous != target {
@@ -51,7 +51,7 @@ extension Hub {
     mutating func detach(_ sceneID: SceneID, abnormal: Bool) {
         guard let scene = scenes.detach(sceneID) else { return }
         switcher.unwatch(sceneID, of: scene.owner)
-        metrics.lifecycle[LifecycleEvent.didDisconnect.rawValue, default: 0] += 1
+        metrics.lifecycle[.didDisconnect] += 1
         logger.info("didDisconnect", metadata: [
             "scene": "\(sceneID)", "session": "\(scene.session)", "abnormal": "\(abnormal)",
         ])

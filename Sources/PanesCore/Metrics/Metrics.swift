@@ -5,7 +5,7 @@ public struct Metrics: Sendable {
     public var messagesOut = 0
     public var requests: [String: Int] = [:]
     public var errors: [String: Int] = [:]
-    public var lifecycle: [String: Int] = [:]
+    public var lifecycle = LifecycleCounts()
     /// Document commits by outcome, and the edits the committed ones carried: their ratio is
     /// the batch size, and conflicts say how often nodes raced on one document.
     public var documentCommits: [String: Int] = [:]
@@ -55,7 +55,7 @@ extension Hub {
         out.counter("panes_errors_total", "Error replies, by code.",
                     ErrorCode.allCases.map { (["code": $0.rawValue], metrics.errors[$0.rawValue] ?? 0) })
         out.counter("panes_scene_events_total", "Scene lifecycle callbacks.",
-                    LifecycleEvent.allCases.map { (["event": $0.rawValue], metrics.lifecycle[$0.rawValue] ?? 0) })
+                    LifecycleEvent.allCases.map { (["event": $0.rawValue], metrics.lifecycle[$0]) })
         out.counter("panes_document_commits_total",
                     "Document commits by outcome (behind: a conflict answered with the other nodes' operations).",
                     ["committed", "conflict", "behind", "failed"].map { (["outcome": $0], metrics.documentCommits[$0] ?? 0) })

@@ -11,11 +11,10 @@ struct Scenes: Sendable {
     private var byID: [SceneID: Scene] = [:]
     /// The live scene of each session; at most one.
     private var live: [SessionID: SceneID] = [:]
-    private var byOwner: [OwnerKey: Set<SceneID>] = [:]
-    /// Each user's scenes counted by state.
-    private var stateCounts: [OwnerKey: StateCounts] = [:]
-    /// Each user's app state as last settled (`settleAppState`); absent: not running.
-    private var appStates: [OwnerKey: ActivationState] = [:]
+    /// Each user's scenes, their count by state and their app state, in one entry: an attach
+    /// or a settle hashes the owner once. An entry is kept while the user has a scene here or
+    /// an app state not yet settled to "not running".
+    private var byOwner: [OwnerKey: OwnerScenes] = [:]
     /// When each scene's token stops being accepted: its expiry plus the clock skew allowed.
     /// Entries outlive refreshes and ended scenes; `expiredTokens` skips and sheds them.
     private var tokenExpiries = DeadlineQueue<SceneID>()
@@ -51,10 +50,10 @@ struct Scenes: Sendable {
     func isLive(_ session: SessionID) -> Bool { live[session] != nil }
 
     /// The user's scenes, in no particular order.
-    func ids(of owner: OwnerKey) -> Set<SceneID> { byOwner[owner] ?? [] }
+    func ids(of owner: OwnerKey) -> Set<SceneID> { byOwner[owner]?.ids ?? [] }
 
     /// The users with a scene here, in order.
-    var owners: [OwnerKey] { byOwner.keys.sorted() }
+    var owners: [OwnerKey] { byOwner.filter { !$0.value.ids.isEmpty }.keys.sorted() }
 
     // MARK: Attaching and detaching
 
@@ -64,18 +63,18 @@ struct Scenes: Sendable {
         assert(live[scene.session] == nil, "a session has at most one live scene")
         byID[scene.id] = scene
         live[scene.session] = scene.id
-        byOwner[scene.owner, default: []].insert(scene.id)
-        stateCounts[scene.owner, default: StateCounts()].add(scene.state)
+        byOwner[scene.owner, default: OwnerScenes()].add(scene.id, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
     }
 
     /// Ends the scene: it leaves every index and count. Returns what it was.
     mutating func detach(_ id: SceneID) -> Scene? {
         guard let scene = byID.removeValue(forKey: id) else { return nil }
-        byOwner[scene.owner]?.remove(id)
-        if byOwner[scene.owner]?.isEmpty == true { byOwner[scene.owner] = nil }
-        stateCounts[scene.owner]?.remove(scene.state)
-        if stateCounts[scene.owner]?.isEmpty == true { stateCounts[scene.owner] = nil }
+        if let index = byOwner.index(forKey: scene.owner) {
+            byOwner.values[index].remove(id, in: scene.state)
+            // The app state it leaves is settled later (`settleAppState`), which drops the entry.
+            if byOwner.values[index].isUnused { byOwner.remove(at: index) }
+        }
         if live[scene.session] == id { live[scene.session] = nil }
         return scene
     }
@@ -100,9 +99,9 @@ struct Scenes: Sendable {
         let before = (state: byID.values[index].state, expiresAt: byID.values[index].tokenExpiresAt)
         let result = body(&byID.values[index])
         let after = byID.values[index]
-        if after.state != before.state, live[after.session] == id {
-            stateCounts[after.owner]?.remove(before.state)
-            stateCounts[after.owner]?.add(after.state)
+        if after.state != before.state, live[after.session] == id, let owner = byOwner.index(forKey: after.owner) {
+            byOwner.values[owner].counts.remove(before.state)
+            byOwner.values[owner].counts.add(after.state)
         }
         if let expiresAt = after.tokenExpiresAt, expiresAt != before.expiresAt {
             tokenExpiries.push(id, at: expiresAt + tokenSkew)
@@ -123,15 +122,17 @@ struct Scenes: Sendable {
     // MARK: App state
 
     /// The user's app state: the highest state of their scenes here; nil when none runs.
-    func appState(of owner: OwnerKey) -> ActivationState? { appStates[owner] }
+    func appState(of owner: OwnerKey) -> ActivationState? { byOwner[owner]?.appState }
 
     /// Brings the user's app state up to date with their scenes' states.
     /// - Returns: the change, for the log; nil when it did not change.
     mutating func settleAppState(of owner: OwnerKey) -> (from: ActivationState?, to: ActivationState?)? {
-        let state = stateCounts[owner]?.highest
-        let previous = appStates[owner]
+        guard let index = byOwner.index(forKey: owner) else { return nil }
+        let state = byOwner.values[index].counts.highest
+        let previous = byOwner.values[index].appState
         guard previous != state else { return nil }
-        appStates[owner] = state
+        byOwner.values[index].appState = state
+        if byOwner.values[index].isUnused { byOwner.remove(at: index) }
         return (previous, state)
     }
 

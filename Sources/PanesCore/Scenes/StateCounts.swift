@@ -1,19 +1,43 @@
 /// How many of a user's scenes are in each activation state, kept up to date as scenes move,
 /// so the user's app state is known without looking at every scene.
 struct StateCounts: Sendable {
-    private var counts = [Int](repeating: 0, count: ActivationState.allCases.count)
+    /// One count for each state, at its rank (`ActivationState.rank`): no array to allocate,
+    /// and `highest` reads from the top down without sorting the states.
+    private var unattached = 0
+    private var background = 0
+    private var foregroundInactive = 0
+    private var foregroundActive = 0
 
-    mutating func add(_ state: ActivationState) { counts[Self.index(state)] += 1 }
-    mutating func remove(_ state: ActivationState) { counts[Self.index(state)] -= 1 }
+    mutating func add(_ state: ActivationState) { self[state] += 1 }
+    mutating func remove(_ state: ActivationState) { self[state] -= 1 }
 
-    var isEmpty: Bool { counts.allSatisfy { $0 == 0 } }
+    var isEmpty: Bool { unattached == 0 && background == 0 && foregroundInactive == 0 && foregroundActive == 0 }
 
     /// The highest state any scene is in: the app state.
     var highest: ActivationState? {
-        ActivationState.allCases.sorted(by: >).first { counts[Self.index($0)] > 0 }
+        if foregroundActive > 0 { return .foregroundActive }
+        if foregroundInactive > 0 { return .foregroundInactive }
+        if background > 0 { return .background }
+        if unattached > 0 { return .unattached }
+        return nil
     }
 
-    private static func index(_ state: ActivationState) -> Int {
-        ActivationState.allCases.firstIndex(of: state)!
+    private subscript(state: ActivationState) -> Int {
+        get {
+            switch state {
+            case .unattached: unattached
+            case .background: background
+            case .foregroundInactive: foregroundInactive
+            case .foregroundActive: foregroundActive
+            }
+        }
+        set {
+            switch state {
+            case .unattached: unattached = newValue
+            case .background: background = newValue
+            case .foregroundInactive: foregroundInactive = newValue
+            case .foregroundActive: foregroundActive = newValue
+            }
+        }
     }
 }
