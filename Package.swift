@@ -39,7 +39,8 @@ let package = Package(
         .target(name: "PanesCore",
                 dependencies: [.product(name: "Logging", package: "swift-log")],
                 swiftSettings: swiftSettings),
-        // JSON text <-> JSONValue, through jansson. The only importer of CJansson.
+        // JSON text <-> JSONValue, through jansson. The only Swift importer of CJansson (CJanssonArena,
+        // its C helper below, also includes jansson.h to install jansson's allocator).
         .target(name: "PanesJSON", dependencies: ["PanesCore", "CJansson", "CJanssonArena"], swiftSettings: swiftSettings),
         // jansson's allocations while a thread decodes, from a buffer of its own (C: a thread-local).
         // DWARF 4: valgrind 3.19 (bench/callgrind.py) cannot read clang's default DWARF 5.

@@ -4,7 +4,8 @@ internal import CJansson
 internal import CJanssonArena
 public import PanesCore
 
-/// JSON text to `JSONValue` and back, through jansson. The only module that imports it.
+/// JSON text to `JSONValue` and back, through jansson. The only Swift module that imports it
+/// (`CJanssonArena`, in C, gives jansson its allocator while a frame is decoded).
 public enum JSONCodec {
     /// Why a frame is not JSON, with jansson's position for the client's benefit.
     public struct DecodeError: Error, Sendable, CustomStringConvertible {
