@@ -106,7 +106,8 @@ extension Serve {
         return configuration
     }
 
-    /// Four decimal numbers 0–255 separated by dots, as `inet_pton(AF_INET)` reads them.
+    /// Four decimal numbers 0–255 separated by dots (leading zeros accepted, which
+    /// `inet_pton(AF_INET)` would refuse).
     static func isIPv4Address(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.allSatisfy { part in

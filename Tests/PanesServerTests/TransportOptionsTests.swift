@@ -59,7 +59,6 @@ import Testing
         #expect(output.contains(field), "\(output)")
     }
 
-    /// Runs `panes serve` with a fresh data folder; it must exit by itself (a bad option).
     /// lws, unable to bind an address this machine does not have, starts without a listening
     /// socket; the server stops instead of saying it serves.
     @Test func anAddressThisMachineDoesNotHaveRefusesToStart() throws {
@@ -72,6 +71,7 @@ import Testing
         #expect(output.contains("could not listen on 192.0.2.1"), "\(output)")
     }
 
+    /// Runs `panes serve` with a fresh data folder; it must exit by itself (a bad option).
     static func serve(_ arguments: [String]) throws -> (Int32, String) {
         let folder = ServerProcess.tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

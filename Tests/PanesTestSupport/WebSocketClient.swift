@@ -218,6 +218,24 @@ public final class WebSocketClient: @unchecked Sendable {
 
     // MARK: Connecting
 
+    /// One plain HTTP/1.1 `GET` (no upgrade) over a socket of its own, from `options.sourceAddress`
+    /// if set; the whole answer, read until the server closes.
+    public static func plainGET(_ path: String, host: String = "127.0.0.1", port: Int,
+                                options: Options = Options()) throws -> String {
+        let fd = try connectSocket(host: host, port: port, options: options)
+        defer { Glibc.close(fd) }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n\r\n".utf8)
+        guard Glibc.send(fd, request, request.count, 0) == request.count else { throw Failure.connect("send failed") }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
     private static func connectSocket(host: String, port: Int, options: Options) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.connect("socket() failed") }
