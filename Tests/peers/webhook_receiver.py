@@ -104,6 +104,7 @@ class Handler(BaseHTTPRequestHandler):
             }
             with open(args.log, "a") as log:
                 log.write(json.dumps(record) + "\n")
+        answering = True
         try:
             action = next_action(self.path, message_id)
             if action.get("delay_ms"):
@@ -113,10 +114,16 @@ class Handler(BaseHTTPRequestHandler):
                 headers.append(("Location", action["location"]))
             if action.get("retry_after") is not None:
                 headers.append(("Retry-After", str(action["retry_after"])))
-            self.reply(action.get("status", 200), b"x" * action.get("body_bytes", 0), headers)
-        finally:
+            # Counted out before the reply goes: once the sender has the reply it may start its
+            # next delivery, whose handler could otherwise count itself in before this one left.
             with lock:
                 stats[self.path]["in_flight"] -= 1
+            answering = False
+            self.reply(action.get("status", 200), b"x" * action.get("body_bytes", 0), headers)
+        finally:
+            if answering:
+                with lock:
+                    stats[self.path]["in_flight"] -= 1
 
 
 def main():
