@@ -3,8 +3,18 @@
 import Glibc
 #endif
 
-/// The address the server listens on (`TransportConfiguration.host`, `--host`).
+/// The address the server listens on (`TransportConfiguration.host`, `--host`). lws runs with
+/// IPv6 off (`LWS_SERVER_OPTION_DISABLE_IPV6`): given an IPv6 address it listened on every IPv4
+/// address instead, and given a name (`localhost`) on none, so only an IPv4 address is one.
 public enum ListenAddress {
+    /// Whether `text` is an IPv4 address as the OS reads one (`inet_pton(AF_INET)`): four decimal
+    /// numbers 0–255 joined by dots, without leading zeros, spaces or anything else.
+    public static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        // A NUL would end the text C reads (and lws binds) early.
+        return !text.utf8.contains(0) && inet_pton(AF_INET, text, &address) == 1
+    }
+
     /// Why `host:port` cannot be bound, as the kernel says it ("Address already in use",
     /// "Cannot assign requested address"): asked again with a socket of its own after lws could
     /// not bind, since lws keeps its reason to its log. Nil when the address is not an IPv4 one

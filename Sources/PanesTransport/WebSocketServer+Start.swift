@@ -99,6 +99,10 @@ extension WebSocketServer {
     /// The two are created apart so that a loop that cannot start and an address that cannot be
     /// listened on each stop the start with their own message.
     private func listen(_ info: inout lws_context_creation_info) throws {
+        guard ListenAddress.isIPv4(configuration.host) else {
+            throw TransportError.listenFailed(host: configuration.host, port: configuration.port,
+                                              reason: "not an IPv4 address (Panes listens on IPv4 only)")
+        }
         guard let context = lws_create_context(&info) else {
             throw TransportError.eventLoopFailed(configuration.eventLoop == .libev
                 ? "lws could not start on libev (is Debian's libwebsockets-evlib-ev installed?)"

@@ -264,7 +264,8 @@ public final class WebSocketServer: @unchecked Sendable {
 }
 
 public enum TransportError: Error, CustomStringConvertible {
-    /// The address and port could not be bound; `reason` is the kernel's, when known.
+    /// The address and port could not be listened on; `reason` says why when known (the
+    /// kernel's answer to a bind, or that the host is not an IPv4 address).
     case listenFailed(host: String, port: Int, reason: String?)
     case eventLoopFailed(String)
 
