@@ -10,9 +10,23 @@ public enum ListenAddress {
     /// Whether `text` is an IPv4 address as the OS reads one (`inet_pton(AF_INET)`): four decimal
     /// numbers 0–255 joined by dots, without leading zeros, spaces or anything else.
     public static func isIPv4(_ text: String) -> Bool {
+        parsed(text) != nil
+    }
+
+    /// Whether listening on `text` listens on loopback only, reachable from this machine alone:
+    /// an IPv4 address in 127.0.0.0/8 (Linux answers all of it on `lo`). Not `::1` or
+    /// `localhost`, which are not listen addresses here (`isIPv4`).
+    public static func isLoopback(_ text: String) -> Bool {
+        guard var address = parsed(text) else { return false }
+        return withUnsafeBytes(of: &address) { $0[0] } == 127
+    }
+
+    /// The address in network order, if `text` is an IPv4 address as the OS reads one.
+    private static func parsed(_ text: String) -> in_addr? {
         var address = in_addr()
         // A NUL would end the text C reads (and lws binds) early.
-        return !text.utf8.contains(0) && inet_pton(AF_INET, text, &address) == 1
+        guard !text.utf8.contains(0), inet_pton(AF_INET, text, &address) == 1 else { return nil }
+        return address
     }
 
     /// Why `host:port` cannot be bound, as the kernel says it ("Address already in use",
@@ -20,10 +34,11 @@ public enum ListenAddress {
     /// not bind, since lws keeps its reason to its log. Nil when the address is not an IPv4 one
     /// or the bind now succeeds (the port was freed meanwhile).
     static func bindFailure(host: String, port: Int) -> String? {
+        guard let ipv4 = parsed(host) else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        address.sin_addr = ipv4
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }

@@ -20,11 +20,11 @@ extension Serve {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be from 0 to 65535 (0 picks a free port), not \(port)")
         }
-        if auth == .open && !WebOrigin.isLoopback(host) {
+        if auth == .open && !ListenAddress.isLoopback(host) {
             throw ValidationError("""
                 --auth open lets anyone who can reach the server act as any user, so it listens on \
-                loopback only, and --host \(host) is not a loopback address. Use an authenticating mode \
-                (--auth tokens --tokens FILE, or --auth jwt), or --host 127.0.0.1.
+                loopback only, and --host \(host) is not a loopback address (127.0.0.0/8). Use an \
+                authenticating mode (--auth tokens --tokens FILE, or --auth jwt), or --host 127.0.0.1.
                 """)
         }
         if tokens != nil && auth != .tokens {

@@ -18,6 +18,20 @@ import Testing
         #expect(!ListenAddress.isIPv4(text))
     }
 
+    /// Loopback only: every address of 127.0.0.0/8, which Linux answers on `lo` alone.
+    @Test(arguments: ["127.0.0.1", "127.0.0.2", "127.0.0.0", "127.255.255.255", "127.1.2.3"])
+    func anAddressIn127Slash8IsLoopback(_ text: String) {
+        #expect(ListenAddress.isLoopback(text))
+    }
+
+    /// Not loopback: other addresses (every interface, too), and what is not a listen address
+    /// here at all, `::1` and `localhost` included (the server would not listen there).
+    @Test(arguments: ["0.0.0.0", "128.0.0.1", "126.255.255.255", "10.0.0.1", "192.168.1.10", "::1", "[::1]",
+                      "localhost", "LOCALHOST", "localhost.", "127.1", "127.0.0.01", "127.x.y.z", "127.", ""])
+    func anythingElseIsNotLoopback(_ text: String) {
+        #expect(!ListenAddress.isLoopback(text))
+    }
+
     /// The transport itself refuses to start on one, whatever built its configuration: lws given
     /// `::1` listened on every IPv4 address, and given a name on none.
     @Test(arguments: ["::1", "localhost", "127.0.0.01"])
