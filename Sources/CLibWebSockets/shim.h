@@ -13,6 +13,8 @@ static inline size_t pws_pre(void) { return LWS_PRE; }
 /// Server option bits are macros built from casts that Swift does not import.
 static inline uint64_t pws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t pws_option_libev(void) { return LWS_SERVER_OPTION_LIBEV; }
+static inline uint64_t pws_option_explicit_vhosts(void) { return LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
+static inline uint64_t pws_option_fail_upon_unable_to_bind(void) { return LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND; }
 
 /// A message is complete only when this is the final fragment and nothing of it is left
 /// to arrive (lws may split one frame over several RECEIVE callbacks).

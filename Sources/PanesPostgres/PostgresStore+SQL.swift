@@ -1,4 +1,5 @@
 // Threading: constants, read by whichever thread runs a store's transaction.
+import PanesCore
 
 /// The SQL text of the store's writes, each prepared once per connection.
 extension PostgresStore {
@@ -32,17 +33,21 @@ extension PostgresStore {
             """
         }
         static let recordVersion = recordVersion(kind: "$1", id: "$2", deleted: "$3::bigint")
-        /// Upserts the session and advances its record in one round trip.
+        /// Upserts the session and advances its record in one round trip. `$4`, the secret hash,
+        /// is NULL for a hash read from a damaged record (`SecretHash.storedText`): the text stored
+        /// is kept, and a new row gets 64 `f`s.
         static let upsertSession = """
             WITH session AS (
                 INSERT INTO sessions (id, workspace, user_name, secret_hash, role, configuration, title, snapshot,
                                       user_info, restoration_activity, restoration_meta, created_at, last_active_at,
                                       failed_restores, live_since, subtitle, revision)
-                SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
-                       $10::text, $11::text, $12::bigint, $13::bigint, $14::bigint, $15::bigint, $16::text, $17::bigint
+                SELECT $1::text, $2::text, $3::text, coalesce($4::text, '\(SecretHash.unmatchable.hex)'), $5::text,
+                       $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::bigint, $13::bigint,
+                       $14::bigint, $15::bigint, $16::text, $17::bigint
                 WHERE NOT EXISTS (\(deletedSession))
                 ON CONFLICT (id) DO UPDATE SET
-                    workspace = excluded.workspace, user_name = excluded.user_name, secret_hash = excluded.secret_hash,
+                    workspace = excluded.workspace, user_name = excluded.user_name,
+                    secret_hash = coalesce($4::text, sessions.secret_hash),
                     role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                     snapshot = excluded.snapshot, user_info = excluded.user_info,
                     restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,

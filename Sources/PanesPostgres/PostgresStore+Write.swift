@@ -68,7 +68,7 @@ extension PostgresStore {
             cursor.unanswered += 1
             try connection.send(WriteSQL.upsertSession, [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
-                .text(session.secretHash.hex), .text(session.role.rawValue), .text(session.configuration),
+                session.secretHash.storedText.postgres, .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), session.snapshot.map(json).postgres, .text(json(.object(session.userInfo))),
                 session.restoration.map { json($0.activity.json) }.postgres,
                 session.restoration.map { json($0.metadata.json) }.postgres,

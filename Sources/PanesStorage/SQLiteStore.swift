@@ -130,7 +130,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .putSession(let session):
             let values: [SQLiteValue] = [
                 .text(session.id.rawValue), .text(session.owner.workspace), .text(session.owner.user),
-                .text(session.secretHash.hex), .text(session.role.rawValue), .text(session.configuration),
+                .text(session.secretHash.storedText), .text(session.role.rawValue), .text(session.configuration),
                 .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),
@@ -244,9 +244,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         /// not). An upsert sets `workspace` and `user` too, and setting them, even to the values
         /// they hold, makes SQLite delete and re-insert the row's `sessions_by_owner` entry: this
         /// costs SQLite about half the upsert's work. (`RETURNING` would cost more than it saves.)
+        ///
+        /// `?4`, the secret hash, is NULL for a hash read from a damaged record
+        /// (`SecretHash.storedText`): the text stored is kept, and a new row gets 64 `f`s.
         static let updateSessionOfItsOwner = """
-            UPDATE sessions SET secret_hash = ?4, role = ?5, configuration = ?6, title = ?7, snapshot = ?8,
-                user_info = ?9, restoration_activity = ?10, restoration_meta = ?11, created_at = ?12,
+            UPDATE sessions SET secret_hash = coalesce(?4, secret_hash), role = ?5, configuration = ?6, title = ?7,
+                snapshot = ?8, user_info = ?9, restoration_activity = ?10, restoration_meta = ?11, created_at = ?12,
                 last_active_at = ?13, failed_restores = ?14, live_since = ?15, subtitle = ?16
             WHERE id = ?1 AND workspace = ?2 AND user = ?3
             """
@@ -254,9 +257,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
                                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
                                   live_since, subtitle)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            VALUES (?1, ?2, ?3, coalesce(?4, '\(SecretHash.unmatchable.hex)'), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                    ?13, ?14, ?15, ?16)
             ON CONFLICT (id) DO UPDATE SET
-                workspace = excluded.workspace, user = excluded.user, secret_hash = excluded.secret_hash,
+                workspace = excluded.workspace, user = excluded.user, secret_hash = coalesce(?4, sessions.secret_hash),
                 role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                 snapshot = excluded.snapshot, user_info = excluded.user_info,
                 restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,

@@ -8,16 +8,35 @@
 /// reconnect storm comes through here).
 ///
 /// Descriptors are small numbers the kernel hands out again once closed. Every socket the
-/// listener accepts passes the filter, which writes its slot (empties it when it has no
-/// address to note, or when the filter closes the socket), so no connection reads the slot of
-/// one that held its descriptor before. The slot is emptied again when its connection closes
-/// and lws says so while the descriptor is still open (`LWS_CALLBACK_CLOSED` for a WebSocket,
-/// `LWS_CALLBACK_CLOSED_HTTP` for an HTTP connection), and when an upgrade is refused (lws
-/// reports no close for those); a connection lws drops itself before the upgrade's checks
-/// leaves its slot until the next accept of that descriptor overwrites it. A slot with nothing
-/// sends the reader back to asking the socket.
+/// listener accepts passes the filter, which notes its key (`accepting`); the slot is written
+/// when lws has made a connection of the socket (`adopted`, at
+/// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`), and then holds the key the filter noted or
+/// nothing, so no connection reads the slot of one that held its descriptor before. A socket
+/// lws closes without adopting it (the filter closed it, or lws could not take it: a descriptor
+/// over its limit, no memory) gets no callback after the filter, so it never had a slot. The
+/// slot is emptied again when its connection closes and lws says so while the descriptor is
+/// still open: `LWS_CALLBACK_CLOSED` for a WebSocket and `LWS_CALLBACK_CLOSED_HTTP` for an
+/// HTTP connection, which lws 4.1 also sends for connections it drops itself before any of the
+/// server's checks (it counts a connection reading its headers as established; seen for a peer
+/// gone before or during its request, headers over `maxHTTPHeaderBytes`, a handshake without a
+/// key: AcceptedPeersTests); and when an upgrade is refused (lws reports no close for those).
+/// A slot with nothing sends the reader back to asking the socket.
 struct AcceptedPeers {
     private var keys: [String?] = []
+    /// The socket the accept filter saw last and its key, until lws adopts it.
+    private var pending: (descriptor: Int32, key: String?) = (-1, nil)
+
+    /// The accept filter saw `descriptor`, from `key` (nil: no address to note).
+    mutating func accepting(_ descriptor: Int32, key: String?) {
+        pending = (descriptor, key)
+    }
+
+    /// lws made a connection of the socket `descriptor`: its slot holds the key the filter
+    /// noted for it, or nothing.
+    mutating func adopted(_ descriptor: Int32) {
+        self[descriptor] = pending.descriptor == descriptor ? pending.key : nil
+        pending = (-1, nil)
+    }
 
     subscript(descriptor: Int32) -> String? {
         get { descriptor >= 0 && Int(descriptor) < keys.count ? keys[Int(descriptor)] : nil }

@@ -12,14 +12,16 @@ public struct OriginConfiguration: Sendable, Equatable {
     }
 
     /// The server's own origins: the public URL, plus `http://HOST:PORT` for the bind address
-    /// (and `localhost` / `127.0.0.1` for a loopback bind). Only this server can serve a page
-    /// from its own bind address, so those are always safe to trust; nothing here is ever
-    /// taken from a request's `Host` header, which a DNS-rebinding page controls.
+    /// (and `localhost` for a bind to 127.0.0.1, the address `localhost` has over IPv4, the only
+    /// one the server listens on). Only this server can serve a page from its own bind address,
+    /// so those are always safe to trust; a bind to another loopback address (127.0.0.2) does not
+    /// make `localhost` or `127.0.0.1` its own, since whatever listens there serves them. Nothing
+    /// here is ever taken from a request's `Host` header, which a DNS-rebinding page controls.
     public func policy(bindHost: String, port: Int) -> OriginPolicy {
         var own: [WebOrigin] = []
         if let publicURL { own.append(publicURL) }
         var hosts = [bindHost]
-        if WebOrigin.isLoopback(bindHost) { hosts += ["localhost", "127.0.0.1"] }
+        if bindHost == "127.0.0.1" { hosts.append("localhost") }
         for host in hosts {
             if let origin = WebOrigin(scheme: "http", host: host, port: port) { own.append(origin) }
         }

@@ -72,10 +72,4 @@ public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
         return host.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." }
             && !host.hasPrefix(".") && !host.hasPrefix("-")
     }
-
-    /// Whether binding to `host` listens on loopback only.
-    public static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
 }

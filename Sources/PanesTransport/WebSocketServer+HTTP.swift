@@ -19,6 +19,11 @@ extension WebSocketServer {
             // Every accepted TCP connection, before lws reads a byte of it (`user` holds the
             // peer's address, `input` the accepted descriptor). Nonzero closes it.
             return closesAtAccept(user, descriptor: Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 1 : 0
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            // lws made a connection of the socket the filter just saw (one it cannot take it
+            // closes with no callback at all): only now does its slot hold the key noted.
+            acceptedPeers.adopted(lws_get_socket_fd(wsi))
+            return nil
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
             // are checked when they begin, so a refusal can carry the API's error object.
@@ -74,8 +79,8 @@ extension WebSocketServer {
     /// for those checks (`acceptedPeers`).
     private func closesAtAccept(_ user: UnsafeMutableRawPointer?, descriptor: Int32) -> Bool {
         guard let user else {
-            // No address to note: the descriptor's slot is emptied, and the upgrade asks the socket.
-            acceptedPeers[descriptor] = nil
+            // No address to note: the descriptor's slot is left empty, and the upgrade asks the socket.
+            acceptedPeers.accepting(descriptor, key: nil)
             return false
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
@@ -89,12 +94,10 @@ extension WebSocketServer {
     func closesAccepted(descriptor: Int32, address: UnsafeRawBufferPointer) -> Bool {
         // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
         let key = PeerAddress.key(address: address)
-        acceptedPeers[descriptor] = key
+        acceptedPeers.accepting(descriptor, key: key)
         guard let key, let delegate, !configuration.trustedProxies.contains(key) else { return false }
-        guard delegate.serverClosesAtAccept(peer: key) else { return false }
-        // lws closes the descriptor at once, with no connection and so no close callback.
-        acceptedPeers[descriptor] = nil
-        return true
+        // Closed: lws closes the descriptor at once, with no connection, so it gets no slot.
+        return delegate.serverClosesAtAccept(peer: key)
     }
 
     /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a

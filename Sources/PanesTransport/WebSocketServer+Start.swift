@@ -62,7 +62,11 @@ extension WebSocketServer {
         info.user = Unmanaged.passUnretained(self).toOpaque()
         // No LWS_SERVER_OPTION_VALIDATE_UTF8: `UTF8Validator` checks text (lws's check would also
         // drop a connection whose close reason is not UTF-8 without the 1007 close it owes).
-        info.options = pws_option_disable_ipv6()
+        // The vhost (its listening socket) is created apart from the context (`listen`), and
+        // fails when it cannot bind its address: without LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND
+        // lws creates it with no listening socket when the address is not this machine's (it
+        // logs "DOESN'T EXIST" and tries again later), and the server would say it serves.
+        info.options = pws_option_disable_ipv6() | pws_option_explicit_vhosts() | pws_option_fail_upon_unable_to_bind()
         info.vhost_name = UnsafePointer(keep(strdup("default")))
         info.timeout_secs = 20
         // The request line and headers lws keeps per request (the short field left 0 so the
@@ -91,23 +95,27 @@ extension WebSocketServer {
         return info
     }
 
-    /// Creates the context on `info` (listening), then the loop's timers.
+    /// Creates the context on `info`, then its one vhost (listening), then the loop's timers.
+    /// The two are created apart so that a loop that cannot start and an address that cannot be
+    /// listened on each stop the start with their own message.
     private func listen(_ info: inout lws_context_creation_info) throws {
+        guard ListenAddress.isIPv4(configuration.host) else {
+            throw TransportError.listenFailed(host: configuration.host, port: configuration.port,
+                                              reason: "not an IPv4 address (Panes listens on IPv4 only)")
+        }
         guard let context = lws_create_context(&info) else {
-            if configuration.eventLoop == .libev {
-                throw TransportError.eventLoopFailed(
-                    "lws could not start on libev (is Debian's libwebsockets-evlib-ev installed?) or could not listen on \(configuration.host):\(configuration.port)")
-            }
-            throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
+            throw TransportError.eventLoopFailed(configuration.eventLoop == .libev
+                ? "lws could not start on libev (is Debian's libwebsockets-evlib-ev installed?)"
+                : "lws could not create its context")
         }
         self.context = context
-        guard let vhost = lws_get_vhost_by_name(context, "default") else {
-            throw TransportError.listenFailed(host: configuration.host, port: configuration.port)
+        // Fails when the address is not this machine's or the port is taken (lws logs why too).
+        guard let vhost = lws_create_vhost(context, &info) else {
+            throw TransportError.listenFailed(
+                host: configuration.host, port: configuration.port,
+                reason: ListenAddress.bindFailure(host: configuration.host, port: configuration.port))
         }
         port = Int(lws_get_vhost_listen_port(vhost))
-        // lws starts without a listening socket when it cannot bind its interface (it logs
-        // "DOESN'T EXIST" and carries on): a server nobody can reach must not say it is serving.
-        guard port > 0 else { throw TransportError.listenFailed(host: configuration.host, port: configuration.port) }
         originPolicy = configuration.origins.policy(bindHost: configuration.host, port: port)
         if let eventLoop {
             configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])

@@ -264,12 +264,15 @@ public final class WebSocketServer: @unchecked Sendable {
 }
 
 public enum TransportError: Error, CustomStringConvertible {
-    case listenFailed(host: String, port: Int)
+    /// The address and port could not be listened on; `reason` says why when known (the
+    /// kernel's answer to a bind, or that the host is not an IPv4 address).
+    case listenFailed(host: String, port: Int, reason: String?)
     case eventLoopFailed(String)
 
     public var description: String {
         switch self {
-        case .listenFailed(let host, let port): "could not listen on \(host):\(port)"
+        case .listenFailed(let host, let port, let reason):
+            "could not listen on \(host):\(port)" + (reason.map { ": \($0)" } ?? "")
         case .eventLoopFailed(let reason): reason
         }
     }

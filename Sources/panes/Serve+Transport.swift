@@ -11,9 +11,7 @@ extension Serve {
     /// Refuses option values and combinations that would otherwise be ignored or be unsafe.
     func checkTransportOptions() throws {
         guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1") }
-        // The transport runs lws with IPv6 off, and lws given an address it cannot use (`::1`)
-        // listened on every IPv4 address instead, and given a name (`localhost`) on none.
-        guard Self.isIPv4Address(host) else {
+        guard ListenAddress.isIPv4(host) else {
             throw ValidationError("""
                 --host \(host) is not an IPv4 address: Panes listens on IPv4 only (e.g. 127.0.0.1, or \
                 0.0.0.0 for every interface)
@@ -22,11 +20,11 @@ extension Serve {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be from 0 to 65535 (0 picks a free port), not \(port)")
         }
-        if auth == .open && !WebOrigin.isLoopback(host) {
+        if auth == .open && !ListenAddress.isLoopback(host) {
             throw ValidationError("""
                 --auth open lets anyone who can reach the server act as any user, so it listens on \
-                loopback only, and --host \(host) is not a loopback address. Use an authenticating mode \
-                (--auth tokens --tokens FILE, or --auth jwt), or --host 127.0.0.1.
+                loopback only, and --host \(host) is not a loopback address (127.0.0.0/8). Use an \
+                authenticating mode (--auth tokens --tokens FILE, or --auth jwt), or --host 127.0.0.1.
                 """)
         }
         if tokens != nil && auth != .tokens {
@@ -104,16 +102,6 @@ extension Serve {
             configuration.publicURL = origin
         }
         return configuration
-    }
-
-    /// Four decimal numbers 0–255 separated by dots (leading zeros accepted, which
-    /// `inet_pton(AF_INET)` would refuse).
-    static func isIPv4Address(_ text: String) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            (1...3).contains(part.utf8.count) && part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-                && Int(part)! <= 255
-        }
     }
 }
 

@@ -21,6 +21,10 @@ import Testing
             #expect(SecretHash(stored: damaged) == .unmatchable, "\(damaged)")
         }
         #expect(SecretHash.unmatchable.hex == String(repeating: "f", count: 64))
+        // What a store writes: the hex of a hash, nothing (keep the text held) for one read from
+        // a damaged stored form.
+        #expect(SecretHash(stored: Self.abc).storedText == Self.abc)
+        #expect(SecretHash.unmatchable.storedText == nil)
         #expect(SecretHash(bytes: [UInt8](repeating: 0, count: 31)) == nil)
     }
 

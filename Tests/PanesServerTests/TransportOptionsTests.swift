@@ -2,6 +2,8 @@ import Foundation
 import PanesCore
 import PanesJSON
 import PanesServerTestSupport
+import PanesTestSupport
+import PanesTransport
 import Testing
 
 /// A bad `serve` option or configuration value stops the start with a message saying what
@@ -22,6 +24,9 @@ import Testing
         (["--host", "localhost"], "--host localhost is not an IPv4 address"),
         (["--host", "127.0.0.256"], "is not an IPv4 address"),
         (["--host", "127.1"], "is not an IPv4 address"),
+        (["--host", "127.0.0.01"], "--host 127.0.0.01 is not an IPv4 address"),
+        (["--host", "1.2.3"], "--host 1.2.3 is not an IPv4 address"),
+        (["--host", " 127.0.0.1"], "is not an IPv4 address"),
         (["--host", "192.168.1.10", "--auth", "open"], "--auth tokens --tokens FILE, or --auth jwt"),
         (["--tokens", "tokens.json"], "--tokens is read only with --auth tokens"),
         (["--auth", "tokens"], "--auth tokens needs --tokens FILE"),
@@ -59,16 +64,31 @@ import Testing
         #expect(output.contains(field), "\(output)")
     }
 
-    /// lws, unable to bind an address this machine does not have, starts without a listening
-    /// socket; the server stops instead of saying it serves.
-    @Test func anAddressThisMachineDoesNotHaveRefusesToStart() throws {
+    /// lws, unable to bind an address this machine does not have, would start without a
+    /// listening socket (and keep trying); the server stops instead of saying it serves, with a
+    /// port it picks (`--port 0`) as with one given.
+    @Test(arguments: [0, 8_080])
+    func anAddressThisMachineDoesNotHaveRefusesToStart(_ port: Int) throws {
         let folder = ServerProcess.tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let tokens = folder.appendingPathComponent("tokens.json")
         try Data(#"{"tokens": []}"#.utf8).write(to: tokens)
-        let (status, output) = try Self.serve(["--host", "192.0.2.1", "--auth", "tokens", "--tokens", tokens.path])
+        let (status, output) = try Self.serve(["--host", "192.0.2.1", "--port", "\(port)", "--auth", "tokens",
+                                               "--tokens", tokens.path])
         #expect(status != 0)
-        #expect(output.contains("could not listen on 192.0.2.1"), "\(output)")
+        #expect(output.contains("could not listen on 192.0.2.1:\(port): Cannot assign requested address"), "\(output)")
+    }
+
+    /// A port another listener holds stops the start with the address, the port and why, on
+    /// either event loop (on libev it was told as "could not start on libev … or could not listen").
+    @Test(arguments: ["libev", "poll"])
+    func aPortAnotherListenerHoldsRefusesToStart(_ eventLoop: String) throws {
+        let holder = try TransportHarness(configuration: TransportConfiguration())
+        let (status, output) = try Self.serve(["--port", "\(holder.port)", "--event-loop", eventLoop])
+        #expect(status != 0)
+        #expect(output.contains("could not listen on 127.0.0.1:\(holder.port): Address already in use"), "\(output)")
+        #expect(!output.contains("libev"), "\(output)")
+        withExtendedLifetime(holder) {}
     }
 
     /// Runs `panes serve` with a fresh data folder; it must exit by itself (a bad option).

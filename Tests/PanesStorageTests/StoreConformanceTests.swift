@@ -27,7 +27,8 @@ import Testing
 
     /// A session's secret hash is held as 32 bytes but stored as every build has stored it, 64
     /// lowercase hex digits: a hash an earlier build wrote resumes with its secret, and a put
-    /// writes the same text back, so an earlier build can read it too.
+    /// writes the same text back, so an earlier build can read it too. A damaged one matches no
+    /// secret, and a put keeps its text.
     @Test(arguments: StoreKind.tested.filter { $0 != .memory })
     func aSecretHashStoredAsHexByEarlierBuildsStillMatchesItsSecret(_ kind: StoreKind) throws {
         let store = try StoreHarness(kind)
@@ -52,6 +53,18 @@ import Testing
         touched.lastActiveAt += 1
         try store.apply([.putSession(touched)])
         #expect(try store.storedSecretHash(of: "old") == abc)
+
+        // A whole put of the damaged session changes the rest of its record and leaves the text
+        // it read from the hash column as it was, not 64 `f`s over it.
+        var retitled = damaged
+        retitled.title = "Retitled"
+        try store.apply([.putSession(retitled)])
+        #expect(try store.storedSecretHash(of: "damaged") == abc.uppercased())
+        let reloaded = try #require(try store.reloaded().sessions.first { $0.id == SessionID("damaged") })
+        #expect(reloaded.title == "Retitled" && reloaded.secretHash == .unmatchable)
+        // A new record put with `unmatchable` (the fixtures' placeholder hash) gets 64 `f`s.
+        try store.apply([.putSession(Fixtures.bareSession(id: "new"))])
+        #expect(try store.storedSecretHash(of: "new") == SecretHash.unmatchable.hex)
     }
 
     @Test(arguments: StoreKind.tested)
@@ -147,9 +160,27 @@ import Testing
         let store = try StoreHarness(kind)
         var second = Fixtures.bareSession(id: "a1")
         second.title = "second"
+        // Its own hash: an unmatchable one would keep the first's (the next test).
+        second.secretHash = SecretHash(stored: String(repeating: "07", count: 32))
         try store.apply([.putSession(Fixtures.fullSession(id: "a1")), .putSession(second)])
 
         #expect(try store.reloaded().sessions == [second])
+    }
+
+    /// A session read from a record whose stored hash is not one holds `unmatchable`; put back
+    /// whole (a title changed), the rest of the record changes and the hash held stays.
+    @Test(arguments: StoreKind.tested)
+    func aPutWithAnUnmatchableHashKeepsTheHashTheStoreHolds(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let full = Fixtures.fullSession(id: "a1")
+        var unreadable = full
+        unreadable.secretHash = .unmatchable
+        unreadable.title = "retitled"
+        try store.apply([.putSession(full)])
+        try store.apply([.putSession(unreadable)])
+        var expected = full
+        expected.title = "retitled"
+        #expect(try store.reloaded().sessions == [expected])
     }
 
     @Test(arguments: StoreKind.tested)

@@ -236,6 +236,17 @@ public final class WebSocketClient: @unchecked Sendable {
         return String(decoding: answer, as: UTF8.self)
     }
 
+    /// A bare TCP connection (from `options.sourceAddress` if set) that sends `bytes`, if any,
+    /// and closes without reading: a peer lws drops before a whole request reaches any check.
+    public static func connectSendAndClose(_ bytes: [UInt8], host: String = "127.0.0.1", port: Int,
+                                           options: Options = Options()) throws {
+        let fd = try connectSocket(host: host, port: port, options: options)
+        defer { Glibc.close(fd) }
+        guard bytes.isEmpty || Glibc.send(fd, bytes, bytes.count, 0) == bytes.count else {
+            throw Failure.connect("send failed")
+        }
+    }
+
     private static func connectSocket(host: String, port: Int, options: Options) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.connect("socket() failed") }

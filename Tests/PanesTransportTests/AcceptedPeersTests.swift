@@ -40,7 +40,10 @@ import Testing
             defer { server.acceptedPeers[descriptor] = nil }
             var slots: [String?] = []
             for address in [ipv6, mapped, [10, 0, 0, 8], refused] {
+                server.acceptedPeers[descriptor] = nil  // its previous connection closed
                 let closes = address.withUnsafeBytes { server.closesAccepted(descriptor: descriptor, address: $0) }
+                // lws adopts what the filter lets through (`LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`).
+                if !closes { server.acceptedPeers.adopted(descriptor) }
                 slots.append(closes ? "closed" : server.acceptedPeers[descriptor])
                 slots.append(server.acceptedPeers[descriptor])
             }
@@ -48,6 +51,25 @@ import Testing
         }
         #expect(noted == ["2001:db8:1:2::/64", "2001:db8:1:2::/64", "10.0.0.7", "10.0.0.7", "10.0.0.8", "10.0.0.8", "closed", nil])
         #expect(harness.recorder.snapshot.askedAtAccept == ["2001:db8:1:2::/64", "10.0.0.7", "10.0.0.8", "2001:db8:9:9::/64"])
+    }
+
+    /// A socket the filter let through but lws closed without adopting it (a descriptor over
+    /// lws' limit, no memory for a connection: no callback follows the filter) never gets a
+    /// slot; the next socket lws does adopt gets its own key, and a mismatched adoption none.
+    @Test func aSocketLwsNeverAdoptedGetsNoSlot() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        let slots = harness.onServiceThread { server -> [String?] in
+            let (dropped, next): (Int32, Int32) = (60_001, 60_002)  // far above any this process opens
+            defer { (server.acceptedPeers[dropped], server.acceptedPeers[next]) = (nil, nil) }
+            _ = [UInt8]([10, 0, 0, 1]).withUnsafeBytes { server.closesAccepted(descriptor: dropped, address: $0) }
+            _ = [UInt8]([10, 0, 0, 2]).withUnsafeBytes { server.closesAccepted(descriptor: next, address: $0) }
+            server.acceptedPeers.adopted(next)
+            let afterNext = [server.acceptedPeers[dropped], server.acceptedPeers[next]]
+            // An adoption of a descriptor the filter did not see last notes nothing for it.
+            server.acceptedPeers.adopted(dropped)
+            return afterNext + [server.acceptedPeers[dropped]]
+        }
+        #expect(slots == [nil, "10.0.0.2", nil])
     }
 
     /// The upgrade's checks (the per-address limit's key) and the connection read the slot the
@@ -120,12 +142,39 @@ import Testing
         let answer = try WebSocketClient.plainGET("/healthz", port: harness.port, options: options)
         #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
         #expect(harness.recorder.snapshot.askedAtAccept.contains("127.0.0.96"))
-        var emptied = false
-        for _ in 0..<200 where !emptied {
-            emptied = harness.onServiceThread { Self.descriptor(holding: "127.0.0.96", in: $0) } == nil
-            if !emptied { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(Self.slotEmpties(holding: "127.0.0.96", in: harness), "the closed connection's slot still holds its address")
+    }
+
+    /// A connection lws drops itself, with no WebSocket connection made (the peer closed before
+    /// a whole request arrived; headers over lws' limit, `maxHTTPHeaderBytes`; a handshake lws
+    /// refuses after the upgrade's checks, without a key), empties its slot: lws 4.1 reports its close
+    /// (`LWS_CALLBACK_CLOSED_HTTP`, `LWS_CALLBACK_CLOSED`) while the descriptor is open.
+    @Test(arguments: [
+        (1, ""),
+        (2, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgr"),
+        (3, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Protocol: panes.v1\r\nSec-WebSocket-Version: 13\r\n\r\n"),
+        (4, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nX-Filler: \(String(repeating: "a", count: 8_000))\r\n\r\n"),
+    ])
+    func aConnectionLwsDropsItselfEmptiesItsSlot(_ index: Int, _ sent: String) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        var options = WebSocketClient.Options()
+        let source = "127.0.0.\(96 + index)"
+        options.sourceAddress = source
+        let request = sent.replacingOccurrences(of: "PORT", with: "\(harness.port)")
+        try WebSocketClient.connectSendAndClose(Array(request.utf8), port: harness.port, options: options)
+        #expect(harness.recorder.wait { $0.askedAtAccept.contains(source) })
+        #expect(Self.slotEmpties(holding: source, in: harness), "the dropped connection's slot still holds its address")
+        #expect(harness.recorder.snapshot.opened.isEmpty)
+    }
+
+    /// Whether, within two seconds, no slot holds `key` (the server empties it on its thread).
+    private static func slotEmpties(holding key: String, in harness: TransportHarness) -> Bool {
+        for _ in 0..<200 {
+            if harness.onServiceThread({ Self.descriptor(holding: key, in: $0) }) == nil { return true }
+            Thread.sleep(forTimeInterval: 0.01)
         }
-        #expect(emptied, "the closed connection's slot still holds its address")
+        return false
     }
 
     /// The descriptor whose slot holds `key` (scanned: the table is indexed by descriptor).

@@ -35,6 +35,10 @@ import Testing
         #expect(loopback.allowed.map(\.description) == ["http://127.0.0.1:8080", "http://localhost:8080"])
         let wildcard = OriginConfiguration().policy(bindHost: "0.0.0.0", port: 8080)
         #expect(wildcard.allowed.map(\.description) == ["http://0.0.0.0:8080"])
+        // Another loopback address: `localhost` and 127.0.0.1 reach whatever listens on
+        // 127.0.0.1, not this server, so pages from there are not its own.
+        let otherLoopback = OriginConfiguration().policy(bindHost: "127.0.0.2", port: 8080)
+        #expect(otherLoopback.allowed.map(\.description) == ["http://127.0.0.2:8080"])
         let proxied = OriginConfiguration(allowed: [WebOrigin("http://localhost:3000")!],
                                           publicURL: WebOrigin(url: "https://panes.example.com/")!)
             .policy(bindHost: "127.0.0.1", port: 8080)

@@ -50,8 +50,17 @@ public struct SecretHash: Sendable, Equatable {
     }
 
     /// Every bit set: a SHA-256 digest nobody can find a secret for, read from a stored form that
-    /// is not a hash (`init(stored:)`); written back, it is 64 `f`s.
+    /// is not a hash (`init(stored:)`). Stores do not write it back over what they hold
+    /// (`storedText`); a record that holds none yet gets 64 `f`s.
     public static let unmatchable = SecretHash(bytes: [UInt8](repeating: 0xFF, count: 32))!
+
+    /// The text a store writes for this hash: `hex`, or nil for `unmatchable`, which stands for a
+    /// stored text that is not a hash (`init(stored:)`). A store keeps the text it holds for nil
+    /// rather than write 64 `f`s over it, so a whole put of a damaged record changes the rest of
+    /// the record and leaves its hash column as it found it (a new record gets 64 `f`s).
+    public var storedText: String? {
+        self == .unmatchable ? nil : hex
+    }
 
     /// The 32 bytes, in order.
     public var bytes: [UInt8] {

@@ -11,8 +11,6 @@ struct StateCounts: Sendable {
     mutating func add(_ state: ActivationState) { self[state] += 1 }
     mutating func remove(_ state: ActivationState) { self[state] -= 1 }
 
-    var isEmpty: Bool { unattached == 0 && background == 0 && foregroundInactive == 0 && foregroundActive == 0 }
-
     /// The highest state any scene is in: the app state.
     var highest: ActivationState? {
         if foregroundActive > 0 { return .foregroundActive }

@@ -241,6 +241,12 @@ public final class MemoryStore: Store {
             // A write from an older copy than the one stored is dropped (see `revision`).
             if session.revision > 0, let stored = sessions[session.id], stored.revision >= session.revision { return }
             remember(session.id, in: \.sessions)
+            var session = session
+            // An unmatchable hash keeps the one held, as the SQL stores keep their text
+            // (`StoreCommand.putSession`).
+            if session.secretHash == .unmatchable, let held = sessions[session.id] {
+                session.secretHash = held.secretHash
+            }
             sessions[session.id] = session
             logRecord(.session(session.id))
         case .deleteSession(let id):

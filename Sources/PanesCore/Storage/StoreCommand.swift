@@ -1,7 +1,10 @@
 /// One change to durable state. The hub emits them; a store applies a batch atomically.
 public enum StoreCommand: Sendable, Equatable {
     /// Stores the session. A shared store drops it when the stored copy's `revision` is not
-    /// older (a write made from an older copy); revision 0 is always written.
+    /// older (a write made from an older copy); revision 0 is always written. A session whose
+    /// hash is `SecretHash.unmatchable` (read from a record whose stored hash is not one) keeps
+    /// the hash the store holds, its text as it was: a damaged record is never overwritten with
+    /// 64 `f`s. A session the store does not hold yet is stored with that hash.
     case putSession(SceneSession)
     /// Stores the session's `lastActiveAt` and `liveSince`, all that changed since it was last
     /// stored (in this batch or an earlier one): a window attached to it, a resume's bookkeeping
