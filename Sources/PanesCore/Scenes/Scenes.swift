@@ -8,7 +8,8 @@
 /// count with it. Service scenes (one HTTP API request each, `Hub+API.swift`) belong to no
 /// session and are in none of the indexes.
 struct Scenes: Sendable {
-    private var byID: [SceneID: Scene] = [:]
+    /// The scenes, each kept once (`DenseTable`: an idle scene is mostly its table entries).
+    private var byID = DenseTable<SceneID, Scene>()
     /// The live scene of each session; at most one.
     private var live: [SessionID: SceneID] = [:]
     /// Each user's scenes, their count by state and their app state, in one entry: an attach
@@ -31,11 +32,11 @@ struct Scenes: Sendable {
     var count: Int { byID.count }
 
     /// Every scene (service scenes too), in no particular order.
-    var all: Dictionary<SceneID, Scene>.Values { byID.values }
+    var all: some Sequence<Scene> { byID.values }
 
     /// The scenes by id, read-only: one table, cheap to copy, for a lookup from a closure that
     /// cannot capture the hub (a copy of `Scenes` itself would retain every table).
-    var byIDTable: [SceneID: Scene] { byID }
+    var byIDTable: DenseTable<SceneID, Scene> { byID }
 
     /// The session's live scene here, if it has one.
     func liveID(of session: SessionID) -> SceneID? { live[session] }
@@ -61,7 +62,7 @@ struct Scenes: Sendable {
     /// or refuses a live one before it attaches another).
     mutating func attach(_ scene: Scene) {
         assert(live[scene.session] == nil, "a session has at most one live scene")
-        byID[scene.id] = scene
+        byID.updateValue(scene, forKey: scene.id)
         live[scene.session] = scene.id
         byOwner[scene.owner, default: OwnerScenes()].add(scene.id, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
@@ -81,7 +82,7 @@ struct Scenes: Sendable {
 
     /// A service scene, for one HTTP API request: in no session and no index.
     mutating func addService(_ scene: Scene) {
-        byID[scene.id] = scene
+        byID.updateValue(scene, forKey: scene.id)
     }
 
     /// The service scene's request was answered. Returns what it was.
@@ -95,10 +96,10 @@ struct Scenes: Sendable {
     /// there is no such scene.
     @discardableResult
     mutating func update<R>(_ id: SceneID, _ body: (inout Scene) -> R) -> R? {
-        guard let index = byID.index(forKey: id) else { return nil }
-        let before = (state: byID.values[index].state, expiresAt: byID.values[index].tokenExpiresAt)
-        let result = body(&byID.values[index])
-        let after = byID.values[index]
+        guard let (result, before, after) = byID.modify(id, { scene in
+            let before = (state: scene.state, expiresAt: scene.tokenExpiresAt)
+            return (body(&scene), before, scene)
+        }) else { return nil }
         if after.state != before.state, live[after.session] == id, let owner = byOwner.index(forKey: after.owner) {
             byOwner.values[owner].counts.remove(before.state)
             byOwner.values[owner].counts.add(after.state)

@@ -5,7 +5,8 @@
 /// deadline, and one removed leaves the index, so `ids(of:)` and the switcher's list always
 /// agree with the sessions held. A session's owner never changes (`SceneSession.owner`).
 struct Sessions: Sendable {
-    private var byID: [SessionID: SceneSession] = [:]
+    /// The sessions, each kept once (`DenseTable`: a session record is over 200 bytes).
+    private var byID = DenseTable<SessionID, SceneSession>()
     private var byOwner: [OwnerKey: Set<SessionID>] = [:]
     /// Sessions by when they become idle enough to discard (entries go stale as sessions are
     /// used or discarded; `popIdle` hands them out and the hub looks again).
@@ -50,18 +51,18 @@ struct Sessions: Sendable {
     /// Keeps the session, in place of the copy held (same owner); one not held yet is
     /// inserted (`insert`).
     mutating func put(_ session: SceneSession) {
-        guard let index = byID.index(forKey: session.id), byID.values[index].owner == session.owner else {
-            insert(session)
-            return
+        let replaced = byID.modify(session.id) { held in
+            guard held.owner == session.owner else { return false }
+            held = session
+            return true
         }
-        byID.values[index] = session
+        if replaced != true { insert(session) }
     }
 
     /// Changes a held session in place (its owner stays); nil when it is not held.
     @discardableResult
     mutating func update<R>(_ id: SessionID, _ body: (inout SceneSession) -> R) -> R? {
-        guard let index = byID.index(forKey: id) else { return nil }
-        return body(&byID.values[index])
+        byID.modify(id, body)
     }
 
     /// Forgets a session; it leaves its owner's index. Returns what it was.

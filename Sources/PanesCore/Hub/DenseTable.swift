@@ -1,0 +1,92 @@
+/// A table from keys to values that keeps each value once, in a numbered slot of fixed-size
+/// chunks, and hashes only the key to its slot number.
+///
+/// Why not a `Dictionary<Key, Value>`: a Swift dictionary keeps its values inline in a hash
+/// table that grows by doubling at three quarters full, so at 10,000 scenes it holds 16,384
+/// buckets of the whole value (a `SceneSession` is over 200 bytes), 40 % of them empty, and
+/// every bucket's page is touched. Here the hash table holds only a key and a 4-byte slot
+/// number; values fill chunks of `chunkSize` slots in order, so at most one chunk is partly
+/// empty, and growing never copies a value (a chunk, once made, is not reallocated). A slot
+/// freed by a removal is reused by the next insertion (last freed first).
+///
+/// The order of `values` is slot order, which reuse makes arbitrary: callers that need an
+/// order sort.
+struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// Slots a chunk holds once full: 256 values of a few hundred bytes each make chunks of
+    /// tens of kilobytes, small enough that the partly filled last one costs little.
+    static var chunkSize: Int { 256 }
+
+    private var slots: [Key: Int32] = [:]
+    private var chunks: [ContiguousArray<Value?>] = []
+    /// Slots emptied by removals, to fill before any new one.
+    private var free: [Int32] = []
+
+    init() {}
+
+    /// How many keys it holds.
+    var count: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty }
+
+    /// Its keys, in no particular order.
+    var keys: Dictionary<Key, Int32>.Keys { slots.keys }
+
+    /// Its values, in slot order.
+    var values: some Sequence<Value> { chunks.lazy.joined().compactMap { $0 } }
+
+    subscript(key: Key) -> Value? {
+        guard let slot = slots[key] else { return nil }
+        return self[slot: slot]
+    }
+
+    private subscript(slot slot: Int32) -> Value? {
+        get { chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
+        _modify { yield &chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
+    }
+
+    /// Keeps `value` under `key`, in place of the value it had. Returns that value, if any.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        if let slot = slots[key] {
+            defer { self[slot: slot] = value }
+            return self[slot: slot]
+        }
+        slots[key] = place(value)
+        return nil
+    }
+
+    /// Forgets `key`; its slot is reused by a later insertion. Returns its value, if any.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        defer {
+            self[slot: slot] = nil
+            free.append(slot)
+        }
+        return self[slot: slot]
+    }
+
+    /// Changes the key's value in place. Nil (and `body` not called) when the key is not held.
+    @discardableResult
+    mutating func modify<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
+        guard let slot = slots[key] else { return nil }
+        return body(&self[slot: slot]!)
+    }
+
+    /// Puts a value in a free slot, or in a new one at the end (a new chunk when the last is full).
+    private mutating func place(_ value: Value) -> Int32 {
+        if let slot = free.popLast() {
+            self[slot: slot] = value
+            return slot
+        }
+        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
+            var chunk = ContiguousArray<Value?>()
+            // The first chunk grows as an array does, so a small table stays small; later ones
+            // are made whole, once.
+            if !chunks.isEmpty { chunk.reserveCapacity(Self.chunkSize) }
+            chunks.append(chunk)
+        }
+        let last = chunks.count - 1
+        chunks[last].append(value)
+        return Int32(last * Self.chunkSize + chunks[last].count - 1)
+    }
+}
