@@ -2,7 +2,8 @@
 import Testing
 
 /// `DenseTable`: values found by key after insertions, replacements and removals, across
-/// chunk boundaries; a removed key's slot is reused; changes made in place stay.
+/// chunk boundaries; a key keeps its slot while held and a removed key's slot is reused;
+/// changes made in place stay.
 @Suite struct DenseTableTests {
     @Test func valuesAreFoundByKeyAndReplacedInPlace() {
         var table = DenseTable<String, Int>()
@@ -64,6 +65,19 @@ import Testing
         #expect(expected.allSatisfy { table[$0.key] == $0.value })
         #expect(Set(table.keys) == Set(expected.keys))
         #expect(Array(table.values).sorted() == expected.values.sorted())
+    }
+
+    @Test func aKeyKeepsItsSlotWhileHeldAndAFreedSlotGoesToTheNextKey() {
+        var table = DenseTable<String, Int>()
+        let a = table.put(1, forKey: "a")
+        let b = table.put(2, forKey: "b")
+        let replaced = table.put(3, forKey: "a")
+        #expect(a.slot != b.slot && replaced.slot == a.slot && replaced.previous == 1)
+        #expect(table.slot(of: "a") == a.slot && table[slot: a.slot] == 3 && table[slot: b.slot] == 2)
+        let removed = table.remove("a")
+        #expect(removed?.slot == a.slot && removed?.value == 3 && table.slot(of: "a") == nil && table.remove("a") == nil)
+        let c = table.put(4, forKey: "c")
+        #expect(c.slot == a.slot && table[slot: c.slot] == 4 && table["c"] == 4)
     }
 
     @Test func aCopyIsIndependentOfLaterChanges() {

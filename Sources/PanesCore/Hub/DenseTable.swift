@@ -9,9 +9,14 @@
 /// empty, and growing never copies a value (a chunk, once made, is not reallocated). A slot
 /// freed by a removal is reused by the next insertion (last freed first).
 ///
+/// A key's slot number stays the same while it is held (a replaced value takes its slot), so
+/// other indexes may keep slot numbers (4 bytes) instead of keys (`Scenes`' per-user sets).
 /// The order of `values` is slot order, which reuse makes arbitrary: callers that need an
 /// order sort.
 struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// A held key's place: valid until the key is removed, then given to another.
+    typealias Slot = Int32
+
     /// Slots a chunk holds once full: 256 values of a few hundred bytes each make chunks of
     /// tens of kilobytes, small enough that the partly filled last one costs little.
     static var chunkSize: Int { 256 }
@@ -35,10 +40,16 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     subscript(key: Key) -> Value? {
         guard let slot = slots[key] else { return nil }
-        return self[slot: slot]
+        return self[entry: slot]
     }
 
-    private subscript(slot slot: Int32) -> Value? {
+    /// The slot of a held key.
+    func slot(of key: Key) -> Slot? { slots[key] }
+
+    /// The value in a slot that a key holds now (`slot(of:)`, `put`).
+    subscript(slot slot: Slot) -> Value { self[entry: slot]! }
+
+    private subscript(entry slot: Int32) -> Value? {
         get { chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
         _modify { yield &chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
     }
@@ -46,36 +57,50 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Keeps `value` under `key`, in place of the value it had. Returns that value, if any.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        put(value, forKey: key).previous
+    }
+
+    /// Keeps `value` under `key`, in the slot the key had (a new one if it had none). Returns
+    /// the slot and the value it replaced, if any.
+    @discardableResult
+    mutating func put(_ value: Value, forKey key: Key) -> (slot: Slot, previous: Value?) {
         if let slot = slots[key] {
-            defer { self[slot: slot] = value }
-            return self[slot: slot]
+            defer { self[entry: slot] = value }
+            return (slot, self[entry: slot])
         }
-        slots[key] = place(value)
-        return nil
+        let slot = place(value)
+        slots[key] = slot
+        return (slot, nil)
     }
 
     /// Forgets `key`; its slot is reused by a later insertion. Returns its value, if any.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
+        remove(key)?.value
+    }
+
+    /// Forgets `key`; its slot is reused by a later insertion. Returns the slot it had and its
+    /// value, if any.
+    mutating func remove(_ key: Key) -> (slot: Slot, value: Value)? {
         guard let slot = slots.removeValue(forKey: key) else { return nil }
         defer {
-            self[slot: slot] = nil
+            self[entry: slot] = nil
             free.append(slot)
         }
-        return self[slot: slot]
+        return (slot, self[entry: slot]!)
     }
 
     /// Changes the key's value in place. Nil (and `body` not called) when the key is not held.
     @discardableResult
     mutating func modify<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
         guard let slot = slots[key] else { return nil }
-        return body(&self[slot: slot]!)
+        return body(&self[entry: slot]!)
     }
 
     /// Puts a value in a free slot, or in a new one at the end (a new chunk when the last is full).
     private mutating func place(_ value: Value) -> Int32 {
         if let slot = free.popLast() {
-            self[slot: slot] = value
+            self[entry: slot] = value
             return slot
         }
         if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {

@@ -10,8 +10,8 @@
 struct Scenes: Sendable {
     /// The scenes, each kept once (`DenseTable`: an idle scene is mostly its table entries).
     private var byID = DenseTable<SceneID, Scene>()
-    /// The live scene of each session; at most one.
-    private var live: [SessionID: SceneID] = [:]
+    /// The live scene of each session (its slot in `byID`); at most one.
+    private var live: [SessionID: DenseTable<SceneID, Scene>.Slot] = [:]
     /// Each user's scenes, their count by state and their app state, in one entry: an attach
     /// or a settle hashes the owner once. An entry is kept while the user has a scene here or
     /// an app state not yet settled to "not running".
@@ -39,22 +39,22 @@ struct Scenes: Sendable {
     var byIDTable: DenseTable<SceneID, Scene> { byID }
 
     /// The session's live scene here, if it has one.
-    func liveID(of session: SessionID) -> SceneID? { live[session] }
+    func liveID(of session: SessionID) -> SceneID? { live[session].map { byID[slot: $0].id } }
 
     /// The session's live scene here, if it has one.
-    func live(of session: SessionID) -> Scene? { live[session].flatMap { byID[$0] } }
+    func live(of session: SessionID) -> Scene? { live[session].map { byID[slot: $0] } }
 
     /// The sessions with a live scene here, in no particular order.
-    var liveSessions: Dictionary<SessionID, SceneID>.Keys { live.keys }
+    var liveSessions: Dictionary<SessionID, DenseTable<SceneID, Scene>.Slot>.Keys { live.keys }
 
     /// Whether the session has a live scene here.
     func isLive(_ session: SessionID) -> Bool { live[session] != nil }
 
     /// The user's scenes, in no particular order.
-    func ids(of owner: OwnerKey) -> Set<SceneID> { byOwner[owner]?.ids ?? [] }
+    func ids(of owner: OwnerKey) -> Set<SceneID> { Set((byOwner[owner]?.slots ?? []).map { byID[slot: $0].id }) }
 
     /// The users with a scene here, in order.
-    var owners: [OwnerKey] { byOwner.filter { !$0.value.ids.isEmpty }.keys.sorted() }
+    var owners: [OwnerKey] { byOwner.filter { !$0.value.slots.isEmpty }.keys.sorted() }
 
     // MARK: Attaching and detaching
 
@@ -62,21 +62,21 @@ struct Scenes: Sendable {
     /// or refuses a live one before it attaches another).
     mutating func attach(_ scene: Scene) {
         assert(live[scene.session] == nil, "a session has at most one live scene")
-        byID.updateValue(scene, forKey: scene.id)
-        live[scene.session] = scene.id
-        byOwner[scene.owner, default: OwnerScenes()].add(scene.id, in: scene.state)
+        let slot = byID.put(scene, forKey: scene.id).slot
+        live[scene.session] = slot
+        byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
     }
 
     /// Ends the scene: it leaves every index and count. Returns what it was.
     mutating func detach(_ id: SceneID) -> Scene? {
-        guard let scene = byID.removeValue(forKey: id) else { return nil }
+        guard let (slot, scene) = byID.remove(id) else { return nil }
         if let index = byOwner.index(forKey: scene.owner) {
-            byOwner.values[index].remove(id, in: scene.state)
+            byOwner.values[index].remove(slot, in: scene.state)
             // The app state it leaves is settled later (`settleAppState`), which drops the entry.
             if byOwner.values[index].isUnused { byOwner.remove(at: index) }
         }
-        if live[scene.session] == id { live[scene.session] = nil }
+        if live[scene.session] == slot { live[scene.session] = nil }
         return scene
     }
 
@@ -100,7 +100,7 @@ struct Scenes: Sendable {
             let before = (state: scene.state, expiresAt: scene.tokenExpiresAt)
             return (body(&scene), before, scene)
         }) else { return nil }
-        if after.state != before.state, live[after.session] == id, let owner = byOwner.index(forKey: after.owner) {
+        if after.state != before.state, live[after.session] == byID.slot(of: id), let owner = byOwner.index(forKey: after.owner) {
             byOwner.values[owner].counts.remove(before.state)
             byOwner.values[owner].counts.add(after.state)
         }
