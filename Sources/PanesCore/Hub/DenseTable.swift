@@ -64,13 +64,22 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// the slot and the value it replaced, if any.
     @discardableResult
     mutating func put(_ value: Value, forKey key: Key) -> (slot: Slot, previous: Value?) {
-        if let slot = slots[key] {
+        // One hash of the key whether it is new or held: the slot a new key would take is
+        // written through the dictionary's default, and taken only if it was.
+        let next = free.last ?? Slot(chunks.isEmpty ? 0 : (chunks.count - 1) * Self.chunkSize + chunks[chunks.count - 1].count)
+        let slot = Self.claim(&slots[key, default: -1], next)
+        guard slot == next else {
             defer { self[entry: slot] = value }
             return (slot, self[entry: slot])
         }
-        let slot = place(value)
-        slots[key] = slot
+        place(value)
         return (slot, nil)
+    }
+
+    /// The slot held (`-1`: none yet, then it becomes `next`).
+    private static func claim(_ held: inout Slot, _ next: Slot) -> Slot {
+        if held < 0 { held = next }
+        return held
     }
 
     /// Forgets `key`; its slot is reused by a later insertion. Returns its value, if any.
@@ -97,11 +106,12 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return body(&self[entry: slot]!)
     }
 
-    /// Puts a value in a free slot, or in a new one at the end (a new chunk when the last is full).
-    private mutating func place(_ value: Value) -> Int32 {
+    /// Puts a value in the last freed slot, or in a new one at the end (a new chunk when the
+    /// last is full): the slot `put` computed as next.
+    private mutating func place(_ value: Value) {
         if let slot = free.popLast() {
             self[entry: slot] = value
-            return slot
+            return
         }
         if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
             var chunk = ContiguousArray<Value?>()
@@ -110,8 +120,6 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             if !chunks.isEmpty { chunk.reserveCapacity(Self.chunkSize) }
             chunks.append(chunk)
         }
-        let last = chunks.count - 1
-        chunks[last].append(value)
-        return Int32(last * Self.chunkSize + chunks[last].count - 1)
+        chunks[chunks.count - 1].append(value)
     }
 }

@@ -100,7 +100,8 @@ struct Scenes: Sendable {
             let before = (state: scene.state, expiresAt: scene.tokenExpiresAt)
             return (body(&scene), before, scene)
         }) else { return nil }
-        if after.state != before.state, live[after.session] == byID.slot(of: id), let owner = byOwner.index(forKey: after.owner) {
+        if after.state != before.state, live[after.session].map({ byID[slot: $0].id == id }) == true,
+           let owner = byOwner.index(forKey: after.owner) {
             byOwner.values[owner].counts.remove(before.state)
             byOwner.values[owner].counts.add(after.state)
         }
