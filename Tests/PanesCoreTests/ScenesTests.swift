@@ -34,6 +34,24 @@ import Testing
         #expect(scenes.liveID(of: SessionID("a")) == SceneID("s3"))
     }
 
+    /// The indexes keep table slots, and a detached scene's slot goes to the next scene: its
+    /// session and its owner's set must name the new scene, and nothing of the old one stays.
+    @Test func aSceneInTheSlotOfOneDetachedIsIndexedAsItselfAlone() {
+        let bob = OwnerKey(workspace: "w", user: "bob")
+        var scenes = Scenes(tokenSkew: 0)
+        scenes.attach(Self.scene("s1", session: "a"))
+        scenes.attach(Self.scene("s2", session: "b"))
+        _ = scenes.detach(SceneID("s1"))
+        scenes.attach(Self.scene("s3", session: "c", owner: bob))
+        #expect(scenes.ids(of: Self.alice) == [SceneID("s2")] && scenes.ids(of: bob) == [SceneID("s3")])
+        #expect(!scenes.isLive(SessionID("a")) && scenes.liveID(of: SessionID("c")) == SceneID("s3"))
+        _ = scenes.setState(.foregroundActive, of: SceneID("s3"))
+        #expect(scenes.settleAppState(of: bob)?.to == .foregroundActive)
+        #expect(scenes.settleAppState(of: Self.alice)?.to == .unattached)
+        // Detaching the old scene again finds nothing, and leaves the new one live.
+        #expect(scenes.detach(SceneID("s1")) == nil && scenes.liveID(of: SessionID("c")) == SceneID("s3"))
+    }
+
     @Test func theAppStateIsTheHighestStateOfTheUsersScenes() {
         var scenes = Scenes(tokenSkew: 0)
         scenes.attach(Self.scene("s1", session: "a"))

@@ -31,6 +31,18 @@ import Testing
         #expect(sessions.ids(of: Self.alice).isEmpty && sessions.count == 2)
     }
 
+    /// The owner index keeps table slots, and a removed session's slot goes to the next one.
+    @Test func aSessionInTheSlotOfOneRemovedIsIndexedByItsOwnOwner() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a"))
+        sessions.insert(Self.session("b"))
+        _ = sessions.remove(SessionID("a"))
+        sessions.insert(Self.session("c", Self.bob))
+        #expect(sessions.ids(of: Self.alice) == [SessionID("b")] && sessions.ids(of: Self.bob) == [SessionID("c")])
+        #expect(sessions.sessions(of: Self.bob).map(\.id) == [SessionID("c")] && sessions.count(of: Self.alice) == 1)
+        #expect(sessions.remove(SessionID("a")) == nil && sessions.count == 2)
+    }
+
     @Test func putReplacesTheCopyHeldAndInsertsOneNotHeld() {
         var sessions = Sessions(maxIdle: 100)
         var session = Self.session("a")

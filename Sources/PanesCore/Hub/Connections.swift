@@ -4,7 +4,8 @@
 /// `markClosing`), holds the requests that come behind its `connect`, spends its rate limit,
 /// and is removed when its socket is gone; each change is made in place.
 struct Connections: Sendable {
-    private var byID: [ConnectionID: Connection] = [:]
+    /// The connections, each kept once (`DenseTable`).
+    private var byID = DenseTable<ConnectionID, Connection>()
 
     /// What to do with a frame that arrived on a connection (`admit`).
     enum Admission: Equatable {
@@ -26,7 +27,7 @@ struct Connections: Sendable {
 
     /// A connection opened (or a service connection for one HTTP API request).
     mutating func open(_ connection: Connection) {
-        byID[connection.id] = connection
+        byID.updateValue(connection, forKey: connection.id)
     }
 
     /// The socket is gone: forgets the connection. Returns what it was.
@@ -36,40 +37,40 @@ struct Connections: Sendable {
 
     /// Moves the connection to `phase`, if it is still here.
     mutating func setPhase(_ phase: Connection.Phase, of id: ConnectionID) {
-        guard let index = byID.index(forKey: id) else { return }
-        byID.values[index].phase = phase
+        byID.modify(id) { $0.phase = phase }
     }
 
     /// Told to close: it keeps its scene, if any, until the socket is gone.
     /// - Returns: false when there is no such connection.
     mutating func markClosing(_ id: ConnectionID) -> Bool {
-        guard let index = byID.index(forKey: id) else { return false }
-        if case .scene(let scene) = byID.values[index].phase {
-            byID.values[index].phase = .closing(scene)
-        } else {
-            byID.values[index].phase = .closing(nil)
-        }
-        return true
+        byID.modify(id) { connection in
+            if case .scene(let scene) = connection.phase {
+                connection.phase = .closing(scene)
+            } else {
+                connection.phase = .closing(nil)
+            }
+        } != nil
     }
 
     /// A frame arrived: unless the connection is closing, it spends one from its rate limit.
     mutating func admit(_ id: ConnectionID, now: Millis) -> Admission {
-        guard let index = byID.index(forKey: id) else { return .unknown }
-        if case .closing = byID.values[index].phase { return .closing }
-        let (allowed, retryAfter) = byID.values[index].bucket.take(now: now)
-        return .admitted(allowed: allowed, retryAfterMs: retryAfter)
+        byID.modify(id) { connection in
+            if case .closing = connection.phase { return .closing }
+            let (allowed, retryAfter) = connection.bucket.take(now: now)
+            return .admitted(allowed: allowed, retryAfterMs: retryAfter)
+        } ?? .unknown
     }
 
     /// Keeps a request that came behind the connection's `connect`, to handle once it is answered.
     mutating func hold(_ request: ClientRequest, on id: ConnectionID) {
-        guard let index = byID.index(forKey: id) else { return }
-        byID.values[index].held.append(request)
+        byID.modify(id) { $0.held.append(request) }
     }
 
     /// The requests held behind the connection's `connect`, handed out once.
     mutating func takeHeld(_ id: ConnectionID) -> [ClientRequest] {
-        guard let index = byID.index(forKey: id) else { return [] }
-        defer { byID.values[index].held = [] }
-        return byID.values[index].held
+        byID.modify(id) { connection in
+            defer { connection.held = [] }
+            return connection.held
+        } ?? []
     }
 }

@@ -8,9 +8,10 @@
 /// count with it. Service scenes (one HTTP API request each, `Hub+API.swift`) belong to no
 /// session and are in none of the indexes.
 struct Scenes: Sendable {
-    private var byID: [SceneID: Scene] = [:]
-    /// The live scene of each session; at most one.
-    private var live: [SessionID: SceneID] = [:]
+    /// The scenes, each kept once (`DenseTable`: an idle scene is mostly its table entries).
+    private var byID = DenseTable<SceneID, Scene>()
+    /// The live scene of each session (its slot in `byID`); at most one.
+    private var live: [SessionID: DenseTable<SceneID, Scene>.Slot] = [:]
     /// Each user's scenes, their count by state and their app state, in one entry: an attach
     /// or a settle hashes the owner once. An entry is kept while the user has a scene here or
     /// an app state not yet settled to "not running".
@@ -31,29 +32,29 @@ struct Scenes: Sendable {
     var count: Int { byID.count }
 
     /// Every scene (service scenes too), in no particular order.
-    var all: Dictionary<SceneID, Scene>.Values { byID.values }
+    var all: some Sequence<Scene> { byID.values }
 
     /// The scenes by id, read-only: one table, cheap to copy, for a lookup from a closure that
     /// cannot capture the hub (a copy of `Scenes` itself would retain every table).
-    var byIDTable: [SceneID: Scene] { byID }
+    var byIDTable: DenseTable<SceneID, Scene> { byID }
 
     /// The session's live scene here, if it has one.
-    func liveID(of session: SessionID) -> SceneID? { live[session] }
+    func liveID(of session: SessionID) -> SceneID? { live[session].map { byID[slot: $0].id } }
 
     /// The session's live scene here, if it has one.
-    func live(of session: SessionID) -> Scene? { live[session].flatMap { byID[$0] } }
+    func live(of session: SessionID) -> Scene? { live[session].map { byID[slot: $0] } }
 
     /// The sessions with a live scene here, in no particular order.
-    var liveSessions: Dictionary<SessionID, SceneID>.Keys { live.keys }
+    var liveSessions: Dictionary<SessionID, DenseTable<SceneID, Scene>.Slot>.Keys { live.keys }
 
     /// Whether the session has a live scene here.
     func isLive(_ session: SessionID) -> Bool { live[session] != nil }
 
     /// The user's scenes, in no particular order.
-    func ids(of owner: OwnerKey) -> Set<SceneID> { byOwner[owner]?.ids ?? [] }
+    func ids(of owner: OwnerKey) -> Set<SceneID> { Set((byOwner[owner]?.slots ?? []).map { byID[slot: $0].id }) }
 
     /// The users with a scene here, in order.
-    var owners: [OwnerKey] { byOwner.filter { !$0.value.ids.isEmpty }.keys.sorted() }
+    var owners: [OwnerKey] { byOwner.filter { !$0.value.slots.isEmpty }.keys.sorted() }
 
     // MARK: Attaching and detaching
 
@@ -61,27 +62,27 @@ struct Scenes: Sendable {
     /// or refuses a live one before it attaches another).
     mutating func attach(_ scene: Scene) {
         assert(live[scene.session] == nil, "a session has at most one live scene")
-        byID[scene.id] = scene
-        live[scene.session] = scene.id
-        byOwner[scene.owner, default: OwnerScenes()].add(scene.id, in: scene.state)
+        let slot = byID.put(scene, forKey: scene.id).slot
+        live[scene.session] = slot
+        byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
     }
 
     /// Ends the scene: it leaves every index and count. Returns what it was.
     mutating func detach(_ id: SceneID) -> Scene? {
-        guard let scene = byID.removeValue(forKey: id) else { return nil }
+        guard let (slot, scene) = byID.remove(id) else { return nil }
         if let index = byOwner.index(forKey: scene.owner) {
-            byOwner.values[index].remove(id, in: scene.state)
+            byOwner.values[index].remove(slot, in: scene.state)
             // The app state it leaves is settled later (`settleAppState`), which drops the entry.
             if byOwner.values[index].isUnused { byOwner.remove(at: index) }
         }
-        if live[scene.session] == id { live[scene.session] = nil }
+        if live[scene.session] == slot { live[scene.session] = nil }
         return scene
     }
 
     /// A service scene, for one HTTP API request: in no session and no index.
     mutating func addService(_ scene: Scene) {
-        byID[scene.id] = scene
+        byID.updateValue(scene, forKey: scene.id)
     }
 
     /// The service scene's request was answered. Returns what it was.
@@ -95,11 +96,12 @@ struct Scenes: Sendable {
     /// there is no such scene.
     @discardableResult
     mutating func update<R>(_ id: SceneID, _ body: (inout Scene) -> R) -> R? {
-        guard let index = byID.index(forKey: id) else { return nil }
-        let before = (state: byID.values[index].state, expiresAt: byID.values[index].tokenExpiresAt)
-        let result = body(&byID.values[index])
-        let after = byID.values[index]
-        if after.state != before.state, live[after.session] == id, let owner = byOwner.index(forKey: after.owner) {
+        guard let (result, before, after) = byID.modify(id, { scene in
+            let before = (state: scene.state, expiresAt: scene.tokenExpiresAt)
+            return (body(&scene), before, scene)
+        }) else { return nil }
+        if after.state != before.state, live[after.session].map({ byID[slot: $0].id == id }) == true,
+           let owner = byOwner.index(forKey: after.owner) {
             byOwner.values[owner].counts.remove(before.state)
             byOwner.values[owner].counts.add(after.state)
         }

@@ -5,8 +5,10 @@
 /// deadline, and one removed leaves the index, so `ids(of:)` and the switcher's list always
 /// agree with the sessions held. A session's owner never changes (`SceneSession.owner`).
 struct Sessions: Sendable {
-    private var byID: [SessionID: SceneSession] = [:]
-    private var byOwner: [OwnerKey: Set<SessionID>] = [:]
+    /// The sessions, each kept once (`DenseTable`: a session record is over 200 bytes).
+    private var byID = DenseTable<SessionID, SceneSession>()
+    /// Each user's sessions, as slots of `byID` (4 bytes an entry instead of a 16-byte string).
+    private var byOwner: [OwnerKey: Set<DenseTable<SessionID, SceneSession>.Slot>] = [:]
     /// Sessions by when they become idle enough to discard (entries go stale as sessions are
     /// used or discarded; `popIdle` hands them out and the hub looks again).
     private var idleDeadlines = DeadlineQueue<SessionID>()
@@ -24,55 +26,56 @@ struct Sessions: Sendable {
     var count: Int { byID.count }
 
     /// The user's sessions, in no particular order.
-    func ids(of owner: OwnerKey) -> Set<SessionID> { byOwner[owner] ?? [] }
+    func ids(of owner: OwnerKey) -> Set<SessionID> { Set((byOwner[owner] ?? []).map { byID[slot: $0].id }) }
 
     /// The user's sessions, in no particular order.
-    func sessions(of owner: OwnerKey) -> [SceneSession] { (byOwner[owner] ?? []).compactMap { byID[$0] } }
+    func sessions(of owner: OwnerKey) -> [SceneSession] { (byOwner[owner] ?? []).map { byID[slot: $0] } }
 
     /// How many sessions the user has.
     func count(of owner: OwnerKey) -> Int { byOwner[owner]?.count ?? 0 }
 
     /// The sessions of every user of the workspace (compared by bytes), in no particular order.
     func ids(inWorkspace workspace: String) -> [SessionID] {
-        Array(byOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined())
+        byOwner.filter { Identifier.equal($0.key.workspace, workspace) }.values.joined().map { byID[slot: $0].id }
     }
 
     /// Keeps a new session: indexed by its owner, idle `maxIdle` after its last activity.
     mutating func insert(_ session: SceneSession) {
-        if let previous = byID.updateValue(session, forKey: session.id), previous.owner != session.owner {
+        let (slot, previous) = byID.put(session, forKey: session.id)
+        if let previous, previous.owner != session.owner {
             // An identifier used again (only sequential test identifiers do): the index follows.
-            unindex(session.id, of: previous.owner)
+            unindex(slot, of: previous.owner)
         }
-        byOwner[session.owner, default: []].insert(session.id)
+        byOwner[session.owner, default: []].insert(slot)
         idleDeadlines.push(session.id, at: session.lastActiveAt + maxIdle)
     }
 
     /// Keeps the session, in place of the copy held (same owner); one not held yet is
     /// inserted (`insert`).
     mutating func put(_ session: SceneSession) {
-        guard let index = byID.index(forKey: session.id), byID.values[index].owner == session.owner else {
-            insert(session)
-            return
+        let replaced = byID.modify(session.id) { held in
+            guard held.owner == session.owner else { return false }
+            held = session
+            return true
         }
-        byID.values[index] = session
+        if replaced != true { insert(session) }
     }
 
     /// Changes a held session in place (its owner stays); nil when it is not held.
     @discardableResult
     mutating func update<R>(_ id: SessionID, _ body: (inout SceneSession) -> R) -> R? {
-        guard let index = byID.index(forKey: id) else { return nil }
-        return body(&byID.values[index])
+        byID.modify(id, body)
     }
 
     /// Forgets a session; it leaves its owner's index. Returns what it was.
     mutating func remove(_ id: SessionID) -> SceneSession? {
-        guard let session = byID.removeValue(forKey: id) else { return nil }
-        unindex(id, of: session.owner)
+        guard let (slot, session) = byID.remove(id) else { return nil }
+        unindex(slot, of: session.owner)
         return session
     }
 
-    private mutating func unindex(_ id: SessionID, of owner: OwnerKey) {
-        byOwner[owner]?.remove(id)
+    private mutating func unindex(_ slot: DenseTable<SessionID, SceneSession>.Slot, of owner: OwnerKey) {
+        byOwner[owner]?.remove(slot)
         if byOwner[owner]?.isEmpty == true { byOwner[owner] = nil }
     }
 

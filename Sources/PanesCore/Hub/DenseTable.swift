@@ -1,0 +1,125 @@
+/// A table from keys to values that keeps each value once, in a numbered slot of fixed-size
+/// chunks, and hashes only the key to its slot number.
+///
+/// Why not a `Dictionary<Key, Value>`: a Swift dictionary keeps its values inline in a hash
+/// table that grows by doubling at three quarters full, so at 10,000 scenes it holds 16,384
+/// buckets of the whole value (a `SceneSession` is over 200 bytes), 40 % of them empty, and
+/// every bucket's page is touched. Here the hash table holds only a key and a 4-byte slot
+/// number; values fill chunks of `chunkSize` slots in order, so at most one chunk is partly
+/// empty, and growing never copies a value (a chunk, once made, is not reallocated). A slot
+/// freed by a removal is reused by the next insertion (last freed first).
+///
+/// A key's slot number stays the same while it is held (a replaced value takes its slot), so
+/// other indexes may keep slot numbers (4 bytes) instead of keys (`Scenes`' per-user sets).
+/// The order of `values` is slot order, which reuse makes arbitrary: callers that need an
+/// order sort.
+struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// A held key's place: valid until the key is removed, then given to another.
+    typealias Slot = Int32
+
+    /// Slots a chunk holds once full: 256 values of a few hundred bytes each make chunks of
+    /// tens of kilobytes, small enough that the partly filled last one costs little.
+    static var chunkSize: Int { 256 }
+
+    private var slots: [Key: Int32] = [:]
+    private var chunks: [ContiguousArray<Value?>] = []
+    /// Slots emptied by removals, to fill before any new one.
+    private var free: [Int32] = []
+
+    init() {}
+
+    /// How many keys it holds.
+    var count: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty }
+
+    /// Its keys, in no particular order.
+    var keys: Dictionary<Key, Int32>.Keys { slots.keys }
+
+    /// Its values, in slot order.
+    var values: some Sequence<Value> { chunks.lazy.joined().compactMap { $0 } }
+
+    subscript(key: Key) -> Value? {
+        guard let slot = slots[key] else { return nil }
+        return self[entry: slot]
+    }
+
+    /// The slot of a held key.
+    func slot(of key: Key) -> Slot? { slots[key] }
+
+    /// The value in a slot that a key holds now (`slot(of:)`, `put`).
+    subscript(slot slot: Slot) -> Value { self[entry: slot]! }
+
+    private subscript(entry slot: Int32) -> Value? {
+        get { chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
+        _modify { yield &chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
+    }
+
+    /// Keeps `value` under `key`, in place of the value it had. Returns that value, if any.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        put(value, forKey: key).previous
+    }
+
+    /// Keeps `value` under `key`, in the slot the key had (a new one if it had none). Returns
+    /// the slot and the value it replaced, if any.
+    @discardableResult
+    mutating func put(_ value: Value, forKey key: Key) -> (slot: Slot, previous: Value?) {
+        // One hash of the key whether it is new or held: the slot a new key would take is
+        // written through the dictionary's default, and taken only if it was.
+        let next = free.last ?? Slot(chunks.isEmpty ? 0 : (chunks.count - 1) * Self.chunkSize + chunks[chunks.count - 1].count)
+        let slot = Self.claim(&slots[key, default: -1], next)
+        guard slot == next else {
+            defer { self[entry: slot] = value }
+            return (slot, self[entry: slot])
+        }
+        place(value)
+        return (slot, nil)
+    }
+
+    /// The slot held (`-1`: none yet, then it becomes `next`).
+    private static func claim(_ held: inout Slot, _ next: Slot) -> Slot {
+        if held < 0 { held = next }
+        return held
+    }
+
+    /// Forgets `key`; its slot is reused by a later insertion. Returns its value, if any.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        remove(key)?.value
+    }
+
+    /// Forgets `key`; its slot is reused by a later insertion. Returns the slot it had and its
+    /// value, if any.
+    mutating func remove(_ key: Key) -> (slot: Slot, value: Value)? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        defer {
+            self[entry: slot] = nil
+            free.append(slot)
+        }
+        return (slot, self[entry: slot]!)
+    }
+
+    /// Changes the key's value in place. Nil (and `body` not called) when the key is not held.
+    @discardableResult
+    mutating func modify<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
+        guard let slot = slots[key] else { return nil }
+        return body(&self[entry: slot]!)
+    }
+
+    /// Puts a value in the last freed slot, or in a new one at the end (a new chunk when the
+    /// last is full): the slot `put` computed as next.
+    private mutating func place(_ value: Value) {
+        if let slot = free.popLast() {
+            self[entry: slot] = value
+            return
+        }
+        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
+            var chunk = ContiguousArray<Value?>()
+            // The first chunk grows as an array does, so a small table stays small; later ones
+            // are made whole, once.
+            if !chunks.isEmpty { chunk.reserveCapacity(Self.chunkSize) }
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(value)
+    }
+}
