@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// The log against an array: appends, drops from the front (compaction), indexing, and copies

@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// `TextDiff` (what `compareVersions` answers and `restoreVersion` applies): always exact, as
