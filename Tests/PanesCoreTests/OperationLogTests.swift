@@ -1,5 +1,4 @@
 @testable import PanesCore
-import PanesCoreTestSupport
 import Testing
 
 /// The log against an array: appends, drops from the front (compaction), indexing, and copies

@@ -1,5 +1,4 @@
 @testable import PanesCore
-import PanesCoreTestSupport
 import Testing
 
 /// The rope against the plainest model there is, an array of scalars: random edits over many

@@ -1,5 +1,4 @@
 @testable import PanesCore
-import PanesCoreTestSupport
 import Testing
 
 /// `TextDiff` (what `compareVersions` answers and `restoreVersion` applies): always exact, as

@@ -1,5 +1,4 @@
 import PanesCore
-import PanesCoreTestSupport
 import Testing
 
 /// Randomised checks of the OT laws over many seeds. Everything comes from a seeded PRNG, so a
@@ -231,6 +230,21 @@ extension String {
     /// The scalars, for exact comparison: `String ==` calls canonically equivalent text equal
     /// (a precomposed "é" and "e" plus an accent), which would hide scalar-level mistakes.
     var scalars: [Unicode.Scalar] { Array(unicodeScalars) }
+}
+
+/// SplitMix64 (Steele, Lea and Flood): tiny, fast and good enough to drive property tests.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 extension SplitMix64 {
