@@ -28,8 +28,7 @@ public enum JSONCodec {
         }
     }
 
-    /// Parses one JSON text: plain JSON (`PlainJSONReader`) without jansson, any other with it,
-    /// with the same result either way. Duplicate keys are refused: which one wins is not defined. So are
+    /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined. So are
     /// keys that differ in their bytes but are canonically equivalent Unicode (NFC `é` and NFD
     /// `e` + U+0301): jansson keeps both, but `JSONValue`'s objects are Swift dictionaries,
     /// whose `String` keys compare canonically, so one would silently replace the other (a
@@ -40,9 +39,6 @@ public enum JSONCodec {
         if openingBrackets(bytes) > maxDepth, let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
-        // Plain JSON (most frames) is read without jansson; everything else, and every refusal,
-        // is jansson's (`PlainJSONReader`).
-        if let value = PlainJSONReader.read(bytes) { return .success(value) }
         return janssonDecode(bytes)
     }
 
