@@ -67,4 +67,33 @@ static inline void pev_timer_cancel(void *loop, struct pev_timer *timer) {
 
 static inline int pev_timer_is_scheduled(struct pev_timer *timer) { return ev_is_active(&timer->watcher); }
 
+/// A prepare watcher: libev calls it at the start of each loop turn, before it hands its
+/// descriptor changes to the kernel and waits. The server starts it only while it has work
+/// for that moment (`WebSocketServer.takeWriteTurns`) and stops it once done.
+struct pev_prepare {
+    ev_prepare watcher;
+    void (*fire)(void *owner);
+    void *owner;
+};
+
+static void pev_prepare_fired(struct ev_loop *loop, ev_prepare *watcher, int revents) {
+    (void)loop; (void)revents;
+    struct pev_prepare *prepare = (struct pev_prepare *)watcher;
+    prepare->fire(prepare->owner);
+}
+
+static inline void pev_prepare_init(struct pev_prepare *prepare, void (*fire)(void *owner), void *owner) {
+    ev_prepare_init(&prepare->watcher, pev_prepare_fired);
+    prepare->fire = fire;
+    prepare->owner = owner;
+}
+
+static inline void pev_prepare_start(void *loop, struct pev_prepare *prepare) {
+    ev_prepare_start((struct ev_loop *)loop, &prepare->watcher);
+}
+
+static inline void pev_prepare_stop(void *loop, struct pev_prepare *prepare) {
+    ev_prepare_stop((struct ev_loop *)loop, &prepare->watcher);
+}
+
 #endif

@@ -60,6 +60,19 @@ static inline int pws_rx_flow(struct lws *wsi, int enable) {
                                         | LWS_RXFLOW_REASON_USER_BOOL);
 }
 
+/// Services a connection as lws's libev glue does when the kernel reports it writable
+/// (`lws_accept_cb`: a pollfd with POLLOUT in `events` and `revents`): lws writes what it holds
+/// first (the rest of a partial write, a pong it owes, a close), and only when nothing of its
+/// own is waiting calls the protocol's WRITEABLE callback. Only from outside lws's callbacks.
+/// Returns what `lws_service_fd` returns (1: the connection was closed).
+static inline int pws_service_writable(struct lws_context *context, struct lws *wsi) {
+    struct lws_pollfd pollfd;
+    pollfd.fd = lws_get_socket_fd(wsi);
+    pollfd.events = LWS_POLLOUT;
+    pollfd.revents = LWS_POLLOUT;
+    return lws_service_fd(context, &pollfd);
+}
+
 /// Drops a connection that cannot be closed politely (its peer reads nothing, so a close frame
 /// never gets out), at once. Only from outside that connection's own callbacks (a timer).
 /// LWS_TO_KILL_SYNC is a macro.

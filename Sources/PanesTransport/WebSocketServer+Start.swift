@@ -135,6 +135,7 @@ extension WebSocketServer {
         httpWriteTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
             pumpHTTPWrites()
         }
+        makeWriteTurnWatcher()
     }
 
     private func makeMounts() -> UnsafeMutablePointer<lws_http_mount>? {

@@ -44,6 +44,12 @@ public final class WebSocketServer: @unchecked Sendable {
     var receiving: ServerConnection?
     /// Connections with frames gathered during the current callback (`flushGathered`).
     var gathering: [ServerConnection] = []
+    /// Connections whose reply waits for a write turn before the loop waits again, and the
+    /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`).
+    var writeTurns: [ServerConnection] = []
+    var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
+    /// Write turns taken that way, for tests (SPI).
+    @_spi(Testing) public internal(set) var writeTurnsTaken = 0
     /// Close handshakes under way, and the connections waiting for one (`WebSocketServer+Closing.swift`).
     var closingHandshakes = 0
     /// The most close handshakes under way at once so far, for tests.
@@ -81,6 +87,7 @@ public final class WebSocketServer: @unchecked Sendable {
         wakeTimer?.invalidate()
         httpDeadlineTimer?.invalidate()
         httpWriteTimer?.invalidate()
+        dropWriteTurnWatcher()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
         for pointer in retained { free(pointer) }
@@ -155,6 +162,7 @@ public final class WebSocketServer: @unchecked Sendable {
             return
         }
         connection.queue.push(frame)
+        if takeWriteTurnBeforeWaiting(connection) { return }
         lws_callback_on_writable(connection.wsi)
     }
 
@@ -163,7 +171,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// extension is in use (permessage-deflate may need more than one callback per frame), and
     /// the frame is not caused by a message of the same connection: lws answers a ping on the
     /// connection's next WRITEABLE turn, so a reply written at once could overtake the pong of
-    /// a ping the client sent before its request.
+    /// a ping the client sent before its request (on libev such a reply gets a write turn
+    /// before the loop waits again, `takeWriteTurnBeforeWaiting`).
     private func canWriteNow(_ connection: ServerConnection) -> Bool {
         !configuration.deflate && !connection.peerClosed && receiving !== connection
             && lws_partial_buffered(connection.wsi) == 0

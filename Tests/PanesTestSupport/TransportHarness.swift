@@ -88,6 +88,9 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     /// response is written at once, nil leaves the request for the test to answer (with
     /// `WebSocketServer.respond`) or to time out. By default each is echoed back.
     public var answer: @Sendable (HTTPRequest) -> HTTPResponse? = Recorder.echo
+    /// The text a WebSocket message is answered with, sent from inside `serverDidReceive` as a
+    /// reply is; nil (the default) answers nothing. Set before any client connects.
+    public var reply: @Sendable (String) -> String? = { _ in nil }
     /// Whether a connection from this peer is closed at accept; none by default.
     public var closesAtAccept: @Sendable (String) -> Bool = { _ in false }
     weak var server: WebSocketServer?
@@ -146,6 +149,10 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let text = String(decoding: message, as: UTF8.self)
         record { $0.messages.append((connection, text)) }
+        if let answer = reply(text) {
+            server?.send(OutboundFrame(headroomAndPayload: [UInt8](repeating: 0, count: OutboundFrame.headroom) + Array(answer.utf8),
+                                       binary: false), to: connection)
+        }
     }
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {

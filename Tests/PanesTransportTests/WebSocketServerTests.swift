@@ -77,6 +77,25 @@ import Testing
         #expect(harness.onServiceThread { $0.framesWrittenTogether } == 12)
     }
 
+    /// A reply to a connection's own message never overtakes the pong lws owes for a ping that
+    /// came just before the message (in the same read, so lws parses both before the reply is
+    /// sent); on libev the reply is written in a write turn before the loop waits again,
+    /// without asking the kernel for write interest, and still after the pong.
+    @Test(arguments: loops)
+    func aReplyToAMessageFollowsThePongOfAPingSentJustBeforeIt(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        harness.recorder.reply = { "re: " + $0 }
+        let client = try harness.client()
+        for round in 0..<3 {
+            client.sendRaw(WebSocketFrame(.ping, Array("p\(round)".utf8)).encoded() + WebSocketFrame.text("m\(round)").encoded())
+            #expect(client.nextFrame(timeout: 10) == WebSocketFrame(.pong, Array("p\(round)".utf8)), "round \(round)")
+            #expect(client.nextFrame(timeout: 10) == WebSocketFrame.text("re: m\(round)"), "round \(round)")
+        }
+        client.send("alone")
+        #expect(client.nextFrame(timeout: 10) == WebSocketFrame.text("re: alone"))
+        #expect(harness.onServiceThread { $0.writeTurnsTaken } == (loop == .libev ? 4 : 0))
+    }
+
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
         #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
     }

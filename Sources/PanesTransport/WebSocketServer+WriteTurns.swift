@@ -1,0 +1,70 @@
+// Threading: the service thread's; the prepare watcher runs on the loop that thread runs.
+internal import CLibEV
+internal import CLibWebSockets
+
+/// A reply to a connection's own message, written before the loop next waits instead of after
+/// a round trip through the kernel (libev only).
+///
+/// What a message causes for its own connection must not overtake a pong lws owes for a ping
+/// that arrived before it (`canWriteNow`), and only lws knows whether it owes one. Asking lws
+/// for a WRITEABLE callback keeps that order (lws writes its pong first), but costs two
+/// epoll_ctl per reply (write interest on, then off) and a loop turn. Instead the connection
+/// gets a write turn at the start of the next loop turn (a libev prepare watcher), taken the way
+/// lws's libev glue takes one when the kernel reports the socket writable
+/// (`pws_service_writable`): lws writes what it holds first, and calls WRITEABLE only when
+/// nothing of its own waits. So the order is lws's own; write interest is never switched on
+/// unless something is still left, and libev hands the kernel no change. A socket that is not
+/// in fact writable loses nothing: lws keeps what the kernel does not take and asks for write
+/// interest itself.
+extension WebSocketServer {
+    /// Queues `connection`'s first frame for a write turn before the loop waits again, if it
+    /// can have one: on libev, for a frame its own message caused, with nothing else waiting.
+    /// False: ask lws for a WRITEABLE callback instead.
+    func takeWriteTurnBeforeWaiting(_ connection: ServerConnection) -> Bool {
+        guard let eventLoop, let writeTurnWatcher, receiving === connection, connection.queue.count == 1,
+              !connection.pingWanted, connection.closeAfterFlush == nil
+        else { return false }
+        if writeTurns.isEmpty { pev_prepare_start(eventLoop, writeTurnWatcher) }
+        writeTurns.append(connection)
+        return true
+    }
+
+    /// The prepare watcher's work: each waiting connection's write turn, then WRITEABLE asked
+    /// for whatever is still left (a frame lws's own pong went ahead of, or more frames).
+    func takeWriteTurns() {
+        if let eventLoop, let writeTurnWatcher { pev_prepare_stop(eventLoop, writeTurnWatcher) }
+        let turns = writeTurns
+        writeTurns = []
+        guard let context else { return }
+        for connection in turns where connections[connection.id] === connection && !connection.closing {
+            writeTurnsTaken += 1
+            _ = pws_service_writable(context, connection.wsi)
+            // lws may have closed it (a failed write), and freed its wsi.
+            guard connections[connection.id] === connection else { continue }
+            if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
+                lws_callback_on_writable(connection.wsi)
+            }
+        }
+        flushGathered()
+    }
+
+    /// The prepare watcher, on libev; made with the loop's timers.
+    func makeWriteTurnWatcher() {
+        guard eventLoop != nil else { return }
+        let watcher = UnsafeMutablePointer<pev_prepare>.allocate(capacity: 1)
+        let callback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { owner in
+            guard let owner else { return }
+            Unmanaged<WebSocketServer>.fromOpaque(owner).takeUnretainedValue().takeWriteTurns()
+        }
+        pev_prepare_init(watcher, callback, Unmanaged.passUnretained(self).toOpaque())
+        writeTurnWatcher = watcher
+    }
+
+    /// Stops and frees the watcher; before the loop goes away.
+    func dropWriteTurnWatcher() {
+        guard let writeTurnWatcher else { return }
+        if let eventLoop { pev_prepare_stop(eventLoop, writeTurnWatcher) }
+        writeTurnWatcher.deallocate()
+        self.writeTurnWatcher = nil
+    }
+}
