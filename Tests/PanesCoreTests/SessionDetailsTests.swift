@@ -55,6 +55,15 @@ import Testing
         #expect(shared == a)
     }
 
+    @Test func aRecordPrintedShowsWhatItsBoxHolds() {
+        var session = Self.session()
+        session.snapshot = .object(["text": .string("the preview")])
+        session.userInfo["note"] = .string("own words")
+        let printed = "\(session)", debugged = String(reflecting: session)
+        #expect(printed.contains("the preview") && printed.contains("own words"))
+        #expect(debugged.contains("the preview") && debugged.contains("own words"))
+    }
+
     @Test func aRecordWithItsDetailsOutOfLineIsSmallerThanWithThemInline() {
         // 216 bytes with title, subtitle, snapshot, userInfo and a restoration box inline.
         #expect(MemoryLayout<SceneSession>.stride <= 160)

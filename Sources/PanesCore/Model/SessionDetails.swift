@@ -31,3 +31,10 @@ final class SessionDetailsBox: @unchecked Sendable, Equatable {
         a === b || a.details == b.details
     }
 }
+
+/// A record printed (logs, test failures, `"\(session)"`) shows what its box holds, as it did
+/// when these parts were inline, not the box's class name.
+extension SessionDetailsBox: CustomStringConvertible, CustomDebugStringConvertible {
+    var description: String { String(describing: details) }
+    var debugDescription: String { String(reflecting: details) }
+}
