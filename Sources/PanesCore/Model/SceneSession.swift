@@ -9,22 +9,36 @@ public struct SceneSession: Sendable, Equatable {
     public var secretHash: SecretHash
     public let owner: OwnerKey
     public var configuration: String
-    public var title: String
+    /// The switcher title. Empty for none.
+    public var title: String {
+        get { detailsBox?.details.title ?? "" }
+        _modify { yield &details.title }
+    }
     /// A second line for the switcher (UIScene's `subtitle`): the window's own words, such as
     /// the first line of its note. Empty for none.
-    public var subtitle: String
-    /// A short summary for the switcher: `{"text": …}` or `{"image": "data:…"}`.
-    public var snapshot: JSONValue?
-    /// Per-window customisations (sidebar shown, last colour). Never global.
-    public var userInfo: [String: JSONValue]
-    public var restoration: Restoration? {
-        get { restorationBox?.restoration }
-        set { restorationBox = newValue.map(RestorationBox.init) }
+    public var subtitle: String {
+        get { detailsBox?.details.subtitle ?? "" }
+        _modify { yield &details.subtitle }
     }
-    /// The restoration activity, kept out of line: inline it was a third of the record (112 of
-    /// 312 bytes), and every session the server knows sits in its sessions table whether or not
-    /// it has one.
-    private var restorationBox: RestorationBox?
+    /// A short summary for the switcher: `{"text": …}` or `{"image": "data:…"}`.
+    public var snapshot: JSONValue? {
+        get { detailsBox?.details.snapshot }
+        _modify { yield &details.snapshot }
+    }
+    /// Per-window customisations (sidebar shown, last colour). Never global.
+    public var userInfo: [String: JSONValue] {
+        get { detailsBox?.details.userInfo ?? [:] }
+        _modify { yield &details.userInfo }
+    }
+    public var restoration: Restoration? {
+        get { detailsBox?.details.restoration }
+        _modify { yield &details.restoration }
+    }
+    /// What the window's client wrote (title, subtitle, snapshot, userInfo, restoration), kept
+    /// out of line and only when any is set: inline they were 80 of 216 bytes, and every session
+    /// the server knows sits in its sessions table, most of them idle, many with none (a new
+    /// window's are all empty). Nil when all are empty.
+    private(set) var detailsBox: SessionDetailsBox?
     public let createdAt: Millis
     public var lastActiveAt: Millis
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
@@ -53,11 +67,9 @@ public struct SceneSession: Sendable, Equatable {
         self.owner = owner
         self.role = role
         self.configuration = configuration
-        self.title = title
-        self.subtitle = subtitle
-        self.snapshot = snapshot
-        self.userInfo = userInfo
-        self.restorationBox = restoration.map(RestorationBox.init)
+        let details = SessionDetails(title: title, subtitle: subtitle, snapshot: snapshot, userInfo: userInfo,
+                                     restoration: restoration)
+        self.detailsBox = details.isEmpty ? nil : SessionDetailsBox(details)
         self.createdAt = createdAt
         self.lastActiveAt = lastActiveAt
         self.failedRestores = failedRestores
@@ -118,16 +130,21 @@ extension SceneSession {
     }
 }
 
-/// A session's restoration activity, shared by copies of the record and replaced, never
-/// changed, when the session's changes (see `SceneSession.restoration`).
-private final class RestorationBox: Sendable, Equatable {
-    let restoration: Restoration
-
-    init(_ restoration: Restoration) {
-        self.restoration = restoration
-    }
-
-    static func == (a: RestorationBox, b: RestorationBox) -> Bool {
-        a === b || a.restoration == b.restoration
+extension SceneSession {
+    /// The client's parts of the record, changed in place (each is read from the box directly):
+    /// the box is made when the first is set, copied first when another copy of the record
+    /// shares it (copy on write, as an array's storage), and dropped when everything in it is
+    /// empty again.
+    private var details: SessionDetails {
+        get { detailsBox?.details ?? SessionDetails() }
+        _modify {
+            if detailsBox == nil {
+                detailsBox = SessionDetailsBox(SessionDetails())
+            } else if !isKnownUniquelyReferenced(&detailsBox) {
+                detailsBox = SessionDetailsBox(detailsBox!.details)
+            }
+            defer { if detailsBox!.details.isEmpty { detailsBox = nil } }
+            yield &detailsBox!.details
+        }
     }
 }
