@@ -31,21 +31,47 @@ extension WebSocketServer {
 
     /// The prepare watcher's work: each waiting connection's write turn, then WRITEABLE asked
     /// for whatever is still left (a frame lws's own pong went ahead of, or more frames).
+    ///
+    /// A turn can read: lws also drains rx it holds for the connection (flow control, a
+    /// segment it buffered), and a message read then may queue a reply for a turn of its own.
+    /// libev would not run a prepare watcher started during its own prepare phase before it
+    /// waits, so turns are taken here until none is left.
     func takeWriteTurns() {
-        if let eventLoop, let writeTurnWatcher { pev_prepare_stop(eventLoop, writeTurnWatcher) }
-        let turns = writeTurns
-        writeTurns = []
-        guard let context else { return }
-        for connection in turns where connections[connection.id] === connection && !connection.closing {
-            writeTurnsTaken += 1
-            _ = pws_service_writable(context, connection.wsi)
-            // lws may have closed it (a failed write), and freed its wsi.
-            guard connections[connection.id] === connection else { continue }
-            if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
+        guard let context else {
+            stopWriteTurnWatcher()
+            return
+        }
+        var serviced: [ServerConnection] = []
+        while !writeTurns.isEmpty {
+            let turns = writeTurns
+            writeTurns = []
+            for connection in turns where connections[connection.id] === connection && !connection.closing {
+                writeTurnsTaken += 1
+                _ = pws_service_writable(context, connection.wsi)
+                // lws may have closed it (a failed write), and freed its wsi.
+                guard connections[connection.id] === connection else { continue }
+                serviced.append(connection)
+                if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
+                    lws_callback_on_writable(connection.wsi)
+                }
+            }
+        }
+        stopWriteTurnWatcher()
+        // lws's libev glue follows each service with its idle pass (`lws_accept_cb` starts it):
+        // rx held back by flow control, rx lws buffered, inflate to drain, its timers re-armed.
+        // A turn taken here skips that pass, so when lws says a connection needs such forced
+        // service, a WRITEABLE for the connections just serviced goes through the glue (rare:
+        // it costs the two epoll_ctl a turn saves).
+        if lws_service_adjust_timeout(context, 1, 0) == 0 {
+            for connection in serviced where connections[connection.id] === connection {
                 lws_callback_on_writable(connection.wsi)
             }
         }
         flushGathered()
+    }
+
+    private func stopWriteTurnWatcher() {
+        if let eventLoop, let writeTurnWatcher { pev_prepare_stop(eventLoop, writeTurnWatcher) }
     }
 
     /// The prepare watcher, on libev; made with the loop's timers.

@@ -6,7 +6,8 @@
 /// buckets of the whole value (a `SceneSession` is over 200 bytes), 40 % of them empty, and
 /// every bucket's page is touched. Here the hash table holds only a key and a 4-byte slot
 /// number; values fill chunks of `chunkSize` slots in order, so at most one chunk is partly
-/// empty, and growing never copies a value (a chunk, once made, is not reallocated). A slot
+/// empty. Growing past the first chunk never copies a value (later chunks are made whole,
+/// once); the first grows as an array does, so a small table stays small. A slot
 /// freed by a removal is reused by the next insertion (last freed first).
 ///
 /// A key's slot number stays the same while it is held (a replaced value takes its slot), so

@@ -82,6 +82,9 @@ struct Scenes: Sendable {
 
     /// A service scene, for one HTTP API request: in no session and no index.
     mutating func addService(_ scene: Scene) {
+        // Over a live scene's entry it would free, at `removeService`, a slot the per-user and
+        // live-scene indexes still name, and the next attach would reuse it for another scene.
+        precondition(byID.slot(of: scene.id) == nil, "a service scene takes an id a scene holds")
         byID.updateValue(scene, forKey: scene.id)
     }
 
