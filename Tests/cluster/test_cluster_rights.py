@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -37,6 +38,15 @@ def refused(client: Client, type: str, **fields) -> dict:
     reply = client.reply(client.send(type, **fields))
     assert not reply["ok"], f"{type} was not refused: {reply}"
     return reply["error"]
+
+
+def b_has_hidden(node, document: str) -> bool:
+    """Whether `node` lists `document` no more to eve (a new window of hers, closed after)."""
+    probe = Client(node.url, "eve", WORKSPACE, token="t-eve")
+    try:
+        return all(d["id"] != document for d in probe.request("observeDocuments")["documents"])
+    finally:
+        probe.close()
 
 
 def test_a_downgrade_on_one_node_reaches_a_window_on_the_other_at_once(tokens_cluster):
@@ -98,4 +108,11 @@ def test_a_link_request_retried_through_the_other_node_gets_the_same_link_and_to
     # The token works through either node.
     eve = Client(b.url, "eve", WORKSPACE, token="t-eve")
     ed_a.request("shareDocument", document=document, user="eve", role="none")
+    # Node b knows this token already, so it answers from what it has read of node a's changes;
+    # until it has read the grant, eve is still an editor there (1 run in 6 saw "editor").
+    # Wait for b to have it: a window of eve's there no longer lists the document.
+    deadline = time.monotonic() + 10
+    while not b_has_hidden(b, document):
+        assert time.monotonic() < deadline, "node b never read node a's grant"
+        time.sleep(0.05)  # between checks of a condition, not a wait for time to pass
     assert eve.request("openDocument", document=document, link=made["token"])["role"] == "viewer"
