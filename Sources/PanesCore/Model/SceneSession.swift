@@ -38,7 +38,8 @@ public struct SceneSession: Sendable, Equatable {
     /// out of line and only when any is set: inline they were 80 of 216 bytes, and every session
     /// the server knows sits in its sessions table, most of them idle, many with none (a new
     /// window's are all empty). Nil when all are empty.
-    private(set) var detailsBox: SessionDetailsBox?
+    /// Replacing it is safe anywhere; its contents change only in SessionDetails.swift.
+    var detailsBox: SessionDetailsBox?
     public let createdAt: Millis
     public var lastActiveAt: Millis
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
@@ -127,24 +128,5 @@ extension SceneSession {
         restoration.activity.title = nil
         restoration.metadata.documentGone = true
         self.restoration = restoration
-    }
-}
-
-extension SceneSession {
-    /// The client's parts of the record, changed in place (each is read from the box directly):
-    /// the box is made when the first is set, copied first when another copy of the record
-    /// shares it (copy on write, as an array's storage), and dropped when everything in it is
-    /// empty again.
-    private var details: SessionDetails {
-        get { detailsBox?.details ?? SessionDetails() }
-        _modify {
-            if detailsBox == nil {
-                detailsBox = SessionDetailsBox(SessionDetails())
-            } else if !isKnownUniquelyReferenced(&detailsBox) {
-                detailsBox = SessionDetailsBox(detailsBox!.details)
-            }
-            defer { if detailsBox!.details.isEmpty { detailsBox = nil } }
-            yield &detailsBox!.details
-        }
     }
 }

@@ -20,8 +20,10 @@ struct SessionDetails: Sendable, Equatable {
 /// `@unchecked Sendable`: `details` is changed only through a box that is uniquely referenced
 /// (`isKnownUniquelyReferenced`), so no other copy, on this thread or another, can see the
 /// change, as with an array's storage; a box reachable from two records is never written.
+/// Only this file can write it (`SceneSession.details` below), so no other code can change a
+/// box without that check.
 final class SessionDetailsBox: @unchecked Sendable, Equatable {
-    var details: SessionDetails
+    fileprivate(set) var details: SessionDetails
 
     init(_ details: SessionDetails) {
         self.details = details
@@ -37,4 +39,23 @@ final class SessionDetailsBox: @unchecked Sendable, Equatable {
 extension SessionDetailsBox: CustomStringConvertible, CustomDebugStringConvertible {
     var description: String { String(describing: details) }
     var debugDescription: String { String(reflecting: details) }
+}
+
+extension SceneSession {
+    /// The client's parts of the record, changed in place (each is read from the box directly):
+    /// the box is made when the first is set, copied first when another copy of the record
+    /// shares it (copy on write, as an array's storage), and dropped when everything in it is
+    /// empty again.
+    var details: SessionDetails {
+        get { detailsBox?.details ?? SessionDetails() }
+        _modify {
+            if detailsBox == nil {
+                detailsBox = SessionDetailsBox(SessionDetails())
+            } else if !isKnownUniquelyReferenced(&detailsBox) {
+                detailsBox = SessionDetailsBox(detailsBox!.details)
+            }
+            defer { if detailsBox!.details.isEmpty { detailsBox = nil } }
+            yield &detailsBox!.details
+        }
+    }
 }
