@@ -43,9 +43,8 @@ extension Hub {
 
     func liveScenesHere(of owner: OwnerKey) -> [SessionID: RemoteScene] {
         var live: [SessionID: RemoteScene] = [:]
-        for id in scenes.ids(of: owner) {
-            guard let scene = scenes[id], scenes.liveID(of: scene.session) == id else { continue }
-            live[scene.session] = RemoteScene(scene: id, state: scene.state, traits: scene.traits.json,
+        for scene in scenes.scenes(of: owner) where scenes.liveID(of: scene.session) == scene.id {
+            live[scene.session] = RemoteScene(scene: scene.id, state: scene.state, traits: scene.traits.json,
                                               epoch: cluster.claims[scene.session]?.epoch ?? 0)
         }
         return live
@@ -110,8 +109,8 @@ extension Hub {
 
     /// The highest state of the user's scenes on other nodes (their part of the app state).
     func remoteAppState(of owner: OwnerKey) -> ActivationState? {
-        return sessions.ids(of: owner).compactMap { id in
-            !scenes.isLive(id) ? sessions[id].flatMap(sceneElsewhere(of:))?.state : nil
+        return sessions.sessions(of: owner).compactMap { session in
+            !scenes.isLive(session.id) ? sceneElsewhere(of: session)?.state : nil
         }.max()
     }
 

@@ -52,6 +52,8 @@ struct Scenes: Sendable {
 
     /// The user's scenes, in no particular order.
     func ids(of owner: OwnerKey) -> Set<SceneID> { Set((byOwner[owner]?.slots ?? []).map { byID[slot: $0].id }) }
+    /// The user's scenes, read through their slots (no id hashed again).
+    func scenes(of owner: OwnerKey) -> [Scene] { (byOwner[owner]?.slots ?? []).map { byID[slot: $0] } }
 
     /// The users with a scene here, in order.
     var owners: [OwnerKey] { byOwner.filter { !$0.value.slots.isEmpty }.keys.sorted() }
