@@ -12,7 +12,7 @@ import Glibc
 ///
 /// Every frame the server sends is encoded here, so this is the hot path of a reconnect storm:
 /// a `connect` reply (750 bytes, 11 objects) cost about 156,000 instructions through jansson,
-/// about 29,000 as a tree here, and 6,500 written from its parts (`JSONWriter+ConnectReply`,
+/// about 29,000 as a tree here, and 5,400 written from its parts (`JSONWriter+ConnectReply`,
 /// issue 27). The rules are jansson's: keys sorted by their UTF-8 bytes;
 /// in strings `"` and `\` escaped, `\b \f \n \r \t` for those controls, `\u00XX` (upper-case
 /// hex) for the other controls below 0x20, everything else, `/` and non-ASCII included, as is.
@@ -44,8 +44,17 @@ struct JSONWriter: ~Copyable {
     /// The headroom and the text in the writer's own memory, which `adopt` takes over and must
     /// deallocate (`UnsafeMutableRawBufferPointer.deallocate()`): an outbound frame keeps it as
     /// it is, instead of the two copies (into an array, then into the frame) it cost before.
+    /// When more than half of that memory is unused (a short reply in the first KiB), `adopt`
+    /// gets an exact copy instead: a connection's queue of small frames (up to
+    /// `maxOutboundQueue`) holds what they say, not a KiB each.
     consuming func handOver<T>(_ adopt: (UnsafeMutableRawBufferPointer) -> T) -> T {
-        let bytes = UnsafeMutableRawBufferPointer(start: storage, count: count)
+        var bytes = UnsafeMutableRawBufferPointer(start: storage, count: count)
+        if count < capacity / 2 {
+            let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+            exact.copyMemory(from: UnsafeRawBufferPointer(bytes))
+            storage.deallocate()
+            bytes = UnsafeMutableRawBufferPointer(start: exact.baseAddress, count: count)
+        }
         discard self
         return adopt(bytes)
     }
