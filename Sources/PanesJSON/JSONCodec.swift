@@ -68,7 +68,8 @@ public enum JSONCodec {
             return .failure(DecodeError(outOfRange ? .numberOutOfRange : .malformed,
                                         description: "\(text) at line \(error.line), column \(error.column)"))
         }
-        defer { pjs_release(root) }
+        // A document wholly in the arena needs no release: it is gone when the arena starts over.
+        defer { if pjs_arena_held_all() == 0 { pjs_release(root) } }
         var clash: String?
         let value = value(of: root, clash: &clash)
         if let clash {

@@ -14,4 +14,9 @@ void pjs_arena_install(void);
 void pjs_arena_begin(void);
 void pjs_arena_end(void);
 
+/// Non-zero when every block jansson took since `pjs_arena_begin` came from the buffer: then the
+/// values parsed need no `json_decref` (freeing an arena block does nothing, and a decref walks
+/// the whole document to do nothing). Zero outside begin … end.
+int pjs_arena_held_all(void);
+
 #endif
