@@ -45,7 +45,8 @@ public enum JSONCodec {
     /// jansson's verdict on a text, and its value.
     static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
         // jansson's blocks for a frame come from this thread's buffer (`pjs_arena_begin`, 4 KiB:
-        // a `connect` frame's take about 2); every value parsed is released before it ends.
+        // a `connect` frame's take about 2); a value parsed is released before it ends, unless
+        // the arena held all of it (`parse`).
         _ = arenaInstalled
         pjs_arena_begin()
         defer { pjs_arena_end() }

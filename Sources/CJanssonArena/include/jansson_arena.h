@@ -10,7 +10,8 @@ void pjs_arena_install(void);
 
 /// Until `pjs_arena_end`, this thread's jansson blocks come from its buffer, from its start,
 /// and freeing them does nothing; past the buffer's end they are malloc's again. Every value
-/// parsed in between must be released before `pjs_arena_end`.
+/// parsed in between must be released before `pjs_arena_end`, or dropped unreleased when
+/// `pjs_arena_held_all` says all its blocks are the buffer's (and never used after).
 void pjs_arena_begin(void);
 void pjs_arena_end(void);
 
