@@ -1,0 +1,148 @@
+/// An identifier's UTF-8 bytes, held in two words instead of a heap string when they have the
+/// form the server mints, and compared, hashed and ordered by those bytes (CONCEPTS.md,
+/// invariant 10).
+///
+/// Why: a session id is 32 hex digits and a scene id `scn_` and 24, both longer than the 15
+/// bytes Swift keeps inside a `String`, so each was a heap allocation of 80 and 64 bytes that
+/// every idle scene held (issue 27). Here an identifier of 28 to 32 bytes whose first
+/// `32 - length` bytes are ASCII and whose rest are lower-case hex digits (`0-9a-f`) is packed
+/// into 16 bytes: the prefix bytes as they are, then the digits two to a byte. Anything else
+/// (shorter, longer, upper-case, non-ASCII: whatever a client sends) is kept as its `String`.
+///
+/// Which form holds an identifier depends only on its bytes, so equal bytes always have the
+/// same form: two packed values are equal when their words and length are, two strings when
+/// their bytes are, and a packed value never equals a string. Between packed values of one
+/// length, the words read big-endian order as the bytes do (`0-9` sorts before `a-f` in ASCII
+/// as their values do); any other pair is compared by its bytes written out.
+public struct InlineIdentifier: Hashable, Comparable, Sendable {
+    @usableFromInline enum Storage: Sendable {
+        /// `length` bytes (28…32): the first 16 bytes of the packed form, big-endian, in
+        /// `high` then `low`.
+        case packed(high: UInt64, low: UInt64, length: UInt8)
+        case text(String)
+    }
+
+    @usableFromInline let storage: Storage
+
+    /// The shortest and longest identifiers that can be packed.
+    static let packedLengths: ClosedRange<Int> = 28...32
+
+    public init(_ string: String) {
+        storage = Self.pack(string.utf8) ?? .text(string)
+    }
+
+    /// The identifier as text (written out anew each time for a packed one).
+    public var string: String {
+        switch storage {
+        case .text(let text): return text
+        case .packed(let high, let low, let length):
+            return String(unsafeUninitializedCapacity: Int(length)) { buffer in
+                Self.unpack(high: high, low: low, length: Int(length), into: UnsafeMutableRawBufferPointer(buffer))
+            }
+        }
+    }
+
+    /// Whether it is held in two words (for tests of the boundary).
+    var isPacked: Bool {
+        if case .packed = storage { return true }
+        return false
+    }
+
+    /// Calls `body` with the identifier's UTF-8 bytes, without making a `String` of a packed one.
+    public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch storage {
+        case .text(let text):
+            if let result = try text.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+                return result
+            }
+            return try Array(text.utf8).withUnsafeBytes(body)
+        case .packed(let high, let low, let length):
+            return try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buffer in
+                Self.unpack(high: high, low: low, length: Int(length), into: buffer)
+                return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(length)]))
+            }
+        }
+    }
+
+    @inlinable public static func == (a: Self, b: Self) -> Bool {
+        switch (a.storage, b.storage) {
+        case let (.packed(ah, al, an), .packed(bh, bl, bn)): return ah == bh && al == bl && an == bn
+        case let (.text(x), .text(y)): return Identifier.equal(x, y)
+        default: return false
+        }
+    }
+
+    @inlinable public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case let .packed(high, low, length):
+            hasher.combine(high)
+            hasher.combine(low)
+            hasher.combine(length)
+        case .text(let text):
+            Identifier.hash(text, into: &hasher)
+        }
+    }
+
+    /// By bytes: see the type's note.
+    public static func < (a: Self, b: Self) -> Bool {
+        if case let .packed(ah, al, an) = a.storage, case let .packed(bh, bl, bn) = b.storage, an == bn {
+            return ah != bh ? ah < bh : al < bl
+        }
+        return a.withUTF8 { x in b.withUTF8 { y in x.lexicographicallyPrecedes(y) } }
+    }
+
+    /// The packed form of `utf8`, or nil when it has none.
+    private static func pack(_ utf8: String.UTF8View) -> Storage? {
+        guard packedLengths.contains(utf8.count) else { return nil }
+        let packed = utf8.withContiguousStorageIfAvailable { pack(UnsafeRawBufferPointer($0)) }
+        return packed ?? Array(utf8).withUnsafeBytes { pack($0) }
+    }
+
+    private static func pack(_ bytes: UnsafeRawBufferPointer) -> Storage? {
+        let length = bytes.count
+        let prefix = 32 - length
+        var high: UInt64 = 0, low: UInt64 = 0
+        func push(_ byte: UInt8) {
+            high = high << 8 | low >> 56
+            low = low << 8 | UInt64(byte)
+        }
+        for index in 0..<prefix {
+            guard bytes[index] < 0x80 else { return nil }
+            push(bytes[index])
+        }
+        var index = prefix
+        while index < length {
+            guard let first = nibble(bytes[index]), let second = nibble(bytes[index + 1]) else { return nil }
+            push(first << 4 | second)
+            index += 2
+        }
+        return .packed(high: high, low: low, length: UInt8(length))
+    }
+
+    /// A lower-case hex digit's value.
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte &- UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10
+        default: return nil
+        }
+    }
+
+    /// Writes the `length` bytes of a packed identifier; returns `length`.
+    @discardableResult
+    private static func unpack(high: UInt64, low: UInt64, length: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let digits: StaticString = "0123456789abcdef"
+        let prefix = 32 - length
+        for index in 0..<16 {
+            let byte = UInt8(truncatingIfNeeded: index < 8 ? high >> (56 - 8 * index) : low >> (56 - 8 * (index - 8)))
+            if index < prefix {
+                buffer[index] = byte
+            } else {
+                let at = prefix + 2 * (index - prefix)
+                buffer[at] = digits.utf8Start[Int(byte >> 4)]
+                buffer[at + 1] = digits.utf8Start[Int(byte & 0xF)]
+            }
+        }
+        return length
+    }
+}
