@@ -130,3 +130,7 @@ extension SceneSession {
         self.restoration = restoration
     }
 }
+
+extension SceneSession: TableRecord {
+    var tableKey: SessionID { id }
+}

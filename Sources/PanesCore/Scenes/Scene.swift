@@ -36,3 +36,7 @@ public struct Scene: Sendable {
         self.connectedAt = connectedAt
     }
 }
+
+extension Scene: TableRecord {
+    var tableKey: SceneID { id }
+}

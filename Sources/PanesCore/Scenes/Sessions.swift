@@ -41,7 +41,7 @@ struct Sessions: Sendable {
 
     /// Keeps a new session: indexed by its owner, idle `maxIdle` after its last activity.
     mutating func insert(_ session: SceneSession) {
-        let (slot, previous) = byID.put(session, forKey: session.id)
+        let (slot, previous) = byID.put(session)
         if let previous, previous.owner != session.owner {
             // An identifier used again (only sequential test identifiers do): the index follows.
             unindex(slot, of: previous.owner)
