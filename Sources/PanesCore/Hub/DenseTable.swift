@@ -60,6 +60,13 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     /// The value in a slot that a key holds now (`slot(of:)`, `put`).
     subscript(slot slot: Slot) -> Value { self[entry: slot]! }
 
+    /// The value in a slot, if a key holds it now (any slot number: nil for one never used).
+    func value(inSlot slot: Slot) -> Value? {
+        guard slot >= 0, Int(slot) / Self.chunkSize < chunks.count,
+              Int(slot) % Self.chunkSize < chunks[Int(slot) / Self.chunkSize].count else { return nil }
+        return self[entry: slot]
+    }
+
     private subscript(entry slot: Int32) -> Value? {
         get { chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
         _modify { yield &chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
