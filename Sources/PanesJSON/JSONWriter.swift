@@ -178,6 +178,11 @@ struct JSONWriter: ~Copyable {
         }
     }
 
+    /// An identifier as a string, from its bytes (no `String` is made of a packed one).
+    mutating func write(_ id: InlineIdentifier) {
+        id.withUTF8 { writeQuoted($0.assumingMemoryBound(to: UInt8.self)) }
+    }
+
     /// `"text"`. Nearly every string on the wire (keys, identifiers, names) has nothing to
     /// escape: checked eight bytes at a time and copied whole, quotes included, into room
     /// reserved once; anything else goes through `writeEscaped`.
