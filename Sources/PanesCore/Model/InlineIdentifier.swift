@@ -50,18 +50,24 @@ public struct InlineIdentifier: Hashable, Comparable, Sendable {
 
     /// Calls `body` with the identifier's UTF-8 bytes, without making a `String` of a packed one.
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        switch storage {
-        case .text(let text):
-            if let result = try text.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
-                return result
-            }
-            return try Array(text.utf8).withUnsafeBytes(body)
-        case .packed(let high, let low, let length):
-            return try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buffer in
-                Self.unpack(high: high, low: low, length: Int(length), into: buffer)
-                return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(length)]))
-            }
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        if let count = withUnsafeMutableBytes(of: &buffer, { unpacked(into: $0.baseAddress!) }) {
+            return try withUnsafeBytes(of: &buffer) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
+        let text = string
+        if let result = try text.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        return try Array(text.utf8).withUnsafeBytes(body)
+    }
+
+    /// Writes a packed identifier's bytes at `destination`, which has room for 32, and returns
+    /// how many; nil (nothing written) for one held as a `String` (`string`). Not generic, so
+    /// callers in other modules pay no generic call (a resume writes two identifiers this way).
+    public func unpacked(into destination: UnsafeMutableRawPointer) -> Int? {
+        guard case let .packed(high, low, length) = storage else { return nil }
+        return Self.unpack(high: high, low: low, length: Int(length),
+                           into: UnsafeMutableRawBufferPointer(start: destination, count: Int(length)))
     }
 
     @inlinable public static func == (a: Self, b: Self) -> Bool {
@@ -101,25 +107,28 @@ public struct InlineIdentifier: Hashable, Comparable, Sendable {
     private static func pack(_ bytes: UnsafeRawBufferPointer) -> Storage? {
         let length = bytes.count
         let prefix = 32 - length
-        // The 16 packed bytes in order, then read as two big-endian words; `invalid` collects
-        // a high bit of any prefix byte and any digit's 0xFF.
-        var words: (UInt64, UInt64) = (0, 0)
+        let utf8 = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        // Shifted in at the low end, a byte of the prefix or a digit at a time; `invalid`
+        // collects a prefix byte's high bit and any digit's 0xFF.
+        var high: UInt64 = 0, low: UInt64 = 0
         var invalid: UInt8 = 0
-        withUnsafeMutableBytes(of: &words) { packed in
-            for index in 0..<prefix {
-                packed[index] = bytes[index]
-                invalid |= bytes[index] & 0x80
-            }
-            var at = prefix
-            for index in prefix..<16 {
-                let high = nibble(bytes[at]), low = nibble(bytes[at + 1])
-                invalid |= (high | low) & 0xF0
-                packed[index] = high &<< 4 | low
-                at += 2
-            }
+        var index = 0
+        while index < prefix {
+            let byte = utf8[index]
+            invalid |= byte & 0x80
+            high = high &<< 8 | low &>> 56
+            low = low &<< 8 | UInt64(byte)
+            index += 1
+        }
+        while index < length {
+            let digit = nibble(utf8[index])
+            invalid |= digit & 0xF0
+            high = high &<< 4 | low &>> 60
+            low = low &<< 4 | UInt64(digit & 0xF)
+            index += 1
         }
         guard invalid == 0 else { return nil }
-        return .packed(high: UInt64(bigEndian: words.0), low: UInt64(bigEndian: words.1), length: UInt8(length))
+        return .packed(high: high, low: low, length: UInt8(length))
     }
 
     /// A lower-case hex digit's value; 0xFF for any other byte.
