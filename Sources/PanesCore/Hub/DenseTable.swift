@@ -55,13 +55,7 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     func slot(of key: Key) -> Slot? { index.slot(of: key, keyAt: keyAt) }
 
     /// The key of the record in a held slot, for `index`.
-    private func keyAt(_ slot: Slot) -> Key { read(slot) { $0.tableKey } }
-
-    /// Reads part of the value in a held slot where it lies, without copying the whole value
-    /// (its strings retained and released) for one field: what each probe of an index does.
-    func read<R>(_ slot: Slot, _ part: (Value) -> R) -> R {
-        chunks[Int(slot) / Self.chunkSize].withUnsafeBufferPointer { part($0[Int(slot) % Self.chunkSize]!) }
-    }
+    private func keyAt(_ slot: Slot) -> Key { self[entry: slot]!.tableKey }
 
     /// The value in a slot that a key holds now (`slot(of:)`, `put`).
     subscript(slot slot: Slot) -> Value { self[entry: slot]! }

@@ -46,14 +46,14 @@ struct Scenes: Sendable {
     func live(of session: SessionID) -> Scene? { liveSlot(of: session).map { byID[slot: $0] } }
 
     /// The sessions with a live scene here, in no particular order.
-    var liveSessions: [SessionID] { live.slots.map { byID.read($0) { $0.session } } }
+    var liveSessions: [SessionID] { live.slots.map { byID[slot: $0].session } }
 
     /// Whether the session has a live scene here.
     func isLive(_ session: SessionID) -> Bool { liveSlot(of: session) != nil }
 
     /// The slot of the session's live scene.
     private func liveSlot(of session: SessionID) -> DenseTable<SceneID, Scene>.Slot? {
-        live.slot(of: session) { byID.read($0) { $0.session } }
+        live.slot(of: session) { byID[slot: $0].session }
     }
 
     /// The user's scenes, in no particular order.
@@ -72,7 +72,7 @@ struct Scenes: Sendable {
         assert(!isLive(scene.session), "a session has at most one live scene")
         let slot = byID.put(scene).slot
         let byID = self.byID
-        _ = live.slot(of: scene.session, orInsert: slot) { byID.read($0) { $0.session } }
+        _ = live.slot(of: scene.session, orInsert: slot) { byID[slot: $0].session }
         byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
     }
@@ -84,7 +84,7 @@ struct Scenes: Sendable {
         let scene = byID[slot: slot]
         if liveSlot(of: scene.session) == slot {
             let byID = self.byID
-            live.remove(scene.session) { byID.read($0) { $0.session } }
+            live.remove(scene.session) { byID[slot: $0].session }
         }
         byID.remove(id)
         if let index = byOwner.index(forKey: scene.owner) {
