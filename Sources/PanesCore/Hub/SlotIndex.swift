@@ -4,7 +4,9 @@
 /// Why not a `[Key: Slot]`: a dictionary keeps a copy of every key beside its slot, 20 bytes
 /// a bucket for a 16-byte id (28 for an `InlineIdentifier`), and grows by doubling at three
 /// quarters full, so at 10,000 scenes each such index held about 33 bytes a scene. Here a
-/// bucket is the 4-byte slot (about 6.5 bytes a scene at the same load).
+/// bucket is the 4-byte slot and a byte of the key's hash (about 8 bytes a scene at the same
+/// load). The byte spares reading a record (a copy of it) for all but about one key in 256 that
+/// shares a probe sequence without being the key looked for.
 ///
 /// Open addressing with linear probing; a removed entry leaves a tombstone, which an insertion
 /// reuses, and the buckets are rebuilt (hashing every key again) when tombstones and entries
@@ -18,6 +20,8 @@ struct SlotIndex<Key: Hashable>: Sendable {
 
     /// A power of two long, or empty.
     private var buckets: [Slot] = []
+    /// Each bucket's byte of its key's hash (`tag`), as long as `buckets`.
+    private var tags: [UInt8] = []
     /// Slots held.
     private(set) var count = 0
     /// Buckets that hold a tombstone.
@@ -25,15 +29,21 @@ struct SlotIndex<Key: Hashable>: Sendable {
 
     init() {}
 
+    /// The byte of a hash kept beside its slot: bits the bucket number (the low ones) does not use.
+    @inline(__always)
+    private static func tag(_ hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash >> 56) }
+
     /// The slot held for `key`.
     func slot(of key: Key, keyAt: (Slot) -> Key) -> Slot? {
         guard count > 0 else { return nil }
         let mask = buckets.count - 1
-        var bucket = key.hashValue & mask
+        let hash = key.hashValue
+        let tag = Self.tag(hash)
+        var bucket = hash & mask
         while true {
             let slot = buckets[bucket]
             if slot == Self.empty { return nil }
-            if slot >= 0, keyAt(slot) == key { return slot }
+            if slot >= 0, tags[bucket] == tag, keyAt(slot) == key { return slot }
             bucket = (bucket + 1) & mask
         }
     }
@@ -43,13 +53,15 @@ struct SlotIndex<Key: Hashable>: Sendable {
     mutating func slot(of key: Key, orInsert next: Slot, keyAt: (Slot) -> Key) -> Slot {
         if (count + tombstones + 1) * 4 > buckets.count * 3 { rebuild(keyAt: keyAt) }
         let mask = buckets.count - 1
-        var bucket = key.hashValue & mask
+        let hash = key.hashValue
+        let tag = Self.tag(hash)
+        var bucket = hash & mask
         var free: Int?
         while true {
             let slot = buckets[bucket]
             if slot == Self.empty { break }
             if slot >= 0 {
-                if keyAt(slot) == key { return slot }
+                if tags[bucket] == tag, keyAt(slot) == key { return slot }
             } else if free == nil {
                 free = bucket
             }
@@ -60,6 +72,7 @@ struct SlotIndex<Key: Hashable>: Sendable {
             tombstones -= 1
         }
         buckets[bucket] = next
+        tags[bucket] = tag
         count += 1
         return next
     }
@@ -69,11 +82,13 @@ struct SlotIndex<Key: Hashable>: Sendable {
     mutating func remove(_ key: Key, keyAt: (Slot) -> Key) -> Slot? {
         guard count > 0 else { return nil }
         let mask = buckets.count - 1
-        var bucket = key.hashValue & mask
+        let hash = key.hashValue
+        let tag = Self.tag(hash)
+        var bucket = hash & mask
         while true {
             let slot = buckets[bucket]
             if slot == Self.empty { return nil }
-            if slot >= 0, keyAt(slot) == key {
+            if slot >= 0, tags[bucket] == tag, keyAt(slot) == key {
                 // The next bucket empty: nothing probes past this one, so it can be empty too.
                 if buckets[(bucket + 1) & mask] == Self.empty {
                     buckets[bucket] = Self.empty
@@ -98,12 +113,15 @@ struct SlotIndex<Key: Hashable>: Sendable {
         while (count + 1) * 2 > size { size *= 2 }
         let old = buckets
         buckets = [Slot](repeating: Self.empty, count: size)
+        tags = [UInt8](repeating: 0, count: size)
         tombstones = 0
         let mask = size - 1
         for slot in old where slot >= 0 {
-            var bucket = keyAt(slot).hashValue & mask
+            let hash = keyAt(slot).hashValue
+            var bucket = hash & mask
             while buckets[bucket] != Self.empty { bucket = (bucket + 1) & mask }
             buckets[bucket] = slot
+            tags[bucket] = Self.tag(hash)
         }
     }
 }
