@@ -70,7 +70,7 @@ import Testing
     @Test func identifiersOnBothSidesOfTheBoundarySortAndCompareByTheirBytes() {
         // Texts of 26…34 bytes from an alphabet that makes both forms: hex digits, an upper-case
         // digit, an underscore, a byte above 0x7F (in `é`); all pairs, both orders.
-        var generator = SplitMix(seed: 27)
+        var generator = SplitMix64(seed: 27)
         let alphabet: [String] = ["0", "9", "a", "f", "F", "_", "s", "\u{E9}"]
         var texts: [String] = [Self.hex32, Self.scene]
         for _ in 0..<300 {
@@ -95,18 +95,5 @@ import Testing
         }
         let sorted = ids.sorted().map { Array($0.string.utf8) }
         #expect(sorted == texts.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
-    }
-
-    /// Small, repeatable random numbers (SplitMix64).
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

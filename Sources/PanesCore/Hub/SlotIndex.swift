@@ -35,6 +35,11 @@ struct SlotIndex<Key: Hashable>: Sendable {
 
     /// The slot held for `key`.
     func slot(of key: Key, keyAt: (Slot) -> Key) -> Slot? {
+        bucket(of: key, keyAt: keyAt).map { buckets[$0] }
+    }
+
+    /// The bucket that holds `key`'s slot.
+    private func bucket(of key: Key, keyAt: (Slot) -> Key) -> Int? {
         guard count > 0 else { return nil }
         let mask = buckets.count - 1
         let hash = key.hashValue
@@ -43,7 +48,7 @@ struct SlotIndex<Key: Hashable>: Sendable {
         while true {
             let slot = buckets[bucket]
             if slot == Self.empty { return nil }
-            if slot >= 0, tags[bucket] == tag, keyAt(slot) == key { return slot }
+            if slot >= 0, tags[bucket] == tag, keyAt(slot) == key { return bucket }
             bucket = (bucket + 1) & mask
         }
     }
@@ -80,27 +85,17 @@ struct SlotIndex<Key: Hashable>: Sendable {
     /// Forgets `key`, while its record is still in its slot. Returns the slot it had.
     @discardableResult
     mutating func remove(_ key: Key, keyAt: (Slot) -> Key) -> Slot? {
-        guard count > 0 else { return nil }
-        let mask = buckets.count - 1
-        let hash = key.hashValue
-        let tag = Self.tag(hash)
-        var bucket = hash & mask
-        while true {
-            let slot = buckets[bucket]
-            if slot == Self.empty { return nil }
-            if slot >= 0, tags[bucket] == tag, keyAt(slot) == key {
-                // The next bucket empty: nothing probes past this one, so it can be empty too.
-                if buckets[(bucket + 1) & mask] == Self.empty {
-                    buckets[bucket] = Self.empty
-                } else {
-                    buckets[bucket] = Self.removed
-                    tombstones += 1
-                }
-                count -= 1
-                return slot
-            }
-            bucket = (bucket + 1) & mask
+        guard let bucket = bucket(of: key, keyAt: keyAt) else { return nil }
+        let slot = buckets[bucket]
+        // The next bucket empty: nothing probes past this one, so it can be empty too.
+        if buckets[(bucket + 1) & (buckets.count - 1)] == Self.empty {
+            buckets[bucket] = Self.empty
+        } else {
+            buckets[bucket] = Self.removed
+            tombstones += 1
         }
+        count -= 1
+        return slot
     }
 
     /// The slots held, in no particular order.

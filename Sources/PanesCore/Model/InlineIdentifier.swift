@@ -65,22 +65,22 @@ public struct InlineIdentifier: Hashable, Comparable, Sendable {
     /// how many; nil (nothing written) for one held as a `String` (`string`). Not generic, so
     /// callers in other modules pay no generic call (a resume writes two identifiers this way).
     public func unpacked(into destination: UnsafeMutableRawPointer) -> Int? {
-        guard case let .packed(high, low, length) = storage else { return nil }
+        guard case .packed(let high, let low, let length) = storage else { return nil }
         return Self.unpack(high: high, low: low, length: Int(length),
                            into: UnsafeMutableRawBufferPointer(start: destination, count: Int(length)))
     }
 
     @inlinable public static func == (a: Self, b: Self) -> Bool {
         switch (a.storage, b.storage) {
-        case let (.packed(ah, al, an), .packed(bh, bl, bn)): return ah == bh && al == bl && an == bn
-        case let (.text(x), .text(y)): return Identifier.equal(x, y)
+        case (.packed(let ah, let al, let an), .packed(let bh, let bl, let bn)): return ah == bh && al == bl && an == bn
+        case (.text(let x), .text(let y)): return Identifier.equal(x, y)
         default: return false
         }
     }
 
     @inlinable public func hash(into hasher: inout Hasher) {
         switch storage {
-        case let .packed(high, low, length):
+        case .packed(let high, let low, let length):
             // Two words, not three: the length folded into the low word makes equal hashes of at
             // most five different identifiers (one per length), never of many.
             hasher.combine(high)
@@ -92,7 +92,7 @@ public struct InlineIdentifier: Hashable, Comparable, Sendable {
 
     /// By bytes: see the type's note.
     public static func < (a: Self, b: Self) -> Bool {
-        if case let .packed(ah, al, an) = a.storage, case let .packed(bh, bl, bn) = b.storage, an == bn {
+        if case .packed(let ah, let al, let an) = a.storage, case .packed(let bh, let bl, let bn) = b.storage, an == bn {
             return ah != bh ? ah < bh : al < bl
         }
         return a.withUTF8 { x in b.withUTF8 { y in x.lexicographicallyPrecedes(y) } }
