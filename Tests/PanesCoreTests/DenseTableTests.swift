@@ -59,8 +59,10 @@ import Testing
             table.updateValue(Pair(key, key))
             expected[key] = key
         }
-        table.modify(size + 1) { $0.value = -1 }
-        expected[size + 1] = -1
+        // A key past the first chunk that is still held (every third one was removed).
+        let changed = (size + 1...size + 3).first { $0 % 3 != 0 }!
+        table.modify(changed) { $0.value = -1 }
+        expected[changed] = -1
         #expect(table.count == expected.count)
         #expect(expected.allSatisfy { table[$0.key]?.value == $0.value })
         #expect(Set(table.keys) == Set(expected.keys))
