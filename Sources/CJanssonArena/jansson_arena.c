@@ -4,7 +4,9 @@
 // carved from a buffer of the thread's own, 16-byte aligned like malloc's, and freeing one
 // does nothing. Any other block (another thread's, libjwt's, one past the buffer's end, one
 // from before) is malloc's and is given to free. Each thread that decodes holds its buffer
-// (`PJS_ARENA_BYTES`, thread-local storage) for its life.
+// (`PJS_ARENA_BYTES`, thread-local storage) for its life. A document whose every block came
+// from the buffer need not be released at all (`pjs_arena_held_all`): its blocks are gone when
+// the next decode starts the buffer over.
 #include "jansson_arena.h"
 
 #include <jansson.h>
@@ -16,6 +18,8 @@
 struct pjs_arena {
     uintptr_t next;
     uintptr_t end;
+    /// Set when a block asked for between begin and end came from malloc (the buffer was full).
+    int spilled;
     _Alignas(16) unsigned char bytes[PJS_ARENA_BYTES];
 };
 
@@ -28,6 +32,7 @@ static void *arena_malloc(size_t size) {
         arena.next += rounded;
         return block;
     }
+    if (arena.end) arena.spilled = 1;
     return malloc(size);
 }
 
@@ -42,7 +47,10 @@ void pjs_arena_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
 void pjs_arena_begin(void) {
     arena.next = (uintptr_t)arena.bytes;
     arena.end = (uintptr_t)arena.bytes + PJS_ARENA_BYTES;
+    arena.spilled = 0;
 }
+
+int pjs_arena_held_all(void) { return arena.end && !arena.spilled; }
 
 void pjs_arena_end(void) {
     arena.next = 0;

@@ -45,7 +45,8 @@ public enum JSONCodec {
     /// jansson's verdict on a text, and its value.
     static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
         // jansson's blocks for a frame come from this thread's buffer (`pjs_arena_begin`, 4 KiB:
-        // a `connect` frame's take about 2); every value parsed is released before it ends.
+        // a `connect` frame's take about 2); a value parsed is released before it ends, unless
+        // the arena held all of it (`parse`).
         _ = arenaInstalled
         pjs_arena_begin()
         defer { pjs_arena_end() }
@@ -68,7 +69,8 @@ public enum JSONCodec {
             return .failure(DecodeError(outOfRange ? .numberOutOfRange : .malformed,
                                         description: "\(text) at line \(error.line), column \(error.column)"))
         }
-        defer { pjs_release(root) }
+        // A document wholly in the arena needs no release: it is gone when the arena starts over.
+        defer { if pjs_arena_held_all() == 0 { pjs_release(root) } }
         var clash: String?
         let value = value(of: root, clash: &clash)
         if let clash {

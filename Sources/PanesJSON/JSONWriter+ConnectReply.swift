@@ -26,13 +26,13 @@ extension JSONWriter {
         put(reply.created ? "true" : "false")
         if let forkedFrom = reply.forkedFrom {
             put(#","forkedFrom":"#)
-            write(forkedFrom.rawValue)
+            write(forkedFrom.bytes)
         }
         write(limits: reply.constants)
         put(#","restoration":{"status":"#)
         write(reply.restoration.rawValue)
         put(#"},"scene":"#)
-        write(reply.scene.rawValue)
+        write(reply.scene.bytes)
         put(#","server":{"protocol":"#)
         write(Int64(reply.constants.protocolVersion))
         put(#","version":"#)
@@ -76,7 +76,7 @@ extension JSONWriter {
         put(#","lastActiveAt":"#)
         write(session.lastActiveAt)
         put(#","persistentIdentifier":"#)
-        write(session.id.rawValue)
+        write(session.id.bytes)
         let restoration = handBack ? session.restoration : nil
         if let restoration {
             put(#","restorationMetadata":"#)

@@ -215,6 +215,15 @@ struct JSONWriter: ~Copyable {
         }
     }
 
+    /// An identifier as a string, from its bytes (no `String` is made of a packed one).
+    mutating func write(_ id: InlineIdentifier) {
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        guard let count = withUnsafeMutableBytes(of: &buffer, { id.unpacked(into: $0.baseAddress!) }) else {
+            return write(id.string)
+        }
+        withUnsafeBytes(of: &buffer) { writeQuoted(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
+    }
+
     /// `"text"`. Nearly every string on the wire (keys, identifiers, names) has nothing to
     /// escape: checked eight bytes at a time and copied whole, quotes included, into room
     /// reserved once; anything else goes through `writeEscaped`.

@@ -25,8 +25,9 @@ final class IdleDetector {
 
     /// A new connection, or one that just sent something: its deadlines start again from now.
     func heard(_ connection: ServerConnection, at now: UInt64) {
-        connection.lastHeard = now
+        // A closing connection's `lastHeard` holds when its close was asked.
         guard connection.list !== closing else { return }
+        connection.lastHeard = now
         connection.list?.remove(connection)
         quiet.append(connection)
     }

@@ -10,14 +10,12 @@ final class ServerConnection {
     /// Frames sent during the current callback, written together at its end (`flushGathered`).
     var gathered: [OutboundFrame] = []
     var gatheredBytes = 0
-    /// Close once the queue is written (a deliberate close: destroyed session, drain).
-    var closeAfterFlush: (code: UInt16, reason: String)?
-    /// Close at the next chance, dropping what is queued (protocol violation, overflow).
-    var closeNow: (code: UInt16, reason: String)?
-    /// The client it counts as (`PeerAddress.client`), read from the handshake.
-    var peer: String?
-    // The small fields together, in one word: Swift lays a class out in declaration order, and
-    // apart they took three (an object of 200 bytes, 184 now; every idle scene holds one).
+    /// The close asked for, both kinds in one field (`closeAfterFlush`, `closeNow`: apart they
+    /// took 24 bytes each). Once `now` is set its code and reason are the ones sent.
+    private var pendingClose: (reason: String, code: UInt16, afterFlush: Bool, now: Bool)?
+    // The small fields together, after `pendingClose`'s 20 bytes: Swift lays a class out in
+    // declaration order, and apart they took three words (an object of 200 bytes, 152 now,
+    // which glibc keeps in a 160-byte chunk; every idle scene holds one).
     /// UTF-8 state of the text message being received, across its fragments.
     var utf8 = UTF8Validator()
     var pingWanted = false
@@ -28,12 +26,14 @@ final class ServerConnection {
     /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
     var closeStarted = false
     var waitingToClose = false
+    /// The client it counts as (`PeerAddress.client`), read from the handshake.
+    var peer: String?
 
     // Idle detection (see `IdleDetector`).
-    /// When the peer was last heard from (any frame or pong), in monotonic milliseconds.
+    /// When the peer was last heard from (any frame or pong), in monotonic milliseconds; once
+    /// the connection is in the detector's closing list, when its close was asked
+    /// (`closeRequestedAt`). The detector reads each only while it means that.
     var lastHeard: UInt64
-    /// When the server asked this connection to close (for dropping one that never finishes).
-    var closeRequestedAt: UInt64 = 0
     /// The idle list this connection is in, and its neighbours there.
     unowned(unsafe) var list: ConnectionList?
     unowned(unsafe) var previous: ServerConnection?
@@ -45,5 +45,31 @@ final class ServerConnection {
         self.lastHeard = now
     }
 
-    var closing: Bool { closeAfterFlush != nil || closeNow != nil }
+    var closing: Bool { pendingClose != nil }
+
+    /// Close once the queue is written (a deliberate close: destroyed session, drain). Set
+    /// only on a connection not yet closing.
+    var closeAfterFlush: (code: UInt16, reason: String)? {
+        get { pendingClose.flatMap { $0.afterFlush ? ($0.code, $0.reason) : nil } }
+        set {
+            guard let newValue else { return }
+            pendingClose = (newValue.reason, newValue.code, true, pendingClose?.now ?? false)
+        }
+    }
+
+    /// Close at the next chance, dropping what is queued (protocol violation, overflow).
+    var closeNow: (code: UInt16, reason: String)? {
+        get { pendingClose.flatMap { $0.now ? ($0.code, $0.reason) : nil } }
+        set {
+            guard let newValue else { return }
+            pendingClose = (newValue.reason, newValue.code, pendingClose?.afterFlush ?? false, true)
+        }
+    }
+
+    /// When the server asked this connection to close (for dropping one that never finishes):
+    /// kept in `lastHeard`, which the idle detector no longer reads once it is closing.
+    var closeRequestedAt: UInt64 {
+        get { lastHeard }
+        set { lastHeard = newValue }
+    }
 }

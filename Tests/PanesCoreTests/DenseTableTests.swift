@@ -6,86 +6,99 @@ import Testing
 /// changes made in place stay.
 @Suite struct DenseTableTests {
     @Test func valuesAreFoundByKeyAndReplacedInPlace() {
-        var table = DenseTable<String, Int>()
-        #expect(table.isEmpty && table["a"] == nil)
-        #expect(table.updateValue(1, forKey: "a") == nil)
-        #expect(table.updateValue(2, forKey: "b") == nil)
-        #expect(table.updateValue(10, forKey: "a") == 1)
-        #expect(table.count == 2 && table["a"] == 10 && table["b"] == 2)
-        #expect(Set(table.keys) == ["a", "b"] && Array(table.values) == [10, 2])
+        var table = DenseTable<String, Pair<String, Int>>()
+        #expect(table.isEmpty && table["a"]?.value == nil)
+        #expect(table.updateValue(Pair("a", 1))?.value == nil)
+        #expect(table.updateValue(Pair("b", 2))?.value == nil)
+        #expect(table.updateValue(Pair("a", 10))?.value == 1)
+        #expect(table.count == 2 && table["a"]?.value == 10 && table["b"]?.value == 2)
+        #expect(Set(table.keys) == ["a", "b"] && table.values.map(\.value) == [10, 2])
     }
 
     @Test func aRemovedKeyIsGoneAndItsSlotIsReused() {
-        var table = DenseTable<String, Int>()
-        table.updateValue(1, forKey: "a")
-        table.updateValue(2, forKey: "b")
-        table.updateValue(3, forKey: "c")
-        #expect(table.removeValue(forKey: "b") == 2)
+        var table = DenseTable<String, Pair<String, Int>>()
+        table.updateValue(Pair("a", 1))
+        table.updateValue(Pair("b", 2))
+        table.updateValue(Pair("c", 3))
+        #expect(table.removeValue(forKey: "b")?.value == 2)
         #expect(table.removeValue(forKey: "b") == nil)
-        #expect(table["b"] == nil && table.count == 2)
+        #expect(table["b"]?.value == nil && table.count == 2)
         // The next value takes b's slot, between a's and c's.
-        table.updateValue(4, forKey: "d")
-        #expect(Array(table.values) == [1, 4, 3] && table.count == 3)
+        table.updateValue(Pair("d", 4))
+        #expect(table.values.map(\.value) == [1, 4, 3] && table.count == 3)
     }
 
     @Test func modifyChangesTheValueInPlaceAndSkipsAMissingKey() {
-        var table = DenseTable<String, [Int]>()
-        table.updateValue([1], forKey: "a")
+        var table = DenseTable<String, Pair<String, [Int]>>()
+        table.updateValue(Pair("a", [1]))
         let count = table.modify("a") { list in
-            list.append(2)
-            return list.count
+            list.value.append(2)
+            return list.value.count
         }
         var called = false
         let missing: Int? = table.modify("z") { _ in
             called = true
             return 0
         }
-        #expect(count == 2 && table["a"] == [1, 2] && missing == nil && !called)
+        #expect(count == 2 && table["a"]?.value == [1, 2] && missing == nil && !called)
     }
 
     @Test func manyValuesAcrossChunksStayFoundAfterRemovalsAndReuse() {
-        let size = DenseTable<Int, Int>.chunkSize
-        var table = DenseTable<Int, Int>()
+        let size = DenseTable<Int, Pair<Int, Int>>.chunkSize
+        var table = DenseTable<Int, Pair<Int, Int>>()
         var expected: [Int: Int] = [:]
         for key in 0..<(3 * size + 7) {
-            table.updateValue(key * 10, forKey: key)
+            table.updateValue(Pair(key, key * 10))
             expected[key] = key * 10
         }
         for key in stride(from: 0, to: 3 * size + 7, by: 3) {
-            #expect(table.removeValue(forKey: key) == key * 10)
+            #expect(table.removeValue(forKey: key)?.value == key * 10)
             expected[key] = nil
         }
         for key in 10_000..<(10_000 + size) {
-            table.updateValue(key, forKey: key)
+            table.updateValue(Pair(key, key))
             expected[key] = key
         }
-        table.modify(size + 1) { $0 = -1 }
-        expected[size + 1] = -1
+        // A key past the first chunk that is still held (every third one was removed).
+        let changed = (size + 1...size + 3).first { $0 % 3 != 0 }!
+        table.modify(changed) { $0.value = -1 }
+        expected[changed] = -1
         #expect(table.count == expected.count)
-        #expect(expected.allSatisfy { table[$0.key] == $0.value })
+        #expect(expected.allSatisfy { table[$0.key]?.value == $0.value })
         #expect(Set(table.keys) == Set(expected.keys))
-        #expect(Array(table.values).sorted() == expected.values.sorted())
+        #expect(table.values.map(\.value).sorted() == expected.values.sorted())
     }
 
     @Test func aKeyKeepsItsSlotWhileHeldAndAFreedSlotGoesToTheNextKey() {
-        var table = DenseTable<String, Int>()
-        let a = table.put(1, forKey: "a")
-        let b = table.put(2, forKey: "b")
-        let replaced = table.put(3, forKey: "a")
-        #expect(a.slot != b.slot && replaced.slot == a.slot && replaced.previous == 1)
-        #expect(table.slot(of: "a") == a.slot && table[slot: a.slot] == 3 && table[slot: b.slot] == 2)
+        var table = DenseTable<String, Pair<String, Int>>()
+        let a = table.put(Pair("a", 1))
+        let b = table.put(Pair("b", 2))
+        let replaced = table.put(Pair("a", 3))
+        #expect(a.slot != b.slot && replaced.slot == a.slot && replaced.previous?.value == 1)
+        #expect(table.slot(of: "a") == a.slot && table[slot: a.slot].value == 3 && table[slot: b.slot].value == 2)
         let removed = table.remove("a")
-        #expect(removed?.slot == a.slot && removed?.value == 3 && table.slot(of: "a") == nil && table.remove("a") == nil)
-        let c = table.put(4, forKey: "c")
-        #expect(c.slot == a.slot && table[slot: c.slot] == 4 && table["c"] == 4)
+        #expect(removed?.slot == a.slot && removed?.value.value == 3 && table.slot(of: "a") == nil && table.remove("a") == nil)
+        let c = table.put(Pair("c", 4))
+        #expect(c.slot == a.slot && table[slot: c.slot].value == 4 && table["c"]?.value == 4)
     }
 
     @Test func aCopyIsIndependentOfLaterChanges() {
-        var table = DenseTable<String, Int>()
-        table.updateValue(1, forKey: "a")
+        var table = DenseTable<String, Pair<String, Int>>()
+        table.updateValue(Pair("a", 1))
         let copy = table
-        table.modify("a") { $0 = 2 }
+        table.modify("a") { $0.value = 2 }
         table.removeValue(forKey: "a")
-        #expect(copy["a"] == 1 && table["a"] == nil)
+        #expect(copy["a"]?.value == 1 && table["a"]?.value == nil)
     }
+}
+
+/// A record found by its key, for these tests.
+struct Pair<Key: Hashable & Sendable, Value: Sendable & Equatable>: TableRecord, Equatable {
+    let key: Key
+    var value: Value
+    init(_ key: Key, _ value: Value) {
+        self.key = key
+        self.value = value
+    }
+    var tableKey: Key { key }
 }

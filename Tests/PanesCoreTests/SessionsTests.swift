@@ -90,4 +90,25 @@ import Testing
         let next = sessions.popIdle(now: 250)
         #expect(next.map(\.deadline) == [200, 250])
     }
+
+    @Test func anIdleEntryOfADiscardedSessionIsSkippedOrHandsOutTheSessionInItsPlace() {
+        // Entries name a table slot: once its session is gone the entry is skipped, and once
+        // another session takes the slot the entry hands that one out (the hub looks at it and
+        // queues it again for its own deadline).
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a", lastActiveAt: 10))
+        sessions.insert(Self.session("b", lastActiveAt: 20))
+        #expect(sessions.remove(SessionID("a")) != nil)
+        let skipped = sessions.popIdle(now: 110)
+        #expect(skipped.isEmpty && sessions.nextIdleDeadline == 120)
+        sessions.insert(Self.session("c", lastActiveAt: 30))  // in a's slot
+        #expect(sessions.remove(SessionID("b")) != nil)
+        sessions.insert(Self.session("d", lastActiveAt: 60))  // in b's slot
+        let due = sessions.popIdle(now: 130)
+        #expect(due.map(\.id) == [SessionID("d"), SessionID("c")] && due.map(\.deadline) == [120, 130])
+        #expect(sessions.nextIdleDeadline == 160)
+        sessions.becameIdle(Self.session("gone", lastActiveAt: 0))
+        sessions.idleAgain(SessionID("gone"), at: 1)
+        #expect(sessions.nextIdleDeadline == 160)
+    }
 }

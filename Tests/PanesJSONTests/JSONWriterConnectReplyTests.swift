@@ -8,24 +8,34 @@ import Glibc
 
 /// A `connect` reply is written from its parts (`JSONWriter+ConnectReply`), not from its tree:
 /// its bytes must be exactly those of the tree (`message.json`) encoded the ordinary way, with
-/// each optional part present and absent, and strings that need escaping.
+/// each optional part present and absent, and strings that need escaping, identifiers held as
+/// strings and packed (`InlineIdentifier`, written from their bytes), some with a prefix to escape.
 @Suite struct JSONWriterConnectReplyTests {
-    static func reply(restored: Bool, forked: Bool, handedOver: Int, expires: Bool, snapshot: Bool) -> ConnectReply {
+    /// Session, scene and forked-from ids: as strings; the minted forms (packed); packed with
+    /// prefixes that JSON escapes.
+    static let ids: [(session: String, scene: String, forkedFrom: String)] = [
+        ("ses_abc", "scn_1", "ses_old"),
+        ("0123456789abcdef0123456789abcdef", "scn_0123456789abcdef01234567", "fedcba98765432100123456789abcdef"),
+        ("\"" + String(repeating: "a", count: 30), "a\"\\\u{1}" + String(repeating: "9", count: 24), "\n" + String(repeating: "0", count: 30)),
+    ]
+
+    static func reply(restored: Bool, forked: Bool, handedOver: Int, expires: Bool, snapshot: Bool,
+                      ids: (session: String, scene: String, forkedFrom: String) = ids[0]) -> ConnectReply {
         let activity = Activity(activityType: "panes.document", title: "Notes \"draft\"",
                                 userInfo: ["scroll": 12, "zoom": 1.5, "tabs": ["a", "b\n"]], targetContentIdentifier: "doc_1")
         let metadata = RestorationMetadata(savedAt: 1_700_000_000_000, serverVersion: "1.2", protocolVersion: 1,
                                            clientVersion: "web/3", documentGone: false)
         let session = SceneSession(
-            id: SessionID("ses_abc"), secretHash: .unmatchable, owner: OwnerKey(workspace: "w é", user: "u1"), role: .window,
+            id: SessionID(ids.session), secretHash: .unmatchable, owner: OwnerKey(workspace: "w é", user: "u1"), role: .window,
             configuration: "default", title: "A \\ title", subtitle: "", snapshot: snapshot ? ["text": "hello"] : nil,
             userInfo: ["sidebar": true, "colour": "#fff", "": .null], restoration: Restoration(activity: activity, metadata: metadata),
             createdAt: 1_700_000_000_001, lastActiveAt: 1_700_000_000_002)
         let settings = Settings()
         return ConnectReply(
-            scene: SceneID("scn_1"),
+            scene: SceneID(ids.scene),
             identity: Authenticator.Identity(user: "u1", name: "Ünï \u{1}", role: .editor,
                                              expiresAt: expires ? 1_700_000_100_000 : nil),
-            session: session, secret: "s3cret", created: forked, forkedFrom: forked ? SessionID("ses_old") : nil,
+            session: session, secret: "s3cret", created: forked, forkedFrom: forked ? SessionID(ids.forkedFrom) : nil,
             handedOver: Array(repeating: activity, count: handedOver), restoration: restored ? .restored : .stale,
             traits: Traits(width: .compact, pointer: .coarse),
             constants: ConnectReply.Constants(settings: settings, serverVersion: "9.9", protocolVersion: 1))
@@ -34,10 +44,11 @@ import Glibc
     @Test(arguments: [false, true], [false, true])
     func writtenFromItsPartsIsTheTreesBytes(restored: Bool, forked: Bool) {
         for (handedOver, expires, snapshot) in [(0, false, false), (1, true, true), (2, false, true)] {
-            for id in [RequestID.int(7), .string("r-\"1\"")] {
+            for (id, ids) in [(RequestID.int(7), Self.ids[0]), (.string("r-\"1\""), Self.ids[0]),
+                              (.int(8), Self.ids[1]), (.int(9), Self.ids[2])] {
                 let message = ServerMessage.connected(
                     id, Self.reply(restored: restored, forked: forked, handedOver: handedOver, expires: expires,
-                                   snapshot: snapshot))
+                                   snapshot: snapshot, ids: ids))
                 let direct = JSONCodec.encode(message, headroom: 4)
                 let tree = JSONCodec.encode(message.json, headroom: 4)
                 #expect(String(decoding: direct, as: UTF8.self) == String(decoding: tree, as: UTF8.self))  // headroom too
@@ -63,6 +74,14 @@ import Glibc
                 #expect(usableSize(bytes.baseAddress) <= 2 * bytes.count + 32, "\(message)")
                 bytes.deallocate()
             }
+        }
+    }
+
+    @Test func theIdentifiersAreHeldAsTheTestMeansThem() {
+        #expect(!SessionID(Self.ids[0].session).bytes.isPacked && !SceneID(Self.ids[0].scene).bytes.isPacked)
+        for ids in Self.ids[1...] {
+            #expect(SessionID(ids.session).bytes.isPacked && SceneID(ids.scene).bytes.isPacked
+                && SessionID(ids.forkedFrom).bytes.isPacked)
         }
     }
 

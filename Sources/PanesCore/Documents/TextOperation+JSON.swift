@@ -19,7 +19,8 @@ extension TextOperation {
         }
         self.init()
         for (index, element) in elements.enumerated() {
-            let path = "`\(field)[\(index)]`"
+            // Spelled only for an error: interpolating it for every component cost an allocation each.
+            var path: String { "`\(field)[\(index)]`" }
             switch element {
             case .string(let text):
                 guard !text.isEmpty else {

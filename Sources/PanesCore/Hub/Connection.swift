@@ -34,3 +34,7 @@ struct PendingConnect: Sendable {
     /// that decides between taking the session over (that node is gone) and a fork.
     var decidingCheck: Int?
 }
+
+extension Connection: TableRecord {
+    var tableKey: ConnectionID { id }
+}

@@ -27,7 +27,7 @@ struct Connections: Sendable {
 
     /// A connection opened (or a service connection for one HTTP API request).
     mutating func open(_ connection: Connection) {
-        byID.updateValue(connection, forKey: connection.id)
+        byID.updateValue(connection)
     }
 
     /// The socket is gone: forgets the connection. Returns what it was.

@@ -1,28 +1,38 @@
-/// A table from keys to values that keeps each value once, in a numbered slot of fixed-size
+/// A record kept in a `DenseTable`: the key it is found by, which the record holds anyway.
+protocol TableRecord: Sendable {
+    associatedtype Key: Hashable & Sendable
+    var tableKey: Key { get }
+}
+
+/// A table from keys to records that keeps each record once, in a numbered slot of fixed-size
 /// chunks, and hashes only the key to its slot number.
 ///
 /// Why not a `Dictionary<Key, Value>`: a Swift dictionary keeps its values inline in a hash
 /// table that grows by doubling at three quarters full, so at 10,000 scenes it holds 16,384
-/// buckets of the whole value (a `SceneSession` is over 200 bytes), 40 % of them empty, and
-/// every bucket's page is touched. Here the hash table holds only a key and a 4-byte slot
-/// number; values fill chunks of `chunkSize` slots in order, so at most one chunk is partly
-/// empty. Growing past the first chunk never copies a value (later chunks are made whole,
-/// once); the first grows as an array does, so a small table stays small. A slot
-/// freed by a removal is reused by the next insertion (last freed first).
+/// buckets of the whole value (a `SceneSession` is over 150 bytes), 40 % of them empty, and
+/// every bucket's page is touched. Here the hash table (`SlotIndex`) holds only a 4-byte slot
+/// number, and reads each key from its record (`TableRecord.tableKey`); values fill small
+/// chunks of `chunkSize` slots in order, so at most one chunk is partly empty. Growing past the first
+/// chunk never copies a value (later chunks are made whole, once); the first grows as an
+/// array does, so a small table stays small. A slot freed by a removal is reused by the next
+/// insertion (last freed first).
 ///
 /// A key's slot number stays the same while it is held (a replaced value takes its slot), so
-/// other indexes may keep slot numbers (4 bytes) instead of keys (`Scenes`' per-user sets).
-/// The order of `values` is slot order, which reuse makes arbitrary: callers that need an
-/// order sort.
-struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+/// other indexes may keep slot numbers (4 bytes) instead of keys (`Scenes`' per-user sets and
+/// live-scene index). The order of `values` is slot order, which reuse makes arbitrary:
+/// callers that need an order sort.
+struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     /// A held key's place: valid until the key is removed, then given to another.
     typealias Slot = Int32
 
-    /// Slots a chunk holds once full: 256 values of a few hundred bytes each make chunks of
-    /// tens of kilobytes, small enough that the partly filled last one costs little.
-    static var chunkSize: Int { 256 }
+    /// Slots a chunk holds once full: 8 records of 100–150 bytes make chunks of about 1.2 KiB.
+    /// Each connection lws accepts leaves a freed block of about 2 KiB between the ones it
+    /// keeps (seen with `malloc_info`: ~2,400 of them at 10,000 connections, in raw lws too),
+    /// and chunks this small are placed in those holes; chunks of 256 (~39 KiB) never fit one,
+    /// and an idle scene's RSS was 0.3 KiB higher with them (issue 27).
+    static var chunkSize: Int { 8 }
 
-    private var slots: [Key: Int32] = [:]
+    private var index = SlotIndex<Key>()
     private var chunks: [ContiguousArray<Value?>] = []
     /// Slots emptied by removals, to fill before any new one.
     private var free: [Int32] = []
@@ -30,45 +40,55 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     init() {}
 
     /// How many keys it holds.
-    var count: Int { slots.count }
-    var isEmpty: Bool { slots.isEmpty }
+    var count: Int { index.count }
+    var isEmpty: Bool { index.count == 0 }
 
     /// Its keys, in no particular order.
-    var keys: Dictionary<Key, Int32>.Keys { slots.keys }
+    var keys: some Sequence<Key> { values.lazy.map(\.tableKey) }
 
     /// Its values, in slot order.
     var values: some Sequence<Value> { chunks.lazy.joined().compactMap { $0 } }
 
     subscript(key: Key) -> Value? {
-        guard let slot = slots[key] else { return nil }
+        guard let slot = slot(of: key) else { return nil }
         return self[entry: slot]
     }
 
     /// The slot of a held key.
-    func slot(of key: Key) -> Slot? { slots[key] }
+    func slot(of key: Key) -> Slot? { index.slot(of: key, keyAt: keyAt) }
+
+    /// The key of the record in a held slot, for `index`.
+    private func keyAt(_ slot: Slot) -> Key { self[entry: slot]!.tableKey }
 
     /// The value in a slot that a key holds now (`slot(of:)`, `put`).
     subscript(slot slot: Slot) -> Value { self[entry: slot]! }
+
+    /// The value in a slot, if a key holds it now (any slot number: nil for one never used).
+    func value(inSlot slot: Slot) -> Value? {
+        guard slot >= 0, Int(slot) / Self.chunkSize < chunks.count,
+              Int(slot) % Self.chunkSize < chunks[Int(slot) / Self.chunkSize].count else { return nil }
+        return self[entry: slot]
+    }
 
     private subscript(entry slot: Int32) -> Value? {
         get { chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
         _modify { yield &chunks[Int(slot) / Self.chunkSize][Int(slot) % Self.chunkSize] }
     }
 
-    /// Keeps `value` under `key`, in place of the value it had. Returns that value, if any.
+    /// Keeps `value` under its key, in place of the value it had. Returns that value, if any.
     @discardableResult
-    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        put(value, forKey: key).previous
+    mutating func updateValue(_ value: Value) -> Value? {
+        put(value).previous
     }
 
-    /// Keeps `value` under `key`, in the slot the key had (a new one if it had none). Returns
+    /// Keeps `value` under its key, in the slot the key had (a new one if it had none). Returns
     /// the slot and the value it replaced, if any.
     @discardableResult
-    mutating func put(_ value: Value, forKey key: Key) -> (slot: Slot, previous: Value?) {
+    mutating func put(_ value: Value) -> (slot: Slot, previous: Value?) {
         // One hash of the key whether it is new or held: the slot a new key would take is
-        // written through the dictionary's default, and taken only if it was.
+        // offered to the index, and the value placed there only if the index took it.
         let next = free.last ?? Slot(chunks.isEmpty ? 0 : (chunks.count - 1) * Self.chunkSize + chunks[chunks.count - 1].count)
-        let slot = Self.claim(&slots[key, default: -1], next)
+        let slot = withIndex { index, keyAt in index.slot(of: value.tableKey, orInsert: next, keyAt: keyAt) }
         guard slot == next else {
             defer { self[entry: slot] = value }
             return (slot, self[entry: slot])
@@ -77,10 +97,13 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return (slot, nil)
     }
 
-    /// The slot held (`-1`: none yet, then it becomes `next`).
-    private static func claim(_ held: inout Slot, _ next: Slot) -> Slot {
-        if held < 0 { held = next }
-        return held
+    /// Runs `body` on the index, moved out of the table meanwhile, so that it may read keys from
+    /// the records while it changes.
+    private mutating func withIndex<R>(_ body: (inout SlotIndex<Key>, (Slot) -> Key) -> R) -> R {
+        var index = SlotIndex<Key>()
+        swap(&index, &self.index)
+        defer { swap(&index, &self.index) }
+        return body(&index, { self.keyAt($0) })
     }
 
     /// Forgets `key`; its slot is reused by a later insertion. Returns its value, if any.
@@ -92,7 +115,7 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Forgets `key`; its slot is reused by a later insertion. Returns the slot it had and its
     /// value, if any.
     mutating func remove(_ key: Key) -> (slot: Slot, value: Value)? {
-        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        guard let slot = withIndex({ index, keyAt in index.remove(key, keyAt: keyAt) }) else { return nil }
         defer {
             self[entry: slot] = nil
             free.append(slot)
@@ -103,7 +126,7 @@ struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Changes the key's value in place. Nil (and `body` not called) when the key is not held.
     @discardableResult
     mutating func modify<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
-        guard let slot = slots[key] else { return nil }
+        guard let slot = slot(of: key) else { return nil }
         return body(&self[entry: slot]!)
     }
 

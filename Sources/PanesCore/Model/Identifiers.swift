@@ -8,18 +8,28 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
 }
 
 /// A scene session's `persistentIdentifier`: 128 random bits, hex. Not a credential.
-/// Compared by its bytes (`ByteIdentifier`), as every identifier a client can send.
+/// Compared by its bytes (`ByteIdentifier`), as every identifier a client can send; held
+/// inline when it has the minted form (`InlineIdentifier`: every idle session keeps one).
 public struct SessionID: ByteIdentifier, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public let bytes: InlineIdentifier
+    public init(_ rawValue: String) { bytes = InlineIdentifier(rawValue) }
+    public var rawValue: String { bytes.string }
     public var description: String { rawValue }
+    @inlinable public static func == (a: Self, b: Self) -> Bool { a.bytes == b.bytes }
+    public static func < (a: Self, b: Self) -> Bool { a.bytes < b.bytes }
+    @inlinable public func hash(into hasher: inout Hasher) { bytes.hash(into: &hasher) }
 }
 
-/// A live scene: one connection attached to one session.
+/// A live scene: one connection attached to one session. Held inline when it has the minted
+/// form (`scn_` and 24 hex digits, `InlineIdentifier`).
 public struct SceneID: ByteIdentifier, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public let bytes: InlineIdentifier
+    public init(_ rawValue: String) { bytes = InlineIdentifier(rawValue) }
+    public var rawValue: String { bytes.string }
     public var description: String { rawValue }
+    @inlinable public static func == (a: Self, b: Self) -> Bool { a.bytes == b.bytes }
+    public static func < (a: Self, b: Self) -> Bool { a.bytes < b.bytes }
+    @inlinable public func hash(into hasher: inout Hasher) { bytes.hash(into: &hasher) }
 }
 
 /// Who owns a session: a user inside a workspace. Every per-user thing is keyed by this.

@@ -3,6 +3,12 @@
 public struct SceneSession: Sendable, Equatable {
     /// `persistentIdentifier`.
     public let id: SessionID
+    // The two small fields in the 6 bytes after `id`'s 18 (Swift lays a struct out in
+    // declaration order): 160 → 152 bytes a session.
+    public var role: SceneConfiguration.SessionRole
+    /// `failedRestores`, which counts up to `cleanStartThreshold` (a stored count past 2³¹
+    /// reads as 2³¹ - 1, which is as far past any threshold).
+    private var failedRestoresCount: Int32
     /// The hash (`SecretHasher`) of the secret that, with the identifier, resumes the session;
     /// the identifier alone is not a credential. The secret itself is never stored, on disk or
     /// in memory: it is handed to the client once, in the `connect` reply.
@@ -44,7 +50,10 @@ public struct SceneSession: Sendable, Equatable {
     public var lastActiveAt: Millis
     /// Abnormal disconnects soon after a restore, in a row; at `cleanStartThreshold` the
     /// restoration activity is dropped.
-    public var failedRestores: Int
+    public var failedRestores: Int {
+        get { Int(failedRestoresCount) }
+        set { failedRestoresCount = Int32(clamping: newValue) }
+    }
     /// How many times nodes of a cluster wrote the record: each write is one more than the
     /// copy it was made from, and a shared store keeps a write only over an older revision, so
     /// a node writing from an older copy never undoes a newer write (0: not counted, as on one
@@ -54,9 +63,6 @@ public struct SceneSession: Sendable, Equatable {
     /// a session that was live when the server was killed counts as active until the restart,
     /// so it is not swept as idle.
     public var liveSince: Millis?
-    // Last, after the 9-byte `liveSince`, where a 1-byte value costs no padding (Swift lays a
-    // struct out in declaration order; between `owner` and `configuration` it took 8 bytes).
-    public var role: SceneConfiguration.SessionRole
 
     public init(id: SessionID, secretHash: SecretHash, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
@@ -73,7 +79,7 @@ public struct SceneSession: Sendable, Equatable {
         self.detailsBox = details.isEmpty ? nil : SessionDetailsBox(details)
         self.createdAt = createdAt
         self.lastActiveAt = lastActiveAt
-        self.failedRestores = failedRestores
+        self.failedRestoresCount = Int32(clamping: failedRestores)
         self.liveSince = liveSince
         self.revision = revision
     }
@@ -129,4 +135,8 @@ extension SceneSession {
         restoration.metadata.documentGone = true
         self.restoration = restoration
     }
+}
+
+extension SceneSession: TableRecord {
+    var tableKey: SessionID { id }
 }

@@ -13,14 +13,21 @@ public struct Scene: Sendable {
     /// When the scene's token expires (its `exp`); the scene is closed with 4010
     /// `jwtClockSkewMs` later. Nil for credentials that do not expire.
     public var tokenExpiresAt: Millis?
-    /// When a restoration activity was handed back; an abnormal disconnect soon after counts
-    /// towards a clean start.
-    public var restoredAt: Millis?
-    // The one-byte fields last, after the 9-byte optionals: Swift lays a struct out in
-    // declaration order, and between wider fields each took 8 bytes (152 → 144 a scene).
+    // The one-byte fields after the 9-byte optional: Swift lays a struct out in declaration
+    // order, and between wider fields each took 8 bytes.
     public var role: Role
     public var traits: Traits
     public var state: ActivationState
+    /// `restoredAt`, `Int64.min` for none: without an optional's tag byte a scene is 152 bytes
+    /// (160 with it, and with session and scene ids inline).
+    private var restoredAtOrMin: Millis = .min
+
+    /// When a restoration activity was handed back; an abnormal disconnect soon after counts
+    /// towards a clean start. Set only to the hub's clock.
+    public var restoredAt: Millis? {
+        get { restoredAtOrMin == .min ? nil : restoredAtOrMin }
+        set { restoredAtOrMin = newValue ?? .min }
+    }
 
     public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
                 role: Role, traits: Traits, clientVersion: String, connectedAt: Millis) {
@@ -35,4 +42,8 @@ public struct Scene: Sendable {
         self.clientVersion = clientVersion
         self.connectedAt = connectedAt
     }
+}
+
+extension Scene: TableRecord {
+    var tableKey: SceneID { id }
 }

@@ -10,8 +10,9 @@
 struct Scenes: Sendable {
     /// The scenes, each kept once (`DenseTable`: an idle scene is mostly its table entries).
     private var byID = DenseTable<SceneID, Scene>()
-    /// The live scene of each session (its slot in `byID`); at most one.
-    private var live: [SessionID: DenseTable<SceneID, Scene>.Slot] = [:]
+    /// The live scene of each session (its slot in `byID`, found by the scene's session); at
+    /// most one.
+    private var live = SlotIndex<SessionID>()
     /// Each user's scenes, their count by state and their app state, in one entry: an attach
     /// or a settle hashes the owner once. An entry is kept while the user has a scene here or
     /// an app state not yet settled to "not running".
@@ -39,16 +40,21 @@ struct Scenes: Sendable {
     var byIDTable: DenseTable<SceneID, Scene> { byID }
 
     /// The session's live scene here, if it has one.
-    func liveID(of session: SessionID) -> SceneID? { live[session].map { byID[slot: $0].id } }
+    func liveID(of session: SessionID) -> SceneID? { liveSlot(of: session).map { byID[slot: $0].id } }
 
     /// The session's live scene here, if it has one.
-    func live(of session: SessionID) -> Scene? { live[session].map { byID[slot: $0] } }
+    func live(of session: SessionID) -> Scene? { liveSlot(of: session).map { byID[slot: $0] } }
 
     /// The sessions with a live scene here, in no particular order.
-    var liveSessions: Dictionary<SessionID, DenseTable<SceneID, Scene>.Slot>.Keys { live.keys }
+    var liveSessions: [SessionID] { live.slots.map { byID[slot: $0].session } }
 
     /// Whether the session has a live scene here.
-    func isLive(_ session: SessionID) -> Bool { live[session] != nil }
+    func isLive(_ session: SessionID) -> Bool { liveSlot(of: session) != nil }
+
+    /// The slot of the session's live scene.
+    private func liveSlot(of session: SessionID) -> DenseTable<SceneID, Scene>.Slot? {
+        live.slot(of: session) { byID[slot: $0].session }
+    }
 
     /// The user's scenes, in no particular order.
     func ids(of owner: OwnerKey) -> Set<SceneID> { Set((byOwner[owner]?.slots ?? []).map { byID[slot: $0].id }) }
@@ -63,22 +69,29 @@ struct Scenes: Sendable {
     /// Makes the scene its session's live scene. The session must have none (the hub detaches
     /// or refuses a live one before it attaches another).
     mutating func attach(_ scene: Scene) {
-        assert(live[scene.session] == nil, "a session has at most one live scene")
-        let slot = byID.put(scene, forKey: scene.id).slot
-        live[scene.session] = slot
+        assert(!isLive(scene.session), "a session has at most one live scene")
+        let slot = byID.put(scene).slot
+        let byID = self.byID
+        _ = live.slot(of: scene.session, orInsert: slot) { byID[slot: $0].session }
         byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state)
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
     }
 
     /// Ends the scene: it leaves every index and count. Returns what it was.
     mutating func detach(_ id: SceneID) -> Scene? {
-        guard let (slot, scene) = byID.remove(id) else { return nil }
+        // The live index reads each key from `byID`: the scene leaves it while still there.
+        guard let slot = byID.slot(of: id) else { return nil }
+        let scene = byID[slot: slot]
+        if liveSlot(of: scene.session) == slot {
+            let byID = self.byID
+            live.remove(scene.session) { byID[slot: $0].session }
+        }
+        byID.remove(id)
         if let index = byOwner.index(forKey: scene.owner) {
             byOwner.values[index].remove(slot, in: scene.state)
             // The app state it leaves is settled later (`settleAppState`), which drops the entry.
             if byOwner.values[index].isUnused { byOwner.remove(at: index) }
         }
-        if live[scene.session] == slot { live[scene.session] = nil }
         return scene
     }
 
@@ -87,7 +100,7 @@ struct Scenes: Sendable {
         // Over a live scene's entry it would free, at `removeService`, a slot the per-user and
         // live-scene indexes still name, and the next attach would reuse it for another scene.
         precondition(byID.slot(of: scene.id) == nil, "a service scene takes an id a scene holds")
-        byID.updateValue(scene, forKey: scene.id)
+        byID.updateValue(scene)
     }
 
     /// The service scene's request was answered. Returns what it was.
@@ -105,7 +118,7 @@ struct Scenes: Sendable {
             let before = (state: scene.state, expiresAt: scene.tokenExpiresAt)
             return (body(&scene), before, scene)
         }) else { return nil }
-        if after.state != before.state, live[after.session].map({ byID[slot: $0].id == id }) == true,
+        if after.state != before.state, liveID(of: after.session) == id,
            let owner = byOwner.index(forKey: after.owner) {
             byOwner.values[owner].counts.remove(before.state)
             byOwner.values[owner].counts.add(after.state)

@@ -10,8 +10,12 @@ struct Sessions: Sendable {
     /// Each user's sessions, as slots of `byID` (4 bytes an entry instead of a 16-byte string).
     private var byOwner: [OwnerKey: Set<DenseTable<SessionID, SceneSession>.Slot>] = [:]
     /// Sessions by when they become idle enough to discard (entries go stale as sessions are
-    /// used or discarded; `popIdle` hands them out and the hub looks again).
-    private var idleDeadlines = DeadlineQueue<SessionID>()
+    /// used or discarded; `popIdle` hands them out and the hub looks again). Entries name a
+    /// slot of `byID` (16 bytes an entry, 32 with the id): a slot given to another session
+    /// since hands out that session, which the hub looks at as it looks at any (its own
+    /// entries are never later than its idle deadline, so it is due whenever such an entry
+    /// finds it idle); a slot held by none is skipped, as a discarded session's entry was.
+    private var idleDeadlines = DeadlineQueue<DenseTable<SessionID, SceneSession>.Slot>()
     /// `sessionMaxIdleMs`: how long after its last activity a session without a live scene
     /// may be discarded.
     let maxIdle: Millis
@@ -41,13 +45,13 @@ struct Sessions: Sendable {
 
     /// Keeps a new session: indexed by its owner, idle `maxIdle` after its last activity.
     mutating func insert(_ session: SceneSession) {
-        let (slot, previous) = byID.put(session, forKey: session.id)
+        let (slot, previous) = byID.put(session)
         if let previous, previous.owner != session.owner {
             // An identifier used again (only sequential test identifiers do): the index follows.
             unindex(slot, of: previous.owner)
         }
         byOwner[session.owner, default: []].insert(slot)
-        idleDeadlines.push(session.id, at: session.lastActiveAt + maxIdle)
+        idleDeadlines.push(slot, at: session.lastActiveAt + maxIdle)
     }
 
     /// Keeps the session, in place of the copy held (same owner); one not held yet is
@@ -81,18 +85,23 @@ struct Sessions: Sendable {
 
     /// The session's scene ended: it becomes idle `maxIdle` after its last activity.
     mutating func becameIdle(_ session: SceneSession) {
-        idleDeadlines.push(session.id, at: session.lastActiveAt + maxIdle)
+        // One not held would be skipped when its entry came up.
+        guard let slot = byID.slot(of: session.id) else { return }
+        idleDeadlines.push(slot, at: session.lastActiveAt + maxIdle)
     }
 
     /// Sessions whose idle deadline has come, with that deadline: each is looked at again
     /// (it may have been used since, or be gone).
     mutating func popIdle(now: Millis) -> [(deadline: Millis, id: SessionID)] {
-        idleDeadlines.popDue(now: now).map { ($0.deadline, $0.key) }
+        idleDeadlines.popDue(now: now).compactMap { entry in
+            byID.value(inSlot: entry.key).map { (entry.deadline, $0.id) }
+        }
     }
 
     /// Looks at the session again at `at` (it was used after its deadline was queued).
     mutating func idleAgain(_ id: SessionID, at: Millis) {
-        idleDeadlines.push(id, at: at)
+        guard let slot = byID.slot(of: id) else { return }
+        idleDeadlines.push(slot, at: at)
     }
 
     /// The next idle deadline (wall clock).
