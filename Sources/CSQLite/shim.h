@@ -14,4 +14,14 @@ static inline int psq_disable_checkpoint_on_close(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
 }
 
+/// sqlite3_config is variadic too. With memory statistics on (the default), every allocation
+/// SQLite makes takes a global mutex and updates counters that only `sqlite3_status` and the
+/// soft heap limit read (neither is used here); Debian builds SQLite without its lookaside
+/// allocator, so an UPDATE of a session row makes about a dozen such allocations. Must come
+/// before SQLite initialises (the first open); afterwards it returns SQLITE_MISUSE and changes
+/// nothing.
+static inline int psq_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

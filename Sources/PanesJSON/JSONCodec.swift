@@ -183,10 +183,19 @@ public enum JSONCodec {
     /// A message as its frame's bytes, after `headroom` zero bytes: `encode(message.json, …)`,
     /// except that a `connect` reply is written from its parts, without building its tree.
     public static func encode(_ message: ServerMessage, headroom: Int = 0) -> [UInt8] {
-        guard case .connected(let id, let reply) = message else { return encode(message.json, headroom: headroom) }
         var writer = JSONWriter(headroom: headroom)
-        writer.write(connected: id, reply)
+        writer.write(message)
         return writer.finish()
+    }
+
+    /// `encode(message, headroom:)`'s bytes in memory handed to `adopt`, which owns it from then
+    /// on and deallocates it (`UnsafeMutableRawBufferPointer.deallocate()`): an outbound frame
+    /// takes the text as written, with no copy.
+    public static func encode<T>(_ message: ServerMessage, headroom: Int,
+                                 handingOverTo adopt: (UnsafeMutableRawBufferPointer) -> T) -> T {
+        var writer = JSONWriter(headroom: headroom)
+        writer.write(message)
+        return writer.handOver(adopt)
     }
 
     public static func encodeString(_ value: JSONValue, pretty: Bool = false) -> String {

@@ -5,6 +5,12 @@ import PanesCore
 /// bytes), which here is the order of the lines below. `JSONWriterConnectReplyTests` checks
 /// the two agree for every optional part present and absent.
 extension JSONWriter {
+    /// A message: a `connect` reply from its parts, any other through its tree.
+    mutating func write(_ message: ServerMessage) {
+        guard case .connected(let id, let reply) = message else { return write(message.json) }
+        write(connected: id, reply)
+    }
+
     /// `{"ok":true,"re":…,"result":{…},"type":"reply"}`.
     mutating func write(connected id: RequestID, _ reply: ConnectReply) {
         put(#"{"ok":true,"re":"#)

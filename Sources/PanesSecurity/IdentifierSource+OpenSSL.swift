@@ -51,6 +51,16 @@ final class RandomPool: Sendable {
 
     private let state = Mutex(State())
 
+    /// Filled as it is made, which for the server is as it starts (`openSSL`): the process's
+    /// first `RAND_bytes` sets up OpenSSL's primary DRBG (seeding it, ~3.4 million instructions),
+    /// which the first window to resume after a restart used to wait for.
+    init() {
+        state.withLock { state in
+            state.bytes.withUnsafeMutableBytes { IdentifierSource.generate($0, RAND_bytes) }
+            state.next = 0
+        }
+    }
+
     func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let target = buffer.baseAddress else { return }
         state.withLock { state in

@@ -8,7 +8,8 @@ import PanesCore
 /// the time each turn of the service loop spends on Panes' work.
 struct RuntimeMetrics {
     private struct Pending {
-        let type: String
+        /// An index into `typeNames`.
+        let type: Int
         let at: UInt64
     }
 
@@ -20,67 +21,100 @@ struct RuntimeMetrics {
         case many([RequestID: Pending])
     }
 
-    private static let knownTypes = Set(Hub.requestTypes)
-    private var pending: [UInt64: InFlight] = [:]
-    private var opened: [UInt64: UInt64] = [:]
-    private(set) var acks: [String: Histogram] = [:]
+    /// What is timed on one connection: since it opened, until its `connect` is answered, and
+    /// its requests until their replies. One entry for both, read and changed in place, so a
+    /// resume (opened, its `connect` received, answered) hashes the connection three times
+    /// rather than six.
+    private struct Timing {
+        var openedAt: UInt64?
+        var inFlight: InFlight?
+
+        var isIdle: Bool { openedAt == nil && inFlight == nil }
+
+        mutating func received(_ id: RequestID, _ started: Pending) {
+            switch inFlight {
+            case nil:
+                inFlight = .one(id, started)
+            case .one(let other, _) where other == id:
+                inFlight = .one(id, started)
+            case .one(let other, let earlier):
+                inFlight = .many([other: earlier, id: started])
+            case .many(var table):
+                inFlight = nil  // the table uniquely referenced while it changes
+                table[id] = started
+                inFlight = .many(table)
+            }
+        }
+
+        /// When the request `id` was received; nil when it is not waiting (never asked, or
+        /// answered already).
+        mutating func replied(_ id: RequestID) -> Pending? {
+            switch inFlight {
+            case .one(let other, let only) where other == id:
+                inFlight = nil
+                return only
+            case .many(var table):
+                inFlight = nil  // the table uniquely referenced while it changes
+                guard let found = table.removeValue(forKey: id) else {
+                    inFlight = .many(table)
+                    return nil
+                }
+                // An idle connection keeps no table: an emptied one still holds its storage.
+                if !table.isEmpty { inFlight = .many(table) }
+                return found
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// The request types histograms are kept for, by index (`Pending.type`), the last for any
+    /// other: a reply is counted in an array, with no string hashed.
+    private static let typeNames = Hub.requestTypes + ["(invalid)"]
+    private static let typeIndexes = Dictionary(uniqueKeysWithValues: typeNames.enumerated().map { ($1, $0) })
+    private static let connectType = typeIndexes[ConnectRequest.type]!
+    private var timings: [UInt64: Timing] = [:]
+    private var requestDurations = [Histogram?](repeating: nil, count: RuntimeMetrics.typeNames.count)
     private(set) var connects = Histogram()
     private(set) var fanOut = Histogram()
     private(set) var turns = Histogram()
 
+    /// Request durations by type, for the types that had a reply.
+    var acks: [String: Histogram] {
+        var acks: [String: Histogram] = [:]
+        for (index, histogram) in requestDurations.enumerated() {
+            if let histogram { acks[Self.typeNames[index]] = histogram }
+        }
+        return acks
+    }
+
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     mutating func opened(_ connection: UInt64) {
-        opened[connection] = Self.now
+        timings[connection, default: Timing()].openedAt = Self.now
     }
 
     /// A frame that reads as a request: its reply will be timed.
     mutating func received(_ json: JSONValue, on connection: UInt64, at time: UInt64) {
         guard let id = json["id"].flatMap(RequestID.init(json:)) else { return }
-        let type = json["type"]?.stringValue.flatMap { Self.knownTypes.contains($0) ? $0 : nil } ?? "(invalid)"
-        let started = Pending(type: type, at: time)
-        switch pending[connection] {
-        case nil:
-            pending[connection] = .one(id, started)
-        case .one(let other, _) where other == id:
-            pending[connection] = .one(id, started)
-        case .one(let other, let earlier):
-            pending[connection] = .many([other: earlier, id: started])
-        case .many(var table):
-            pending[connection] = nil  // the table uniquely referenced while it changes
-            table[id] = started
-            pending[connection] = .many(table)
-        }
+        let type = json["type"]?.stringValue.flatMap { Self.typeIndexes[$0] } ?? Self.typeNames.count - 1
+        timings[connection, default: Timing()].received(id, Pending(type: type, at: time))
     }
 
     mutating func replied(_ id: RequestID, on connection: UInt64) {
-        let started: Pending
-        switch pending[connection] {
-        case .one(let other, let only) where other == id:
-            started = only
-            pending[connection] = nil
-        case .many(var table):
-            pending[connection] = nil  // the table uniquely referenced while it changes
-            guard let found = table.removeValue(forKey: id) else {
-                pending[connection] = .many(table)
-                return
-            }
-            started = found
-            // An idle connection keeps no table: an emptied one still holds its storage.
-            if !table.isEmpty { pending[connection] = .many(table) }
-        default:
-            return
-        }
+        guard let index = timings.index(forKey: connection), let started = timings.values[index].replied(id) else { return }
         let now = Self.now
-        acks[started.type, default: Histogram()].observe(nanoseconds: now - started.at)
-        if started.type == ConnectRequest.type, let open = opened.removeValue(forKey: connection) {
+        if requestDurations[started.type] == nil { requestDurations[started.type] = Histogram() }
+        requestDurations[started.type]!.observe(nanoseconds: now - started.at)  // in place: no copy of its buckets
+        if started.type == Self.connectType, let open = timings.values[index].openedAt {
+            timings.values[index].openedAt = nil
             connects.observe(nanoseconds: now - open)
         }
+        if timings.values[index].isIdle { timings.remove(at: index) }
     }
 
     mutating func closed(_ connection: UInt64) {
-        pending[connection] = nil
-        opened[connection] = nil
+        timings[connection] = nil
     }
 
     mutating func fannedOut(since committed: UInt64) {

@@ -249,7 +249,7 @@ public final class ServerRuntime: @unchecked Sendable {
     }
 
     func encode(_ message: ServerMessage) -> OutboundFrame {
-        OutboundFrame(headroomAndPayload: JSONCodec.encode(message, headroom: OutboundFrame.headroom))
+        JSONCodec.encode(message, headroom: OutboundFrame.headroom) { OutboundFrame(adopting: $0) }
     }
 
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only

@@ -117,8 +117,10 @@ final class StoreWorker: @unchecked Sendable {
         /// A persist nothing waits for (see the top of the file). A keyed request's record is not
         /// quiet: its answer waits for the outcome.
         var isQuiet: Bool {
-            guard case .write(let write, sequence: nil) = self, case .persist = write else { return false }
-            return StoreWorker.reported([write]).isEmpty
+            // `StoreWorker.reported` of this one write, is empty: asked of each command in place,
+            // not of an array made for it (on the service thread, for every write submitted).
+            guard case .write(.persist(let commands), sequence: nil) = self else { return false }
+            return !commands.contains { $0.keyedReport != nil }
         }
     }
 
@@ -184,9 +186,10 @@ final class StoreWorker: @unchecked Sendable {
     }
 
     private func enqueue(_ work: Work) {
+        let quiet = work.isQuiet  // before the lock, which the store thread waits for
         thread.withLock {
             pending.append(work)
-            if !work.isQuiet { pendingIsUrgent = true }
+            if !quiet { pendingIsUrgent = true }
             if !waitingForCompany || pendingIsUrgent { thread.signal() }
         }
     }

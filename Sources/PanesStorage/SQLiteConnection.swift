@@ -39,11 +39,19 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Turns SQLite's memory statistics off before the first connection opens (Swift runs this
+    /// once, whichever thread gets here first): each allocation SQLite makes then skips a global
+    /// mutex and two counters, about 250 instructions, a quarter of a resume's liveness UPDATE
+    /// (`psq_disable_memory_statistics`). False when SQLite was initialised before, by other code
+    /// in the process: everything works the same, only slower.
+    private static let memoryStatisticsOff: Bool = psq_disable_memory_statistics() == SQLITE_OK
+
     /// Opens the database and applies the per-connection settings. The journal mode, which is
     /// written into the file, is left to `enableWriteAheadLog()` so a caller can first check
     /// that it may touch the file at all.
     /// - Parameter busyTimeoutMs: how long to wait for another connection's write lock.
     init(path: String, mode: Mode, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
+        _ = Self.memoryStatisticsOff
         self.path = path
         self.mode = mode
         self.busyTimeoutMs = busyTimeoutMs

@@ -24,6 +24,16 @@ public final class OutboundFrame: @unchecked Sendable {
         self.binary = binary
     }
 
+    /// Takes over memory that starts with `headroom` bytes of space, and deallocates it when the
+    /// frame goes (`JSONCodec.encode(_:headroom:handingOverTo:)` writes a message into it): the
+    /// payload is not copied at all.
+    public init(adopting storage: UnsafeMutableRawBufferPointer, binary: Bool = false) {
+        precondition(storage.count >= Self.headroom, "frame lacks LWS_PRE headroom")
+        self.storage = storage
+        payloadCount = storage.count - Self.headroom
+        self.binary = binary
+    }
+
     public convenience init(text: String) {
         self.init(headroomAndPayload: [UInt8](repeating: 0, count: Self.headroom) + Array(text.utf8))
     }

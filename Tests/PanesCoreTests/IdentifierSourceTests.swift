@@ -42,6 +42,17 @@ import Testing
         #expect(ids.bearerToken("tkt_") == "tkt_" + String(repeating: "f", count: 24))
     }
 
+    /// `token` writes its prefix and the digits into one string itself: the bytes it shows are
+    /// the generator's, in order, after the prefix, whatever the prefix's length.
+    @Test func aTokenIsItsPrefixThenTheGeneratorsBytesInHex() {
+        let ids = IdentifierSource(random: { buffer in
+            for index in buffer.indices { buffer[index] = UInt8(0xA0 + index) }
+        }, secret: IdentifierSource.fillFromSystem)
+        #expect(ids.token("scn_") == "scn_a0a1a2a3a4a5a6a7a8a9aaab")
+        #expect(ids.token("") == "a0a1a2a3a4a5a6a7a8a9aaab")
+        #expect(ids.token("événement_") == "événement_a0a1a2a3a4a5a6a7a8a9aaab")
+    }
+
     @Test func aHubMakesAWindowsTicketFromTheSecretGenerator() {
         var harness = HubHarness(ids: Self.split)
         let (scene, _) = harness.connect()

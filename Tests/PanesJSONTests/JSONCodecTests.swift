@@ -73,6 +73,21 @@ import Testing
             == #"{"f":false,"n":null,"outer":{"a":{},"b":[]},"t":true}"#)
     }
 
+    /// Integers are written two digits at a time: every length, both sides of each power of ten
+    /// (where a pair can end exactly, or leave one digit), and both signs, read as `%lld` does.
+    @Test func integersOfEveryLengthAreTheirDecimalDigits() {
+        var values: [Int64] = [0, Int64.min, Int64.max, Int64.min + 1]
+        var power: Int64 = 1
+        for _ in 0...18 {
+            values += [power - 1, power, power + 1, 2 * power - 1, 5 * power]
+            if power <= Int64.max / 10 { power *= 10 }
+        }
+        values += values.map { $0 == Int64.min ? 0 : -$0 }
+        for value in values {
+            #expect(JSONCodec.encodeString(.int(value)) == String(value), "\(value)")
+        }
+    }
+
     /// Text is checked for escapes a word at a time: a byte to escape is found at every place in
     /// texts of every length around a word's.
     @Test func aByteToEscapeIsFoundWhereverItIs() {

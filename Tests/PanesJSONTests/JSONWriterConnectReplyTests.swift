@@ -2,6 +2,10 @@
 import PanesJSON
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A `connect` reply is written from its parts (`JSONWriter+ConnectReply`), not from its tree:
 /// its bytes must be exactly those of the tree (`message.json`) encoded the ordinary way, with
 /// each optional part present and absent, and strings that need escaping, identifiers held as
@@ -48,6 +52,27 @@ import Testing
                 let direct = JSONCodec.encode(message, headroom: 4)
                 let tree = JSONCodec.encode(message.json, headroom: 4)
                 #expect(String(decoding: direct, as: UTF8.self) == String(decoding: tree, as: UTF8.self))  // headroom too
+            }
+        }
+    }
+
+    /// A message handed over for a frame (`encode(_:headroom:handingOverTo:)`) is the bytes
+    /// `encode` returns, in memory of at most about twice their size: a `connect` reply in the
+    /// writer's own, a short reply in an exact copy (a queue of small frames must not hold a
+    /// KiB each).
+    @Test func aMessageHandedOverIsItsBytesInMemoryOfAboutItsSize() throws {
+        // glibc's `malloc_usable_size`, which Swift's Glibc module does not import.
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+        let reply = Self.reply(restored: true, forked: true, handedOver: 1, expires: true, snapshot: true)
+        let messages: [ServerMessage] = [.connected(.int(1), reply), .reply(.int(2), result: ["ok": true])]
+        for message in messages {
+            let expected = JSONCodec.encode(message, headroom: 16)
+            JSONCodec.encode(message, headroom: 16) { bytes in
+                #expect(Array(bytes) == expected)
+                #expect(usableSize(bytes.baseAddress) <= 2 * bytes.count + 32, "\(message)")
+                bytes.deallocate()
             }
         }
     }

@@ -89,6 +89,10 @@ package final class ServerProcess: @unchecked Sendable {
             }
         }
         process.terminate()
+        // Its last words (why it stopped) are read on another thread: all of them, before
+        // they are handed over (read at once, a loaded machine gave 1 run in 6 an empty log).
+        process.waitUntilExit()
+        stderr.waitForEnd()
         throw ServerProcessError.didNotStart(stderr.text)
     }
 

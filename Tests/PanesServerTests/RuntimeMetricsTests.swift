@@ -34,6 +34,30 @@ import Testing
         #expect(metrics.acks["ping"]?.count == 3)
     }
 
+    /// A connection is timed from opening to its `connect`'s reply, once, whatever else it sent
+    /// meanwhile; an unknown request type is counted as `(invalid)`.
+    @Test func aConnectIsTimedFromTheOpeningOfItsConnection() {
+        var metrics = RuntimeMetrics()
+        metrics.opened(7)
+        metrics.received(request("nonsense", 1), on: 7, at: 0)
+        metrics.received(request("connect", 2), on: 7, at: 0)
+        metrics.replied(.int(1), on: 7)
+        #expect(metrics.connects.count == 0)
+        metrics.replied(.int(2), on: 7)
+        #expect(metrics.connects.count == 1)
+        #expect(metrics.acks["connect"]?.count == 1 && metrics.acks["(invalid)"]?.count == 1)
+        metrics.received(request("connect", 3), on: 7, at: 0)
+        metrics.replied(.int(3), on: 7)
+        #expect(metrics.connects.count == 1)  // timed from the opening once
+        #expect(metrics.acks["connect"]?.count == 2)
+        metrics.opened(8)
+        metrics.closed(8)
+        metrics.received(request("connect", 1), on: 8, at: 0)
+        metrics.replied(.int(1), on: 8)
+        #expect(metrics.connects.count == 1)  // closed: its opening is forgotten
+        #expect(Set(metrics.acks.keys) == ["connect", "(invalid)"])
+    }
+
     @Test func aClosedConnectionsRequestsAreNotTimed() {
         var metrics = RuntimeMetrics()
         metrics.received(request("ping", 1), on: 7, at: 0)

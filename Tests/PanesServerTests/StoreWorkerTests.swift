@@ -107,6 +107,25 @@ import Testing
         #expect(store.applied.first == [.persist([Self.session(1)]), .persist([Self.session(2)])])
     }
 
+    /// A persist submitted with no sequence is still not quiet when it records a keyed request
+    /// whose answer waits for its outcome (`keyedReport`): it does not wait for company.
+    @Test func aKeyedRecordsPersistDoesNotWaitForCompany() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports, quietWriteDelayMs: 60_000)
+        worker.start()
+        let record = RequestRecord(slot: RequestKeySlot(owner: OwnerKey(workspace: "w", user: "u"), key: RequestKey("k")),
+                                   fingerprint: "createDocument:1:00", result: ["ok": true], at: 1)
+        worker.submit(.persist([Self.session(1), .coordination(.recordKeyedRequest(record, node: NodeID("n"),
+                                                                                   report: CommitID(7)))]),
+                      sequence: nil)
+        // Well before the minute is up, or only the stop below could have ended the wait.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while reports.outcomes.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.outcomes.withLock { $0.map(\.0.rawValue) } == [7])
+        worker.stop()
+    }
+
     @Test func commitsShareTheTransactionAndEachGetsItsOutcomeInOrder() throws {
         let store = FlakyStore(failures: 0)
         let reports = Reports()

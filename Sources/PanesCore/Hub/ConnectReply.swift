@@ -4,7 +4,11 @@
 /// The transport's encoder writes these parts straight into the frame in the protocol's key
 /// order (`JSONWriter+ConnectReply`); `json` is the same reply as a tree, for everything else
 /// that reads a reply (a keyed connect's recorded outcome, tests).
-public struct ConnectReply: Sendable, Equatable {
+///
+/// A class, and immutable: a reply goes from the hub into an effect, through the runtime and
+/// into the encoder, and as a struct each of those steps copied it (retaining and releasing each
+/// of its strings and arrays, about 1,300 instructions a resume); a reference is retained once.
+public final class ConnectReply: Sendable, Equatable {
     /// What every reply of one server carries the same: `server` and `limits`.
     public struct Constants: Sendable, Equatable {
         public var serverVersion: String
@@ -36,18 +40,42 @@ public struct ConnectReply: Sendable, Equatable {
         }
     }
 
-    public var scene: SceneID
-    public var identity: Authenticator.Identity
+    public let scene: SceneID
+    public let identity: Authenticator.Identity
     /// The session as attached; its `json(secret:handBack:)` is the reply's `session`.
-    public var session: SceneSession
+    public let session: SceneSession
     /// The session's secret, handed to the client here and nowhere else.
-    public var secret: String
-    public var created: Bool
-    public var forkedFrom: SessionID?
-    public var handedOver: [Activity]
-    public var restoration: RestorationStatus
-    public var traits: Traits
-    public var constants: Constants
+    public let secret: String
+    public let created: Bool
+    public let forkedFrom: SessionID?
+    public let handedOver: [Activity]
+    public let restoration: RestorationStatus
+    public let traits: Traits
+    public let constants: Constants
+
+    public init(scene: SceneID, identity: Authenticator.Identity, session: SceneSession, secret: String, created: Bool,
+                forkedFrom: SessionID?, handedOver: [Activity], restoration: RestorationStatus, traits: Traits,
+                constants: Constants) {
+        self.scene = scene
+        self.identity = identity
+        self.session = session
+        self.secret = secret
+        self.created = created
+        self.forkedFrom = forkedFrom
+        self.handedOver = handedOver
+        self.restoration = restoration
+        self.traits = traits
+        self.constants = constants
+    }
+
+    /// Equal parts, every one of them, as when this was a struct.
+    public static func == (lhs: ConnectReply, rhs: ConnectReply) -> Bool {
+        lhs === rhs
+            || (lhs.scene == rhs.scene && lhs.identity == rhs.identity && lhs.session == rhs.session
+                && lhs.secret == rhs.secret && lhs.created == rhs.created && lhs.forkedFrom == rhs.forkedFrom
+                && lhs.handedOver == rhs.handedOver && lhs.restoration == rhs.restoration && lhs.traits == rhs.traits
+                && lhs.constants == rhs.constants)
+    }
 
     /// Whether the stored restoration activity is handed back in `session`.
     public var handsBack: Bool { restoration == .restored }

@@ -6,7 +6,9 @@ import Logging
 extension Hub {
     /// - Parameter waitForTicket: in a cluster, a ticket or session not heard of yet may still
     ///   be on its way from another node: the connect waits for it once.
-    mutating func connect(_ request: ConnectRequest, requestID: RequestID, on connection: ConnectionID,
+    /// - Parameter request: consumed, so that a replay can amend it and the pending connect take
+    ///   it without a copy of its own (a copy retains and releases each of its strings).
+    mutating func connect(_ request: consuming ConnectRequest, requestID: RequestID, on connection: ConnectionID,
                           waitForTicket: Bool = true, waitForRecords: Bool = true) throws(PanesError) {
         guard request.protocolVersion == Self.protocolVersion else {
             throw PanesError(.unsupportedProtocol,
@@ -25,7 +27,6 @@ extension Hub {
         }
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
 
-        var request = request
         let target: SessionID
         var handedOver: [Activity] = []
         if var replay = request.replay {

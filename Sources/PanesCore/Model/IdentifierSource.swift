@@ -4,10 +4,14 @@
 public struct IdentifierSource: Sendable {
     private let randomHex: @Sendable (_ bytes: Int) -> String
     private let secretHex: @Sendable (_ bytes: Int) -> String
+    /// The generator behind `randomHex` when there is one (`init(random:secret:)`): `token`
+    /// writes its prefix and digits into one string with it.
+    private let random: (@Sendable (UnsafeMutableRawBufferPointer) -> Void)?
 
     public init(randomHex: @escaping @Sendable (_ bytes: Int) -> String) {
         self.randomHex = randomHex
         secretHex = randomHex
+        random = nil
     }
 
     /// A source that fills byte buffers from a cryptographically secure generator and writes
@@ -20,13 +24,19 @@ public struct IdentifierSource: Sendable {
                 secret: @escaping @Sendable (UnsafeMutableRawBufferPointer) -> Void) {
         randomHex = { Self.hex(count: $0, random) }
         secretHex = { Self.hex(count: $0, secret) }
+        self.random = random
     }
 
     /// 128 random bits for identifiers that must not collide and must not be guessed.
     public func sessionID() -> SessionID { SessionID(randomHex(16)) }
     public func secret() -> String { secretHex(16) }
     /// Shorter identifiers for things that live only in memory and are scoped to a user.
-    public func token(_ prefix: String) -> String { prefix + randomHex(12) }
+    /// Made as one string: `prefix + randomHex(12)` allocated the digits and then the joined
+    /// text (a resume makes a scene's token, `scn_…`).
+    public func token(_ prefix: String) -> String {
+        guard let random else { return prefix + randomHex(12) }
+        return Self.hex(count: 12, after: prefix, random)
+    }
     /// A token of `token`'s form that is itself a credential (a window's ticket travels in a URL
     /// and is redeemed for a session and its secret): drawn from the secrets' generator.
     public func bearerToken(_ prefix: String) -> String { prefix + secretHex(12) }
@@ -49,17 +59,20 @@ public struct IdentifierSource: Sendable {
         }
     }
 
-    /// `count` bytes from `fill`, as `2 × count` lower-case hex digits.
-    private static func hex(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> String {
+    /// `prefix`, then `count` bytes from `fill` as `2 × count` lower-case hex digits.
+    private static func hex(count: Int, after prefix: String = "",
+                            _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> String {
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { bytes in
             fill(bytes)
-            return String(unsafeUninitializedCapacity: count * 2) { hex in
+            let start = prefix.utf8.count
+            return String(unsafeUninitializedCapacity: start + count * 2) { text in
+                _ = text.initialize(from: prefix.utf8)
                 let digits: StaticString = "0123456789abcdef"
                 for (index, byte) in bytes.enumerated() {
-                    hex[2 * index] = digits.utf8Start[Int(byte >> 4)]
-                    hex[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+                    text[start + 2 * index] = digits.utf8Start[Int(byte >> 4)]
+                    text[start + 2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
                 }
-                return count * 2
+                return start + count * 2
             }
         }
     }

@@ -3,10 +3,10 @@ public enum ServerMessage: Sendable, Equatable {
     /// A successful reply: `{"type":"reply","re":ID,"ok":true,"result":{…}}`.
     case reply(RequestID, result: JSONValue)
     /// A `connect`'s successful reply, as its parts (see `ConnectReply`): the same frame as
-    /// `.reply(id, result: reply.json)`, written without building the tree. Indirect: the parts
-    /// are 392 bytes, and inline they would make every message, and every `Effect`, that large
-    /// (about 100 bytes otherwise).
-    indirect case connected(RequestID, ConnectReply)
+    /// `.reply(id, result: reply.json)`, written without building the tree. The parts are held
+    /// by reference (`ConnectReply` is a class): inline, their 392 bytes would make every message,
+    /// and every `Effect`, that large (about 100 bytes otherwise).
+    case connected(RequestID, ConnectReply)
     /// A failed reply: `{"type":"reply","re":ID,"ok":false,"error":{…}}`. `re` is null when the
     /// frame carried no readable identifier.
     case failure(RequestID?, request: String?, PanesError)
