@@ -59,7 +59,7 @@ extension ServerRuntime {
         rejoining = node
         logger.critical("this node's lease has ended; closing every connection and rejoining as a new node",
                         metadata: ["node": "\(node)", "connections": "\(transport.connectionCount)"])
-        transport.acceptingConnections = false
+        transport.refusingConnections = "this node is rejoining the cluster; retry, or connect to another node"
         gate.dropAll()
         pausedConnections.removeAll()
         let closing = hub.closeEveryConnection(.nodeLost, reason: "this node's lease has ended; reconnect")
@@ -96,7 +96,7 @@ extension ServerRuntime {
         perform(hub.start())
         perform(hub.handle(.notice(.nodesExpired(gone))))
         perform(hub.handle(.notice(.resubscribed)))
-        if drainDeadline == nil { transport.acceptingConnections = true }
+        if drainDeadline == nil { transport.refusingConnections = nil }
         logger.notice("serving again as a new node", metadata: ["node": "\(fresh)", "sessions": "\(state.sessions.count)"])
     }
 }

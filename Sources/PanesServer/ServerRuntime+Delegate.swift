@@ -67,7 +67,7 @@ extension ServerRuntime: WebSocketServerDelegate {
         guard drainDeadline == nil else { return }
         logger.notice("termination signal: draining")
         drainDeadline = Self.monotonicClock() + Millis(settings.drainTimeoutMs)
-        transport.acceptingConnections = false
+        transport.refusingConnections = "the server is draining"
         // Rejoining, the node holds no scene and nothing to flush.
         if rejoining != nil {
             transport.stop()

@@ -114,7 +114,7 @@ extension WebSocketServer {
            let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
             return (403, refusal, nil)
         }
-        guard acceptingConnections else { return (503, "the server is draining", nil) }
+        if let refusing = refusingConnections { return (503, refusing, 1) }
         // An address whose tokens keep failing is turned away here, before the handshake, the
         // frame and its JSON cost anything; once told, its later attempts are closed at accept
         // (`closesAtAccept`) and never get this far.
@@ -205,7 +205,7 @@ extension WebSocketServer {
         case 403: ("Forbidden", "403 Forbidden: this origin or host name is not allowed\n")
         case 404: ("Not Found", "404 Not Found\n")
         case 429: ("Too Many Requests", "429 Too Many Requests: \(detail)\n")
-        case 503: ("Service Unavailable", "503 Service Unavailable: the server is draining\n")
+        case 503: ("Service Unavailable", "503 Service Unavailable: \(detail)\n")
         default: ("Error", "\(status)\n")
         }
         // Written whole rather than through lws's header helpers: before an upgrade is

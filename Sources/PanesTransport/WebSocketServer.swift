@@ -58,8 +58,10 @@ public final class WebSocketServer: @unchecked Sendable {
     var closesWaitingHead = 0
     /// Frames that went to a socket in one write with others (`flushGathered`), for tests (SPI).
     @_spi(Testing) public internal(set) var framesWrittenTogether = 0
-    /// New WebSocket upgrades are refused (503) once draining starts.
-    public var acceptingConnections = true
+    /// Why new WebSocket upgrades are refused (503, `Retry-After: 1`), nil while they are
+    /// accepted: the server is draining, or its cluster node is rejoining under a new identity.
+    /// The reason is the response's body, so a client or an operator reading it knows which.
+    public var refusingConnections: String?
     let idle: IdleDetector
     private let inbox = Inbox()
     private let stopRequested = Atomic<Bool>(false)

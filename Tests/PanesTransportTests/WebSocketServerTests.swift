@@ -248,10 +248,10 @@ import Testing
             guard case WebSocketClient.Failure.refused(let status, _) = error else { return false }
             return status == 404
         }
-        harness.onServiceThread { $0.acceptingConnections = false }
+        harness.onServiceThread { $0.refusingConnections = "the server is draining" }
         #expect { try harness.client() } throws: { error in
-            guard case WebSocketClient.Failure.refused(let status, _) = error else { return false }
-            return status == 503
+            guard case WebSocketClient.Failure.refused(let status, let body) = error else { return false }
+            return status == 503 && body.contains("the server is draining")
         }
     }
 }

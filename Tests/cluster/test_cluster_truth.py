@@ -13,7 +13,7 @@ import secrets
 import threading
 import time
 
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from panes_cluster import Client, Closed, Cluster
 
@@ -256,7 +256,21 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
                 print("".join(line for line in node.log if writer.name in line or "outcome" in line
                               or "held" in line or "lease" in line)[-6000:])
         assert writer.error is None, f"{writer.name}: {writer.error}"
-    readers = [Client(node.url, "reader", workspace) for node in cluster.nodes]
+    def reader(index: int) -> Client:
+        # A node whose lease ended in the outage refuses upgrades (503) until it serves again
+        # under its new identity, which can be just now: the reader retries as a window would,
+        # and the refusal must say that the node is rejoining, not that it is draining.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return Client(cluster.nodes[index].url, "reader", workspace)
+            except InvalidStatus as refused:
+                body = bytes(refused.response.body or b"").decode(errors="replace")
+                assert refused.response.status_code == 503 and "rejoining" in body, body
+                assert time.monotonic() < deadline, f"node {index} still rejoining after 30 s"
+                time.sleep(0.1)
+
+    readers = [reader(index) for index in range(len(cluster.nodes))]
 
     def listing(index: int) -> list[dict]:
         # A node whose lease ended in the outage closes its scenes (4011) and rejoins under a new
@@ -264,7 +278,7 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
         try:
             return documents(readers[index])
         except (Closed, ConnectionClosed, TimeoutError):
-            readers[index] = Client(cluster.nodes[index].url, "reader", workspace)
+            readers[index] = reader(index)
             return documents(readers[index])
 
     # Each node reads what the others wrote through the database's notices: a moment.
