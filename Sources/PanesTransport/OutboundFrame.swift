@@ -24,7 +24,8 @@ public final class OutboundFrame: @unchecked Sendable {
         self.binary = binary
     }
 
-    /// Takes over memory that starts with `headroom` bytes of space, and deallocates it when the
+    /// Takes over memory that starts with exactly `OutboundFrame.headroom` bytes of space (more
+    /// would be sent as part of the payload), and deallocates it when the
     /// frame goes (`JSONCodec.encode(_:headroom:handingOverTo:)` writes a message into it): the
     /// payload is not copied at all.
     public init(adopting storage: UnsafeMutableRawBufferPointer, binary: Bool = false) {

@@ -10,8 +10,8 @@ protocol TableRecord: Sendable {
 /// Why not a `Dictionary<Key, Value>`: a Swift dictionary keeps its values inline in a hash
 /// table that grows by doubling at three quarters full, so at 10,000 scenes it holds 16,384
 /// buckets of the whole value (a `SceneSession` is over 150 bytes), 40 % of them empty, and
-/// every bucket's page is touched. Here the hash table (`SlotIndex`) holds only a 4-byte slot
-/// number, and reads each key from its record (`TableRecord.tableKey`); values fill small
+/// every bucket's page is touched. Here the hash table (`SlotIndex`) holds a 4-byte slot
+/// number and one byte of the key's hash, and reads each key from its record (`TableRecord.tableKey`); values fill small
 /// chunks of `chunkSize` slots in order, so at most one chunk is partly empty. Growing past the first
 /// chunk never copies a value (later chunks are made whole, once); the first grows as an
 /// array does, so a small table stays small. A slot freed by a removal is reused by the next

@@ -8,8 +8,8 @@
 /// load). The byte spares reading a record (a copy of it) for all but about one key in 256 that
 /// shares a probe sequence without being the key looked for.
 ///
-/// Open addressing with linear probing; a removed entry leaves a tombstone, which an insertion
-/// reuses, and the buckets are rebuilt (hashing every key again) when tombstones and entries
+/// Open addressing with linear probing; a removed entry leaves a tombstone (or, when the next
+/// bucket is empty, simply an empty bucket), which an insertion reuses, and the buckets are rebuilt (hashing every key again) when tombstones and entries
 /// together pass three quarters. Every call that looks for a key passes the same `keyAt`, which
 /// must give the key of each slot the index holds.
 struct SlotIndex<Key: Hashable>: Sendable {

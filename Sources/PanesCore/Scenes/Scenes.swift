@@ -67,7 +67,8 @@ struct Scenes: Sendable {
     // MARK: Attaching and detaching
 
     /// Makes the scene its session's live scene. The session must have none (the hub detaches
-    /// or refuses a live one before it attaches another).
+    /// or refuses a live one before it attaches another; were it broken in a release build, the
+    /// first scene would stay the session's live one).
     mutating func attach(_ scene: Scene) {
         assert(!isLive(scene.session), "a session has at most one live scene")
         let slot = byID.put(scene).slot
