@@ -259,7 +259,9 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
     def reader(index: int) -> Client:
         # A node whose lease ended in the outage refuses upgrades (503) until it serves again
         # under its new identity, which can be just now: the reader retries as a window would,
-        # and the refusal must say that the node is rejoining, not that it is draining.
+        # and the refusal must say that the node is rejoining, not that it is draining. A node
+        # that learns only after the upgrade that its lease ended closes the new scene with
+        # 4011 ("reconnect"), and the reader reconnects as told.
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -267,8 +269,10 @@ def check(cluster: Cluster, workspace: str, writers: list[Writer]) -> None:
             except InvalidStatus as refused:
                 body = bytes(refused.response.body or b"").decode(errors="replace")
                 assert refused.response.status_code == 503 and "rejoining" in body, body
-                assert time.monotonic() < deadline, f"node {index} still rejoining after 30 s"
-                time.sleep(0.1)
+            except Closed as closed:
+                assert closed.code == 4011, f"node {index} closed a reader's connect with {closed.code}"
+            assert time.monotonic() < deadline, f"node {index} still rejoining after 30 s"
+            time.sleep(0.1)
 
     readers = [reader(index) for index in range(len(cluster.nodes))]
 
