@@ -152,6 +152,22 @@ import Testing
         #expect(issues.map(\.field) == ["liveness"])
     }
 
+    /// A minted id (32 hex digits, held in two words, `InlineIdentifier`) is bound from its
+    /// bytes without a `String`: the row it names is the one written, and no other.
+    @Test func aMintedSessionIdIsBoundByItsBytes() throws {
+        let store = try SQLiteStore(path: path)
+        let minted = String(repeating: "0123456789abcdef", count: 2)
+        let neighbour = String(repeating: "0123456789abcdef", count: 2).dropLast() + "e"
+        var session = SceneSession(id: SessionID(minted), secretHash: .unmatchable, owner: Fixtures.owner, role: .window,
+                                   configuration: "workspace", createdAt: 0, lastActiveAt: 0)
+        let other = SceneSession(id: SessionID(String(neighbour)), secretHash: .unmatchable, owner: Fixtures.owner,
+                                 role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0)
+        try store.apply([.putSession(session), .putSession(other)])
+        (session.lastActiveAt, session.liveSince) = (1_800_000_000_000, 1_800_000_000_000)
+        try store.apply([.putSessionLiveness(session)])
+        #expect(try store.loadState().sessions == [other, session]) // by id: `…dee` before `…def`
+    }
+
     /// `panes inspect` reads the liveness of a running server's latest resume.
     @Test func anInspectorReadsTheLivenessARunningServerWrote() throws {
         let server = try SQLiteStore(path: path)
