@@ -172,6 +172,25 @@ enum Migrations {
             ) WITHOUT ROWID;
             INSERT INTO deployment_secrets (name, value) VALUES ('document-links', randomblob(32));
             """),
+        Migration(version: 13, name: "a session's liveness in a narrow table of its own", sql: """
+            -- What a window's arrival and departure write (a resume, a close), away from the wide
+            -- session row: SQLite rewrites a whole row on UPDATE, so with these in `sessions` each
+            -- resume read and wrote the session's JSON columns again. Written with its session by a
+            -- whole put, and goes with it (ON DELETE CASCADE). A rowid table, rows in the order
+            -- sessions were made: an update leaves the index on `session` alone, and windows that
+            -- come back in about that order share pages, so a commit writes fewer of them.
+            CREATE TABLE session_liveness (
+                session TEXT NOT NULL UNIQUE REFERENCES sessions (id) ON DELETE CASCADE,
+                last_active_at INTEGER NOT NULL,    -- milliseconds since the epoch
+                live_since INTEGER,                 -- NULL while no scene is attached
+                failed_restores INTEGER NOT NULL
+            );
+            INSERT INTO session_liveness (session, last_active_at, live_since, failed_restores)
+                SELECT id, last_active_at, live_since, failed_restores FROM sessions ORDER BY rowid;
+            ALTER TABLE sessions DROP COLUMN last_active_at;
+            ALTER TABLE sessions DROP COLUMN live_since;
+            ALTER TABLE sessions DROP COLUMN failed_restores;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -145,6 +145,28 @@ final class SQLiteConnection: @unchecked Sendable {
         return try body(statement)
     }
 
+    /// `withStatement` for a statement the caller keeps in `slot` once prepared, so it is not
+    /// found again by hashing its text (a resume's liveness UPDATE). The connection still owns
+    /// it: `close` finalises it, and a closed connection throws here before `slot` is read.
+    func withStatement<T>(in slot: inout OpaquePointer?, _ sql: String,
+                          _ body: (SQLiteStatement) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        guard handle != nil else {
+            throw SQLiteError(.sqlite(resultCode: SQLITE_MISUSE), "the connection is closed", sql: sql, path: path)
+        }
+        let statement: SQLiteStatement
+        if let kept = slot {
+            statement = SQLiteStatement(handle: kept, sql: sql, connection: self)
+        } else {
+            statement = try prepare(sql)
+            slot = statement.handle
+        }
+        defer {
+            sqlite3_reset(statement.handle)
+            sqlite3_clear_bindings(statement.handle)
+        }
+        return try body(statement)
+    }
+
     /// Runs one statement to completion with the given parameters.
     func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
         try withStatement(sql) { statement throws(SQLiteError) in

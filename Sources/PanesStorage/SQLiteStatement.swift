@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import PanesCore
 
 /// A prepared statement lent out by `SQLiteConnection.withStatement` for one use. It is reset
 /// and its bindings cleared when that use ends, so it never holds a lock or a stale value
@@ -22,17 +23,32 @@ struct SQLiteStatement {
 
     func bind(_ text: String, at index: Int32) throws(SQLiteError) {
         var text = text
-        // Bound with an explicit length so text holding NUL survives, and copied (transient)
-        // because the UTF-8 buffer lives only for this call.
-        let code = text.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress, !utf8.isEmpty else {
-                return sqlite3_bind_text(handle, index, "", 0, psq_transient())
+        try check(text.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) })
+    }
+
+    /// An identifier's bytes as text, without making a `String` of a packed one (and through
+    /// `unpacked(into:)`, not the generic `withUTF8`, whose unspecialised call from this module
+    /// cost more than the bind).
+    func bind(_ id: InlineIdentifier, at index: Int32) throws(SQLiteError) {
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let code = withUnsafeMutableBytes(of: &buffer) { raw -> Int32 in
+            guard let count = id.unpacked(into: raw.baseAddress!) else {
+                var text = id.string
+                return text.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) }
             }
-            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(utf8.count), psq_transient(), UInt8(SQLITE_UTF8))
-            }
+            return bindText(UnsafeRawBufferPointer(rebasing: raw[..<count]), at: index)
         }
         try check(code)
+    }
+
+    private func bindText(_ utf8: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        // Bound with an explicit length so text holding NUL survives, and copied (transient)
+        // because the UTF-8 buffer lives only for this call.
+        guard let base = utf8.baseAddress, !utf8.isEmpty else {
+            return sqlite3_bind_text(handle, index, "", 0, psq_transient())
+        }
+        return sqlite3_bind_text64(handle, index, base.assumingMemoryBound(to: CChar.self), sqlite3_uint64(utf8.count),
+                                   psq_transient(), UInt8(SQLITE_UTF8))
     }
 
     func bind(_ int: Int64, at index: Int32) throws(SQLiteError) {

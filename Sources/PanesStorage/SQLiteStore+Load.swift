@@ -93,6 +93,17 @@ extension SQLiteStore {
                 issues.append(LoadIssue(record: record, field: "user_info", problem: "is \(value.typeName), not an object"))
             }
         }
+        let createdAt = row.int64(at: 11)
+        var liveness = (lastActiveAt: row.int64(at: 12), liveSince: row.isNull(at: 14) ? nil : row.int64(at: 14),
+                        failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)))
+        if row.int64(at: 16) != 0 {
+            // No liveness row (only a foreign-key-less delete or a hand edit leaves one out): read
+            // as live when the server stopped, which `Hub.init` counts as in use until the
+            // restart, so the window is not expired as idle since it was created.
+            liveness = (createdAt, createdAt, 0)
+            issues.append(LoadIssue(record: record, field: "liveness",
+                                    problem: "no row in session_liveness, read as live until the restart"))
+        }
         return SceneSession(
             id: SessionID(id), secretHash: SecretHash(stored: row.text(at: 3) ?? ""),
             owner: OwnerKey(workspace: row.text(at: 1) ?? "", user: row.text(at: 2) ?? ""),
@@ -101,9 +112,8 @@ extension SQLiteStore {
             snapshot: decode(row.text(at: 7), record: record, field: "snapshot", issues: &issues),
             userInfo: userInfo,
             restoration: restoration(activity: row.text(at: 9), metadata: row.text(at: 10), record: record, issues: &issues),
-            createdAt: row.int64(at: 11), lastActiveAt: row.int64(at: 12),
-            failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)),
-            liveSince: row.isNull(at: 14) ? nil : row.int64(at: 14))
+            createdAt: createdAt, lastActiveAt: liveness.lastActiveAt, failedRestores: liveness.failedRestores,
+            liveSince: liveness.liveSince)
     }
 
     private func restoration(activity: String?, metadata: String?, record: String,
@@ -136,11 +146,13 @@ extension SQLiteStore {
     }
 
     private enum SQL {
+        /// A session's row with its liveness (migration 13); the last column says the liveness
+        /// row is missing.
         static let sessions = """
-            SELECT id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
-                   restoration_activity, restoration_meta, created_at, last_active_at, failed_restores, live_since,
-                   subtitle
-            FROM sessions ORDER BY id
+            SELECT s.id, s.workspace, s.user, s.secret_hash, s.role, s.configuration, s.title, s.snapshot, s.user_info,
+                   s.restoration_activity, s.restoration_meta, s.created_at, l.last_active_at, l.failed_restores,
+                   l.live_since, s.subtitle, l.session IS NULL
+            FROM sessions AS s LEFT JOIN session_liveness AS l ON l.session = s.id ORDER BY s.id
             """
         static let domains = "SELECT workspace, user, version FROM preference_domains"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"

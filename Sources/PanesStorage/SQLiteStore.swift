@@ -13,6 +13,9 @@ internal import PanesJSON
 /// and used only there after that; it holds no lock and needs none.
 public final class SQLiteStore: Store, @unchecked Sendable {
     let connection: SQLiteConnection
+    /// `SQL.putSessionLiveness`, prepared once and found without hashing its text: a resume
+    /// runs it and nothing else (`SQLiteConnection.withStatement(in:_:_:)`).
+    private var livenessStatement: OpaquePointer?
     /// Test hook (`@_spi(Testing)`): when set, the next `apply` throws after applying this many
     /// of its commands, inside the transaction, so the test can check that none of them stays.
     @_spi(Testing) public var failAfterCommands: Int?
@@ -134,19 +137,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 .text(session.title), .text(session.snapshot.map(json)), .text(json(.object(session.userInfo))),
                 .text(session.restoration.map { json($0.activity.json) }),
                 .text(session.restoration.map { json($0.metadata.json) }),
-                .int(session.createdAt), .int(session.lastActiveAt), .int(Int64(session.failedRestores)),
-                session.liveSince.map { .int($0) } ?? .null, .text(session.subtitle),
+                .int(session.createdAt), .text(session.subtitle),
             ]
-            // Nearly every put rewrites a session its owner already has (a resume's `liveSince`
-            // bookkeeping, a save): updated in place, leaving `sessions_by_owner` alone.
+            // Nearly every put rewrites a session its owner already has (a save, a clean start):
+            // updated in place, leaving `sessions_by_owner` alone.
             if try connection.runCountingChanges(SQL.updateSessionOfItsOwner, values) == 0 {
                 try connection.run(SQL.upsertSession, values)
             }
+            // After the session's row, which the liveness row's foreign key needs.
+            try connection.run(SQL.upsertLiveness, [
+                .text(session.id.rawValue), .int(session.lastActiveAt), session.liveSince.map { .int($0) } ?? .null,
+                .int(Int64(session.failedRestores)),
+            ])
         case .putSessionLiveness(let session):
-            // All that changed since the session was stored: the rest of the row is not
-            // encoded, bound and compared again (a resume writes this).
-            try connection.run(SQL.putSessionLiveness, [.text(session.id.rawValue), .int(session.lastActiveAt),
-                                                        session.liveSince.map { .int($0) } ?? .null])
+            try writeLiveness(session)
         case .deleteSession(let id):
             try connection.run(SQL.deleteSession, [.text(id.rawValue)])
         case .putPreference(let domain, let keyPath, let value, let version):
@@ -175,6 +179,19 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .createDocument, .renameDocument, .appendOperation, .snapshotDocument, .deleteDocument, .saveVersion,
              .putDocumentAccess:
             preconditionFailure("`writeDocument` writes the documents' commands")
+        }
+    }
+
+    /// All that changed since the session was stored (a resume, a close): its narrow row in
+    /// `session_liveness`, not the wide one in `sessions`, which SQLite would read and write
+    /// whole. Bound in place, without an array of values or a `String` of the id.
+    private func writeLiveness(_ session: SceneSession) throws(SQLiteError) {
+        try connection.withStatement(in: &livenessStatement, SQL.putSessionLiveness) { statement throws(SQLiteError) in
+            try statement.bind(session.id.bytes, at: 1)
+            try statement.bind(session.lastActiveAt, at: 2)
+            if let since = session.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
+            try statement.bind(Int64(session.failedRestores), at: 4)
+            while try statement.step() {}
         }
     }
 
@@ -250,27 +267,33 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         static let updateSessionOfItsOwner = """
             UPDATE sessions SET secret_hash = coalesce(?4, secret_hash), role = ?5, configuration = ?6, title = ?7,
                 snapshot = ?8, user_info = ?9, restoration_activity = ?10, restoration_meta = ?11, created_at = ?12,
-                last_active_at = ?13, failed_restores = ?14, live_since = ?15, subtitle = ?16
+                subtitle = ?13
             WHERE id = ?1 AND workspace = ?2 AND user = ?3
             """
         static let upsertSession = """
             INSERT INTO sessions (id, workspace, user, secret_hash, role, configuration, title, snapshot, user_info,
-                                  restoration_activity, restoration_meta, created_at, last_active_at, failed_restores,
-                                  live_since, subtitle)
-            VALUES (?1, ?2, ?3, coalesce(?4, '\(SecretHash.unmatchable.hex)'), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-                    ?13, ?14, ?15, ?16)
+                                  restoration_activity, restoration_meta, created_at, subtitle)
+            VALUES (?1, ?2, ?3, coalesce(?4, '\(SecretHash.unmatchable.hex)'), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             ON CONFLICT (id) DO UPDATE SET
                 workspace = excluded.workspace, user = excluded.user, secret_hash = coalesce(?4, sessions.secret_hash),
                 role = excluded.role, configuration = excluded.configuration, title = excluded.title,
                 snapshot = excluded.snapshot, user_info = excluded.user_info,
                 restoration_activity = excluded.restoration_activity, restoration_meta = excluded.restoration_meta,
-                created_at = excluded.created_at, last_active_at = excluded.last_active_at,
-                failed_restores = excluded.failed_restores, live_since = excluded.live_since,
-                subtitle = excluded.subtitle
+                created_at = excluded.created_at, subtitle = excluded.subtitle
+            """
+        /// A session's liveness beside its row (migration 13), written with every whole put.
+        static let upsertLiveness = """
+            INSERT INTO session_liveness (session, last_active_at, live_since, failed_restores) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (session) DO UPDATE SET last_active_at = excluded.last_active_at,
+                live_since = excluded.live_since, failed_restores = excluded.failed_restores
             """
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = ?1 AND user = ?2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = ?1"
-        static let putSessionLiveness = "UPDATE sessions SET last_active_at = ?2, live_since = ?3 WHERE id = ?1"
+        /// Changes no key, so SQLite checks no foreign key; a session not stored has no row.
+        static let putSessionLiveness = """
+            UPDATE session_liveness SET last_active_at = ?2, live_since = ?3, failed_restores = ?4 WHERE session = ?1
+            """
+        /// Its liveness row goes with it (ON DELETE CASCADE, in the same statement).
         static let deleteSession = "DELETE FROM sessions WHERE id = ?1"
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user, version) VALUES (?1, ?2, ?3)

@@ -17,6 +17,29 @@ import Testing
         #expect(result["restoration"]?["status"] == "none")
     }
 
+    /// A new session is stored once, already live (what a restart after a kill needs), in the
+    /// commit its reply waits for: its attach writes nothing more, quietly or not.
+    @Test func aNewSessionIsStoredLiveOnceBeforeTheReply() throws {
+        var harness = HubHarness()
+        let connection = harness.open()
+        let effects = harness.send(connection, "connect", ["protocol": 1, "auth": ["name": "alice"]])
+        let written = effects.persisted.filter {
+            switch $0 {
+            case .putSession, .putSessionLiveness: true
+            default: false
+            }
+        }
+        guard written.count == 1, case .putSession(let stored) = written[0] else {
+            Issue.record("expected one putSession, got \(written)")
+            return
+        }
+        #expect(stored.liveSince == stored.lastActiveAt)
+        #expect(!effects.contains { if case .persistQuietly = $0 { true } else { false } })
+        #expect(try harness.store.loadState().sessions.contains(stored))
+        let id = try #require(effects.messages(to: connection)[0]["result"]?["session"]?["persistentIdentifier"])
+        #expect(id == .string(stored.id.rawValue))
+    }
+
     @Test func resumingWithTheSecretBringsBackActivityAndUserInfo() {
         var harness = HubHarness()
         let (first, result) = harness.connect()

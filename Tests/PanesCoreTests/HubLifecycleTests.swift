@@ -42,7 +42,15 @@ import Testing
         var harness = HubHarness()
         let (scene, result) = harness.connect()
         let effects = harness.run(.closed(scene, abnormal: true))
-        #expect(effects.persisted.contains { if case .putSession(let s) = $0 { s.id.rawValue == result["session"]?["persistentIdentifier"]?.stringValue } else { false } })
+        // Its liveness alone, as a resume writes it (no longer live; SQLite's narrow row), and
+        // not quietly: the close is ordered before what follows it.
+        #expect(effects.persisted.contains {
+            if case .putSessionLiveness(let s) = $0 {
+                s.id.rawValue == result["session"]?["persistentIdentifier"]?.stringValue && s.liveSince == nil
+            } else { false }
+        })
+        #expect(!effects.persisted.contains { if case .putSession = $0 { true } else { false } })
+        #expect(effects.contains { if case .persist(let commands) = $0 { commands.count == 1 } else { false } })
         let (other, _) = harness.connect()
         let sessions = harness.request(other, "listSessions")["result"]?["sessions"]?.arrayValue ?? []
         #expect(sessions.count == 2)

@@ -155,10 +155,10 @@ import Testing
         #expect(try store.connection.text("SELECT group_concat(session_id) FROM session_children") == "b2")
     }
 
-    /// A resume's write is the two times alone: SQLite leaves the rest of the row as stored
-    /// (its JSON columns are not encoded and bound again), and writes nothing for a session it
-    /// does not hold.
-    @Test func aSessionsLivenessWritesOnlyItsTwoTimes() throws {
+    /// A resume's write is its liveness alone (the two times and the failed-restore count):
+    /// SQLite leaves the rest of the session as stored (its JSON columns are not encoded and
+    /// bound again), and writes nothing for a session it does not hold.
+    @Test func aSessionsLivenessWritesOnlyItsLiveness() throws {
         let store = try SQLiteStore(path: path)
         let stored = Fixtures.fullSession(id: "a1")
         try store.apply([.putSession(stored)])
@@ -169,8 +169,9 @@ import Testing
         try store.apply([.putSessionLiveness(attached), .putSessionLiveness(Fixtures.bareSession(id: "nowhere"))])
 
         var expected = stored
-        (expected.lastActiveAt, expected.liveSince) = (1_800_000_000_000, 1_800_000_000_000)
+        (expected.lastActiveAt, expected.liveSince, expected.failedRestores) = (1_800_000_000_000, 1_800_000_000_000, 0)
         #expect(try store.loadState().sessions == [expected])
+        #expect(try store.connection.integer("SELECT count(*) FROM session_liveness") == 1)
     }
 
     // MARK: Migrations
@@ -186,7 +187,7 @@ import Testing
         }
         // sqlite_sequence is SQLite's own, for the outbox's AUTOINCREMENT.
         #expect(tables == ["deployment_secrets", "document_access", "document_operations", "document_snapshots", "document_versions", "documents",
-                           "preference_domains", "preferences", "request_records", "sessions", "sqlite_sequence",
+                           "preference_domains", "preferences", "request_records", "session_liveness", "sessions", "sqlite_sequence",
                            "webhook_outbox"])
         #expect(try store.connection.integer(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sessions_by_owner'") == 1)

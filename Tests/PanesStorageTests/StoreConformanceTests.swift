@@ -153,6 +153,15 @@ import Testing
         again.liveSince = again.lastActiveAt
         try store.apply([.putSession(ended), .putSessionLiveness(again)])
         #expect(try store.reloaded().sessions == [again, Fixtures.bareSession(id: "b2")])
+
+        // Its window closed soon after a restore: a close writes the liveness alone too, with the
+        // failed-restore count.
+        var closed = again
+        closed.lastActiveAt += 5_000
+        closed.liveSince = nil
+        closed.failedRestores = 3
+        try store.apply([.putSessionLiveness(closed)])
+        #expect(try store.reloaded().sessions == [closed, Fixtures.bareSession(id: "b2")])
     }
 
     @Test(arguments: StoreKind.tested)

@@ -90,10 +90,14 @@ extension Hub {
     /// A `connect` naming no session: a new one, attached at once.
     private mutating func connectNewSession(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                                             identity: Authenticator.Identity, owner: OwnerKey) throws(PanesError) {
-        let (session, secret) = try makeSession(owner: owner, configuration: configurations[0])
+        var (session, secret) = try makeSession(owner: owner, configuration: configurations[0])
+        // Stored live from the start, as the attach below would make it: the session is then
+        // written once, in the commit its reply waits for, not a second time quietly after it.
+        session.liveSince = session.lastActiveAt
+        sessions.put(session)
         persist([.putSession(session)] + newSessionClaims(session.id) + sessionWebhook(.sessionCreated, session))
         attach(connection, requestID: requestID, request: request, identity: identity, session: session.id,
-               secret: secret, handedOver: [], created: true, forkedFrom: nil)
+               secret: secret, handedOver: [], created: true, forkedFrom: nil, storedLive: true)
     }
 
     /// Puts a connect in line for a session that is held, until it is let go or the deadline.
@@ -136,11 +140,14 @@ extension Hub {
     }
 
     /// Makes the connection a scene of the session and replies to its `connect`.
-    /// - Parameter secret: the session's secret for the reply: the new session's, or the one a
-    ///   resume proved. Nil (a ticket) issues a new one, which replaces the old.
+    /// - Parameters:
+    ///   - secret: the session's secret for the reply: the new session's, or the one a resume
+    ///     proved. Nil (a ticket) issues a new one, which replaces the old.
+    ///   - storedLive: the session was just made and stored live (`connectNewSession`): its
+    ///     times are left as stored, and not written again.
     mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                          identity: Authenticator.Identity, session sessionID: SessionID, secret: String?,
-                         handedOver: [Activity], created: Bool, forkedFrom: SessionID?) {
+                         handedOver: [Activity], created: Bool, forkedFrom: SessionID?, storedLive: Bool = false) {
         let now = now()
         let handedSecret: String
         if let secret {
@@ -167,13 +174,15 @@ extension Hub {
                 session.restoration = nil
                 session.failedRestores = 0
             }
-            session.lastActiveAt = now
-            session.liveSince = now
+            if !storedLive {
+                session.lastActiveAt = now
+                session.liveSince = now
+            }
             return (session, forgets, status)
         }!
         if status == .cleanStart || forgets {
             persist(.putSession(session))
-        } else {
+        } else if !storedLive {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
             effects.append(.persistQuietly(counted([.putSessionLiveness(session)])))

@@ -71,7 +71,8 @@ extension Hub {
                     "session": "\(session.id)", "inARow": "\(session.failedRestores)",
                 ])
             }
-            persist(.putSession(session))
+            // The three fields changed here alone: SQLite writes its narrow liveness row.
+            persist(.putSessionLiveness(session))
         }
         release(scene.session)
         updateAppState(scene.owner)

@@ -6,13 +6,14 @@ public enum StoreCommand: Sendable, Equatable {
     /// the hash the store holds, its text as it was: a damaged record is never overwritten with
     /// 64 `f`s. A session the store does not hold yet is stored with that hash.
     case putSession(SceneSession)
-    /// Stores the session's `lastActiveAt` and `liveSince`, all that changed since it was last
-    /// stored (in this batch or an earlier one): a window attached to it, a resume's bookkeeping
-    /// for a restart after a crash. A store writes those two alone where it can (SQLite: the
-    /// rest of the row is left as it is, not encoded and bound again), or the whole session as
-    /// `putSession` does (the memory store; PostgreSQL, whose revisions count whole copies). A
-    /// cluster node sends a `putSession` instead (`Hub.countedRevisions`). For a session it does
-    /// not hold SQLite writes nothing; the others store it whole.
+    /// Stores the session's `lastActiveAt`, `liveSince` and `failedRestores`, all that changed
+    /// since it was last stored (in this batch or an earlier one): a window attached to it (a
+    /// resume's bookkeeping for a restart after a crash) or left it. A store writes those alone
+    /// where it can (SQLite: its narrow `session_liveness` row, the session's own row left as it
+    /// is, not encoded and bound again), or the whole session as `putSession` does (the memory
+    /// store; PostgreSQL, whose revisions count whole copies). A cluster node sends a
+    /// `putSession` instead (`Hub.countedRevisions`). For a session it does not hold SQLite
+    /// writes nothing; the others store it whole.
     case putSessionLiveness(SceneSession)
     /// Deletes the session and everything stored for it.
     case deleteSession(SessionID)
