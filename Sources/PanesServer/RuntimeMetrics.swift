@@ -94,10 +94,10 @@ struct RuntimeMetrics {
         timings[connection, default: Timing()].openedAt = Self.now
     }
 
-    /// A frame that reads as a request: its reply will be timed.
-    mutating func received(_ json: JSONValue, on connection: UInt64, at time: UInt64) {
-        guard let id = json["id"].flatMap(RequestID.init(json:)) else { return }
-        let type = json["type"]?.stringValue.flatMap { Self.typeIndexes[$0] } ?? Self.typeNames.count - 1
+    /// A frame that reads as a request (`Hub.takeReceivedRequest`: its `id`, and its `type` as
+    /// sent): its reply will be timed, under its type or, for any other, "(invalid)".
+    mutating func received(_ id: RequestID, type: String?, on connection: UInt64, at time: UInt64) {
+        let type = type.flatMap { Self.typeIndexes[$0] } ?? Self.typeNames.count - 1
         timings[connection, default: Timing()].received(id, Pending(type: type, at: time))
     }
 

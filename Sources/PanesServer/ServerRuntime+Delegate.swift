@@ -6,7 +6,7 @@ import PanesJSON
 public import PanesTransport
 
 extension ServerRuntime: WebSocketServerDelegate {
-    public func serverDidOpen(_ connection: UInt64) {
+    public func serverDidOpen(_ connection: UInt64, peer: String?) {
         guard rejoining == nil else {
             // Upgraded just before the node stopped taking connections.
             retired.insert(connection)
@@ -15,7 +15,7 @@ extension ServerRuntime: WebSocketServerDelegate {
         }
         let start = RuntimeMetrics.now
         metrics.opened(connection)
-        perform(hub.handle(.opened(ConnectionID(connection), peer: transport.peer(of: connection))))
+        perform(hub.handle(.opened(ConnectionID(connection), peer: peer)))
         metrics.turn(since: start)
     }
 
@@ -27,7 +27,6 @@ extension ServerRuntime: WebSocketServerDelegate {
         let id = ConnectionID(connection)
         switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
         case .success(let json):
-            metrics.received(json, on: connection, at: start)
             event = .received(id, json)
         case .failure(let error) where error.kind == .tooDeep:
             event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
@@ -36,7 +35,14 @@ extension ServerRuntime: WebSocketServerDelegate {
         case .failure(let error):
             event = .unreadable(id, reason: error.description)
         }
-        perform(hub.handle(event))
+        // One access to `hub` for both (each is checked for overlap at run time).
+        func handle(_ hub: inout Hub) -> ([Effect], (id: RequestID, type: String?)?) {
+            (hub.handle(event), hub.takeReceivedRequest())
+        }
+        let (effects, request) = handle(&hub)
+        // Before the effects go out: the reply among them is timed from `start`.
+        if let request { metrics.received(request.id, type: request.type, on: connection, at: start) }
+        perform(effects)
     }
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {

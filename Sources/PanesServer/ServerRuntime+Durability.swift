@@ -7,6 +7,8 @@ import PanesTransport
 extension ServerRuntime {
     /// Output that waits for every persist given before it (`Effect`'s contract).
     func emit(_ output: Output) {
+        // Nothing waits (nearly always): no list of the output's connections is made.
+        if gate.isClear { return deliver(output) }
         guard let output = gate.pass(output, to: output.connections) else { return held(output) }
         deliver(output)
     }
@@ -14,6 +16,7 @@ extension ServerRuntime {
     /// An answer that says nothing was applied (`Effect.sendUnapplied`): it waits only for
     /// output held for its own connection.
     func emitUnapplied(_ output: Output) {
+        if gate.heldCount == 0 { return deliver(output) }
         guard let output = gate.passUnapplied(output, to: output.connections) else { return held(output) }
         deliver(output)
     }

@@ -65,6 +65,9 @@ public final class ServerRuntime: @unchecked Sendable {
     enum Output {
         /// `reply` names the request a frame answers, to time it.
         case frame(OutboundFrame, [UInt64], reply: RequestID? = nil)
+        /// A frame for one connection (a reply, an event for one scene): `frame` without an
+        /// array made and freed for its one recipient.
+        case frameTo(OutboundFrame, UInt64, reply: RequestID?)
         case close(UInt64, CloseCode, String)
         case probe(UInt64)
         /// The answer to an HTTP API request (`ServerRuntime+HTTP.swift`).
@@ -175,9 +178,9 @@ public final class ServerRuntime: @unchecked Sendable {
     /// is handed to the store thread before the output listed ahead of it, but for a persist,
     /// whose output before it goes first; output keeps its order, and so does store work.
     /// Output waits in `effects` itself (from `held` on) rather than in an array of its own:
-    /// every event is performed, a resume's two included.
-    func perform(_ effects: [Effect]) {
-        defer { armWake() }
+    /// every event is performed, a resume's two included. The array then goes back to the hub,
+    /// whose next event's effects are written into it (`Hub.recycle`).
+    func perform(_ effects: consuming [Effect]) {
         var held = effects.startIndex
         for index in effects.indices {
             switch effects[index] {
@@ -192,6 +195,7 @@ public final class ServerRuntime: @unchecked Sendable {
             }
         }
         executeOutput(effects[held...])
+        armWake(recycling: effects)
     }
 
     /// The output among `effects`, in order (their store work was carried out already).
@@ -209,13 +213,13 @@ public final class ServerRuntime: @unchecked Sendable {
         case .send(let message, let connection) where Hub.isServiceConnection(connection):
             if let response = apiResponse(message, to: connection.rawValue) { emit(response) }
         case .send(let message, let connection):
-            emit(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+            emit(.frameTo(encode(message), connection.rawValue, reply: message.replyTo))
         case .sendUnapplied(let message, let connection) where Hub.isServiceConnection(connection):
             if let response = apiResponse(message, to: connection.rawValue) { emitUnapplied(response) }
         case .sendUnapplied(let message, let connection):
-            emitUnapplied(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+            emitUnapplied(.frameTo(encode(message), connection.rawValue, reply: message.replyTo))
         case .sendNow(let message, let connection):
-            deliver(.frame(encode(message), [connection.rawValue], reply: message.replyTo))
+            deliver(.frameTo(encode(message), connection.rawValue, reply: message.replyTo))
         case .broadcast(let message, let connections):
             emit(.frame(encode(message), connections.map(\.rawValue)))
         case .persist(let commands):
@@ -254,19 +258,20 @@ public final class ServerRuntime: @unchecked Sendable {
 
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only
     /// then: an idle server sleeps.
-    func armWake() {
-        let next = [hubDeadline(), drainDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap
+    /// - Parameter used: effects performed, whose array goes back to the hub (`Hub.recycle`) in
+    ///   the same access to `hub` (each is checked for overlap at run time).
+    func armWake(recycling used: consuming [Effect] = []) {
+        // `hub.nextDeadline` read in place: read as `hub.nextDeadline` from this class, the
+        // whole `Hub` value is copied first (the getter is another module's, so the compiler
+        // cannot tell it leaves `hub` alone), thousands of instructions on every turn.
+        func read(_ hub: inout Hub, _ used: consuming [Effect]) -> Millis? {
+            hub.recycle(used)
+            return hub.nextDeadline
+        }
+        let next = [read(&hub, used), drainDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
         transport.wake(afterMilliseconds: Int(max(0, next - Self.monotonicClock())))
-    }
-
-    /// `hub.nextDeadline`, read in place. Read as `hub.nextDeadline` from this class, the whole
-    /// `Hub` value is copied first (the getter is another module's, so the compiler cannot tell
-    /// it leaves `hub` alone): thousands of instructions on every turn of the loop.
-    func hubDeadline() -> Millis? {
-        func read(_ hub: inout Hub) -> Millis? { hub.nextDeadline }
-        return read(&hub)
     }
 
     func deliver(_ output: Output) {
@@ -274,6 +279,9 @@ public final class ServerRuntime: @unchecked Sendable {
         case .frame(let frame, let connections, let reply):
             for connection in connections { transport.send(frame, to: connection) }
             if let reply, let connection = connections.first { metrics.replied(reply, on: connection) }
+        case .frameTo(let frame, let connection, let reply):
+            transport.send(frame, to: connection)
+            if let reply { metrics.replied(reply, on: connection) }
         case .close(let connection, let code, let reason):
             transport.close(connection, code: code.rawValue, reason: reason)
         case .probe(let connection):
@@ -310,7 +318,7 @@ extension ServerRuntime.Output {
     var connections: [UInt64] {
         switch self {
         case .frame(_, let connections, _): connections
-        case .close(let connection, _, _), .probe(let connection): [connection]
+        case .frameTo(_, let connection, _), .close(let connection, _, _), .probe(let connection): [connection]
         case .http: []
         }
     }

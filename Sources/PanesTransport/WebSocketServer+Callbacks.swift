@@ -39,11 +39,14 @@ extension WebSocketServer {
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
             // The handshake's headers are still there (lws frees them after this callback).
-            connection.peer = client(of: wsi)
+            let peer = client(of: wsi)
+            connection.peer = peer
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()
-            delegate?.serverDidOpen(id)
+            // The peer handed over with the news: the delegate would otherwise look the
+            // connection up again at once to ask (`peer(of:)`), on every connect.
+            delegate?.serverDidOpen(id, peer: peer)
 
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(user), !connection.closing else { return 0 }

@@ -19,6 +19,7 @@ extension WebSocketServer {
     func gather(_ frame: OutboundFrame, for connection: ServerConnection) {
         if connection.gathered.isEmpty {
             gathering.append(connection)
+            anyGathered = true
             connection.gatheredBytes = 0
         }
         connection.gathered.append(frame)
@@ -28,7 +29,8 @@ extension WebSocketServer {
     /// Writes every connection's gathered frames. Called as each lws callback and each timer
     /// of ours returns.
     func flushGathered() {
-        guard !gathering.isEmpty else { return }
+        guard anyGathered else { return }
+        anyGathered = false
         // Taken, not emptied in place: the copy shares the buffer, so emptying it and keeping
         // its capacity would allocate another as large. A connection whose writes are done
         // holds no buffer (an idle scene kept one frame's, 48 bytes, of its `connect` reply).
@@ -61,7 +63,7 @@ extension WebSocketServer {
             bytes.append(contentsOf: UnsafeBufferPointer(start: frame.payload, count: frame.payloadCount))
         }
         let count = bytes.count - OutboundFrame.headroom
-        framesWrittenTogether += frames.count
+        writtenTogether += frames.count
         // LWS_WRITE_HTTP is lws's raw write: on a WebSocket it sends the bytes as they are.
         let written = bytes.withUnsafeMutableBufferPointer {
             lws_write(connection.wsi, $0.baseAddress! + OutboundFrame.headroom, count, LWS_WRITE_HTTP)

@@ -116,7 +116,7 @@ extension WebSocketServer {
                 reason: ListenAddress.bindFailure(host: configuration.host, port: configuration.port))
         }
         port = Int(lws_get_vhost_listen_port(vhost))
-        originPolicy = configuration.origins.policy(bindHost: configuration.host, port: port)
+        acceptedOrigins = configuration.origins.policy(bindHost: configuration.host, port: port)
         if let eventLoop {
             configuration.logger.debug("event loop", metadata: ["loop": "libev", "backend": "\(String(cString: pev_backend_name(eventLoop)))"])
         }

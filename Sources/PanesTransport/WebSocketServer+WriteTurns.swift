@@ -46,7 +46,7 @@ extension WebSocketServer {
             let turns = writeTurns
             writeTurns = []
             for connection in turns where connections[connection.id] === connection && !connection.closing {
-                writeTurnsTaken += 1
+                turnsTaken += 1
                 _ = pws_service_writable(context, connection.wsi)
                 // lws may have closed it (a failed write), and freed its wsi.
                 guard connections[connection.id] === connection else { continue }

@@ -15,11 +15,24 @@ import Glibc
 /// A WebSocket and HTTP server on libwebsockets: the only place the server side touches lws.
 public final class WebSocketServer: @unchecked Sendable {
     public let configuration: TransportConfiguration
-    public weak var delegate: (any WebSocketServerDelegate)?
+    /// Told what happens; set before `run()`.
+    public var delegate: (any WebSocketServerDelegate)? {
+        get { delegateReference }
+        set { delegateReference = newValue }
+    }
     /// The port actually listened on (differs from the configuration's when that was 0).
     public internal(set) var port: Int = 0
     /// The origins and `Host` names accepted, known once listening (the port may be chosen then).
-    public internal(set) var originPolicy = OriginPolicy(allowed: [])
+    public var originPolicy: OriginPolicy { acceptedOrigins }
+
+    // What every connection's callbacks read is stored in properties no other module can
+    // reach, behind the public ones above and `refusingConnections`. The compiler checks
+    // overlapping access to a class's stored property at run time (a call into the Swift
+    // runtime on each access, a resume made ~50) unless it can see every access and none
+    // overlaps another, which it cannot for a property public to other modules.
+    weak var delegateReference: (any WebSocketServerDelegate)?
+    var acceptedOrigins = OriginPolicy(allowed: [])
+    var refusal: String?
 
     var context: OpaquePointer?
     /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
@@ -42,14 +55,18 @@ public final class WebSocketServer: @unchecked Sendable {
     /// The connection whose message the delegate is handling, if any: what it causes for that
     /// same connection is queued, not written at once (see `canWriteNow`).
     var receiving: ServerConnection?
-    /// Connections with frames gathered during the current callback (`flushGathered`).
+    /// Connections with frames gathered during the current callback (`flushGathered`), and
+    /// whether there are any: every callback asks, and a `Bool`'s accesses are checked at
+    /// compile time where the array's are checked at run time (see `delegateReference`).
     var gathering: [ServerConnection] = []
+    var anyGathered = false
     /// Connections whose reply waits for a write turn before the loop waits again, and the
     /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`).
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
     /// Write turns taken that way, for tests (SPI).
-    @_spi(Testing) public internal(set) var writeTurnsTaken = 0
+    @_spi(Testing) public var writeTurnsTaken: Int { turnsTaken }
+    var turnsTaken = 0
     /// Close handshakes under way, and the connections waiting for one (`WebSocketServer+Closing.swift`).
     var closingHandshakes = 0
     /// The most close handshakes under way at once so far, for tests.
@@ -57,11 +74,15 @@ public final class WebSocketServer: @unchecked Sendable {
     var closesWaiting: [ServerConnection] = []
     var closesWaitingHead = 0
     /// Frames that went to a socket in one write with others (`flushGathered`), for tests (SPI).
-    @_spi(Testing) public internal(set) var framesWrittenTogether = 0
+    @_spi(Testing) public var framesWrittenTogether: Int { writtenTogether }
+    var writtenTogether = 0
     /// Why new WebSocket upgrades are refused (503, `Retry-After: 1`), nil while they are
     /// accepted: the server is draining, or its cluster node is rejoining under a new identity.
     /// The reason is the response's body, so a client or an operator reading it knows which.
-    public var refusingConnections: String?
+    public var refusingConnections: String? {
+        get { refusal }
+        set { refusal = newValue }
+    }
     let idle: IdleDetector
     private let inbox = Inbox()
     private let stopRequested = Atomic<Bool>(false)

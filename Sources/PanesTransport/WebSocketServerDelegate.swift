@@ -1,7 +1,9 @@
 /// What the transport reports. Every method is called on the service thread, the one that
 /// called `WebSocketServer.run()`, and must not block: it is the thread that owns live state.
 public protocol WebSocketServerDelegate: AnyObject {
-    func serverDidOpen(_ connection: UInt64)
+    /// A WebSocket connection is established. `peer` is the client it counts as
+    /// (`PeerAddress.client`, read from the handshake; what `peer(of:)` answers for it).
+    func serverDidOpen(_ connection: UInt64, peer: String?)
     /// A complete text message, valid UTF-8. The buffer is valid only during the call.
     func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64)
     /// `abnormal` when the peer went away without a close frame (crash, network drop) and the

@@ -68,6 +68,8 @@ public final class TransportHarness: @unchecked Sendable {
 public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     public struct State: Sendable {
         public var opened: [UInt64] = []
+        /// The peer each connection in `opened` was reported with.
+        public var openedPeers: [String?] = []
         public var messages: [(connection: UInt64, text: String)] = []
         public var closed: [(connection: UInt64, abnormal: Bool)] = []
         public var pongs: [UInt64] = []
@@ -144,7 +146,12 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
         condition.unlock()
     }
 
-    public func serverDidOpen(_ connection: UInt64) { record { $0.opened.append(connection) } }
+    public func serverDidOpen(_ connection: UInt64, peer: String?) {
+        record {
+            $0.opened.append(connection)
+            $0.openedPeers.append(peer)
+        }
+    }
 
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let text = String(decoding: message, as: UTF8.self)

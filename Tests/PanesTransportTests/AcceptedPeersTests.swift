@@ -94,6 +94,10 @@ import Testing
             #expect(harness.recorder.wait { $0.opened.count == 1 })
             let peers = harness.onServiceThread { server in server.connections.values.map(\.peer) }
             #expect(peers == ["2001:db8:1:2::/64"])
+            // The delegate hears it with the open, as `peer(of:)` answers.
+            #expect(harness.recorder.snapshot.openedPeers == ["2001:db8:1:2::/64"])
+            let id = harness.recorder.snapshot.opened[0]
+            #expect(harness.onServiceThread { $0.peer(of: id) } == "2001:db8:1:2::/64")
             withExtendedLifetime(client) {}
         }
         #expect(harness.recorder.wait { $0.closed.count == 1 })

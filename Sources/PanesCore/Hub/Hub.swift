@@ -90,6 +90,12 @@ public struct Hub {
 
     /// Effects produced while handling the current event, in order.
     var effects: [Effect] = []
+    /// The most effects `effects` has had room for: each event starts with that much room, in
+    /// the storage of an array handed back (`recycle`) or else allocated once.
+    var effectsCapacity = 0
+    /// The envelope of the request the last `received` event carried, as the decoder read it
+    /// (`takeReceivedRequest`): the runtime times its reply without reading the frame again.
+    var receivedRequest: (id: RequestID, type: String?)?
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
@@ -145,6 +151,7 @@ public struct Hub {
     /// Handles one event and returns what to do about it, in order.
     public mutating func handle(_ event: HubEvent) -> [Effect] {
         turn &+= 1
+        if effects.capacity < effectsCapacity { effects.reserveCapacity(effectsCapacity) }
         switch event {
         case .opened(let connection, let peer):
             connections.open(Connection(
@@ -178,7 +185,10 @@ public struct Hub {
         if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
         if requestKeys.hasForgotten { forgetInStore() }
-        defer { effects.removeAll(keepingCapacity: true) }
+        effectsCapacity = max(effectsCapacity, effects.capacity)
+        // Handed over whole: emptying `effects` in place would allocate a new buffer, the
+        // returned array still sharing this one.
+        defer { effects = [] }
         return effects
     }
 
@@ -189,6 +199,7 @@ public struct Hub {
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
+            if let id = failure.id { receivedRequest = (id, failure.type) }
             // Requests that did not decode are counted together: their `type` is the client's
             // text and must not grow the metric's label space.
             metrics.requests["(invalid)", default: 0] += 1
@@ -200,6 +211,7 @@ public struct Hub {
             return
         case .success(let decoded):
             request = decoded
+            receivedRequest = (decoded.id, decoded.type)
         }
         metrics.requests[request.type, default: 0] += 1
         guard allowed else {

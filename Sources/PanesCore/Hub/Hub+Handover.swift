@@ -1,0 +1,21 @@
+/// What the runtime takes from the hub after an event besides its effects, and gives back.
+extension Hub {
+    /// The `id` and `type` of the request the last `received` event carried (its `type` as the
+    /// client spelled it, nil when it was not a string), once: nil when that frame had no
+    /// usable `id`, or its connection was closing.
+    public mutating func takeReceivedRequest() -> (id: RequestID, type: String?)? {
+        defer { receivedRequest = nil }
+        return receivedRequest
+    }
+
+    /// Takes back an array `handle` returned, once its effects are carried out: the next
+    /// event's effects are written into its storage instead of a new array's. Its effects are
+    /// dropped. Kept only when nothing is being collected and it is the larger.
+    public mutating func recycle(_ used: consuming [Effect]) {
+        guard effects.isEmpty, effects.capacity < used.capacity else { return }
+        // In place when the caller held the only reference. One by one: an event has a few, and
+        // `removeAll(keepingCapacity:)` costs more than the allocation this saves.
+        while !used.isEmpty { used.removeLast() }
+        effects = used
+    }
+}
