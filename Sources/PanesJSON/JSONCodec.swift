@@ -221,7 +221,7 @@ public enum JSONCodec {
                 // jansson knows the key's length (and refuses keys with a NUL in them).
                 let key = UnsafeRawBufferPointer(start: json_object_iter_key(current), count: json_object_iter_key_len(current))
                 for byte in key { bits |= byte }
-                builder.append(String(decoding: key, as: UTF8.self), value(of: json_object_iter_value(current), clash: &clash))
+                builder.append(keyBytes: key, value(of: json_object_iter_value(current), clash: &clash))
                 iterator = json_object_iter_next(json, current)
             }
             if bits & 0x80 != 0, clash == nil { clash = firstEquivalentKey(of: json) }

@@ -60,6 +60,11 @@ import Testing
         #expect(value["\u{E9}t\u{E9}"] == 2 && value["e\u{301}te\u{301}"] == nil)
         #expect(value["\u{3A9}"] == 4 && value["\u{2126}"] == nil)
         #expect(value == ["a": 3, "abcdefghA": 6, "abcdefghZ": 5, "z": 1, "\u{E9}t\u{E9}": 2, "\u{3A9}": 4])
+        // Field names the protocol uses are not built again per frame; near misses are built.
+        let names = ["type", "typ", "types", "id", "i", "idempotencyKey", "idempotencyKez", "idempotencyKeys", "session",
+                     "sessio\u{E9}", "\u{212A}ind", "kind", "targetContentIdentifier", "targetContentIdentifieR", "re", "r"]
+        let named = try JSONCodec.decode("{" + names.map { "\"\($0)\":0" }.joined(separator: ",") + "}").get()
+        #expect(named.objectValue.map { $0.keys.map { Array($0.utf8) } } == names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
         let count = 50_000
         let text = "{" + (0..<count).reversed().map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
         let large = try JSONCodec.decode(text).get()

@@ -62,9 +62,17 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
 
         @inlinable public mutating func append(_ key: String, _ value: JSONValue) { members.append(Member(key, value)) }
 
+        /// A key given as its UTF-8 bytes (valid UTF-8, as jansson checks): a field name the
+        /// protocol uses is not made again (`knownKey`).
+        public mutating func append(keyBytes: UnsafeRawBufferPointer, _ value: consuming JSONValue) {
+            let prefix = JSONObject.prefix(keyBytes)
+            let key = JSONObject.knownKey(keyBytes, prefix: prefix) ?? String(decoding: keyBytes, as: UTF8.self)
+            members.append(Member(prefix: prefix, key: key, value: value))
+        }
+
+        /// The members sorted; the caller vouches that no two keys have the same bytes.
         public consuming func object() -> JSONObject {
-            let duplicate = JSONObject.sort(&members)
-            assert(duplicate == nil, "JSONObject.Builder got the key \(duplicate ?? "") twice")
+            JSONObject.sortMembers(&members)
             return JSONObject(sorted: members)
         }
     }
@@ -254,15 +262,19 @@ extension JSONObject {
     /// A key's first eight bytes, big-endian and zero-padded: two keys whose prefixes differ
     /// are in the order of their prefixes; equal prefixes need the rest compared (`order`).
     @inlinable static func prefix(_ key: String) -> UInt64 {
-        key.utf8.withContiguousStorageIfAvailable { utf8 in
-            var value: UInt64 = 0
-            var shift: UInt64 = 56
-            for index in 0..<Swift.min(8, utf8.count) {
-                value |= UInt64(utf8[index]) << shift
-                shift &-= 8
-            }
-            return value
-        } ?? slowPrefix(key)
+        key.utf8.withContiguousStorageIfAvailable { prefix(UnsafeRawBufferPointer($0)) } ?? slowPrefix(key)
+    }
+
+    /// The same for a key given as its bytes: one load when it has eight or more.
+    @inlinable static func prefix(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        if bytes.count >= 8 { return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) }
+        var value: UInt64 = 0
+        var shift: UInt64 = 56
+        for byte in bytes {
+            value |= UInt64(byte) << shift
+            shift &-= 8
+        }
+        return value
     }
 
     @usableFromInline static func slowPrefix(_ key: String) -> UInt64 {
@@ -310,27 +322,40 @@ extension JSONObject {
         return Identifier.less(a, b) ? -1 : 1
     }
 
-    /// Sorts members by key bytes (insertion sort when small, as nearly every object is);
-    /// returns a key found twice, if any.
+    /// Sorts members by key bytes; returns a key found twice, if any.
     @usableFromInline static func sort(_ members: inout [Member]) -> String? {
-        if members.count <= 16 {
-            members.withUnsafeMutableBufferPointer { members in
-                for index in members.indices.dropFirst() {
-                    var slot = index
-                    let member = members[index]
-                    while slot > 0 && order(members[slot - 1], member.prefix, member.key) > 0 {
-                        members.swapAt(slot, slot - 1)
-                        slot -= 1
-                    }
-                }
-            }
-        } else if !isSorted(members) {
-            members.sort { order($0, $1.prefix, $1.key) < 0 }
-        }
-        for index in members.indices.dropFirst() where order(members[index - 1], members[index].prefix, members[index].key) == 0 {
-            return members[index].key
+        sortMembers(&members)
+        var index = 1
+        while index < members.count {
+            if order(members[index - 1], members[index].prefix, members[index].key) == 0 { return members[index].key }
+            index += 1
         }
         return nil
+    }
+
+    /// An insertion sort when small, as nearly every object is: each member moved out once
+    /// and the greater ones moved up behind it, no copies (no retain or release).
+    static func sortMembers(_ members: inout [Member]) {
+        guard members.count <= 16 else {
+            if !isSorted(members) { members.sort { order($0, $1.prefix, $1.key) < 0 } }
+            return
+        }
+        members.withUnsafeMutableBufferPointer { members in
+            guard let base = members.baseAddress else { return }
+            var index = 1
+            while index < members.count {
+                if order(base[index - 1], base[index].prefix, base[index].key) > 0 {
+                    let member = (base + index).move()
+                    var slot = index
+                    repeat {
+                        (base + slot).moveInitialize(from: base + slot - 1, count: 1)
+                        slot -= 1
+                    } while slot > 0 && order(base[slot - 1], member.prefix, member.key) > 0
+                    (base + slot).initialize(to: member)
+                }
+                index += 1
+            }
+        }
     }
 
     private static func isSorted(_ members: [Member]) -> Bool {
