@@ -11,9 +11,10 @@
 /// do not depend on the order keys were given in.
 ///
 /// Adding a key that sorts last appends; any other new key moves the members after it (a
-/// `memmove`), so an object built key by key in no order is quadratic in its size: code that
-/// builds a large object from many keys at once uses `init(uniqueKeysWithValues:)`,
-/// `merging`, `mapValues` or `filter`, which sort once or keep the order.
+/// `memmove`), so an object built key by key in no order is quadratic in its size (20,000 keys
+/// about 0.1 s, bench/README.md): code that builds a large object from many keys at once uses
+/// `init(uniqueKeysWithValues:)`, `merging`, `mapValues` or `filter`, which sort once or keep
+/// the order.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     public typealias Element = (key: String, value: JSONValue)
     public typealias Index = Int
