@@ -30,9 +30,10 @@ public enum JSONCodec {
 
     /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined. So are
     /// keys that differ in their bytes but are canonically equivalent Unicode (NFC `é` and NFD
-    /// `e` + U+0301): jansson keeps both, but `JSONValue`'s objects are Swift dictionaries,
-    /// whose `String` keys compare canonically, so one would silently replace the other (a
-    /// token's `panes.workspaces` granting two workspaces would grant one).
+    /// `e` + U+0301): jansson keeps both, and so does `JSONObject`, which compares keys by
+    /// bytes, but they are the same text to a reader, and any `String`-keyed table made of them
+    /// would let one silently replace the other (a token's `panes.workspaces` granting two
+    /// workspaces would grant one). Only objects with a non-ASCII key are checked for it.
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
@@ -210,18 +211,21 @@ public enum JSONCodec {
     private static func value(of json: UnsafeMutablePointer<json_t>, clash: inout String?) -> JSONValue {
         switch pjs_typeof(json) {
         case JSON_OBJECT:
-            // Built at its size, through the standard library's inlinable path: its
-            // `init(minimumCapacity:)` and `reserveCapacity` are not inlinable and look up the
-            // storage's type metadata on every call (~340 instructions an object).
-            var merged = false
-            let object = withUnsafeMutablePointer(to: &clash) { clash in
-                [String: JSONValue](Members(of: json, clash: clash), uniquingKeysWith: { _, later in
-                    merged = true
-                    return later
-                })
+            // Members in jansson's order (the client's), sorted once by `object()`. Keys are
+            // compared by bytes from then on; only an object with a non-ASCII key can hold two
+            // canonically equivalent ones, so only those are checked for it.
+            var builder = JSONObject.Builder(capacity: json_object_size(json))
+            var bits: UInt8 = 0
+            var iterator = json_object_iter(json)
+            while let current = iterator {
+                // jansson knows the key's length (and refuses keys with a NUL in them).
+                let key = UnsafeRawBufferPointer(start: json_object_iter_key(current), count: json_object_iter_key_len(current))
+                for byte in key { bits |= byte }
+                builder.append(keyBytes: key, value(of: json_object_iter_value(current), clash: &clash))
+                iterator = json_object_iter_next(json, current)
             }
-            if merged, clash == nil { clash = firstEquivalentKey(of: json) }
-            return .object(object)
+            if bits & 0x80 != 0, clash == nil { clash = firstEquivalentKey(of: json) }
+            return .object(builder.object())
         case JSON_ARRAY:
             let count = json_array_size(json)
             var array: [JSONValue] = []
@@ -241,32 +245,6 @@ public enum JSONCodec {
             return .bool(false)
         default:
             return .null
-        }
-    }
-
-    /// An object's members in jansson's order, each converted as it is read.
-    private struct Members: Sequence, IteratorProtocol {
-        let object: UnsafeMutablePointer<json_t>
-        var iterator: UnsafeMutableRawPointer?
-        /// Where a clash further down is reported (the caller's, which outlives the walk).
-        let clash: UnsafeMutablePointer<String?>
-
-        init(of object: UnsafeMutablePointer<json_t>, clash: UnsafeMutablePointer<String?>) {
-            self.object = object
-            iterator = json_object_iter(object)
-            self.clash = clash
-        }
-
-        var underestimatedCount: Int { json_object_size(object) }
-
-        mutating func next() -> (String, JSONValue)? {
-            guard let current = iterator else { return nil }
-            iterator = json_object_iter_next(object, current)
-            // jansson knows the key's length (and refuses keys with a NUL in them).
-            let key = String(decoding: UnsafeRawBufferPointer(start: json_object_iter_key(current),
-                                                              count: json_object_iter_key_len(current)),
-                             as: UTF8.self)
-            return (key, JSONCodec.value(of: json_object_iter_value(current), clash: &clash.pointee))
         }
     }
 

@@ -118,65 +118,18 @@ struct JSONWriter: ~Copyable {
             }
             put(UInt8(ascii: "]"))
         case .object(let members):
+            // `JSONObject` keeps its members in jansson's key order (bytes) already.
             put(UInt8(ascii: "{"))
-            if members.count == 1, let (key, member) = members.first {
+            var first = true
+            for (key, member) in members {
+                if !first { put(UInt8(ascii: ",")) }
+                first = false
                 write(key)
                 put(UInt8(ascii: ":"))
                 write(member)
-            } else if !members.isEmpty {
-                writeSorted(members)
             }
             put(UInt8(ascii: "}"))
         }
-    }
-
-    /// An object's members in jansson's key order (`precedes`), by an insertion sort over each
-    /// key's first eight bytes read once as a number, so most comparisons are one integer
-    /// comparison; keys and values are read in place (`keys[i]`, `values[i]`), never copied.
-    private mutating func writeSorted(_ members: [String: JSONValue]) {
-        typealias Entry = (prefix: UInt64, index: Dictionary<String, JSONValue>.Index)
-        withUnsafeTemporaryAllocation(of: Entry.self, capacity: members.count) { order in
-            var count = 0
-            var index = members.startIndex
-            while index != members.endIndex {
-                let entry = (prefix: Self.prefix(members.keys[index]), index: index)
-                var slot = count
-                while slot > 0 && (order[slot - 1].prefix > entry.prefix
-                                   || (order[slot - 1].prefix == entry.prefix
-                                       && Self.precedes(members.keys[entry.index], members.keys[order[slot - 1].index]))) {
-                    order[slot] = order[slot - 1]
-                    slot -= 1
-                }
-                order[slot] = entry
-                count += 1
-                members.formIndex(after: &index)
-            }
-            for position in 0..<count {
-                if position > 0 { put(UInt8(ascii: ",")) }
-                write(members.keys[order[position].index])
-                put(UInt8(ascii: ":"))
-                write(members.values[order[position].index])
-            }
-        }
-    }
-
-    /// A key's first eight bytes, big-endian and zero-padded: two keys whose prefixes differ
-    /// are in the order of their prefixes; equal prefixes are compared in full.
-    private static func prefix(_ key: String) -> UInt64 {
-        key.utf8.withContiguousStorageIfAvailable { utf8 in
-            var value: UInt64 = 0
-            var shift: UInt64 = 56
-            for index in 0..<min(8, utf8.count) {
-                value |= UInt64(utf8[index]) << shift
-                shift &-= 8
-            }
-            return value
-        } ?? 0
-    }
-
-    /// Byte order, as jansson sorts keys (`memcmp` over the shorter, then the shorter first).
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// `00`, `01`, … `99`: each number below 100 as its two digits.

@@ -81,7 +81,7 @@ public struct JWTConfiguration: Sendable, Equatable {
         }
     }
 
-    private static func refuseUnknown(_ object: [String: JSONValue], allowed: Set<String>, at path: String) throws(PanesError) {
+    private static func refuseUnknown(_ object: JSONObject, allowed: Set<String>, at path: String) throws(PanesError) {
         for key in object.keys.sorted() where !allowed.contains(key) {
             throw .invalid(path.isEmpty ? key : "\(path).\(key)", "is not a known field")
         }

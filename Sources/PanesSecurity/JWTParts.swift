@@ -8,8 +8,8 @@ import PanesJSON
 /// request (duplicate keys refused), rather than through libjwt, which keeps the last of
 /// duplicate keys: what is checked is exactly what was signed, read one way.
 struct JWTParts {
-    let header: [String: JSONValue]
-    let claims: [String: JSONValue]
+    let header: JSONObject
+    let claims: JSONObject
     /// `BASE64URL(header) . BASE64URL(claims)`: the bytes the signature covers.
     let signingInput: [UInt8]
     let signature: [UInt8]

@@ -42,7 +42,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     public func verify(_ token: String, now: Millis) throws(PanesError) -> VerifiedToken {
-        let outcome = cache.outcome(for: token) { () throws(PanesError) -> [String: JSONValue] in
+        let outcome = cache.outcome(for: token) { () throws(PanesError) -> JSONObject in
             let parts = try JWTParts(token)
             let key = try key(for: parts.header)
             try JWTSignature.verify(token, parts: parts, key: key)
@@ -55,7 +55,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// The configured key the header names, if the header asks for exactly its algorithm.
-    func key(for header: [String: JSONValue]) throws(PanesError) -> JWTKey {
+    func key(for header: JSONObject) throws(PanesError) -> JWTKey {
         guard case .string(let alg)? = header["alg"] else { throw JWTParts.refused("header has no `alg`") }
         guard alg.lowercased() != "none" else {
             throw JWTParts.refused("is unsigned (`alg: none`); unsigned tokens are never accepted")
@@ -79,7 +79,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// The identity in verified claims, if they are for this server and valid at `now`.
-    func identity(_ claims: [String: JSONValue], now: Millis) throws(PanesError) -> VerifiedToken {
+    func identity(_ claims: JSONObject, now: Millis) throws(PanesError) -> VerifiedToken {
         // StringOrURI values compare without any transformation (RFC 7519 §2): by bytes.
         guard let issuer = claims["iss"]?.stringValue, Identifier.equal(issuer, configuration.issuer) else {
             throw JWTParts.refused("is not from the configured issuer (`iss`)")
@@ -111,7 +111,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// A NumericDate claim (seconds since the epoch, possibly fractional) in milliseconds.
-    static func time(_ claims: [String: JSONValue], _ claim: String) throws(PanesError) -> Millis? {
+    static func time(_ claims: JSONObject, _ claim: String) throws(PanesError) -> Millis? {
         guard let value = claims[claim] else { return nil }
         guard let seconds = value.doubleValue, seconds.isFinite, seconds >= 0, seconds < 1e13 else {
             throw JWTParts.refused("has a `\(claim)` that is not a time in seconds since 1970")
@@ -120,7 +120,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// A user id or display name: 1 to `maxNameBytes` bytes, no control characters.
-    static func name(_ claims: [String: JSONValue], _ claim: String) throws(PanesError) -> String? {
+    static func name(_ claims: JSONObject, _ claim: String) throws(PanesError) -> String? {
         guard let value = claims[claim] else { return nil }
         guard case .string(let string) = value, !string.isEmpty, string.utf8.count <= maxNameBytes,
               !string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -132,7 +132,7 @@ public struct JWTVerifier: TokenVerifier {
 
     /// `panes.service`: the service role's scope; nil for a user's token. A token is one or the
     /// other: one with both `panes.service` and `panes.workspaces` is refused.
-    static func service(_ claims: [String: JSONValue]) throws(PanesError) -> APIScope? {
+    static func service(_ claims: JSONObject) throws(PanesError) -> APIScope? {
         guard case .object(let panes)? = claims["panes"], let claim = panes["service"] else { return nil }
         guard case .object(let object) = claim else { throw JWTParts.refused("has a `panes.service` that is not an object") }
         guard panes["workspaces"] == nil else {
@@ -149,7 +149,7 @@ public struct JWTVerifier: TokenVerifier {
     }
 
     /// `panes.workspaces`: workspace name to role.
-    static func workspaces(_ claims: [String: JSONValue]) throws(PanesError) -> [Identifier: Role] {
+    static func workspaces(_ claims: JSONObject) throws(PanesError) -> [Identifier: Role] {
         guard case .object(let panes)? = claims["panes"], case .object(let list)? = panes["workspaces"] else {
             throw JWTParts.refused("has no `panes.workspaces` object (workspace name to role)")
         }

@@ -13,7 +13,7 @@ import Synchronization
 final class VerificationCache: Sendable {
     enum Outcome: Sendable {
         /// The signature is good; these are the claims it covers.
-        case signed([String: JSONValue])
+        case signed(JSONObject)
         /// The header or signature is refused, whatever the time.
         case refused(PanesError)
     }
@@ -31,7 +31,7 @@ final class VerificationCache: Sendable {
     var count: Int { entries.withLock { $0.count } }
 
     /// The outcome for `token`, from the cache or from `check`, which is then remembered.
-    func outcome(for token: String, _ check: () throws(PanesError) -> [String: JSONValue]) -> Outcome {
+    func outcome(for token: String, _ check: () throws(PanesError) -> JSONObject) -> Outcome {
         guard capacity > 0 else { return Self.run(check) }
         let key = Digest.sha256(Array(token.utf8))
         if let known = entries.withLock({ $0[key] }) { return known }
@@ -44,7 +44,7 @@ final class VerificationCache: Sendable {
         return outcome
     }
 
-    private static func run(_ check: () throws(PanesError) -> [String: JSONValue]) -> Outcome {
+    private static func run(_ check: () throws(PanesError) -> JSONObject) -> Outcome {
         do {
             return .signed(try check())
         } catch {

@@ -85,7 +85,7 @@ extension SQLiteStore {
             issues.append(LoadIssue(record: record, field: "role", problem: "unknown role `\(roleText)`, read as window"))
             return .window
         }()
-        var userInfo: [String: JSONValue] = [:]
+        var userInfo: JSONObject = [:]
         if let value = decode(row.text(at: 8), record: record, field: "user_info", issues: &issues) {
             if let object = value.objectValue {
                 userInfo = object

@@ -66,7 +66,7 @@ struct HubBench {
     /// Sends a request; returns its reply and everything the hub produced.
     @discardableResult
     mutating func request(_ connection: ConnectionID, _ type: String,
-                          _ fields: [String: JSONValue]) -> (reply: JSONValue, effects: [Effect]) {
+                          _ fields: JSONObject) -> (reply: JSONValue, effects: [Effect]) {
         nextRequest += 1
         var object = fields
         object["type"] = .string(type)

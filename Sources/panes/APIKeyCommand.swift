@@ -25,7 +25,7 @@ struct APIKeyCommand: ParsableCommand {
             var generator = SystemRandomNumberGenerator()
             let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let secret = "pk_" + bytes.map { String(format: "%02x", $0) }.joined()
-            var entry: [String: JSONValue] = [
+            var entry: JSONObject = [
                 "id": .string(id), "sha256": .string(Digest.sha256Hex(secret)),
                 "workspaces": .array(workspace.map(JSONValue.string)), "access": .string(access),
             ]

@@ -37,7 +37,7 @@ struct InspectionReport {
                 [
                     "domain": .string(domain.kind), "workspace": .string(domain.workspace), "user": JSONValue(domain.user),
                     "version": .int(stored.version),
-                    "values": .object(stored.values.mapValues { ["value": $0.value, "version": .int($0.version)] }),
+                    "values": .object(JSONObject(stored.values.mapValues { ["value": $0.value, "version": .int($0.version)] })),
                 ]
             }),
         ]

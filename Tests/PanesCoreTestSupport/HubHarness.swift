@@ -225,7 +225,7 @@ package struct HubHarness {
 
     /// Sends a request (adding an `id` if missing) and returns everything the hub produced.
     @discardableResult
-    package mutating func send(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> [Effect] {
+    package mutating func send(_ connection: ConnectionID, _ type: String, _ fields: JSONObject = [:]) -> [Effect] {
         nextRequest += 1
         var object = fields
         object["type"] = .string(type)
@@ -234,7 +234,7 @@ package struct HubHarness {
     }
 
     /// Sends a request and returns its reply (`ok`, `result` / `error`).
-    package mutating func request(_ connection: ConnectionID, _ type: String, _ fields: [String: JSONValue] = [:]) -> JSONValue {
+    package mutating func request(_ connection: ConnectionID, _ type: String, _ fields: JSONObject = [:]) -> JSONValue {
         let produced = send(connection, type, fields)
         guard let reply = produced.messages(to: connection).last(where: { $0["type"] == "reply" }) else {
             Issue.record("no reply to \(type)")
@@ -244,9 +244,9 @@ package struct HubHarness {
     }
 
     /// Opens a connection and connects it as a scene; returns the connection and the result.
-    package mutating func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> (ConnectionID, JSONValue) {
+    package mutating func connect(_ fields: JSONObject = [:], name: String = "alice") -> (ConnectionID, JSONValue) {
         let connection = open()
-        var object: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(name)]]
+        var object: JSONObject = ["protocol": 1, "auth": ["name": .string(name)]]
         object.merge(fields) { _, new in new }
         let reply = request(connection, "connect", object)
         #expect(reply["ok"] == true, "connect failed: \(reply)")
@@ -332,7 +332,7 @@ extension HubHarness {
 
     /// Opens a document (completing its load) and returns the reply.
     package mutating func openDocument(_ connection: ConnectionID, _ document: String, revision: Int64? = nil) -> JSONValue {
-        var fields: [String: JSONValue] = ["document": .string(document)]
+        var fields: JSONObject = ["document": .string(document)]
         if let revision { fields["revision"] = .int(revision) }
         return request(connection, "openDocument", fields)
     }

@@ -11,7 +11,7 @@ import Testing
         Millis(node.hub.settings.nodeLeaseMs + 2 * node.hub.settings.nodeHeartbeatMs) + 1
     }
 
-    static func resume(_ result: JSONValue) -> [String: JSONValue] {
+    static func resume(_ result: JSONValue) -> JSONObject {
         ["protocol": 1, "auth": ["name": "alice"], "session": HubHarness.credentials(result)]
     }
 

@@ -326,7 +326,7 @@ private struct Simulation {
         route(Array(nodes[node].effects[before...]), from: node)
         clients[index].connection = connection
         clients[index].phase = .connecting
-        var fields: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(clients[index].name)]]
+        var fields: JSONObject = ["protocol": 1, "auth": ["name": .string(clients[index].name)]]
         if let credentials = clients[index].credentials { fields["session"] = credentials }
         clients[index].queue("connect", fields, as: .connect)
     }
@@ -472,7 +472,7 @@ private struct SimulatedClient {
         self.name = name
     }
 
-    mutating func queue(_ type: String, _ fields: [String: JSONValue], as kind: Request) {
+    mutating func queue(_ type: String, _ fields: JSONObject, as kind: Request) {
         nextRequest += 1
         var object = fields
         object["type"] = .string(type)
@@ -482,7 +482,7 @@ private struct SimulatedClient {
     }
 
     mutating func openDocument(_ document: String) {
-        var fields: [String: JSONValue] = ["document": .string(document)]
+        var fields: JSONObject = ["document": .string(document)]
         if let ot { fields["revision"] = .int(ot.revision) }
         phase = .opening
         queue("openDocument", fields, as: .open)

@@ -145,7 +145,7 @@ import Testing
         let id = harness.createDocument(acme, title: "Secret")
 
         #expect(harness.request(globex, "observeDocuments")["result"]?["documents"] == [])
-        let requests: [(String, [String: JSONValue])] = [
+        let requests: [(String, JSONObject)] = [
             ("openDocument", [:]), ("renameDocument", ["title": "x"]), ("deleteDocument", [:]), ("closeDocument", [:]),
             ("setPresence", [:]),
         ]

@@ -15,8 +15,8 @@ import Testing
     }
 
     static func presence(_ id: String, revision: Int64? = nil, anchor: Int64, head: Int64,
-                         name: String? = nil, color: String? = nil) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = ["document": .string(id), "selection": ["anchor": .int(anchor), "head": .int(head)]]
+                         name: String? = nil, color: String? = nil) -> JSONObject {
+        var fields: JSONObject = ["document": .string(id), "selection": ["anchor": .int(anchor), "head": .int(head)]]
         if let revision { fields["revision"] = .int(revision) }
         if let name { fields["name"] = .string(name) }
         if let color { fields["color"] = .string(color) }

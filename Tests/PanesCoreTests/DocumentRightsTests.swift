@@ -93,7 +93,7 @@ import Testing
         #expect(harness.request(eve, "observeDocuments")["result"]?["documents"] == [])
         for (type, fields) in [("openDocument", [:]), ("renameDocument", ["title": "Mine"]), ("deleteDocument", [:]),
                                ("edit", ["revision": 0, "operation": [5, "!"] as JSONValue, "opId": "eve:9"]),
-                               ("listDocumentShares", [:])] as [(String, [String: JSONValue])] {
+                               ("listDocumentShares", [:])] as [(String, JSONObject)] {
             var fields = fields
             fields["document"] = .string(document)
             #expect(harness.request(eve, type, fields)["error"]?["code"] == "document_not_found", "\(type)")
@@ -116,7 +116,7 @@ import Testing
         let (ed, eve, document) = Self.setUp(&harness)
         for (type, fields) in [("shareDocument", ["user": "vic", "role": "editor"]), ("unshareDocument", ["user": "ed"]),
                                ("createDocumentLink", ["role": "viewer"]), ("listDocumentShares", [:])]
-            as [(String, [String: JSONValue])] {
+            as [(String, JSONObject)] {
             var fields = fields
             fields["document"] = .string(document)
             let reply = harness.request(eve, type, fields)
@@ -135,7 +135,7 @@ import Testing
         var harness = HubHarness(authenticator: Self.tokens)
         let (ed, eve, document) = Self.setUp(&harness)
         _ = Self.share(&harness, ed, document, "eve", "none")
-        let fields: [String: JSONValue] = ["document": .string(document), "role": "editor", "expiresInMs": 60_000]
+        let fields: JSONObject = ["document": .string(document), "role": "editor", "expiresInMs": 60_000]
         let created = harness.request(ed, "createDocumentLink", fields)
         let token = created["result"]?["token"]?.stringValue ?? ""
         let link = created["result"]?["link"]?["id"]?.stringValue ?? ""

@@ -18,7 +18,7 @@ import Testing
     /// The first user connects, sets a preference and begins a drag; the second connects.
     /// Checks each sees only their own session and preference, and cannot resume or drop the
     /// other's.
-    static func checkApart(_ harness: inout HubHarness, first: [String: JSONValue], second: [String: JSONValue],
+    static func checkApart(_ harness: inout HubHarness, first: JSONObject, second: JSONObject,
                            firstUser: String, secondUser: String) -> Made {
         let (a, resultA) = harness.connect(first)
         #expect(resultA["user"]?["id"] == .string(firstUser))
@@ -54,15 +54,15 @@ import Testing
     }
 
     /// The second user tries to resume the first user's session with its secret.
-    static func checkCannotResume(_ harness: inout HubHarness, _ second: [String: JSONValue], _ credentials: JSONValue) {
+    static func checkCannotResume(_ harness: inout HubHarness, _ second: JSONObject, _ credentials: JSONValue) {
         let connection = harness.open()
-        var fields: [String: JSONValue] = ["protocol": 1, "session": credentials]
+        var fields: JSONObject = ["protocol": 1, "session": credentials]
         fields.merge(second) { _, new in new }
         #expect(harness.request(connection, "connect", fields).errorCode == "session_not_found")
     }
 
-    static func auth(name: String) -> [String: JSONValue] { ["auth": ["name": .string(name)]] }
-    static func auth(token: String, workspace: String = "team") -> [String: JSONValue] {
+    static func auth(name: String) -> JSONObject { ["auth": ["name": .string(name)]] }
+    static func auth(token: String, workspace: String = "team") -> JSONObject {
         ["auth": ["token": .string(token)], "workspace": .string(workspace)]
     }
 

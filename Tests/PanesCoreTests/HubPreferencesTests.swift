@@ -184,7 +184,7 @@ import Testing
         #expect(broadcasts.count == 1)
     }
 
-    static let badRequests: [([String: JSONValue], String, String)] = [
+    static let badRequests: [(JSONObject, String, String)] = [
         (["domain": "global", "keyPath": "a"], "unknown_domain", "domain"),
         (["domain": "user", "keyPath": "a..b"], "invalid_key_path", "keyPath"),
         (["domain": "user", "keyPath": "a b"], "invalid_key_path", "keyPath"),
@@ -198,7 +198,7 @@ import Testing
     ]
 
     @Test(arguments: badRequests)
-    func badSetsAreRefusedNamingTheProblemAndChangeNothing(_ fields: [String: JSONValue], code: String, field: String) {
+    func badSetsAreRefusedNamingTheProblemAndChangeNothing(_ fields: JSONObject, code: String, field: String) {
         var harness = HubHarness()
         let (scene, _) = harness.connect()
         _ = harness.request(scene, "observe", ["domain": "user", "keyPath": "editor"])

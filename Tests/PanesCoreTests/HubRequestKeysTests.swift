@@ -88,7 +88,7 @@ import Testing
         var harness = HubHarness()
         harness.completesCommits = false
         let (first, _) = harness.connect()
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 0,
+        let write: JSONObject = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 0,
                                          "idempotencyKey": "cas-1"]
         let sent = harness.send(first, "setPreference", write)
         #expect(sent.messages(to: first).isEmpty, "waits for its commit")
@@ -110,7 +110,7 @@ import Testing
     @Test func anErrorIsNotKeptSoALaterRetryIsHandledAnew() {
         var harness = HubHarness()
         let (connection, _) = harness.connect()
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 3,
+        let write: JSONObject = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 3,
                                          "idempotencyKey": "w"]
         #expect(harness.request(connection, "setPreference", write).errorCode == "version_conflict")
         #expect(harness.request(connection, "setPreference", write).errorCode == "version_conflict",
@@ -160,7 +160,7 @@ import Testing
     @Test func aRetriedConnectAttachesTheSessionTheFirstOneMade() throws {
         var harness = HubHarness()
         let first = harness.open()
-        let hello: [String: JSONValue] = ["protocol": 1, "auth": ["name": "alice"], "idempotencyKey": "connect-1"]
+        let hello: JSONObject = ["protocol": 1, "auth": ["name": "alice"], "idempotencyKey": "connect-1"]
         let made = harness.request(first, "connect", hello)
         #expect(made["result"]?["created"] == true)
         harness.run(.closed(first, abnormal: true))
@@ -205,7 +205,7 @@ import Testing
         let (writer, _) = harness.connect()
         let (observer, _) = harness.connect()
         _ = harness.request(observer, "observe", ["domain": "user", "keyPath": "editor", "options": ["new"]])
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "editor.fontSize", "value": 18,
+        let write: JSONObject = ["domain": "user", "keyPath": "editor.fontSize", "value": 18,
                                          "idempotencyKey": "u1"]
         harness.send(writer, "setPreference", write)
         let commit = try #require(harness.pendingCommits.first)
@@ -230,7 +230,7 @@ import Testing
         var harness = HubHarness()
         harness.completesCommits = false
         let (writer, _) = harness.connect()
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "u2"]
+        let write: JSONObject = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "u2"]
         harness.send(writer, "setPreference", write)
         let commit = try #require(harness.pendingCommits.first)
         harness.run(.committed(commit.id, .unknown("lost")))
@@ -249,7 +249,7 @@ import Testing
         var harness = HubHarness(settings: settings)
         harness.completesCommits = false
         let (writer, _) = harness.connect()
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "u3"]
+        let write: JSONObject = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "u3"]
         harness.send(writer, "setPreference", write)
         let commit = try #require(harness.pendingCommits.first)
         harness.run(.committed(commit.id, .unknown("lost")))
@@ -311,7 +311,7 @@ import Testing
         var nodes = TwoNodes()
         let (onA, _) = nodes.a.connect()
         nodes.a.completesCommits = false
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "down-1"]
+        let write: JSONObject = ["domain": "user", "keyPath": "k", "value": 1, "idempotencyKey": "down-1"]
         nodes.a.send(onA, "setPreference", write)
         let failed = nodes.a.completeCommits(.failed("the database is down"))
         #expect(failed.messages(to: onA).last?.errorCode == "outcome_unknown")
@@ -361,7 +361,7 @@ import Testing
     @Test func aPreferenceRetryThroughAnotherNodeIsAnsweredFromTheRecordItsCommitMeets() throws {
         var nodes = TwoNodes()
         let (onA, _) = nodes.a.connect()
-        let write: [String: JSONValue] = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 0,
+        let write: JSONObject = ["domain": "user", "keyPath": "editor.fontSize", "value": 18, "ifVersion": 0,
                                          "idempotencyKey": "p1"]
         let first = nodes.a.request(onA, "setPreference", write)
         #expect(first["result"] == ["version": 1, "changed": true])

@@ -13,6 +13,23 @@ import Testing
         #expect(replaced["result"]?["userInfo"] == ["z": .null])
     }
 
+    /// A merge drops only the keys the request sets to null; a null stored by a replace stays.
+    /// Keys are their bytes: an NFC and an NFD spelling are two keys, and a merge of one leaves
+    /// the other.
+    @Test func mergingUserInfoComparesKeysByTheirBytes() {
+        var harness = HubHarness()
+        let (scene, _) = harness.connect()
+        let (nfc, nfd) = ("jos\u{E9}", "jose\u{301}")
+        _ = harness.request(scene, "setUserInfo", ["userInfo": [nfc: 1, nfd: 2, "z": .null]])
+        let merged = harness.request(scene, "setUserInfo", ["userInfo": [nfd: .null, "a": 3], "mode": "merge"])
+        let userInfo = merged["result"]?["userInfo"]?.objectValue
+        #expect(userInfo?.count == 3 && userInfo?[nfc] == 1 && userInfo?[nfd] == nil)
+        #expect(userInfo?["z"] == .null && userInfo?["a"] == 3)
+        let many = JSONObject(uniqueKeysWithValues: (0..<2_000).map { ("k\($0)", JSONValue.int(Int64($0))) })
+        let large = harness.request(scene, "setUserInfo", ["userInfo": .object(many), "mode": "merge"])
+        #expect(large["result"]?["userInfo"]?.objectValue?.count == 2_003)
+    }
+
     @Test func anOversizeUserInfoIsRefusedAndNothingIsStored() {
         var settings = Settings()
         settings.maxUserInfoBytes = 100

@@ -216,7 +216,7 @@ import Testing
         #expect(harness.request(bob, "drop", ["drag": second, "target": "scene"])["error"]?["code"] == "forbidden")
     }
 
-    static let badDrags: [([String: JSONValue], String, String)] = [
+    static let badDrags: [(JSONObject, String, String)] = [
         ([:], "missing_field", "items"),
         (["items": []], "invalid_field", "items"),
         (["items": [["operations": ["copy"]]]], "missing_field", "items[0].activity"),
@@ -225,7 +225,7 @@ import Testing
     ]
 
     @Test(arguments: badDrags)
-    func badDragsAreRefusedNamingTheField(_ fields: [String: JSONValue], code: String, field: String) {
+    func badDragsAreRefusedNamingTheField(_ fields: JSONObject, code: String, field: String) {
         var harness = HubHarness()
         let (source, _) = harness.connect()
         let reply = harness.request(source, "beginDrag", fields)

@@ -5,7 +5,7 @@ import Testing
 /// copies of the record: a change to one copy never shows in another, the box exists only while
 /// something is set, and records compare by what they hold, not by where it is kept.
 @Suite struct SessionDetailsTests {
-    static func session(title: String = "", userInfo: [String: JSONValue] = [:]) -> SceneSession {
+    static func session(title: String = "", userInfo: JSONObject = [:]) -> SceneSession {
         SceneSession(id: SessionID("s1"), secretHash: .unmatchable, owner: OwnerKey(workspace: "w", user: "alice"),
                      role: .window, configuration: "Default", title: title, userInfo: userInfo,
                      createdAt: 0, lastActiveAt: 0)

@@ -356,7 +356,7 @@ private struct AnyJSON: Decodable {
         } else if let array = try? container.decode([AnyJSON].self) {
             value = .array(array.map(\.value))
         } else {
-            value = .object(try container.decode([String: AnyJSON].self).mapValues(\.value))
+            value = .object(JSONObject(try container.decode([String: AnyJSON].self).mapValues(\.value)))
         }
     }
 }

@@ -263,7 +263,7 @@ import Testing
         let (a, _) = harness.connect()
         let id = harness.createDocument(a, text: "x")
         _ = harness.openDocument(a, id)
-        let fields: [String: JSONValue] = ["document": .string(id), "name": "once", "idempotencyKey": "k-1"]
+        let fields: JSONObject = ["document": .string(id), "name": "once", "idempotencyKey": "k-1"]
         let first = harness.request(a, "saveVersion", fields)
         let retry = harness.request(a, "saveVersion", fields)
         #expect(first["ok"] == true)

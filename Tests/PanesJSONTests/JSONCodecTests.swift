@@ -53,6 +53,28 @@ import Testing
         #expect(value.objectValue?.count == 2)
     }
 
+    /// An object's members come in the client's order and are read by their bytes; a large one
+    /// (sorted once) reads back every member and encodes in byte order.
+    @Test func objectsInAnyOrderAreReadByTheirKeysBytes() throws {
+        let value = try JSONCodec.decode(#"{"z":1,"\#u{E9}t\#u{E9}":2,"a":3,"\#u{3A9}":4,"abcdefghZ":5,"abcdefghA":6}"#).get()
+        #expect(value["\u{E9}t\u{E9}"] == 2 && value["e\u{301}te\u{301}"] == nil)
+        #expect(value["\u{3A9}"] == 4 && value["\u{2126}"] == nil)
+        #expect(value == ["a": 3, "abcdefghA": 6, "abcdefghZ": 5, "z": 1, "\u{E9}t\u{E9}": 2, "\u{3A9}": 4])
+        // Field names the protocol uses are not built again per frame; near misses are built.
+        let names = ["type", "typ", "types", "id", "i", "idempotencyKey", "idempotencyKez", "idempotencyKeys", "session",
+                     "sessio\u{E9}", "\u{212A}ind", "kind", "targetContentIdentifier", "targetContentIdentifieR", "re", "r"]
+        let named = try JSONCodec.decode("{" + names.map { "\"\($0)\":0" }.joined(separator: ",") + "}").get()
+        #expect(named.objectValue.map { $0.keys.map { Array($0.utf8) } } == names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
+        let count = 50_000
+        let text = "{" + (0..<count).reversed().map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        let large = try JSONCodec.decode(text).get()
+        #expect(large.objectValue?.count == count)
+        #expect((0..<count).allSatisfy { large["k\($0)"] == .int(Int64($0)) })
+        let written = JSONCodec.encodeString(large)
+        #expect(written.hasPrefix(#"{"k0":0,"k1":1,"k10":10,"k100":100,"#))
+        #expect(try JSONCodec.decode(written).get() == large)
+    }
+
     @Test func keysAreWrittenInSortedOrderSoTheSameMessageIsTheSameBytes() {
         let value: JSONValue = ["type": "reply", "re": 1, "ok": true, "result": ["z": 1, "a": 2, "m": ["y": 0, "b": 0]]]
         #expect(JSONCodec.encodeString(value) == #"{"ok":true,"re":1,"result":{"a":2,"m":{"b":0,"y":0},"z":1},"type":"reply"}"#)

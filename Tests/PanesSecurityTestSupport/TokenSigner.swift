@@ -14,11 +14,11 @@ public enum TokenSigner {
     /// the workspaces. `overrides` replace or add claims; a `.null` override removes one.
     public static func claims(now: Millis, user: String = "alice", name: String = "Alice",
                               workspaces: [String: String] = ["team": "editor"],
-                              overrides: [String: JSONValue] = [:]) -> JSONValue {
-        var claims: [String: JSONValue] = [
+                              overrides: JSONObject = [:]) -> JSONValue {
+        var claims: JSONObject = [
             "iss": .string(issuer), "aud": .string(audience), "sub": .string(user), "name": .string(name),
             "iat": .int(now / 1000), "exp": .int(now / 1000 + 3600),
-            "panes": ["workspaces": .object(workspaces.mapValues(JSONValue.string))],
+            "panes": ["workspaces": .object(JSONObject(workspaces.mapValues(JSONValue.string)))],
         ]
         for (key, value) in overrides {
             claims[key] = value == .null ? nil : value

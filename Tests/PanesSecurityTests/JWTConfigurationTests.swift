@@ -35,7 +35,7 @@ import Testing
         let phrase: String
         var testDescription: String { phrase }
 
-        init(_ key: [String: JSONValue], _ field: String, _ phrase: String) {
+        init(_ key: JSONObject, _ field: String, _ phrase: String) {
             self.key = .object(key)
             self.field = field
             self.phrase = phrase

@@ -21,7 +21,7 @@ import Testing
 
     var now: Millis { Self.now }
 
-    func claims(_ overrides: [String: JSONValue] = [:], workspaces: [String: String] = ["team": "editor"]) -> JSONValue {
+    func claims(_ overrides: JSONObject = [:], workspaces: [String: String] = ["team": "editor"]) -> JSONValue {
         TokenSigner.claims(now: now, workspaces: workspaces, overrides: overrides)
     }
 
@@ -71,8 +71,8 @@ import Testing
             [["kid": "k\u{E9}y", "alg": "HS256", "secret": .string(secret)]],
             issuer: "https://caf\u{E9}.test", audience: "pan\u{E9}s"), directory: "/")
         let verifier = JWTVerifier(configuration: configuration, clockSkewMs: Self.skew)
-        let good: [String: JSONValue] = ["iss": "https://caf\u{E9}.test", "aud": "pan\u{E9}s"]
-        let sign = { (kid: String, overrides: [String: JSONValue]) in
+        let good: JSONObject = ["iss": "https://caf\u{E9}.test", "aud": "pan\u{E9}s"]
+        let sign = { (kid: String, overrides: JSONObject) in
             TokenSigner.sign(TokenSigner.claims(now: self.now, overrides: overrides), algorithm: "HS256", key: secret, kid: kid)
         }
         #expect(throws: Never.self) { try verifier.verify(sign("k\u{E9}y", good), now: self.now) }
@@ -261,7 +261,7 @@ import Testing
     let base = JWTVerifierTests()
 
     func service(_ value: JSONValue, workspaces: Bool = false) -> JSONValue {
-        var panes: [String: JSONValue] = ["service": value]
+        var panes: JSONObject = ["service": value]
         if workspaces { panes["workspaces"] = ["team": "owner"] }
         return base.claims(["panes": .object(panes), "sub": "crm-backend"])
     }

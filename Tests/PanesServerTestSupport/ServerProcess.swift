@@ -220,7 +220,7 @@ package final class TestClient: @unchecked Sendable {
     package func sendRaw(_ text: String) { socket.send(text) }
 
     /// Sends a request and waits for its reply (events that arrive meanwhile are kept).
-    package func request(_ type: String, _ fields: [String: JSONValue] = [:], timeout: Double = 10) -> JSONValue {
+    package func request(_ type: String, _ fields: JSONObject = [:], timeout: Double = 10) -> JSONValue {
         nextID += 1
         let id = nextID
         var object = fields
@@ -231,8 +231,8 @@ package final class TestClient: @unchecked Sendable {
     }
 
     /// Connects as a scene and returns the result.
-    package func connect(_ fields: [String: JSONValue] = [:], name: String = "alice") -> JSONValue {
-        var object: [String: JSONValue] = ["protocol": 1, "auth": ["name": .string(name)], "client": "swift-tests"]
+    package func connect(_ fields: JSONObject = [:], name: String = "alice") -> JSONValue {
+        var object: JSONObject = ["protocol": 1, "auth": ["name": .string(name)], "client": "swift-tests"]
         object.merge(fields) { _, new in new }
         let reply = request("connect", object)
         #expect(reply["ok"] == true, "connect failed: \(reply)")

@@ -16,7 +16,7 @@ import Testing
     }
 
     static func open(_ client: TestClient, _ id: String, revision: Int64? = nil) -> JSONValue {
-        var fields: [String: JSONValue] = ["document": .string(id)]
+        var fields: JSONObject = ["document": .string(id)]
         if let revision { fields["revision"] = .int(revision) }
         return client.request("openDocument", fields)
     }
@@ -140,7 +140,7 @@ import Testing
         let credentials = TestClient.credentials(tab.connect())
         let id = Self.create(tab, text: "ab")
         _ = Self.open(tab, id)
-        let edit: [String: JSONValue] = ["document": .string(id), "revision": 0, "operation": [1, "🙂", 1],
+        let edit: JSONObject = ["document": .string(id), "revision": 0, "operation": [1, "🙂", 1],
                                          "opId": "3f0c:17"]
         #expect(tab.request("edit", edit)["result"] == ["revision": 1, "opId": "3f0c:17"])
         tab.socket.close()

@@ -76,7 +76,7 @@ import Testing
 
     static func connect(_ client: TestClient, _ auth: JSONValue, session: JSONValue? = nil,
                         workspace: String = "team") -> JSONValue {
-        var fields: [String: JSONValue] = ["protocol": 1, "workspace": .string(workspace), "auth": auth]
+        var fields: JSONObject = ["protocol": 1, "workspace": .string(workspace), "auth": auth]
         if let session { fields["session"] = session }
         return client.request("connect", fields)
     }

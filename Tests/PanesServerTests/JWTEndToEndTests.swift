@@ -25,7 +25,7 @@ import Testing
     static var now: Millis { Millis(Date().timeIntervalSince1970 * 1000) }
 
     static func token(user: String = "alice", workspaces: [String: String] = ["team": "editor"],
-                      expiresIn seconds: Int64 = 3600, overrides: [String: JSONValue] = [:]) -> String {
+                      expiresIn seconds: Int64 = 3600, overrides: JSONObject = [:]) -> String {
         var overrides = overrides
         overrides["exp"] = overrides["exp"] ?? .int(now / 1000 + seconds)
         let claims = TokenSigner.claims(now: now, user: user, name: user.capitalized, workspaces: workspaces,

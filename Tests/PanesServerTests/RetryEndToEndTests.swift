@@ -14,9 +14,9 @@ import Testing
     struct Write: Sendable, CustomStringConvertible {
         let type: String
         /// Run once on a connected client before the write; returns the request's fields.
-        let prepare: @Sendable (TestClient) -> [String: JSONValue]
+        let prepare: @Sendable (TestClient) -> JSONObject
         /// How many times the write's effect is there, read on a connected client.
-        let count: @Sendable (TestClient, [String: JSONValue]) -> Int
+        let count: @Sendable (TestClient, JSONObject) -> Int
         var description: String { type }
     }
 
@@ -100,7 +100,7 @@ import Testing
         TestStore.endToEnd.flatMap { store in writes.map { (store, $0) } }
     }
 
-    static func frame(_ type: String, id: String, key: String, _ fields: [String: JSONValue]) -> String {
+    static func frame(_ type: String, id: String, key: String, _ fields: JSONObject) -> String {
         var object = fields
         object["type"] = .string(type)
         object["id"] = .string(id)

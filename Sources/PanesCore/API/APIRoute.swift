@@ -60,7 +60,7 @@ public struct APIRoute: Sendable {
         let path: String
         let rest: [String]
         let query: [(name: String, value: String)]
-        let body: [String: JSONValue]
+        let body: JSONObject
         let idempotencyKey: String?
 
         var notFound: PanesError { PanesError(.unknownType, "no API route \(method) \(path)") }
@@ -68,7 +68,7 @@ public struct APIRoute: Sendable {
         func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
 
         /// The protocol request `type` with the body's fields and `fields`.
-        func request(_ type: String, _ fields: [String: JSONValue] = [:]) -> APIOperation {
+        func request(_ type: String, _ fields: JSONObject = [:]) -> APIOperation {
             var object = body
             for (name, value) in fields { object[name] = value }
             object["type"] = .string(type)
@@ -83,8 +83,8 @@ public struct APIRoute: Sendable {
     }
 
     /// The body as fields, refusing the envelope fields the route and headers set.
-    private static func fields(_ body: JSONValue?, idempotencyKey: String?) throws(PanesError) -> [String: JSONValue] {
-        var object: [String: JSONValue] = [:]
+    private static func fields(_ body: JSONValue?, idempotencyKey: String?) throws(PanesError) -> JSONObject {
+        var object: JSONObject = [:]
         if let body {
             guard case .object(let fields) = body else {
                 throw PanesError(.invalidMessage, "the body must be a JSON object, not \(body.typeName)")
@@ -124,7 +124,7 @@ public struct APIRoute: Sendable {
                                        ["document": .string(try Self.identifier(rest[1], field: "document"))])
         case ("POST", 3) where rest[2] == "operations":
             writes = true
-            var fields: [String: JSONValue] = ["document": .string(try Self.identifier(rest[1], field: "document"))]
+            var fields: JSONObject = ["document": .string(try Self.identifier(rest[1], field: "document"))]
             if target.body["opId"] == nil || target.body["opId"] == .null {
                 // A retry with the same key is the same operation: applied once (its `opId`).
                 fields["opId"] = .string(target.idempotencyKey.map { "http.\($0)" } ?? newOpId())
@@ -190,7 +190,7 @@ public struct APIRoute: Sendable {
             operation = target.request("requestRefresh", ["session": .string(try Self.identifier(rest[3], field: "session"))])
         case ("DELETE", 4):
             writes = true
-            var fields: [String: JSONValue] = ["session": .string(try Self.identifier(rest[3], field: "session"))]
+            var fields: JSONObject = ["session": .string(try Self.identifier(rest[3], field: "session"))]
             if let animation = target.queryValue("animation") { fields["animation"] = .string(animation) }
             operation = target.request("requestDestruction", fields)
         default:

@@ -146,10 +146,10 @@ extension Hub {
     /// A domain's stored values, each with the version it was written at, and the domain's version.
     func preferenceValues(_ domain: PreferenceDomain) -> JSONValue {
         let state = preferences.domain(domain)
-        var values: [String: JSONValue] = [:]
-        for (key, value) in state?.values ?? [:] {
-            values[key] = ["value": value.value, "version": .int(value.version)]
-        }
+        // Sorted once: a domain may hold `maxPreferenceKeys` keys.
+        let values = JSONObject(uniqueKeysWithValues: (state?.values ?? [:]).lazy.map { key, value in
+            (key, ["value": value.value, "version": .int(value.version)] as JSONValue)
+        })
         return ["domain": .string(domain.kind), "version": .int(state?.version ?? 0), "values": .object(values)]
     }
 }

@@ -53,7 +53,7 @@ public struct NodeSignal: Sendable, Equatable {
 
     /// The wire form between nodes.
     public var json: JSONValue {
-        var object: [String: JSONValue] = ["from": .string(from.rawValue)]
+        var object: JSONObject = ["from": .string(from.rawValue)]
         if let to { object["to"] = .string(to.rawValue) }
         switch kind {
         case .probe(let session): object["probe"] = .string(session.rawValue)

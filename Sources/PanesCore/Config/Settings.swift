@@ -368,7 +368,7 @@ public struct Settings: Sendable, Equatable {
 
     /// Applies the `settings` object of a configuration file; unknown names and out-of-range
     /// values are refused so a typo never silently keeps a default.
-    public mutating func apply(_ json: [String: JSONValue]) throws(PanesError) {
+    public mutating func apply(_ json: JSONObject) throws(PanesError) {
         for (name, value) in json {
             if name == "workspacePreferenceWriters" {
                 guard let string = value.stringValue, let role = Role(rawValue: string) else {

@@ -63,7 +63,9 @@ public struct AppliedStreams: Sendable, Equatable {
 
     /// The stored form: `{"stream": [counter, revision, at], …}`.
     public var json: JSONValue {
-        .object(entries.mapValues { .array([.int($0.counter), .int($0.revision), .int($0.at)]) })
+        .object(JSONObject(uniqueKeysWithValues: entries.lazy.map { stream, entry in
+            (stream, .array([.int(entry.counter), .int(entry.revision), .int(entry.at)]))
+        }))
     }
 
     /// Reads the stored form; anything unreadable is skipped (it only ever makes the server

@@ -148,7 +148,7 @@ extension Hub {
         guard let record = documents.records[id], let role = role(scene, for: record) else {
             throw PanesError(.documentNotFound, "no document \(id) in this workspace", field: "document")
         }
-        var result: [String: JSONValue] = ["revision": .int(document.revision), "role": .string(role.rawValue)]
+        var result: JSONObject = ["revision": .int(document.revision), "role": .string(role.rawValue)]
         switch revision {
         case nil:
             result["text"] = .string(String(document.text))

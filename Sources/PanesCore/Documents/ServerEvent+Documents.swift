@@ -10,7 +10,7 @@ extension ServerEvent {
     /// The document list changed; carries the document's summary after the change, and for a
     /// deletion who deleted it (`{"user", "name", "scene"}`).
     static func documentsChanged(_ change: DocumentChange, _ summary: JSONValue, by: JSONValue? = nil) -> ServerEvent {
-        var fields: [String: JSONValue] = ["change": .string(change.rawValue), "document": summary]
+        var fields: JSONObject = ["change": .string(change.rawValue), "document": summary]
         if let by { fields["by"] = by }
         return ServerEvent("documentsChanged", fields)
     }

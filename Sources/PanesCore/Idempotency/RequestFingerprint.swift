@@ -6,7 +6,7 @@
 /// to one user, who can only confuse themself, and an accidental collision of two different
 /// requests under the same key is one in 2^64.
 public enum RequestFingerprint {
-    public static func of(type: String, fields: [String: JSONValue]) -> String {
+    public static func of(type: String, fields: JSONObject) -> String {
         var hasher = FNV1a()
         hasher.add(Array(type.utf8))
         hasher.add(0)

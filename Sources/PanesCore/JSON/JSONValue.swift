@@ -1,8 +1,9 @@
 /// A JSON value as the core sees it: plain Swift, so the core never touches a C parser.
 ///
 /// Integers and reals stay apart (jansson keeps them apart too), so a version number read
-/// from the wire comes back exactly. Objects are dictionaries: key order carries no meaning
-/// in the protocol, and encoders sort keys for stable output.
+/// from the wire comes back exactly. Objects are `JSONObject`s: keys compared by their bytes,
+/// kept in byte order, which is the order encoders write (key order carries no meaning in the
+/// protocol).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -10,7 +11,7 @@ public enum JSONValue: Sendable, Hashable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// The JSON type name used in error messages and registered-default types.
     public var typeName: String {
@@ -27,7 +28,7 @@ public enum JSONValue: Sendable, Hashable {
 
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
 
     /// An integer, also when written as a real with no fraction (JavaScript sends `3.0` as `3`,
@@ -59,7 +60,9 @@ public enum JSONValue: Sendable, Hashable {
         case (.array(let a), .array(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.sameValue(as: $1) }
         case (.object(let a), .object(let b)):
-            return a.count == b.count && a.allSatisfy { key, value in b[key].map { value.sameValue(as: $0) } ?? false }
+            // Both in key byte order, so members pair up in place.
+            return a.count == b.count
+                && zip(a, b).allSatisfy { Identifier.equal($0.key, $1.key) && $0.value.sameValue(as: $1.value) }
         default: return self == other
         }
     }
@@ -73,13 +76,7 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        // Sized once: growing a dictionary key by key rehashes it at every doubling, and every
-        // reply the server sends is built of these.
-        var object = [String: JSONValue](minimumCapacity: elements.count)
-        for (key, value) in elements { object[key] = value }
-        self = .object(object)
-    }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(literal: elements)) }
 }
 
 // Deliberately not ExpressibleByNilLiteral: `nil` in an object literal must mean "leave the
@@ -88,9 +85,10 @@ extension JSONValue {
     /// Builds an object, leaving out keys whose value is nil, so optional fields stay absent
     /// on the wire instead of turning into `null`.
     public static func object(_ pairs: KeyValuePairs<String, JSONValue?>) -> JSONValue {
-        var object = [String: JSONValue](minimumCapacity: pairs.count)  // sized once, as a literal is
-        for (key, value) in pairs { if let value { object[key] = value } }
-        return .object(object)
+        var members: [(String, JSONValue)] = []
+        members.reserveCapacity(pairs.count)  // sized once, as a literal is
+        for (key, value) in pairs { if let value { members.append((key, value)) } }
+        return .object(JSONObject(literal: members))
     }
 
     public init(_ string: String?) { self = string.map(JSONValue.string) ?? .null }

@@ -3,12 +3,12 @@ public struct Activity: Sendable, Equatable {
     /// Reverse-DNS style type, e.g. `panes.document`. Scene configurations match on it.
     public var activityType: String
     public var title: String?
-    public var userInfo: [String: JSONValue]
+    public var userInfo: JSONObject
     /// The content this activity shows, e.g. a document identifier. Activation matches on it
     /// to bring forward the window that already shows that content.
     public var targetContentIdentifier: String?
 
-    public init(activityType: String, title: String? = nil, userInfo: [String: JSONValue] = [:],
+    public init(activityType: String, title: String? = nil, userInfo: JSONObject = [:],
                 targetContentIdentifier: String? = nil) {
         self.activityType = activityType
         self.title = title

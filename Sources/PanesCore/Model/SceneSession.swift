@@ -32,7 +32,7 @@ public struct SceneSession: Sendable, Equatable {
         _modify { yield &details.snapshot }
     }
     /// Per-window customisations (sidebar shown, last colour). Never global.
-    public var userInfo: [String: JSONValue] {
+    public var userInfo: JSONObject {
         get { detailsBox?.details.userInfo ?? [:] }
         _modify { yield &details.userInfo }
     }
@@ -66,7 +66,7 @@ public struct SceneSession: Sendable, Equatable {
 
     public init(id: SessionID, secretHash: SecretHash, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
-                userInfo: [String: JSONValue] = [:], restoration: Restoration? = nil,
+                userInfo: JSONObject = [:], restoration: Restoration? = nil,
                 createdAt: Millis, lastActiveAt: Millis, failedRestores: Int = 0, liveSince: Millis? = nil,
                 revision: Int64 = 0) {
         self.id = id

@@ -5,7 +5,7 @@ struct SessionDetails: Sendable, Equatable {
     var title = ""
     var subtitle = ""
     var snapshot: JSONValue?
-    var userInfo: [String: JSONValue] = [:]
+    var userInfo: JSONObject = [:]
     var restoration: Restoration?
 
     /// Nothing set: the record needs no box.

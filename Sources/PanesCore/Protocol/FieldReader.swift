@@ -1,11 +1,11 @@
 /// Reads typed fields from a JSON object and names the exact field in every error, so a
 /// client sees `items[1].activity.activityType is required`, not "bad request".
 public struct FieldReader: Sendable {
-    public let object: [String: JSONValue]
+    public let object: JSONObject
     /// Path to this object within the request, e.g. `session` or `items[1]`; empty at top level.
     public let prefix: String
 
-    public init(_ object: [String: JSONValue], prefix: String = "") {
+    public init(_ object: JSONObject, prefix: String = "") {
         self.object = object
         self.prefix = prefix
     }
@@ -63,7 +63,7 @@ public struct FieldReader: Sendable {
         return bool
     }
 
-    public func object(_ key: String) throws(PanesError) -> [String: JSONValue]? {
+    public func object(_ key: String) throws(PanesError) -> JSONObject? {
         guard let value = value(key) else { return nil }
         guard case .object(let object) = value else { throw .invalid(path(key), "must be an object, not \(value.typeName)") }
         return object

@@ -47,7 +47,7 @@ public struct MessageDecoder: Sendable {
     }
 
     /// The envelope's `idempotencyKey`: a string of 1 to 128 bytes, or absent.
-    static func idempotencyKey(_ object: [String: JSONValue]) throws(PanesError) -> RequestKey? {
+    static func idempotencyKey(_ object: JSONObject) throws(PanesError) -> RequestKey? {
         switch object["idempotencyKey"] {
         case nil, .null?:
             return nil

@@ -18,7 +18,7 @@ public protocol Request: Sendable {
     static var idempotency: Idempotency { get }
     /// The fields that say what the request asks, for its fingerprint: a retry must ask the
     /// same, or its key was reused for another request.
-    static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue]
+    static func fingerprintFields(_ fields: JSONObject) -> JSONObject
     /// What of a successful reply's result is kept for a retry.
     static func recordedResult(_ result: JSONValue) -> JSONValue
     /// What a retry answered from a record is sent: the recorded result, made whole again where
@@ -30,7 +30,7 @@ extension Request {
     public static var idempotency: Idempotency { .none }
 
     /// Everything but the envelope.
-    public static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue] {
+    public static func fingerprintFields(_ fields: JSONObject) -> JSONObject {
         var fields = fields
         for envelope in ["type", "id", "idempotencyKey"] { fields[envelope] = nil }
         return fields

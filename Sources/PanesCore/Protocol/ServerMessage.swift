@@ -55,9 +55,9 @@ public enum ServerMessage: Sendable, Equatable {
 /// in the features' `ServerEvent+…` files; a few are still built where they are sent.
 public struct ServerEvent: Sendable, Equatable {
     public let name: String
-    public let fields: [String: JSONValue]
+    public let fields: JSONObject
 
-    public init(_ name: String, _ fields: [String: JSONValue]) {
+    public init(_ name: String, _ fields: JSONObject) {
         self.name = name
         self.fields = fields
     }

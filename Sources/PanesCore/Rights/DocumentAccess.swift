@@ -84,7 +84,7 @@ public struct DocumentLink: Sendable, Equatable {
     public func isValid(at now: Millis) -> Bool { revokedAt == nil && now < expiresAt }
 
     var json: JSONValue {
-        var fields: [String: JSONValue] = [
+        var fields: JSONObject = [
             "id": .string(id), "role": .string(role.rawValue), "createdBy": .string(createdBy),
             "createdAt": .int(createdAt), "expiresAt": .int(expiresAt),
         ]

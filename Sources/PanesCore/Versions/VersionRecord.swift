@@ -41,7 +41,7 @@ public struct VersionRecord: Sendable, Equatable {
 
     /// The wire form (PROTOCOL.md, "Versions").
     var json: JSONValue {
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "id": .string(id), "document": .string(document.rawValue), "kind": .string(kind.rawValue),
             "revision": .int(revision), "createdAt": .int(createdAt), "createdBy": .string(createdBy),
             "length": JSONValue(length),

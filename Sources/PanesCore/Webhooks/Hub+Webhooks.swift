@@ -7,7 +7,7 @@ extension Hub {
     /// The command that writes an event for every endpoint that wants it; none when no
     /// endpoint does.
     func webhook(_ type: WebhookEventType, workspace: String, orderingKey: String, revisions: ClosedRange<Int64>? = nil,
-                 data: [String: JSONValue]) -> [StoreCommand] {
+                 data: JSONObject) -> [StoreCommand] {
         guard wantsWebhook(type) else { return [] }
         let event = WebhookEvent(id: ids.token("evt_"), type: type, workspace: workspace, orderingKey: orderingKey,
                                  revisions: revisions, data: .object(data), createdAt: now())
@@ -22,9 +22,9 @@ extension Hub {
 
     /// A session's event (`session.created`, `session.destroyed`, `window.spawned`), ordered with
     /// the session's other events.
-    func sessionWebhook(_ type: WebhookEventType, _ session: SceneSession, extra: [String: JSONValue] = [:]) -> [StoreCommand] {
+    func sessionWebhook(_ type: WebhookEventType, _ session: SceneSession, extra: JSONObject = [:]) -> [StoreCommand] {
         guard wantsWebhook(type) else { return [] }
-        var data: [String: JSONValue] = [
+        var data: JSONObject = [
             "session": .string(session.id.rawValue), "user": .string(session.owner.user),
             "configuration": .string(session.configuration), "title": .string(session.title),
         ]
@@ -37,7 +37,7 @@ extension Hub {
     func preferenceWebhook(_ domain: PreferenceDomain, key: String, value: JSONValue?, version: Int64,
                            by context: RequestContext) -> [StoreCommand] {
         guard wantsWebhook(.preferenceChanged) else { return [] }
-        var data: [String: JSONValue] = ["domain": .string(domain.kind), "keyPath": .string(key), "version": .int(version),
+        var data: JSONObject = ["domain": .string(domain.kind), "keyPath": .string(key), "version": .int(version),
                                          "value": value ?? .null, "removed": .bool(value == nil)]
         if let user = domain.user { data["user"] = .string(user) }
         if let scene = scenes[context.scene] {
@@ -51,9 +51,9 @@ extension Hub {
 
     /// A document's event, ordered with the document's other events.
     func documentWebhook(_ type: WebhookEventType, _ record: DocumentRecord, revisions: ClosedRange<Int64>? = nil,
-                         by actor: (user: String, name: String), extra: [String: JSONValue] = [:]) -> [StoreCommand] {
+                         by actor: (user: String, name: String), extra: JSONObject = [:]) -> [StoreCommand] {
         guard wantsWebhook(type) else { return [] }
-        var data: [String: JSONValue] = [
+        var data: JSONObject = [
             "document": .string(record.id.rawValue), "title": .string(record.title),
             "actor": ["user": .string(actor.user), "name": .string(actor.name)],
         ]

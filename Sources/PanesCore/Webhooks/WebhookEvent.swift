@@ -19,7 +19,7 @@ public struct WebhookEvent: Sendable, Equatable {
     public var createdAt: Millis
 
     public init(id: String, type: WebhookEventType, workspace: String, orderingKey: String,
-                revisions: ClosedRange<Int64>? = nil, data: JSONValue = .object([:]), createdAt: Millis) {
+                revisions: ClosedRange<Int64>? = nil, data: JSONValue = .object(JSONObject()), createdAt: Millis) {
         self.id = id
         self.type = type
         self.workspace = workspace

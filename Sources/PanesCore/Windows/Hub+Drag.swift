@@ -84,7 +84,7 @@ extension Hub {
         switch target {
         case .scene:
             let items = JSONValue.array(drag.items.map(\.activity.json))
-            let dropped: [String: JSONValue] = [
+            let dropped: JSONObject = [
                 "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
                 "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
             ]

@@ -110,7 +110,7 @@ extension Hub {
         if let holder = holderElsewhere(id) {
             // Live on another node, which alone writes the session while its window is live:
             // that node applies the refresh and tells its window.
-            var fields: [String: JSONValue] = ["requestedBy": ServerEvent.requester(scene)]
+            var fields: JSONObject = ["requestedBy": ServerEvent.requester(scene)]
             if let title { fields["title"] = .string(title) }
             if let subtitle { fields["subtitle"] = .string(subtitle) }
             if let snapshot { fields["snapshot"] = snapshot }

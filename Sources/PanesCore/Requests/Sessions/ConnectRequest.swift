@@ -54,7 +54,7 @@ public struct ConnectRequest: Request, Equatable {
 
     /// What the connect asks for, not how it says who it is: a retry may carry a fresh token,
     /// other traits or another lifecycle state.
-    public static func fingerprintFields(_ fields: [String: JSONValue]) -> [String: JSONValue] {
+    public static func fingerprintFields(_ fields: JSONObject) -> JSONObject {
         [
             "workspace": fields["workspace"] ?? .null,
             "session": fields["session"]?["id"] ?? .null,

@@ -3,7 +3,7 @@ struct SetUserInfoRequest: Request {
     static let type = "setUserInfo"
     /// Takes an `idempotencyKey`: without one, a retry would set the userInfo again over whatever a later request set.
     static var idempotency: Idempotency { .recorded }
-    let userInfo: [String: JSONValue]
+    let userInfo: JSONObject
     let merge: Bool
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
@@ -23,10 +23,12 @@ struct SetUserInfoRequest: Request {
     func handle(_ hub: inout Hub, _ context: RequestContext) throws(PanesError) -> JSONValue? {
         let scene = hub.scene(context.scene)
         var session = hub.session(of: scene)
-        var updated = merge ? session.userInfo : [:]
-        for (key, value) in userInfo {
-            // In a merge, null removes the key; in a replace, null is kept as a value.
-            if merge, value == .null { updated[key] = nil } else { updated[key] = value }
+        // In a merge, null removes the key; in a replace, null is kept as a value. Merged in one
+        // pass over both sorted objects (key by key, thousands of keys would move thousands).
+        var updated = userInfo
+        if merge {
+            updated = session.userInfo.merging(userInfo) { _, new in new }
+            if userInfo.values.contains(.null) { updated = updated.filter { userInfo[$0.key] != .null } }
         }
         let size = JSONValue.object(updated).encodedSize
         guard size <= hub.settings.maxUserInfoBytes else {

@@ -5,7 +5,7 @@ import Logging
 /// user's switchers hear of it.
 struct UpdateTraitsRequest: Request {
     static let type = "updateTraits"
-    let traits: [String: JSONValue]
+    let traits: JSONObject
 
     init(_ fields: FieldReader, settings: Settings) throws(PanesError) {
         guard let reader = try fields.reader("traits") else { throw .missing("traits") }
