@@ -113,4 +113,24 @@ import Testing
         let again = try restarted.client()
         #expect(again.connect(["session": TestClient.credentials(created)])["session"]?["userInfo"]?["step"] == 49)
     }
+
+    /// A merge whose key is the same Unicode text as a stored one in other bytes (NFD `é` after
+    /// NFC) replaces it: a stored userInfo with both would be refused by the decoder each store
+    /// loads it with, and the session would come back with none of its userInfo.
+    @Test(arguments: TestStore.endToEnd) func aMergedKeyInOtherBytesOfTheSameTextSurvivesARestart(_ store: TestStore) throws {
+        let (nfc, nfd) = ("jos\u{E9}", "jose\u{301}")
+        let server = try ServerProcess(store: store)
+        let tab = try server.client()
+        let created = tab.connect()
+        #expect(tab.request("setUserInfo", ["userInfo": [nfc: 1, "keep": true]])["ok"] == true)
+        let merged = tab.request("setUserInfo", ["userInfo": [nfd: 2], "mode": "merge"])
+        let userInfo = merged["result"]?["userInfo"]?.objectValue
+        #expect(userInfo?.count == 2 && userInfo?[nfd] == 2 && userInfo?[nfc] == nil && userInfo?["keep"] == true)
+        server.kill(SIGKILL)
+        server.wait()
+        let restarted = try server.restarted()
+        let again = try restarted.client()
+        let resumed = again.connect(["session": TestClient.credentials(created)])["session"]?["userInfo"]?.objectValue
+        #expect(resumed?.count == 2 && resumed?[nfd] == 2 && resumed?["keep"] == true)
+    }
 }

@@ -91,7 +91,7 @@ public struct Hub {
     /// Effects produced while handling the current event, in order.
     var effects: [Effect] = []
     /// The most effects `effects` has had room for: each event starts with that much room, in
-    /// the storage of an array handed back (`recycle`) or else allocated once.
+    /// the storage of the array the runtime handed back (`recycle`), or else in a new one.
     var effectsCapacity = 0
     /// The envelope of the request the last `received` event carried, as the decoder read it
     /// (`takeReceivedRequest`): the runtime times its reply without reading the frame again.

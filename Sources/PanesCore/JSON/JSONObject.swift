@@ -99,6 +99,8 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
             if let newValue {
                 if found {
                     members[index].value = newValue
+                } else if removeEquivalent(of: key) {
+                    self[key] = newValue // where it goes now that its twin is gone
                 } else {
                     members.insert(Member(prefix: prefix, key: key, value: newValue), at: index)
                 }
@@ -113,7 +115,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
         set { self[key] = newValue }
     }
 
-    /// Where a key is, or would be inserted, in the members.
+    /// Where a key is in the members, if the object has it (by bytes).
     @inlinable public func index(forKey key: String) -> Int? {
         let (index, found) = position(of: key, prefix: Self.prefix(key))
         return found ? index : nil
@@ -175,18 +177,21 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     }
 
     /// Both objects' members, in one pass over the two sorted arrays; `combine` picks the value
-    /// of a key both have (this object's first).
+    /// of a key both have (this object's first). A key of `other` canonically equivalent to one
+    /// of this object's in other bytes replaces it (JSONObject+Equivalence.swift).
     public func merging(_ other: JSONObject,
                         uniquingKeysWith combine: (JSONValue, JSONValue) throws -> JSONValue) rethrows -> JSONObject {
         var merged: [Member] = []
         merged.reserveCapacity(members.count + other.members.count)
         var left = 0, right = 0
+        var arrivals: [Int] = [] // where the keys `other` adds went
         while left < members.count, right < other.members.count {
             let order = Self.order(members[left], other.members[right].prefix, other.members[right].key)
             if order < 0 {
                 merged.append(members[left])
                 left += 1
             } else if order > 0 {
+                arrivals.append(merged.count)
                 merged.append(other.members[right])
                 right += 1
             } else {
@@ -198,7 +203,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
             }
         }
         merged.append(contentsOf: members[left...])
+        arrivals += merged.count..<(merged.count + other.members.count - right)
         merged.append(contentsOf: other.members[right...])
+        Self.replaceEquivalents(in: &merged, arrivals: arrivals)
         return JSONObject(sorted: merged)
     }
 
