@@ -30,10 +30,11 @@ public enum JSONCodec {
 
     /// Parses one JSON text with jansson. Duplicate keys are refused: which one wins is not defined. So are
     /// keys that differ in their bytes but are canonically equivalent Unicode (NFC `é` and NFD
-    /// `e` + U+0301): jansson keeps both, and so does `JSONObject`, which compares keys by
-    /// bytes, but they are the same text to a reader, and any `String`-keyed table made of them
-    /// would let one silently replace the other (a token's `panes.workspaces` granting two
-    /// workspaces would grant one). Only objects with a non-ASCII key are checked for it.
+    /// `e` + U+0301): jansson keeps both, but they are the same text to a reader, any
+    /// `String`-keyed table made of them would let one silently replace the other (a token's
+    /// `panes.workspaces` granting two workspaces would grant one), and no `JSONObject` the
+    /// server builds holds two (`JSONObject+Equivalence.swift`). Only objects with a non-ASCII
+    /// key are checked for it.
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {

@@ -137,12 +137,7 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Lends the cached statement for `sql`, then resets it and clears its bindings.
     func withStatement<T>(_ sql: String, _ body: (SQLiteStatement) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        let statement = try prepare(sql)
-        defer {
-            sqlite3_reset(statement.handle)
-            sqlite3_clear_bindings(statement.handle)
-        }
-        return try body(statement)
+        try lend(try prepare(sql), body)
     }
 
     /// `withStatement` for a statement the caller keeps in `slot` once prepared, so it is not
@@ -160,6 +155,13 @@ final class SQLiteConnection: @unchecked Sendable {
             statement = try prepare(sql)
             slot = statement.handle
         }
+        return try lend(statement, body)
+    }
+
+    /// Runs `body` with the statement, then resets it and clears its bindings, so it holds no
+    /// lock and no stale value when it is lent again.
+    private func lend<T>(_ statement: SQLiteStatement,
+                         _ body: (SQLiteStatement) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         defer {
             sqlite3_reset(statement.handle)
             sqlite3_clear_bindings(statement.handle)
