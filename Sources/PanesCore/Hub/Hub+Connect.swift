@@ -266,7 +266,7 @@ extension Hub {
     /// A new session seeded from the original's restoration activity and userInfo.
     mutating func fork(_ original: SessionID, for pending: PendingConnect) {
         let source = sessions[original]!
-        let configuration = configurations.first { $0.name == source.configuration } ?? configurations[0]
+        let configuration = configurations.first { Identifier.equal($0.name, source.configuration) } ?? configurations[0]
         do throws(PanesError) {
             let (made, secret) = try makeSession(owner: source.owner, configuration: configuration)
             var session = made
