@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import PanesCoreTestSupport
 import Testing
 
@@ -101,6 +101,40 @@ import Testing
         #expect(reply["session"]?["userInfo"]?["colour"] == "teal")
         #expect(reply["session"]?["stateRestorationActivity"]?["title"] == "A")
         #expect(answered.closes(original).isEmpty)
+    }
+
+    /// A fork is stored once, already live, in the commit its reply waits for, as a new session
+    /// is: its attach writes nothing more, quietly or not, so a kill right after the reply finds
+    /// it counted in use until the restart, not idle since it was made.
+    @Test func aForkIsStoredLiveOnceBeforeTheReplyAndComesBackInUseAfterARestart() throws {
+        var harness = HubHarness()
+        let (original, result) = harness.connect()
+        let duplicate = harness.open()
+        _ = harness.send(duplicate, "connect", ["protocol": 1, "auth": ["name": "alice"],
+                                                "session": HubHarness.credentials(result)])
+        let effects = harness.run(.pong(original))
+        let written = effects.persisted.filter {
+            switch $0 {
+            case .putSession, .putSessionLiveness: true
+            default: false
+            }
+        }
+        guard written.count == 1, case .putSession(let stored) = written[0] else {
+            Issue.record("expected one putSession, got \(written)")
+            return
+        }
+        #expect(stored.liveSince == stored.lastActiveAt)
+        #expect(!effects.contains { if case .persistQuietly = $0 { true } else { false } })
+        let reply = try #require(effects.messages(to: duplicate).first?["result"])
+        #expect(reply["forkedFrom"] == result["session"]?["persistentIdentifier"])
+        #expect(reply["session"]?["persistentIdentifier"] == .string(stored.id.rawValue))
+
+        harness.clock.advance(600_000)
+        var restarted = try harness.restarted(ids: .sequential(from: 1_000))
+        let (other, _) = restarted.connect()
+        let sessions = restarted.request(other, "listSessions")["result"]?["sessions"]?.arrayValue ?? []
+        let fork = sessions.first { $0["persistentIdentifier"] == .string(stored.id.rawValue) }
+        #expect(fork?["lastActiveAt"] == .int(restarted.clock.now), "in use until the restart")
     }
 
     /// A client may send requests right behind `connect`: while the connect waits for the

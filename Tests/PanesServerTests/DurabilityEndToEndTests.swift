@@ -86,6 +86,30 @@ import Testing
         #expect(back["session"]?["stateRestorationActivity"]?["title"] == "Kept")
     }
 
+    /// A fork (a duplicated tab whose original answers) is stored live in the commit its reply
+    /// waits for: killed right after the reply, with quiet writes held for as long as allowed,
+    /// the restart counts it in use until then, not idle since it was made.
+    @Test(arguments: TestStore.endToEnd)
+    func aForkKilledRightAfterItsReplyComesBackCountedInUse(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["quietWriteDelayMs": 1000]])
+        let original = try server.client()
+        let created = original.connect()
+        let forked = try server.client().connect(["session": TestClient.credentials(created)])
+        #expect(forked["forkedFrom"] == created["session"]?["persistentIdentifier"])
+        let repliedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        server.kill(SIGKILL)
+        server.wait()
+
+        let restarted = try server.restarted()
+        let other = try restarted.client()
+        _ = other.connect()
+        let listed = other.request("listSessions")["result"]?["sessions"]?.arrayValue?.first {
+            $0["persistentIdentifier"] == forked["session"]?["persistentIdentifier"]
+        }
+        // In use until the restart; stored without its liveness, only since it was made.
+        #expect((listed?["lastActiveAt"]?.intValue ?? 0) > repliedAt, "\(String(describing: listed))")
+    }
+
     @Test(arguments: TestStore.endToEnd) func sigtermDrainsTellsScenesToReconnectAndExitsCleanly(_ store: TestStore) throws {
         let server = try ServerProcess(store: store, config: ["settings": ["drainReconnectAfterMs": 1500]])
         let tab = try server.client()
