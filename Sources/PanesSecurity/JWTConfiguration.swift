@@ -36,8 +36,8 @@ public struct JWTConfiguration: Sendable, Equatable {
     /// - Parameter directory: where `publicKeyFile` paths are resolved (the key file's folder).
     public init(json: JSONValue, directory: String) throws(PanesError) {
         guard let object = json.objectValue else { throw .invalid("(file)", "must be a JSON object") }
-        try Self.refuseUnknown(object, allowed: ["issuer", "audience", "keys"], at: "")
         let fields = FieldReader(object)
+        try fields.refuseUnknownKeys(["issuer", "audience", "keys"], what: "a known field")
         let issuer = try fields.requiredString("issuer", maxLength: 1024)
         let audience = try fields.requiredString("audience", maxLength: 1024)
         guard !issuer.isEmpty else { throw .invalid("issuer", "must not be empty") }
@@ -52,8 +52,8 @@ public struct JWTConfiguration: Sendable, Equatable {
 
     private static func key(_ entry: JSONValue, at path: String, directory: String) throws(PanesError) -> JWTKey {
         guard let object = entry.objectValue else { throw .invalid(path, "must be an object") }
-        try refuseUnknown(object, allowed: ["kid", "alg", "secret", "publicKey", "publicKeyFile"], at: path)
         let fields = FieldReader(object, prefix: path)
+        try fields.refuseUnknownKeys(["kid", "alg", "secret", "publicKey", "publicKeyFile"], what: "a known field")
         let id = try fields.requiredString("kid", maxLength: 128)
         guard !id.isEmpty else { throw .invalid(fields.path("kid"), "must not be empty") }
         guard let algorithm = try fields.choice("alg", JWTAlgorithm.self) else { throw .missing(fields.path("alg")) }
@@ -78,12 +78,6 @@ public struct JWTConfiguration: Sendable, Equatable {
                 pem = text
             }
             return try JWTKey(id: id, algorithm: algorithm, publicKeyPEM: pem)
-        }
-    }
-
-    private static func refuseUnknown(_ object: JSONObject, allowed: Set<String>, at path: String) throws(PanesError) {
-        for key in object.keys.sorted() where !allowed.contains(key) {
-            throw .invalid(path.isEmpty ? key : "\(path).\(key)", "is not a known field")
         }
     }
 }

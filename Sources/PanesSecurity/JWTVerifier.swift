@@ -138,7 +138,8 @@ public struct JWTVerifier: TokenVerifier {
         guard panes["workspaces"] == nil else {
             throw JWTParts.refused("has both `panes.service` and `panes.workspaces`; a token is a service's or a user's")
         }
-        if let unknown = object.keys.sorted().first(where: { $0 != "workspaces" && $0 != "access" }) {
+        // By bytes, as the fields are read (CONCEPTS.md, invariant 10).
+        if let unknown = object.keys.first(where: { !Identifier.equal($0, "workspaces") && !Identifier.equal($0, "access") }) {
             throw JWTParts.refused("has `panes.service.\(unknown.prefix(64))`, which is not known (known: access, workspaces)")
         }
         do throws(PanesError) {

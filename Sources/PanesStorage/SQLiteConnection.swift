@@ -180,8 +180,12 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Runs one statement to completion; how many rows it inserted, updated or deleted.
     func runCountingChanges(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int {
         try run(sql, values)
-        return Int(sqlite3_changes64(handle))
+        return changes
     }
+
+    /// Rows the last INSERT, UPDATE or DELETE run to completion inserted, updated or deleted
+    /// (a row an UPDATE matched counts, changed or not).
+    var changes: Int { Int(sqlite3_changes64(handle)) }
 
     /// Calls `row` for every row the query returns.
     func forEachRow(_ sql: String, _ values: [SQLiteValue] = [],

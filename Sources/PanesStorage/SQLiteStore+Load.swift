@@ -97,8 +97,8 @@ extension SQLiteStore {
         var liveness = (lastActiveAt: row.int64(at: 12), liveSince: row.isNull(at: 14) ? nil : row.int64(at: 14),
                         failedRestores: Int(truncatingIfNeeded: row.int64(at: 13)))
         if row.int64(at: 16) != 0 {
-            // No liveness row (only a hand edit leaves a session without one; a resume's UPDATE
-            // does not make it again, a whole save of the session does): read
+            // No liveness row (only a hand edit leaves a session without one; its next resume,
+            // close or whole save makes it again): read
             // as live when the server stopped, which `Hub.init` counts as in use until the
             // restart, so the window is not expired as idle since it was created.
             liveness = (createdAt, createdAt, 0)

@@ -145,10 +145,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 try connection.run(SQL.upsertSession, values)
             }
             // After the session's row, which the liveness row's foreign key needs.
-            try connection.run(SQL.upsertLiveness, [
-                .text(session.id.rawValue), .int(session.lastActiveAt), session.liveSince.map { .int($0) } ?? .null,
-                .int(Int64(session.failedRestores)),
-            ])
+            try connection.run(SQL.upsertLiveness, Self.liveness(of: session))
         case .putSessionLiveness(let session):
             try writeLiveness(session)
         case .deleteSession(let id):
@@ -185,6 +182,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// All that changed since the session was stored (a resume, a close): its narrow row in
     /// `session_liveness`, not the wide one in `sessions`, which SQLite would read and write
     /// whole. Bound in place, without an array of values or a `String` of the id.
+    ///
+    /// One UPDATE when the row exists, as it nearly always does. When it matched none (a hand
+    /// edit lost the row, which the load reports), the row is inserted from this write, if the
+    /// session is stored: the session would otherwise stay without one until a whole save,
+    /// read at every load as live since its creation.
     private func writeLiveness(_ session: SceneSession) throws(SQLiteError) {
         try connection.withStatement(in: &livenessStatement, SQL.putSessionLiveness) { statement throws(SQLiteError) in
             try statement.bind(session.id.bytes, at: 1)
@@ -193,6 +195,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try statement.bind(Int64(session.failedRestores), at: 4)
             while try statement.step() {}
         }
+        guard connection.changes == 0 else { return }
+        try connection.run(SQL.insertMissingLiveness, Self.liveness(of: session))
+    }
+
+    /// A liveness row's values, in the order its statements bind them.
+    private static func liveness(of session: SceneSession) -> [SQLiteValue] {
+        [.text(session.id.rawValue), .int(session.lastActiveAt), session.liveSince.map { .int($0) } ?? .null,
+         .int(Int64(session.failedRestores))]
     }
 
     /// Writes a command on a document; false for any other command.
@@ -292,6 +302,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         /// Changes no key, so SQLite checks no foreign key; a session not stored has no row.
         static let putSessionLiveness = """
             UPDATE session_liveness SET last_active_at = ?2, live_since = ?3, failed_restores = ?4 WHERE session = ?1
+            """
+        /// After `putSessionLiveness` matched no row: the row again, for a stored session only
+        /// (a session not stored inserts nothing, where a plain INSERT would fail its foreign key).
+        static let insertMissingLiveness = """
+            INSERT INTO session_liveness (session, last_active_at, live_since, failed_restores)
+            SELECT id, ?2, ?3, ?4 FROM sessions WHERE id = ?1
             """
         /// Its liveness row goes with it (ON DELETE CASCADE, in the same statement).
         static let deleteSession = "DELETE FROM sessions WHERE id = ?1"

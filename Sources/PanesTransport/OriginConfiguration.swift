@@ -40,9 +40,14 @@ public struct OriginConfiguration: Sendable, Equatable {
 ///   can neither open a WebSocket nor read `/metrics`.
 public struct OriginPolicy: Sendable {
     public let allowed: [WebOrigin]
+    /// `WebOrigin` compares its strings by canonical equivalence, but a parsed origin holds
+    /// only ASCII (`isValidHost`), lower-cased, where that is the same as comparing bytes.
     private let origins: Set<WebOrigin>
-    /// `host:port` for every allowed origin, and the bare host when its port is the default.
-    private let authorities: Set<String>
+    /// `host:port` for every allowed origin, and the bare host when its port is the default, as
+    /// bytes: a `Host` header is compared by its bytes, after lower-casing ASCII letters only
+    /// (CONCEPTS.md, invariant 10). `String.lowercased()` and `Set<String>` would let
+    /// `Host: \u{212A}iosk.example` (KELVIN SIGN) through as `kiosk.example`.
+    private let authorities: Set<[UInt8]>
     /// The same, and each allowed origin as a browser serialises it, as bytes: what a browser
     /// sends matches one of them byte for byte, which is checked without parsing, lower-casing
     /// or hashing anything (every upgrade of a reconnect storm comes through here; parsing the
@@ -55,13 +60,13 @@ public struct OriginPolicy: Sendable {
         for origin in allowed where !unique.contains(origin) { unique.append(origin) }
         self.allowed = unique
         origins = Set(unique)
-        var authorities = Set<String>()
+        var authorities = Set<[UInt8]>()
         for origin in unique {
-            authorities.insert("\(origin.host):\(origin.port)")
-            if origin.port == WebOrigin.defaultPort(origin.scheme) { authorities.insert(origin.host) }
+            authorities.insert(Array("\(origin.host):\(origin.port)".utf8))
+            if origin.port == WebOrigin.defaultPort(origin.scheme) { authorities.insert(Array(origin.host.utf8)) }
         }
         self.authorities = authorities
-        authoritySpellings = authorities.map { Array($0.utf8) }
+        authoritySpellings = Array(authorities)
         originSpellings = unique.map { Array($0.description.utf8) }
     }
 
@@ -98,9 +103,11 @@ public struct OriginPolicy: Sendable {
         spellings.contains { text.utf8.elementsEqual($0) }
     }
 
-    /// Host names compare case-insensitively; `host:80` needs no special case because an
-    /// origin with a default port is listed both with and without it.
-    static func normalisedAuthority(_ host: String) -> String {
-        host.lowercased()
+    /// Host names compare case-insensitively, in ASCII only: every other byte stays as it is,
+    /// so a name spelled with a character that merely lower-cases or normalises to an allowed
+    /// one's is refused. `host:80` needs no special case because an origin with a default port
+    /// is listed both with and without it.
+    static func normalisedAuthority(_ host: String) -> [UInt8] {
+        host.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
     }
 }

@@ -35,7 +35,10 @@ public struct TransportConfiguration: Sendable {
     public var idlePingMilliseconds: Int
     public var eventLoop: EventLoop
     /// Proxies (normalised addresses, `PeerAddress.normalized`) whose `X-Forwarded-For` names
-    /// the client a connection counts as, for the limit on failed authentications.
+    /// the client a connection counts as, for the limit on failed authentications. Members and
+    /// every address looked up are written by `PeerAddress` from an address's bytes (ASCII
+    /// digits, lower-case hex, `.`, `:`), never a header's text as sent, so `Set<String>`'s
+    /// canonical equivalence is byte equality here.
     public var trustedProxies: Set<String>
     /// Requests under this path (`/api`: `/api`, `/api/…`) go to the delegate whole, with their
     /// body, and are answered later (`WebSocketServerDelegate.serverDidReceiveHTTPRequest`);

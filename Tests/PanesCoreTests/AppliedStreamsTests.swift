@@ -21,6 +21,22 @@ import Testing
         #expect(!applied.applied("sess.page2:1"))
     }
 
+    /// Op ids are a client's: a stream spelled in NFD is not the NFC one (CONCEPTS.md, 10), or
+    /// an operation of one would count as applied because the other's was.
+    @Test func streamsThatAreTheSameTextInOtherBytesAreTwoStreams() {
+        var applied = AppliedStreams()
+        applied.fold(Self.entry("caf\u{E9}:7", revision: 3))
+        #expect(applied.applied("caf\u{E9}:7"))
+        #expect(!applied.applied("cafe\u{301}:2"))
+        #expect(!applied.applied("\u{212A}:1"))
+        applied.fold(Self.entry("K:4", revision: 4))
+        #expect(!applied.applied("\u{212A}:1"))
+        #expect(applied.entries.count == 2)
+        let stored = AppliedStreams(json: applied.json)
+        #expect(stored == applied)
+        #expect(!stored.applied("cafe\u{301}:2"))
+    }
+
     @Test func anOpIdWithoutANumericTailIsItsOwnStream() {
         var applied = AppliedStreams()
         applied.fold(Self.entry("no-counter", revision: 1))

@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) import PanesCore
 import PanesCoreTestSupport
 import Testing
 
@@ -17,12 +17,9 @@ import Testing
         #expect(result["restoration"]?["status"] == "none")
     }
 
-    /// A new session is stored once, already live (what a restart after a kill needs), in the
-    /// commit its reply waits for: its attach writes nothing more, quietly or not.
-    @Test func aNewSessionIsStoredLiveOnceBeforeTheReply() throws {
-        var harness = HubHarness()
-        let connection = harness.open()
-        let effects = harness.send(connection, "connect", ["protocol": 1, "auth": ["name": "alice"]])
+    /// The one session the effects write, when they write it whole once, live, and nothing of
+    /// sessions quietly; nil (an issue recorded) otherwise.
+    static func storedLiveOnce(_ effects: [Effect], sourceLocation: SourceLocation = #_sourceLocation) -> SceneSession? {
         let written = effects.persisted.filter {
             switch $0 {
             case .putSession, .putSessionLiveness: true
@@ -30,11 +27,21 @@ import Testing
             }
         }
         guard written.count == 1, case .putSession(let stored) = written[0] else {
-            Issue.record("expected one putSession, got \(written)")
-            return
+            Issue.record("expected one putSession, got \(written)", sourceLocation: sourceLocation)
+            return nil
         }
-        #expect(stored.liveSince == stored.lastActiveAt)
-        #expect(!effects.contains { if case .persistQuietly = $0 { true } else { false } })
+        #expect(stored.liveSince == stored.lastActiveAt, sourceLocation: sourceLocation)
+        #expect(!effects.contains { if case .persistQuietly = $0 { true } else { false } }, sourceLocation: sourceLocation)
+        return stored
+    }
+
+    /// A new session is stored once, already live (what a restart after a kill needs), in the
+    /// commit its reply waits for: its attach writes nothing more, quietly or not.
+    @Test func aNewSessionIsStoredLiveOnceBeforeTheReply() throws {
+        var harness = HubHarness()
+        let connection = harness.open()
+        let effects = harness.send(connection, "connect", ["protocol": 1, "auth": ["name": "alice"]])
+        guard let stored = Self.storedLiveOnce(effects) else { return }
         #expect(try harness.store.loadState().sessions.contains(stored))
         let id = try #require(effects.messages(to: connection)[0]["result"]?["session"]?["persistentIdentifier"])
         #expect(id == .string(stored.id.rawValue))
@@ -101,6 +108,29 @@ import Testing
         #expect(reply["session"]?["userInfo"]?["colour"] == "teal")
         #expect(reply["session"]?["stateRestorationActivity"]?["title"] == "A")
         #expect(answered.closes(original).isEmpty)
+    }
+
+    /// A fork is stored once, already live, in the commit its reply waits for, as a new session
+    /// is: its attach writes nothing more, quietly or not, so a kill right after the reply finds
+    /// it counted in use until the restart, not idle since it was made.
+    @Test func aForkIsStoredLiveOnceBeforeTheReplyAndComesBackInUseAfterARestart() throws {
+        var harness = HubHarness()
+        let (original, result) = harness.connect()
+        let duplicate = harness.open()
+        _ = harness.send(duplicate, "connect", ["protocol": 1, "auth": ["name": "alice"],
+                                                "session": HubHarness.credentials(result)])
+        let effects = harness.run(.pong(original))
+        guard let stored = Self.storedLiveOnce(effects) else { return }
+        let reply = try #require(effects.messages(to: duplicate).first?["result"])
+        #expect(reply["forkedFrom"] == result["session"]?["persistentIdentifier"])
+        #expect(reply["session"]?["persistentIdentifier"] == .string(stored.id.rawValue))
+
+        harness.clock.advance(600_000)
+        var restarted = try harness.restarted(ids: .sequential(from: 1_000))
+        let (other, _) = restarted.connect()
+        let sessions = restarted.request(other, "listSessions")["result"]?["sessions"]?.arrayValue ?? []
+        let fork = sessions.first { $0["persistentIdentifier"] == .string(stored.id.rawValue) }
+        #expect(fork?["lastActiveAt"] == .int(restarted.clock.now), "in use until the restart")
     }
 
     /// A client may send requests right behind `connect`: while the connect waits for the

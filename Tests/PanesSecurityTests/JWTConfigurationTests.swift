@@ -67,6 +67,21 @@ import Testing
         }
     }
 
+    /// A field spelled with KELVIN SIGN for its `K` is canonically `publicKeyFile`, but fields
+    /// are read by their bytes: it would be accepted and never read. It is unknown, named as
+    /// written, with the character that is not ASCII.
+    @Test func aFieldSpelledWithACanonicalTwinIsRefusedAsUnknown() {
+        let twin = "public\u{212A}eyFile"
+        let key: JSONValue = ["kid": "h", "alg": "HS256", "secret": .string(TestKeys.secret), twin: "rsa.pem"]
+        #expect {
+            try load([key])
+        } throws: { error in
+            guard let error = error as? PanesError, let field = error.field else { return false }
+            return error.code == .invalidField && Array(field.utf8) == Array("keys[0].\(twin)".utf8)
+                && error.message.contains("U+212A KELVIN SIGN")
+        }
+    }
+
     @Test func refusesTwoKeysWithOneKidAndAFileWithoutKeysIssuerOrAudience() {
         let key: JSONValue = ["kid": "h", "alg": "HS256", "secret": .string(TestKeys.secret)]
         #expect(throws: PanesError.self) { try load([key, key]) }

@@ -73,17 +73,44 @@ import Testing
         server.wait()
 
         let restarted = try server.restarted()
-        let other = try restarted.client()
-        _ = other.connect()
-        let listed = other.request("listSessions")["result"]?["sessions"]?.arrayValue?.first {
-            $0["persistentIdentifier"] == created["session"]?["persistentIdentifier"]
-        }
+        let listed = try Self.listed(created["session"]?["persistentIdentifier"], by: restarted)
         // In use until the restart; without the resume's write, its last close (before `resumedAt`).
         #expect((listed?["lastActiveAt"]?.intValue ?? 0) > resumedAt, "\(String(describing: listed))")
         let back = try restarted.client().connect(["session": TestClient.credentials(created)])
         #expect(back["created"] == false)
         #expect(back["session"]?["userInfo"]?["kept"] == "yes")
         #expect(back["session"]?["stateRestorationActivity"]?["title"] == "Kept")
+    }
+
+    /// A fork (a duplicated tab whose original answers) is stored live in the commit its reply
+    /// waits for: killed right after the reply, with quiet writes held for as long as allowed,
+    /// the restart counts it in use until then, not idle since it was made.
+    @Test(arguments: TestStore.endToEnd)
+    func aForkKilledRightAfterItsReplyComesBackCountedInUse(_ store: TestStore) throws {
+        let server = try ServerProcess(store: store, config: ["settings": ["quietWriteDelayMs": 1000]])
+        let original = try server.client()
+        let created = original.connect()
+        let duplicate = try server.client()
+        let forked = duplicate.connect(["session": TestClient.credentials(created)])
+        #expect(forked["forkedFrom"] == created["session"]?["persistentIdentifier"])
+        let repliedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        // Both windows still open: a close would write the fork's liveness itself.
+        withExtendedLifetime((original, duplicate)) {
+            server.kill(SIGKILL)
+            server.wait()
+        }
+
+        let listed = try Self.listed(forked["session"]?["persistentIdentifier"], by: server.restarted())
+        // In use until the restart; stored without its liveness, only since it was made.
+        #expect((listed?["lastActiveAt"]?.intValue ?? 0) > repliedAt, "\(String(describing: listed))")
+    }
+
+    /// The session `listSessions` shows with this persistent identifier, to a new window of
+    /// the same user on `server`.
+    static func listed(_ id: JSONValue?, by server: ServerProcess) throws -> JSONValue? {
+        let other = try server.client()
+        _ = other.connect()
+        return other.request("listSessions")["result"]?["sessions"]?.arrayValue?.first { $0["persistentIdentifier"] == id }
     }
 
     @Test(arguments: TestStore.endToEnd) func sigtermDrainsTellsScenesToReconnectAndExitsCleanly(_ store: TestStore) throws {

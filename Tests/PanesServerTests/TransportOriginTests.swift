@@ -56,6 +56,24 @@ import Testing
         #expect(Self.upgradeStatus(server, origin: "http://localhost:3001", host: host) == 403, "the port counts")
     }
 
+    /// CONCEPTS.md, invariant 10: an allowed name is its bytes. `Host: \u{212A}iosk.example`
+    /// (KELVIN SIGN) lower-cases and normalises to `kiosk.example`; it was let through as that.
+    /// ASCII case still folds, as host names do.
+    @Test func aHostOrOriginThatIsAnAllowedOneOnlyCanonicallyIsRefused() throws {
+        let server = try ServerProcess(extra: ["--allowed-origin", "http://kiosk.example"])
+        let twin = "\u{212A}iosk.example"
+        #expect(Self.upgradeStatus(server, origin: "http://kiosk.example", host: "kiosk.example") == 101)
+        #expect(Self.upgradeStatus(server, origin: "http://KIOSK.example", host: "KIOSK.example") == 101)
+        #expect(Self.upgradeStatus(server, origin: "http://kiosk.example", host: twin) == 403)
+        #expect(Self.upgradeStatus(server, origin: "http://\(twin)", host: "kiosk.example") == 403)
+        #expect(Self.upgradeStatus(server, origin: nil, host: "\(twin):80") == 403)
+        #expect(try Self.http(server, "/healthz", headers: ["Host": twin]).status == 403)
+        server.kill(SIGTERM)
+        server.wait()
+        #expect(server.log.contains("reason=Host \(twin) is not one of this server's names"))
+        #expect(server.log.contains("reason=Origin"))
+    }
+
     @Test func theConfigurationFilesAllowedOriginsCountToo() throws {
         let server = try ServerProcess(config: ["allowedOrigins": ["http://localhost:3000"]])
         #expect(Self.upgradeStatus(server, origin: "http://localhost:3000", host: "127.0.0.1:\(server.port)") == 101)

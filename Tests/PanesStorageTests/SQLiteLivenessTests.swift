@@ -152,6 +152,39 @@ import Testing
         #expect(issues.map(\.field) == ["liveness"])
     }
 
+    /// A liveness write (a resume, a close) for a session whose row is missing makes it again
+    /// with its values, and a restart loads the session with them; for a session not stored
+    /// it writes nothing and fails nothing.
+    @Test func aLivenessWriteMakesAMissingRowAgain() throws {
+        do {
+            let store = try SQLiteStore(path: path)
+            let stored = Fixtures.fullSession(id: "a1")
+            try store.apply([.putSession(stored), .putSession(Fixtures.bareSession(id: "b2"))])
+            try store.connection.run("DELETE FROM session_liveness WHERE session = 'a1'")
+
+            var resumed = stored
+            (resumed.lastActiveAt, resumed.liveSince) = (70_000, 70_000)
+            try store.apply([.putSessionLiveness(resumed)])
+            #expect(try store.connection.text(
+                "SELECT last_active_at || ',' || live_since || ',' || failed_restores FROM session_liveness WHERE session = 'a1'"
+            ) == "70000,70000,2")
+
+            try store.connection.run("DELETE FROM session_liveness WHERE session = 'a1'")
+            var closed = resumed
+            (closed.lastActiveAt, closed.liveSince, closed.failedRestores) = (80_000, nil, 2)
+            try store.apply([.putSessionLiveness(closed), .putSessionLiveness(Fixtures.bareSession(id: "gone"))])
+            #expect(try store.connection.integer("SELECT count(*) FROM session_liveness") == 2)
+            #expect(try store.connection.integer("SELECT count(*) FROM sessions WHERE id = 'gone'") == 0)
+            store.close()
+        }
+        let reopened = try SQLiteStore(path: path)
+        let (state, issues) = try reopened.loadStateReportingIssues()
+        var closed = Fixtures.fullSession(id: "a1")
+        (closed.lastActiveAt, closed.liveSince, closed.failedRestores) = (80_000, nil, 2)
+        #expect(state.sessions.first { $0.id == SessionID("a1") } == closed)
+        #expect(issues.isEmpty)
+    }
+
     /// A minted id (32 hex digits, held in two words, `InlineIdentifier`) is bound from its
     /// bytes without a `String`: the row it names is the one written, and no other.
     @Test func aMintedSessionIdIsBoundByItsBytes() throws {

@@ -47,11 +47,8 @@ public struct APIKey: Sendable, Equatable {
     /// Reads one entry of the keys file (`field` names it in errors).
     public init(json: JSONValue, field: String) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid(field, "must be an object") }
-        let known: Set<String> = ["id", "sha256", "workspaces", "access", "name"]
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .invalid("\(field).\(unknown)", "is not an API key field (known: \(known.sorted().joined(separator: ", ")))")
-        }
         let fields = FieldReader(object, prefix: field)
+        try fields.refuseUnknownKeys(["id", "sha256", "workspaces", "access", "name"], what: "an API key field")
         id = try fields.requiredString("id", maxLength: 64)
         guard !id.isEmpty, id.utf8.allSatisfy({ Self.idBytes.contains($0) }) else {
             throw .invalid(fields.path("id"), "must be letters, digits, `_` or `-`")
@@ -73,7 +70,7 @@ public struct APIKey: Sendable, Equatable {
 /// The keys a server accepts, found by the hash of the secret a request presents.
 public struct APIKeyring: Sendable {
     public private(set) var keys: [APIKey] = []
-    private var byHash: [String: APIKey] = [:]
+    private var byHash: [Identifier: APIKey] = [:]
 
     public init(_ keys: [APIKey] = []) {
         self.keys = keys
@@ -83,18 +80,17 @@ public struct APIKeyring: Sendable {
     /// Reads a keys file: `{"keys": [...]}`. Ids and hashes must be unique.
     public init(json: JSONValue) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid("keys file", "must be a JSON object") }
-        if let unknown = object.keys.sorted().first(where: { $0 != "keys" }) {
-            throw .invalid(unknown, "is not a keys file key (known: keys)")
-        }
-        let list = try FieldReader(object).array("keys") ?? []
+        let fields = FieldReader(object)
+        try fields.refuseUnknownKeys(["keys"], what: "a keys file key")
+        let list = try fields.array("keys") ?? []
         let keys = try list.enumerated().map { index, entry throws(PanesError) in
             try APIKey(json: entry, field: "keys[\(index)]")
         }
         var ids = Set<Identifier>()
-        var hashes = Set<String>()
+        var hashes = Set<Identifier>()
         for (index, key) in keys.enumerated() {
             guard ids.insert(Identifier(key.id)).inserted else { throw .invalid("keys[\(index)].id", "`\(key.id)` is used twice") }
-            guard hashes.insert(key.sha256).inserted else { throw .invalid("keys[\(index)].sha256", "is another key's hash too") }
+            guard hashes.insert(Identifier(key.sha256)).inserted else { throw .invalid("keys[\(index)].sha256", "is another key's hash too") }
         }
         self.init(keys)
     }

@@ -29,11 +29,14 @@ public struct SceneConfiguration: Sendable, Equatable {
         self.activityTypes = activityTypes
     }
 
+    /// Whether an activity type (a client's) is one of `activityTypes`, compared by bytes
+    /// (CONCEPTS.md, invariant 10): `com.example.Kiosk` does not take a type spelled with
+    /// KELVIN SIGN, which `==` on `String` would call the same.
     public func accepts(_ activityType: String) -> Bool {
         activityTypes.contains { pattern in
             if pattern == "*" { return true }
-            if pattern.hasSuffix(".*") { return activityType.hasPrefix(pattern.dropLast()) }
-            return pattern == activityType
+            if pattern.hasSuffix(".*") { return activityType.utf8.starts(with: pattern.utf8.dropLast()) }
+            return Identifier.equal(pattern, activityType)
         }
     }
 

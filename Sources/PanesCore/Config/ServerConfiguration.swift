@@ -19,20 +19,18 @@ public struct ServerConfiguration: Sendable {
 
     public init(json: JSONValue) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid("configuration", "must be a JSON object") }
-        let known: Set<String> = ["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults",
-                                  "managedPreferences", "webhooks"]
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .invalid(unknown, "is not a configuration key (known: \(known.sorted().joined(separator: ", ")))")
-        }
         let fields = FieldReader(object)
+        try fields.refuseUnknownKeys(["settings", "sceneConfigurations", "allowedOrigins", "preferenceDefaults",
+                                      "managedPreferences", "webhooks"], what: "a configuration key")
         if let settingsObject = try fields.object("settings") { try settings.apply(settingsObject) }
         if let list = try fields.array("sceneConfigurations") {
             sceneConfigurations = try list.enumerated().map { index, entry throws(PanesError) in
                 try SceneConfiguration(json: entry, field: "sceneConfigurations[\(index)]")
             }
             guard !sceneConfigurations.isEmpty else { throw .invalid("sceneConfigurations", "must not be empty") }
-            var names = Set<String>()
-            for configuration in sceneConfigurations where !names.insert(configuration.name).inserted {
+            // Names are identities: two that differ in their bytes are two (CONCEPTS.md, 10).
+            var names = Set<Identifier>()
+            for configuration in sceneConfigurations where !names.insert(Identifier(configuration.name)).inserted {
                 throw .invalid("sceneConfigurations", "declares `\(configuration.name)` twice")
             }
         }
@@ -45,8 +43,8 @@ public struct ServerConfiguration: Sendable {
         webhookEndpoints = try (fields.array("webhooks") ?? []).enumerated().map { index, entry throws(PanesError) in
             try WebhookEndpoint(json: entry, field: "webhooks[\(index)]")
         }
-        var endpointIDs = Set<String>()
-        for (index, endpoint) in webhookEndpoints.enumerated() where !endpointIDs.insert(endpoint.id).inserted {
+        var endpointIDs = Set<Identifier>()
+        for (index, endpoint) in webhookEndpoints.enumerated() where !endpointIDs.insert(Identifier(endpoint.id)).inserted {
             throw .invalid("webhooks[\(index)].id", "`\(endpoint.id)` is used twice")
         }
         allowedOrigins = try (fields.array("allowedOrigins") ?? []).enumerated().map { index, value throws(PanesError) in

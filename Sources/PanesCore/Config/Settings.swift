@@ -370,15 +370,17 @@ public struct Settings: Sendable, Equatable {
     /// values are refused so a typo never silently keeps a default.
     public mutating func apply(_ json: JSONObject) throws(PanesError) {
         for (name, value) in json {
-            if name == "workspacePreferenceWriters" {
+            // Names compare by their bytes (CONCEPTS.md, invariant 10): `maxPreferenceKeys`
+            // spelled with KELVIN SIGN is not a setting, whatever `==` on `String` says.
+            if Identifier.equal(name, "workspacePreferenceWriters") {
                 guard let string = value.stringValue, let role = Role(rawValue: string) else {
                     throw .invalid("settings.\(name)", "must be one of `owner`, `editor`, `viewer`")
                 }
                 workspacePreferenceWriters = role
                 continue
             }
-            guard let descriptor = Self.descriptors.first(where: { $0.name == name }) else {
-                throw .invalid("settings.\(name)", "is not a known setting")
+            guard let descriptor = Self.descriptors.first(where: { Identifier.equal($0.name, name) }) else {
+                throw .invalid("settings.\(name)", "is not a known setting\(FieldReader.nonASCII(name))")
             }
             guard let int = value.intValue, let number = Int(exactly: int), descriptor.range.contains(number) else {
                 throw .invalid("settings.\(name)",

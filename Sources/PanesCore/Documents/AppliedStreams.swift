@@ -24,9 +24,11 @@ public struct AppliedStreams: Sendable, Equatable {
         }
     }
 
-    public private(set) var entries: [String: Entry]
+    /// By stream, compared by its bytes: op ids come from clients, and two streams that are
+    /// the same text in different bytes are two streams (CONCEPTS.md, invariant 10).
+    public private(set) var entries: [Identifier: Entry]
 
-    public init(_ entries: [String: Entry] = [:]) {
+    public init(_ entries: [Identifier: Entry] = [:]) {
         self.entries = entries
     }
 
@@ -64,14 +66,14 @@ public struct AppliedStreams: Sendable, Equatable {
     /// The stored form: `{"stream": [counter, revision, at], …}`.
     public var json: JSONValue {
         .object(JSONObject(uniqueKeysWithValues: entries.lazy.map { stream, entry in
-            (stream, .array([.int(entry.counter), .int(entry.revision), .int(entry.at)]))
+            (stream.rawValue, .array([.int(entry.counter), .int(entry.revision), .int(entry.at)]))
         }))
     }
 
     /// Reads the stored form; anything unreadable is skipped (it only ever makes the server
     /// remember less).
     public init(json: JSONValue) {
-        var entries: [String: Entry] = [:]
+        var entries: [Identifier: Entry] = [:]
         if case .object(let object) = json {
             for (stream, value) in object {
                 guard case .array(let fields) = value, fields.count == 3, case .int(let counter) = fields[0],

@@ -31,7 +31,7 @@ extension Hub {
         var owners: Set<OwnerKey> = []
         for sessionID in sessionIDs(showing: id, in: workspace) {
             guard var session = sessions[sessionID] else { continue }
-            if configurations.first(where: { $0.name == session.configuration })?.kind == .dedicated {
+            if configurations.first(where: { Identifier.equal($0.name, session.configuration) })?.kind == .dedicated {
                 dedicated.append(sessionID)
                 commands.append(.deleteSession(sessionID))
                 continue

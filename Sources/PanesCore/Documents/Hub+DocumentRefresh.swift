@@ -30,7 +30,7 @@ extension Hub {
         let before = session
         if !session.shows(id) {
             // Keep the window's own kind of activity (a dedicated window's, a presenter's).
-            let configuration = configurations.first { $0.name == session.configuration }
+            let configuration = configurations.first { Identifier.equal($0.name, session.configuration) }
             let type = session.restoration?.activity.activityType
                 ?? configuration?.activityTypes.first { $0.hasPrefix("panes.document") && !$0.hasSuffix("*") }
                 ?? "panes.document"

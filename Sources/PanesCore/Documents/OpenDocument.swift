@@ -79,10 +79,10 @@ struct OpenDocument: Sendable {
     /// server applied them. Read only for a catch-up by snapshot, so a whole walk is fine.
     func appliedOpIds(_ opIds: [String]) -> [String] {
         guard !opIds.isEmpty else { return [] }
-        var found = Set<String>()
-        let wanted = Set(opIds.map { Array($0.utf8) })
-        for entry in log where wanted.contains(Array(entry.opId.utf8)) { found.insert(entry.opId) }
-        return opIds.filter { id in found.contains { Array($0.utf8) == Array(id.utf8) } || applied.applied(id) }
+        let wanted = Set(opIds.map { Identifier($0) })
+        var found = Set<Identifier>()
+        for entry in log where wanted.contains(Identifier(entry.opId)) { found.insert(Identifier(entry.opId)) }
+        return opIds.filter { id in found.contains(Identifier(id)) || applied.applied(id) }
     }
 
     /// The oldest revision an operation may be based on: the log reaches back to it.

@@ -143,7 +143,7 @@ extension Hub {
     /// - Parameters:
     ///   - secret: the session's secret for the reply: the new session's, or the one a resume
     ///     proved. Nil (a ticket) issues a new one, which replaces the old.
-    ///   - storedLive: the session was just made and stored live (`connectNewSession`): its
+    ///   - storedLive: the session was just made and stored live (`connectNewSession`, `fork`): its
     ///     times are left as stored, and not written again.
     mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                          identity: Authenticator.Identity, session sessionID: SessionID, secret: String?,
@@ -266,7 +266,7 @@ extension Hub {
     /// A new session seeded from the original's restoration activity and userInfo.
     mutating func fork(_ original: SessionID, for pending: PendingConnect) {
         let source = sessions[original]!
-        let configuration = configurations.first { $0.name == source.configuration } ?? configurations[0]
+        let configuration = configurations.first { Identifier.equal($0.name, source.configuration) } ?? configurations[0]
         do throws(PanesError) {
             let (made, secret) = try makeSession(owner: source.owner, configuration: configuration)
             var session = made
@@ -275,12 +275,15 @@ extension Hub {
             session.title = source.title
             session.subtitle = source.subtitle
             session.snapshot = source.snapshot
+            // Stored live, as a new session is (`connectNewSession`): written once, in the
+            // commit its reply waits for, not a second time quietly after it.
+            session.liveSince = session.lastActiveAt
             sessions.put(session)
             persist([.putSession(session)] + newSessionClaims(session.id)
                 + sessionWebhook(.sessionCreated, session, extra: ["forkedFrom": .string(original.rawValue)]))
             attach(pending.connection, requestID: pending.requestID, request: pending.request,
                    identity: pending.identity, session: session.id, secret: secret, handedOver: pending.handedOver,
-                   created: true, forkedFrom: original)
+                   created: true, forkedFrom: original, storedLive: true)
         } catch {
             connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", error, to: pending.connection)

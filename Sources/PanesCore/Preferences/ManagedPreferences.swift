@@ -40,9 +40,7 @@ public struct ManagedPreferences: Sendable, Equatable {
                 let key = try KeyPath(keyString, field: field)
                 guard case .object(let spec) = entry else { throw .invalid(field, "must be {\"value\": …, \"locked\": …}") }
                 let fields = FieldReader(spec, prefix: field)
-                for name in spec.keys where name != "value" && name != "locked" {
-                    throw .invalid("\(field).\(name)", "is not a known field (`value`, `locked`)")
-                }
+                try fields.refuseUnknownKeys(["value", "locked"], what: "a known field")
                 let value = try fields.required("value")
                 if let registration = defaults.registration(kind, key), !registration.type.admits(value) {
                     throw .invalid("\(field).value", "is \(value.typeName), but `\(key)` takes \(registration.type.rawValue) values")

@@ -90,6 +90,30 @@ public struct FieldReader: Sendable {
         return choice
     }
 
+    /// Refuses the object's first key (in byte order) that is none of `known` byte for byte,
+    /// naming it; `what` says what a key is here ("a configuration key"). Fields are read by
+    /// their bytes, so a key canonically equal to a known one but spelled otherwise (KELVIN
+    /// SIGN for `K`) would never be read: it is unknown (CONCEPTS.md, invariant 10), and the
+    /// error says which characters are not ASCII, since it looks like the known one.
+    public func refuseUnknownKeys(_ known: Set<Identifier>, what: String) throws(PanesError) {
+        guard let unknown = object.keys.first(where: { !known.contains(Identifier($0)) }) else { return }
+        let list = known.sorted().map(\.rawValue).joined(separator: ", ")
+        throw .invalid(path(unknown), "is not \(what)\(Self.nonASCII(unknown)) (known: \(list))")
+    }
+
+    /// Empty for an ASCII name; else, for an error message, the characters that are not ASCII
+    /// (`, which holds U+212A KELVIN SIGN`): a name that looks like a known one but is not.
+    public static func nonASCII(_ name: String) -> String {
+        let scalars = name.unicodeScalars.filter { !$0.isASCII }
+        guard !scalars.isEmpty else { return "" }
+        let listed = scalars.prefix(4).map { scalar in
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            let name = scalar.properties.name.map { " \($0)" } ?? ""
+            return "U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code)\(name)"
+        }
+        return ", which holds \(listed.joined(separator: ", "))\(scalars.count > 4 ? ", …" : "")"
+    }
+
     /// An activity object, or nil when absent.
     public func activity(_ key: String) throws(PanesError) -> Activity? {
         guard let value = value(key) else { return nil }

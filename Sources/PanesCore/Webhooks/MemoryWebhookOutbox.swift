@@ -28,14 +28,17 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
     public func claim(endpoint: String, limit: Int, now: Millis, owner: String, leaseMs: Int64, coalesceMs: Int64)
         -> [WebhookDelivery] {
         state.withLock { state in
-            let pending = state.rows.values.filter { $0.endpoint == endpoint && $0.state == .pending }.sorted { $0.seq < $1.seq }
-            var heads: [String: WebhookDelivery] = [:]
+            let pending = state.rows.values.filter { Identifier.equal($0.endpoint, endpoint) && $0.state == .pending }
+                .sorted { $0.seq < $1.seq }
+            var heads: [Identifier: WebhookDelivery] = [:]  // ordering keys hold ids: by bytes
             for row in pending where heads[row.event.orderingKey] == nil { heads[row.event.orderingKey] = row }
             let due = heads.values.filter { $0.nextAttemptAt <= now && ($0.leaseUntil ?? Millis.min) < now }
                 .sorted { ($0.nextAttemptAt, $0.seq) < ($1.nextAttemptAt, $1.seq) }
                 .prefix(max(limit, 0))
             return due.map { head in
-                let following = pending.filter { $0.event.orderingKey == head.event.orderingKey && $0.seq > head.seq }
+                let following = pending.filter {
+                    Identifier.equal($0.event.orderingKey, head.event.orderingKey) && $0.seq > head.seq
+                }
                 var (claimed, absorbed) = WebhookCoalescing.fold(head, following, coalesceMs: coalesceMs)
                 for seq in absorbed { state.rows[seq] = nil }
                 claimed.attempts += 1
@@ -95,7 +98,7 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
     public func nextDue(now: Millis) -> Millis? {
         state.withLock { state in
             // Only the first pending row of each endpoint and key can become claimable.
-            var heads: [String: WebhookDelivery] = [:]
+            var heads: [Identifier: WebhookDelivery] = [:]  // ordering keys hold ids: by bytes
             for row in state.rows.values.filter({ $0.state == .pending }).sorted(by: { $0.seq < $1.seq }) {
                 let key = "\(row.endpoint.utf8.count):\(row.endpoint)/\(row.event.orderingKey)"
                 if heads[key] == nil { heads[key] = row }

@@ -29,11 +29,8 @@ public struct WebhookEndpoint: Sendable, Equatable {
     /// errors). The secret's form is checked by the signer when the engine starts.
     public init(json: JSONValue, field: String) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid(field, "must be an object") }
-        let known: Set<String> = ["id", "url", "secret", "events"]
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .invalid("\(field).\(unknown)", "is not an endpoint key (known: \(known.sorted().joined(separator: ", ")))")
-        }
         let fields = FieldReader(object, prefix: field)
+        try fields.refuseUnknownKeys(["id", "url", "secret", "events"], what: "an endpoint key")
         id = try fields.requiredString("id", maxLength: 64)
         guard !id.isEmpty, id.utf8.allSatisfy({ Self.idBytes.contains($0) }) else {
             throw .invalid(fields.path("id"), "must be letters, digits, `_` or `-`")
