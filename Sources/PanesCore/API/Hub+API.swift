@@ -24,7 +24,7 @@ extension Hub {
         connection.phase = .scene(sceneID)
         connections.open(connection)
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
-                          role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
+                          role: call.role, traits: Traits(), clientVersion: "http")
         scenes.addService(scene)
         serviceActors[connectionID] = call.actor
         let id = RequestID.int(1)
