@@ -66,6 +66,13 @@ SETTINGS = {"maxSessionsPerUser": 100000, "rateLimitPerSecond": 100000, "rateLim
 TOP = 25
 
 
+def _setting(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, int(value)
+
+
 class Lines:
     """A process's stdout as JSON events, read on a thread."""
 
@@ -101,7 +108,7 @@ class Lines:
 def start_server(args, workdir, out_file, instrumented=True, raw=False, extra=()):
     config = os.path.join(workdir, "config.json")
     with open(config, "w") as f:
-        json.dump({"settings": SETTINGS}, f)
+        json.dump({"settings": {**SETTINGS, **dict(args.setting)}}, f)
     valgrind = [] if args.cpu_split or args.strace or not instrumented else [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}"]
     if raw:
@@ -405,6 +412,8 @@ def main():
                    help="no valgrind: run natively with `strace -c -f` attached to the server for each measured "
                         "part, and report its system calls (per connect, per change, …); strace slows the server, "
                         "so this gives no CPU figures (not with --cpu-split)")
+    p.add_argument("--setting", action="append", default=[], type=_setting, metavar="NAME=VALUE",
+                   help="a server setting for the run, beside the benchmark's own (e.g. sqliteCacheKiB=512); repeatable")
     p.add_argument("--out", default=None, help="where callgrind.out files go (default: a new temporary folder)")
     args = p.parse_args()
     if args.strace and args.cpu_split:

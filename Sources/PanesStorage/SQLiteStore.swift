@@ -30,10 +30,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// - Parameters:
     ///   - path: the database file, e.g. `DATA/panes.sqlite`.
     ///   - synchronous: `.full` unless losing the last commits on power loss is acceptable.
+    ///   - cacheKiB: the most memory SQLite keeps pages of the file in (`PRAGMA cache_size`, the
+    ///     setting `sqliteCacheKiB`); pages beyond it are read again from the operating system's
+    ///     file cache when needed. Nil: SQLite's own default (2,000 KiB).
     /// - Throws: `SQLiteError`, with `.schemaTooNew` for a database from a newer build, which
     ///   is left exactly as it was.
-    public init(path: String, synchronous: SQLiteSynchronous = .full) throws {
+    public init(path: String, synchronous: SQLiteSynchronous = .full, cacheKiB: Int? = nil) throws {
         connection = try SQLiteConnection(path: path, mode: .readWrite(synchronous: synchronous))
+        // A negative size is in KiB, not pages.
+        if let cacheKiB { try connection.execute("PRAGMA cache_size=-\(max(1, cacheKiB))") }
         // Before anything is written: switching to WAL already changes the file header.
         try Migrations.refuseNewer(connection)
         try connection.enableWriteAheadLog()

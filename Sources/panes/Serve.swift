@@ -85,7 +85,8 @@ struct Serve: ParsableCommand {
                 logger.notice("the data folder was readable by others; made it private (0700)",
                               metadata: ["folder": "\(data)", "previousMode": "\(String(mode, radix: 8))"])
             }
-            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full)
+            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full,
+                                      cacheKiB: configuration.settings.sqliteCacheKiB)
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)

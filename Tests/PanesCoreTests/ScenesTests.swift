@@ -10,7 +10,7 @@ import Testing
 
     static func scene(_ id: String, session: String, owner: OwnerKey = alice, expiresAt: Millis? = nil) -> Scene {
         var scene = Scene(id: SceneID(id), connection: ConnectionID(1), session: SessionID(session), owner: owner,
-                          userName: "Alice", role: .owner, traits: Traits(), clientVersion: "1", connectedAt: 0)
+                          userName: "Alice", role: .owner, traits: Traits(), clientVersion: "1")
         scene.tokenExpiresAt = expiresAt
         return scene
     }
@@ -113,5 +113,21 @@ import Testing
         _ = scenes.detach(SceneID("s1"))
         let later = scenes.expiredTokens(now: 510)
         #expect(later == [SceneID("s2")])
+    }
+
+    /// 10,000 idle scenes are 10,000 of these; its two optional times are sentinels inside.
+    @Test func aSceneIsSmallAndItsOptionalTimesReadBackAsSet() {
+        #expect(MemoryLayout<Scene>.stride <= 136)
+        var scene = Self.scene("s1", session: "a")
+        #expect(scene.tokenExpiresAt == nil && scene.restoredAt == nil)
+        scene.tokenExpiresAt = 0
+        scene.restoredAt = 0
+        #expect(scene.tokenExpiresAt == 0 && scene.restoredAt == 0)
+        scene.tokenExpiresAt = .min
+        scene.restoredAt = .max
+        #expect(scene.tokenExpiresAt == .min && scene.restoredAt == .max)
+        scene.tokenExpiresAt = nil
+        scene.restoredAt = nil
+        #expect(scene.tokenExpiresAt == nil && scene.restoredAt == nil)
     }
 }

@@ -65,7 +65,16 @@ import Testing
     }
 
     @Test func aRecordWithItsDetailsOutOfLineIsSmallerThanWithThemInline() {
-        // 216 bytes with title, subtitle, snapshot, userInfo and a restoration box inline.
-        #expect(MemoryLayout<SceneSession>.stride <= 160)
+        // 216 bytes with title, subtitle, snapshot, userInfo and a restoration box inline; 152
+        // with `liveSince` an optional rather than a sentinel.
+        #expect(MemoryLayout<SceneSession>.stride <= 144)
+        var session = Self.session()
+        #expect(session.liveSince == nil)
+        session.liveSince = 0
+        #expect(session.liveSince == 0 && session != Self.session())
+        session.liveSince = .max
+        #expect(session.liveSince == .max)
+        session.liveSince = nil
+        #expect(session.liveSince == nil && session == Self.session())
     }
 }

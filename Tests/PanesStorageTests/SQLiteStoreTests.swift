@@ -42,6 +42,16 @@ import Testing
         #expect(try store.connection.integer("PRAGMA synchronous") == 1) // NORMAL
     }
 
+    /// `sqliteCacheKiB`: the store's page cache is capped at the setting (SQLite takes a
+    /// negative `cache_size` as KiB); without one it is SQLite's own 2,000 KiB.
+    @Test func thePageCacheIsCappedAtTheSetting() throws {
+        let capped = try SQLiteStore(path: path, cacheKiB: Settings().sqliteCacheKiB)
+        #expect(try capped.connection.integer("PRAGMA cache_size") == -512)
+        capped.close()
+        let unset = try SQLiteStore(path: directory.file("other.sqlite"))
+        #expect(try unset.connection.integer("PRAGMA cache_size") == -2_000)
+    }
+
     /// What a SIGKILL leaves behind is the files as they are now, with no close and no
     /// checkpoint: a copy of them must already hold every applied batch.
     @Test func anAppliedBatchIsInTheFilesBeforeTheStoreCloses() throws {

@@ -19,12 +19,12 @@ extension Hub {
     mutating func serveAPI(_ connectionID: ConnectionID, _ call: APICall) {
         let sceneID = SceneID("api-\(connectionID.rawValue & ~Self.serviceConnectionBit)")
         let owner = OwnerKey(workspace: call.route.workspace, user: call.user)
-        var connection = Connection(id: connectionID, openedAt: now(), peer: nil,
-                                    bucket: TokenBucket(rate: 1, burst: 1, now: monotonic()))
+        // A service connection is never sent frames, so its rate limit is never spent.
+        var connection = Connection(id: connectionID, peer: nil, bucket: TokenBucket.Level(burst: 1, now: monotonic()))
         connection.phase = .scene(sceneID)
         connections.open(connection)
         let scene = Scene(id: sceneID, connection: connectionID, session: SessionID(""), owner: owner, userName: call.name,
-                          role: call.role, traits: Traits(), clientVersion: "http", connectedAt: now())
+                          role: call.role, traits: Traits(), clientVersion: "http")
         scenes.addService(scene)
         serviceActors[connectionID] = call.actor
         let id = RequestID.int(1)

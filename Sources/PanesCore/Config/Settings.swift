@@ -81,6 +81,7 @@ public struct Settings: Sendable, Equatable {
     public var authFailuresPerMinute = 60
     public var maxAuthFailureAddresses = 10_000
     public var walCheckpointIntervalMs = 60_000
+    public var sqliteCacheKiB = 512
     public var quietWriteDelayMs = 20
 
     // Request keys (`idempotencyKey`)
@@ -306,6 +307,11 @@ public struct Settings: Sendable, Equatable {
         .init(name: "walCheckpointIntervalMs", keyPath: \.walCheckpointIntervalMs,
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
+        .init(name: "sqliteCacheKiB", keyPath: \.sqliteCacheKiB,
+              meaning: "Memory, in KiB, the SQLite store keeps pages of its database file in (`PRAGMA cache_size`); a page "
+                  + "beyond it is read again from the operating system's file cache (one `pread`) when a commit needs it. "
+                  + "The cache fills to this size as sessions are written and stays full; not used by other stores.",
+              range: 16...4_194_304),
         .init(name: "quietWriteDelayMs", keyPath: \.quietWriteDelayMs,
               meaning: "Store writes that no answer waits for (a resumed window's `liveSince`) wait up to this long to share a commit "
                   + "with others, so a reconnect storm's bookkeeping takes a few commits and fsyncs, not one per window or two; "

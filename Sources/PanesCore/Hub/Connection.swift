@@ -13,11 +13,12 @@ struct Connection: Sendable {
     }
 
     let id: ConnectionID
-    let openedAt: Millis
     /// Where it comes from, for the limit on failed authentications (`AuthFailureLimiter`).
     let peer: String?
     var phase: Phase = .awaitingConnect
-    var bucket: TokenBucket
+    /// Its rate limit's tokens; the rate and burst are the settings', passed to `Connections.admit`
+    /// (kept once, not in each of 10,000 idle connections).
+    var bucket: TokenBucket.Level
     /// Requests that came while `answering`, handled once the `connect` is answered.
     var held: [ClientRequest] = []
 }

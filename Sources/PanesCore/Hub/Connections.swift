@@ -52,11 +52,12 @@ struct Connections: Sendable {
         } != nil
     }
 
-    /// A frame arrived: unless the connection is closing, it spends one from its rate limit.
-    mutating func admit(_ id: ConnectionID, now: Millis) -> Admission {
+    /// A frame arrived: unless the connection is closing, it spends one from its rate limit,
+    /// `rate` tokens a second up to `burst`.
+    mutating func admit(_ id: ConnectionID, now: Millis, rate: Double, burst: Double) -> Admission {
         byID.modify(id) { connection in
             if case .closing = connection.phase { return .closing }
-            let (allowed, retryAfter) = connection.bucket.take(now: now)
+            let (allowed, retryAfter) = connection.bucket.take(now: now, rate: rate, burst: burst)
             return .admitted(allowed: allowed, retryAfterMs: retryAfter)
         } ?? .unknown
     }

@@ -192,7 +192,7 @@ extension Hub {
         let sceneID = SceneID(ids.token("scn_"))
         var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
                           userName: identity.name, role: identity.role, traits: request.traits,
-                          clientVersion: request.clientVersion, connectedAt: now)
+                          clientVersion: request.clientVersion)
         if status == .restored { scene.restoredAt = now }
         // Closed when its token stops being accepted (`Scenes` queues that).
         scene.tokenExpiresAt = identity.expiresAt

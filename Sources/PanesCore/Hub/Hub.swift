@@ -155,8 +155,7 @@ public struct Hub {
         switch event {
         case .opened(let connection, let peer):
             connections.open(Connection(
-                id: connection, openedAt: now(), peer: peer,
-                bucket: TokenBucket(rate: settings.rateLimitPerSecond, burst: settings.rateLimitBurst, now: monotonic())))
+                id: connection, peer: peer, bucket: TokenBucket.Level(burst: Double(settings.rateLimitBurst), now: monotonic())))
             awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
@@ -195,7 +194,7 @@ public struct Hub {
     // MARK: Requests
 
     mutating func receive(_ json: JSONValue, on connectionID: ConnectionID) {
-        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
+        guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
@@ -283,9 +282,15 @@ public struct Hub {
     /// A frame that never became a request (not JSON, too deep, a number out of range). It
     /// still counts against the connection's rate limit: a flood of garbage is a flood.
     mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
-        guard case .admitted(let allowed, let retryAfter) = connections.admit(connectionID, now: monotonic()) else { return }
+        guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
         metrics.requests["(unreadable)", default: 0] += 1
         fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
+    }
+
+    /// `Connections.admit` at the settings' rate limit.
+    mutating func admit(_ connectionID: ConnectionID) -> Connections.Admission {
+        connections.admit(connectionID, now: monotonic(), rate: Double(settings.rateLimitPerSecond),
+                          burst: Double(settings.rateLimitBurst))
     }
 
     func rateLimited(_ retryAfter: Int) -> PanesError {

@@ -59,10 +59,17 @@ public struct SceneSession: Sendable, Equatable {
     /// a node writing from an older copy never undoes a newer write (0: not counted, as on one
     /// node, whose store ignores it).
     public var revision: Int64
+    /// `liveSince`, `Int64.min` for none: without an optional's tag byte a session is 144
+    /// bytes, not 152 (a time that old is no time the hub or a store writes).
+    private var liveSinceOrMin: Millis
+
     /// Set while a scene is live on the session (persisted at connect, cleared at disconnect):
     /// a session that was live when the server was killed counts as active until the restart,
     /// so it is not swept as idle.
-    public var liveSince: Millis?
+    public var liveSince: Millis? {
+        get { liveSinceOrMin == .min ? nil : liveSinceOrMin }
+        set { liveSinceOrMin = newValue ?? .min }
+    }
 
     public init(id: SessionID, secretHash: SecretHash, owner: OwnerKey, role: SceneConfiguration.SessionRole,
                 configuration: String, title: String = "", subtitle: String = "", snapshot: JSONValue? = nil,
@@ -80,7 +87,7 @@ public struct SceneSession: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastActiveAt = lastActiveAt
         self.failedRestoresCount = Int32(clamping: failedRestores)
-        self.liveSince = liveSince
+        self.liveSinceOrMin = liveSince ?? .min
         self.revision = revision
     }
 

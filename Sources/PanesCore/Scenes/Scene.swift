@@ -2,25 +2,32 @@
 /// service thread, and ends with its connection.
 public struct Scene: Sendable {
     public let id: SceneID
-    public let connection: ConnectionID
-    public let session: SessionID
-    public let owner: OwnerKey
-    /// The user's display name and role in the workspace, from connect; a `refreshToken`
-    /// replaces them with the new token's.
-    public var userName: String
-    public let clientVersion: String
-    public let connectedAt: Millis
-    /// When the scene's token expires (its `exp`); the scene is closed with 4010
-    /// `jwtClockSkewMs` later. Nil for credentials that do not expire.
-    public var tokenExpiresAt: Millis?
-    // The one-byte fields after the 9-byte optional: Swift lays a struct out in declaration
-    // order, and between wider fields each took 8 bytes.
+    // The one-byte fields (four bytes in all) in the 6 bytes after `id`'s 18: Swift lays a
+    // struct out in declaration order, and between wider fields each took 8 bytes. With both
+    // optional times held as sentinels a scene is 136 bytes (152 with the fields after the
+    // times, `tokenExpiresAt` optional, and a `connectedAt` nothing read).
+    /// The user's role in the workspace, from connect; a `refreshToken` replaces it with the
+    /// new token's.
     public var role: Role
     public var traits: Traits
     public var state: ActivationState
-    /// `restoredAt`, `Int64.min` for none: without an optional's tag byte a scene is 152 bytes
-    /// (160 with it, and with session and scene ids inline).
+    public let connection: ConnectionID
+    public let session: SessionID
+    public let owner: OwnerKey
+    /// The user's display name, from connect; a `refreshToken` replaces it with the new token's.
+    public var userName: String
+    public let clientVersion: String
+    /// `tokenExpiresAt`, `Int64.max` for none.
+    private var tokenExpiresAtOrMax: Millis = .max
+    /// `restoredAt`, `Int64.min` for none.
     private var restoredAtOrMin: Millis = .min
+
+    /// When the scene's token expires (its `exp`); the scene is closed with 4010
+    /// `jwtClockSkewMs` later. Nil for credentials that do not expire.
+    public var tokenExpiresAt: Millis? {
+        get { tokenExpiresAtOrMax == .max ? nil : tokenExpiresAtOrMax }
+        set { tokenExpiresAtOrMax = newValue ?? .max }
+    }
 
     /// When a restoration activity was handed back; an abnormal disconnect soon after counts
     /// towards a clean start. Set only to the hub's clock.
@@ -30,7 +37,7 @@ public struct Scene: Sendable {
     }
 
     public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
-                role: Role, traits: Traits, clientVersion: String, connectedAt: Millis) {
+                role: Role, traits: Traits, clientVersion: String) {
         self.id = id
         self.connection = connection
         self.session = session
@@ -40,7 +47,6 @@ public struct Scene: Sendable {
         self.traits = traits
         self.state = .unattached
         self.clientVersion = clientVersion
-        self.connectedAt = connectedAt
     }
 }
 
