@@ -71,12 +71,18 @@ public struct ClientRequest: Sendable {
     public let key: RequestKey?
     /// What the request asks (`RequestFingerprint`), when it has a key.
     public let fingerprint: String?
+    /// The request's type as its position in `Hub.requestTypes`.
+    public let typeIndex: Int
 
-    public init(id: RequestID, request: any Request, key: RequestKey? = nil, fingerprint: String? = nil) {
+    /// - Parameter typeIndex: the type's position in `Hub.requestTypes` when the caller has it
+    ///   (the decoder found the type there); otherwise it is looked up by the type's name.
+    public init(id: RequestID, request: any Request, key: RequestKey? = nil, fingerprint: String? = nil,
+                typeIndex: Int? = nil) {
         self.id = id
         self.request = request
         self.key = key
         self.fingerprint = fingerprint
+        self.typeIndex = typeIndex ?? RequestRegistry.indexes[Swift.type(of: request).type]!
     }
 
     public var type: String { Swift.type(of: request).type }
