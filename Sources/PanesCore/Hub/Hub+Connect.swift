@@ -164,12 +164,16 @@ extension Hub {
         // cannot reach the hub (its sessions are being changed), so what it needs is read first.
         let records = documents.records
         let policy = RestorationPolicy(settings, now: now)
-        let (session, forgets, status) = sessions.update(sessionID) { session in
+        // The closure hands back the session alone: a tuple holding it came back as an optional
+        // copied twice through its type's metadata (issue 27).
+        var forgets = false
+        var status = RestorationStatus.cleanStart
+        let session = sessions.update(sessionID) { session in
             // A document deleted while its deletion could not reach this session's record (a
             // save that raced the deletion): forgotten now, so nothing points at a dead identifier.
-            let forgets = Self.refersToMissingDocument(session, in: records)
+            forgets = Self.refersToMissingDocument(session, in: records)
             if forgets { session.forgetDocument() }
-            let status = policy.status(of: session, handedOver: handedOver)
+            status = policy.status(of: session, handedOver: handedOver)
             if status == .cleanStart {
                 session.restoration = nil
                 session.failedRestores = 0
@@ -178,7 +182,7 @@ extension Hub {
                 session.lastActiveAt = now
                 session.liveSince = now
             }
-            return (session, forgets, status)
+            return session
         }!
         if status == .cleanStart || forgets {
             persist(.putSession(session))
