@@ -227,7 +227,7 @@ public struct Hub {
         do throws(PanesError) {
             switch connection.phase {
             case .awaitingConnect:
-                guard let connect = request.request as? ConnectRequest else {
+                guard let connect = request.request.asConnect else {
                     throw PanesError(.notConnected, "send `connect` first")
                 }
                 if request.key != nil {

@@ -24,6 +24,10 @@ public protocol Request: Sendable {
     /// What a retry answered from a record is sent: the recorded result, made whole again where
     /// `recordedResult` left something out that can be derived (a keyed link's token).
     static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue
+    /// The request as a `connect`, nil for any other: asked of every connection's first
+    /// request, through the witness table rather than a dynamic cast (`as?`), which cost a
+    /// resume hundreds of instructions more (issue 27).
+    var asConnect: ConnectRequest? { get }
 }
 
 extension Request {
@@ -39,6 +43,8 @@ extension Request {
     public static func recordedResult(_ result: JSONValue) -> JSONValue { result }
 
     public static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue { recorded }
+
+    public var asConnect: ConnectRequest? { nil }
 }
 
 /// How a request takes an `idempotencyKey` (`Hub+RequestKeys.swift`).
