@@ -61,12 +61,10 @@ extension Hub {
             // Made on another node a moment ago, perhaps: read the records, then look again.
             if connectWaitsForRecords(of: resume.id, allowed: waitForRecords, connection: connection,
                                       requestID: requestID, request: request) { return }
-            guard let session = sessions[resume.id], session.owner == owner,
-                  secretHasher.matches(resume.secret, stored: session.secretHash)
-            else {
+            guard let proven = provenSession(resume, owner: owner) else {
                 throw PanesError(.sessionNotFound, "no session of yours has that identifier and secret", field: "session")
             }
-            target = session.id
+            target = proven
         } else {
             try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
@@ -137,6 +135,17 @@ extension Hub {
     static func provenSecret(of request: ConnectRequest) -> String? {
         if let replay = request.replay { return replay.provenSecret }
         return request.ticket == nil ? request.resume?.secret : nil
+    }
+
+    /// The held session `resume` names, when it is the owner's and the secret is its own; nil
+    /// otherwise. Read in place (`update` changes nothing here): `sessions[resume.id]` copied
+    /// the whole session, and dropped it, on every resume (issue 27).
+    private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey) -> SessionID? {
+        let hasher = secretHasher
+        let proven = sessions.update(resume.id) { session -> SessionID? in
+            session.owner == owner && hasher.matches(resume.secret, stored: session.secretHash) ? session.id : nil
+        }
+        return proven ?? nil
     }
 
     /// Makes the connection a scene of the session and replies to its `connect`.
