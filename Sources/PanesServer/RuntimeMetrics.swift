@@ -68,11 +68,11 @@ struct RuntimeMetrics {
         }
     }
 
-    /// The request types histograms are kept for, by index (`Pending.type`), the last for any
-    /// other: a reply is counted in an array, with no string hashed.
+    /// The request types histograms are kept for, by index (`Pending.type`): `Hub.requestTypes`
+    /// in its order, so a request's `typeIndex` is its index here, then one for any other type.
+    /// A request is timed and its reply counted in an array, with no string hashed.
     private static let typeNames = Hub.requestTypes + ["(invalid)"]
-    private static let typeIndexes = Dictionary(uniqueKeysWithValues: typeNames.enumerated().map { ($1, $0) })
-    private static let connectType = typeIndexes[ConnectRequest.type]!
+    private static let connectType = Hub.requestTypes.firstIndex(of: ConnectRequest.type)!
     private var timings: [UInt64: Timing] = [:]
     private var requestDurations = [Histogram?](repeating: nil, count: RuntimeMetrics.typeNames.count)
     private(set) var connects = Histogram()
@@ -94,10 +94,11 @@ struct RuntimeMetrics {
         timings[connection, default: Timing()].openedAt = Self.now
     }
 
-    /// A frame that reads as a request (`Hub.takeReceivedRequest`: its `id`, and its `type` as
-    /// sent): its reply will be timed, under its type or, for any other, "(invalid)".
-    mutating func received(_ id: RequestID, type: String?, on connection: UInt64, at time: UInt64) {
-        let type = type.flatMap { Self.typeIndexes[$0] } ?? Self.typeNames.count - 1
+    /// A frame that reads as a request (`Hub.takeReceivedRequest`: its `id`, and its type's
+    /// index in `Hub.requestTypes`): its reply will be timed, under its type or, for a `type`
+    /// that names no request, "(invalid)".
+    mutating func received(_ id: RequestID, typeIndex: Int?, on connection: UInt64, at time: UInt64) {
+        let type = typeIndex ?? Self.typeNames.count - 1
         timings[connection, default: Timing()].received(id, Pending(type: type, at: time))
     }
 

@@ -36,12 +36,12 @@ extension ServerRuntime: WebSocketServerDelegate {
             event = .unreadable(id, reason: error.description)
         }
         // One access to `hub` for both (each is checked for overlap at run time).
-        func handle(_ hub: inout Hub) -> ([Effect], (id: RequestID, type: String?)?) {
+        func handle(_ hub: inout Hub) -> ([Effect], (id: RequestID, typeIndex: Int?)?) {
             (hub.handle(event), hub.takeReceivedRequest())
         }
         let (effects, request) = handle(&hub)
         // Before the effects go out: the reply among them is timed from `start`.
-        if let request { metrics.received(request.id, type: request.type, on: connection, at: start) }
+        if let request { metrics.received(request.id, typeIndex: request.typeIndex, on: connection, at: start) }
         perform(effects)
     }
 

@@ -268,7 +268,7 @@ public final class ServerRuntime: @unchecked Sendable {
             hub.recycle(used)
             return hub.nextDeadline
         }
-        let next = [read(&hub, used), drainDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap
+        let next = read(&hub, used).earlier(drainDeadline)
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
         transport.wake(afterMilliseconds: Int(max(0, next - Self.monotonicClock())))

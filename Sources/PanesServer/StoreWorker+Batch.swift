@@ -24,8 +24,10 @@ extension StoreWorker {
     ///   (after a failed transaction, which has been stalled, held or reported).
     func commit(_ batch: [Work]) -> Int? {
         var run = Run()
-        for (index, work) in batch.enumerated() {
-            switch work {
+        // By index: each work read in place, its write copied once, into the run (a copy of
+        // the whole work per step, destroyed after it, was a copy of every write, issue 27).
+        for index in batch.indices {
+            switch batch[index] {
             case .write(let write, let sequence):
                 run.writes.append(write)
                 if let sequence { run.lastSequence = sequence }

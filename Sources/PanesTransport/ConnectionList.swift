@@ -18,6 +18,20 @@ final class ConnectionList {
         count += 1
     }
 
+    /// Moves a connection of this list to its back, in place: what hearing from a quiet
+    /// connection does on every frame, without unlinking it from the list and counting it out
+    /// and in again (issue 27).
+    func moveToBack(_ connection: ServerConnection) {
+        guard let next = connection.next else { return }  // the tail already
+        let previous = connection.previous
+        if let previous { previous.next = next } else { head = next }
+        next.previous = previous
+        connection.previous = tail
+        connection.next = nil
+        tail?.next = connection
+        tail = connection
+    }
+
     func remove(_ connection: ServerConnection) {
         guard connection.list === self else { return }
         if let previous = connection.previous { previous.next = connection.next } else { head = connection.next }

@@ -25,10 +25,15 @@ final class IdleDetector {
 
     /// A new connection, or one that just sent something: its deadlines start again from now.
     func heard(_ connection: ServerConnection, at now: UInt64) {
+        let list = connection.list
         // A closing connection's `lastHeard` holds when its close was asked.
-        guard connection.list !== closing else { return }
+        guard list !== closing else { return }
         connection.lastHeard = now
-        connection.list?.remove(connection)
+        if list === quiet {
+            quiet.moveToBack(connection)  // nearly every frame
+            return
+        }
+        list?.remove(connection)
         quiet.append(connection)
     }
 

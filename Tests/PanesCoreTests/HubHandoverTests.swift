@@ -9,9 +9,10 @@ import Testing
     static let frames: [(JSONValue, RequestID?, String?)] = [
         (["type": "ping", "id": 1], .int(1), "ping"),
         (["type": "ping", "id": "a"], .string("a"), "ping"),
-        // Decoded as far as the envelope: still timed, under the type as sent.
+        // Decoded as far as the envelope: still timed, under its type.
         (["type": "setUserInfo", "id": 2, "userInfo": "x"], .int(2), "setUserInfo"),
-        (["type": "teleport", "id": 3], .int(3), "teleport"),
+        // A type that names no request: timed, under none.
+        (["type": "teleport", "id": 3], .int(3), nil),
         (["type": 7, "id": 4], .int(4), nil),
         // No usable `id`: nothing to time.
         (["type": "ping"], nil, nil),
@@ -27,7 +28,7 @@ import Testing
         harness.run(.received(scene, json))
         let taken = harness.hub.takeReceivedRequest()
         #expect(taken?.id == id)
-        #expect(taken?.type == type)
+        #expect(taken?.typeIndex.map { Hub.requestTypes[$0] } == type)
         #expect(harness.hub.takeReceivedRequest() == nil, "taken once")
     }
 
@@ -55,5 +56,26 @@ import Testing
         let third = harness.hub.handle(.received(scene, ["type": "ping", "id": 3]))
         #expect(third.messages(to: scene).map { $0["re"] } == [3])
         #expect(harness.hub.handle(.tick).messages(to: scene).isEmpty)
+    }
+}
+
+/// Requests are counted by type (`panes_messages_in_total`): the protocol's by their type's
+/// index, anything else by name, and the two read back as one table.
+@Suite struct HubRequestCountTests {
+    @Test func eachTypeIsCountedUnderItsNameAndUndecodedOnesTogether() {
+        var harness = HubHarness()
+        let (scene, _) = harness.connect()
+        harness.run(.received(scene, ["type": "ping", "id": 1]))
+        harness.run(.received(scene, ["type": "ping", "id": 2]))
+        harness.run(.received(scene, ["type": "setUserInfo", "id": 3, "userInfo": ["k": 1]]))
+        // Known type, bad field; unknown type; no type: all three "(invalid)".
+        harness.run(.received(scene, ["type": "setUserInfo", "id": 4, "userInfo": "x"]))
+        harness.run(.received(scene, ["type": "teleport", "id": 5]))
+        harness.run(.received(scene, ["type": 7, "id": 6]))
+        #expect(harness.hub.metrics.requests == ["connect": 1, "ping": 2, "setUserInfo": 1, "(invalid)": 3])
+        let text = harness.hub.metricsText()
+        #expect(text.contains(#"panes_messages_in_total{type="ping"} 2"#))
+        #expect(text.contains(#"panes_messages_in_total{type="(invalid)"} 3"#))
+        #expect(!text.contains(#"type="teleport""#), "a client's text never becomes a label")
     }
 }

@@ -64,3 +64,11 @@ import Testing
         #expect(metrics.acks["ping"] == nil)
     }
 }
+
+extension RuntimeMetrics {
+    /// A request received under its wire name, as the hub hands it over (`Hub.takeReceivedRequest`:
+    /// the type's index in `Hub.requestTypes`, nil for a name that is none of them).
+    mutating func received(_ id: RequestID, type: String, on connection: UInt64, at time: UInt64) {
+        received(id, typeIndex: Hub.requestTypes.firstIndex(of: type), on: connection, at: time)
+    }
+}

@@ -55,6 +55,24 @@ import Testing
         #expect(idle.nextDeadline == nil)
     }
 
+    /// Hearing from a quiet connection moves it to the back in place (`moveToBack`): from the
+    /// head, the middle and the back itself, the order stays that of the last frames heard.
+    @Test func aQuietConnectionHeardAgainGoesToTheBackFromAnywhere() {
+        let idle = IdleDetector(pingAfterMilliseconds: 100)
+        let connections = (1...4).map { connection(UInt64($0)) }
+        for (index, connection) in connections.enumerated() { idle.heard(connection, at: UInt64(index)) }
+        idle.heard(connections[3], at: 10)  // the back, staying there
+        idle.heard(connections[0], at: 11)  // the head
+        idle.heard(connections[2], at: 12)  // the middle
+        idle.heard(connections[2], at: 13)  // the back again
+        #expect(idle.count == 4)
+        #expect(idle.nextDeadline == 101, "2, heard at 1, is first now")
+        #expect(idle.expire(at: 111).ping.map(\.id) == [2, 4, 1])
+        #expect(idle.nextDeadline == 113)
+        #expect(idle.expire(at: 113).ping.map(\.id) == [3])
+        #expect(idle.count == 4, "pinged, not forgotten")
+    }
+
     @Test func theListsHoldTenThousandConnectionsInOrderAtConstantCostPerFrame() {
         let idle = IdleDetector(pingAfterMilliseconds: 10_000)
         let connections = (1...10_000).map { connection(UInt64($0)) }

@@ -37,17 +37,17 @@ extension Hub {
             }
             switch decoder.decode(json) {
             case .failure(let failure):
-                metrics.requests["(invalid)", default: 0] += 1
+                metrics.countRequest(named: "(invalid)")
                 fail(id, request: failure.type, failure.error, to: connectionID)
             case .success(let request):
-                metrics.requests[request.type, default: 0] += 1
+                metrics.countRequest(request)
                 dispatch(request, on: connectionID)
             }
         case .listDocuments:
-            metrics.requests["listDocuments", default: 0] += 1
+            metrics.countRequest(named: "listDocuments")
             send(.reply(id, result: documentList(for: scene)), to: connectionID)
         case .readDocument(let document, let revision):
-            metrics.requests["readDocument", default: 0] += 1
+            metrics.countRequest(named: "readDocument")
             do throws(PanesError) {
                 if let result = try readDocument(document, at: revision, scene: scene, requestID: id) {
                     send(.reply(id, result: result), to: connectionID)
@@ -56,7 +56,7 @@ extension Hub {
                 fail(id, request: "readDocument", error, to: connectionID)
             }
         case .readPreferences:
-            metrics.requests["readPreferences", default: 0] += 1
+            metrics.countRequest(named: "readPreferences")
             let domain = PreferenceDomain(workspace: owner.workspace, user: call.route.user)
             send(.reply(id, result: preferenceValues(domain)), to: connectionID)
         }

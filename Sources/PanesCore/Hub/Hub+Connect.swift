@@ -61,12 +61,10 @@ extension Hub {
             // Made on another node a moment ago, perhaps: read the records, then look again.
             if connectWaitsForRecords(of: resume.id, allowed: waitForRecords, connection: connection,
                                       requestID: requestID, request: request) { return }
-            guard let session = sessions[resume.id], session.owner == owner,
-                  secretHasher.matches(resume.secret, stored: session.secretHash)
-            else {
+            guard let proven = provenSession(resume, owner: owner) else {
                 throw PanesError(.sessionNotFound, "no session of yours has that identifier and secret", field: "session")
             }
-            target = session.id
+            target = proven
         } else {
             try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
@@ -139,6 +137,17 @@ extension Hub {
         return request.ticket == nil ? request.resume?.secret : nil
     }
 
+    /// The held session `resume` names, when it is the owner's and the secret is its own; nil
+    /// otherwise. Read in place (`update` changes nothing here): `sessions[resume.id]` copied
+    /// the whole session, and dropped it, on every resume (issue 27).
+    private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey) -> SessionID? {
+        let hasher = secretHasher
+        let proven = sessions.update(resume.id) { session -> SessionID? in
+            session.owner == owner && hasher.matches(resume.secret, stored: session.secretHash) ? session.id : nil
+        }
+        return proven ?? nil
+    }
+
     /// Makes the connection a scene of the session and replies to its `connect`.
     /// - Parameters:
     ///   - secret: the session's secret for the reply: the new session's, or the one a resume
@@ -164,12 +173,16 @@ extension Hub {
         // cannot reach the hub (its sessions are being changed), so what it needs is read first.
         let records = documents.records
         let policy = RestorationPolicy(settings, now: now)
-        let (session, forgets, status) = sessions.update(sessionID) { session in
+        // The closure hands back the session alone: a tuple holding it came back as an optional
+        // copied twice through its type's metadata (issue 27).
+        var forgets = false
+        var status = RestorationStatus.cleanStart
+        let session = sessions.update(sessionID) { session in
             // A document deleted while its deletion could not reach this session's record (a
             // save that raced the deletion): forgotten now, so nothing points at a dead identifier.
-            let forgets = Self.refersToMissingDocument(session, in: records)
+            forgets = Self.refersToMissingDocument(session, in: records)
             if forgets { session.forgetDocument() }
-            let status = policy.status(of: session, handedOver: handedOver)
+            status = policy.status(of: session, handedOver: handedOver)
             if status == .cleanStart {
                 session.restoration = nil
                 session.failedRestores = 0
@@ -178,7 +191,7 @@ extension Hub {
                 session.lastActiveAt = now
                 session.liveSince = now
             }
-            return (session, forgets, status)
+            return session
         }!
         if status == .cleanStart || forgets {
             persist(.putSession(session))

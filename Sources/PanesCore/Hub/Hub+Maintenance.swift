@@ -59,12 +59,13 @@ extension Hub {
     /// timestamps: tickets, idle sessions, drags, tokens, links, request keys) are converted as
     /// the clocks stand now.
     public var nextDeadline: Millis? {
-        let local = [awaitingConnect.nextDeadline, probeDeadlines.nextDeadline, coordinationDeadline,
-                     documents.nextDeadlines.announcement, documents.nextDeadlines.presence,
-                     versions.pauseDeadlines.nextDeadline].lazy.compactMap { $0 }.min()  // lazy: no second array from compactMap (read twice a request)
-        let wall = [ticketDeadlines.nextDeadline, sessions.nextIdleDeadline, drags.nextDeadline,
-                    scenes.nextTokenDeadline, rights.expiries.nextDeadline, requestKeys.nextDeadline]
-            .lazy.compactMap { $0 }.min()
+        // Chained rather than an array's minimum: read after every event (issue 27).
+        let documentDeadlines = documents.nextDeadlines
+        let local = awaitingConnect.nextDeadline.earlier(probeDeadlines.nextDeadline).earlier(coordinationDeadline)
+            .earlier(documentDeadlines.announcement).earlier(documentDeadlines.presence)
+            .earlier(versions.pauseDeadlines.nextDeadline)
+        let wall = ticketDeadlines.nextDeadline.earlier(sessions.nextIdleDeadline).earlier(drags.nextDeadline)
+            .earlier(scenes.nextTokenDeadline).earlier(rights.expiries.nextDeadline).earlier(requestKeys.nextDeadline)
         guard let wall else { return local }
         let clock = monotonic()
         // Only a wall deadline near `Millis.min` overflows here: long past, so due now.

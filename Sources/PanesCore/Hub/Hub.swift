@@ -95,7 +95,7 @@ public struct Hub {
     var effectsCapacity = 0
     /// The envelope of the request the last `received` event carried, as the decoder read it
     /// (`takeReceivedRequest`): the runtime times its reply without reading the frame again.
-    var receivedRequest: (id: RequestID, type: String?)?
+    var receivedRequest: (id: RequestID, typeIndex: Int?)?
 
     public init(settings: Settings = Settings(), configurations: [SceneConfiguration] = SceneConfiguration.defaults,
                 authenticator: Authenticator = .open(), secretHasher: SecretHasher, stored: StoredState = StoredState(),
@@ -198,10 +198,10 @@ public struct Hub {
         let request: ClientRequest
         switch decoder.decode(json) {
         case .failure(let failure):
-            if let id = failure.id { receivedRequest = (id, failure.type) }
+            if let id = failure.id { receivedRequest = (id, failure.typeIndex) }
             // Requests that did not decode are counted together: their `type` is the client's
             // text and must not grow the metric's label space.
-            metrics.requests["(invalid)", default: 0] += 1
+            metrics.countRequest(named: "(invalid)")
             if !allowed {
                 fail(failure.id, request: nil, rateLimited(retryAfter), to: connectionID)
             } else {
@@ -210,9 +210,9 @@ public struct Hub {
             return
         case .success(let decoded):
             request = decoded
-            receivedRequest = (decoded.id, decoded.type)
+            receivedRequest = (decoded.id, decoded.typeIndex)
         }
-        metrics.requests[request.type, default: 0] += 1
+        metrics.countRequest(request)
         guard allowed else {
             fail(request.id, request: request.type, rateLimited(retryAfter), to: connectionID)
             return
@@ -226,7 +226,7 @@ public struct Hub {
         do throws(PanesError) {
             switch connection.phase {
             case .awaitingConnect:
-                guard let connect = request.request as? ConnectRequest else {
+                guard let connect = request.request.asConnect else {
                     throw PanesError(.notConnected, "send `connect` first")
                 }
                 if request.key != nil {
@@ -283,7 +283,7 @@ public struct Hub {
     /// still counts against the connection's rate limit: a flood of garbage is a flood.
     mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
         guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
-        metrics.requests["(unreadable)", default: 0] += 1
+        metrics.countRequest(named: "(unreadable)")
         fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
     }
 

@@ -59,7 +59,7 @@ extension Hub {
     /// A `connect` that waits (for its first attempt, or a look-up) holds the requests sent
     /// behind it, as any connect that waits does.
     private mutating func holdConnect(_ request: ClientRequest, on connection: ConnectionID) {
-        guard request.request is ConnectRequest, case .awaitingConnect? = connections[connection]?.phase else { return }
+        guard request.request.asConnect != nil, case .awaitingConnect? = connections[connection]?.phase else { return }
         connections.setPhase(.answering(SessionID("")), of: connection)
     }
 
@@ -67,7 +67,7 @@ extension Hub {
     /// the session the first one attached (with a new secret: only its hash is kept).
     mutating func replay(_ request: ClientRequest, _ record: RequestRecord, on connection: ConnectionID) {
         logger.debug("request answered from its key", metadata: ["connection": "\(connection)", "request": "\(request.type)"])
-        guard var connect = request.request as? ConnectRequest else {
+        guard var connect = request.request.asConnect else {
             let type = Swift.type(of: request.request)
             send(.reply(request.id, result: type.replayedResult(record.result, record.slot, self)), to: connection)
             return

@@ -79,7 +79,7 @@ struct RequestKeyState: Sendable {
     var isIdle: Bool { byReply.isEmpty }
 
     var nextDeadline: Millis? {
-        [expiries.nextDeadline, waitDeadlines.nextDeadline, nextPrune, undoAt].compactMap { $0 }.min()
+        expiries.nextDeadline.earlier(waitDeadlines.nextDeadline).earlier(nextPrune).earlier(undoAt)
     }
 
     /// A read to undo a left-out write failed: its records are read again at `at`.

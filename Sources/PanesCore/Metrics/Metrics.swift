@@ -3,7 +3,19 @@ public struct Metrics: Sendable {
     public var connectionsOpened = 0
     public var connectionsClosed = 0
     public var messagesOut = 0
-    public var requests: [String: Int] = [:]
+    /// Requests received, by type: the protocol's requests by `ClientRequest.typeIndex`
+    /// (counted in an array, with no name hashed, issue 27), anything else (an API read,
+    /// "(invalid)", "(unreadable)") by name.
+    var requestsByType = [Int](repeating: 0, count: Hub.requestTypes.count)
+    var otherRequests: [String: Int] = [:]
+    /// Requests received, by name, those never received left out.
+    public var requests: [String: Int] {
+        var requests = otherRequests
+        for (index, count) in requestsByType.enumerated() where count > 0 {
+            requests[Hub.requestTypes[index], default: 0] += count
+        }
+        return requests
+    }
     public var errors: [String: Int] = [:]
     public var lifecycle = LifecycleCounts()
     /// Document commits by outcome, and the edits the committed ones carried: their ratio is
@@ -23,6 +35,15 @@ public struct Metrics: Sendable {
     /// Credentials refused, and those refused unchecked because their address failed too often.
     public var authenticationsFailed = 0
     public var authenticationsLimited = 0
+
+    mutating func countRequest(_ request: ClientRequest) {
+        requestsByType[request.typeIndex] += 1
+    }
+
+    /// A request that is not the protocol's (an API read), or that did not decode.
+    mutating func countRequest(named name: String) {
+        otherRequests[name, default: 0] += 1
+    }
 
     mutating func countDocumentCommit(_ outcome: CommitOutcome, operations: Int) {
         let name = switch outcome {

@@ -14,7 +14,16 @@ public struct MessageDecoder: Sendable {
     public struct Failure: Error, Sendable {
         public let id: RequestID?
         public let type: String?
+        /// `type`'s position in `Hub.requestTypes`; nil when it names no request.
+        public let typeIndex: Int?
         public let error: PanesError
+
+        init(id: RequestID?, type: String?, typeIndex: Int? = nil, error: PanesError) {
+            self.id = id
+            self.type = type
+            self.typeIndex = typeIndex
+            self.error = error
+        }
     }
 
     public func decode(_ json: JSONValue) -> Result<ClientRequest, Failure> {
@@ -31,18 +40,21 @@ public struct MessageDecoder: Sendable {
             return .failure(Failure(id: nil, type: type, error: PanesError(
                 .invalidMessage, "`id` must be an integer or a string of at most 64 bytes", field: "id")))
         }
-        guard let requestType = RequestRegistry.byType[type] else {
+        guard let index = RequestRegistry.indexes[type] else {
             return .failure(Failure(id: id, type: type, error: PanesError(
                 .unknownType, "no request has type `\(type.prefix(64))`", field: "type")))
         }
+        let requestType = RequestRegistry.all[index]
         do throws(PanesError) {
             let key = try Self.idempotencyKey(object)
             let request = try requestType.init(FieldReader(object), settings: settings)
-            guard let key, requestType.idempotency != .none else { return .success(ClientRequest(id: id, request: request)) }
+            guard let key, requestType.idempotency != .none else {
+                return .success(ClientRequest(id: id, request: request, typeIndex: index))
+            }
             let fingerprint = RequestFingerprint.of(type: type, fields: requestType.fingerprintFields(object))
-            return .success(ClientRequest(id: id, request: request, key: key, fingerprint: fingerprint))
+            return .success(ClientRequest(id: id, request: request, key: key, fingerprint: fingerprint, typeIndex: index))
         } catch {
-            return .failure(Failure(id: id, type: type, error: error))
+            return .failure(Failure(id: id, type: type, typeIndex: index, error: error))
         }
     }
 

@@ -24,6 +24,10 @@ public protocol Request: Sendable {
     /// What a retry answered from a record is sent: the recorded result, made whole again where
     /// `recordedResult` left something out that can be derived (a keyed link's token).
     static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue
+    /// The request as a `connect`, nil for any other: asked of every connection's first
+    /// request, through the witness table rather than a dynamic cast (`as?`), which cost a
+    /// resume hundreds of instructions more (issue 27).
+    var asConnect: ConnectRequest? { get }
 }
 
 extension Request {
@@ -39,6 +43,8 @@ extension Request {
     public static func recordedResult(_ result: JSONValue) -> JSONValue { result }
 
     public static func replayedResult(_ recorded: JSONValue, _ slot: RequestKeySlot, _ hub: Hub) -> JSONValue { recorded }
+
+    public var asConnect: ConnectRequest? { nil }
 }
 
 /// How a request takes an `idempotencyKey` (`Hub+RequestKeys.swift`).
@@ -71,12 +77,18 @@ public struct ClientRequest: Sendable {
     public let key: RequestKey?
     /// What the request asks (`RequestFingerprint`), when it has a key.
     public let fingerprint: String?
+    /// The request's type as its position in `Hub.requestTypes`.
+    public let typeIndex: Int
 
-    public init(id: RequestID, request: any Request, key: RequestKey? = nil, fingerprint: String? = nil) {
+    /// - Parameter typeIndex: the type's position in `Hub.requestTypes` when the caller has it
+    ///   (the decoder found the type there); otherwise it is looked up by the type's name.
+    public init(id: RequestID, request: any Request, key: RequestKey? = nil, fingerprint: String? = nil,
+                typeIndex: Int? = nil) {
         self.id = id
         self.request = request
         self.key = key
         self.fingerprint = fingerprint
+        self.typeIndex = typeIndex ?? RequestRegistry.indexes[Swift.type(of: request).type]!
     }
 
     public var type: String { Swift.type(of: request).type }

@@ -21,12 +21,16 @@ enum RequestRegistry {
         RevokeDocumentLinkRequest.self, ListDocumentSharesRequest.self,
     ]
 
-    static let byType: [String: any Request.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })
+    /// Each type's position in `all`, by its wire name: a decoded request carries it
+    /// (`ClientRequest.typeIndex`), so what counts and times requests by type indexes an array
+    /// instead of hashing the name again (issue 27).
+    static let indexes: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.type, $0) })
 }
 
 extension Hub {
-    /// The wire names of every request, for the schema and documentation tests.
-    public static var requestTypes: [String] { RequestRegistry.all.map { $0.type } }
+    /// The wire names of every request, for the schema and documentation tests; a request's
+    /// `typeIndex` is its type's position here.
+    public static let requestTypes: [String] = RequestRegistry.all.map { $0.type }
 
     /// The requests whose `idempotencyKey` keeps their outcome for a retry.
     public static var keyedRequestTypes: [String] { RequestRegistry.all.filter { $0.idempotency != .none }.map { $0.type } }

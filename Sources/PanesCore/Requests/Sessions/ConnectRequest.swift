@@ -4,6 +4,8 @@
 public struct ConnectRequest: Request, Equatable {
     public static let type = "connect"
 
+    public var asConnect: ConnectRequest? { self }
+
     public enum Credentials: Sendable, Equatable {
         case name(String)
         case token(String)
