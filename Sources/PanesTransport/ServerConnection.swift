@@ -7,27 +7,22 @@ final class ServerConnection {
     let wsi: OpaquePointer
     var inbound: [UInt8] = []
     var queue = FrameQueue()
+    /// Payload bytes of `gathered`, in the 4 bytes after `queue`'s 12 (Swift lays a class out
+    /// in declaration order). It saturates: it is compared with `maxCoalescedWriteBytes`, at
+    /// most 16 MiB, and only the first frame gathered may be larger.
+    private var gatheredByteCount: UInt32 = 0
     /// Frames sent during the current callback, written together at its end (`flushGathered`).
     var gathered: [OutboundFrame] = []
-    var gatheredBytes = 0
     /// The close asked for, both kinds in one field (`closeAfterFlush`, `closeNow`: apart they
     /// took 24 bytes each). Once `now` is set its code and reason are the ones sent.
     private var pendingClose: (reason: String, code: UInt16, afterFlush: Bool, now: Bool)?
-    // The small fields together, after `pendingClose`'s 20 bytes: Swift lays a class out in
-    // declaration order, and apart they took three words (an object of 200 bytes, 152 now,
-    // which glibc keeps in a 160-byte chunk; every idle scene holds one).
+    // The small fields together, after `pendingClose`'s 20 bytes: apart they took three words.
+    // With the five flags in one byte, the two counters 32 bits and no copy of the peer's
+    // address (the delegate is told it at the open and keeps it), the object is 120 bytes
+    // (152 before), which glibc keeps in a 128-byte chunk (160); every idle scene holds one.
     /// UTF-8 state of the text message being received, across its fragments.
     var utf8 = UTF8Validator()
-    var pingWanted = false
-    /// The peer sent a close frame: the disconnect was deliberate, not a crash or a drop.
-    var peerClosed = false
-    /// `pauseReading` is in effect.
-    var readingPaused = false
-    /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
-    var closeStarted = false
-    var waitingToClose = false
-    /// The client it counts as (`PeerAddress.client`), read from the handshake.
-    var peer: String?
+    private var flags: Flags = []
 
     // Idle detection (see `IdleDetector`).
     /// When the peer was last heard from (any frame or pong), in monotonic milliseconds; once
@@ -46,6 +41,39 @@ final class ServerConnection {
     }
 
     var closing: Bool { pendingClose != nil }
+
+    var gatheredBytes: Int {
+        get { Int(gatheredByteCount) }
+        set { gatheredByteCount = UInt32(clamping: newValue) }
+    }
+
+    var pingWanted: Bool {
+        get { flags.contains(.pingWanted) }
+        set { flags.set(.pingWanted, newValue) }
+    }
+
+    /// The peer sent a close frame: the disconnect was deliberate, not a crash or a drop.
+    var peerClosed: Bool {
+        get { flags.contains(.peerClosed) }
+        set { flags.set(.peerClosed, newValue) }
+    }
+
+    /// `pauseReading` is in effect.
+    var readingPaused: Bool {
+        get { flags.contains(.readingPaused) }
+        set { flags.set(.readingPaused, newValue) }
+    }
+
+    /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
+    var closeStarted: Bool {
+        get { flags.contains(.closeStarted) }
+        set { flags.set(.closeStarted, newValue) }
+    }
+
+    var waitingToClose: Bool {
+        get { flags.contains(.waitingToClose) }
+        set { flags.set(.waitingToClose, newValue) }
+    }
 
     /// Close once the queue is written (a deliberate close: destroyed session, drain). Set
     /// only on a connection not yet closing.
@@ -71,5 +99,19 @@ final class ServerConnection {
     var closeRequestedAt: UInt64 {
         get { lastHeard }
         set { lastHeard = newValue }
+    }
+
+    /// The five flags in one byte.
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let pingWanted = Flags(rawValue: 1 << 0)
+        static let peerClosed = Flags(rawValue: 1 << 1)
+        static let readingPaused = Flags(rawValue: 1 << 2)
+        static let closeStarted = Flags(rawValue: 1 << 3)
+        static let waitingToClose = Flags(rawValue: 1 << 4)
+
+        mutating func set(_ flag: Flags, _ on: Bool) {
+            if on { insert(flag) } else { remove(flag) }
+        }
     }
 }

@@ -40,12 +40,12 @@ extension WebSocketServer {
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
             // The handshake's headers are still there (lws frees them after this callback).
             let peer = client(of: wsi)
-            connection.peer = peer
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()
-            // The peer handed over with the news: the delegate would otherwise look the
-            // connection up again at once to ask (`peer(of:)`), on every connect.
+            // The peer is handed over with the news and not kept here: the delegate keeps it
+            // (the hub's connection record), and 16 bytes less in `ServerConnection` takes it
+            // from a 144-byte malloc chunk to a 128-byte one, in every idle scene.
             delegate?.serverDidOpen(id, peer: peer)
 
         case LWS_CALLBACK_RECEIVE:

@@ -240,10 +240,6 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Messages queued for a connection, for metrics and tests.
 
-    /// The client a connection counts as: its peer address, or behind a trusted proxy the
-    /// address the proxy forwarded (`PeerAddress.client`); nil for an unknown connection.
-    public func peer(of id: UInt64) -> String? { connections[id]?.peer }
-
     public var connectionCount: Int { connections.count }
 
     // MARK: Internals

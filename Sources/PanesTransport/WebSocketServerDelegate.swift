@@ -2,7 +2,7 @@
 /// called `WebSocketServer.run()`, and must not block: it is the thread that owns live state.
 public protocol WebSocketServerDelegate: AnyObject {
     /// A WebSocket connection is established. `peer` is the client it counts as
-    /// (`PeerAddress.client`, read from the handshake; what `peer(of:)` answers for it).
+    /// (`PeerAddress.client`, read from the handshake). The transport keeps no copy of it.
     func serverDidOpen(_ connection: UInt64, peer: String?)
     /// A complete text message, valid UTF-8. The buffer is valid only during the call.
     func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64)

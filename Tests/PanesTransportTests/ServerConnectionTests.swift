@@ -1,6 +1,10 @@
 @testable import PanesTransport
 import Testing
 
+/// glibc's `malloc_usable_size` (in `<malloc.h>`, which the Glibc module leaves out): the
+/// bytes of the chunk an object was given, which is what the heap pays for it.
+@_silgen_name("malloc_usable_size") private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
+
 /// `ServerConnection` keeps both kinds of close in one field: each reads back as it was set,
 /// a close now asked after a close after flushing is what `writeNext` sends, and the earlier
 /// one still counts as asked for (`writeNext` asks for another turn while it is set).
@@ -38,5 +42,47 @@ import Testing
         #expect(connection.lastHeard == 5)
         connection.closeRequestedAt = 40
         #expect(connection.closeRequestedAt == 40 && connection.lastHeard == 40)
+    }
+
+    /// Every idle scene holds one: 152 bytes (a 160-byte malloc chunk) with five one-byte flags,
+    /// two 64-bit counters and a copy of the peer's address; 120 (a 128-byte chunk) with the
+    /// flags in one byte, the counters 32 bits and the address left to the delegate. glibc
+    /// tells the chunk's usable size, which is what the heap pays.
+    @Test func aConnectionFitsA128ByteChunk() {
+        let connection = connection()
+        let usable = mallocUsableSize(Unmanaged.passUnretained(connection).toOpaque())
+        #expect(usable <= 120)
+    }
+
+    @Test func theFlagsAreIndependentAndTheGatheredCountSaturates() {
+        let connection = connection()
+        connection.pingWanted = true
+        connection.closeStarted = true
+        #expect(connection.pingWanted && connection.closeStarted)
+        #expect(!connection.peerClosed && !connection.readingPaused && !connection.waitingToClose)
+        connection.waitingToClose = true
+        connection.pingWanted = false
+        #expect(!connection.pingWanted && connection.closeStarted && connection.waitingToClose)
+        connection.gatheredBytes = 16 << 20
+        connection.gatheredBytes += 5
+        #expect(connection.gatheredBytes == (16 << 20) + 5)
+        connection.gatheredBytes = Int(UInt32.max) + 10
+        #expect(connection.gatheredBytes == Int(UInt32.max))
+    }
+
+    @Test func theQueuePopsInOrderPastItsCompaction() {
+        var queue = FrameQueue()
+        var frames: [OutboundFrame] = []
+        for index in 0..<3000 {
+            let frame = OutboundFrame(text: "\(index)")
+            frames.append(frame)
+            queue.push(frame)
+        }
+        for index in 0..<3000 {
+            #expect(queue.count == 3000 - index)
+            guard let frame = queue.pop() else { Issue.record("empty at \(index)"); return }
+            #expect(frame === frames[index])
+        }
+        #expect(queue.isEmpty && queue.pop() == nil)
     }
 }
