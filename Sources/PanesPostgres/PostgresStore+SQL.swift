@@ -61,6 +61,18 @@ extension PostgresStore {
             ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
             RETURNING seq
             """
+        /// A session's liveness columns (`StoreCommand.putSessionLiveness`), its record number
+        /// moved on as a whole write's is; nothing for a session not stored.
+        static let putSessionLiveness = """
+            WITH session AS (
+                UPDATE sessions SET last_active_at = $2::bigint, live_since = $3::bigint, failed_restores = $4::bigint
+                WHERE id = $1::text
+                RETURNING 1)
+            INSERT INTO record_versions (kind, id, seq, deleted_at)
+            SELECT 'session', $1, nextval('record_seq'), NULL FROM session
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at
+            RETURNING seq
+            """
         /// A session deleted (its tombstone in `record_versions`, $1 its id): session ids are
         /// never used again, so a write to it from a node that has not read the deletion yet is
         /// dropped instead of bringing it back. A tombstone stays one until it is pruned.

@@ -59,9 +59,19 @@ extension PostgresStore {
         batch.written += 1
         if try writeDocument(command, &batch) { return }
         switch command {
-        case .putSession(let session), .putSessionLiveness(let session):
-            // Whole, also for the liveness times alone: each revision is a whole copy. (A node
-            // sends `putSession` for those anyway, counted, `Hub.countedRevisions`.)
+        case .putSessionLiveness(let liveness):
+            // Those columns alone, the revision unchanged (a node sends a counted `putSession`
+            // instead, `Hub.countedRevisions`); a session not stored writes nothing.
+            let cursor = batch.cursor
+            cursor.unanswered += 1
+            try connection.send(WriteSQL.putSessionLiveness, [
+                .text(liveness.id.rawValue), .int(liveness.lastActiveAt), liveness.liveSince.map { .int($0) } ?? .null,
+                .int(Int64(liveness.failedRestores)),
+            ]) { rows in
+                cursor.unanswered -= 1
+                if rows.count > 0, let sequence = rows.optionalInt64(0, 0) { cursor.advance(to: sequence) }
+            }
+        case .putSession(let session):
             // Sent ahead like every write (a switcher refresh writes dozens of sessions at once);
             // its record number arrives with the next round trip.
             let cursor = batch.cursor

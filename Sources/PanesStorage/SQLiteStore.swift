@@ -150,9 +150,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 try connection.run(SQL.upsertSession, values)
             }
             // After the session's row, which the liveness row's foreign key needs.
-            try connection.run(SQL.upsertLiveness, Self.liveness(of: session))
-        case .putSessionLiveness(let session):
-            try writeLiveness(session)
+            try connection.run(SQL.upsertLiveness, Self.values(of: SessionLiveness(of: session)))
+        case .putSessionLiveness(let liveness):
+            try writeLiveness(liveness)
         case .deleteSession(let id):
             try connection.run(SQL.deleteSession, [.text(id.rawValue)])
         case .putPreference(let domain, let keyPath, let value, let version):
@@ -192,22 +192,22 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// edit lost the row, which the load reports), the row is inserted from this write, if the
     /// session is stored: the session would otherwise stay without one until a whole save,
     /// read at every load as live since its creation.
-    private func writeLiveness(_ session: SceneSession) throws(SQLiteError) {
+    private func writeLiveness(_ liveness: SessionLiveness) throws(SQLiteError) {
         try connection.withStatement(in: &livenessStatement, SQL.putSessionLiveness) { statement throws(SQLiteError) in
-            try statement.bind(session.id.bytes, at: 1)
-            try statement.bind(session.lastActiveAt, at: 2)
-            if let since = session.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
-            try statement.bind(Int64(session.failedRestores), at: 4)
+            try statement.bind(liveness.id.bytes, at: 1)
+            try statement.bind(liveness.lastActiveAt, at: 2)
+            if let since = liveness.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
+            try statement.bind(Int64(liveness.failedRestores), at: 4)
             while try statement.step() {}
         }
         guard connection.changes == 0 else { return }
-        try connection.run(SQL.insertMissingLiveness, Self.liveness(of: session))
+        try connection.run(SQL.insertMissingLiveness, Self.values(of: liveness))
     }
 
     /// A liveness row's values, in the order its statements bind them.
-    private static func liveness(of session: SceneSession) -> [SQLiteValue] {
-        [.text(session.id.rawValue), .int(session.lastActiveAt), session.liveSince.map { .int($0) } ?? .null,
-         .int(Int64(session.failedRestores))]
+    private static func values(of liveness: SessionLiveness) -> [SQLiteValue] {
+        [.text(liveness.id.rawValue), .int(liveness.lastActiveAt), liveness.liveSince.map { .int($0) } ?? .null,
+         .int(Int64(liveness.failedRestores))]
     }
 
     /// Writes a command on a document; false for any other command.

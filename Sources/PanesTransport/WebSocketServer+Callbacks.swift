@@ -1,6 +1,6 @@
 // The two lws protocol callbacks. They run on the service thread only; each finds its
 // server through the context's user pointer and its connection through the per-session
-// data, which holds the connection's number.
+// data: the WebSocket protocol's holds the connection itself, the HTTP protocol's a number.
 internal import CLibWebSockets
 
 #if canImport(Glibc)
@@ -35,9 +35,10 @@ extension WebSocketServer {
         case LWS_CALLBACK_ESTABLISHED:
             nextConnectionID += 1
             let id = nextConnectionID
-            user?.storeBytes(of: id, as: UInt64.self)
             let now = Self.monotonicMilliseconds()
             let connection = ServerConnection(id: id, wsi: wsi, now: now)
+            // Unretained: `connections` holds it until CLOSED, which clears this again.
+            user?.storeBytes(of: Unmanaged.passUnretained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
             // The handshake's headers are still there (lws frees them after this callback).
             let peer = client(of: wsi)
             connections[id] = connection
@@ -77,6 +78,7 @@ extension WebSocketServer {
             // Before lws closes the descriptor, which the kernel may then give to the next accept.
             acceptedPeers[lws_get_socket_fd(wsi)] = nil
             guard let connection = connection(user) else { return 0 }
+            user?.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             connections[connection.id] = nil
             idle.forget(connection)
             closeEnded(connection)
@@ -173,8 +175,11 @@ extension WebSocketServer {
         }
     }
 
+    /// The connection a WebSocket callback is for, read from its per-session data rather than
+    /// looked up in `connections` (a hash per callback, several a resume; issue 27). lws zeroes
+    /// that data when it binds the protocol, so before ESTABLISHED and after CLOSED it is nil.
     private func connection(_ user: UnsafeMutableRawPointer?) -> ServerConnection? {
-        guard let user else { return nil }
-        return connections[user.load(as: UInt64.self)]
+        guard let pointer = user?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        return Unmanaged<ServerConnection>.fromOpaque(pointer).takeUnretainedValue()
     }
 }

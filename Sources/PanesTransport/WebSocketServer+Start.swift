@@ -42,7 +42,7 @@ extension WebSocketServer {
         protocols[1] = lws_protocols()
         protocols[1].name = UnsafePointer(keep(strdup(configuration.subprotocol)))
         protocols[1].callback = webSocketCallback
-        protocols[1].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[1].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size  // the connection
         // lws allocates this much per connection, for the connection's whole life: at 4 KiB
         // (lws's default) it was over half of what an idle scene holds (issue 27). Messages
         // larger than it arrive in pieces, which the RECEIVE handler joins, so a smaller buffer

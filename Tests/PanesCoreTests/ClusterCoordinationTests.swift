@@ -10,10 +10,11 @@ import Testing
         let owner = OwnerKey(workspace: "w", user: "alice")
         let (whole, liveness) = (Self.session("whole", owner), Self.session("liveness", owner))
         let coordination = harness.hub.coordination
-        coordination.sessionsWritten(&harness.hub, [.putSession(whole), .putSessionLiveness(liveness)])
+        coordination.sessionsWritten(&harness.hub, [.putSession(whole), .putSessionLiveness(SessionLiveness(of: liveness))])
         #expect(harness.hub.cluster.writtenDuringRecordLoad.isEmpty, "no load in flight: nothing to note")
         harness.hub.cluster.recordsLoading = true
-        coordination.sessionsWritten(&harness.hub, [.putSession(whole), .putSessionLiveness(liveness), .deleteSession(SessionID("x"))])
+        coordination.sessionsWritten(&harness.hub, [.putSession(whole), .putSessionLiveness(SessionLiveness(of: liveness)),
+                                                    .deleteSession(SessionID("x"))])
         #expect(harness.hub.cluster.writtenDuringRecordLoad == [whole.id, liveness.id])
     }
 

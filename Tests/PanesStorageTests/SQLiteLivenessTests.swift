@@ -60,7 +60,7 @@ import Testing
 
         // And it is written there from now on: a resume after the migration, read after a reopen.
         let resumed = session("b2", lastActive: 1_800_000_000_000, liveSince: 1_800_000_000_000, failed: 0)
-        try store.apply([.putSessionLiveness(resumed)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: resumed))])
         store.close()
         #expect(try SQLiteStore(path: path).loadState().sessions.last == resumed)
     }
@@ -100,7 +100,7 @@ import Testing
         closed.lastActiveAt += 90_000
         closed.liveSince = nil
         closed.failedRestores = 3
-        try store.apply([.putSessionLiveness(closed)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: closed))])
         #expect(try store.loadState().sessions == [closed])
         #expect(try store.connection.text("SELECT quote(snapshot) || user_info || title FROM sessions") == rowBefore)
     }
@@ -131,7 +131,7 @@ import Testing
         (live.lastActiveAt, live.liveSince, live.failedRestores) = (9_000, 9_000, 4)
         session.title = "saved"
         (session.lastActiveAt, session.liveSince, session.failedRestores) = (9_500, nil, 0)
-        try store.apply([.putSessionLiveness(live), .putSession(session)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: live)), .putSession(session)])
         #expect(try store.loadState().sessions == [session])
     }
 
@@ -164,7 +164,7 @@ import Testing
 
             var resumed = stored
             (resumed.lastActiveAt, resumed.liveSince) = (70_000, 70_000)
-            try store.apply([.putSessionLiveness(resumed)])
+            try store.apply([.putSessionLiveness(SessionLiveness(of: resumed))])
             #expect(try store.connection.text(
                 "SELECT last_active_at || ',' || live_since || ',' || failed_restores FROM session_liveness WHERE session = 'a1'"
             ) == "70000,70000,2")
@@ -172,7 +172,8 @@ import Testing
             try store.connection.run("DELETE FROM session_liveness WHERE session = 'a1'")
             var closed = resumed
             (closed.lastActiveAt, closed.liveSince, closed.failedRestores) = (80_000, nil, 2)
-            try store.apply([.putSessionLiveness(closed), .putSessionLiveness(Fixtures.bareSession(id: "gone"))])
+            try store.apply([.putSessionLiveness(SessionLiveness(of: closed)),
+                             .putSessionLiveness(SessionLiveness(of: Fixtures.bareSession(id: "gone")))])
             #expect(try store.connection.integer("SELECT count(*) FROM session_liveness") == 2)
             #expect(try store.connection.integer("SELECT count(*) FROM sessions WHERE id = 'gone'") == 0)
             store.close()
@@ -197,7 +198,7 @@ import Testing
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0)
         try store.apply([.putSession(session), .putSession(other)])
         (session.lastActiveAt, session.liveSince) = (1_800_000_000_000, 1_800_000_000_000)
-        try store.apply([.putSessionLiveness(session)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: session))])
         #expect(try store.loadState().sessions == [other, session]) // by id: `…dee` before `…def`
     }
 
@@ -207,7 +208,7 @@ import Testing
         var session = Fixtures.fullSession(id: "a1")
         try server.apply([.putSession(session)])
         (session.lastActiveAt, session.liveSince) = (1_900_000_000_000, 1_900_000_000_000)
-        try server.apply([.putSessionLiveness(session)])
+        try server.apply([.putSessionLiveness(SessionLiveness(of: session))])
 
         let inspector = try SQLiteStore.openReadOnly(path: path)
         #expect(try inspector.loadState().sessions == [session])

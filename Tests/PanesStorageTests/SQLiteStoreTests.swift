@@ -176,7 +176,8 @@ import Testing
         var attached = Fixtures.bareSession(id: "a1")
         attached.lastActiveAt = 1_800_000_000_000
         attached.liveSince = 1_800_000_000_000
-        try store.apply([.putSessionLiveness(attached), .putSessionLiveness(Fixtures.bareSession(id: "nowhere"))])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: attached)),
+                         .putSessionLiveness(SessionLiveness(of: Fixtures.bareSession(id: "nowhere")))])
 
         var expected = stored
         (expected.lastActiveAt, expected.liveSince, expected.failedRestores) = (1_800_000_000_000, 1_800_000_000_000, 0)

@@ -140,7 +140,7 @@ import Testing
         var live = stored
         live.lastActiveAt += 60_000
         live.liveSince = live.lastActiveAt
-        try store.apply([.putSessionLiveness(live)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: live))])
         #expect(try store.reloaded().sessions == [live, Fixtures.bareSession(id: "b2")])
 
         // Its window ended (a whole put) and another attached, in one batch.
@@ -151,7 +151,7 @@ import Testing
         var again = ended
         again.lastActiveAt += 1_000
         again.liveSince = again.lastActiveAt
-        try store.apply([.putSession(ended), .putSessionLiveness(again)])
+        try store.apply([.putSession(ended), .putSessionLiveness(SessionLiveness(of: again))])
         #expect(try store.reloaded().sessions == [again, Fixtures.bareSession(id: "b2")])
 
         // Its window closed soon after a restore: a close writes the liveness alone too, with the
@@ -160,8 +160,25 @@ import Testing
         closed.lastActiveAt += 5_000
         closed.liveSince = nil
         closed.failedRestores = 3
-        try store.apply([.putSessionLiveness(closed)])
+        try store.apply([.putSessionLiveness(SessionLiveness(of: closed))])
         #expect(try store.reloaded().sessions == [closed, Fixtures.bareSession(id: "b2")])
+    }
+
+    /// A liveness write changes those three fields alone, the rest of the record (revision
+    /// included) as stored, and writes nothing for a session the store does not hold.
+    @Test(arguments: StoreKind.tested)
+    func aLivenessWriteChangesItsFieldsAlone(_ kind: StoreKind) throws {
+        let store = try StoreHarness(kind)
+        let stored = Fixtures.fullSession(id: "a1")
+        try store.apply([.putSession(stored)])
+
+        let liveness = SessionLiveness(id: stored.id, lastActiveAt: stored.lastActiveAt + 1_000,
+                                       liveSince: stored.lastActiveAt + 1_000, failedRestores: 2)
+        let nowhere = SessionLiveness(of: Fixtures.bareSession(id: "nowhere"))
+        try store.apply([.putSessionLiveness(liveness), .putSessionLiveness(nowhere)])
+        var expected = stored
+        expected.take(liveness)
+        #expect(try store.reloaded().sessions == [expected])
     }
 
     @Test(arguments: StoreKind.tested)

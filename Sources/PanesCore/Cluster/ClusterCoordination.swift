@@ -117,8 +117,10 @@ struct ClusterCoordination: Coordination {
         // let a record load read before the write replace it.
         for command in commands {
             switch command {
-            case .putSession(let session), .putSessionLiveness(let session):
+            case .putSession(let session):
                 hub.cluster.writtenDuringRecordLoad.insert(session.id)
+            case .putSessionLiveness(let liveness):
+                hub.cluster.writtenDuringRecordLoad.insert(liveness.id)
             default:
                 continue
             }

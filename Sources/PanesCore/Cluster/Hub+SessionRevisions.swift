@@ -23,8 +23,14 @@ extension Hub {
     mutating func countedRevisions(_ commands: [StoreCommand]) -> [StoreCommand] {
         commands.map { command in
             switch command {
-            case .putSession(var session), .putSessionLiveness(var session):
+            case .putSession(var session):
+                session.revision = max(storedRevision(of: session.id), session.revision) + 1
+                wrote(session)
+                return .putSession(session)
+            case .putSessionLiveness(let liveness):
                 // A whole copy, even where only the times changed: each revision is one.
+                guard var session = sessions[liveness.id] else { return command }
+                session.take(liveness)
                 session.revision = max(storedRevision(of: session.id), session.revision) + 1
                 wrote(session)
                 return .putSession(session)

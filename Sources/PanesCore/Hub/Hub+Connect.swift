@@ -198,7 +198,7 @@ extension Hub {
         } else if !storedLive {
             // Only bookkeeping for a restart after a crash (see `liveSince`): the reply does not
             // wait for it.
-            effects.append(.persistQuietly(counted([.putSessionLiveness(session)])))
+            effects.append(.persistQuietly(counted([.putSessionLiveness(SessionLiveness(of: session))])))
             sessionWritten(sessionID)
         }
 

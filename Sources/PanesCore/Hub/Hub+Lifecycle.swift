@@ -72,7 +72,7 @@ extension Hub {
                 ])
             }
             // The three fields changed here alone: SQLite writes its narrow liveness row.
-            persist(.putSessionLiveness(session))
+            persist(.putSessionLiveness(SessionLiveness(of: session)))
         }
         release(scene.session)
         updateAppState(scene.owner)

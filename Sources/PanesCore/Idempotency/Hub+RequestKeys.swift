@@ -198,7 +198,8 @@ extension Hub {
         var sessionIDs: [SessionID] = [], documentIDs: [DocumentID] = []
         for command in commands {
             switch command {
-            case .putSession(let session), .putSessionLiveness(let session): sessionIDs.append(session.id)
+            case .putSession(let session): sessionIDs.append(session.id)
+            case .putSessionLiveness(let liveness): sessionIDs.append(liveness.id)
             case .deleteSession(let id), .coordination(.claimSession(let id, _)): sessionIDs.append(id)
             case .createDocument(let record, _): documentIDs.append(record.id)
             case .renameDocument(let id, _), .deleteDocument(let id): documentIDs.append(id)

@@ -218,9 +218,12 @@ public final class MemoryStore: Store {
             batchWebhooks += entries
         case .putSession, .deleteSession:
             applyToRecords(command)
-        case .putSessionLiveness(let session):
-            // Whole, as a shared store's revisions count whole copies (`StoreCommand`).
-            applyToRecords(.putSession(session))
+        case .putSessionLiveness(let liveness):
+            // Those fields alone, of a session held (`StoreCommand`); its revision unchanged.
+            guard sessions[liveness.id] != nil else { return }
+            remember(liveness.id, in: \.sessions)
+            sessions[liveness.id]!.take(liveness)
+            logRecord(.session(liveness.id))
         case .coordination(let command):
             apply(command)
         case .putPreference, .removePreference:

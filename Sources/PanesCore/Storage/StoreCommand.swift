@@ -8,13 +8,12 @@ public enum StoreCommand: Sendable, Equatable {
     case putSession(SceneSession)
     /// Stores the session's `lastActiveAt`, `liveSince` and `failedRestores`, all that changed
     /// since it was last stored (in this batch or an earlier one): a window attached to it (a
-    /// resume's bookkeeping for a restart after a crash) or left it. A store writes those alone
-    /// where it can (SQLite: its narrow `session_liveness` row, the session's own row left as it
-    /// is, not encoded and bound again), or the whole session as `putSession` does (the memory
-    /// store; PostgreSQL, whose revisions count whole copies). A cluster node sends a
-    /// `putSession` instead (`Hub.countedRevisions`). For a session it does not hold SQLite
-    /// writes nothing; the others store it whole.
-    case putSessionLiveness(SceneSession)
+    /// resume's bookkeeping for a restart after a crash) or left it. Each store writes those
+    /// alone, the rest of the record left as it is (SQLite: its narrow `session_liveness` row;
+    /// PostgreSQL: those columns, the revision unchanged). A cluster node, whose revisions count
+    /// whole copies, sends a counted `putSession` instead (`Hub.countedRevisions`). For a
+    /// session it does not hold a store writes nothing.
+    case putSessionLiveness(SessionLiveness)
     /// Deletes the session and everything stored for it.
     case deleteSession(SessionID)
     case putPreference(PreferenceDomain, keyPath: String, value: JSONValue, version: Int64)
