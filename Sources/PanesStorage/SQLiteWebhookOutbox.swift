@@ -179,7 +179,7 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         let from = row.isNull(at: 6) ? nil : row.int64(at: 6)
         let to = row.isNull(at: 7) ? nil : row.int64(at: 7)
         let dataText = row.text(at: 8) ?? "{}"
-        guard case .success(let data) = JSONCodec.decode(dataText),
+        guard case .success(let data) = JSONCodec.decode(dataText, acceptingEquivalentKeys: true),
               let type = WebhookEventType(rawValue: row.text(at: 3) ?? "") else {
             throw SQLiteError(.sqlite(resultCode: SQLITE_CORRUPT), "webhook_outbox row \(row.int64(at: 0)) cannot be read", path: "")
         }
