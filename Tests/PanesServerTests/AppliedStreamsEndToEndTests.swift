@@ -5,9 +5,10 @@ import PanesServerTestSupport
 import PanesTestSupport
 import Testing
 
-/// A window whose edit's reply was lost asks, after a restart, whether it was
-/// applied. Another client's two op-id streams that are the same text in other bytes must not
-/// make the server forget it.
+/// A window whose edit's reply was lost asks, after a restart or after the document was
+/// unloaded, whether it was applied. Another client's two op-id streams that are the same text
+/// in other bytes must not make the server forget it (their stored form once could not be read
+/// back, and the document opened remembering no applied edit: the resent one applied twice).
 @Suite struct AppliedStreamsEndToEndTests {
     @Test(arguments: TestStore.endToEnd, [false, true])
     func aLostReplysEditIsStillKnownAppliedAfterARestart(_ store: TestStore, twinStreams: Bool) throws {
@@ -55,10 +56,12 @@ import Testing
             let reply = tab.request("edit", ["document": .string(id), "revision": .int(revision),
                                              "operation": revision == 0 ? ["x"] : [.int(revision), "x"],
                                              "opId": .string(opId)])
+            #expect(reply["ok"] == true, "\(reply)")
             revision = reply["result"]?["revision"]?.intValue ?? revision
         }
         tab.socket.close()
-        Thread.sleep(forTimeInterval: 0.5)
+        // Unloaded: the next open reads it back from the store.
+        #expect(try eventually { try DocumentsEndToEndTests.gauge(server, "panes_documents_loaded") == 0 })
         let again = try server.client()
         _ = again.connect(name: "alice")
         let after = again.request("openDocument", ["document": .string(id), "revision": 0, "pending": ["victim.page1:1"]])
