@@ -21,8 +21,11 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     let connection: SQLiteConnection
 
     /// Opens the database the store already migrated (open the store first).
-    public init(path: String) throws {
+    /// - Parameter cacheKiB: the most memory this connection keeps pages of the file in, as
+    ///   the store's (the setting `sqliteCacheKiB`); nil: SQLite's default (2,000 KiB).
+    public init(path: String, cacheKiB: Int? = nil) throws {
         connection = try SQLiteConnection(path: path, mode: .readWrite(synchronous: .normal))
+        if let cacheKiB { try connection.limitCache(kiB: cacheKiB) }
         guard try connection.integer("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'webhook_outbox'") == 1 else {
             connection.close()
             throw SQLiteError(.schemaTooOld(found: try Migrations.version(of: connection), known: Migrations.latest),
@@ -31,6 +34,9 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     }
 
     deinit { connection.close() }
+
+    /// This connection's page cache limit, in KiB, as SQLite holds it.
+    public func cacheKiB() throws -> Int { try connection.cacheKiB() }
 
     /// Migration 9.
     static let schema = """
