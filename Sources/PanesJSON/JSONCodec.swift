@@ -37,27 +37,31 @@ public enum JSONCodec {
     /// key are checked for it.
     /// - Parameter maxDepth: arrays and objects nested deeper than this are refused before
     ///   parsing (`.tooDeep`), so a hostile frame cannot make the parser recurse for ever.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) -> Result<JSONValue, DecodeError> {
+    /// - Parameter acceptingEquivalentKeys: keeps canonically equivalent keys as the two keys
+    ///   they are (a `JSONObject` compares keys by bytes), for text the server wrote itself
+    ///   that may hold them (a store's old `AppliedStreams` object, keyed by op-id stream).
+    public static func decode(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512,
+                              acceptingEquivalentKeys: Bool = false) -> Result<JSONValue, DecodeError> {
         if openingBrackets(bytes) > maxDepth, let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
-        return janssonDecode(bytes)
+        return janssonDecode(bytes, acceptingEquivalentKeys: acceptingEquivalentKeys)
     }
 
     /// jansson's verdict on a text, and its value.
-    static func janssonDecode(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
+    static func janssonDecode(_ bytes: UnsafeRawBufferPointer, acceptingEquivalentKeys: Bool = false) -> Result<JSONValue, DecodeError> {
         // jansson's blocks for a frame come from this thread's buffer (`pjs_arena_begin`, 4 KiB:
         // a `connect` frame's take about 2); a value parsed is released before it ends, unless
         // the arena held all of it (`parse`).
         _ = arenaInstalled
         pjs_arena_begin()
         defer { pjs_arena_end() }
-        return parse(bytes)
+        return parse(bytes, acceptingEquivalentKeys: acceptingEquivalentKeys)
     }
 
     private static let arenaInstalled: Void = pjs_arena_install()
 
-    private static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<JSONValue, DecodeError> {
+    private static func parse(_ bytes: UnsafeRawBufferPointer, acceptingEquivalentKeys: Bool) -> Result<JSONValue, DecodeError> {
         var error = json_error_t()
         guard let base = bytes.baseAddress,
               let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count,
@@ -75,7 +79,7 @@ public enum JSONCodec {
         defer { if pjs_arena_held_all() == 0 { pjs_release(root) } }
         var clash: String?
         let value = value(of: root, clash: &clash)
-        if let clash {
+        if let clash, !acceptingEquivalentKeys {
             return .failure(DecodeError(description: "an object has two keys that are the same Unicode text in different "
                                             + "bytes (canonically equivalent), `\(clash.prefix(64))`; send one of them"))
         }
@@ -152,9 +156,9 @@ public enum JSONCodec {
         bytes.withUnsafeBytes { decode($0) }
     }
 
-    public static func decode(_ string: String) -> Result<JSONValue, DecodeError> {
+    public static func decode(_ string: String, acceptingEquivalentKeys: Bool = false) -> Result<JSONValue, DecodeError> {
         var string = string
-        return string.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+        return string.withUTF8 { decode(UnsafeRawBufferPointer($0), acceptingEquivalentKeys: acceptingEquivalentKeys) }
     }
 
     /// Encodes compactly (`JSONWriter`), or indented for files people read (through jansson).

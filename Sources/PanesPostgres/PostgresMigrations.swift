@@ -169,7 +169,10 @@ public enum PostgresMigrations {
             ALTER TABLE document_operations DROP CONSTRAINT document_operations_document_fkey;
             """),
         Step(version: 5, name: "documents remember applied op ids past their log", sql: """
-            -- JSON {"stream": [counter, revision, at], …} (`AppliedStreams`), rewritten with each snapshot.
+            -- `AppliedStreams`, rewritten with each snapshot. Written today as JSON
+            -- [[stream, counter, revision, at], …] (two streams may differ only in bytes); the object
+            -- {"stream": [counter, revision, at], …} written before is still read, so no migration
+            -- rewrites it.
             ALTER TABLE document_snapshots ADD COLUMN applied text NOT NULL DEFAULT '{}';
             """),
         Step(version: 6, name: "outcomes of requests sent with an idempotencyKey", sql: """

@@ -63,13 +63,19 @@ extension PostgresStore {
     /// One document for opening: its record, snapshot, and the logged operations after the
     /// snapshot's revision `- retention`, oldest first, from one snapshot of the database.
     /// - Throws: `PostgresError`, and `PostgresError(.unexpectedResult)` when a logged operation
-    ///   cannot be read back: a document whose history is damaged is refused, not opened wrong.
+    ///   or the applied op ids cannot be read back: a document whose history is damaged is
+    ///   refused, not opened wrong (`AppliedStreams.stored`: opened forgetting, a resent edit
+    ///   is applied twice).
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
         try connection.transaction(isolation: "REPEATABLE READ READ ONLY") { () -> StoredDocument? in
             let rows = try connection.query(ReadSQL.document, [.text(id.rawValue)])
             guard rows.count > 0 else { return nil }
-            var applied = AppliedStreams()
-            if case .success(let json) = JSONCodec.decode(rows.text(0, 11) ?? "{}") { applied = AppliedStreams(json: json) }
+            let applied: AppliedStreams
+            do throws(PanesError) {
+                applied = try AppliedStreams.stored(rows.text(0, 11) ?? "[]")
+            } catch {
+                throw PostgresError(.unexpectedResult, "document \(id), applied op ids: \(error.message)")
+            }
             var document = StoredDocument(record: record(rows, 0), snapshotRevision: rows.int64(0, 9),
                                           snapshotText: String(decoding: rows.bytes(0, 10) ?? [], as: UTF8.self),
                                           operations: [], applied: applied)
@@ -148,9 +154,10 @@ extension PostgresStore {
         return PreferenceDomain(workspace: rows.text(row, 0) ?? "", user: user.isEmpty ? nil : user)
     }
 
-    /// The JSON in `text`; nil for NULL and for text that does not parse.
+    /// The JSON in `text`; nil for NULL and for text that does not parse. The server wrote it:
+    /// keys equivalent only canonically are two keys it held (a merged `userInfo`), read as two.
     func decode(_ text: String?) -> JSONValue? {
-        guard let text, case .success(let value) = JSONCodec.decode(text) else { return nil }
+        guard let text, case .success(let value) = JSONCodec.decode(text, acceptingEquivalentKeys: true) else { return nil }
         return value
     }
 

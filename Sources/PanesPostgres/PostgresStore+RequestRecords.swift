@@ -171,7 +171,7 @@ extension PostgresStore {
             let slot = RequestKeySlot(owner: OwnerKey(workspace: rows.text(row, 0) ?? "", user: rows.text(row, 1) ?? ""),
                                       key: RequestKey(bytes: rows.bytes(row, 2) ?? []))
             var record: RequestRecord?
-            if let fingerprint = rows.text(row, 3), let text = rows.text(row, 4), case .success(let result) = JSONCodec.decode(text) {
+            if let fingerprint = rows.text(row, 3), let text = rows.text(row, 4), case .success(let result) = JSONCodec.decode(text, acceptingEquivalentKeys: true) {
                 record = RequestRecord(slot: slot, fingerprint: fingerprint, result: result, at: rows.int64(row, 5))
             }
             found.append(KeyRow(slot: slot, record: record, node: rows.text(row, 6).map(NodeID.init), at: rows.int64(row, 5)))

@@ -164,7 +164,7 @@ public final class PostgresWebhookOutbox: WebhookOutbox, @unchecked Sendable {
 
     /// A row of `SQL.columns`.
     private static func delivery(_ rows: PostgresRows, _ index: Int) throws -> WebhookDelivery {
-        guard case .success(let data) = JSONCodec.decode(rows.text(index, 8) ?? "{}"),
+        guard case .success(let data) = JSONCodec.decode(rows.text(index, 8) ?? "{}", acceptingEquivalentKeys: true),
               let type = WebhookEventType(rawValue: rows.text(index, 3) ?? "") else {
             throw PostgresError(.unexpectedResult, "webhook_outbox row \(rows.int64(index, 0)) cannot be read")
         }

@@ -116,8 +116,10 @@ enum Migrations {
             ALTER TABLE sessions ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
             """),
         Migration(version: 7, name: "documents remember applied op ids past their log", sql: """
-            -- JSON {"stream": [counter, revision, at], …}: for each op-id stream, the last operation
-            -- the log no longer holds (`AppliedStreams`), rewritten with each snapshot.
+            -- For each op-id stream, the last operation the log no longer holds (`AppliedStreams`),
+            -- rewritten with each snapshot. Written today as JSON [[stream, counter, revision, at], …]
+            -- (two streams may differ only in bytes); the object {"stream": [counter, revision, at], …}
+            -- written before is still read, so no migration rewrites it.
             ALTER TABLE document_snapshots ADD COLUMN applied TEXT NOT NULL DEFAULT '{}';
             """),
         Migration(version: 8, name: "outcomes of requests sent with an idempotencyKey", sql: """

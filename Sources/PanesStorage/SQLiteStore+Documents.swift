@@ -6,21 +6,27 @@ extension SQLiteStore {
     /// One document for opening: its record, snapshot, and the logged operations after
     /// the snapshot's revision `- retention`, oldest first; nil when there is no such document.
     ///
-    /// - Throws: `SQLiteError`, and `DocumentLoadError` when a logged operation cannot be read
-    ///   back: a document whose history is damaged is refused rather than opened wrong.
+    /// - Throws: `SQLiteError`, and `DocumentLoadError` when a logged operation or the applied
+    ///   op ids cannot be read back: a document whose history is damaged is refused rather than
+    ///   opened wrong (`AppliedStreams.stored`: opened forgetting, a resent edit is applied twice).
     public func loadDocument(_ id: DocumentID, retention: Int) throws -> StoredDocument? {
         // One read transaction, so the log and the snapshot come from the same commit.
         try connection.run("BEGIN")
         defer { try? connection.run("COMMIT") }
         var found: StoredDocument?
+        var failure: DocumentLoadError?
         try connection.forEachRow(SQL.document, [.text(id.rawValue)]) { row in
             var applied = AppliedStreams()
-            if case .success(let json) = JSONCodec.decode(row.text(at: 11) ?? "{}") { applied = AppliedStreams(json: json) }
+            do throws(PanesError) {
+                applied = try AppliedStreams.stored(row.text(at: 11) ?? "[]")
+            } catch {
+                failure = DocumentLoadError(document: id, revision: nil, problem: error.message)
+            }
             found = StoredDocument(record: DocumentRecord(row: row), snapshotRevision: row.int64(at: 9),
                                    snapshotText: row.text(at: 10) ?? "", operations: [], applied: applied)
         }
+        if let failure { throw failure }
         guard var document = found else { return nil }
-        var failure: DocumentLoadError?
         let after = document.snapshotRevision - Int64(retention)
         try connection.forEachRow(SQL.operations, [.text(id.rawValue), .int(after)]) { row in
             let revision = row.int64(at: 0)
@@ -54,11 +60,15 @@ extension SQLiteStore {
     }
 }
 
-/// A logged operation that could not be read back.
+/// A logged operation, or a snapshot's applied op ids, that could not be read back.
 public struct DocumentLoadError: Error, Sendable, CustomStringConvertible {
     public var document: DocumentID
-    public var revision: Int64
+    /// The logged operation's; nil for the snapshot's applied op ids.
+    public var revision: Int64?
     public var problem: String
 
-    public var description: String { "document \(document), operation \(revision): \(problem)" }
+    public var description: String {
+        guard let revision else { return "document \(document), applied op ids: \(problem)" }
+        return "document \(document), operation \(revision): \(problem)"
+    }
 }

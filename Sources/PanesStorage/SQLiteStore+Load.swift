@@ -138,7 +138,9 @@ extension SQLiteStore {
     /// The JSON in `text`, or nil for SQL NULL and for text that does not parse (noted).
     private func decode(_ text: String?, record: String, field: String, issues: inout [LoadIssue]) -> JSONValue? {
         guard let text else { return nil }
-        switch JSONCodec.decode(text) {
+        // The server wrote it: keys equivalent only canonically are two keys it held (a
+        // `userInfo` merged from two `setUserInfo`s), read back as two.
+        switch JSONCodec.decode(text, acceptingEquivalentKeys: true) {
         case .success(let value): return value
         case .failure(let error):
             issues.append(LoadIssue(record: record, field: field, problem: "not JSON: \(error.description)"))

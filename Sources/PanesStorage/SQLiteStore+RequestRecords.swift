@@ -55,7 +55,7 @@ extension SQLiteStore {
     }
 
     private func record(slot: RequestKeySlot, fingerprint: String?, result: String?, at: Millis) -> RequestRecord? {
-        guard let fingerprint, let result, case .success(let value) = JSONCodec.decode(result) else { return nil }
+        guard let fingerprint, let result, case .success(let value) = JSONCodec.decode(result, acceptingEquivalentKeys: true) else { return nil }
         return RequestRecord(slot: slot, fingerprint: fingerprint, result: value, at: at)
     }
 

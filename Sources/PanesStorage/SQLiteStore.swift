@@ -25,6 +25,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Whether this store was opened by `openReadOnly(path:)` and refuses every write.
     public var isReadOnly: Bool { connection.mode == .readOnly }
 
+    /// The connection's page cache limit, in KiB, as SQLite holds it (`cacheKiB`).
+    public func cacheKiB() throws -> Int { try connection.cacheKiB() }
+
     /// Opens the database at `path`, creating the file (not its directory) if it is missing,
     /// and migrates it to the schema this build knows.
     /// - Parameters:
@@ -37,8 +40,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     ///   is left exactly as it was.
     public init(path: String, synchronous: SQLiteSynchronous = .full, cacheKiB: Int? = nil) throws {
         connection = try SQLiteConnection(path: path, mode: .readWrite(synchronous: synchronous))
-        // A negative size is in KiB, not pages.
-        if let cacheKiB { try connection.execute("PRAGMA cache_size=-\(max(1, cacheKiB))") }
+        if let cacheKiB { try connection.limitCache(kiB: cacheKiB) }
         // Before anything is written: switching to WAL already changes the file header.
         try Migrations.refuseNewer(connection)
         try connection.enableWriteAheadLog()

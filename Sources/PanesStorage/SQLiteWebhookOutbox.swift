@@ -21,8 +21,11 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     let connection: SQLiteConnection
 
     /// Opens the database the store already migrated (open the store first).
-    public init(path: String) throws {
+    /// - Parameter cacheKiB: the most memory this connection keeps pages of the file in, as
+    ///   the store's (the setting `sqliteCacheKiB`); nil: SQLite's default (2,000 KiB).
+    public init(path: String, cacheKiB: Int? = nil) throws {
         connection = try SQLiteConnection(path: path, mode: .readWrite(synchronous: .normal))
+        if let cacheKiB { try connection.limitCache(kiB: cacheKiB) }
         guard try connection.integer("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'webhook_outbox'") == 1 else {
             connection.close()
             throw SQLiteError(.schemaTooOld(found: try Migrations.version(of: connection), known: Migrations.latest),
@@ -31,6 +34,9 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     }
 
     deinit { connection.close() }
+
+    /// This connection's page cache limit, in KiB, as SQLite holds it.
+    public func cacheKiB() throws -> Int { try connection.cacheKiB() }
 
     /// Migration 9.
     static let schema = """
@@ -179,7 +185,7 @@ public final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         let from = row.isNull(at: 6) ? nil : row.int64(at: 6)
         let to = row.isNull(at: 7) ? nil : row.int64(at: 7)
         let dataText = row.text(at: 8) ?? "{}"
-        guard case .success(let data) = JSONCodec.decode(dataText),
+        guard case .success(let data) = JSONCodec.decode(dataText, acceptingEquivalentKeys: true),
               let type = WebhookEventType(rawValue: row.text(at: 3) ?? "") else {
             throw SQLiteError(.sqlite(resultCode: SQLITE_CORRUPT), "webhook_outbox row \(row.int64(at: 0)) cannot be read", path: "")
         }

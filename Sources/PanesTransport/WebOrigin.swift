@@ -62,12 +62,13 @@ public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A DNS name or IPv4 address (letters, digits, `-`, `.`), or a bracketed IPv6 literal.
+    /// A DNS name or IPv4 address (letters, digits, `-`, `.`), or a bracketed IPv6 literal;
+    /// ASCII only (`Character.isHexDigit` alone takes fullwidth `Ａ` and `０`).
     static func isValidHost(_ host: String) -> Bool {
         guard !host.isEmpty, host.utf8.count <= 253 else { return false }
         if host.hasPrefix("[") {
             return host.hasSuffix("]") && host.count > 2
-                && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+                && host.dropFirst().dropLast().allSatisfy { ($0.isASCII && $0.isHexDigit) || $0 == ":" || $0 == "." }
         }
         return host.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." }
             && !host.hasPrefix(".") && !host.hasPrefix("-")

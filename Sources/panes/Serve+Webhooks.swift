@@ -19,7 +19,12 @@ extension Serve {
         guard !configuration.webhookEndpoints.isEmpty else { return nil }
         let outbox: any WebhookOutbox
         switch store {
-        case .sqlite: outbox = try SQLiteWebhookOutbox(path: "\(data)/panes.sqlite")
+        case .sqlite:
+            // Its own connection, limited as the store's is (docs/operating.md: sqliteCacheKiB).
+            let sqlite = try SQLiteWebhookOutbox(path: "\(data)/panes.sqlite", cacheKiB: configuration.settings.sqliteCacheKiB)
+            let cacheKiB = try sqlite.cacheKiB()
+            logger.info("webhook outbox opened", metadata: ["sqliteCacheKiB": "\(cacheKiB)"])
+            outbox = sqlite
         case .postgres(let url): outbox = try PostgresWebhookOutbox(url: url)
         case .memory: outbox = (backing as? MemoryStore)?.webhookOutbox ?? MemoryWebhookOutbox()
         }

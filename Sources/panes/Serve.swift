@@ -85,8 +85,12 @@ struct Serve: ParsableCommand {
                 logger.notice("the data folder was readable by others; made it private (0700)",
                               metadata: ["folder": "\(data)", "previousMode": "\(String(mode, radix: 8))"])
             }
-            backing = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full,
-                                      cacheKiB: configuration.settings.sqliteCacheKiB)
+            let sqlite = try SQLiteStore(path: "\(data)/panes.sqlite", synchronous: sync == .normal ? .normal : .full,
+                                         cacheKiB: configuration.settings.sqliteCacheKiB)
+            // As SQLite holds it: what the setting did, for an operator (and a test) to see.
+            let cacheKiB = try sqlite.cacheKiB()
+            logger.info("SQLite store opened", metadata: ["sqliteCacheKiB": "\(cacheKiB)"])
+            backing = sqlite
         }
 
         let transport = try transportConfiguration(configuration, logger: logger)

@@ -23,7 +23,7 @@ import Testing
 
     /// Op ids are a client's: a stream spelled in NFD is not the NFC one (CONCEPTS.md, 10), or
     /// an operation of one would count as applied because the other's was.
-    @Test func streamsThatAreTheSameTextInOtherBytesAreTwoStreams() {
+    @Test func streamsThatAreTheSameTextInOtherBytesAreTwoStreams() throws {
         var applied = AppliedStreams()
         applied.fold(Self.entry("caf\u{E9}:7", revision: 3))
         #expect(applied.applied("caf\u{E9}:7"))
@@ -32,7 +32,7 @@ import Testing
         applied.fold(Self.entry("K:4", revision: 4))
         #expect(!applied.applied("\u{212A}:1"))
         #expect(applied.entries.count == 2)
-        let stored = AppliedStreams(json: applied.json)
+        let stored = try AppliedStreams(json: applied.json)
         #expect(stored == applied)
         #expect(!stored.applied("cafe\u{301}:2"))
     }
@@ -56,10 +56,21 @@ import Testing
         #expect(Set(applied.entries.keys) == ["s8", "s9"])
     }
 
-    @Test func theStoredFormRoundTripsAndSkipsWhatItCannotRead() {
-        let applied = AppliedStreams(["a": .init(counter: 3, revision: 9, at: 77)])
-        #expect(AppliedStreams(json: applied.json) == applied)
-        let damaged: JSONValue = ["a": [3, 9, 77], "b": "nonsense", "c": [1, 2]]
-        #expect(AppliedStreams(json: damaged) == applied)
+    @Test func theStoredFormRoundTripsAndReadsTheObjectFormWrittenBefore() throws {
+        let applied = AppliedStreams(["a": .init(counter: 3, revision: 9, at: 77),
+                                      "caf\u{E9}": .init(counter: 1, revision: 2, at: 3),
+                                      "cafe\u{301}": .init(counter: 4, revision: 5, at: 6)])
+        guard case .array(let rows) = applied.json else { Issue.record("not an array: \(applied.json)"); return }
+        #expect(rows.count == 3)
+        #expect(try AppliedStreams(json: applied.json) == applied)
+        let before: JSONValue = ["a": [3, 9, 77]]
+        #expect(try AppliedStreams(json: before) == AppliedStreams(["a": .init(counter: 3, revision: 9, at: 77)]))
+        #expect(try AppliedStreams(json: [:]) == AppliedStreams())
+    }
+
+    /// Nothing unreadable is skipped: an entry forgotten lets a resent edit apply twice.
+    @Test(arguments: [["a": [3, 9, 77], "b": "nonsense"], ["a": [1, 2]], [["a", 1, 2]], [[1, 1, 2, 3]], "x"] as [JSONValue])
+    func anEntryItCannotReadIsRefused(_ damaged: JSONValue) {
+        #expect(throws: PanesError.self) { try AppliedStreams(json: damaged) }
     }
 }

@@ -47,6 +47,19 @@ import Testing
         #expect(error.field == "sceneConfigurations" && error.message.contains("twice"))
     }
 
+    /// docs/operating.md: unknown keys in the configuration file are refused, a scene
+    /// configuration's too (a misspelt `activityTypes` was read as none).
+    @Test func aSceneConfigurationsUnknownKeyIsRefusedNamingIt() throws {
+        let error = try #require(Self.refusal(["sceneConfigurations": [
+            ["name": "kiosk", "activityTypes": ["a.one"]], ["name": "board", "activitytypes": ["a.two"]],
+        ]]))
+        #expect(error.field == "sceneConfigurations[1].activitytypes", "\(error)")
+        #expect(error.message.contains("a scene configuration key") && error.message.contains("activityTypes"), "\(error)")
+        #expect(Self.refusal(["sceneConfigurations": [
+            ["name": "kiosk", "role": "window", "kind": "browser", "activityTypes": ["a.one"]],
+        ]]) == nil)
+    }
+
     @Test func webhookEndpointIdsAreUniqueByBytes() throws {
         let endpoint: (String) -> JSONValue = { id in
             ["id": .string(id), "url": "https://hooks.example/in", "secret": "whsec_0123456789abcdef0123456789abcdef"]

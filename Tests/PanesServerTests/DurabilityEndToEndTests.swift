@@ -82,9 +82,10 @@ import Testing
         #expect(back["session"]?["stateRestorationActivity"]?["title"] == "Kept")
     }
 
-    /// A fork (a duplicated tab whose original answers) is stored live in the commit its reply
-    /// waits for: killed right after the reply, with quiet writes held for as long as allowed,
-    /// the restart counts it in use until then, not idle since it was made.
+    /// A fork (a duplicated tab whose original answers) killed right after its reply comes
+    /// back, with quiet writes held for as long as allowed, is counted in use until the
+    /// restart, not idle since it was made. It checks only that: how many times the fork is
+    /// written is HubConnectTests' to check (the server shows no count of writes).
     @Test(arguments: TestStore.endToEnd)
     func aForkKilledRightAfterItsReplyComesBackCountedInUse(_ store: TestStore) throws {
         let server = try ServerProcess(store: store, config: ["settings": ["quietWriteDelayMs": 1000]])

@@ -108,17 +108,29 @@ package final class StoreHarness {
     /// Overwrites a session's `secret_hash` column with `text`, as another build (or damage)
     /// would have left it, with SQL of its own; the memory store has no such column.
     package func writeStoredSecretHash(_ text: String, of id: String) throws {
+        try update("UPDATE sessions SET secret_hash = $2 WHERE id = $1", id, text)
+    }
+
+    /// Overwrites a document snapshot's `applied` column (its `AppliedStreams`) with `text`,
+    /// as another build (or damage) would have left it; the memory store has no such column.
+    package func writeStoredApplied(_ text: String, of document: String) throws {
+        try update("UPDATE document_snapshots SET applied = $2 WHERE document = $1", document, text)
+    }
+
+    /// Runs an UPDATE with its two text parameters (`$1`, `$2`; `?1`, `?2` for SQLite) on a
+    /// connection of its own; nothing for the memory store.
+    private func update(_ sql: String, _ first: String, _ second: String) throws {
         switch kind {
         case .memory:
             return
         case .sqlite:
             let connection = try SQLiteConnection(path: directory!.file("panes.sqlite"), mode: .readWrite(synchronous: .full))
             defer { connection.close() }
-            try connection.run("UPDATE sessions SET secret_hash = ?2 WHERE id = ?1", [.text(id), .text(text)])
+            try connection.run(String(sql.map { $0 == "$" ? "?" : $0 }), [.text(first), .text(second)])
         case .postgres:
             let connection = try PostgresConnection(url: database!.url)
             defer { connection.close() }
-            _ = try connection.query("UPDATE sessions SET secret_hash = $2 WHERE id = $1", [.text(id), .text(text)])
+            _ = try connection.query(sql, [.text(first), .text(second)])
         }
     }
 

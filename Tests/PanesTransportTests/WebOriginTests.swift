@@ -20,7 +20,9 @@ import Testing
                       "http://", "http://:80", "http://example.com:", "http://example.com:0", "http://example.com:65536",
                       "http://example.com:8o", "http://example.com/", "http://example.com/path", "http://user@example.com",
                       "http://exa mple.com", "http://example.com?x", "http://-example.com", "http://example.com,http://b.com",
-                      "http://[::1", "file:///etc/passwd"])
+                      "http://[::1", "file:///etc/passwd",
+                      // Fullwidth hex digits are hex digits to `Character`, not to an IPv6 literal.
+                      "http://[\u{FF21}::1]:8080", "http://[::\u{FF11}]"])
     func aMalformedOriginIsRefused(_ text: String) {
         #expect(WebOrigin(text) == nil)
     }

@@ -50,6 +50,8 @@ public struct SceneConfiguration: Sendable, Equatable {
     public init(json: JSONValue, field: String) throws(PanesError) {
         guard case .object(let object) = json else { throw .invalid(field, "must be an object") }
         let fields = FieldReader(object, prefix: field)
+        // A misspelt key (`activitytypes`) would otherwise be a default read silently.
+        try fields.refuseUnknownKeys(["name", "role", "kind", "activityTypes"], what: "a scene configuration key")
         name = try fields.requiredString("name", maxLength: 64)
         role = try fields.choice("role", SessionRole.self) ?? .window
         kind = try fields.choice("kind", Kind.self) ?? .browser

@@ -308,9 +308,11 @@ public struct Settings: Sendable, Equatable {
               meaning: "How often the store folds its write-ahead log into the database and truncates it, so deleted data leaves the log.",
               range: 1_000...86_400_000),
         .init(name: "sqliteCacheKiB", keyPath: \.sqliteCacheKiB,
-              meaning: "Memory, in KiB, the SQLite store keeps pages of its database file in (`PRAGMA cache_size`); a page "
-                  + "beyond it is read again from the operating system's file cache (one `pread`) when a commit needs it. "
-                  + "The cache fills to this size as sessions are written and stays full; not used by other stores.",
+              meaning: "Memory, in KiB, the SQLite store keeps pages of its database file in (`PRAGMA cache_size`), for each connection "
+                  + "the server opens to the file (the store's, and the webhook outbox's when webhooks are configured); a page beyond it "
+                  + "is read again from the operating system's file cache (one `pread`) when a commit needs it. The cache fills to this "
+                  + "size as sessions are written and stays full; the start-up log's `SQLite store opened` and `webhook outbox opened` "
+                  + "lines (level info) give the size SQLite holds (`sqliteCacheKiB=…`). Not used by other stores.",
               range: 16...4_194_304),
         .init(name: "quietWriteDelayMs", keyPath: \.quietWriteDelayMs,
               meaning: "Store writes that no answer waits for (a resumed window's `liveSince`) wait up to this long to share a commit "

@@ -63,24 +63,48 @@ public struct AppliedStreams: Sendable, Equatable {
         entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 
-    /// The stored form: `{"stream": [counter, revision, at], …}`.
+    /// The stored form: `[[stream, counter, revision, at], …]`. An array, not an object keyed
+    /// by stream: two streams that are the same text in other bytes are two entries, and a
+    /// JSON object with two such keys is refused when read (`JSONCodec.decode`).
     public var json: JSONValue {
-        .object(JSONObject(uniqueKeysWithValues: entries.lazy.map { stream, entry in
-            (stream.rawValue, .array([.int(entry.counter), .int(entry.revision), .int(entry.at)]))
-        }))
+        .array(entries.map { stream, entry in
+            .array([.string(stream.rawValue), .int(entry.counter), .int(entry.revision), .int(entry.at)])
+        })
     }
 
-    /// Reads the stored form; anything unreadable is skipped (it only ever makes the server
-    /// remember less).
-    public init(json: JSONValue) {
+    /// Reads the stored form, or the object form `{"stream": [counter, revision, at], …}`
+    /// written before (databases hold it until the document's next snapshot).
+    ///
+    /// - Throws: `PanesError` naming the first entry it cannot read. Nothing is skipped: an
+    ///   entry forgotten would let a resent operation of its stream be applied a second time.
+    public init(json: JSONValue) throws(PanesError) {
         var entries: [Identifier: Entry] = [:]
-        if case .object(let object) = json {
-            for (stream, value) in object {
-                guard case .array(let fields) = value, fields.count == 3, case .int(let counter) = fields[0],
-                      case .int(let revision) = fields[1], case .int(let at) = fields[2] else { continue }
-                entries[stream] = Entry(counter: counter, revision: revision, at: at)
+        switch json {
+        case .array(let rows):
+            for row in rows {
+                guard case .array(let fields) = row, fields.count == 4, case .string(let stream) = fields[0] else {
+                    throw PanesError(.invalidField, "an applied op-id entry is not [stream, counter, revision, at]")
+                }
+                entries[Identifier(stream)] = try Self.entry(Array(fields.dropFirst()), stream: stream)
             }
+        case .object(let object):
+            for (stream, value) in object {
+                guard case .array(let fields) = value else {
+                    throw PanesError(.invalidField, "the applied op-id stream `\(stream.prefix(64))` is not [counter, revision, at]")
+                }
+                entries[Identifier(stream)] = try Self.entry(fields, stream: stream)
+            }
+        default:
+            throw PanesError(.invalidField, "the applied op ids are \(json.typeName), not an array")
         }
         self.entries = entries
+    }
+
+    private static func entry(_ fields: [JSONValue], stream: String) throws(PanesError) -> Entry {
+        guard fields.count == 3, case .int(let counter) = fields[0], case .int(let revision) = fields[1],
+              case .int(let at) = fields[2] else {
+            throw PanesError(.invalidField, "the applied op-id stream `\(stream.prefix(64))` is not [counter, revision, at]")
+        }
+        return Entry(counter: counter, revision: revision, at: at)
     }
 }

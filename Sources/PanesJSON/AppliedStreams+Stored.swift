@@ -1,0 +1,20 @@
+public import PanesCore
+
+extension AppliedStreams {
+    /// A store's text of a document's applied op ids, read back: the array written today or
+    /// the object form written before, whose keys may be two streams that are the same text in
+    /// other bytes (the server wrote them, and they are two streams: kept both).
+    ///
+    /// Both stores refuse to open a document whose applied op ids this cannot read, rather
+    /// than open it remembering none: a window whose edit's reply was lost re-opens asking
+    /// whether it was applied, and a document that forgot would say no, so the window would
+    /// send the edit again and it would be applied twice (CONCEPTS.md, invariants 8 and 9). A
+    /// refused open is an error the operator sees in the log, naming the document.
+    /// - Throws: `PanesError` saying what could not be read.
+    public static func stored(_ text: String) throws(PanesError) -> AppliedStreams {
+        switch JSONCodec.decode(text, acceptingEquivalentKeys: true) {
+        case .success(let json): return try AppliedStreams(json: json)
+        case .failure(let error): throw PanesError(.invalidField, "not JSON: \(error.description)")
+        }
+    }
+}
