@@ -171,8 +171,8 @@ public enum PostgresMigrations {
         Step(version: 5, name: "documents remember applied op ids past their log", sql: """
             -- `AppliedStreams`, rewritten with each snapshot. Written today as JSON
             -- [[stream, counter, revision, at], …] (two streams may differ only in bytes); the object
-            -- {"stream": [counter, revision, at], …} written before is still read, so no migration
-            -- rewrites it.
+            -- {"stream": [counter, revision, at], …} written before is still read. Step 11 marks the
+            -- change, so nodes of older builds refuse.
             ALTER TABLE document_snapshots ADD COLUMN applied text NOT NULL DEFAULT '{}';
             """),
         Step(version: 6, name: "outcomes of requests sent with an idempotencyKey", sql: """
@@ -246,6 +246,16 @@ public enum PostgresMigrations {
             );
             INSERT INTO deployment_secrets (name, value)
             VALUES ('document-links', decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+            """),
+        Step(version: 11, name: "applied op ids written as an array", sql: """
+            -- Since this version a document's applied op ids are written as JSON
+            -- [[stream, counter, revision, at], …] (step 5): two op-id streams that differ only in
+            -- bytes are two entries, where an object could not hold both. A node of a build before
+            -- it reads an array as "nothing applied" and would apply a resent edit twice, so the
+            -- version moves and such a node refuses to start on this database. Rows in the object
+            -- form are still read and are rewritten with their document's next snapshot; the empty
+            -- default becomes the empty array here.
+            UPDATE document_snapshots SET applied = '[]' WHERE applied = '{}';
             """),
     ]
 

@@ -119,7 +119,7 @@ enum Migrations {
             -- For each op-id stream, the last operation the log no longer holds (`AppliedStreams`),
             -- rewritten with each snapshot. Written today as JSON [[stream, counter, revision, at], …]
             -- (two streams may differ only in bytes); the object {"stream": [counter, revision, at], …}
-            -- written before is still read, so no migration rewrites it.
+            -- written before is still read. Migration 14 marks the change, so older builds refuse.
             ALTER TABLE document_snapshots ADD COLUMN applied TEXT NOT NULL DEFAULT '{}';
             """),
         Migration(version: 8, name: "outcomes of requests sent with an idempotencyKey", sql: """
@@ -192,6 +192,16 @@ enum Migrations {
             ALTER TABLE sessions DROP COLUMN last_active_at;
             ALTER TABLE sessions DROP COLUMN live_since;
             ALTER TABLE sessions DROP COLUMN failed_restores;
+            """),
+        Migration(version: 14, name: "applied op ids written as an array", sql: """
+            -- Since this version a document's applied op ids are written as JSON
+            -- [[stream, counter, revision, at], …] (migration 7): two op-id streams that differ only
+            -- in bytes are two entries, where an object could not hold both. A build before it reads
+            -- an array as "nothing applied" and would apply a resent edit twice, so the version
+            -- moves and such a build refuses the database (`refuseNewer`). Rows in the object form
+            -- are still read and are rewritten with their document's next snapshot; the empty
+            -- default becomes the empty array here.
+            UPDATE document_snapshots SET applied = '[]' WHERE applied = '{}';
             """),
     ]
 
