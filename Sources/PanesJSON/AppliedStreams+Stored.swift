@@ -2,8 +2,9 @@ public import PanesCore
 
 extension AppliedStreams {
     /// A store's text of a document's applied op ids, read back: the array written today or
-    /// the object form written before, whose keys may be two streams that are the same text in
-    /// other bytes (the server wrote them, and they are two streams: kept both).
+    /// the object form written before. Only builds that keyed streams by bytes but still wrote
+    /// the object form could put two streams that are the same text in other bytes in it; they
+    /// are two streams, so both are kept.
     ///
     /// Both stores refuse to open a document whose applied op ids this cannot read, rather
     /// than open it remembering none: a window whose edit's reply was lost re-opens asking

@@ -154,8 +154,9 @@ extension PostgresStore {
         return PreferenceDomain(workspace: rows.text(row, 0) ?? "", user: user.isEmpty ? nil : user)
     }
 
-    /// The JSON in `text`; nil for NULL and for text that does not parse. The server wrote it:
-    /// keys equivalent only canonically are two keys it held (a merged `userInfo`), read as two.
+    /// The JSON in `text`; nil for NULL and for text that does not parse. The server wrote it,
+    /// and no object it builds holds two keys equivalent only canonically (`JSONObject`); text
+    /// that does anyway (a hand edit) is read with both keys rather than refused and lost.
     func decode(_ text: String?) -> JSONValue? {
         guard let text, case .success(let value) = JSONCodec.decode(text, acceptingEquivalentKeys: true) else { return nil }
         return value

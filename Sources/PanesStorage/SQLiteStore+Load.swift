@@ -138,8 +138,9 @@ extension SQLiteStore {
     /// The JSON in `text`, or nil for SQL NULL and for text that does not parse (noted).
     private func decode(_ text: String?, record: String, field: String, issues: inout [LoadIssue]) -> JSONValue? {
         guard let text else { return nil }
-        // The server wrote it: keys equivalent only canonically are two keys it held (a
-        // `userInfo` merged from two `setUserInfo`s), read back as two.
+        // The server wrote it, and no object it builds holds two keys equivalent only
+        // canonically (`JSONObject`); text that does anyway (a hand edit) is read with both
+        // keys rather than refused and lost.
         switch JSONCodec.decode(text, acceptingEquivalentKeys: true) {
         case .success(let value): return value
         case .failure(let error):

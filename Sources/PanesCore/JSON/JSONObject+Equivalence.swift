@@ -1,9 +1,10 @@
 /// Keys that are the same Unicode text in different bytes (NFC `é` and NFD `e` + U+0301,
-/// KELVIN SIGN and `K`). A JSON text may not hold two such keys in one object: `JSONCodec`
-/// refuses it ("canonically equivalent … send one of them"), and every store reads what it
-/// saved through that decoder. So an object never holds two either: a key added to an object
-/// (`subscript` set, `updateValue`, `merging`) replaces a member whose key is equivalent in
-/// other bytes, as a `[String: …]` did; lookups and removals stay by bytes. Of such a pair at
+/// KELVIN SIGN and `K`). A client's JSON text may not hold two such keys in one object:
+/// `JSONCodec` refuses it ("canonically equivalent … send one of them"). So an object the
+/// server builds never holds two either: a key added to an object (`subscript` set,
+/// `updateValue`, `merging`) replaces a member whose key is equivalent in other bytes, as a
+/// `[String: …]` did; lookups and removals stay by bytes. (The stores read their own text
+/// accepting such keys, only so that a hand-edited row is not lost.) Of such a pair at
 /// least one key has a byte outside ASCII, so adding an ASCII key (nearly every key) costs a
 /// look at its own bytes, and a merge of ASCII keys one look at each key.
 extension JSONObject {
