@@ -29,19 +29,21 @@
 #include "lws_log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 
 int lwsl_visible(int level);
 void lws_set_log_level(int level, void (*emit)(int level, const char *line));
 void _lws_logv(int filter, const char *format, va_list vl);
 void _lws_log(int filter, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
-// Read by the check below; written once as the server starts, before lws serves.
-__attribute__((visibility("hidden"))) int pws_log_levels = -1;
+// Read by the check below; written as a server starts, before lws serves (servers in one process,
+// as in tests, may start on several threads at once: relaxed atomics, a plain load on x86-64).
+__attribute__((visibility("hidden"))) _Atomic int pws_log_levels = -1;
 // Per thread: each server's service thread counts its own, read there (tests), no atomics.
 __attribute__((visibility("hidden"))) _Thread_local unsigned long pws_log_skipped;
 
 void pws_set_log_level(int levels) {
-    pws_log_levels = levels;
+    atomic_store_explicit(&pws_log_levels, levels, memory_order_relaxed);
     lws_set_log_level(levels, 0);
 }
 
@@ -75,7 +77,7 @@ __asm__(
 #else
 
 void _lws_log(int filter, const char *format, ...) {
-    if (!(filter & pws_log_levels) || !lwsl_visible(filter)) {
+    if (!(filter & atomic_load_explicit(&pws_log_levels, memory_order_relaxed)) || !lwsl_visible(filter)) {
         pws_log_skipped++;
         return;
     }
