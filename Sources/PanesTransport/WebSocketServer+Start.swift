@@ -2,6 +2,7 @@
 // loop (see WebSocketServer.swift).
 internal import CLibEV
 internal import CLibWebSockets
+internal import CLibWebSocketsLog
 import Logging
 
 #if canImport(Glibc)
@@ -12,7 +13,8 @@ extension WebSocketServer {
     /// Creates the lws context and starts listening. Call before `run()`, on the thread that
     /// will run the service loop.
     public func start() throws {
-        lws_set_log_level(LLL_ERR | LLL_WARN, nil)
+        // Through CLibWebSocketsLog, whose check in front of lws's log call must know the levels.
+        pws_set_log_level(LLL_ERR | LLL_WARN)
         signal(SIGPIPE, SIG_IGN)
         var info = makeContextInfo()
         // A foreign libev loop: lws runs on it through its libev plugin, and the server keeps
