@@ -20,9 +20,25 @@
 /// server's checks (it counts a connection reading its headers as established; seen for a peer
 /// gone before or during its request, headers over `maxHTTPHeaderBytes`, a handshake without a
 /// key: AcceptedPeersTests); and when an upgrade is refused (lws reports no close for those).
-/// A slot with nothing sends the reader back to asking the socket.
+/// A slot with nothing sends the reader back to asking the socket. A WebSocket's slot is also
+/// emptied once it is open (`LWS_CALLBACK_ESTABLISHED`, which hands the key to the delegate):
+/// nothing reads it after the upgrade.
+///
+/// The slots are kept in chunks of `chunkSize` descriptors, each made when a slot of it is
+/// written and freed when its last is emptied. Open WebSockets hold no slot, so 10,000 idle
+/// scenes hold no chunk (one array of a slot per descriptor was 16 bytes each, ~26 an idle
+/// scene once grown, issue 27); a chunk costs an accept at most one allocation, no hashing.
 struct AcceptedPeers {
-    private var keys: [String?] = []
+    /// Descriptors a chunk covers.
+    static var chunkSize: Int { 64 }
+
+    private struct Chunk {
+        /// Empty while the chunk holds no key, else `chunkSize` slots.
+        var keys: [String?] = []
+        var held = 0
+    }
+
+    private var chunks: [Chunk] = []
     /// The socket the accept filter saw last and its key, until lws adopts it.
     private var pending: (descriptor: Int32, key: String?) = (-1, nil)
 
@@ -38,16 +54,30 @@ struct AcceptedPeers {
         pending = (-1, nil)
     }
 
+    /// Chunks made, for tests: none while no slot holds a key.
+    var chunksHeld: Int { chunks.lazy.filter { !$0.keys.isEmpty }.count }
+
     subscript(descriptor: Int32) -> String? {
-        get { descriptor >= 0 && Int(descriptor) < keys.count ? keys[Int(descriptor)] : nil }
+        get {
+            guard descriptor >= 0 else { return nil }
+            let (chunk, slot) = Int(descriptor).quotientAndRemainder(dividingBy: Self.chunkSize)
+            guard chunk < chunks.count, !chunks[chunk].keys.isEmpty else { return nil }
+            return chunks[chunk].keys[slot]
+        }
         set {
             guard descriptor >= 0 else { return }
-            let index = Int(descriptor)
-            if index >= keys.count {
-                guard newValue != nil else { return }
-                keys.append(contentsOf: repeatElement(nil, count: index - keys.count + 1))
+            let (chunk, slot) = Int(descriptor).quotientAndRemainder(dividingBy: Self.chunkSize)
+            guard let newValue else {
+                guard chunk < chunks.count, !chunks[chunk].keys.isEmpty, chunks[chunk].keys[slot] != nil else { return }
+                chunks[chunk].keys[slot] = nil
+                chunks[chunk].held -= 1
+                if chunks[chunk].held == 0 { chunks[chunk].keys = [] }
+                return
             }
-            keys[index] = newValue
+            if chunk >= chunks.count { chunks.append(contentsOf: repeatElement(Chunk(), count: chunk - chunks.count + 1)) }
+            if chunks[chunk].keys.isEmpty { chunks[chunk].keys = [String?](repeating: nil, count: Self.chunkSize) }
+            if chunks[chunk].keys[slot] == nil { chunks[chunk].held += 1 }
+            chunks[chunk].keys[slot] = newValue
         }
     }
 }

@@ -41,6 +41,8 @@ extension WebSocketServer {
             user?.storeBytes(of: Unmanaged.passUnretained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
             // The handshake's headers are still there (lws frees them after this callback).
             let peer = client(of: wsi)
+            // Read for the last time: an open WebSocket holds no slot (`AcceptedPeers`).
+            acceptedPeers[lws_get_socket_fd(wsi)] = nil
             connections[id] = connection
             idle.heard(connection, at: now)
             armIdleTimer()

@@ -1,4 +1,5 @@
 @testable import PanesCore
+import PanesCoreTestSupport
 import Testing
 
 /// The sessions' tables behind `Sessions`: the owner index follows every insert and removal,
@@ -89,6 +90,31 @@ import Testing
         #expect(sessions.nextIdleDeadline == 200)
         let next = sessions.popIdle(now: 250)
         #expect(next.map(\.deadline) == [200, 250])
+    }
+
+    /// A session made for a scene that attaches at once queues no idle deadline until that
+    /// scene ends: no entry per live session (issue 27).
+    @Test func aSessionInsertedForAnAttachingSceneIsIdleOnlyOnceItsSceneEnds() {
+        var sessions = Sessions(maxIdle: 100)
+        sessions.insert(Self.session("a", lastActiveAt: 10), attaching: true)
+        #expect(sessions.nextIdleDeadline == nil && sessions.idleDeadlineCount == 0)
+        #expect(sessions.ids(of: Self.alice) == [SessionID("a")])
+        #expect(sessions.popIdle(now: 1_000).isEmpty)
+        sessions.becameIdle(Self.session("a", lastActiveAt: 500))
+        #expect(sessions.nextIdleDeadline == 600)
+        #expect(sessions.popIdle(now: 600).map(\.id) == [SessionID("a")])
+    }
+
+    /// The hub: scenes that connect without a session hold no idle deadline while live, and
+    /// the first that ends is queued (HubSessionsTests checks it is then discarded).
+    @Test func newScenesQueueNoIdleDeadlineWhileLive() {
+        var harness = HubHarness()
+        var scenes: [ConnectionID] = []
+        for i in 0..<50 { scenes.append(harness.connect(name: "user-\(i)").0) }
+        #expect(harness.hub.sessions.count == 50 && harness.hub.sessions.idleDeadlineCount == 0)
+        harness.run(.closed(scenes[0], abnormal: false))
+        #expect(harness.hub.sessions.idleDeadlineCount == 1)
+        #expect(harness.hub.sessions.nextIdleDeadline == harness.clock.now + Millis(Settings().sessionMaxIdleMs))
     }
 
     @Test func anIdleEntryOfADiscardedSessionIsSkippedOrHandsOutTheSessionInItsPlace() {

@@ -102,34 +102,92 @@ import Testing
 
     /// A descriptor the kernel hands to the next connection, from another address, is keyed
     /// by that address; between the two its slot is empty. (The kernel gives the lowest free
-    /// descriptor, but other tests open sockets meanwhile: tried until it is the same one.)
+    /// descriptor, but other tests open sockets meanwhile: tried until it is the same one.) Each
+    /// connection's descriptor is found during its upgrade: an open WebSocket holds no slot.
     @Test func aDescriptorReusedByANewConnectionIsKeyedByTheNewAddress() throws {
         let harness = try TransportHarness(configuration: TransportConfiguration())
         var reused = false
         for attempt in 0..<30 where !reused {
-            var first = WebSocketClient.Options()
-            first.sourceAddress = "127.0.0.94"
             let closedBefore = harness.recorder.snapshot.closed.count
-            let old = try withExtendedLifetime(try harness.client(first)) {
-                try #require(harness.onServiceThread { Self.descriptor(holding: "127.0.0.94", in: $0) })
+            let old: Int32
+            do {
+                let (first, noted) = try Self.client(from: "127.0.0.94", in: harness)
+                old = try #require(noted.value)
+                first.abort()
             }
             #expect(harness.recorder.wait { $0.closed.count == closedBefore + 1 })
             #expect(harness.onServiceThread { $0.acceptedPeers[old] } == nil, "attempt \(attempt): the closed connection's slot")
 
-            var second = WebSocketClient.Options()
-            second.sourceAddress = "127.0.0.95"
             let closedNow = harness.recorder.snapshot.closed.count
-            try withExtendedLifetime(try harness.client(second)) {
-                let new = harness.onServiceThread { Self.descriptor(holding: "127.0.0.95", in: $0) }
-                guard new == old else { return }
-                reused = true
-                #expect(harness.recorder.snapshot.askedAtUpgrade.last == "127.0.0.95")
-                #expect(harness.recorder.wait { $0.opened.count == closedNow + 1 })
-                #expect(harness.recorder.snapshot.openedPeers.last == "127.0.0.95")
+            do {
+                let (second, new) = try Self.client(from: "127.0.0.95", in: harness)
+                if new.value == old {
+                    reused = true
+                    #expect(harness.recorder.snapshot.askedAtUpgrade.last == "127.0.0.95")
+                    #expect(harness.recorder.wait { $0.opened.count == closedNow + 1 })
+                    #expect(harness.recorder.snapshot.openedPeers.last == "127.0.0.95")
+                }
+                second.abort()
             }
             #expect(harness.recorder.wait { $0.closed.count == closedNow + 1 })
         }
         #expect(reused, "the kernel never gave the closed descriptor to the next connection")
+    }
+
+    /// Once a WebSocket is open its slot is empty (the delegate was told the key with the
+    /// open), and with no other connection no chunk of slots is kept: idle scenes hold none.
+    @Test func anOpenWebSocketHoldsNoSlot() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        let (client, noted) = try Self.client(from: "127.0.0.92", in: harness)
+        try withExtendedLifetime(client) {
+            let descriptor = try #require(noted.value, "its slot held its key during the upgrade")
+            #expect(harness.recorder.wait { $0.opened.count == 1 })
+            #expect(harness.recorder.snapshot.openedPeers == ["127.0.0.92"])
+            let (slot, chunks) = harness.onServiceThread { ($0.acceptedPeers[descriptor], $0.acceptedPeers.chunksHeld) }
+            #expect(slot == nil && chunks == 0)
+        }
+    }
+
+    @Test func aChunkOfSlotsIsMadeWithItsFirstKeyAndFreedWithItsLast() {
+        var peers = AcceptedPeers()
+        let size = Int32(AcceptedPeers.chunkSize)
+        peers[1] = "10.0.0.1"
+        peers[2] = "10.0.0.2"
+        peers[3 * size] = "10.0.0.3"
+        #expect(peers.chunksHeld == 2)
+        peers[2] = nil
+        peers[2] = nil  // twice: counted once
+        peers[5] = nil  // never held
+        #expect(peers.chunksHeld == 2 && peers[1] == "10.0.0.1")
+        peers[1] = "10.0.0.4"  // overwritten: still one key
+        peers[1] = nil
+        #expect(peers.chunksHeld == 1 && peers[1] == nil && peers[3 * size] == "10.0.0.3")
+        peers[3 * size] = nil
+        #expect(peers.chunksHeld == 0 && peers[3 * size] == nil)
+        peers[3 * size + 1] = "10.0.0.5"
+        #expect(peers.chunksHeld == 1 && peers[3 * size + 1] == "10.0.0.5" && peers[3 * size] == nil)
+    }
+
+    /// A client from `source`, and the descriptor whose slot held its key during its upgrade
+    /// (found between its TCP connect and its request; nil if it never did).
+    private static func client(from source: String, in harness: TransportHarness) throws -> (WebSocketClient, Noted) {
+        let noted = Noted()
+        var options = WebSocketClient.Options()
+        options.sourceAddress = source
+        options.afterConnecting = {
+            // Within two seconds the server accepts it (an earlier connection from the same
+            // address, closed, holds no slot).
+            for _ in 0..<200 where noted.value == nil {
+                noted.value = harness.onServiceThread { Self.descriptor(holding: source, in: $0) }
+                if noted.value == nil { Thread.sleep(forTimeInterval: 0.01) }
+            }
+        }
+        return (try harness.client(options), noted)
+    }
+
+    /// A descriptor noted from the client's `afterConnecting`, which runs on the test's thread.
+    private final class Noted: @unchecked Sendable {
+        var value: Int32?
     }
 
     /// An HTTP connection (a plain `GET`, no upgrade: only `LWS_CALLBACK_CLOSED_HTTP` can empty

@@ -22,6 +22,15 @@ struct Connections: Sendable {
     var isEmpty: Bool { byID.isEmpty }
     var count: Int { byID.count }
 
+    /// Whether the connect timeout no longer concerns the connection: it is gone, or a scene. A
+    /// connection still answering its `connect` may wait again (a claim lost, a probe that
+    /// forks), and one told to close keeps its entry too (`TimeoutQueue`).
+    func isPastConnect(_ id: ConnectionID) -> Bool {
+        guard let connection = byID[id] else { return true }
+        if case .scene = connection.phase { return true }
+        return false
+    }
+
     /// Every connection's id, in order.
     var ids: [ConnectionID] { byID.keys.sorted() }
 

@@ -88,7 +88,7 @@ extension Hub {
     /// A `connect` naming no session: a new one, attached at once.
     private mutating func connectNewSession(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                                             identity: Authenticator.Identity, owner: OwnerKey) throws(PanesError) {
-        var (session, secret) = try makeSession(owner: owner, configuration: configurations[0])
+        var (session, secret) = try makeSession(owner: owner, configuration: configurations[0], attaching: true)
         // Stored live from the start, as the attach below would make it: the session is then
         // written once, in the commit its reply waits for, not a second time quietly after it.
         session.liveSince = session.lastActiveAt
@@ -116,7 +116,9 @@ extension Hub {
 
     /// A new session record, not yet stored, and its secret: the record keeps only its hash,
     /// so this is the one moment the secret exists, to be handed to the client or dropped.
-    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration) throws(PanesError)
+    /// - Parameter attaching: the caller attaches a scene to it before it returns to the loop
+    ///   (`attach` cannot fail), so it gets no idle deadline until that scene ends.
+    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration, attaching: Bool = false) throws(PanesError)
         -> (session: SceneSession, secret: String) {
         let count = sessions.count(of: owner)
         guard count < settings.maxSessionsPerUser else {
@@ -126,7 +128,7 @@ extension Hub {
         let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.digest(secret), owner: owner,
                                    role: configuration.role, configuration: configuration.name,
                                    createdAt: now(), lastActiveAt: now())
-        sessions.insert(session)
+        sessions.insert(session, attaching: attaching)
         return (session, secret)
     }
 
@@ -281,7 +283,7 @@ extension Hub {
         let source = sessions[original]!
         let configuration = configurations.first { Identifier.equal($0.name, source.configuration) } ?? configurations[0]
         do throws(PanesError) {
-            let (made, secret) = try makeSession(owner: source.owner, configuration: configuration)
+            let (made, secret) = try makeSession(owner: source.owner, configuration: configuration, attaching: true)
             var session = made
             session.userInfo = source.userInfo
             session.restoration = source.restoration

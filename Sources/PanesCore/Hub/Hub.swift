@@ -156,6 +156,11 @@ public struct Hub {
         case .opened(let connection, let peer):
             connections.open(Connection(
                 id: connection, peer: peer, bucket: TokenBucket.Level(burst: Double(settings.rateLimitBurst), now: monotonic())))
+            if awaitingConnect.isFull {
+                // Before the queue grows, the connections that connected since (or are gone) leave it.
+                let connections = self.connections
+                awaitingConnect.dropSettled(connections.isPastConnect)
+            }
             awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
             metrics.connectionsOpened += 1
         case .received(let connection, let json):

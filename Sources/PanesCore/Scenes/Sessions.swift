@@ -44,15 +44,23 @@ struct Sessions: Sendable {
     }
 
     /// Keeps a new session: indexed by its owner, idle `maxIdle` after its last activity.
-    mutating func insert(_ session: SceneSession) {
+    /// - Parameter attaching: a scene attaches to it at once (a `connect` that makes it): it gets
+    ///   no idle deadline now, as a live session is never discarded for idleness; its scene's end
+    ///   queues one (`becameIdle`). Every idle scene of a burst of new ones held an entry here
+    ///   (16 bytes, ~26 in an array grown to a power of two, issue 27) that only came due
+    ///   `sessionMaxIdleMs` later, to be skipped.
+    mutating func insert(_ session: SceneSession, attaching: Bool = false) {
         let (slot, previous) = byID.put(session)
         if let previous, previous.owner != session.owner {
             // An identifier used again (only sequential test identifiers do): the index follows.
             unindex(slot, of: previous.owner)
         }
         byOwner[session.owner, default: []].insert(slot)
-        idleDeadlines.push(slot, at: session.lastActiveAt + maxIdle)
+        if !attaching { idleDeadlines.push(slot, at: session.lastActiveAt + maxIdle) }
     }
+
+    /// Idle deadlines queued, stale ones included (for tests).
+    var idleDeadlineCount: Int { idleDeadlines.count }
 
     /// Keeps the session, in place of the copy held (same owner); one not held yet is
     /// inserted (`insert`).
