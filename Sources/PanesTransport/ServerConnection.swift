@@ -47,32 +47,20 @@ final class ServerConnection {
         set { gatheredByteCount = UInt32(clamping: newValue) }
     }
 
-    var pingWanted: Bool {
-        get { flags.contains(.pingWanted) }
-        set { flags.set(.pingWanted, newValue) }
-    }
-
+    // The flags, each in one bit of `flags` (`subscript(flag:)`).
+    var pingWanted: Bool { get { self[.pingWanted] } set { self[.pingWanted] = newValue } }
     /// The peer sent a close frame: the disconnect was deliberate, not a crash or a drop.
-    var peerClosed: Bool {
-        get { flags.contains(.peerClosed) }
-        set { flags.set(.peerClosed, newValue) }
-    }
-
+    var peerClosed: Bool { get { self[.peerClosed] } set { self[.peerClosed] = newValue } }
     /// `pauseReading` is in effect.
-    var readingPaused: Bool {
-        get { flags.contains(.readingPaused) }
-        set { flags.set(.readingPaused, newValue) }
-    }
-
+    var readingPaused: Bool { get { self[.readingPaused] } set { self[.readingPaused] = newValue } }
     /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
-    var closeStarted: Bool {
-        get { flags.contains(.closeStarted) }
-        set { flags.set(.closeStarted, newValue) }
-    }
+    var closeStarted: Bool { get { self[.closeStarted] } set { self[.closeStarted] = newValue } }
+    var waitingToClose: Bool { get { self[.waitingToClose] } set { self[.waitingToClose] = newValue } }
 
-    var waitingToClose: Bool {
-        get { flags.contains(.waitingToClose) }
-        set { flags.set(.waitingToClose, newValue) }
+    /// A flag's bit in `flags`: the one place that reads and writes them.
+    private subscript(flag: Flags) -> Bool {
+        get { flags.contains(flag) }
+        set { if newValue { flags.insert(flag) } else { flags.remove(flag) } }
     }
 
     /// Close once the queue is written (a deliberate close: destroyed session, drain). Set
@@ -109,9 +97,5 @@ final class ServerConnection {
         static let readingPaused = Flags(rawValue: 1 << 2)
         static let closeStarted = Flags(rawValue: 1 << 3)
         static let waitingToClose = Flags(rawValue: 1 << 4)
-
-        mutating func set(_ flag: Flags, _ on: Bool) {
-            if on { insert(flag) } else { remove(flag) }
-        }
     }
 }

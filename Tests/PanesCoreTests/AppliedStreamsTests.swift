@@ -68,6 +68,35 @@ import Testing
         #expect(try AppliedStreams(json: [:]) == AppliedStreams())
     }
 
+    /// The same state is stored as the same text: entries in the order of their stream's bytes,
+    /// however the state was built. A dictionary's order differs from one instance to the next,
+    /// so the two built here in opposite orders (one rebuilt by a prune too) would differ.
+    /// `e\u{301}x` sorts before `f` by bytes (`e` < `f`) though after it as a Swift `String`
+    /// (`é` > `f`); `cafe\u{301}` before `caf\u{E9}` (0x65 < 0xC3), which `String` calls equal.
+    @Test func theSameStateIsStoredInTheOrderOfItsStreamsBytesHoweverItWasBuilt() {
+        let streams = (0..<24).map { "sess.page\($0)" }
+            + ["caf\u{E9}", "cafe\u{301}", "e\u{301}x", "f", "K", "\u{212A}", "Z", "a"]
+        var forward = AppliedStreams(), backward = AppliedStreams()
+        for (n, stream) in streams.enumerated() {
+            forward.fold(Self.entry("\(stream):\(n + 1)", revision: Int64(n), at: 1_000 + Millis(n)))
+        }
+        for (n, stream) in streams.enumerated().reversed() {
+            backward.fold(Self.entry("\(stream):\(n + 1)", revision: Int64(n), at: 1_000 + Millis(n)))
+        }
+        backward.prune(olderThan: 0, limit: streams.count)
+        #expect(forward == backward)
+        #expect(forward.json == backward.json)
+
+        let byBytes = streams.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        guard case .array(let rows) = forward.json else { Issue.record("not an array: \(forward.json)"); return }
+        let written = rows.map { row -> [UInt8] in
+            guard case .array(let fields) = row, case .string(let stream) = fields.first else { return [] }
+            return Array(stream.utf8)
+        }
+        #expect(written == byBytes.map { Array($0.utf8) })
+        #expect("e\u{301}x".utf8.lexicographicallyPrecedes("f".utf8) && "f" < "e\u{301}x")
+    }
+
     /// Nothing unreadable is skipped: an entry forgotten lets a resent edit apply twice.
     @Test(arguments: [["a": [3, 9, 77], "b": "nonsense"], ["a": [1, 2]], [["a", 1, 2]], [[1, 1, 2, 3]], "x"] as [JSONValue])
     func anEntryItCannotReadIsRefused(_ damaged: JSONValue) {

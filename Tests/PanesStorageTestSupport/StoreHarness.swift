@@ -30,25 +30,25 @@ package enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable 
 package final class StoreHarness {
     package let kind: StoreKind
     package private(set) var store: any Store
-    private let directory: TemporaryDirectory?
+    private let sqliteFile: TemporaryDatabase?
     private let database: TestDatabase?
 
     package init(_ kind: StoreKind) throws {
         self.kind = kind
         switch kind {
         case .memory:
-            directory = nil
+            sqliteFile = nil
             database = nil
             store = MemoryStore()
         case .sqlite:
-            let directory = try TemporaryDirectory()
-            self.directory = directory
+            let sqliteFile = try TemporaryDatabase()
+            self.sqliteFile = sqliteFile
             database = nil
-            store = try SQLiteStore(path: directory.file("panes.sqlite"))
+            store = try SQLiteStore(path: sqliteFile.path)
         case .postgres:
             let database = try TestDatabase()
             self.database = database
-            directory = nil
+            sqliteFile = nil
             store = try PostgresStore(url: database.url)
         }
     }
@@ -72,9 +72,9 @@ package final class StoreHarness {
     /// The state as a freshly started server would load it. A memory store cannot be
     /// reopened; it is read as is.
     package func reloaded() throws -> StoredState {
-        if let sqlite = store as? SQLiteStore, let directory {
+        if let sqlite = store as? SQLiteStore, let sqliteFile {
             sqlite.close()
-            store = try SQLiteStore(path: directory.file("panes.sqlite"))
+            store = try SQLiteStore(path: sqliteFile.path)
         }
         if let postgres = store as? PostgresStore, let database {
             postgres.close()
@@ -94,7 +94,7 @@ package final class StoreHarness {
         case .memory:
             return nil
         case .sqlite:
-            let connection = try SQLiteConnection(path: directory!.file("panes.sqlite"), mode: .readOnly)
+            let connection = try SQLiteConnection(path: sqliteFile!.path, mode: .readOnly)
             defer { connection.close() }
             return try connection.text("SELECT secret_hash FROM sessions WHERE id = ?1", [.text(id)])
         case .postgres:
@@ -124,7 +124,7 @@ package final class StoreHarness {
         case .memory:
             return
         case .sqlite:
-            let connection = try SQLiteConnection(path: directory!.file("panes.sqlite"), mode: .readWrite(synchronous: .full))
+            let connection = try SQLiteConnection(path: sqliteFile!.path, mode: .readWrite(synchronous: .full))
             defer { connection.close() }
             try connection.run(String(sql.map { $0 == "$" ? "?" : $0 }), [.text(first), .text(second)])
         case .postgres:

@@ -8,13 +8,10 @@ import Testing
 /// What the SQLite files keep (issue 13, item 2): private modes, deleted rows overwritten, the
 /// log truncated at checkpoints, and secrets from older databases hashed in place.
 @Suite struct SQLiteDataAtRestTests {
-    let directory: TemporaryDirectory
-    let path: String
+    let database: TemporaryDatabase
+    var path: String { database.path }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        path = directory.file("panes.sqlite")
-    }
+    init() throws { database = try TemporaryDatabase() }
 
     func mode(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)

@@ -8,13 +8,10 @@ import Testing
 /// What only the SQLite store does with documents: the schema migration, the log's rows,
 /// damaged rows.
 @Suite struct SQLiteDocumentTests {
-    let directory: TemporaryDirectory
-    let path: String
+    let database: TemporaryDatabase
+    var path: String { database.path }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        path = directory.file("panes.sqlite")
-    }
+    init() throws { database = try TemporaryDatabase() }
 
     @Test func aVersionOneDatabaseGainsTheDocumentTablesAndKeepsItsSessions() throws {
         do {

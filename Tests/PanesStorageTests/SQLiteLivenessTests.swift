@@ -8,13 +8,10 @@ import Testing
 /// (migration 13): what a resume and a close write, what a load and an inspector read, what a
 /// delete removes, and how a database from before it is moved over.
 @Suite struct SQLiteLivenessTests {
-    let directory: TemporaryDirectory
-    let path: String
+    let database: TemporaryDatabase
+    var path: String { database.path }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        path = directory.file("panes.sqlite")
-    }
+    init() throws { database = try TemporaryDatabase() }
 
     /// A database as builds before migration 13 left it: the liveness in `sessions`' columns.
     private func makeVersion12Database(_ rows: [(id: String, lastActive: Int64, liveSince: Int64?, failed: Int64)]) throws {

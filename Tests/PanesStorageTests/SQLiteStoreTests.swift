@@ -6,13 +6,10 @@ import Testing
 
 /// What only the SQLite store does: files, pragmas, migrations, read-only inspection.
 @Suite struct SQLiteStoreTests {
-    let directory: TemporaryDirectory
-    let path: String
+    let database: TemporaryDatabase
+    var path: String { database.path }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        path = directory.file("panes.sqlite")
-    }
+    init() throws { database = try TemporaryDatabase() }
 
     // MARK: Durability
 
@@ -48,7 +45,7 @@ import Testing
         let capped = try SQLiteStore(path: path, cacheKiB: Settings().sqliteCacheKiB)
         #expect(try capped.connection.integer("PRAGMA cache_size") == -512)
         capped.close()
-        let unset = try SQLiteStore(path: directory.file("other.sqlite"))
+        let unset = try SQLiteStore(path: database.directory.file("other.sqlite"))
         #expect(try unset.connection.integer("PRAGMA cache_size") == -2_000)
     }
 
@@ -59,7 +56,7 @@ import Testing
         try store.apply([.putSession(Fixtures.fullSession(id: "a1")),
                          .putPreference(Fixtures.workspaceDomain, keyPath: "motd", value: "hi", version: 1)])
 
-        let copy = directory.file("copy.sqlite")
+        let copy = database.directory.file("copy.sqlite")
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
             try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
         }
@@ -357,10 +354,8 @@ import Testing
 /// What the runtime asks of a store's kind, through `Store.shared` rather than its type.
 @Suite struct StoreSharedSideTests {
     @Test func onlyStoresSeveralNodesShareHaveASharedSide() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("panes-shared-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let sqlite = try SQLiteStore(path: folder.appendingPathComponent("panes.sqlite").path)
+        let database = try TemporaryDatabase()
+        let sqlite = try SQLiteStore(path: database.path)
         #expect(sqlite.shared == nil)
         let memory = MemoryStore()
         #expect(memory.shared === memory)

@@ -15,7 +15,7 @@ import Testing
     final class Harness {
         let outbox: any WebhookOutbox
         private let makeOther: () throws -> any WebhookOutbox
-        private let directory: TemporaryDirectory?
+        private let sqliteFile: TemporaryDatabase?
         private let database: TestDatabase?
         private let store: AnyObject?
 
@@ -25,16 +25,16 @@ import Testing
                 let outbox = MemoryWebhookOutbox()
                 self.outbox = outbox
                 makeOther = { outbox }
-                directory = nil
+                sqliteFile = nil
                 database = nil
                 store = nil
             case .sqlite:
-                let directory = try TemporaryDirectory()
-                let path = directory.file("panes.sqlite")
+                let sqliteFile = try TemporaryDatabase()
+                let path = sqliteFile.path
                 store = try SQLiteStore(path: path)
                 outbox = try SQLiteWebhookOutbox(path: path)
                 makeOther = { try SQLiteWebhookOutbox(path: path) }
-                self.directory = directory
+                self.sqliteFile = sqliteFile
                 database = nil
             case .postgres:
                 let database = try TestDatabase()
@@ -42,7 +42,7 @@ import Testing
                 outbox = try PostgresWebhookOutbox(url: database.url)
                 makeOther = { try PostgresWebhookOutbox(url: database.url) }
                 self.database = database
-                directory = nil
+                sqliteFile = nil
             }
         }
 

@@ -66,8 +66,12 @@ public struct AppliedStreams: Sendable, Equatable {
     /// The stored form: `[[stream, counter, revision, at], …]`. An array, not an object keyed
     /// by stream: two streams that are the same text in other bytes are two entries, and a
     /// JSON object with two such keys is refused when read (`JSONCodec.decode`).
+    ///
+    /// Sorted by the stream's bytes (`Identifier`'s `<`), not in the dictionary's order, which
+    /// differs from one dictionary to the next: the same state is stored as the same text,
+    /// whatever order its streams were folded in and whichever process wrote it.
     public var json: JSONValue {
-        .array(entries.map { stream, entry in
+        .array(entries.sorted { $0.key < $1.key }.map { stream, entry in
             .array([.string(stream.rawValue), .int(entry.counter), .int(entry.revision), .int(entry.at)])
         })
     }

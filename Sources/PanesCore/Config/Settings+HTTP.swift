@@ -1,0 +1,22 @@
+extension Settings {
+    /// The HTTP API (requests with bodies, answered asynchronously).
+    static let httpDescriptors: [Descriptor] = [
+        .init(name: "maxHTTPBodyBytes", keyPath: \.maxHTTPBodyBytes,
+              meaning: "Largest body of an HTTP API request, by its `Content-Length`; a bigger one is refused with 413 before it is read. A body must say its length: a chunked one is refused with 411.",
+              range: 1_024...(256 << 20)),
+        .init(name: "maxHTTPHeaderBytes", keyPath: \.maxHTTPHeaderBytes,
+              meaning: "Bytes of one HTTP request's request line and headers, an `Authorization` token included; lws drops a request with more without an answer.",
+              range: 1_024...32_768),
+        .init(name: "httpResponseTimeoutMs", keyPath: \.httpResponseTimeoutMs,
+              meaning: "An HTTP API request not answered in this long gets 504. A write it made may still be applied: retry it with the same `Idempotency-Key`.",
+              range: 100...600_000),
+        .init(name: "maxHTTPRequestsInFlight", keyPath: \.maxHTTPRequestsInFlight,
+              meaning: "HTTP API requests being read or answered at once; more are refused with 503 and `Retry-After: 1`.",
+              range: 1...100_000),
+        .init(name: "apiRateLimitPerSecond", keyPath: \.apiRateLimitPerSecond,
+              meaning: "Sustained HTTP API requests per second per API key, and per subject (`sub`) for tokens, over all its connections and for a cluster as a whole: each node admits its share, this over the live nodes its heartbeat counts (requests spread over the nodes by a load balancer get all of it); more get 429 `rate_limited` with `Retry-After`.",
+              range: 1...1_000_000),
+        .init(name: "apiRateLimitBurst", keyPath: \.apiRateLimitBurst,
+              meaning: "HTTP API requests one API key or token subject may send at once above the sustained rate, for a cluster as a whole (each node admits its share, at least 1).", range: 1...1_000_000),
+    ]
+}
