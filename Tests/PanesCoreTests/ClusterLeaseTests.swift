@@ -127,3 +127,89 @@ import Testing
         #expect(asked.contains { if case .signal(let s) = $0, case .probe = s.kind { true } else { false } })
     }
 }
+
+/// A connection told to close (here by a drain) while its `connect` waits stays closing when
+/// the wait resolves: no scene is attached for it, no reply goes out after the close, requests
+/// that still come on it are ignored, and the session is left free for the next window.
+@Suite struct ClusterClosingConnectTests {
+    /// A tab closed on a, its reload on a with its claim on the session in flight, and a drained.
+    static func reloadClaimingWhenDrained() -> (nodes: TwoNodes, first: JSONValue, reload: ConnectionID) {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        nodes.a.completesCommits = false
+        let reload = nodes.a.open()
+        let waiting = nodes.a.send(reload, "connect", ClusterLeaseTests.resume(first))
+        #expect(waiting.messages(to: reload).isEmpty, "held while its claim is in flight")
+        let drained = nodes.a.run(.drain)
+        #expect(drained.closes(reload) == [.goingAway])
+        return (nodes, first, reload)
+    }
+
+    static func session(_ first: JSONValue) -> SessionID {
+        SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")
+    }
+
+    /// After the wait resolved: the connection is still closing with no scene, and what comes
+    /// on it (a request a scene would be answered, and a `connect`) gets nothing back.
+    static func expectStaysClosing(_ nodes: inout TwoNodes, _ reload: ConnectionID, _ first: JSONValue,
+                                   resolved: [Effect]) {
+        nodes.a.completesCommits = true
+        let later = nodes.a.send(reload, "listSessions") + nodes.a.send(reload, "connect", ClusterLeaseTests.resume(first))
+        #expect((resolved + later).messages(to: reload).isEmpty, "nothing is sent after the close")
+        guard case .closing(nil)? = nodes.a.hub.connections[reload]?.phase else {
+            Issue.record("not closing: \(String(describing: nodes.a.hub.connections[reload]?.phase))")
+            return
+        }
+        #expect(!nodes.a.hub.scenes.isLive(Self.session(first)))
+    }
+
+    /// The next window, through b once a's socket is gone, resumes the session itself: no
+    /// lease or live scene was left behind on a.
+    static func expectResumableElsewhere(_ nodes: inout TwoNodes, _ reload: ConnectionID, _ first: JSONValue) throws {
+        _ = nodes.a.run(.closed(reload, abnormal: false))
+        let id = Self.session(first)
+        #expect(try nodes.a.store.loadState().claims[id]?.node == nil, "a let go of the session")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let next = nodes.b.open()
+        let reply = nodes.b.send(next, "connect", ClusterLeaseTests.resume(first)).messages(to: next).last {
+            $0["type"] == "reply"
+        }
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["created"] == false)
+        #expect(reply?["result"]?["session"]?["persistentIdentifier"] == .string(id.rawValue))
+    }
+
+    @Test func aClaimWonAfterTheCloseAttachesNothingAndLetsTheSessionGo() throws {
+        var (nodes, first, reload) = Self.reloadClaimingWhenDrained()
+        let won = nodes.a.completeCommits()
+        Self.expectStaysClosing(&nodes, reload, first, resolved: won)
+        try Self.expectResumableElsewhere(&nodes, reload, first)
+    }
+
+    @Test func aClaimFailedAfterTheCloseIsNotAnsweredAndTheConnectionStaysClosing() throws {
+        var (nodes, first, reload) = Self.reloadClaimingWhenDrained()
+        let failed = nodes.a.completeCommits(.failed("the database went away"))
+        Self.expectStaysClosing(&nodes, reload, first, resolved: failed)
+        try Self.expectResumableElsewhere(&nodes, reload, first)
+    }
+
+    /// A connect on b for a session b has not read yet waits for the records; b drains meanwhile.
+    @Test func aConnectWhoseRecordsArriveAfterTheCloseIsNotRetried() {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        nodes.b.completesLoads = false
+        let reload = nodes.b.open()
+        #expect(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload).isEmpty)
+        #expect(nodes.b.run(.drain).closes(reload) == [.goingAway])
+        nodes.b.completesLoads = true
+        let read = nodes.b.completeLoads()
+        let later = nodes.b.send(reload, "listSessions")
+        #expect((read + later).messages(to: reload).isEmpty, "nothing is sent after the close")
+        guard case .closing(nil)? = nodes.b.hub.connections[reload]?.phase else {
+            Issue.record("not closing: \(String(describing: nodes.b.hub.connections[reload]?.phase))")
+            return
+        }
+    }
+}

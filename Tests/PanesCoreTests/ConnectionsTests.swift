@@ -32,6 +32,28 @@ import Testing
         #expect(removed?.id == ConnectionID(1) && connections[ConnectionID(1)] == nil)
     }
 
+    /// A wait that resolves after the close (a claim won or lost) cannot take the connection
+    /// out of closing; a scene attached all the same is kept, to end with the socket.
+    @Test func aClosingConnectionStaysClosing() {
+        var connections = Connections()
+        connections.open(Self.connection(1))
+        connections.open(Self.connection(2))
+        connections.setPhase(.answering(SessionID("ses_1")), of: ConnectionID(1))
+        connections.setPhase(.answering(SessionID("ses_2")), of: ConnectionID(2))
+        #expect(connections.isOpen(ConnectionID(1)) && !connections.isOpen(ConnectionID(9)))
+        _ = connections.markClosing(ConnectionID(1))
+        _ = connections.markClosing(ConnectionID(2))
+        #expect(!connections.isOpen(ConnectionID(1)))
+        connections.setPhase(.awaitingConnect, of: ConnectionID(1))
+        connections.setPhase(.answering(SessionID("ses_1")), of: ConnectionID(1))
+        guard case .closing(nil)? = connections[ConnectionID(1)]?.phase else { Issue.record("left closing"); return }
+        connections.setPhase(.scene(SceneID("s2")), of: ConnectionID(2))
+        connections.setPhase(.scene(SceneID("s3")), of: ConnectionID(2))
+        guard case .closing(let scene)? = connections[ConnectionID(2)]?.phase else { Issue.record("left closing"); return }
+        #expect(scene == SceneID("s2"))
+        #expect(connections.admit(ConnectionID(2), now: 0, rate: 1, burst: 2) == .closing)
+    }
+
     @Test func framesSpendTheRateLimitAndAClosingConnectionAdmitsNone() {
         var connections = Connections()
         connections.open(Self.connection(1, burst: 2))

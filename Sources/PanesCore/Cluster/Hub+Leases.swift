@@ -50,8 +50,8 @@ extension Hub {
             if claim.node == nil { cluster.releaseBackoff.succeeded() }
             if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
             guard let pending else { return }
-            guard connections[pending.connection] != nil, sessions[session] != nil else {
-                // The connect went away meanwhile: nobody is live on the session.
+            guard connections.isOpen(pending.connection), sessions[session] != nil else {
+                // The connect went away meanwhile (or was told to close): nobody is live on the session.
                 abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
                 release(session)
                 resolvePendingConnects(of: session)
@@ -78,7 +78,7 @@ extension Hub {
             loadRecordChanges()
             pending.deadline = monotonic() + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
             pending.decidingCheck = nil
-            if connections[pending.connection] != nil {
+            if connections.isOpen(pending.connection) {
                 wait(pending, for: session)
                 askHolder(session)
             }
@@ -87,7 +87,7 @@ extension Hub {
             // A release that could not be written leaves the session claimed by this node with
             // no scene: a reload through another node would wait for it, then fork.
             if claim.node == nil, pending == nil { releaseFailed(session) }
-            guard let pending, connections[pending.connection] != nil else { return }
+            guard let pending, connections.isOpen(pending.connection) else { return }
             connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect",
                  PanesError(.storageFailed, "the session could not be claimed; retry", retryAfterMs: 1_000),
@@ -168,7 +168,7 @@ extension Hub {
                 resolvePendingConnects(of: session)
                 continue
             }
-            for pending in pendingConnects.removeValue(forKey: session) ?? [] where connections[pending.connection] != nil {
+            for pending in pendingConnects.removeValue(forKey: session) ?? [] where connections.isOpen(pending.connection) {
                 connections.setPhase(.awaitingConnect, of: pending.connection)
                 fail(pending.requestID, request: "connect", PanesError(
                     .storageFailed, "the session could not be read from the store; retry",

@@ -66,7 +66,7 @@ extension Hub {
         let undecided = waiting.filter { ($0.decidingCheck ?? .max) <= answered }
         pendingConnects[session] = waiting.filter { ($0.decidingCheck ?? .max) > answered }
         if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
-        for pending in undecided where connections[pending.connection] != nil {
+        for pending in undecided where connections.isOpen(pending.connection) {
             connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", PanesError(
                 .storageFailed, "whether the session is live on another node could not be checked; retry",

@@ -18,7 +18,7 @@ extension Hub {
         case .live(let session):
             // The window on the other node answered: every connect waiting for it forks.
             for pending in pendingConnects.removeValue(forKey: session) ?? [] {
-                if connections[pending.connection] != nil { fork(session, for: pending) }
+                if connections.isOpen(pending.connection) { fork(session, for: pending) }
             }
         case .notLive(let session):
             holderHasNoScene(session, holder: signal.from)
@@ -231,7 +231,7 @@ extension Hub {
     /// Runs a waiting connect again; it may still wait for records once if it waited for its
     /// ticket (the ticket's signal can come before the record of its session).
     mutating func retryConnect(_ waiter: WaitingConnect, afterRecords: Bool = false) {
-        guard connections[waiter.connection] != nil else { return }
+        guard connections.isOpen(waiter.connection) else { return }
         connections.setPhase(.awaitingConnect, of: waiter.connection)
         do throws(PanesError) {
             try connect(waiter.request, requestID: waiter.requestID, on: waiter.connection, waitForTicket: false,

@@ -89,7 +89,7 @@ extension Hub {
         let ready = cluster.recordWaiters.filter { $0.after < finished }
         cluster.recordWaiters.removeAll { $0.after < finished }
         for entry in ready {
-            guard failure != nil, connections[entry.waiter.connection] != nil else {
+            guard failure != nil, connections.isOpen(entry.waiter.connection) else {
                 retryConnect(entry.waiter, afterRecords: true)
                 continue
             }

@@ -1,7 +1,7 @@
 /// The transport connections the hub tracks, before and after each becomes a scene.
 ///
 /// Its table is private: a connection is opened, moves through its phases (`setPhase`,
-/// `markClosing`), holds the requests that come behind its `connect`, spends its rate limit,
+/// `markClosing`; once closing it stays closing), holds the requests that come behind its `connect`, spends its rate limit,
 /// and is removed when its socket is gone; each change is made in place.
 struct Connections: Sendable {
     /// The connections, each kept once (`DenseTable`).
@@ -44,9 +44,26 @@ struct Connections: Sendable {
         byID.removeValue(forKey: id)
     }
 
-    /// Moves the connection to `phase`, if it is still here.
+    /// Whether the connection is here and not told to close: what its `connect` waited for (a
+    /// probe, a claim, a holder, records, a key) may still answer it. One told to close is
+    /// treated as gone: its wait is let go as when the socket goes.
+    func isOpen(_ id: ConnectionID) -> Bool {
+        guard let connection = byID[id] else { return false }
+        if case .closing = connection.phase { return false }
+        return true
+    }
+
+    /// Moves the connection to `phase`, if it is still here. A connection told to close stays
+    /// closing: a wait that resolves after the close cannot make it take requests again. A
+    /// scene attached to it all the same is kept (`.closing(scene)`), to end with the socket.
     mutating func setPhase(_ phase: Connection.Phase, of id: ConnectionID) {
-        byID.modify(id) { $0.phase = phase }
+        byID.modify(id) { connection in
+            switch (connection.phase, phase) {
+            case (.closing(nil), .scene(let scene)): connection.phase = .closing(scene)
+            case (.closing, _): break
+            default: connection.phase = phase
+            }
+        }
     }
 
     /// Told to close: it keeps its scene, if any, until the socket is gone.

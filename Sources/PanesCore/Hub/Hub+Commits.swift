@@ -89,7 +89,7 @@ extension Hub {
         case .claim(let session, let claim, let connect?):
             // The connect is answered now and does not attach later: its client tries again.
             commits.pending[id] = .claim(session, claim, nil)
-            if connections[connect.connection] != nil {
+            if connections.isOpen(connect.connection) {
                 connections.setPhase(.awaitingConnect, of: connect.connection)
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }

@@ -252,7 +252,7 @@ extension Hub {
         holderAsked(session)
         let elsewhere = heldElsewhere(session)
         for pending in waiting {
-            guard connections[pending.connection] != nil else {
+            guard connections.isOpen(pending.connection) else {
                 abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
                 continue
             }

@@ -38,13 +38,19 @@ extension Hub {
         case .awaitingConnect:
             break
         case .answering(let session):
-            pendingConnects[session]?.removeAll { $0.connection == connectionID }
-            if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
+            dropPendingConnect(of: connectionID, waitingOn: session)
         case .scene(let sceneID), .closing(let sceneID?):
             detach(sceneID, abnormal: abnormal)
         case .closing(nil):
             break
         }
+    }
+
+    /// Takes the connection's `connect` out of those waiting for the session's live scene to
+    /// answer a probe (its socket went, or it was told to close).
+    mutating func dropPendingConnect(of connectionID: ConnectionID, waitingOn session: SessionID) {
+        pendingConnects[session]?.removeAll { $0.connection == connectionID }
+        if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
     }
 
     /// Ends a scene: its session stays, with its last-active time and the clean-start count.

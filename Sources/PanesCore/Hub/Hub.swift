@@ -366,8 +366,13 @@ public struct Hub {
         logLimits.log(logger, level, message, metadata: metadata, now: monotonic())
     }
 
+    /// Tells the connection to close. It stays closing until its socket is gone; a `connect`
+    /// it had waiting for a probe is dropped now, as when the socket goes (`dropPendingConnect`),
+    /// and any other wait finds it closing where it resolves (`Connections.isOpen`).
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {
+        let phase = connections[connection]?.phase
         guard connections.markClosing(connection) else { return }
+        if case .answering(let session)? = phase { dropPendingConnect(of: connection, waitingOn: session) }
         effects.append(.close(connection, code, reason: reason))
     }
 

@@ -134,6 +134,8 @@ extension Hub {
     }
 
     private mutating func answerWaiter(_ waiter: RequestKeyState.Waiter, request: String?, _ error: PanesError) {
+        // Gone, or told to close: nothing more is sent to it.
+        guard connections.isOpen(waiter.connection) else { return }
         if waiter.request.request is ConnectRequest, case .answering? = connections[waiter.connection]?.phase {
             connections.setPhase(.awaitingConnect, of: waiter.connection)
         }
@@ -155,7 +157,7 @@ extension Hub {
             var gone: [RequestKeySlot] = []
             for waiter in waiting {
                 let (request, connection) = (waiter.request, waiter.connection)
-                guard connections[connection] != nil else {
+                guard connections.isOpen(connection) else {
                     gone.append(waiter.slot)
                     continue
                 }
