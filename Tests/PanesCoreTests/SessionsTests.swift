@@ -117,6 +117,23 @@ import Testing
         #expect(harness.hub.sessions.nextIdleDeadline == harness.clock.now + Millis(Settings().sessionMaxIdleMs))
     }
 
+    /// The same for a fork (a duplicated tab whose original answers the probe): its new session
+    /// holds no idle deadline while its scene lives, and gets one when that scene ends.
+    @Test func aForkQueuesNoIdleDeadlineWhileItsSceneLives() {
+        var harness = HubHarness()
+        let (original, result) = harness.connect()
+        let duplicate = harness.open()
+        _ = harness.send(duplicate, "connect", ["protocol": 1, "auth": ["name": "alice"],
+                                                "session": HubHarness.credentials(result)])
+        let forked = harness.run(.pong(original)).messages(to: duplicate).first?["result"]
+        #expect(forked?["forkedFrom"] == result["session"]?["persistentIdentifier"])
+        #expect(harness.hub.sessions.count == 2 && harness.hub.sessions.idleDeadlineCount == 0)
+        harness.clock.advance(1_000)
+        harness.run(.closed(duplicate, abnormal: false))
+        #expect(harness.hub.sessions.idleDeadlineCount == 1)
+        #expect(harness.hub.sessions.nextIdleDeadline == harness.clock.now + Millis(Settings().sessionMaxIdleMs))
+    }
+
     @Test func anIdleEntryOfADiscardedSessionIsSkippedOrHandsOutTheSessionInItsPlace() {
         // Entries name a table slot: once its session is gone the entry is skipped, and once
         // another session takes the slot the entry hands that one out (the hub looks at it and

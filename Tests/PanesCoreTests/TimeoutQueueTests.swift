@@ -90,4 +90,60 @@ import Testing
         #expect(effects.closes(late) == [.connectTimeout])
         #expect(harness.hub.scenes.count == 1_000, "the scenes stay")
     }
+
+    /// Opens a connection, waits until it is `sentAfter` into its connect timeout, and sends a
+    /// `connect` resuming alice's live session: it waits for the liveness probe of `original`.
+    static func connectThatWaitsForAProbe(_ harness: inout HubHarness, of session: JSONValue,
+                                          sentAfter: Millis) -> ConnectionID {
+        let late = harness.open()
+        harness.clock.advance(sentAfter)
+        let effects = harness.send(late, "connect", ["protocol": 1, "auth": ["name": "alice"],
+                                                     "session": HubHarness.credentials(session)])
+        #expect(effects.messages(to: late).isEmpty, "the connect waits")
+        return late
+    }
+
+    /// Review R1: a `connect` still waiting when the connection's deadline passes (here for a
+    /// probe whose answer makes a fork, over `maxSessionsPerUser`) fails after it: the
+    /// connection is back to waiting for a `connect`, and is still closed at a deadline, not
+    /// left open with no scene for as long as it answers pings.
+    @Test func aConnectThatFailsAfterTheDeadlineStillTimesOut() {
+        var settings = Settings()
+        settings.maxSessionsPerUser = 1
+        var harness = HubHarness(settings: settings)
+        let (original, result) = harness.connect()
+        let timeout = Millis(settings.connectTimeoutMs)
+        let late = Self.connectThatWaitsForAProbe(&harness, of: result, sentAfter: timeout - 1_000)
+        harness.clock.advance(1_001)
+        #expect(harness.run(.tick).closes(late).isEmpty, "its connect is still being answered")
+
+        let failed = harness.run(.pong(original)).messages(to: late).first { $0["type"] == "reply" }
+        #expect(failed?["error"]?["code"] == "too_many", "\(String(describing: failed))")
+        harness.clock.advance(timeout)
+        let effects = harness.run(.tick)
+        #expect(effects.closes(late) == [.connectTimeout])
+        #expect(effects.closes(original).isEmpty)
+    }
+
+    /// Review R2: the entries dropped before the queue grows (`dropSettled`, from
+    /// `compactingFrom` entries on) keep the one of a connection whose `connect` is still being
+    /// answered, so that it is closed if that connect fails.
+    @Test func aWaitingConnectKeepsItsDeadlineThroughTheDropsOfABurst() {
+        var settings = Settings()
+        settings.maxSessionsPerUser = 1
+        var harness = HubHarness(settings: settings)
+        let (original, result) = harness.connect()
+        let timeout = Millis(settings.connectTimeoutMs)
+        let late = Self.connectThatWaitsForAProbe(&harness, of: result, sentAfter: timeout - 1_000)
+        for i in 0..<200 { _ = harness.connect(name: "user-\(i)") }
+        #expect(harness.hub.awaitingConnect.count < 2 * TimeoutQueue.compactingFrom, "drops happened")
+        harness.clock.advance(1_001)
+        #expect(harness.run(.tick).closes(late).isEmpty)
+
+        let failed = harness.run(.pong(original)).messages(to: late).first { $0["type"] == "reply" }
+        #expect(failed?["error"]?["code"] == "too_many", "\(String(describing: failed))")
+        harness.clock.advance(timeout)
+        #expect(harness.run(.tick).closes(late) == [.connectTimeout])
+        #expect(harness.hub.scenes.count == 201, "the scenes stay")
+    }
 }

@@ -19,7 +19,7 @@ extension Settings {
               meaning: "Messages held for one connection while its writes become durable; at this many the server stops reading it until half have gone.",
               range: 2...1_000_000),
         .init(name: "connectTimeoutMs", keyPath: \.connectTimeoutMs,
-              meaning: "Time a new connection has to send `connect` before it is closed with 4000.",
+              meaning: "Time a new connection has to send `connect` before it is closed with 4000. A `connect` still being answered then (it waits for a liveness probe, a lease, another node or a request key) gets as long again, counted from then, as often as it needs: if it fails, the connection must send another `connect` before that runs out.",
               range: 100...600_000),
         .init(name: "maxRequestsBehindConnect", keyPath: \.maxRequestsBehindConnect,
               meaning: "Requests a connection may send behind a `connect` that is still being answered; they are handled after it, more get `too_many`.",

@@ -9,8 +9,16 @@ extension Hub {
         let clock = monotonic()
         expireTokens(now: now)
         for id in awaitingConnect.popExpired(now: clock) {
-            if case .awaitingConnect? = connections[id]?.phase {
+            switch connections[id]?.phase {
+            case .awaitingConnect?:
                 close(id, .connectTimeout, reason: "no connect within \(settings.connectTimeoutMs) ms")
+            case .answering?:
+                // Its `connect` still waits (a probe, a claim, a holder elsewhere, a request key's
+                // reservation) and may yet fail, which returns it to `.awaitingConnect`: it keeps
+                // a deadline, a whole timeout from now (review R1).
+                queueConnectTimeout(id, now: clock)
+            default:
+                break
             }
         }
         for (_, session) in probeDeadlines.popDue(now: clock) {
@@ -51,6 +59,19 @@ extension Hub {
             }
             discard(id, animation: .standard, reason: "idle longer than sessionMaxIdleMs")
         }
+    }
+
+    /// Puts the connection in the connect timeout's queue, `connectTimeoutMs` after `now` (the
+    /// monotonic clock): when it opens, and again each time its deadline finds its `connect`
+    /// still being answered. Deadlines are queued on one clock with one timeout, so the queue
+    /// stays in order.
+    mutating func queueConnectTimeout(_ connection: ConnectionID, now: Millis) {
+        if awaitingConnect.isFull {
+            // Before the queue grows, the connections that connected since (or are gone) leave it.
+            let connections = self.connections
+            awaitingConnect.dropSettled(connections.isPastConnect)
+        }
+        awaitingConnect.append(connection, deadline: now + Millis(settings.connectTimeoutMs))
     }
 
     /// When the hub next has something to do (a timeout, an expiry, an announcement), on the

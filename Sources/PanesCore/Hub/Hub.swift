@@ -49,7 +49,8 @@ public struct Hub {
     var sessions: Sessions
     /// Scenes showing the switcher (`listSessions` with `watch`), per user.
     var switcher = SwitcherWatchers()
-    /// Connections still to send `connect`, oldest first, for the connect timeout.
+    /// Connections still to send `connect` (or whose `connect` is still being answered), oldest
+    /// deadline first, for the connect timeout (`queueConnectTimeout`).
     var awaitingConnect = TimeoutQueue()
     var pendingConnects: [SessionID: [PendingConnect]] = [:]
     /// Connections holding requests that came behind a `connect` still being answered.
@@ -156,12 +157,7 @@ public struct Hub {
         case .opened(let connection, let peer):
             connections.open(Connection(
                 id: connection, peer: peer, bucket: TokenBucket.Level(burst: Double(settings.rateLimitBurst), now: monotonic())))
-            if awaitingConnect.isFull {
-                // Before the queue grows, the connections that connected since (or are gone) leave it.
-                let connections = self.connections
-                awaitingConnect.dropSettled(connections.isPastConnect)
-            }
-            awaitingConnect.append(connection, deadline: monotonic() + Millis(settings.connectTimeoutMs))
+            queueConnectTimeout(connection, now: monotonic())
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)
