@@ -109,6 +109,11 @@ let package = Package(
         .target(name: "PanesSecurityTestSupport", dependencies: ["PanesCore", "PanesJSON", "CJWT"],
                 path: "Tests/PanesSecurityTestSupport", swiftSettings: swiftSettings),
 
+        // Test-only C: calls lws's variadic `_lws_log` (Swift cannot) with an emitter that keeps
+        // the calling thread's lines, for CLibWebSocketsLogTests. Never linked into `panes`.
+        .target(name: "CLibWebSocketsLogTestSupport", dependencies: ["CLibWebSocketsLog", "CLibWebSockets"],
+                path: "Tests/CLibWebSocketsLogTestSupport"),
+
         // Test-only: a fresh PostgreSQL database per test on the server in PANES_TEST_POSTGRES.
         .target(name: "PanesPostgresTestSupport", dependencies: ["PanesPostgres"],
                 path: "Tests/PanesPostgresTestSupport", swiftSettings: swiftSettings),
@@ -146,6 +151,8 @@ let package = Package(
                     dependencies: ["PanesWebhooks", "PanesCore", "PanesJSON", "PanesStorage", "PanesPostgres",
                                    "PanesPostgresTestSupport", "PanesTestSupport",
                                    .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "CLibWebSocketsLogTests", dependencies: ["CLibWebSocketsLog", "CLibWebSocketsLogTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PanesTransportTests", dependencies: ["PanesTransport", "PanesTestSupport"],
                     swiftSettings: swiftSettings),

@@ -5,7 +5,6 @@
 // those are safe from any thread. That is why the class can be `@unchecked Sendable`.
 internal import CLibEV
 internal import CLibWebSockets
-internal import CLibWebSocketsLog
 import Logging
 import Synchronization
 
@@ -68,9 +67,6 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Write turns taken that way, for tests (SPI).
     @_spi(Testing) public var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
-    /// lws log calls at a level that is off, made on the calling thread, which returned before
-    /// formatting anything (`CLibWebSocketsLog`), for tests (SPI): read on the service thread.
-    @_spi(Testing) public static var logCallsSkippedOnThisThread: Int { Int(pws_log_calls_skipped()) }
     /// Close handshakes under way, and the connections waiting for one (`WebSocketServer+Closing.swift`).
     var closingHandshakes = 0
     /// The most close handshakes under way at once so far, for tests.

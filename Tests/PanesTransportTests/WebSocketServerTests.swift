@@ -96,21 +96,6 @@ import Testing
         #expect(harness.onServiceThread { $0.writeTurnsTaken } == (loop == .libev ? 4 : 0))
     }
 
-    /// lws's own log calls reach the transport's `_lws_log` (CLibWebSocketsLog), which returns
-    /// before formatting a line whose level is off: the transport turns on errors and warnings
-    /// only, and an upgrade and a message make lws log info, debug and parser lines on the
-    /// service thread. Were lws's own `_lws_log` the one called, the count would not move.
-    @Test(arguments: loops)
-    func lwsLogCallsAtLevelsThatAreOffReturnBeforeFormatting(_ loop: EventLoop) throws {
-        let (harness, _, _) = try connected(TransportConfiguration(eventLoop: loop))
-        let before = harness.onServiceThread { _ in WebSocketServer.logCallsSkippedOnThisThread }
-        let client = try harness.client()
-        client.send("second")
-        #expect(harness.recorder.wait { $0.messages.count == 2 })
-        let after = harness.onServiceThread { _ in WebSocketServer.logCallsSkippedOnThisThread }
-        #expect(after > before, "no lws log call reached CLibWebSocketsLog's _lws_log on the service thread")
-    }
-
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
         #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
     }

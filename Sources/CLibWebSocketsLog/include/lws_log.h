@@ -3,13 +3,16 @@
 #define PANES_LWS_LOG_H
 
 /// Turns lws's log levels `levels` (LLL_ bits) on and every other off, for lws and for the
-/// check in front of it (lws_log.c). Use instead of `lws_set_log_level`, which the check would
-/// not see; lines go to lws's own emitter (stderr).
-void pws_set_log_level(int levels);
+/// check in front of it (lws_log.c), and sets lws's emitter to `emit` (NULL: the one it has;
+/// lws's own writes to stderr). Use instead of `lws_set_log_level`, which the check would not see.
+void pws_set_log_level(int levels, void (*emit)(int level, const char *line));
 
-/// Log calls made on the calling thread at a level that is off, which returned before any
-/// formatting: how a test tells that lws's own calls reach `_lws_log` here (read it on the
-/// service thread, where lws logs while it serves).
-unsigned long pws_log_calls_skipped(void);
+/// 1 when this module defines `_lws_log` in front of lws's (lws 4.1.x), 0 when lws logs alone.
+int pws_log_interposing(void);
+
+/// 1 when lws's own log calls reach the `_lws_log` here (asked by having lws log one error line,
+/// which is noted and not emitted), 0 when they do not or nothing is interposed. The transport
+/// calls it as it starts and warns if 0 while `pws_log_interposing()` is 1.
+int pws_log_calls_reach_here(void);
 
 #endif
