@@ -276,6 +276,42 @@ import Testing
         #expect(try nodes.a.store.loadState().documents.count == 2)
     }
 
+    /// In a cluster a `cancelDrag` is answered when its commit on the drag's channel is in. Its
+    /// window closes (the reply is lost, the scene ends) before that; another window of the
+    /// user retries with the key, before or after the commit lands: it is told the cancel's own
+    /// answer, on this node and through another, not `drag_already_dropped`.
+    @Test(arguments: [false, true])
+    func aCancelDragWhoseWindowClosedBeforeItsCommitIsAnsweredOkOnRetry(retryBeforeCommit: Bool) throws {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (second, _) = nodes.a.connect()
+        let item: JSONValue = ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_1"]]
+        let drag = nodes.a.request(source, "beginDrag", ["items": [item]])["result"]?["drag"] ?? .null
+        let cancel: JSONObject = ["drag": drag, "idempotencyKey": "cancel-1"]
+        nodes.a.completesCommits = false
+        nodes.a.send(source, "cancelDrag", cancel)
+        #expect(nodes.a.pendingCommits.count == 1, "the cancel waits for its commit")
+        nodes.a.run(.closed(source, abnormal: true))
+        var retried: [Effect] = []
+        if retryBeforeCommit {
+            retried = nodes.a.send(second, "cancelDrag", cancel)
+            #expect(retried.messages(to: second).isEmpty, "it waits for the first attempt")
+        }
+        let committed = nodes.a.completeCommits()
+        #expect(committed.persisted.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } },
+                "the cancel's outcome is recorded, though its window is gone")
+        nodes.a.completesCommits = true
+        if !retryBeforeCommit { retried = nodes.a.send(second, "cancelDrag", cancel) }
+        let reply = (committed + retried).messages(to: second).last { $0["type"] == "reply" }
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"] == [:])
+        #expect(nodes.a.request(second, "cancelDrag", cancel)["result"] == [:], "every retry")
+        // Through another node: the store's record answers it.
+        let (onB, _) = nodes.b.connect()
+        let throughB = nodes.b.request(onB, "cancelDrag", cancel)
+        #expect(throughB["ok"] == true, "\(throughB)")
+    }
+
     /// The first attempt is held on a node cut off from the database; its client, disconnected,
     /// retries through another node, which takes the key over and applies it. When the first
     /// node's write comes, the store leaves it out, and that node undoes what it had applied.

@@ -32,11 +32,19 @@ extension Hub {
         let request = ending.kind.request
         switch outcome {
         case .committed:
+            guard case .drop(let target, let operation, let named) = ending.kind else {
+                // A cancel is in the store whether or not its window is still here: it is
+                // answered all the same, so its key records it (`replyLeaving`) and a retry of it
+                // from the reloaded window gets this answer, not `drag_already_dropped`.
+                endDrag(drag, reason: "cancelled by its source")
+                send(.reply(context.id, result: [:]), to: context.connection)
+                return
+            }
             guard let requester = scenes[context.scene] else {
                 // The window that dropped closed meanwhile. The drop is in the store: onto the
                 // new-window zone it is delivered all the same (its windows need nobody's), and
                 // the answer goes to the request's key, so a retry from the reloaded window gets it.
-                if case .drop(.newWindow, let operation, _) = ending.kind, let owner = ending.dropperOwner {
+                if target == .newWindow, let owner = ending.dropperOwner {
                     do throws(PanesError) {
                         let result = try deliverToNewWindows(drag, operation: operation, owner: owner,
                                                              clientVersion: ending.dropperVersion)
@@ -48,27 +56,22 @@ extension Hub {
                         return
                     }
                 }
-                // Onto a window: nobody takes the items. (Said to the request all the same: a
-                // retry of it with its key gets this answer.)
+                // Onto a window: nobody takes the items, and the request is told so. (An error
+                // is not recorded under its key: a retry of it is handled anew and told the drag
+                // was already cancelled.)
                 endDrag(drag, reason: "the window that dropped it closed")
                 fail(context.id, request: request, PanesError(
                     .dragAlreadyDropped, "drag \(drag.id) ended: the window that dropped it closed before the items "
                         + "were delivered", field: "drag"), to: context.connection)
                 return
             }
-            switch ending.kind {
-            case .cancel:
-                endDrag(drag, reason: "cancelled by its source")
-                send(.reply(context.id, result: [:]), to: context.connection)
-            case .drop(let target, let operation, let named):
-                do throws(PanesError) {
-                    let result = try deliver(drag, target: target, operation: operation, onto: named, from: requester)
-                    send(.reply(context.id, result: result), to: context.connection)
-                } catch {
-                    // The receiving window left while the drop was ordered: the drag ends unused.
-                    endDrag(drag, reason: "the drop could not be delivered")
-                    fail(context.id, request: request, error, to: context.connection)
-                }
+            do throws(PanesError) {
+                let result = try deliver(drag, target: target, operation: operation, onto: named, from: requester)
+                send(.reply(context.id, result: result), to: context.connection)
+            } catch {
+                // The receiving window left while the drop was ordered: the drag ends unused.
+                endDrag(drag, reason: "the drop could not be delivered")
+                fail(context.id, request: request, error, to: context.connection)
             }
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
