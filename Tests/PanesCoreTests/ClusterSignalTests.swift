@@ -179,6 +179,52 @@ import Testing
     }
 }
 
+/// A window duplicated through one node while its session is live on another: the holder is
+/// asked, its window answers, the duplicate forks. Every later duplicate is asked about again,
+/// at once, not after the holder's lease (a `.live` answer used to leave the session marked
+/// as asked, so the next duplicate waited `nodeLeaseMs` and a node check before forking).
+@Suite struct ClusterDuplicateTests {
+    /// Connects a duplicate of `first`'s window through b; returns its connection and what b did.
+    static func duplicate(_ first: JSONValue, on nodes: inout TwoNodes) -> (ConnectionID, [Effect]) {
+        let connection = nodes.b.open()
+        return (connection, nodes.b.send(connection, "connect", ClusterLeaseTests.resume(first)))
+    }
+
+    static func asked(_ effects: [Effect], about first: JSONValue) -> Bool {
+        let session = SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")
+        return effects.contains { effect in
+            if case .signal(let signal) = effect { signal.kind == .probe(session) } else { false }
+        }
+    }
+
+    @Test func everyDuplicateOfAWindowLiveOnAnotherNodeAsksItsHolder() {
+        var nodes = TwoNodes()
+        let (onA, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        for round in 1...2 {
+            let (duplicate, effects) = Self.duplicate(first, on: &nodes)
+            #expect(Self.asked(effects, about: first), "duplicate \(round): b asks a at once")
+            let pinged = TwoNodes.deliver(effects, to: &nodes.a)
+            #expect(pinged.probes == [onA], "duplicate \(round): a pings its window")
+            let answered = TwoNodes.deliver(nodes.a.run(.pong(onA)), to: &nodes.b)
+            let reply = answered.messages(to: duplicate).last { $0["type"] == "reply" }
+            #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"],
+                    "duplicate \(round) forks when a's window answers: \(String(describing: reply))")
+        }
+    }
+
+    @Test func aDuplicateThatLeftBeforeTheAnswerLeavesTheNextOneToAskAgain() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (gone, effects) = Self.duplicate(first, on: &nodes)
+        #expect(Self.asked(effects, about: first))
+        _ = nodes.b.run(.closed(gone, abnormal: true))
+        let (_, again) = Self.duplicate(first, on: &nodes)
+        #expect(Self.asked(again, about: first), "the next duplicate asks again")
+    }
+}
+
 /// Drag from a window on one node onto a window, or the new-window zone, through another.
 @Suite struct ClusterDragTests {
     static let item: JSONValue = ["activity": ["activityType": "panes.document", "title": "Notes",

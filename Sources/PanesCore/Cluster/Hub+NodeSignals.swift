@@ -16,7 +16,9 @@ extension Hub {
         case .probe(let session):
             probeForRemote(session, asker: signal.from)
         case .live(let session):
-            // The window on the other node answered: every connect waiting for it forks.
+            // The window on the other node answered: every connect waiting for it forks, and
+            // the next connect for the session asks the holder again.
+            holderAsked(session)
             for pending in pendingConnects.removeValue(forKey: session) ?? [] {
                 if connections.isOpen(pending.connection) { fork(session, for: pending) }
             }

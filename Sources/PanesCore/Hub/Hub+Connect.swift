@@ -242,7 +242,7 @@ extension Hub {
         guard case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID],
               let waiting = pendingConnects.removeValue(forKey: scene.session)
         else { return }
-        for pending in waiting { fork(scene.session, for: pending) }
+        for pending in waiting where connections.isOpen(pending.connection) { fork(scene.session, for: pending) }
     }
 
     /// The session's scene is gone (closed, or silent past the deadline): the first waiting

@@ -47,10 +47,15 @@ extension Hub {
     }
 
     /// Takes the connection's `connect` out of those waiting for the session's live scene to
-    /// answer a probe (its socket went, or it was told to close).
+    /// answer a probe (its socket went, or it was told to close). When it was the last, a
+    /// question put to another node about the session is forgotten: its answer would find no one
+    /// waiting, and the next connect asks again.
     mutating func dropPendingConnect(of connectionID: ConnectionID, waitingOn session: SessionID) {
         pendingConnects[session]?.removeAll { $0.connection == connectionID }
-        if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
+        if pendingConnects[session]?.isEmpty == true {
+            pendingConnects[session] = nil
+            holderAsked(session)
+        }
     }
 
     /// Ends a scene: its session stays, with its last-active time and the clean-start count.

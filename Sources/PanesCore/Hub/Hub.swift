@@ -368,7 +368,12 @@ public struct Hub {
     mutating func close(_ connection: ConnectionID, _ code: CloseCode, reason: String) {
         let phase = connections[connection]?.phase
         guard connections.markClosing(connection) else { return }
-        if case .answering(let session)? = phase { dropPendingConnect(of: connection, waitingOn: session) }
+        if case .answering(let session)? = phase {
+            dropPendingConnect(of: connection, waitingOn: session)
+            // Its keyed `connect` is given up now, not when the socket goes, so a retry elsewhere
+            // is answered at once (giving up is idempotent: `connectionClosed` finds nothing).
+            for ref in requestKeys.connects(from: connection) { abandonKeyed(ref) }
+        }
         effects.append(.close(connection, code, reason: reason))
     }
 
