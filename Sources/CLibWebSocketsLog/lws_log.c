@@ -79,14 +79,19 @@ int pws_log_calls_reach_here(void) {
 #if PWS_INTERPOSE
 
 // A line whose level is on: formatted and emitted by lws (noted instead while probing).
-__attribute__((visibility("hidden"), used)) void pws_log_on(int filter, const char *format, ...) {
+static void pws_log_emit(int filter, const char *format, va_list arguments) {
     if (pws_log_probing) {
         pws_log_probe_reached = 1;
         return;
     }
+    _lws_logv(filter, format, arguments);
+}
+
+// Where the check below jumps for a line that is on.
+__attribute__((visibility("hidden"), used)) void pws_log_on(int filter, const char *format, ...) {
     va_list arguments;
     va_start(arguments, format);
-    _lws_logv(filter, format, arguments);
+    pws_log_emit(filter, format, arguments);
     va_end(arguments);
 }
 
@@ -126,13 +131,9 @@ __asm__(
 
 void _lws_log(int filter, const char *format, ...) {
     if (!(filter & atomic_load_explicit(&pws_log_levels, memory_order_relaxed)) || !lwsl_visible(filter)) return;
-    if (pws_log_probing) {
-        pws_log_probe_reached = 1;
-        return;
-    }
     va_list arguments;
     va_start(arguments, format);
-    _lws_logv(filter, format, arguments);
+    pws_log_emit(filter, format, arguments);
     va_end(arguments);
 }
 

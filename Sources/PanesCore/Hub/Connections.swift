@@ -1,8 +1,9 @@
 /// The transport connections the hub tracks, before and after each becomes a scene.
 ///
 /// Its table is private: a connection is opened, moves through its phases (`setPhase`,
-/// `markClosing`; once closing it stays closing), holds the requests that come behind its `connect`, spends its rate limit,
-/// and is removed when its socket is gone; each change is made in place.
+/// `markClosing`; once closing it stays closing), holds the requests that come behind its
+/// `connect`, spends its rate limit, and is removed when its socket is gone; each change is made
+/// in place.
 struct Connections: Sendable {
     /// The connections, each kept once (`DenseTable`).
     private var byID = DenseTable<ConnectionID, Connection>()
