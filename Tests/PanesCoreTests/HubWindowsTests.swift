@@ -149,6 +149,22 @@ import Testing
         #expect(opened["connectionOptions"]?["userActivities"]?.arrayValue?.first?["targetContentIdentifier"] == "doc_2")
     }
 
+    /// A drop onto the new-window zone with room for fewer windows than it has items
+    /// (`maxSessionsPerUser`) is refused before any window is made: an error leaves nothing
+    /// applied, and the drag can still be dropped.
+    @Test func aDropWithoutRoomForAWindowPerItemMakesNoWindow() throws {
+        var settings = Settings()
+        settings.maxSessionsPerUser = 2
+        var harness = HubHarness(settings: settings)
+        let (source, _) = harness.connect()
+        let second: JSONValue = ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_2"]]
+        let drag = harness.request(source, "beginDrag", ["items": [Self.item, second]])["result"]!["drag"]!
+        let refused = harness.request(source, "drop", ["drag": drag, "target": "newWindow"])
+        #expect(refused.errorCode == "too_many", "\(refused)")
+        #expect(try harness.store.loadState().sessions.count == 1, "only the source's session")
+        #expect(harness.request(source, "drop", ["drag": drag, "target": "scene"])["ok"] == true)
+    }
+
     @Test func aDragIsDroppedAtMostOnce() {
         var harness = HubHarness()
         let (source, _) = harness.connect()

@@ -89,7 +89,7 @@ struct ClusterCoordination: Coordination {
     func holderElsewhere(_ hub: Hub, _ session: SessionID) -> NodeID? { hub.holderOnAnotherNode(session) }
     func sceneElsewhere(_ hub: Hub, of session: SceneSession) -> RemoteScene? { hub.remoteScene(of: session) }
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState? { hub.remoteAppState(of: owner) }
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Scene)
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)? {
         hub.remoteReceiver(of: target, named: named, dropper: dropper)
     }

@@ -102,7 +102,7 @@ protocol Coordination: Sendable {
     /// The highest state of the user's scenes on other nodes.
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState?
     /// The scene a drop onto a named scene goes to when that scene is live on another node.
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Scene)
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)?
     /// Presence of scenes on other nodes in the document, for `openDocument`'s `presence`.
     func presenceElsewhere(_ hub: Hub, in document: DocumentID) -> [JSONValue]

@@ -32,7 +32,7 @@ extension Hub {
         let request = ending.kind.request
         switch outcome {
         case .committed:
-            guard case .drop(let target, let operation, let named) = ending.kind else {
+            guard case .drop(let target, let operation, let named, let dropper) = ending.kind else {
                 // A cancel is in the store whether or not its window is still here: it is
                 // answered all the same, so its key records it (`replyLeaving`) and a retry of it
                 // from the reloaded window gets this answer, not `drag_already_dropped`.
@@ -40,39 +40,24 @@ extension Hub {
                 send(.reply(context.id, result: [:]), to: context.connection)
                 return
             }
-            guard let requester = scenes[context.scene] else {
-                // The window that dropped closed meanwhile. The drop is in the store: onto the
-                // new-window zone it is delivered all the same (its windows need nobody's), and
-                // the answer goes to the request's key, so a retry from the reloaded window gets it.
-                if target == .newWindow, let owner = ending.dropperOwner {
-                    do throws(PanesError) {
-                        let result = try deliverToNewWindows(drag, operation: operation, owner: owner,
-                                                             clientVersion: ending.dropperVersion)
-                        send(.reply(context.id, result: result), to: context.connection)
-                        return
-                    } catch {
-                        endDrag(drag, reason: "the drop could not be delivered")
-                        fail(context.id, request: request, error, to: context.connection)
-                        return
-                    }
-                }
-                // Onto a window: nobody takes the items, and the request is told so. (An error
-                // is not recorded under its key: a retry of it is handled anew and told the drag
-                // was already cancelled.)
-                endDrag(drag, reason: "the window that dropped it closed")
-                fail(context.id, request: request, PanesError(
-                    .dragAlreadyDropped, "drag \(drag.id) ended: the window that dropped it closed before the items "
-                        + "were delivered", field: "drag"), to: context.connection)
-                return
-            }
+            // The drop is in the store, so it stands whether or not the window that dropped it is
+            // still here (it may have closed meanwhile: a reload, a crash). It is delivered as on
+            // one node (a drop onto the dropper itself is answered with the items), and answered
+            // all the same, so its key records the answer (`replyLeaving`) and a retry of it from
+            // the reloaded window gets it: an error here would tell of a drop that was applied.
+            let result: JSONValue
             do throws(PanesError) {
-                let result = try deliver(drag, target: target, operation: operation, onto: named, from: requester)
-                send(.reply(context.id, result: result), to: context.connection)
+                result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
             } catch {
-                // The receiving window left while the drop was ordered: the drag ends unused.
-                endDrag(drag, reason: "the drop could not be delivered")
-                fail(context.id, request: request, error, to: context.connection)
+                // What it was dropped onto is gone since the drop was checked: the window it names
+                // closed, or the user's sessions filled up before its new windows could be made.
+                // The drag has ended in the store all the same: the items come back to the
+                // dropper, as for a drop onto itself, instead of to nobody.
+                logger.notice("a drop's receiver was gone when its ending was stored; its items go to the dropper",
+                              metadata: ["drag": "\(drag.id)", "error": "\(error.code.rawValue)"])
+                result = deliverToDropper(drag, operation: operation, dropper)
             }
+            send(.reply(context.id, result: result), to: context.connection)
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
@@ -159,7 +144,9 @@ extension Hub {
 /// A drop or cancel asking the store to end a drag, and the request to answer.
 struct DragEnding: Sendable {
     enum Kind: Sendable {
-        case drop(DropTarget, DragOperation, SceneID?)
+        /// Where, how, onto which scene, and by whom (the window that dropped it, which may have
+        /// closed by the time the store has ordered the drop).
+        case drop(DropTarget, DragOperation, SceneID?, Dropper)
         case cancel
 
         var request: String {
@@ -176,8 +163,4 @@ struct DragEnding: Sendable {
 
     let kind: Kind
     let context: RequestContext
-    /// Who dropped it, for new windows opened after the dropping window closed (a drop onto the
-    /// new-window zone needs no window of the dropper's to be delivered).
-    var dropperOwner: OwnerKey? = nil
-    var dropperVersion = ""
 }

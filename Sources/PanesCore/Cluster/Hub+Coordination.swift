@@ -79,7 +79,7 @@ extension Hub {
     func sceneElsewhere(of session: SceneSession) -> RemoteScene? { coordination.sceneElsewhere(self, of: session) }
     func appStateElsewhere(of owner: OwnerKey) -> ActivationState? { coordination.appStateElsewhere(self, of: owner) }
 
-    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Scene)
+    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)? {
         coordination.receiverElsewhere(self, of: target, named: named, dropper: dropper)
     }

@@ -100,9 +100,9 @@ extension Hub {
 
     /// The scene a drop onto a named scene goes to when that scene is live on another node
     /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
-    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Scene)
+    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)? {
-        guard target == .scene, let named, named != dropper.id, scenes[named] == nil,
+        guard target == .scene, let named, named != dropper.scene, scenes[named] == nil,
               let remote = remoteLive(named, of: dropper.owner) else { return nil }
         return (remote.node, named, remote.session)
     }

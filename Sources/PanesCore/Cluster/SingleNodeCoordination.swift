@@ -28,7 +28,7 @@ struct SingleNodeCoordination: Coordination {
     func holderElsewhere(_ hub: Hub, _ session: SessionID) -> NodeID? { nil }
     func sceneElsewhere(_ hub: Hub, of session: SceneSession) -> RemoteScene? { nil }
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState? { nil }
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Scene)
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)? { nil }
     func presenceElsewhere(_ hub: Hub, in document: DocumentID) -> [JSONValue] { [] }
 

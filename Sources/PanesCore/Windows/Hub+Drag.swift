@@ -27,27 +27,37 @@ extension Hub {
         guard dropper.owner == drag.owner || sharedDocuments(drag.items, between: drag.owner, and: dropper.owner) else {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
-        if receiverElsewhere(of: target, named: named, dropper: dropper) == nil {
-            _ = try receiver(of: target, named: named, dropper: dropper)
+        let dropping = Dropper(dropper)
+        if receiverElsewhere(of: target, named: named, dropper: dropping) == nil {
+            _ = try receiver(of: target, named: named, dropper: dropping)
         }
-        if target == .newWindow {
-            // Check every item has a configuration before creating any session.
-            for (index, item) in drag.items.enumerated()
-            where !configurations.contains(where: { $0.accepts(item.activity.activityType) }) {
-                throw PanesError(.unsupportedActivity, "no scene configuration accepts item \(index)'s `\(item.activity.activityType)`",
-                                 field: "drag")
-            }
-        }
-        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named), context: context,
-                                            dropperOwner: dropper.owner, dropperVersion: dropper.clientVersion)) {
+        if target == .newWindow { try checkNewWindows(for: drag, owner: dropper.owner) }
+        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named, dropping), context: context)) {
             return nil
         }
-        return try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
+        return try deliver(drag, target: target, operation: operation, onto: named, from: dropping)
+    }
+
+    /// Refuses a drop onto the new-window zone that could not open a window for every item: one
+    /// no configuration accepts, or more windows than the user has room for
+    /// (`maxSessionsPerUser`). Checked before any window is made, so a refused drop made none.
+    func checkNewWindows(for drag: DragState.Drag, owner: OwnerKey) throws(PanesError) {
+        for (index, item) in drag.items.enumerated()
+        where !configurations.contains(where: { $0.accepts(item.activity.activityType) }) {
+            throw PanesError(.unsupportedActivity, "no scene configuration accepts item \(index)'s `\(item.activity.activityType)`",
+                             field: "drag")
+        }
+        let count = sessions.count(of: owner)
+        guard count + drag.items.count <= settings.maxSessionsPerUser else {
+            throw PanesError(.tooMany, "\(owner) already has \(count) sessions, and a window for each of the drag's "
+                                 + "\(drag.items.count) items would pass `maxSessionsPerUser`; discard some")
+        }
     }
 
     /// A drop onto the new-window zone: a window per item, for `owner` (the dropper).
     mutating func deliverToNewWindows(_ drag: DragState.Drag, operation: DragOperation, owner: OwnerKey,
                                       clientVersion: String) throws(PanesError) -> JSONValue {
+        try checkNewWindows(for: drag, owner: owner)
         var windows: [JSONValue] = []
         for item in drag.items {
             windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion,
@@ -64,20 +74,22 @@ extension Hub {
                    field: "drag")
     }
 
-    /// The scene a drop onto a scene goes to: the named one (a live scene of the dropper's
-    /// user here), else the dropper itself; nil for the new-window zone.
-    func receiver(of target: DropTarget, named: SceneID?, dropper: Scene) throws(PanesError) -> Scene? {
-        guard target == .scene else { return nil }
-        guard let named, named != dropper.id else { return dropper }
+    /// The other scene here a drop onto a scene goes to: the one it names, a live scene of the
+    /// dropper's user here; nil for a drop onto the dropper itself (none named, or itself) and
+    /// for the new-window zone.
+    func receiver(of target: DropTarget, named: SceneID?, dropper: Dropper) throws(PanesError) -> Scene? {
+        guard target == .scene, let named, named != dropper.scene else { return nil }
         guard let scene = scenes[named], scene.owner == dropper.owner else {
             throw PanesError(.sceneNotFound, "no live scene \(named) of yours", field: "scene")
         }
         return scene
     }
 
-    /// Hands a checked drop's items over and tells the source: the drop has won.
+    /// Hands a checked drop's items over and tells the source: the drop has won. The dropper
+    /// need not be live: in a cluster its window may have closed before the store ordered the
+    /// drop (`dragEndCommitted`).
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
-                          from dropper: Scene) throws(PanesError) -> JSONValue {
+                          from dropper: Dropper) throws(PanesError) -> JSONValue {
         let dragID = drag.id
         let result: JSONValue
         let ended: JSONValue
@@ -92,22 +104,27 @@ extension Hub {
                 signal(.itemsDropped(scene: remote.scene.rawValue, event: .object(dropped)), to: remote.node)
                 result = ["delivered": .string(remote.scene.rawValue)]
                 ended = ["kind": "scene", "scene": .string(remote.scene.rawValue), "session": .string(remote.session.rawValue)]
-                break
-            }
-            let receiver = try receiver(of: target, named: named, dropper: dropper) ?? dropper
-            if receiver.id == dropper.id {
-                result = ["items": items, "operation": .string(operation.rawValue)]
-            } else {
+            } else if let receiver = try receiver(of: target, named: named, dropper: dropper) {
                 send(.event(ServerEvent("itemsDropped", dropped)), to: receiver.connection)
                 result = ["delivered": .string(receiver.id.rawValue)]
+                ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
+            } else {
+                return deliverToDropper(drag, operation: operation, dropper)
             }
-            ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
         case .newWindow:
             return try deliverToNewWindows(drag, operation: operation, owner: dropper.owner,
                                            clientVersion: dropper.clientVersion)
         }
         markDropped(drag, operation: operation, target: ended)
         return result
+    }
+
+    /// A drop onto the dropper itself: the answer is the items.
+    mutating func deliverToDropper(_ drag: DragState.Drag, operation: DragOperation, _ dropper: Dropper) -> JSONValue {
+        markDropped(drag, operation: operation, target: [
+            "kind": "scene", "scene": .string(dropper.scene.rawValue), "session": .string(dropper.session.rawValue),
+        ])
+        return ["items": .array(drag.items.map(\.activity.json)), "operation": .string(operation.rawValue)]
     }
 
     /// The drag is dropped: so marked, and its source told where it went.
