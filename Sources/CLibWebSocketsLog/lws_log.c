@@ -18,7 +18,8 @@
 // passes) and the stack arguments as the caller left them, to a C function that formats it
 // through lws's `_lws_logv`, which checks lws's own level and emits it as before. A C function
 // that tests first still spills the registers in its prologue (va_start), which was ~24
-// instructions a call. Elsewhere the C version below asks lws (`lwsl_visible`).
+// instructions a call. Elsewhere the C version in lws_log_line.h asks lws (`lwsl_visible`); the
+// tests compile and run that one too, under another name, where the assembly ships.
 //
 // Only for lws 4.1.x, whose `_lws_log` this copies (what it is called with, and that it formats
 // through `_lws_logv`, which asks the level again): with any other version this file defines no
@@ -49,9 +50,16 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(lws_set_log_level), void(
 // Read by the check below; written as a server starts, before lws serves (servers in one process,
 // as in tests, may start on several threads at once: relaxed atomics, a plain load on x86-64).
 __attribute__((visibility("hidden"))) _Atomic int pws_log_levels = -1;
-// Set by `pws_log_calls_reach_here` on its own thread while it asks lws to log one line; a line
-// that is on then reaches `pws_log_on`, which notes it instead of emitting it.
-static _Thread_local int pws_log_probing, pws_log_probe_reached;
+
+#if PWS_INTERPOSE
+#if !(defined(__x86_64__) && defined(__ELF__))
+// No assembly here: the check is lws_log_line.h's C function, as `_lws_log`.
+#define PWS_LOG_C_CHECK _lws_log
+#endif
+// `pws_log_emit` (a line that is on: noted while probing, else formatted by lws) and the check in
+// C; in a header of its own so the tests compile the C check too (lws_log_line.h).
+#include "lws_log_line.h"
+#endif
 
 void pws_set_log_level(int levels, void (*emit)(int level, const char *line)) {
     atomic_store_explicit(&pws_log_levels, levels, memory_order_relaxed);
@@ -77,15 +85,6 @@ int pws_log_calls_reach_here(void) {
 }
 
 #if PWS_INTERPOSE
-
-// A line whose level is on: formatted and emitted by lws (noted instead while probing).
-static void pws_log_emit(int filter, const char *format, va_list arguments) {
-    if (pws_log_probing) {
-        pws_log_probe_reached = 1;
-        return;
-    }
-    _lws_logv(filter, format, arguments);
-}
 
 // Where the check below jumps for a line that is on.
 __attribute__((visibility("hidden"), used)) void pws_log_on(int filter, const char *format, ...) {
@@ -126,16 +125,6 @@ __asm__(
     "    .cfi_endproc\n"
     "    .size _lws_log, .-_lws_log\n"
     "    .popsection\n");
-
-#else
-
-void _lws_log(int filter, const char *format, ...) {
-    if (!(filter & atomic_load_explicit(&pws_log_levels, memory_order_relaxed)) || !lwsl_visible(filter)) return;
-    va_list arguments;
-    va_start(arguments, format);
-    pws_log_emit(filter, format, arguments);
-    va_end(arguments);
-}
 
 #endif
 #endif

@@ -23,11 +23,11 @@ public final class PostgresConnection: @unchecked Sendable {
     var prepared: [String: String] = [:]
     /// Prepared statements named so far (`nextStatementName`).
     var statementsNamed = 0
-    /// Test hook (`@_spi(Testing)`): how the next COMMIT's connection loss is simulated.
-    @_spi(Testing) public var commitFault: CommitFault?
-    /// Test hook (`@_spi(Testing)`): this many of the next asks whether a transaction committed
+    /// Test hook (internal, for `@testable` tests): how the next COMMIT's connection loss is simulated.
+    var commitFault: CommitFault?
+    /// Test hook (internal, for `@testable` tests): this many of the next asks whether a transaction committed
     /// fail as if the database could not be reached (`transactionStatus`).
-    @_spi(Testing) public var unreachableStatusAsks = 0
+    var unreachableStatusAsks = 0
     /// How a transaction that resolves a lost COMMIT marks itself, and how the mark is found
     /// (`transaction(resolvesLostCommit:)`); set by the store once its schema has the table.
     var commitMarker: CommitMarker?
@@ -49,7 +49,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// settings); a connection that cannot take them is not used.
     var setUp: [String] = []
 
-    @_spi(Testing) public enum CommitFault: Sendable {
+    enum CommitFault: Sendable {
         /// The server committed, but its answer never came back.
         case replyLost
         /// The connection was lost before the server saw COMMIT.

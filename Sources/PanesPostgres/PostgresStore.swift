@@ -30,12 +30,12 @@ import Foundation
 public final class PostgresStore: SharedStore, @unchecked Sendable {
     let connection: PostgresConnection
     public let settings: PostgresSettings
-    /// Test hook (`@_spi(Testing)`): when set, the next `apply` throws after applying this many
+    /// Test hook (internal, for `@testable` tests): when set, the next `apply` throws after applying this many
     /// of its commands, inside the transaction, so the test can check that none of them stays.
-    @_spi(Testing) public var failAfterCommands: Int?
-    /// Test hook (`@_spi(Testing)`): called inside every `apply`'s transaction once its fence has
+    var failAfterCommands: Int?
+    /// Test hook (internal, for `@testable` tests): called inside every `apply`'s transaction once its fence has
     /// passed, just before its COMMIT, so a test can hold a transaction open.
-    @_spi(Testing) public var beforeCommit: (() -> Void)?
+    var beforeCommit: (() -> Void)?
     /// The server process each transaction left unknown ran on (so `resolve` can end it if it
     /// still holds the transaction open) and the marker it wrote.
     private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]

@@ -16,9 +16,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// `SQL.putSessionLiveness`, prepared once and found without hashing its text: a resume
     /// runs it and nothing else (`SQLiteConnection.withStatement(in:_:_:)`).
     private var livenessStatement: OpaquePointer?
-    /// Test hook (`@_spi(Testing)`): when set, the next `apply` throws after applying this many
+    /// Test hook (internal, for `@testable` tests): when set, the next `apply` throws after applying this many
     /// of its commands, inside the transaction, so the test can check that none of them stays.
-    @_spi(Testing) public var failAfterCommands: Int?
+    var failAfterCommands: Int?
 
     /// The database file.
     public var path: String { connection.path }

@@ -64,17 +64,17 @@ public final class WebSocketServer: @unchecked Sendable {
     /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`).
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
-    /// Write turns taken that way, for tests (SPI).
-    @_spi(Testing) public var writeTurnsTaken: Int { turnsTaken }
+    /// Write turns taken that way, for tests.
+    var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
     /// Close handshakes under way, and the connections waiting for one (`WebSocketServer+Closing.swift`).
     var closingHandshakes = 0
     /// The most close handshakes under way at once so far, for tests.
-    public internal(set) var closingHandshakesPeak = 0
+    var closingHandshakesPeak = 0
     var closesWaiting: [ServerConnection] = []
     var closesWaitingHead = 0
-    /// Frames that went to a socket in one write with others (`flushGathered`), for tests (SPI).
-    @_spi(Testing) public var framesWrittenTogether: Int { writtenTogether }
+    /// Frames that went to a socket in one write with others (`flushGathered`), for tests.
+    var framesWrittenTogether: Int { writtenTogether }
     var writtenTogether = 0
     /// Why new WebSocket upgrades are refused (503, `Retry-After: 1`), nil while they are
     /// accepted: the server is draining, or its cluster node is rejoining under a new identity.

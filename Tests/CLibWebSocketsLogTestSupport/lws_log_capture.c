@@ -32,7 +32,8 @@ static void capture_emit(int level, const char *line) {
 #define ARGUMENTS -42, "bytes", 1234567890123L, 3.14159265, 'q', 4000000000u, 6.02214076e23, "tail", \
                   -9007199254740993LL, 0xbeefu
 
-int pws_test_log_forwarding(char *captured, char *expected, size_t capacity) {
+// Calls `log` as lws calls `_lws_log` (a variadic call: %al and the stack as a caller leaves them).
+static int forward(void (*log)(int filter, const char *format, ...), char *captured, char *expected, size_t capacity) {
     capture = captured;
     capture_capacity = capacity;
     capture_used = 0;
@@ -42,12 +43,24 @@ int pws_test_log_forwarding(char *captured, char *expected, size_t capacity) {
     // lws itself is told to show debug lines too, so only the check in front of it can drop this
     // one: a check that stopped filtering (or levels it was never given) lets it through.
     if (pws_log_interposing()) lws_set_log_level(LLL_ERR | LLL_WARN | LLL_DEBUG, NULL);
-    _lws_log(LLL_DEBUG, "off %d %s %f\n", 1, "x", 2.5);
+    log(LLL_DEBUG, "off %d %s %f\n", 1, "x", 2.5);
     int off_lines = capture_lines;
     lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
-    _lws_log(LLL_ERR, FORMAT, ARGUMENTS);
+    log(LLL_ERR, FORMAT, ARGUMENTS);
     snprintf(expected, capacity, FORMAT, ARGUMENTS);
     pws_set_log_level(LLL_ERR | LLL_WARN, lwsl_emit_stderr);
     capture = NULL;
     return off_lines;
 }
+
+int pws_test_log_forwarding(char *captured, char *expected, size_t capacity) {
+    return forward(_lws_log, captured, expected, capacity);
+}
+
+int pws_test_c_check_forwarding(char *captured, char *expected, size_t capacity) {
+    return forward(pws_test_lws_log_c_check, captured, expected, capacity);
+}
+
+const char *pws_test_lws_runtime_version(void) { return lws_get_library_version(); }
+
+const char *pws_test_lws_header_version(void) { return LWS_LIBRARY_VERSION; }

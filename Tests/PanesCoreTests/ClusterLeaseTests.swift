@@ -195,7 +195,10 @@ import Testing
     }
 
     /// A connect on b for a session b has not read yet waits for the records; b drains meanwhile.
-    @Test func aConnectWhoseRecordsArriveAfterTheCloseIsNotRetried() {
+    /// The read ends after the close: done (the connect is not run again) or failed (it is not
+    /// told `storage_failed`).
+    @Test(arguments: [false, true])
+    func aConnectWhoseRecordReadEndsAfterTheCloseIsNotRetriedOrAnswered(readFails: Bool) {
         var nodes = TwoNodes()
         let (tab, first) = nodes.a.connect()
         _ = nodes.a.run(.closed(tab, abnormal: false))
@@ -203,8 +206,8 @@ import Testing
         let reload = nodes.b.open()
         #expect(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload).isEmpty)
         #expect(nodes.b.run(.drain).closes(reload) == [.goingAway])
+        let read = readFails ? nodes.b.failLoads("the database went away") : nodes.b.completeLoads()
         nodes.b.completesLoads = true
-        let read = nodes.b.completeLoads()
         let later = nodes.b.send(reload, "listSessions")
         #expect((read + later).messages(to: reload).isEmpty, "nothing is sent after the close")
         guard case .closing(nil)? = nodes.b.hub.connections[reload]?.phase else {

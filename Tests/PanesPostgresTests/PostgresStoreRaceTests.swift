@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-@_spi(Testing) @testable import PanesPostgres
+@testable import PanesPostgres
 import PanesPostgresTestSupport
 import Testing
 

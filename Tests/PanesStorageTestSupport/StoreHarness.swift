@@ -1,7 +1,7 @@
 import Testing
 package import PanesCore
-@_spi(Testing) @testable import PanesStorage
-@_spi(Testing) @testable import PanesPostgres
+@testable import PanesStorage
+@testable import PanesPostgres
 import PanesPostgresTestSupport
 
 /// The stores every conformance test runs against.

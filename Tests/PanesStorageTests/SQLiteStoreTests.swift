@@ -1,6 +1,6 @@
 import Foundation
 import PanesCore
-@_spi(Testing) @testable import PanesStorage
+@testable import PanesStorage
 import PanesStorageTestSupport
 import Testing
 

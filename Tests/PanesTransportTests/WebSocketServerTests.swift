@@ -1,6 +1,6 @@
 import Foundation
 import PanesTestSupport
-@_spi(Testing) import PanesTransport
+@testable import PanesTransport
 import Testing
 
 /// The transport alone, in process, over real sockets: what the runtime can ask of it.

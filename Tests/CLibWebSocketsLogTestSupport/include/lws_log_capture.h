@@ -12,4 +12,16 @@
 /// lws's levels and emitter as the transport sets them (errors and warnings, to stderr).
 int pws_test_log_forwarding(char *captured, char *expected, size_t capacity);
 
+/// As `pws_test_log_forwarding`, through lws_log.c's check in C (its `_lws_log` off x86-64 or
+/// without ELF), compiled for the tests as `pws_test_lws_log_c_check` (lws_log_c_check.c).
+int pws_test_c_check_forwarding(char *captured, char *expected, size_t capacity);
+
+/// lws_log.c's C check under a test name; Swift cannot call it (variadic).
+void pws_test_lws_log_c_check(int filter, const char *format, ...);
+
+/// The lws this process runs (`lws_get_library_version()`, "4.1.6-…"), and the one its headers,
+/// and so lws_log.c, were compiled against (LWS_LIBRARY_VERSION).
+const char *pws_test_lws_runtime_version(void);
+const char *pws_test_lws_header_version(void);
+
 #endif
