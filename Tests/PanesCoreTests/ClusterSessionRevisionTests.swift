@@ -128,4 +128,60 @@ import Testing
         #expect(nodes.a.hub.sessions[SessionID(session)] == nil)
         #expect(nodes.b.hub.sessions[SessionID(session)] == nil)
     }
+
+    /// The same refresh answered `outcome_unknown` first (the store's connection dropped around
+    /// the commit), its session deleted here, then the store finds it committed: the key
+    /// records the refresh's result, and a retry gets it instead of waiting for ever.
+    @Test func aRefreshAnsweredOutcomeUnknownWhoseSessionWasDeletedIsRecordedOnceItsCommitIsKnown() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        nodes.a.run(.closed(window, abnormal: false))
+        let (onA, _) = nodes.a.connect()
+        let refresh: JSONObject = ["session": .string(session), "title": "Budget", "idempotencyKey": "refresh-2"]
+        nodes.a.completesCommits = false
+        nodes.a.send(onA, "requestRefresh", refresh)
+        let commit = try #require(nodes.a.pendingCommits.first)
+        #expect(try nodes.a.store.apply([.commit(commit)])[commit.id] == .committed)
+        let unknown = nodes.a.run(.committed(commit.id, .unknown("connection lost")))
+        #expect(unknown.messages(to: onA).last { $0["type"] == "reply" }?["error"]?["code"] == "outcome_unknown")
+        let (destroyer, _) = nodes.a.connect()
+        #expect(nodes.a.request(destroyer, "requestDestruction", ["session": .string(session)])["ok"] == true)
+        let known = nodes.a.run(.committed(commit.id, .committed))
+        #expect(known.messages(to: onA).isEmpty, "answered once already")
+        #expect(known.persisted.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } })
+        let retried = nodes.a.request(destroyer, "requestRefresh", refresh)
+        #expect(retried["ok"] == true, "\(retried)")
+        #expect(retried["result"]?["session"]?["title"] == "Budget")
+        #expect(nodes.a.hub.sessions[SessionID(session)] == nil)
+    }
+
+    /// A refresh whose commit reaches the store after the session was deleted through the
+    /// other node: the deleted record has no revision to compare with, so the commit conflicts,
+    /// the node reads the deletion and the refresh is answered `session_not_found`. Nothing
+    /// brings the session back, in the store or on either node.
+    @Test func aRefreshCommittedAfterItsSessionWasDeletedElsewhereDoesNotBringItBack() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        nodes.a.run(.closed(window, abnormal: false))
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let refresh: JSONObject = ["session": .string(session), "title": "Budget", "idempotencyKey": "refresh-3"]
+        nodes.a.completesCommits = false
+        nodes.a.send(onA, "requestRefresh", refresh)
+        #expect(nodes.b.request(onB, "requestDestruction", ["session": .string(session)])["ok"] == true)
+        let answered = nodes.a.completeCommits()
+        nodes.a.completesCommits = true
+        let reply = answered.messages(to: onA).last { $0["type"] == "reply" }
+        #expect(reply?["ok"] == false, "\(String(describing: reply))")
+        #expect(reply?["error"]?["code"] == "session_not_found")
+        #expect(!nodes.a.committed.contains { $0.channel == .coordination(.sessionRecord(SessionID(session))) },
+                "the store took no refresh")
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(try nodes.a.store.loadState().sessions.contains { $0.id.rawValue == session } == false)
+        #expect(nodes.a.hub.sessions[SessionID(session)] == nil)
+        #expect(nodes.b.hub.sessions[SessionID(session)] == nil)
+    }
 }
