@@ -184,4 +184,32 @@ import Testing
         #expect(nodes.a.hub.sessions[SessionID(session)] == nil)
         #expect(nodes.b.hub.sessions[SessionID(session)] == nil)
     }
+
+    /// A record read made before this node deleted the session (after another node refreshed
+    /// it) and answered after the deletion does not bring the deleted session back here: the
+    /// read is older than the deletion.
+    @Test func aRecordReadMadeBeforeThisNodeDeletedASessionDoesNotBringItBack() throws {
+        var nodes = TwoNodes()
+        let (window, first) = nodes.a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        nodes.a.run(.closed(window, abnormal: false))
+        let (onA, _) = nodes.a.connect()
+        let (onB, _) = nodes.b.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let refreshed = nodes.b.send(onB, "requestRefresh", ["session": .string(session), "title": "Budget"])
+        #expect(refreshed.messages(to: onB).last { $0["type"] == "reply" }?["ok"] == true)
+        // a hears of b's write and reads it; the read is made before a's window deletes the session…
+        nodes.a.completesLoads = false
+        TwoNodes.deliver(refreshed, to: &nodes.a)
+        let load = try #require(nodes.a.pendingLoads.first)
+        let stale = nodes.a.store.perform(load)
+        #expect(nodes.a.request(onA, "requestDestruction", ["session": .string(session)])["ok"] == true)
+        // …and answered after it.
+        let (watcher, _) = nodes.a.connect()
+        _ = nodes.a.request(watcher, "listSessions", ["watch": true])
+        let loaded = nodes.a.run(.loaded(stale))
+        #expect(nodes.a.hub.sessions[SessionID(session)] == nil, "the deleted session came back on a")
+        let listed = loaded.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue ?? []
+        #expect(!listed.contains { $0["persistentIdentifier"] == .string(session) }, "a switcher shows it again")
+    }
 }
