@@ -108,8 +108,9 @@ struct ClusterCoordination: Coordination {
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID) { hub.cluster.sharedPeople[id] = nil }
     func counted(_ hub: inout Hub, _ commands: [StoreCommand]) -> [StoreCommand] { hub.countedRevisions(commands) }
 
-    /// A record load in flight may have read these sessions before these writes, so what it
-    /// read of them is not taken over this node's (`writtenDuringRecordLoad`).
+    /// A record load in flight may have read these sessions before these writes (or their
+    /// deletion), so what it read of them is not taken over this node's
+    /// (`writtenDuringRecordLoad`).
     func sessionsWritten(_ hub: inout Hub, _ commands: [StoreCommand]) {
         guard hub.cluster.recordsLoading else { return }
         // `.putSessionLiveness` too: today a cluster node turns it into a counted `.putSession`
@@ -121,6 +122,9 @@ struct ClusterCoordination: Coordination {
                 hub.cluster.writtenDuringRecordLoad.insert(session.id)
             case .putSessionLiveness(let liveness):
                 hub.cluster.writtenDuringRecordLoad.insert(liveness.id)
+            case .deleteSession(let id):
+                // What it read of a session deleted here since is older than the deletion.
+                hub.cluster.writtenDuringRecordLoad.insert(id)
             default:
                 continue
             }

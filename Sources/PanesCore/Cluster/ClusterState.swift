@@ -30,9 +30,10 @@ struct ClusterState: Sendable {
     /// How long reads of what other nodes wrote wait after failing (record loads, preference
     /// catch-ups); back to nothing after a read succeeds.
     var readBackoff = Backoff.sharedStore
-    /// Sessions this node wrote while a record load was in flight: the load may have read
-    /// them before those writes, so a claim naming this node that it read is not taken back.
-    /// (Session copies it read are told apart by their `revision`.)
+    /// Sessions this node wrote or deleted while a record load was in flight: the load may have
+    /// read them before those writes, so a claim naming this node that it read is not taken
+    /// back, nor a copy of a session deleted here. (Other session copies it read are told
+    /// apart by their `revision`.)
     var writtenDuringRecordLoad: Set<SessionID> = []
     /// The copy of each session the store has, as far as this node knows (its own last write,
     /// or the newest copy it read: its `revision` is the record's), and the copy its last write

@@ -63,6 +63,10 @@ extension Hub {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
+            // Deleted here while the load was in flight: the read was made before the deletion
+            // (a session id is never used again), and taking it would bring it back on this node
+            // until the next read.
+            if sessions[session.id] == nil, writtenMeanwhile.contains(session.id) { continue }
             if take(session) != nil { owners.insert(session.owner) }
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }

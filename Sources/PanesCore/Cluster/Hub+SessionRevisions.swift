@@ -134,7 +134,15 @@ extension Hub {
         let context = retry.context
         switch outcome {
         case .committed:
-            guard sessions[written.id] != nil else { return }
+            guard sessions[written.id] != nil else {
+                // Deleted on this node since (by a window here, or a deletion read from another
+                // node): the store took the refresh first (a deleted record has revision -1,
+                // so a refresh after the deletion conflicts). The refresh stands and is
+                // answered, so its key records it; the deletion came after it and stays: the
+                // session is not put back here, and the store drops writes of a deleted session.
+                send(.reply(context.id, result: ["session": sessionSummary(written)]), to: context.connection)
+                return
+            }
             if !scenes.isLive(written.id) {
                 // What this node wrote is the newest copy now, whatever it held meanwhile.
                 sessions.put(written)
