@@ -1,3 +1,4 @@
+import Foundation
 import PanesCore
 internal import PanesJSON
 
@@ -13,8 +14,17 @@ internal import PanesJSON
 /// payloads of at most `maxBytes`; a single notice too large for one (a preference domain
 /// with an enormous name) is sent as `{"x":1}`, which the listener turns into
 /// `.resubscribed`: look at everything. The notice is only a hint either way.
+///
+/// The first item of a payload a store sends starts with its origin, `"o"`, the sending
+/// `PostgresStore`'s `noticeOrigin` (`[{"o":"3f2a…","r":1207},…]`). PostgreSQL delivers a
+/// NOTIFY to every listener, the sender's own included; a listener that knows its node's
+/// origin drops those payloads by comparing their first bytes (`hasOrigin`), before any of it
+/// is decoded: a node knows what it wrote itself. A decoder ignores the key, so a node of an
+/// earlier version reads these payloads as it did before.
 enum ChangeNoticePayload {
     static let maxBytes = 7_900
+    /// The bytes of a `noticeOrigin`: 64 random bits, hex.
+    static let originLength = 16
 
     /// One entry of a payload: a notice, or a reference to a stored signal.
     enum Item: Equatable {
@@ -25,31 +35,63 @@ enum ChangeNoticePayload {
     /// The largest signal sent inline; a larger one is stored and referenced.
     static let maxInlineSignalBytes = 4_000
 
-    static func encode(_ notices: [ChangeNotice]) -> [String] {
-        encode(items: notices.map(Item.notice))
+    static func encode(_ notices: [ChangeNotice], origin: String? = nil) -> [String] {
+        encode(items: notices.map(Item.notice), origin: origin)
     }
 
-    static func encode(items: [Item]) -> [String] {
+    /// A new origin for a store: 64 random bits, hex (`originLength` bytes).
+    static func newOrigin() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let text = String(generator.next() as UInt64, radix: 16)
+        return String(repeating: "0", count: originLength - text.count) + text
+    }
+
+    /// What every payload sent with `origin` starts with.
+    static func originPrefix(_ origin: String) -> String {
+        #"[{"o":""# + origin + #"","#
+    }
+
+    /// Whether `payload`'s text, as libpq hands it over (NUL-terminated), starts with `prefix`
+    /// (`originPrefix`): compared in place, nothing decoded or copied.
+    static func hasOrigin(_ payload: UnsafePointer<CChar>, prefix: [CChar]) -> Bool {
+        // strncmp stops at the payload's NUL: a shorter payload differs there.
+        strncmp(payload, prefix, prefix.count) == 0
+    }
+
+    /// - Parameter origin: the sending store's `noticeOrigin`, put at the start of every
+    ///   payload; nil sends none.
+    static func encode(items: [Item], origin: String? = nil) -> [String] {
+        // `{"o":"…",` in front of each payload's first item.
+        let originKey = origin.map { #"{"o":""# + $0 + #"","# }
+        let originBytes = originKey.map { $0.utf8.count - 1 } ?? 0
         var payloads: [String] = []
         var current: [String] = []
-        var size = 2
+        var size = 2 + originBytes
         for entry in items {
             var item: String
             switch entry {
             case .notice(let notice): item = JSONCodec.encodeString(json(notice))
             case .storedSignal(let id): item = JSONCodec.encodeString(.object(["g": .int(id)]))
             }
-            if item.utf8.count + 2 > maxBytes { item = #"{"x":1}"# }
+            if item.utf8.count + 2 + originBytes > maxBytes { item = #"{"x":1}"# }
             if !current.isEmpty && size + item.utf8.count + 1 > maxBytes {
-                payloads.append("[" + current.joined(separator: ",") + "]")
+                payloads.append(payload(current, originKey))
                 current = []
-                size = 2
+                size = 2 + originBytes
             }
             current.append(item)
             size += item.utf8.count + 1
         }
-        if !current.isEmpty { payloads.append("[" + current.joined(separator: ",") + "]") }
+        if !current.isEmpty { payloads.append(payload(current, originKey)) }
         return payloads
+    }
+
+    /// `[item,…]`, the first item opened with `originKey` instead of its `{` (every item is an
+    /// object with at least one key).
+    private static func payload(_ items: [String], _ originKey: String?) -> String {
+        let text = items.joined(separator: ",")
+        guard let originKey else { return "[" + text + "]" }
+        return "[" + originKey + text.dropFirst() + "]"
     }
 
     /// The notices in a payload; `.resubscribed` for anything unreadable, so a hint that

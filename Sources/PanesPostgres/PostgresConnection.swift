@@ -244,13 +244,26 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Reads what arrived on the socket and returns the notifications it completed.
     func receiveNotifications() throws(PostgresError) -> [(channel: String, payload: String)] {
+        var skipped = 0
+        return try receiveNotifications(skipped: &skipped)
+    }
+
+    /// Reads what arrived on the socket and returns the notifications it completed, but for
+    /// those for which `skip` (given the payload as libpq holds it) says true: dropped before
+    /// any of their text is copied. `skipped` counts them.
+    func receiveNotifications(skipping skip: ((UnsafePointer<CChar>) -> Bool)? = nil, skipped: inout Int)
+        throws(PostgresError) -> [(channel: String, payload: String)] {
         let handle = try connected()
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError(.connection, String(cString: PQerrorMessage(handle)))
         }
         var notifications: [(String, String)] = []
         while let notify = PQnotifies(handle) {
-            notifications.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
+            if let skip, skip(notify.pointee.extra) {
+                skipped += 1
+            } else {
+                notifications.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
+            }
             PQfreemem(notify)
         }
         // A connection that the server closed reads as consumed input and a bad status.

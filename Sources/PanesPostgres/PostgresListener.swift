@@ -12,6 +12,11 @@ import PanesThreads
 /// `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
 /// `.resubscribed` after its first `LISTEN` too, covering what was written between the node
 /// loading its state and the listener starting.
+///
+/// Given its node's store's `noticeOrigin`, it drops the payloads that store sent (PostgreSQL
+/// delivers a NOTIFY to the sender's LISTEN too) by their first bytes, before decoding them:
+/// the node wrote those changes itself and needs no hint of them (`ChangeNoticePayload`). In a
+/// failover storm the surviving node's own claims were most of what it decoded.
 public final class PostgresListener: ChangeListener, @unchecked Sendable {
     public let url: String
     /// How long one wait on the socket lasts: the longest `stop` waits for the thread.
@@ -23,9 +28,25 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     private let thread = ServiceThread(name: "panes-listen")
     /// The backend serving the current LISTEN connection (tests terminate it); 0 when none.
     private var currentBackend: Int32 = 0
+    /// What every payload of the node's own store starts with (`ChangeNoticePayload.originPrefix`),
+    /// NUL-free; nil when none is skipped.
+    private let ownPrefix: [CChar]?
+    private var counted = Counts()
 
-    public init(url: String, pollIntervalMs: Int32 = 100, minBackoffMs: Int = 50, maxBackoffMs: Int = 2_000) throws {
+    /// Payloads received since the start, under `lock`.
+    public struct Counts: Sendable, Equatable {
+        /// Decoded and delivered.
+        public var read = 0
+        /// Sent by the node's own store: dropped unread.
+        public var own = 0
+    }
+
+    /// - Parameter ownOrigin: the `noticeOrigin` of the node's own `PostgresStore`, whose
+    ///   payloads are dropped unread; nil delivers every payload.
+    public init(url: String, ownOrigin: String? = nil, pollIntervalMs: Int32 = 100, minBackoffMs: Int = 50,
+                maxBackoffMs: Int = 2_000) throws {
         self.url = try PostgresSettings.split(url).url
+        ownPrefix = ownOrigin.map { ChangeNoticePayload.originPrefix($0).utf8.map { CChar(bitPattern: $0) } }
         self.pollIntervalMs = pollIntervalMs
         self.minBackoffMs = minBackoffMs
         self.maxBackoffMs = maxBackoffMs
@@ -36,6 +57,13 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return currentBackend
+    }
+
+    /// The payloads received so far.
+    public var counts: Counts {
+        lock.lock()
+        defer { lock.unlock() }
+        return counted
     }
 
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) {
@@ -88,15 +116,34 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
                 // with its answer, leaving nothing on the socket to wake `poll` — one would
                 // wait for the next notification to come (20 s and more, seen in the fan-out
                 // bench right after 10,000 connects).
-                var received = try connection.receiveNotifications()
+                var received = try receive(on: connection)
                 while !received.isEmpty {
                     try handle(received, on: connection, deliver)
-                    received = try connection.receiveNotifications()
+                    received = try receive(on: connection)
                 }
             } catch {
                 return
             }
         }
+    }
+
+    /// The notifications that arrived, without the node's own, counted.
+    private func receive(on connection: PostgresConnection) throws -> [(channel: String, payload: String)] {
+        var own = 0
+        let received: [(channel: String, payload: String)]
+        if let ownPrefix {
+            received = try connection.receiveNotifications(
+                skipping: { ChangeNoticePayload.hasOrigin($0, prefix: ownPrefix) }, skipped: &own)
+        } else {
+            received = try connection.receiveNotifications(skipped: &own)
+        }
+        if own > 0 || !received.isEmpty {
+            lock.lock()
+            counted.own += own
+            counted.read += received.count
+            lock.unlock()
+        }
+        return received
     }
 
     /// Delivers one batch of notifications, fetching the payloads of stored signals.

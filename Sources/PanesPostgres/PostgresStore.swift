@@ -30,6 +30,11 @@ import Foundation
 public final class PostgresStore: SharedStore, @unchecked Sendable {
     let connection: PostgresConnection
     public let settings: PostgresSettings
+    /// Starts every `NOTIFY panes` payload this store sends, so that its node's listener
+    /// (`PostgresListener(ownOrigin:)`) can drop them unread: 64 random bits, hex, new for each
+    /// instance. Only a hint, as the payloads are: a payload claiming another store's origin
+    /// hides only itself from that store's node.
+    public let noticeOrigin = ChangeNoticePayload.newOrigin()
     /// Test hook (internal, for `@testable` tests): when set, the next `apply` throws after applying this many
     /// of its commands, inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
@@ -122,7 +127,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             if batch.cursor.unanswered > 0 { try connection.answer() }
             if let fencing { try checkFence(fencing, fence) }
             beforeCommit?()
-            for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals) {
+            for payload in ChangeNoticePayload.encode(items: batch.notices.map(ChangeNoticePayload.Item.notice) + batch.signals,
+                                                          origin: noticeOrigin) {
                 try connection.notifyAtCommit("panes", payload)
             }
             decided = outcomes

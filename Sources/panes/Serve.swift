@@ -65,12 +65,13 @@ struct Serve: ParsableCommand {
         switch store {
         case .postgres(let url):
             do {
-                backing = try PostgresStore(url: url)
+                let postgres = try PostgresStore(url: url)
+                backing = postgres
                 // A node of a cluster: the heartbeat has a lease-only handle on a connection of
                 // its own, and the listener a connection too, so neither waits behind the store
-                // thread's commits.
+                // thread's commits. The listener drops what the node's store notified itself.
                 cluster = ClusterNode(node: ClusterNode.makeID(), leases: try PostgresLeases(url: url),
-                                      listener: try PostgresListener(url: url),
+                                      listener: try PostgresListener(url: url, ownOrigin: postgres.noticeOrigin),
                                       leaseMs: configuration.settings.nodeLeaseMs,
                                       heartbeatMs: configuration.settings.nodeHeartbeatMs, logger: logger)
             } catch {

@@ -28,6 +28,36 @@ import Testing
                 "listening starts with resubscribed, then the commit's notices")
     }
 
+    /// PostgreSQL delivers a NOTIFY to the sender's LISTEN too: a node's listener drops what its
+    /// own store sent, unread, and still delivers every other node's notices.
+    @Test func aNodesOwnNoticesAreDroppedAndAnotherNodesDelivered() throws {
+        let database = try TestDatabase()
+        let own = try PostgresStore(url: database.url)
+        let other = try PostgresStore(url: database.url)
+        #expect(own.noticeOrigin != other.noticeOrigin)
+        let listener = try PostgresListener(url: database.url, ownOrigin: own.noticeOrigin)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+
+        func commit(_ store: PostgresStore, _ domain: PreferenceDomain) throws {
+            let outcome = try store.apply([.commit(Commit(id: CommitID(1), channel: .preferences(domain), base: 0,
+                                                          commands: [.putPreference(domain, keyPath: "theme", value: "dark", version: 1)]))])
+            #expect(outcome == [CommitID(1): .committed])
+        }
+        let mine = PreferenceDomain(workspace: "acme", user: "ada")
+        let theirs = PreferenceDomain(workspace: "acme", user: "bob")
+        try commit(own, mine)
+        try own.apply([.signal(NodeSignal(from: NodeID("n1"), to: nil, kind: .scenesWanted))])
+        try commit(other, theirs)
+        // Delivered in commit order: once the other store's notice is in, the own ones were read.
+        #expect(notices.wait { $0.contains(.channel(.preferences(theirs), version: 1)) }, "\(notices)")
+        #expect(notices.wait { $0 == [.resubscribed, .channel(.preferences(theirs), version: 1)] },
+                "only the other store's notice is delivered: \(notices)")
+        #expect(listener.counts == PostgresListener.Counts(read: 1, own: 2))
+    }
+
     /// A document's commit says its revision, length and last edit: nodes that do not hold the
     /// document open keep their lists right from the notice alone.
     @Test func aDocumentCommitNotifiesItsLengthAndLastEdit() throws {
