@@ -9,20 +9,29 @@ import Logging
 /// gives for a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
+    ///
+    /// A drop onto the dropper itself is answered with the drag's items, known before the
+    /// commit: its key's record goes in the commit with the drag's ending (as a preference
+    /// write's does), so a retry through another node gets the items even if this node dies
+    /// before the answer leaves. Other endings are recorded when answered (`replyLeaving`).
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
-        commitEnd(of: drag, .dragEnd(drag, ending))
+        var commands: [StoreCommand] = [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]
+        if case .drop(.scene, let operation, let named, let dropper) = ending.kind, named == nil || named == dropper.scene,
+           let record = commitRecord(ending.context, result: droppedItems(drag, operation: operation)) {
+            commands.append(record)
+        }
+        commitEnd(of: drag, .dragEnd(drag, ending), commands)
     }
 
     /// Asks the store to end the drag for its expiry; answered in `expiryCommitted`.
     mutating func expireInStore(_ drag: DragState.Drag) {
-        commitEnd(of: drag, .dragExpiry(drag))
+        commitEnd(of: drag, .dragExpiry(drag), [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))])
     }
 
-    private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
+    private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit, _ commands: [StoreCommand]) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0,
-                      commands: [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]))
+        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0, commands: commands))
     }
 
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
@@ -61,7 +70,17 @@ extension Hub {
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
-        case .conflict, .behind, .recorded:
+        case .recorded(let found):
+            // The key this commit records was recorded first: another attempt of this drop
+            // (through another node, once this node's reservation had lapsed) ended the drag.
+            // Its record is the answer.
+            if let record = found.first(where: { $0.slot == context.key }) {
+                drags.setPhase(.dropped, of: drag.id)
+                answerFromStore(context, request: request, record)
+                return
+            }
+            fallthrough
+        case .conflict, .behind:
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags[drag.id] ?? drag
