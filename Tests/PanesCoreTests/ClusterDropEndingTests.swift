@@ -98,6 +98,26 @@ import Testing
         #expect(retried["result"]?["operation"] == "move")
     }
 
+    /// A drop onto itself held on node a (its commit slow to come back) while a's reservation of
+    /// the key lapses; the retry through node b ends the drag first. a's commit, which records
+    /// the same key, is refused for that record, and a answers with it: the same items, not
+    /// `drag_already_dropped` for a drop that was applied.
+    @Test func aDropWhoseKeyWasRecordedThroughAnotherNodeFirstIsAnsweredWithThatRecord() {
+        var nodes = TwoNodes()
+        let (_, _, drag) = Self.setUp(&nodes)
+        let (dropper, _) = nodes.a.connect()
+        let drop: JSONObject = ["drag": drag, "target": "scene", "operation": "copy", "idempotencyKey": "drop-5"]
+        nodes.a.completesCommits = false
+        nodes.a.send(dropper, "drop", drop)
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeLeaseMs) + 1)
+        let (onB, _) = nodes.b.connect()
+        let throughB = nodes.b.request(onB, "drop", drop)
+        #expect(throughB["result"]?["items"]?.arrayValue?.first?["title"] == "Notes", "\(throughB)")
+        let late = Self.reply(nodes.a.completeCommits(), to: dropper)
+        #expect(late?["ok"] == true, "\(String(describing: late))")
+        #expect(late?["result"] == throughB["result"])
+    }
+
     /// A drop naming another window, on this node or on another; the dropping window closes
     /// before the commit comes back. The named window gets the items once, the retry gets
     /// `{"delivered": scene}`, and the source hears once where they went.
