@@ -10,16 +10,23 @@ import Logging
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     ///
-    /// A drop onto the dropper itself is answered with the drag's items, known before the
-    /// commit: its key's record goes in the commit with the drag's ending (as a preference
-    /// write's does), so a retry through another node gets the items even if this node dies
-    /// before the answer leaves. Other endings are recorded when answered (`replyLeaving`).
+    /// A cancel (answered `{}`) and a drop onto the dropper itself (answered with the drag's
+    /// items) have answers known before the commit: the key's record goes in the commit with
+    /// the drag's ending (as a preference write's does), so a retry through another node gets
+    /// that answer even if this node dies before it leaves. A drop onto another window or the
+    /// new-window zone is answered only once delivered (the window may have closed meanwhile,
+    /// the new windows are made then), and recorded in a persist after the commit
+    /// (`replyLeaving`): PROTOCOL.md (drop) says what its retry gets if this node dies between.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
         var commands: [StoreCommand] = [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]
-        if case .drop(.scene, let operation, let named, let dropper) = ending.kind, named == nil || named == dropper.scene,
-           let record = commitRecord(ending.context, result: droppedItems(drag, operation: operation)) {
-            commands.append(record)
+        let known: JSONValue?
+        switch ending.kind {
+        case .cancel: known = [:]
+        case .drop(.scene, let operation, let named, let dropper) where named == nil || named == dropper.scene:
+            known = droppedItems(drag, operation: operation)
+        case .drop: known = nil
         }
+        if let known, let record = commitRecord(ending.context, result: known) { commands.append(record) }
         commitEnd(of: drag, .dragEnd(drag, ending), commands)
     }
 
@@ -43,17 +50,19 @@ extension Hub {
         case .committed:
             guard case .drop(let target, let operation, let named, let dropper) = ending.kind else {
                 // A cancel is in the store whether or not its window is still here: it is
-                // answered all the same, so its key records it (`replyLeaving`) and a retry of it
-                // from the reloaded window gets this answer, not `drag_already_dropped`.
+                // answered all the same, with what its key's record in the commit says, and a
+                // retry of it from the reloaded window gets this answer, not `drag_already_dropped`.
                 endDrag(drag, reason: "cancelled by its source")
                 send(.reply(context.id, result: [:]), to: context.connection)
                 return
             }
             // The drop is in the store, so it stands whether or not the window that dropped it is
             // still here (it may have closed meanwhile: a reload, a crash). It is delivered as on
-            // one node (a drop onto the dropper itself is answered with the items), and answered
-            // all the same, so its key records the answer (`replyLeaving`) and a retry of it from
-            // the reloaded window gets it: an error here would tell of a drop that was applied.
+            // one node (a drop onto the dropper itself is answered with the items, as its key's
+            // record in the commit says), and answered all the same, so its key records the
+            // answer (`replyLeaving`, for a drop onto another window or the new-window zone) and
+            // a retry of it from the reloaded window gets it: an error here would tell of a drop
+            // that was applied.
             let result: JSONValue
             do throws(PanesError) {
                 result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
