@@ -80,11 +80,11 @@ extension Hub {
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
         case .recorded(let found):
-            // The key this commit records was recorded first: another attempt of this drop
-            // (through another node, once this node's reservation had lapsed) ended the drag.
-            // Its record is the answer.
+            // The key this commit records was recorded first: another attempt of this drop or
+            // cancel (through another node, once this node's reservation had lapsed) ended the
+            // drag. Its record is the answer.
             if let record = found.first(where: { $0.slot == context.key }) {
-                drags.setPhase(.dropped, of: drag.id)
+                drags.setPhase(ending.kind.isCancel ? .cancelled : .dropped, of: drag.id)
                 answerFromStore(context, request: request, record)
                 return
             }
