@@ -26,7 +26,11 @@ import Testing
     }
 
     static func recordsTheKey(_ effects: [Effect]) -> Bool {
-        effects.persisted.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } }
+        recordsTheKey(effects.persisted)
+    }
+
+    static func recordsTheKey(_ commands: [StoreCommand]) -> Bool {
+        commands.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } }
     }
 
     /// A drop onto the dropping window itself; the window closes before the drop's commit comes
@@ -42,6 +46,8 @@ import Testing
         nodes.a.completesCommits = false
         nodes.a.send(dropper, "drop", drop)
         #expect(nodes.a.pendingCommits.count == 1, "the drop waits for its commit")
+        #expect(nodes.a.pendingCommits.first.map { Self.recordsTheKey($0.commands) } == true,
+                "its answer, the items, is recorded in the commit that ends the drag")
         nodes.a.run(.closed(dropper, abnormal: true))
         var retried: [Effect] = []
         if retryBeforeCommit {
@@ -49,7 +55,7 @@ import Testing
             #expect(retried.messages(to: retrier).isEmpty, "it waits for the first attempt")
         }
         let committed = nodes.a.completeCommits()
-        #expect(Self.recordsTheKey(committed), "the drop's outcome is recorded, though its window is gone")
+        #expect(!Self.recordsTheKey(committed.persisted), "recorded once, in the commit, though its window is gone")
         nodes.a.completesCommits = true
         if !retryBeforeCommit { retried = nodes.a.send(retrier, "drop", drop) }
         let reply = Self.reply(committed + retried, to: retrier)
@@ -66,6 +72,50 @@ import Testing
         #expect(ended.first?["outcome"] == "dropped")
         #expect(ended.first?["target"]?["scene"] == dropperResult["scene"])
         #expect(ended.first?["target"]?["session"] == dropperResult["session"]?["persistentIdentifier"])
+    }
+
+    /// A drop onto the dropping window itself whose node dies (SIGKILL) right after the store
+    /// took the drag's ending: nothing the node would write after that commit reaches the store.
+    /// The retry from the reloaded window through another node, once the dead node's
+    /// reservation of the key has lapsed, gets the items: the key's record is in the commit.
+    @Test func aDropOntoItselfWhoseNodeDiesRightAfterItsCommitGivesItsItemsToTheRetryThroughAnotherNode() {
+        var nodes = TwoNodes()
+        let (_, _, drag) = Self.setUp(&nodes)
+        let (dropper, _) = nodes.a.connect()
+        let drop: JSONObject = ["drag": drag, "target": "scene", "operation": "move", "idempotencyKey": "drop-4"]
+        nodes.a.completesCommits = false
+        nodes.a.send(dropper, "drop", drop)
+        // a dies once the commit is in: its later persists never reach the store, and its
+        // answer never leaves.
+        nodes.a.holdsPersists = true
+        let unsent = Self.reply(nodes.a.completeCommits(), to: dropper)
+        #expect(unsent?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes")
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeLeaseMs) + 1)
+        let (onB, _) = nodes.b.connect()
+        let retried = nodes.b.request(onB, "drop", drop)
+        #expect(retried["ok"] == true, "\(retried)")
+        #expect(retried["result"] == unsent?["result"], "the same answer the dead node made")
+        #expect(retried["result"]?["operation"] == "move")
+    }
+
+    /// A drop onto itself held on node a (its commit slow to come back) while a's reservation of
+    /// the key lapses; the retry through node b ends the drag first. a's commit, which records
+    /// the same key, is refused for that record, and a answers with it: the same items, not
+    /// `drag_already_dropped` for a drop that was applied.
+    @Test func aDropWhoseKeyWasRecordedThroughAnotherNodeFirstIsAnsweredWithThatRecord() {
+        var nodes = TwoNodes()
+        let (_, _, drag) = Self.setUp(&nodes)
+        let (dropper, _) = nodes.a.connect()
+        let drop: JSONObject = ["drag": drag, "target": "scene", "operation": "copy", "idempotencyKey": "drop-5"]
+        nodes.a.completesCommits = false
+        nodes.a.send(dropper, "drop", drop)
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeLeaseMs) + 1)
+        let (onB, _) = nodes.b.connect()
+        let throughB = nodes.b.request(onB, "drop", drop)
+        #expect(throughB["result"]?["items"]?.arrayValue?.first?["title"] == "Notes", "\(throughB)")
+        let late = Self.reply(nodes.a.completeCommits(), to: dropper)
+        #expect(late?["ok"] == true, "\(String(describing: late))")
+        #expect(late?["result"] == throughB["result"])
     }
 
     /// A drop naming another window, on this node or on another; the dropping window closes

@@ -291,6 +291,9 @@ import Testing
         nodes.a.completesCommits = false
         nodes.a.send(source, "cancelDrag", cancel)
         #expect(nodes.a.pendingCommits.count == 1, "the cancel waits for its commit")
+        #expect(nodes.a.pendingCommits.first?.commands.contains {
+            if case .coordination(.recordKeyedRequest) = $0 { true } else { false }
+        } == true, "its answer, `{}`, is recorded in the commit that ends the drag")
         nodes.a.run(.closed(source, abnormal: true))
         var retried: [Effect] = []
         if retryBeforeCommit {
@@ -298,8 +301,8 @@ import Testing
             #expect(retried.messages(to: second).isEmpty, "it waits for the first attempt")
         }
         let committed = nodes.a.completeCommits()
-        #expect(committed.persisted.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } },
-                "the cancel's outcome is recorded, though its window is gone")
+        #expect(!committed.persisted.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } },
+                "recorded once, in the commit, though its window is gone")
         nodes.a.completesCommits = true
         if !retryBeforeCommit { retried = nodes.a.send(second, "cancelDrag", cancel) }
         let reply = (committed + retried).messages(to: second).last { $0["type"] == "reply" }
@@ -310,6 +313,28 @@ import Testing
         let (onB, _) = nodes.b.connect()
         let throughB = nodes.b.request(onB, "cancelDrag", cancel)
         #expect(throughB["ok"] == true, "\(throughB)")
+    }
+
+    /// A `cancelDrag` whose node dies (SIGKILL) right after the store took the drag's ending:
+    /// nothing the node would write after that commit reaches the store, and its answer never
+    /// leaves. The retry through another node, once the dead node's reservation of the key has
+    /// lapsed, gets `{}`: the key's record is in the commit, not `drag_already_dropped`.
+    @Test func aCancelDragWhoseNodeDiesRightAfterItsCommitIsAnsweredOkThroughAnotherNode() {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let item: JSONValue = ["activity": ["activityType": "panes.document", "targetContentIdentifier": "doc_1"]]
+        let drag = nodes.a.request(source, "beginDrag", ["items": [item]])["result"]?["drag"] ?? .null
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let cancel: JSONObject = ["drag": drag, "idempotencyKey": "cancel-2"]
+        nodes.a.completesCommits = false
+        nodes.a.send(source, "cancelDrag", cancel)
+        nodes.a.holdsPersists = true
+        #expect(nodes.a.completeCommits().messages(to: source).last?["result"] == [:], "the answer that never left")
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeLeaseMs) + 1)
+        let (onB, _) = nodes.b.connect()
+        let retried = nodes.b.request(onB, "cancelDrag", cancel)
+        #expect(retried["ok"] == true, "\(retried)")
+        #expect(retried["result"] == [:])
     }
 
     /// The first attempt is held on a node cut off from the database; its client, disconnected,

@@ -9,20 +9,36 @@ import Logging
 /// gives for a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
+    ///
+    /// A cancel (answered `{}`) and a drop onto the dropper itself (answered with the drag's
+    /// items) have answers known before the commit: the key's record goes in the commit with
+    /// the drag's ending (as a preference write's does), so a retry through another node gets
+    /// that answer even if this node dies before it leaves. A drop onto another window or the
+    /// new-window zone is answered only once delivered (the window may have closed meanwhile,
+    /// the new windows are made then), and recorded in a persist after the commit
+    /// (`replyLeaving`): PROTOCOL.md (drop) says what its retry gets if this node dies between.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
-        commitEnd(of: drag, .dragEnd(drag, ending))
+        var commands: [StoreCommand] = [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]
+        let known: JSONValue?
+        switch ending.kind {
+        case .cancel: known = [:]
+        case .drop(.scene, let operation, let named, let dropper) where named == nil || named == dropper.scene:
+            known = droppedItems(drag, operation: operation)
+        case .drop: known = nil
+        }
+        if let known, let record = commitRecord(ending.context, result: known) { commands.append(record) }
+        commitEnd(of: drag, .dragEnd(drag, ending), commands)
     }
 
     /// Asks the store to end the drag for its expiry; answered in `expiryCommitted`.
     mutating func expireInStore(_ drag: DragState.Drag) {
-        commitEnd(of: drag, .dragExpiry(drag))
+        commitEnd(of: drag, .dragExpiry(drag), [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))])
     }
 
-    private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit) {
+    private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit, _ commands: [StoreCommand]) {
         let id = commits.makeID()
         commits.pending[id] = pending
-        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0,
-                      commands: [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]))
+        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 0, commands: commands))
     }
 
     /// The store's answer: the drop that ended the drag is delivered now; one that lost is told
@@ -34,17 +50,19 @@ extension Hub {
         case .committed:
             guard case .drop(let target, let operation, let named, let dropper) = ending.kind else {
                 // A cancel is in the store whether or not its window is still here: it is
-                // answered all the same, so its key records it (`replyLeaving`) and a retry of it
-                // from the reloaded window gets this answer, not `drag_already_dropped`.
+                // answered all the same, with what its key's record in the commit says, and a
+                // retry of it from the reloaded window gets this answer, not `drag_already_dropped`.
                 endDrag(drag, reason: "cancelled by its source")
                 send(.reply(context.id, result: [:]), to: context.connection)
                 return
             }
             // The drop is in the store, so it stands whether or not the window that dropped it is
             // still here (it may have closed meanwhile: a reload, a crash). It is delivered as on
-            // one node (a drop onto the dropper itself is answered with the items), and answered
-            // all the same, so its key records the answer (`replyLeaving`) and a retry of it from
-            // the reloaded window gets it: an error here would tell of a drop that was applied.
+            // one node (a drop onto the dropper itself is answered with the items, as its key's
+            // record in the commit says), and answered all the same, so its key records the
+            // answer (`replyLeaving`, for a drop onto another window or the new-window zone) and
+            // a retry of it from the reloaded window gets it: an error here would tell of a drop
+            // that was applied.
             let result: JSONValue
             do throws(PanesError) {
                 result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
@@ -61,7 +79,17 @@ extension Hub {
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
             return
-        case .conflict, .behind, .recorded:
+        case .recorded(let found):
+            // The key this commit records was recorded first: another attempt of this drop or
+            // cancel (through another node, once this node's reservation had lapsed) ended the
+            // drag. Its record is the answer.
+            if let record = found.first(where: { $0.slot == context.key }) {
+                drags.setPhase(ending.kind.isCancel ? .cancelled : .dropped, of: drag.id)
+                answerFromStore(context, request: request, record)
+                return
+            }
+            fallthrough
+        case .conflict, .behind:
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags[drag.id] ?? drag

@@ -6,7 +6,9 @@ import Logging
 /// - A keyed request's successful outcome is recorded in the store in the same transaction as
 ///   its change (in the request's own persist, or in its channel commit), and held here for
 ///   `idempotencyRetentionMs`, at most `maxIdempotencyKeysPerUser` per user. So a record never
-///   reports a change that did not commit, and no committed change lacks its record.
+///   reports a change that did not commit, and no committed change lacks its record. One
+///   exception: a cluster drop onto another window or the new-window zone, answered only once
+///   delivered after its commit, is recorded in a persist after it (`Hub+ClusterDrags.swift`).
 /// - A retry that arrives while the first attempt is in flight here waits for it and gets the
 ///   same answer, error included. After an error nothing was applied, so a later retry is
 ///   handled as a new request.

@@ -124,7 +124,13 @@ extension Hub {
         markDropped(drag, operation: operation, target: [
             "kind": "scene", "scene": .string(dropper.scene.rawValue), "session": .string(dropper.session.rawValue),
         ])
-        return ["items": .array(drag.items.map(\.activity.json)), "operation": .string(operation.rawValue)]
+        return droppedItems(drag, operation: operation)
+    }
+
+    /// The answer to a drop onto the dropper itself; known before a cluster's commit, which
+    /// records it under the drop's key (`endInStore`).
+    func droppedItems(_ drag: DragState.Drag, operation: DragOperation) -> JSONValue {
+        ["items": .array(drag.items.map(\.activity.json)), "operation": .string(operation.rawValue)]
     }
 
     /// The drag is dropped: so marked, and its source told where it went.
