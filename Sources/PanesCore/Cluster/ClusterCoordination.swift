@@ -61,6 +61,9 @@ struct ClusterCoordination: Coordination {
         guard case .claim(let session, let claim, nil) = pending, committed, claim.node == node,
               !hub.scenes.isLive(session) else { return false }
         hub.cluster.claiming.remove(session)
+        // A session discarded meanwhile keeps no claim here (nor is released: the deletion
+        // took its claim out of the store).
+        guard hub.sessions[session] != nil else { return true }
         hub.cluster.claims[session] = claim
         hub.releaseLease(session)
         return true
@@ -74,6 +77,10 @@ struct ClusterCoordination: Coordination {
     // MARK: Scenes ended
 
     func release(_ hub: inout Hub, _ session: SessionID) { hub.releaseLease(session) }
+
+    /// Its claim was the only thing that kept an entry of a session destroyed here: the map
+    /// grew with every session made and destroyed on the node.
+    func sessionDiscarded(_ hub: inout Hub, _ session: SessionID) { hub.forgetClaim(of: session) }
 
     // MARK: Where a session or scene is live
 

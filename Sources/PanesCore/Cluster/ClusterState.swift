@@ -32,15 +32,17 @@ struct ClusterState: Sendable {
     var readBackoff = Backoff.sharedStore
     /// Sessions this node wrote or deleted while a record load was in flight: the load may have
     /// read them before those writes, so a claim naming this node that it read is not taken
-    /// back, nor a copy of a session deleted here. (Other session copies it read are told
-    /// apart by their `revision`.)
+    /// back, nor a copy (or claim) of a session deleted here. (Other session copies it read are
+    /// told apart by their `revision`.) Emptied when the load ends, failed or not: the next load
+    /// is asked for after these writes.
     var writtenDuringRecordLoad: Set<SessionID> = []
     /// The copy of each session the store has, as far as this node knows (its own last write,
     /// or the newest copy it read: its `revision` is the record's), and the copy its last write
     /// was made from (`Hub+SessionRevisions.swift`).
     var stored: [SessionID: SceneSession] = [:]
     var madeFrom: [SessionID: SceneSession] = [:]
-    /// Who holds each session live, as the store last said.
+    /// Who holds each session live, as the store last said; only of sessions this node has
+    /// (`forgetClaim` when one goes).
     var claims: [SessionID: SessionClaim] = [:]
     /// Sessions whose holder on another node was asked whether its window is alive, for the
     /// connects waiting on them (asked once per wait).

@@ -14,7 +14,7 @@
 ///   `connectWaitsForHolder`, `claimsBeforeAttach`, `newSessionClaims`, `ticketUsed`,
 ///   `holderAsked`, `settleLateClaim`; the holder's side of a probe: `answerRemoteProbes`,
 ///   `expireRemoteProbe`.
-/// - A scene ended: `release`.
+/// - A scene ended: `release`. A session discarded: `sessionDiscarded`.
 /// - Where a session or scene is live: `heldElsewhere`, `claimInFlight`, `keptActiveElsewhere`,
 ///   `holderElsewhere`, `sceneElsewhere`, `appStateElsewhere`, `receiverElsewhere`,
 ///   `presenceElsewhere`.
@@ -86,6 +86,9 @@ protocol Coordination: Sendable {
     /// A session whose scene ended here: its lease is let go, so a reload on another node
     /// resumes it at once.
     func release(_ hub: inout Hub, _ session: SessionID)
+    /// A session discarded here (destroyed, idle, its document deleted, deleted on another
+    /// node): what the cluster kept of it (its claim) is forgotten with it.
+    func sessionDiscarded(_ hub: inout Hub, _ session: SessionID)
 
     // MARK: Where a session or scene is live
 

@@ -70,6 +70,10 @@ extension Hub {
         coordinated { $0.release(&$1, session) }
     }
 
+    mutating func sessionDiscarded(_ session: SessionID) {
+        coordinated { $0.sessionDiscarded(&$1, session) }
+    }
+
     // MARK: Where a session or scene is live
 
     func heldElsewhere(_ session: SessionID) -> Bool { coordination.heldElsewhere(self, session) }

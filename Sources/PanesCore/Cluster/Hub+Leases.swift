@@ -42,13 +42,23 @@ extension Hub {
                       commands: [.coordination(.claimSession(session, released))]))
     }
 
+    /// A session gone from this node (discarded here, or read as deleted): its claim goes
+    /// with it. A session id is never used again, so nothing asks who holds it after this; a
+    /// connect naming it is told `session_not_found`.
+    mutating func forgetClaim(of session: SessionID) {
+        cluster.claims[session] = nil
+    }
+
     mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,
                                  _ outcome: CommitOutcome) {
         if claim.node != nil { cluster.claiming.remove(session) }
         switch outcome {
         case .committed:
             if claim.node == nil { cluster.releaseBackoff.succeeded() }
-            if claim.epoch >= (cluster.claims[session]?.epoch ?? 0) { cluster.claims[session] = claim }
+            // A session discarded while its claim or release was in flight keeps no claim here.
+            if claim.epoch >= (cluster.claims[session]?.epoch ?? 0), sessions[session] != nil {
+                cluster.claims[session] = claim
+            }
             guard let pending else { return }
             guard connections.isOpen(pending.connection), sessions[session] != nil else {
                 // The connect went away meanwhile (or was told to close): nobody is live on the session.

@@ -33,6 +33,10 @@ extension Hub {
         // This read's number, taken before the next read (if wanted) is started below.
         let finished = cluster.recordLoadInFlight
         defer { recordLoadFinished(finished, failure: failure) }
+        // Sessions written here since the load was asked for: our copies are newer than its. A
+        // failed load's notes go too: the next load is asked for after those writes.
+        let writtenMeanwhile = cluster.writtenDuringRecordLoad
+        cluster.writtenDuringRecordLoad = []
         guard let changes, failure == nil else {
             // Tried again after a backoff, not at once: a store that is away fails a read in
             // microseconds, and an immediate retry made a node read (and log) ~21,000 times a
@@ -45,14 +49,15 @@ extension Hub {
             return
         }
         cluster.readBackoff.succeeded()
-        // Sessions written here since the load was asked for: our copies are newer than its.
-        let writtenMeanwhile = cluster.writtenDuringRecordLoad
-        cluster.writtenDuringRecordLoad = []
+        // Deleted here while the load was in flight: the read was made before the deletion (a
+        // session id is never used again); taking its copy would bring it back on this node
+        // until the next read, and taking its claim would keep an entry nothing removes.
+        func deletedMeanwhile(_ id: SessionID) -> Bool { writtenMeanwhile.contains(id) && sessions[id] == nil }
         guard changes.cursor > cluster.recordCursor else { return }
         cluster.recordCursor = changes.cursor
         var owners: Set<OwnerKey> = []
         for (id, claim) in changes.claims where claim.epoch >= (cluster.claims[id]?.epoch ?? 0)
-            && !(writtenMeanwhile.contains(id) && claim.node == node) {
+            && !(writtenMeanwhile.contains(id) && claim.node == node) && !deletedMeanwhile(id) {
             // Who holds a session is part of its switcher entry (live elsewhere or not).
             if cluster.claims[id]?.node != claim.node, let owner = sessions[id]?.owner { owners.insert(owner) }
             cluster.claims[id] = claim
@@ -63,16 +68,18 @@ extension Hub {
             // A copy older than this node's own last write (read before that write was in) is
             // not taken; a newer one written while the window is live here is merged in.
             guard isCurrent(session) else { continue }
-            // Deleted here while the load was in flight: the read was made before the deletion
-            // (a session id is never used again), and taking it would bring it back on this node
-            // until the next read.
-            if sessions[session.id] == nil, writtenMeanwhile.contains(session.id) { continue }
+            if deletedMeanwhile(session.id) { continue }
             if take(session) != nil { owners.insert(session.owner) }
             // A connect waiting for another node to let go of this session can go on.
             if cluster.claims[session.id]?.node == nil { resolvePendingConnects(of: session.id) }
         }
-        for id in changes.deletedSessions where sessions[id] != nil {
-            cluster.claims[id] = nil
+        for id in changes.deletedSessions {
+            // A session this node no longer has keeps no claim either; one it has loses its
+            // claim in `discard` (`sessionDiscarded`).
+            guard sessions[id] != nil else {
+                forgetClaim(of: id)
+                continue
+            }
             forgetRevisions(of: id)
             discard(id, animation: .standard, reason: "discarded on another node", persisted: true)
         }

@@ -21,6 +21,7 @@ struct SingleNodeCoordination: Coordination {
     func expireRemoteProbe(_ hub: inout Hub, of session: SessionID, now: Millis) {}
 
     func release(_ hub: inout Hub, _ session: SessionID) {}
+    func sessionDiscarded(_ hub: inout Hub, _ session: SessionID) {}
 
     func heldElsewhere(_ hub: Hub, _ session: SessionID) -> Bool { false }
     func claimInFlight(_ hub: Hub, _ session: SessionID) -> Bool { false }

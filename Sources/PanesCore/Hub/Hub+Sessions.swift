@@ -67,6 +67,7 @@ extension Hub {
                           reply: (context: RequestContext, result: JSONValue)? = nil, persisted: Bool = false) {
         guard let session = sessions.remove(id) else { return }
         tickets = tickets.filter { $0.value.session != id }
+        sessionDiscarded(id)
         if !persisted {
             persist([.deleteSession(id)] + sessionWebhook(.sessionDestroyed, session, extra: ["reason": .string(reason)]))
         }
