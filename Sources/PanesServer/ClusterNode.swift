@@ -5,8 +5,12 @@
 // (`checkNow`) and the registration of a new identity (`rejoin`) run on the same thread. The
 // listener has its own thread too (`ChangeListener`). Both only hand `ChangeNotice`s to
 // `deliver` (and the heartbeat `Membership` changes to `membership`), which the runtime routes
-// onto the service thread. `node`, `holdsLease` and the requests are shared under the thread's
-// lock; the heartbeat's own state (when to beat next, what it reported) is that thread's alone.
+// onto the service thread. `node`, `holdsLease`, `renewedAt` and the requests are shared under
+// the thread's lock; the heartbeat's own state (when to beat next, what it reported) is that
+// thread's alone. A third thread, the lease watch, only reads `renewedAt` and ends
+// `holdsLease` under that lock: a heartbeat blocked in a call to an unreachable database
+// (a partition drops packets rather than refusing them) cannot tell the node its lease is gone
+// until the call fails, seconds after other nodes may have taken its sessions over.
 import Foundation
 public import Logging
 public import PanesCore
@@ -34,6 +38,12 @@ public final class ClusterNode: @unchecked Sendable {
     private var current: NodeID
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
+    /// When the lease was last renewed (or registered), on this process' monotonic clock;
+    /// under the lock.
+    private var renewedAt = MonotonicInstant.now()
+    /// Tells the node its lease is lost once `renewedAt` is too old, whatever the heartbeat
+    /// thread is blocked in (`watchLease`).
+    private let leaseWatch = ServiceThread(name: "panes-lease-watch")
     /// The live nodes last reported; 0 before the first. The heartbeat thread's (and `start`'s,
     /// before that thread exists).
     private var reportedLiveNodes = 0
@@ -44,7 +54,6 @@ public final class ClusterNode: @unchecked Sendable {
 
     /// What the heartbeat thread keeps between turns.
     private struct Beat {
-        var lastRenewed = MonotonicInstant.now()
         var next = MonotonicInstant.distantPast
         /// The other nodes gone, as last delivered.
         var reportedExpired: Set<NodeID> = []
@@ -108,7 +117,9 @@ public final class ClusterNode: @unchecked Sendable {
         listener.start(deliver)
         beat.reportedExpired = Set(expired)
         beat.next = .after(milliseconds: heartbeatMs)
+        thread.withLock { renewedAt = .now() }
         thread.start { [self] in run(deliver, membership) }
+        leaseWatch.start { [self] in watchLease(deliver) }
     }
 
     /// Asks which nodes are gone, now rather than at the next heartbeat; the answer is
@@ -127,6 +138,7 @@ public final class ClusterNode: @unchecked Sendable {
 
     /// Stops the heartbeat (its thread returns), then the listener.
     public func stop() {
+        leaseWatch.stop()
         thread.stop()
         listener.stop()
     }
@@ -201,11 +213,11 @@ public final class ClusterNode: @unchecked Sendable {
                 current = fresh
                 rejoinRequested = false
                 holdsLease = true
+                renewedAt = .now()
             }
             beat.ended = false
             beat.rejoinAt = nil
             beat.rejoinBackoff.succeeded()
-            beat.lastRenewed = .now()
             beat.next = .after(milliseconds: heartbeatMs)
             beat.reportedExpired = Set(gone)
             logger.notice("rejoined the cluster as a new node", metadata: ["node": "\(fresh)", "was": "\(old)"])
@@ -239,8 +251,10 @@ public final class ClusterNode: @unchecked Sendable {
                        _ membership: @Sendable (Membership) -> Void) {
         do {
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
-            beat.lastRenewed = .now()
-            setLease(true)
+            thread.withLock {
+                renewedAt = .now()
+                holdsLease = true
+            }
             reportLiveNodes(membership)
             // The whole set each time it changes.
             let others = Set(expired).subtracting([node])
@@ -260,13 +274,10 @@ public final class ClusterNode: @unchecked Sendable {
         } catch {
             // The lease runs on the database's clock; stop serving a little before it can run
             // out there, measured on ours (monotonic) from the last renewal that succeeded.
-            let silentMs = MonotonicInstant.now().milliseconds(since: beat.lastRenewed)
+            let silentMs = MonotonicInstant.now().milliseconds(since: thread.withLock { renewedAt })
             logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
                           now: Self.nowMs)
-            if silentMs + heartbeatMs >= leaseMs, isHealthy {
-                setLease(false)
-                deliver(.leaseLost)
-            }
+            if loseLeaseIfSilent() { deliver(.leaseLost) }
         }
     }
 
@@ -281,7 +292,31 @@ public final class ClusterNode: @unchecked Sendable {
     /// Milliseconds on the monotonic clock, for the log limiter's intervals.
     private static var nowMs: Millis { MonotonicInstant.now().milliseconds }
 
-    private func setLease(_ held: Bool) {
-        thread.withLock { holdsLease = held }
+    /// Ends `holdsLease` if the lease has gone unrenewed for `leaseMs − heartbeatMs` (the
+    /// lease runs on the database's clock: stop serving a little before it can run out there),
+    /// once: whichever of the heartbeat and the watch finds it first reports `.leaseLost`.
+    private func loseLeaseIfSilent(now: MonotonicInstant = .now()) -> Bool {
+        thread.withLock {
+            guard holdsLease, now >= renewedAt.adding(milliseconds: leaseMs - heartbeatMs) else { return false }
+            holdsLease = false
+            return true
+        }
+    }
+
+    /// The lease watch's loop: wakes when the lease would have to be renewed by, and reports
+    /// `.leaseLost` if it was not, so a heartbeat blocked in a call (up to libpq's
+    /// `tcp_user_timeout` and `connect_timeout`, which do not follow `nodeLeaseMs`) does not
+    /// leave the node serving sessions another node may own by now. While the lease is not
+    /// held it looks again every heartbeat.
+    private func watchLease(_ deliver: @Sendable (ChangeNotice) -> Void) {
+        while true {
+            let (held, renewed) = thread.withLock { (holdsLease, renewedAt) }
+            let due = held ? renewed.adding(milliseconds: leaseMs - heartbeatMs) : .after(milliseconds: heartbeatMs)
+            guard leaseWatch.pause(until: due) else { return }
+            guard held, loseLeaseIfSilent() else { continue }
+            logger.error("the lease was not renewed in time (the database is out of reach); closing this node's scenes",
+                         metadata: ["leaseMs": "\(leaseMs)"])
+            deliver(.leaseLost)
+        }
     }
 }

@@ -123,6 +123,9 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
         request = on_a.send("setPreference", domain="user", keyPath="editor.fontSize", value=99)
         assert on_a.closed_unacknowledged(request, timeout=20) == 4011, "its scene is closed with the reconnect code once the lease is gone"
         assert time.monotonic() - cut_at < 15
+        # Told by the lease watch, while the heartbeat still hangs in a call libpq ends only after
+        # its tcp_user_timeout (5 s, longer than this lease): not when that call fails at last.
+        assert any("the lease was not renewed in time" in line for line in logs_a), "".join(logs_a[-40:])
 
         # The client reconnects through the balancer, which now sends it to b: it resumes.
         deadline = time.monotonic() + 30
