@@ -84,12 +84,7 @@ import Testing
     func aCommittedRefreshWhoseSessionWasDeletedBeforeItsOutcomeIsAnsweredAndRecorded(deletedOnB: Bool,
                                                                                       requesterCloses: Bool) throws {
         var nodes = TwoNodes()
-        let (window, first) = nodes.a.connect()
-        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
-        nodes.a.run(.closed(window, abnormal: false))
-        let (onA, _) = nodes.a.connect()
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (session, onA, onB) = try nodes.closedSessionWithAWindowOnEachNode()
         let refresh: JSONObject = ["session": .string(session), "title": "Budget", "idempotencyKey": "refresh-1"]
         nodes.a.completesCommits = false
         let sent = nodes.a.send(onA, "requestRefresh", refresh)
@@ -162,12 +157,7 @@ import Testing
     /// brings the session back, in the store or on either node.
     @Test func aRefreshCommittedAfterItsSessionWasDeletedElsewhereDoesNotBringItBack() throws {
         var nodes = TwoNodes()
-        let (window, first) = nodes.a.connect()
-        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
-        nodes.a.run(.closed(window, abnormal: false))
-        let (onA, _) = nodes.a.connect()
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (session, onA, onB) = try nodes.closedSessionWithAWindowOnEachNode()
         let refresh: JSONObject = ["session": .string(session), "title": "Budget", "idempotencyKey": "refresh-3"]
         nodes.a.completesCommits = false
         nodes.a.send(onA, "requestRefresh", refresh)
@@ -190,12 +180,7 @@ import Testing
     /// read is older than the deletion.
     @Test func aRecordReadMadeBeforeThisNodeDeletedASessionDoesNotBringItBack() throws {
         var nodes = TwoNodes()
-        let (window, first) = nodes.a.connect()
-        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
-        nodes.a.run(.closed(window, abnormal: false))
-        let (onA, _) = nodes.a.connect()
-        let (onB, _) = nodes.b.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (session, onA, onB) = try nodes.closedSessionWithAWindowOnEachNode()
         let refreshed = nodes.b.send(onB, "requestRefresh", ["session": .string(session), "title": "Budget"])
         #expect(refreshed.messages(to: onB).last { $0["type"] == "reply" }?["ok"] == true)
         // a hears of b's write and reads it; the read is made before a's window deletes the session…
@@ -211,5 +196,19 @@ import Testing
         #expect(nodes.a.hub.sessions[SessionID(session)] == nil, "the deleted session came back on a")
         let listed = loaded.events(to: watcher, named: "sessionsChanged").last?["sessions"]?.arrayValue ?? []
         #expect(!listed.contains { $0["persistentIdentifier"] == .string(session) }, "a switcher shows it again")
+    }
+}
+
+extension TwoNodes {
+    /// A session whose window on a closed (live nowhere), then a window on each node, and b
+    /// told what a did.
+    fileprivate mutating func closedSessionWithAWindowOnEachNode() throws -> (String, ConnectionID, ConnectionID) {
+        let (window, first) = a.connect()
+        let session = try #require(first["session"]?["persistentIdentifier"]?.stringValue)
+        a.run(.closed(window, abnormal: false))
+        let (onA, _) = a.connect()
+        let (onB, _) = b.connect()
+        TwoNodes.deliver(a.effects, to: &b)
+        return (session, onA, onB)
     }
 }
