@@ -48,7 +48,12 @@ enum ChangeNoticePayload {
 
     /// What every payload sent with `origin` starts with.
     static func originPrefix(_ origin: String) -> String {
-        #"[{"o":""# + origin + #"","#
+        "[" + originKey(origin)
+    }
+
+    /// `{"o":"…",`: the origin, opening a payload's first item.
+    private static func originKey(_ origin: String) -> String {
+        #"{"o":""# + origin + #"","#
     }
 
     /// Whether `payload`'s text, as libpq hands it over (NUL-terminated), starts with `prefix`
@@ -62,7 +67,7 @@ enum ChangeNoticePayload {
     ///   payload; nil sends none.
     static func encode(items: [Item], origin: String? = nil) -> [String] {
         // `{"o":"…",` in front of each payload's first item.
-        let originKey = origin.map { #"{"o":""# + $0 + #"","# }
+        let originKey = origin.map(originKey)
         let originBytes = originKey.map { $0.utf8.count - 1 } ?? 0
         var payloads: [String] = []
         var current: [String] = []

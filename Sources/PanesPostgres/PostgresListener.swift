@@ -33,12 +33,12 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     private let ownPrefix: [CChar]?
     private var counted = Counts()
 
-    /// Payloads received since the start, under `lock`.
-    public struct Counts: Sendable, Equatable {
+    /// Payloads received since the start, under `lock` (read by tests).
+    struct Counts: Sendable, Equatable {
         /// Decoded and delivered.
-        public var read = 0
+        var read = 0
         /// Sent by the node's own store: dropped unread.
-        public var own = 0
+        var own = 0
     }
 
     /// - Parameter ownOrigin: the `noticeOrigin` of the node's own `PostgresStore`, whose
@@ -60,7 +60,7 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     }
 
     /// The payloads received so far.
-    public var counts: Counts {
+    var counts: Counts {
         lock.lock()
         defer { lock.unlock() }
         return counted
@@ -130,13 +130,8 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
     /// The notifications that arrived, without the node's own, counted.
     private func receive(on connection: PostgresConnection) throws -> [(channel: String, payload: String)] {
         var own = 0
-        let received: [(channel: String, payload: String)]
-        if let ownPrefix {
-            received = try connection.receiveNotifications(
-                skipping: { ChangeNoticePayload.hasOrigin($0, prefix: ownPrefix) }, skipped: &own)
-        } else {
-            received = try connection.receiveNotifications(skipped: &own)
-        }
+        let isOwn = ownPrefix.map { prefix in { (payload: UnsafePointer<CChar>) in ChangeNoticePayload.hasOrigin(payload, prefix: prefix) } }
+        let received = try connection.receiveNotifications(skipping: isOwn, skipped: &own)
         if own > 0 || !received.isEmpty {
             lock.lock()
             counted.own += own

@@ -295,12 +295,17 @@ public final class ClusterNode: @unchecked Sendable {
     /// Ends `holdsLease` if the lease has gone unrenewed for `leaseMs − heartbeatMs` (the
     /// lease runs on the database's clock: stop serving a little before it can run out there),
     /// once: whichever of the heartbeat and the watch finds it first reports `.leaseLost`.
-    private func loseLeaseIfSilent(now: MonotonicInstant = .now()) -> Bool {
+    private func loseLeaseIfSilent() -> Bool {
         thread.withLock {
-            guard holdsLease, now >= renewedAt.adding(milliseconds: leaseMs - heartbeatMs) else { return false }
+            guard holdsLease, MonotonicInstant.now() >= renewalDue(after: renewedAt) else { return false }
             holdsLease = false
             return true
         }
+    }
+
+    /// When a lease renewed at `renewed` counts as lost unless renewed again.
+    private func renewalDue(after renewed: MonotonicInstant) -> MonotonicInstant {
+        renewed.adding(milliseconds: leaseMs - heartbeatMs)
     }
 
     /// The lease watch's loop: wakes when the lease would have to be renewed by, and reports
@@ -311,7 +316,7 @@ public final class ClusterNode: @unchecked Sendable {
     private func watchLease(_ deliver: @Sendable (ChangeNotice) -> Void) {
         while true {
             let (held, renewed) = thread.withLock { (holdsLease, renewedAt) }
-            let due = held ? renewed.adding(milliseconds: leaseMs - heartbeatMs) : .after(milliseconds: heartbeatMs)
+            let due = held ? renewalDue(after: renewed) : .after(milliseconds: heartbeatMs)
             guard leaseWatch.pause(until: due) else { return }
             guard held, loseLeaseIfSilent() else { continue }
             logger.error("the lease was not renewed in time (the database is out of reach); closing this node's scenes",

@@ -22,7 +22,7 @@ extension Hub {
         let known: JSONValue?
         switch ending.kind {
         case .cancel: known = [:]
-        case .drop(.scene, let operation, let named, let dropper) where named == nil || named == dropper.scene:
+        case .drop(.scene, let operation, let named, let dropper) where dropper.isItself(named):
             known = droppedItems(drag, operation: operation)
         case .drop: known = nil
         }

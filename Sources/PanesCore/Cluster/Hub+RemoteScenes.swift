@@ -102,7 +102,7 @@ extension Hub {
     /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
     func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Dropper)
         -> (node: NodeID, scene: SceneID, session: SessionID)? {
-        guard target == .scene, let named, named != dropper.scene, scenes[named] == nil,
+        guard target == .scene, !dropper.isItself(named), let named, scenes[named] == nil,
               let remote = remoteLive(named, of: dropper.owner) else { return nil }
         return (remote.node, named, remote.session)
     }

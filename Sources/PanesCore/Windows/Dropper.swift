@@ -14,4 +14,11 @@ struct Dropper: Sendable {
         owner = scene.owner
         clientVersion = scene.clientVersion
     }
+
+    /// Whether a drop onto a scene naming `named` is a drop onto this window itself (none named,
+    /// or this one): the one rule the delivery, the remote receiver and a cluster's record in
+    /// the commit (`endInStore`) all follow.
+    func isItself(_ named: SceneID?) -> Bool {
+        named.map { $0 == scene } ?? true
+    }
 }

@@ -78,7 +78,7 @@ extension Hub {
     /// dropper's user here; nil for a drop onto the dropper itself (none named, or itself) and
     /// for the new-window zone.
     func receiver(of target: DropTarget, named: SceneID?, dropper: Dropper) throws(PanesError) -> Scene? {
-        guard target == .scene, let named, named != dropper.scene else { return nil }
+        guard target == .scene, !dropper.isItself(named), let named else { return nil }
         guard let scene = scenes[named], scene.owner == dropper.owner else {
             throw PanesError(.sceneNotFound, "no live scene \(named) of yours", field: "scene")
         }
