@@ -150,7 +150,7 @@ extension Hub {
         let owner = OwnerKey(workspace: workspace, user: user)
         let record = offer["record"].flatMap(RequestRecord.init(json:))
         let receipt = DropReceipt(scene: scene, origin: origin, event: event, ended: ended)
-        remember(id, receipt)
+        keep(receipt, of: id)
         guard let target = scenes[scene], target.owner == owner, offer["record"] == nil || record != nil else {
             settleReceipt(id, delivered: false)
             return
@@ -186,7 +186,7 @@ extension Hub {
         }
     }
 
-    private mutating func remember(_ id: String, _ receipt: DropReceipt) {
+    private mutating func keep(_ receipt: DropReceipt, of id: String) {
         cluster.dropReceipts[Identifier(id)] = receipt
         // Kept past the dropping node's wait: a repeated offer comes within it.
         cluster.dropReceiptDeadlines.push(id, at: monotonic() + 2 * Millis(settings.dropConfirmTimeoutMs)
