@@ -257,6 +257,14 @@ public enum PostgresMigrations {
             -- default becomes the empty array here.
             UPDATE document_snapshots SET applied = '[]' WHERE applied = '{}';
             """),
+        Step(version: 12, name: "drops onto a window on another node are settled once", sql: """
+            -- A drop onto a window live on another node is settled once its drag has ended: that
+            -- node delivers the items, or the dropping node gives them back to the dropper, by
+            -- setting `settled` in a commit on the drag's channel at version 1 (version 2 once
+            -- set), so exactly one of the two happens. A node of a build before it delivered
+            -- such a drop without settling it, so the version moves.
+            ALTER TABLE drag_ends ADD COLUMN settled boolean NOT NULL DEFAULT false;
+            """),
     ]
 
     /// The schema version this build writes and reads.

@@ -1,11 +1,12 @@
 import PanesCore
 
 /// The coordination's channels and commands (`CoordinationChannel`, `CoordinationCommand`):
-/// leases, drag endings, session records, and request keys checked against other nodes'.
+/// leases, drag endings and settled remote drops, session records, and request keys checked against other nodes'.
 /// Store thread only, like the rest of the store.
 extension PostgresStore {
-    /// A session's lease epoch (0 when never claimed), a drag's ending (1 once ended), a
-    /// session's record revision (-1 when there is no such session).
+    /// A session's lease epoch (0 when never claimed), a drag's ending (1 once ended, 2 once a
+    /// drop onto a window on another node was settled), a session's record revision (-1 when
+    /// there is no such session).
     func version(of channel: CoordinationChannel) throws -> Int64 {
         switch channel {
         case .session(let id):
@@ -28,6 +29,8 @@ extension PostgresStore {
         case .endDrag(let id, let expiresAt):
             try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
             try connection.send(WriteSQL.endDrag, [.text(id), .int(expiresAt)])
+        case .settleDrop(let id):
+            try connection.send(WriteSQL.settleDrop, [.text(id)])
         case .recordKeyedRequest(let record, let node, _):
             try writeRecord(record, node: node)
         case .releaseRequestKey(let slot, let node):

@@ -17,10 +17,11 @@ extension PostgresStore {
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"
         static let sessionEpochs = "SELECT session, epoch FROM session_claims WHERE session = ANY($1::text[])"
-        static let dragEnded = "SELECT 1::bigint FROM drag_ends WHERE drag = $1"
+        static let dragEnded = "SELECT CASE WHEN settled THEN 2 ELSE 1 END::bigint FROM drag_ends WHERE drag = $1"
         static let sessionRevision = "SELECT revision FROM sessions WHERE id = $1 FOR UPDATE"
         static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"
         static let pruneDragEnds = "DELETE FROM drag_ends WHERE expires_at < $1"
+        static let settleDrop = "UPDATE drag_ends SET settled = true WHERE drag = $1"
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).
         static func recordVersion(kind: String, id: String, deleted: String) -> String {

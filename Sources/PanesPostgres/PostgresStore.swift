@@ -353,7 +353,7 @@ extension StoreCommand {
         switch self {
         case .putSession, .putSessionLiveness, .deleteSession, .coordination(.claimSession), .createDocument, .renameDocument,
              .deleteDocument, .putDocumentAccess: true
-        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag),
+        case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag), .coordination(.settleDrop),
              .recordRequest, .coordination(.recordKeyedRequest), .coordination(.releaseRequestKey),
              .forgetRequestRecords, .pruneRequestRecords, .saveVersion, .enqueueWebhooks: false
         }

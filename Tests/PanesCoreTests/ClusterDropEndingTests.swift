@@ -135,9 +135,16 @@ import Testing
         nodes.a.run(.closed(dropper, abnormal: true))
         let committed = nodes.a.completeCommits()
         nodes.a.completesCommits = true
-        #expect(Self.recordsTheKey(committed))
         var received = committed.events(to: receiver, named: "itemsDropped")
-        if receiverOnB { received = TwoNodes.deliver(committed, to: &nodes.b).events(to: receiver, named: "itemsDropped") }
+        if receiverOnB {
+            // b delivers, recording the key in the commit that settles the drop, and says so.
+            let onB = TwoNodes.deliver(committed, to: &nodes.b)
+            received = onB.events(to: receiver, named: "itemsDropped")
+            #expect(nodes.b.committed.last.map { Self.recordsTheKey($0.commands) } == true)
+            TwoNodes.deliver(onB, to: &nodes.a)
+        } else {
+            #expect(Self.recordsTheKey(committed))
+        }
         #expect(received.count == 1, "\(received)")
         #expect(received.first?["items"]?.arrayValue?.first?["title"] == "Notes")
         let retried = nodes.a.send(retrier, "drop", drop)

@@ -265,15 +265,17 @@ import Testing
         let scene = connected["scene"] ?? .null
         let drag = Self.beginDrag(on: &nodes, from: source)
         let dropped = nodes.a.send(source, "drop", ["drag": drag, "target": "scene", "scene": scene, "operation": "copy"])
-        let reply = dropped.messages(to: source).last { $0["type"] == "reply" }
-        #expect(reply?["result"]?["delivered"] == scene, "\(String(describing: reply))")
-        let ended = dropped.events(to: source, named: "dragEnded")
-        #expect(ended.first?["target"]?["session"] == connected["session"]?["persistentIdentifier"])
-        // b delivers the items to its window, once.
-        let received = TwoNodes.deliver(dropped, to: &nodes.b).events(to: target, named: "itemsDropped")
+        // b delivers the items to its window, once, and says so (`ClusterRemoteDropTests`).
+        let onB = TwoNodes.deliver(dropped, to: &nodes.b)
+        let received = onB.events(to: target, named: "itemsDropped")
         #expect(received.count == 1)
         #expect(received.first?["items"]?.arrayValue?.first?["title"] == "Notes")
         #expect(received.first?["operation"] == "copy")
+        let answered = TwoNodes.deliver(onB, to: &nodes.a)
+        let reply = answered.messages(to: source).last { $0["type"] == "reply" }
+        #expect(reply?["result"]?["delivered"] == scene, "\(String(describing: reply))")
+        let ended = answered.events(to: source, named: "dragEnded")
+        #expect(ended.first?["target"]?["session"] == connected["session"]?["persistentIdentifier"])
         // A scene nobody has live anywhere is still not found.
         let second = Self.beginDrag(on: &nodes, from: source)
         #expect(nodes.a.request(source, "drop", ["drag": second, "target": "scene", "scene": "scn_nobody"]).errorCode

@@ -359,6 +359,28 @@ import Testing
         #expect(try store.apply([end(8, "drg_4", expiry)]) == [CommitID(8): .conflict])
     }
 
+    /// A drop onto a window on another node is settled once its drag has ended: the receiving
+    /// node's delivery and the dropping node's taking the items back both commit at base 1, and
+    /// exactly one wins (`CoordinationCommand.settleDrop`).
+    @Test(arguments: StoreKind.shared)
+    func aRemoteDropIsSettledOnceAfterItsDragEnded(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let channel = Channel.coordination(.drag(Identifier("drg_1")))
+        let settle = { (id: UInt64) in Self.commit(id, channel, base: 1, [.coordination(.settleDrop("drg_1"))]) }
+        // Not ended yet: nothing to settle.
+        #expect(try store.apply([settle(1)]) == [CommitID(1): .conflict])
+        #expect(try store.apply([Self.commit(2, channel, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000))])])
+                == [CommitID(2): .committed])
+        // Delivered and taken back in one batch or in two: the first wins.
+        #expect(try store.apply([settle(3), settle(4)]) == [CommitID(3): .committed, CommitID(4): .conflict])
+        #expect(try store.apply([settle(5)]) == [CommitID(5): .conflict])
+        // A drop through another node of the settled drag still finds it ended.
+        #expect(try store.apply([Self.commit(6, channel, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000))])])
+                == [CommitID(6): .conflict])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aSessionWriteFromAnOlderCopyIsDroppedAndARecordCommitAtAStaleRevisionConflicts(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

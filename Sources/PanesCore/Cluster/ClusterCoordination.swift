@@ -96,8 +96,7 @@ struct ClusterCoordination: Coordination {
     func holderElsewhere(_ hub: Hub, _ session: SessionID) -> NodeID? { hub.holderOnAnotherNode(session) }
     func sceneElsewhere(_ hub: Hub, of session: SceneSession) -> RemoteScene? { hub.remoteScene(of: session) }
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState? { hub.remoteAppState(of: owner) }
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? {
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper) -> RemoteReceiver? {
         hub.remoteReceiver(of: target, named: named, dropper: dropper)
     }
     func presenceElsewhere(_ hub: Hub, in document: DocumentID) -> [JSONValue] { hub.remotePresence(in: document) }
@@ -108,8 +107,8 @@ struct ClusterCoordination: Coordination {
     func sharePresence(_ hub: inout Hub, _ presence: JSONValue) { hub.signal(.presence(presence), to: nil) }
     func sharePeople(_ hub: inout Hub, of id: DocumentID) { hub.signalPeople(of: id) }
     func shareDrag(_ hub: inout Hub, _ drag: DragState.Drag) { hub.signalDrag(drag) }
-    func shareDragEnded(_ hub: inout Hub, _ drag: DragState.Drag, _ event: ServerEvent) {
-        hub.signal(.dragEnded(["drag": .string(drag.id), "event": .object(event.fields)]), to: nil)
+    func shareDragEnded(_ hub: inout Hub, _ dragID: String, _ event: ServerEvent) {
+        hub.signal(.dragEnded(["drag": .string(dragID), "event": .object(event.fields)]), to: nil)
     }
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey) { hub.scheduleSceneShare(of: owner) }
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID) { hub.cluster.sharedPeople[id] = nil }
@@ -224,6 +223,8 @@ struct ClusterCoordination: Coordination {
         hub.retryRecordLoad(now: now)
         hub.retryReleases(now: now)
         hub.checkNodesWhileWaiting(now: now)
+        hub.expireRemoteDrops(now: now)
+        hub.forgetDropReceipts(now: now)
     }
 
     func shareScenesTick(_ hub: inout Hub, now: Millis) { hub.shareDueScenes(now: now) }

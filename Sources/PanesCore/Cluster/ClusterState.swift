@@ -16,7 +16,8 @@ struct ClusterState: Sendable {
     /// The next time something here is due (`Hub.coordinationDue(now:)`).
     var nextDeadline: Millis? {
         [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
-         recordRetryAt, releaseRetryAt, nextCheckAt].compactMap { $0 }.min()
+         recordRetryAt, releaseRetryAt, nextCheckAt, remoteDropDeadlines.nextDeadline,
+         dropReceiptDeadlines.nextDeadline].compactMap { $0 }.min()
     }
 
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
@@ -105,6 +106,14 @@ struct ClusterState: Sendable {
     var sceneShareDeadlines = DeadlineQueue<OwnerKey>()
     /// When each user's live scenes were last told (monotonic clock).
     var scenesSharedAt: [OwnerKey: Millis] = [:]
+    /// Drops this node took onto windows live on other nodes, waiting for those nodes' answer
+    /// (`Hub+RemoteDrops.swift`), by drag, and when each stops waiting (monotonic clock).
+    var remoteDrops: [Identifier: RemoteDrop] = [:]
+    var remoteDropDeadlines = DeadlineQueue<String>()
+    /// Drops other nodes offered to windows here, by drag: each settled once, and a repeated
+    /// offer answered the same; forgotten when `dropReceiptDeadlines` says.
+    var dropReceipts: [Identifier: DropReceipt] = [:]
+    var dropReceiptDeadlines = DeadlineQueue<String>()
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.
     var preferenceRetries = DeadlineQueue<PreferenceDomain>()

@@ -30,8 +30,9 @@
 ///
 /// What only the cluster implementation starts comes back to the cluster's code directly,
 /// never on a single node: the outcomes of its commits (`Hub+Commits.swift` routes
-/// `PendingCommit.claim`, `.dragEnd`, `.dragExpiry`, `.refresh` to `claimCommitted`,
-/// `dragEndCommitted`, `expiryCommitted`, `refreshCommitted`), the reads only it asks for
+/// `PendingCommit.claim`, `.dragEnd`, `.dragExpiry`, `.dropReturn`, `.dropSettle`, `.refresh` to
+/// `claimCommitted`, `dragEndCommitted`, `expiryCommitted`, `dropReturnCommitted`,
+/// `dropSettleCommitted`, `refreshCommitted`), the reads only it asks for
 /// (`Hub.loaded`: `recordChangesLoaded`, `operationsLoaded`, `preferenceChangesLoaded`), a
 /// document's catch-up (`retryOpens`), what follows a node signal, and a keyed write another
 /// node's attempt left out (`recordsRead`: `readFailed`, `takeRemoteRecord`,
@@ -105,8 +106,7 @@ protocol Coordination: Sendable {
     /// The highest state of the user's scenes on other nodes.
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState?
     /// The scene a drop onto a named scene goes to when that scene is live on another node.
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
-        -> (node: NodeID, scene: SceneID, session: SessionID)?
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper) -> RemoteReceiver?
     /// Presence of scenes on other nodes in the document, for `openDocument`'s `presence`.
     func presenceElsewhere(_ hub: Hub, in document: DocumentID) -> [JSONValue]
 
@@ -120,7 +120,7 @@ protocol Coordination: Sendable {
     /// A drag begun here.
     func shareDrag(_ hub: inout Hub, _ drag: DragState.Drag)
     /// A drag ended here (`dragEnded` told to its source): every other node marks it ended.
-    func shareDragEnded(_ hub: inout Hub, _ drag: DragState.Drag, _ event: ServerEvent)
+    func shareDragEnded(_ hub: inout Hub, _ dragID: String, _ event: ServerEvent)
     /// The user's live scenes here changed.
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey)
     /// A document deleted here: what was told of its people is forgotten.

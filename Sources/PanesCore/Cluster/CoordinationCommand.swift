@@ -1,5 +1,5 @@
 /// The store commands only a cluster's coordination emits (`StoreCommand.coordination`):
-/// leases, drag endings, and request keys checked against other nodes' attempts. A hub with
+/// leases, drag endings and settled remote drops, and request keys checked against other nodes' attempts. A hub with
 /// `SingleNodeCoordination` never emits them (`SingleNodeCoordinationTests`); a single node's
 /// store (SQLite) ignores them, having nobody to fence or to race; the shared stores
 /// (PostgreSQL, `MemoryStore` as two nodes' store in tests) apply them.
@@ -12,6 +12,11 @@ public enum CoordinationCommand: Sendable, Equatable {
     /// and forgets the endings of drags that expired `DragEnd.keptMs` before this one expires.
     /// Used in a commit on `.drag(id)` at base 0.
     case endDrag(String, expiresAt: Millis)
+    /// Records that a drop onto a window live on another node was settled, which moves the
+    /// drag's `.drag` channel from 1 to 2: delivered by the receiving node, or its items given
+    /// back to the dropper by the dropping node (`Hub+RemoteDrops.swift`). Used in a commit on
+    /// `.drag(id)` at base 1: of the two, exactly one wins, so the items go to one window.
+    case settleDrop(String)
     /// `StoreCommand.recordRequest` for a node of a cluster, which other nodes' attempts of the
     /// same request may race: a key is recorded once. Written over the node's own reservation
     /// of the key (`SharedStore.reserveRequestKeys`), if it made one. A persist carrying it is

@@ -16,7 +16,9 @@ extension Hub {
     /// that answer even if this node dies before it leaves. A drop onto another window or the
     /// new-window zone is answered only once delivered (the window may have closed meanwhile,
     /// the new windows are made then), and recorded in a persist after the commit
-    /// (`replyLeaving`): PROTOCOL.md (drop) says what its retry gets if this node dies between.
+    /// (`replyLeaving`), or, for a window on another node, in the commit that settles where its
+    /// items went (`Hub+RemoteDrops.swift`): PROTOCOL.md (drop) says what its retry gets if
+    /// this node dies between.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
         var commands: [StoreCommand] = [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]
         let known: JSONValue?
@@ -62,7 +64,12 @@ extension Hub {
             // record in the commit says), and answered all the same, so its key records the
             // answer (`replyLeaving`, for a drop onto another window or the new-window zone) and
             // a retry of it from the reloaded window gets it: an error here would tell of a drop
-            // that was applied.
+            // that was applied. A drop onto a window on another node is that node's to deliver:
+            // answered once it says so, or once the items are taken back (`Hub+RemoteDrops.swift`).
+            if let remote = receiverElsewhere(of: target, named: named, dropper: dropper) {
+                offerRemoteDrop(drag, operation: operation, to: remote, from: dropper, context: context)
+                return
+            }
             let result: JSONValue
             do throws(PanesError) {
                 result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper)

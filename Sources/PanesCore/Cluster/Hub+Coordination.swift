@@ -83,8 +83,7 @@ extension Hub {
     func sceneElsewhere(of session: SceneSession) -> RemoteScene? { coordination.sceneElsewhere(self, of: session) }
     func appStateElsewhere(of owner: OwnerKey) -> ActivationState? { coordination.appStateElsewhere(self, of: owner) }
 
-    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Dropper)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? {
+    func receiverElsewhere(of target: DropTarget, named: SceneID?, dropper: Dropper) -> RemoteReceiver? {
         coordination.receiverElsewhere(self, of: target, named: named, dropper: dropper)
     }
 
@@ -110,8 +109,8 @@ extension Hub {
         coordinated { $0.shareDrag(&$1, drag) }
     }
 
-    mutating func shareDragEnded(_ drag: DragState.Drag, _ event: ServerEvent) {
-        coordinated { $0.shareDragEnded(&$1, drag, event) }
+    mutating func shareDragEnded(_ dragID: String, _ event: ServerEvent) {
+        coordinated { $0.shareDragEnded(&$1, dragID, event) }
     }
 
     mutating func shareScenes(of owner: OwnerKey) {

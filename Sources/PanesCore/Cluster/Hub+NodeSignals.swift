@@ -44,11 +44,10 @@ extension Hub {
             takeRemoteDrag(json, from: signal.from)
         case .dragEnded(let json):
             remoteDragEnded(json)
-        case .itemsDropped(let scene, let event):
-            // Dropped through another node onto a window here; gone meanwhile, it hears nothing
-            // (as a window closing the instant after a drop on one node).
-            guard let target = scenes[SceneID(scene)] else { return }
-            send(.event(ServerEvent("itemsDropped", event.objectValue ?? [:])), to: target.connection)
+        case .dropOffered(let offer):
+            takeRemoteDrop(offer, from: signal.from)
+        case .dropReceived(let answer):
+            remoteDropReceived(answer, from: signal.from)
         case .scenes(let json):
             takeRemoteScenes(json, from: signal.from)
         case .scenesWanted:

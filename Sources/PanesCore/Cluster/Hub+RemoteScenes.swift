@@ -99,12 +99,11 @@ extension Hub {
     }
 
     /// The scene a drop onto a named scene goes to when that scene is live on another node
-    /// (the switcher lists it there): its node delivers the items (`NodeSignal.itemsDropped`).
-    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Dropper)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? {
+    /// (the switcher lists it there): its node delivers the items (`Hub+RemoteDrops.swift`).
+    func remoteReceiver(of target: DropTarget, named: SceneID?, dropper: Dropper) -> RemoteReceiver? {
         guard target == .scene, !dropper.isItself(named), let named, scenes[named] == nil,
               let remote = remoteLive(named, of: dropper.owner) else { return nil }
-        return (remote.node, named, remote.session)
+        return RemoteReceiver(node: remote.node, scene: named, session: remote.session)
     }
 
     /// The highest state of the user's scenes on other nodes (their part of the app state).

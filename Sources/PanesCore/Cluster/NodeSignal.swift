@@ -40,9 +40,14 @@ public struct NodeSignal: Sendable, Equatable {
         case scenes(JSONValue)
         /// Asks every node for its live scenes (`scenes`, sent back to the asker alone).
         case scenesWanted
-        /// A drop delivered to a scene live on the receiving node: the `itemsDropped` event's
-        /// fields, for that scene.
-        case itemsDropped(scene: String, event: JSONValue)
+        /// A drop onto a scene live on the receiving node, whose drag's ending the sender has
+        /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?}` (the
+        /// dropper's user, the `itemsDropped` event's fields, the source's `dragEnded` fields,
+        /// and the drop's key record for a keyed drop). The receiver delivers it once settled
+        /// in the store (`Hub+RemoteDrops.swift`) and answers `dropReceived`.
+        case dropOffered(JSONValue)
+        /// The answer to `dropOffered`, to its sender: `{"drag", "scene", "delivered"}`.
+        case dropReceived(JSONValue)
     }
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
@@ -71,7 +76,8 @@ public struct NodeSignal: Sendable, Equatable {
         case .dragEnded(let ended): object["dragEnded"] = ended
         case .scenes(let scenes): object["scenes"] = scenes
         case .scenesWanted: object["scenesWanted"] = true
-        case .itemsDropped(let scene, let event): object["itemsDropped"] = ["scene": .string(scene), "event": event]
+        case .dropOffered(let offer): object["dropOffered"] = offer
+        case .dropReceived(let answer): object["dropReceived"] = answer
         }
         return .object(object)
     }
@@ -107,8 +113,10 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .scenes(scenes)
         } else if json["scenesWanted"] == true {
             kind = .scenesWanted
-        } else if let dropped = json["itemsDropped"], let scene = dropped["scene"]?.stringValue {
-            kind = .itemsDropped(scene: scene, event: dropped["event"] ?? .null)
+        } else if let offer = json["dropOffered"] {
+            kind = .dropOffered(offer)
+        } else if let answer = json["dropReceived"] {
+            kind = .dropReceived(answer)
         } else {
             return nil
         }

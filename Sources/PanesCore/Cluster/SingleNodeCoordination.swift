@@ -29,15 +29,14 @@ struct SingleNodeCoordination: Coordination {
     func holderElsewhere(_ hub: Hub, _ session: SessionID) -> NodeID? { nil }
     func sceneElsewhere(_ hub: Hub, of session: SceneSession) -> RemoteScene? { nil }
     func appStateElsewhere(_ hub: Hub, of owner: OwnerKey) -> ActivationState? { nil }
-    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper)
-        -> (node: NodeID, scene: SceneID, session: SessionID)? { nil }
+    func receiverElsewhere(_ hub: Hub, of target: DropTarget, named: SceneID?, dropper: Dropper) -> RemoteReceiver? { nil }
     func presenceElsewhere(_ hub: Hub, in document: DocumentID) -> [JSONValue] { [] }
 
     func shareTicket(_ hub: inout Hub, _ ticket: Ticket) {}
     func sharePresence(_ hub: inout Hub, _ presence: JSONValue) {}
     func sharePeople(_ hub: inout Hub, of id: DocumentID) {}
     func shareDrag(_ hub: inout Hub, _ drag: DragState.Drag) {}
-    func shareDragEnded(_ hub: inout Hub, _ drag: DragState.Drag, _ event: ServerEvent) {}
+    func shareDragEnded(_ hub: inout Hub, _ dragID: String, _ event: ServerEvent) {}
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey) {}
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID) {}
     func counted(_ hub: inout Hub, _ commands: [StoreCommand]) -> [StoreCommand] { commands }

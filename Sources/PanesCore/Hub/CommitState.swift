@@ -37,6 +37,10 @@ enum PendingCommit: Sendable {
     case dragEnd(DragState.Drag, DragEnding)
     /// A drag's expiry on the node it began on, ordered like a drop (`Hub+ClusterDrags.swift`).
     case dragExpiry(DragState.Drag)
+    /// A drop onto a window on another node, its items taken back for the dropper; and one
+    /// another node offered to a window here, about to be delivered (`Hub+RemoteDrops.swift`).
+    case dropReturn(RemoteDrop)
+    case dropSettle(String)
     /// A refresh of a session live nowhere, written at the record revision it was made on.
     case refresh(SceneSession, RefreshRetry)
     /// A persist carrying a keyed request's record (`recordKeyedRequest`), its commands kept to

@@ -34,6 +34,10 @@ extension Hub {
             dragEndCommitted(drag, ending, outcome)
         case .dragExpiry(let drag):
             expiryCommitted(drag, outcome)
+        case .dropReturn(let drop):
+            dropReturnCommitted(drop, outcome)
+        case .dropSettle(let drag):
+            dropSettleCommitted(drag, outcome)
         case .refresh(let session, let retry):
             refreshCommitted(session, retry, outcome)
         case .keyedWrite(let slot, let commands):
@@ -94,8 +98,11 @@ extension Hub {
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }
             abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))
-        case .claim(_, _, nil), .dragExpiry, .keyedWrite:
+        case .claim(_, _, nil), .dragExpiry, .keyedWrite, .dropSettle:
             break
+        case .dropReturn(let drop):
+            unknown(drop.context, DropRequest.type)
+            answered(drop.context)
         case .dragEnd(_, let ending):
             unknown(ending.context, ending.kind.request)
             answered(ending.context)

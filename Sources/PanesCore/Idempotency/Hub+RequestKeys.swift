@@ -300,13 +300,19 @@ extension Hub {
     /// The record a keyed write's commit carries (`Idempotency.recordedByCommit`), its result
     /// known before the commit: nil for a write without a key in flight.
     mutating func commitRecord(_ context: RequestContext, result: JSONValue) -> StoreCommand? {
+        // In a cluster the commit checks the key itself: another node may have recorded it.
+        keyRecordInCommit(context, result: result).map { recordCommand($0, reporting: nil) }
+    }
+
+    /// The record of a keyed write in flight whose answer goes into a commit (this node's, or
+    /// another node's: `Hub+RemoteDrops.swift`), so its reply writes none of its own: nil for a
+    /// write without a key in flight.
+    mutating func keyRecordInCommit(_ context: RequestContext, result: JSONValue) -> RequestRecord? {
         guard let slot = context.key, let entry = requestKeys.entry(slot),
               entry.origin == ReplyRef(connection: context.connection, id: context.id) else { return nil }
         requestKeys.recordsInCommit(slot)
-        let record = RequestRecord(slot: slot, fingerprint: entry.fingerprint, result: entry.type.recordedResult(result),
-                                   at: now())
-        // In a cluster the commit checks the key itself: another node may have recorded it.
-        return recordCommand(record, reporting: nil)
+        return RequestRecord(slot: slot, fingerprint: entry.fingerprint, result: entry.type.recordedResult(result),
+                             at: now())
     }
 
     /// Whether an answer to a keyed write that did not go through a commit (refused by its

@@ -119,12 +119,13 @@ extension MemoryStore: SharedStore {
 /// The coordination's channels and commands (`CoordinationChannel`, `CoordinationCommand`),
 /// which the memory store applies as a shared store does: two hubs on it are two nodes.
 extension MemoryStore {
-    /// A lease's epoch (0 when never claimed), a drag's ending (1 once ended), a session's
-    /// record revision (-1 when there is no such session).
+    /// A lease's epoch (0 when never claimed), a drag's ending (1 once ended, 2 once a drop
+    /// onto a window on another node was settled), a session's record revision (-1 when there
+    /// is no such session).
     func version(of channel: CoordinationChannel) -> Int64 {
         switch channel {
         case .session(let id): claims[id]?.epoch ?? 0
-        case .drag(let id): dragEnds[id] == nil ? 0 : 1
+        case .drag(let id): settledDrops[id] != nil ? 2 : dragEnds[id] == nil ? 0 : 1
         case .sessionRecord(let id): sessions[id]?.revision ?? -1
         }
     }
@@ -140,9 +141,15 @@ extension MemoryStore {
             for (ended, expiry) in dragEnds where expiry < expiresAt - DragEnd.keptMs {
                 remember(ended, in: \.dragEnds)
                 dragEnds[ended] = nil
+                remember(ended, in: \.settledDrops)
+                settledDrops[ended] = nil
             }
             remember(Identifier(id), in: \.dragEnds)
             dragEnds[id] = expiresAt
+        case .settleDrop(let id):
+            guard let expiresAt = dragEnds[Identifier(id)] else { return }
+            remember(Identifier(id), in: \.settledDrops)
+            settledDrops[Identifier(id)] = expiresAt
         case .recordKeyedRequest(let record, _, _):
             putRecord(record)
         case .releaseRequestKey(let slot, let node):

@@ -28,6 +28,8 @@ public final class MemoryStore: Store {
     var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
     var dragEnds: [Identifier: Millis] = [:]
+    /// Drops onto a window on another node that were settled (`settleDrop`), with the drag's expiry.
+    var settledDrops: [Identifier: Millis] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     var reservations: [RequestKeySlot: Reservation] = [:]

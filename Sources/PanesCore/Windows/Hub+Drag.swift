@@ -85,38 +85,39 @@ extension Hub {
         return scene
     }
 
-    /// Hands a checked drop's items over and tells the source: the drop has won. The dropper
-    /// need not be live: in a cluster its window may have closed before the store ordered the
-    /// drop (`dragEndCommitted`).
+    /// Hands a checked drop's items over to a window here (or the dropper, or new windows) and
+    /// tells the source: the drop has won. The dropper need not be live: in a cluster its window
+    /// may have closed before the store ordered the drop (`dragEndCommitted`), which hands a
+    /// drop onto a window on another node to that node instead (`Hub+RemoteDrops.swift`).
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
                           from dropper: Dropper) throws(PanesError) -> JSONValue {
-        let dragID = drag.id
-        let result: JSONValue
-        let ended: JSONValue
         switch target {
         case .scene:
-            let items = JSONValue.array(drag.items.map(\.activity.json))
-            let dropped: JSONObject = [
-                "drag": .string(dragID), "items": items, "operation": .string(operation.rawValue),
-                "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)],
-            ]
-            if let remote = receiverElsewhere(of: target, named: named, dropper: dropper) {
-                signal(.itemsDropped(scene: remote.scene.rawValue, event: .object(dropped)), to: remote.node)
-                result = ["delivered": .string(remote.scene.rawValue)]
-                ended = ["kind": "scene", "scene": .string(remote.scene.rawValue), "session": .string(remote.session.rawValue)]
-            } else if let receiver = try receiver(of: target, named: named, dropper: dropper) {
-                send(.event(ServerEvent("itemsDropped", dropped)), to: receiver.connection)
-                result = ["delivered": .string(receiver.id.rawValue)]
-                ended = ["kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue)]
-            } else {
+            guard let receiver = try receiver(of: target, named: named, dropper: dropper) else {
                 return deliverToDropper(drag, operation: operation, dropper)
             }
+            send(.event(ServerEvent("itemsDropped", itemsDroppedFields(drag, operation: operation))),
+                 to: receiver.connection)
+            markDropped(drag, operation: operation, target: [
+                "kind": "scene", "scene": .string(receiver.id.rawValue), "session": .string(receiver.session.rawValue),
+            ])
+            return ["delivered": .string(receiver.id.rawValue)]
         case .newWindow:
             return try deliverToNewWindows(drag, operation: operation, owner: dropper.owner,
                                            clientVersion: dropper.clientVersion)
         }
-        markDropped(drag, operation: operation, target: ended)
-        return result
+    }
+
+    /// The `itemsDropped` event's fields, for the window a drop is delivered to (here, or on
+    /// another node: `Hub+RemoteDrops.swift`).
+    func itemsDroppedFields(_ drag: DragState.Drag, operation: DragOperation) -> JSONObject {
+        ["drag": .string(drag.id), "items": .array(drag.items.map(\.activity.json)), "operation": .string(operation.rawValue),
+         "source": ["scene": .string(drag.source.rawValue), "session": .string(drag.sourceSession.rawValue)]]
+    }
+
+    /// The source's `dragEnded` fields for a drop onto `target`.
+    func droppedFields(_ drag: DragState.Drag, operation: DragOperation, target: JSONValue) -> JSONObject {
+        ["drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue), "target": target]
     }
 
     /// A drop onto the dropper itself: the answer is the items.
@@ -136,9 +137,7 @@ extension Hub {
     /// The drag is dropped: so marked, and its source told where it went.
     private mutating func markDropped(_ drag: DragState.Drag, operation: DragOperation, target: JSONValue) {
         drags.setPhase(.dropped, of: drag.id)
-        tellSource(of: drag, ServerEvent("dragEnded", [
-            "drag": .string(drag.id), "outcome": "dropped", "operation": .string(operation.rawValue), "target": target,
-        ]))
+        tellSource(of: drag, ServerEvent("dragEnded", droppedFields(drag, operation: operation, target: target)))
     }
 
     mutating func cancelDrag(_ dragID: String, from scene: Scene, context: RequestContext) throws(PanesError) -> JSONValue? {
@@ -189,10 +188,14 @@ extension Hub {
     /// `shareDragEnded` tells the other nodes (the source's, and every node marks the drag ended,
     /// so a second drop anywhere is told so); alone it does nothing.
     mutating func tellSource(of drag: DragState.Drag, _ event: ServerEvent) {
-        if let source = scenes[drag.source] {
-            send(.event(event), to: source.connection)
+        tellSource(of: drag.id, source: drag.source, event)
+    }
+
+    mutating func tellSource(of dragID: String, source: SceneID, _ event: ServerEvent) {
+        if let scene = scenes[source] {
+            send(.event(event), to: scene.connection)
         }
-        shareDragEnded(drag, event)
+        shareDragEnded(dragID, event)
     }
 
     // Drags outlive their source scene: another window can still drop them; only the

@@ -1,0 +1,216 @@
+@testable import PanesCore
+import PanesCoreTestSupport
+import Testing
+
+/// A drop onto a window live on another node (`Hub+RemoteDrops.swift`): that node delivers the
+/// items and says so, or says the window is gone, and the node that took the drop answers from
+/// what it says; where the items went is settled once in the store, so they reach one window,
+/// never none and never two (issue 27).
+@Suite struct ClusterRemoteDropTests {
+    /// The source and the dropping window on node a, the window dropped onto on node b (which a's
+    /// switcher lists), and a drag begun by the source that b has heard of.
+    struct Setup {
+        var source: ConnectionID
+        var dropper: ConnectionID
+        var dropperScene: JSONValue
+        var target: ConnectionID
+        var targetScene: JSONValue
+        var drag: JSONValue
+    }
+
+    static func setUp(_ nodes: inout TwoNodes) -> Setup {
+        let (source, _) = nodes.a.connect()
+        let (dropper, dropperResult) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (target, targetResult) = nodes.b.connect()
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let began = nodes.a.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
+        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        return Setup(source: source, dropper: dropper, dropperScene: dropperResult["scene"] ?? .null, target: target,
+                     targetScene: targetResult["scene"] ?? .null, drag: drag)
+    }
+
+    static func reply(_ effects: [Effect], to connection: ConnectionID) -> JSONValue? {
+        ClusterDropEndingTests.reply(effects, to: connection)
+    }
+
+    static func offers(in effects: [Effect]) -> [NodeSignal] {
+        effects.compactMap { if case .signal(let signal) = $0, case .dropOffered = signal.kind { signal } else { nil } }
+    }
+
+    /// The window on b is there: b delivers the items once and says so; only then is the drop
+    /// answered `{"delivered"}` and the source told where they went.
+    @Test func aDropOntoAWindowOnAnotherNodeIsAnsweredOnlyOnceThatNodeDeliveredIt() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-1"]
+        let dropped = nodes.a.send(setup.dropper, "drop", drop)
+        #expect(Self.reply(dropped, to: setup.dropper) == nil, "not answered before b has delivered")
+        #expect(dropped.events(to: setup.source, named: "dragEnded").isEmpty, "nor the source told")
+        #expect(Self.offers(in: dropped).count == 1)
+        let onB = TwoNodes.deliver(dropped, to: &nodes.b)
+        let received = onB.events(to: setup.target, named: "itemsDropped")
+        #expect(received.count == 1, "\(received)")
+        #expect(received.first?["items"]?.arrayValue?.first?["title"] == "Notes")
+        #expect(received.first?["operation"] == "move")
+        let answered = TwoNodes.deliver(onB, to: &nodes.a)
+        let reply = Self.reply(answered, to: setup.dropper)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"] == ["delivered": setup.targetScene])
+        let ended = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(ended.count == 1, "\(ended)")
+        #expect(ended.first?["outcome"] == "dropped")
+        #expect(ended.first?["target"]?["scene"] == setup.targetScene)
+        // The key's record says what was answered, here and through b.
+        let (retrier, _) = nodes.a.connect()
+        #expect(nodes.a.request(retrier, "drop", drop)["result"] == ["delivered": setup.targetScene])
+        let (onBRetrier, _) = nodes.b.connect()
+        #expect(nodes.b.request(onBRetrier, "drop", drop)["result"] == ["delivered": setup.targetScene])
+    }
+
+    /// The window on b closed in the same moment (a's switcher still lists it): b delivers
+    /// nothing, and the items come back to the dropper, as on one node. The source's `dragEnded`
+    /// names the dropper, and the key's record says items.
+    @Test func aDropOntoAWindowThatClosedOnItsNodeMeanwhileGivesTheItemsToTheDropper() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        nodes.b.run(.closed(setup.target, abnormal: true))  // a does not hear of it in time
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-2"]
+        let dropped = nodes.a.send(setup.dropper, "drop", drop)
+        #expect(Self.reply(dropped, to: setup.dropper) == nil)
+        let onB = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(onB.events(to: setup.target, named: "itemsDropped").isEmpty)
+        let answered = TwoNodes.deliver(onB, to: &nodes.a)
+        let reply = Self.reply(answered, to: setup.dropper)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes")
+        #expect(reply?["result"]?["operation"] == "move")
+        #expect(nodes.a.committed.last.map { ClusterDropEndingTests.recordsTheKey($0.commands) } == true,
+                "recorded in the commit that took the items back")
+        let records = answered.persisted.filter { ClusterDropEndingTests.recordsTheKey([$0]) }
+        #expect(records.count == 1, "and not again after it: \(records)")
+        let ended = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(ended.count == 1, "\(ended)")
+        #expect(ended.first?["target"]?["scene"] == setup.dropperScene)
+        let (retrier, _) = nodes.a.connect()
+        #expect(nodes.a.request(retrier, "drop", drop)["result"] == reply?["result"])
+        let (onBRetrier, _) = nodes.b.connect()
+        #expect(nodes.b.request(onBRetrier, "drop", drop)["result"] == reply?["result"], "the store's record")
+    }
+
+    /// The offer comes to b twice (a repeated signal): the window gets the items once, and the
+    /// second offer is answered as the first. Once b has forgotten the offer, a third one finds
+    /// the drop settled in the store and delivers nothing either.
+    @Test func aRepeatedOfferDeliversTheItemsOnce() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let dropped = nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene",
+                                                           "scene": setup.targetScene])
+        let first = TwoNodes.deliver(dropped, to: &nodes.b)
+        let second = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(first.events(to: setup.target, named: "itemsDropped").count == 1)
+        #expect(second.events(to: setup.target, named: "itemsDropped").isEmpty, "delivered once")
+        #expect(!second.contains { if case .commit = $0 { true } else { false } }, "known here: no second commit")
+        let answers = second.compactMap { effect -> JSONValue? in
+            if case .signal(let signal) = effect, case .dropReceived(let answer) = signal.kind { answer } else { nil }
+        }
+        #expect(answers.map { $0["delivered"] } == [true], "answered as the first time")
+        nodes.b.clock.advance(Millis(3 * nodes.b.hub.settings.dropConfirmTimeoutMs + nodes.b.hub.settings.nodeLeaseMs))
+        nodes.b.run(.tick)
+        let third = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(third.events(to: setup.target, named: "itemsDropped").isEmpty, "the store refuses a second settling")
+        // a answers once, from the first answer.
+        let answered = TwoNodes.deliver(first + second + third, to: &nodes.a)
+        #expect(answered.messages(to: setup.dropper).filter { $0["type"] == "reply" }.count == 1)
+        #expect(Self.reply(answered, to: setup.dropper)?["result"] == ["delivered": setup.targetScene])
+    }
+
+    /// b never answers within `dropConfirmTimeoutMs`: it died before the offer reached it, or it
+    /// delivered and died (or its answer was lost) before a heard. a tries to take the items
+    /// back; the store says which happened: the items come back to the dropper, or the drop is
+    /// answered `{"delivered"}`. Never both, never neither.
+    @Test(arguments: [false, true])
+    func aDropWhoseReceivingNodeNeverAnswersIsSettledInTheStore(bDelivered: Bool) {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "copy",
+                                "idempotencyKey": "remote-3"]
+        let dropped = nodes.a.send(setup.dropper, "drop", drop)
+        var delivered: [JSONValue] = []
+        if bDelivered {
+            // b delivers; its answer and its `dragEnded` never reach a.
+            delivered = TwoNodes.deliver(dropped, to: &nodes.b).events(to: setup.target, named: "itemsDropped")
+            #expect(delivered.count == 1)
+        }
+        nodes.a.clock.advance(Millis(nodes.a.hub.settings.dropConfirmTimeoutMs) - 1)
+        #expect(Self.reply(nodes.a.run(.tick), to: setup.dropper) == nil, "waits until the bound")
+        nodes.a.clock.advance(1)
+        let settled = nodes.a.run(.tick)
+        let reply = Self.reply(settled, to: setup.dropper)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        let ended = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        if bDelivered {
+            #expect(reply?["result"] == ["delivered": setup.targetScene])
+            #expect(ended.isEmpty, "b tells the source (its `dragEnded` is what a missed here), not a as well")
+        } else {
+            #expect(reply?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes")
+            #expect(ended.count == 1, "\(ended)")
+            #expect(ended.first?["target"]?["scene"] == setup.dropperScene)
+            // b comes back (or was only slow): the offer is too late, and delivers nothing.
+            let late = TwoNodes.deliver(dropped, to: &nodes.b)
+            #expect(late.events(to: setup.target, named: "itemsDropped").isEmpty)
+        }
+        // A retry through either node gets what was answered.
+        let (onBRetrier, _) = nodes.b.connect()
+        #expect(nodes.b.request(onBRetrier, "drop", drop)["result"] == reply?["result"])
+    }
+
+    /// b delivered; a, which took the drop, dies before it answers. The drop's key record went
+    /// in b's commit: a retry through b, once a's reservation has lapsed, gets `{"delivered"}`,
+    /// and the source (on b here) was told by b.
+    @Test func aDropDeliveredOnAnotherNodeIsAnsweredToARetryAfterTheDroppingNodeDied() {
+        var nodes = TwoNodes()
+        let (dropper, _) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        // The target first: b tells a of its user's scenes at once only for the first change.
+        let (target, targetResult) = nodes.b.connect()
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let (source, _) = nodes.b.connect()
+        let scene = targetResult["scene"] ?? .null
+        let drag = nodes.b.request(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])["result"]?["drag"] ?? .null
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let drop: JSONObject = ["drag": drag, "target": "scene", "scene": scene, "operation": "move",
+                                "idempotencyKey": "remote-4"]
+        let dropped = nodes.a.send(dropper, "drop", drop)
+        let onB = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(onB.events(to: target, named: "itemsDropped").count == 1)
+        #expect(onB.events(to: source, named: "dragEnded").first?["target"]?["scene"] == scene)
+        // a is gone: b's answer never reaches it. The retry, through b.
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeLeaseMs) + 1)
+        let (retrier, _) = nodes.b.connect()
+        let retried = nodes.b.request(retrier, "drop", drop)
+        #expect(retried["ok"] == true, "\(retried)")
+        #expect(retried["result"] == ["delivered": scene])
+    }
+
+    /// An offer naming a window of another user (a node would never send one: the drop is
+    /// refused up front) delivers nothing: the window's node checks the user too.
+    @Test func anOfferNamingAnotherUsersWindowDeliversNothing() {
+        var nodes = TwoNodes()
+        let (target, targetResult) = nodes.b.connect(name: "alice")
+        let offer: JSONValue = [
+            "drag": "drg_forged", "scene": targetResult["scene"] ?? .null, "workspace": "default", "user": "mallory",
+            "event": ["drag": "drg_forged", "items": [], "operation": "copy"], "ended": ["drag": "drg_forged"],
+        ]
+        let produced = nodes.b.run(.notice(.signal(NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .dropOffered(offer)))))
+        #expect(produced.events(to: target, named: "itemsDropped").isEmpty)
+        #expect(!produced.contains { if case .commit = $0 { true } else { false } })
+        let answers = produced.compactMap { effect -> JSONValue? in
+            if case .signal(let signal) = effect, case .dropReceived(let answer) = signal.kind { answer } else { nil }
+        }
+        #expect(answers.map { $0["delivered"] } == [false])
+    }
+}
