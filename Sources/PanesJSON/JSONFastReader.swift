@@ -1,4 +1,4 @@
-public import PanesCore
+import PanesCore
 
 /// A reader for the plain JSON texts that make up nearly every frame, which builds the
 /// `JSONValue` straight from the bytes; anything else is left to jansson, the parser of record.
