@@ -45,6 +45,11 @@ public enum JSONCodec {
         if openingBrackets(bytes) > maxDepth, let depth = depthOverLimit(bytes, maxDepth) {
             return .failure(DecodeError(.tooDeep, description: "arrays and objects are nested \(depth) deep at least, over the limit of \(maxDepth)"))
         }
+        // Plain texts (every frame panes-load sends, and most a browser does) are read without
+        // jansson's lexer; the reader answers nil for anything it cannot vouch jansson reads
+        // the same, and jansson decides (`JSONFastReader`). Its keys are ASCII, so no two can
+        // be canonically equivalent.
+        if let value = JSONFastReader.read(bytes) { return .success(value) }
         return janssonDecode(bytes, acceptingEquivalentKeys: acceptingEquivalentKeys)
     }
 

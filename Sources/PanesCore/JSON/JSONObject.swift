@@ -76,6 +76,12 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
             JSONObject.sortMembers(&members)
             return JSONObject(sorted: members)
         }
+
+        /// The members sorted, or nil if two keys have the same bytes (`JSONFastReader` leaves
+        /// such a text to jansson, which refuses it with its own words).
+        public consuming func objectUnlessDuplicated() -> JSONObject? {
+            JSONObject.sort(&members) == nil ? JSONObject(sorted: members) : nil
+        }
     }
 
     // MARK: Collection
