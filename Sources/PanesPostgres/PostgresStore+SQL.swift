@@ -13,6 +13,8 @@ extension PostgresStore {
             RETURNING id
             """
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
+        /// A row when a node other than $1 holds a running lease (`register`, `renew`).
+        static let otherLeaseRuns = "SELECT 1::bigint FROM nodes WHERE id <> $1 AND lease_until >= \(nowMs) LIMIT 1"
         static let domainVersion = "SELECT version FROM preference_domains WHERE workspace = $1 AND user_name = $2"
         static let documentRevision = "SELECT revision FROM documents WHERE id = $1"
         static let sessionEpoch = "SELECT epoch FROM session_claims WHERE session = $1"

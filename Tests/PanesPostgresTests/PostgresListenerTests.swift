@@ -122,6 +122,52 @@ import Testing
         #expect(notices.wait { $0 == [.resubscribed, .signal(small), .signal(large)] })
     }
 
+    /// A node's live scenes of a user and its people in a document are told again, whole, to any
+    /// node that asks once registered (`NodeSignal.isRetoldWhenAsked`): while no other node's
+    /// lease runs they are neither stored nor notified, other signals are; once one runs, they
+    /// are again, and not after its lease has ended.
+    @Test func signalsToldAgainWhenAskedAreWrittenOnlyWhileAnotherNodesLeaseRuns() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let listener = try PostgresListener(url: database.url)
+        let notices = NoticeBox()
+        listener.start { notices.append($0) }
+        defer { listener.stop() }
+        #expect(notices.wait { _ in listener.backendPID != 0 })
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try store.register(node: a, leaseMs: 60_000)
+
+        // Over the inline limit: stored in node_signals when written.
+        let entry: JSONValue = ["session": .string(String(repeating: "s", count: 40)), "scene": .null,
+                                "state": "background", "traits": .null, "epoch": 1]
+        let scenes = NodeSignal(from: a, to: nil, kind: .scenes(
+            ["workspace": "acme", "user": "ada", "scenes": .array(Array(repeating: entry, count: 100))]))
+        let people = NodeSignal(from: a, to: nil, kind: .people(["document": "doc_1", "people": []]))
+        let toB = NodeSignal(from: a, to: b, kind: .scenes(["workspace": "acme", "user": "ada", "scenes": []]))
+        let probe = NodeSignal(from: a, to: b, kind: .probe(SessionID("s1")))
+        let reader = try PostgresConnection(url: database.url)
+        func stored() throws -> Int64 { try reader.integer("SELECT count(*)::bigint FROM node_signals") ?? -1 }
+
+        _ = try store.apply([.signal(scenes), .signal(people), .signal(toB), .signal(probe)])
+        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe)] }, "\(notices)")
+        #expect(try stored() == 0)
+
+        let other = try PostgresStore(url: database.url)
+        _ = try other.register(node: b, leaseMs: 60_000)
+        _ = try store.apply([.signal(scenes), .signal(people)])
+        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people)] },
+                "\(notices)")
+        #expect(try stored() == 1)
+
+        // b's connection ends (its liveness lock with it) and a's check ends b's lease.
+        other.close()
+        #expect(notices.wait { _ in (try? store.checkNodes(node: a, leaseMs: 60_000)) == [b] })
+        _ = try store.apply([.signal(scenes), .signal(people), .signal(probe)])
+        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people), .signal(probe)] },
+                "\(notices)")
+        #expect(try stored() == 1)
+    }
+
     /// Reading a large signal's payload is a query; a notification the server sends before that
     /// query ends is queued by libpq with its answer, and nothing is left on the socket to wake
     /// the listener's `poll`. It is delivered then, not when some later notification comes (the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 
-from panes_cluster import LEASE_MS, Client
+from panes_cluster import LEASE_MS, Client, Cluster, Node
 
 
 def test_a_preference_set_on_one_node_reaches_observers_on_every_node_in_the_same_order(cluster, workspace):
@@ -266,6 +266,51 @@ def test_a_window_live_on_another_node_shows_live_in_the_switcher_and_follows_it
     window.close()
     gone = entry(shows("disconnected"), session)
     assert "scene" not in gone and "traits" not in gone
+
+
+def test_a_node_that_joins_a_lone_node_hears_its_windows_and_people_and_then_their_changes(pg, workspace):
+    """A node alone writes no lists of its live windows or people (no other node's lease runs to
+    read them): a node that joins later asks for them once registered and is told, and hears
+    every change after that."""
+    cluster = Cluster(pg, nodes=1, haproxy=False)
+    try:
+        (a,) = cluster.nodes
+        window = Client(a.url, "ada", workspace)
+        window.request("lifecycle", visible=True, focused=True)
+        session = window.credentials["id"]
+        document = window.request("createDocument", title="Plan", text="x")["document"]["id"]
+        window.request("openDocument", document=document)
+        window.drain(0.3)  # past sceneShareIntervalMs: a's lists are made, for nobody
+
+        b = Node(cluster.store, cluster.public_url, cluster.config, 1).start()
+        cluster.nodes.append(b)
+        switcher = Client(b.url, "ada", workspace)
+        watcher = Client(b.url, "bob", workspace)
+        listed = watcher.request("observeDocuments")["documents"]
+
+        def people(active: int, listing: list | None = None) -> dict:
+            want = [{"user": "ada", "name": "ada", "windows": 1, "active": active}]
+            found = next((d for d in listing or [] if d["id"] == document), None)
+            if found and found.get("people") == want:
+                return found
+            return watcher.event("documentsChanged", lambda e: e["document"]["id"] == document
+                                 and e["document"].get("people") == want)["document"]
+
+        def shows(state: str, listing: dict | None = None) -> dict:
+            if listing and (found := entry(listing, session)) and found.get("state") == state and "scene" in found:
+                return found
+            return entry(switcher.event("sessionsChanged", lambda e: (entry(e, session) or {}).get("state") == state
+                                        and "scene" in (entry(e, session) or {})), session)
+
+        live = shows("foregroundActive", switcher.request("listSessions", watch=True))
+        assert live["scene"] == window.connected["scene"]
+        assert people(1, listed)["participantCount"] == 1
+        # b's lease runs now: a's changes reach it.
+        window.request("lifecycle", visible=False, focused=False)
+        assert shows("background")["scene"] == window.connected["scene"]
+        assert people(0)["participantCount"] == 1
+    finally:
+        cluster.close()
 
 
 def test_two_drops_of_one_drag_through_two_nodes_at_once_deliver_it_once(cluster, workspace):

@@ -56,6 +56,19 @@ public struct NodeSignal: Sendable, Equatable {
         self.kind = kind
     }
 
+    /// Whether the sender tells this again, whole, to any node that asks (`scenesWanted`): a
+    /// broadcast of its live scenes of one user or of its people in one document. Every node
+    /// asks once its lease is registered (at start, after a rejoin, after its listening
+    /// connection was back), so a store may leave such a signal unwritten while no other node's
+    /// lease runs: a node registered after that asks, and is told what is true then.
+    public var isRetoldWhenAsked: Bool {
+        guard to == nil else { return false }
+        switch kind {
+        case .scenes, .people: return true
+        default: return false
+        }
+    }
+
     /// The wire form between nodes.
     public var json: JSONValue {
         var object: JSONObject = ["from": .string(from.rawValue)]
