@@ -13,6 +13,9 @@
  *                    those blocks are not freed among the ones a connection keeps.
  *
  * Neither is for production: the pool never returns memory, and both take a lock per call.
+ * Panes since wp/idle-mem6 installs its own allocator as its transport starts
+ * (Sources/CLibWebSocketsAlloc), in place of this one: against such a build this library counts
+ * or pools only what lws allocates before then (nothing). Use it on raw lws or older builds.
  *
  *   cc -O2 -shared -fPIC -o /tmp/lws_allocations.so bench/lws_allocations.c -lpthread -lwebsockets
  *   bench/idle_memory.py --bin BIN --n 10000 --malloc --env LD_PRELOAD=/tmp/lws_allocations.so \

@@ -2,6 +2,7 @@
 // loop (see WebSocketServer.swift).
 internal import CLibEV
 internal import CLibWebSockets
+internal import CLibWebSocketsAlloc
 internal import CLibWebSocketsLog
 import Logging
 
@@ -19,6 +20,12 @@ extension WebSocketServer {
             // Lines are emitted as before; only the cost of lws's log calls at levels that are
             // off (bench/README.md) comes back.
             configuration.logger.warning("lws's log calls do not reach CLibWebSocketsLog's _lws_log (lws binds them itself)")
+        }
+        // lws's upgrade header tables from a region of their own that gives a settled connect
+        // burst's pages back, instead of holes among the blocks open connections keep
+        // (CLibWebSocketsAlloc; once a process, before lws allocates anything).
+        if pws_lws_allocator_install() == 0 {
+            configuration.logger.warning("lws's header tables come from malloc: no address space for their region")
         }
         signal(SIGPIPE, SIG_IGN)
         var info = makeContextInfo()

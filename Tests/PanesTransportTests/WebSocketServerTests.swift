@@ -1,3 +1,4 @@
+import CLibWebSocketsAlloc
 import Foundation
 import PanesTestSupport
 @testable import PanesTransport
@@ -94,6 +95,21 @@ import Testing
         client.send("alone")
         #expect(client.nextFrame(timeout: 10) == WebSocketFrame.text("re: alone"))
         #expect(harness.onServiceThread { $0.writeTurnsTaken } == (loop == .libev ? 4 : 0))
+    }
+
+    /// lws's header table for each upgrade comes from CLibWebSocketsAlloc's pool, which the
+    /// transport installs as it starts (4 KiB data, 976-byte struct: two slots an upgrade), and
+    /// the connection works as before. Other tests' servers share the process's pool, so only
+    /// its count of tables served, which never falls, is compared.
+    @Test(arguments: loops)
+    func anUpgradesHeaderTableComesFromThePool(_ loop: EventLoop) throws {
+        let before = pws_lws_allocator_counts().pooled
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        harness.recorder.reply = { "re: " + $0 }
+        let client = try harness.client()
+        client.send("first")
+        #expect(client.nextFrame(timeout: 10) == WebSocketFrame.text("re: first"))
+        #expect(pws_lws_allocator_counts().pooled >= before + 2)
     }
 
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
