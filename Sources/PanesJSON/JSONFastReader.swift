@@ -11,8 +11,9 @@ import PanesCore
 /// error's words, are still jansson's. It accepts:
 /// - objects and arrays nested at most `maxDepth` deep, whose keys are ASCII without escapes,
 ///   no two the same (an object with a repeated key is left to jansson, which refuses it);
-/// - strings of printable ASCII (0x20–0x7F) without `"` or `\` (no escapes, no control bytes,
-///   no UTF-8 beyond ASCII: jansson's UTF-8 checks are not repeated here);
+/// - strings of ASCII bytes 0x20–0x7F (DEL included, which jansson takes too) without `"` or
+///   `\` (no escapes, no control bytes, no UTF-8 beyond ASCII: jansson's UTF-8 checks are not
+///   repeated here);
 /// - integers `-?(0|[1-9][0-9]*)` of at most 18 digits not followed by `.`, `e` or `E`
 ///   (no real, and nothing near `Int64`'s limits);
 /// - `true`, `false`, `null`;
@@ -85,7 +86,7 @@ enum JSONFastReader {
         }
 
         /// A string's bytes between its quotes (the cursor on the opening one), if all are
-        /// printable ASCII other than `"` and `\`.
+        /// ASCII 0x20–0x7F other than `"` and `\`.
         mutating func string() -> UnsafeRawBufferPointer? {
             index += 1
             let start = index

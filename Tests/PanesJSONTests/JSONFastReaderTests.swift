@@ -92,6 +92,34 @@ import Testing
         #expect(tally.taken == 0)
     }
 
+    /// Objects of more members than the small-object sort handles by insertion (16), where a
+    /// repeated key is found by the other sort: every pair of places for the twin, with keys
+    /// that share their first eight bytes and keys that do not.
+    @Test func repeatedKeysInLargeObjectsAreRefusedAsJanssonRefusesThem() throws {
+        var tally = Tally()
+        for count in [17, 24, 40] {
+            for prefix in ["k", "shared-prefix-"] {
+                let keys = (0..<count).map { "\(prefix)\(($0 * 7) % count)" }
+                #expect(Set(keys).count == count)
+                tally.check(Array(("{" + keys.map { #""\#($0)":1"# }.joined(separator: ",") + "}").utf8))
+                for twin in stride(from: 0, to: count, by: 5) {
+                    for place in [0, count / 2, count] {
+                        var members = keys.map { #""\#($0)":1"# }
+                        members.insert(#""\#(keys[twin])":2"#, at: place)
+                        let text = "{" + members.joined(separator: ",") + "}"
+                        tally.check(Array(text.utf8))
+                        guard case .failure(let error) = JSONCodec.decode(Array(text.utf8)) else {
+                            Issue.record("accepted: \(text)")
+                            continue
+                        }
+                        #expect(error.description.hasPrefix("duplicate object key"), "\(error)")
+                    }
+                }
+            }
+        }
+        #expect(tally.taken == 6 && tally.left > 50, "taken \(tally.taken), left \(tally.left)")
+    }
+
     @Test func nestingPastTheReadersDepthIsLeftToJansson() throws {
         var tally = Tally()
         for depth in 0...(JSONFastReader.maxDepth + 3) {
