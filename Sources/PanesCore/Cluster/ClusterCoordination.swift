@@ -69,6 +69,8 @@ struct ClusterCoordination: Coordination {
         return true
     }
 
+    func connectsWaiting(_ hub: Hub) -> [ReplyRef] { hub.connectsWaitingOnTheCluster() }
+
     func answerRemoteProbes(_ hub: inout Hub, of session: SessionID) { hub.answerProbes(of: session) }
     func expireRemoteProbe(_ hub: inout Hub, of session: SessionID, now: Millis) {
         hub.expireProbe(of: session, now: now)

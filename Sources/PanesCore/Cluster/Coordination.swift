@@ -12,7 +12,7 @@
 /// The points, by what happens at them:
 /// - A connect that may need another node: `connectWaitsForTicket`, `connectWaitsForRecords`,
 ///   `connectWaitsForHolder`, `claimsBeforeAttach`, `newSessionClaims`, `ticketUsed`,
-///   `holderAsked`, `settleLateClaim`; the holder's side of a probe: `answerRemoteProbes`,
+///   `holderAsked`, `settleLateClaim`, `connectsWaiting`; the holder's side of a probe: `answerRemoteProbes`,
 ///   `expireRemoteProbe`.
 /// - A scene ended: `release`. A session discarded: `sessionDiscarded`.
 /// - Where a session or scene is live: `heldElsewhere`, `claimInFlight`, `keptActiveElsewhere`,
@@ -75,6 +75,10 @@ protocol Coordination: Sendable {
     /// A commit whose connect was answered `outcome_unknown` meanwhile, now known.
     /// - Returns: whether the outcome was settled here (a claim let go at once).
     func settleLateClaim(_ hub: inout Hub, _ pending: PendingCommit, committed: Bool) -> Bool
+    /// The `connect`s waiting on another node or the shared store (a claim in flight, a ticket
+    /// not heard of yet, a record read), by their connection and request: the drain answers
+    /// them (none on a single node).
+    func connectsWaiting(_ hub: Hub) -> [ReplyRef]
     /// The session's scene answered a ping: the nodes that asked are told.
     func answerRemoteProbes(_ hub: inout Hub, of session: SessionID)
     /// A probe's deadline passed: a probe another node asked for that went unanswered ends the

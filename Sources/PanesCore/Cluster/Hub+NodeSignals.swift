@@ -243,6 +243,22 @@ extension Hub {
         }
     }
 
+    /// The connects waiting on the cluster: for their claim's outcome, their ticket's signal,
+    /// or a record read (`Coordination.connectsWaiting`).
+    func connectsWaitingOnTheCluster() -> [ReplyRef] {
+        var waiting: [ReplyRef] = []
+        for case .claim(_, _, let connect?) in commits.pending.values {
+            waiting.append(ReplyRef(connection: connect.connection, id: connect.requestID))
+        }
+        for waiter in cluster.ticketWaiters.values.joined() {
+            waiting.append(ReplyRef(connection: waiter.connection, id: waiter.requestID))
+        }
+        for (_, waiter) in cluster.recordWaiters {
+            waiting.append(ReplyRef(connection: waiter.connection, id: waiter.requestID))
+        }
+        return waiting
+    }
+
     /// Tickets whose signal never came: their connects fail as any unknown ticket does.
     mutating func expireTicketWaits(now: Millis) {
         for (_, id) in cluster.ticketWaitDeadlines.popDue(now: now) {

@@ -119,18 +119,16 @@ extension Hub {
         shareScenesTick(now: clock)
     }
 
+    /// SIGTERM: every scene is told `goingAway`, and every `connect` still being answered gets
+    /// what a `connect` sent now gets (`server_draining` with `retryAfterMs`), whatever it waits
+    /// on (`connectsUnderWay`); then every connection is closed 1001. What a wait brings after
+    /// the close finds its connection closing (`Connections.isOpen`) and answers nothing more: a
+    /// claim won then is let go, a key reserved then is given up.
     mutating func drain() {
         guard !draining else { return }
         draining = true
         logger.notice("draining", metadata: ["scenes": "\(scenes.count)", "connections": "\(connections.count)"])
-        for (session, waiting) in pendingConnects {
-            for pending in waiting {
-                fail(pending.requestID, request: "connect", PanesError(
-                    .serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs),
-                     to: pending.connection)
-            }
-            pendingConnects[session] = nil
-        }
+        let underWay = connectsUnderWay()
         // An HTTP API request under way is answered as usual (its service scene ends with its
         // answer); the drain waits for it as for any write.
         let ids = connections.ids.filter { !Self.isServiceConnection($0) }
@@ -139,7 +137,29 @@ extension Hub {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }
         }
         broadcast(.event(.goingAway(reconnectAfterMs: settings.drainReconnectAfterMs)), to: sceneConnections)
-        for id in ids { close(id, .goingAway, reason: "server shutting down") }
+        let draining = PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
+        for id in ids {
+            // Still answering: not answered meanwhile by its key's first attempt, which tells the
+            // retries waiting on it what it is told (`replyLeaving`).
+            if case .answering? = connections[id]?.phase, let request = underWay[id] {
+                fail(request, request: ConnectRequest.type, draining, to: id)
+            }
+            close(id, .goingAway, reason: "server shutting down")
+        }
+    }
+
+    /// The `connect` each connection still answering waits with, wherever it waits: on the
+    /// session's live scene or its holder elsewhere (`pendingConnects`: a probe, a takeover's
+    /// read, a deciding node check), on a request key (its look-up, or its first attempt), or
+    /// on another node or the shared store (a claim, a ticket, a record read:
+    /// `connectsWaitingElsewhere`). A connect waits in one of them at a time.
+    func connectsUnderWay() -> [ConnectionID: RequestID] {
+        var underWay: [ConnectionID: RequestID] = [:]
+        for waiting in pendingConnects.values {
+            for pending in waiting { underWay[pending.connection] = pending.requestID }
+        }
+        for ref in requestKeys.waitingConnects + connectsWaitingElsewhere() { underWay[ref.connection] = ref.id }
+        return underWay
     }
 
     /// Whether the hub has let go of every connection after a drain.
