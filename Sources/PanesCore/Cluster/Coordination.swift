@@ -127,7 +127,8 @@ protocol Coordination: Sendable {
     func shareDragEnded(_ hub: inout Hub, _ drag: DragState.Drag, _ event: ServerEvent)
     /// The user's live scenes here changed.
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey)
-    /// A document deleted here: what was told of its people is forgotten.
+    /// A document deleted (here, or read as deleted): what was told of its people, and the
+    /// presence other nodes' scenes shared in it, are forgotten.
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID)
     /// Session writes about to be persisted, each counted on from the newest copy known
     /// (`SceneSession.revision`); returned unchanged on a single node.

@@ -70,7 +70,9 @@ extension Hub {
         } else {
             // Sent before its node's lease ran out but read after (this node's listener far
             // behind): that node's scenes have left already, and nothing would drop it again.
-            guard !cluster.expired.contains(origin) else { return }
+            // So too for a document deleted meanwhile (`documentRemoved`), as for its people:
+            // one not read here yet is nobody's open document here either.
+            guard !cluster.expired.contains(origin), documents.records[document] != nil else { return }
             cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
         }
         let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
