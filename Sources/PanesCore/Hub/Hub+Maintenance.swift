@@ -137,14 +137,34 @@ extension Hub {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }
         }
         broadcast(.event(.goingAway(reconnectAfterMs: settings.drainReconnectAfterMs)), to: sceneConnections)
-        let draining = PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
+        let refusal = PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
+        let owed = commits.pending.isEmpty && commits.preferenceWriters.isEmpty && commits.documentWriters.isEmpty
+            ? [] : connectionsAwaitingCommits()
         for id in ids {
             // Still answering: not answered meanwhile by its key's first attempt, which tells the
             // retries waiting on it what it is told (`replyLeaving`).
             if case .answering? = connections[id]?.phase, let request = underWay[id] {
-                fail(request, request: ConnectRequest.type, draining, to: id)
+                fail(request, request: ConnectRequest.type, refusal, to: id)
             }
-            close(id, .goingAway, reason: "server shutting down")
+            if owed.contains(id) {
+                // Its writes' answers come with their commits: it takes no more requests, and
+                // is closed once they are out.
+                _ = connections.markClosing(id)
+                commits.closingAfterAnswers.insert(id)
+            } else {
+                close(id, .goingAway, reason: "server shutting down")
+            }
+        }
+    }
+
+    /// Closes the scenes a drain left open for their writes' answers, once those are out (or
+    /// the socket went).
+    mutating func closeAnswered() {
+        let owed = connectionsAwaitingCommits()
+        for id in commits.closingAfterAnswers.sorted() where !owed.contains(id) {
+            commits.closingAfterAnswers.remove(id)
+            guard connections[id] != nil else { continue }
+            effects.append(.close(id, .goingAway, reason: "server shutting down"))
         }
     }
 
