@@ -121,9 +121,10 @@ extension Hub {
 
     /// SIGTERM: every scene is told `goingAway`, and every `connect` still being answered gets
     /// what a `connect` sent now gets (`server_draining` with `retryAfterMs`), whatever it waits
-    /// on (`connectsUnderWay`); then every connection is closed 1001. What a wait brings after
-    /// the close finds its connection closing (`Connections.isOpen`) and answers nothing more: a
-    /// claim won then is let go, a key reserved then is given up.
+    /// on (`connectsUnderWay`); then every connection is closed 1001, a scene owed the answer to
+    /// a write under way once that is out (`closeAnswered`). What a wait brings after the close
+    /// finds its connection closing (`Connections.isOpen`) and answers nothing more: a claim won
+    /// then is let go, a key reserved then is given up.
     mutating func drain() {
         guard !draining else { return }
         draining = true
