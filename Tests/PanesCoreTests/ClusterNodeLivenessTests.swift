@@ -133,6 +133,37 @@ import Testing
         #expect(reply?["error"]?["retryAfterMs"] != nil)
     }
 
+    /// A connect whose deciding check could not reach the store, after another connect for the
+    /// session had asked the holder again and gone: the session stayed in `probesSent` for
+    /// good, and no later connect for it asked its holder (each waited out its whole deadline
+    /// instead of forking at the holder's answer).
+    @Test func aConnectWhoseDecidingCheckFailedLetsItsRetryAskTheHolderAgain() throws {
+        var (nodes, _, first) = try Self.windowOnA()
+        let session = Self.sessionID(first)
+        func asksA(_ effects: [Effect]) -> Bool {
+            effects.contains { effect in
+                guard case .signal(let signal) = effect, case .probe(session) = signal.kind else { return false }
+                return signal.to == Self.a
+            }
+        }
+        nodes.b.completesChecks = false
+        let reload = nodes.b.open()
+        #expect(asksA(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))))
+        nodes.b.clock.advance(ClusterLeaseTests.leaseWait(nodes.b))
+        _ = nodes.b.run(.tick)
+        #expect(nodes.b.hub.cluster.probesSent.isEmpty, "past its deadline, the reload waits for a check to decide")
+        // Another tab asks a again meanwhile, and goes.
+        let other = nodes.b.open()
+        #expect(asksA(nodes.b.send(other, "connect", ClusterLeaseTests.resume(first))))
+        _ = nodes.b.run(.closed(other, abnormal: true))
+        let failed = Self.reply(nodes.b.completeChecks(failing: true), to: reload)
+        #expect(failed?["error"]?["code"] == "storage_failed", "\(String(describing: failed))")
+        #expect(nodes.b.hub.pendingConnects.isEmpty)
+        #expect(nodes.b.hub.cluster.probesSent.isEmpty, "nobody waits for a's answer")
+        nodes.b.completesChecks = true
+        #expect(asksA(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))), "the retry asks a again")
+    }
+
     @Test func aRecordReadThatFailsIsTriedAgainAfterABackoffNotAtOnce() {
         var nodes = TwoNodes()
         nodes.b.completesLoads = false

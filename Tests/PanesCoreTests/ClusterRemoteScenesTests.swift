@@ -48,6 +48,23 @@ import Testing
         #expect(Self.entry(told.last, session)?["traits"] == nil)
     }
 
+    /// A node's list of live windows read after its lease ran out (this node's listener far
+    /// behind) is not kept: that node's windows went with it (`dropRemoteScenes`), and nothing
+    /// would drop the entry again (it stayed for good, one per user the gone node told of).
+    @Test func windowsToldByANodeReadAfterItsLeaseEndedAreNotKept() {
+        var nodes = TwoNodes()
+        let (onA, _) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        #expect(nodes.b.hub.cluster.remoteScenes.count == 1, "b keeps a's window")
+        // a tells of a change, which b reads only after a was found gone.
+        let late = nodes.a.send(onA, "lifecycle", ["visible": true, "focused": true]) + Self.intervalPasses(on: &nodes.a)
+        #expect(late.contains { if case .signal(let s) = $0, case .scenes = s.kind { true } else { false } })
+        _ = nodes.b.run(.notice(.nodesExpired([NodeID("a")])))
+        #expect(nodes.b.hub.cluster.remoteScenes.isEmpty, "a's windows went with its lease")
+        TwoNodes.deliver(late, to: &nodes.b)
+        #expect(nodes.b.hub.cluster.remoteScenes.isEmpty, "a late list of a gone node's windows was kept")
+    }
+
     /// Each signal lists every live window of the user on its node: one per connect made a
     /// burst of N connects cost N lists of up to N windows on every node (10,000 windows of one
     /// user stalled a node's connects after ~4,000). The first change goes at once, the rest of

@@ -144,6 +144,32 @@ import Testing
         #expect(nodes.b.openDocument(reopened, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
     }
 
+    /// A document deleted while scenes on both nodes share presence in it: they leave it
+    /// without a `left` (it is gone under them), so each node forgets the other's presence in
+    /// it with the document, here and where the deletion is read, and a presence read after the
+    /// deletion is not kept. (Kept, each stayed for as long as its node lived.)
+    @Test func presenceInADeletedDocumentIsForgottenWithIt() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello")
+        let id = DocumentID(document)
+        TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
+                         to: &nodes.b)
+        TwoNodes.deliver(nodes.b.send(onB, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 2]]),
+                         to: &nodes.a)
+        #expect(nodes.b.hub.cluster.remotePresence[id]?.count == 1 && nodes.a.hub.cluster.remotePresence[id]?.count == 1)
+        // a's window moves again; b deletes the document before it reads that.
+        nodes.a.clock.advance(Millis(nodes.a.hub.settings.presenceIntervalMs))
+        let late = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 4, "head": 4]])
+        let deleted = nodes.b.send(onB, "deleteDocument", ["document": .string(document)])
+        #expect(deleted.messages(to: onB).last { $0["type"] == "reply" }?["ok"] == true)
+        #expect(nodes.b.hub.cluster.remotePresence.isEmpty, "the deleted document's presence was kept")
+        TwoNodes.deliver(late, to: &nodes.b)
+        #expect(nodes.b.hub.cluster.remotePresence.isEmpty, "a presence read after the deletion was kept")
+        TwoNodes.deliver(deleted, to: &nodes.a)
+        #expect(nodes.a.hub.documents.records[id] == nil, "a read the deletion")
+        #expect(nodes.a.hub.cluster.remotePresence.isEmpty, "b's presence in the deleted document was kept")
+    }
+
     @Test func presenceReadAfterItsNodeExpiredIsNotKept() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")

@@ -2,10 +2,12 @@
 import PanesCoreTestSupport
 import Testing
 
-/// A `connect` that waits when its connection is told to close (here by a drain), and the wait
-/// that resolves after the close. Each place a wait resolves checks `Connections.isOpen`; each
-/// has a test that drains while the wait is pending, then resolves it, and finds no scene
-/// attached, nothing sent after the close effect, what the connect held (a claim, a key's
+/// A `connect` that waits when its connection is told to close by a drain, and the wait that
+/// resolves after the close. Wherever it waits, the drain answers it as it answers a `connect`
+/// sent then (`server_draining` with `retryAfterMs`) before the close; each place a wait
+/// resolves checks `Connections.isOpen`. Each wait has a test that drains while it is pending
+/// (the answer before the close, nothing after: `expectDrained`), then resolves it, and finds no
+/// scene attached, nothing sent after the close effect, what the connect held (a claim, a key's
 /// reservation) let go once, and a retry through another node answered. The waits, where each
 /// resolves, and its test:
 ///
@@ -23,12 +25,13 @@ import Testing
 /// - record read: `recordLoadFinished` (`retryConnect`, read done or failed) in
 ///   ClusterClosingConnectTests;
 /// - request key look-up: `answerWaiter` (failed), `handleRedispatched` (reserved):
-///   `aKeyLookUpThatEndsAfterTheDrainLeavesTheKeyFree`.
+///   `aKeyLookUpThatEndsAfterTheDrainLeavesTheKeyFree`;
+/// - request key's first attempt in flight (a retry waiting on it):
+///   `aRetryWaitingOnItsFirstAttemptIsAnsweredByTheDrainAsItIs`.
 ///
 /// The waits in `pendingConnects` (probe, holder, takeover, deciding check) are also let go by
-/// the drain itself (answered `server_draining` before the close) and by `Hub.close`
-/// (`dropPendingConnect`): their `isOpen` guard is a second line, and their tests fail only
-/// when every line is gone.
+/// `Hub.close` (`dropPendingConnect`): their `isOpen` guard is a second line, and their tests
+/// fail only when every line is gone.
 @Suite struct HubClosingConnectTests {
     static let hello: JSONObject = ["protocol": 1, "auth": ["name": "alice"]]
 
@@ -71,11 +74,19 @@ import Testing
         }
     }
 
-    /// The drain closed `connection` with `goingAway`, and sent it nothing after the close.
-    static func expectDrained(_ drained: [Effect], _ connection: ConnectionID,
+    /// The drain answered the `connect` waiting on `connection` as it answers one sent then
+    /// (`server_draining`, `retryAfterMs` of `drainReconnectAfterMs`), once, closed it with
+    /// `goingAway`, and sent it nothing after the close.
+    static func expectDrained(_ drained: [Effect], _ connection: ConnectionID, settings: Settings = Settings(),
                               sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(drained.closes(connection) == [.goingAway], sourceLocation: sourceLocation)
         #expect(sentAfterClose(drained, to: connection).isEmpty, sourceLocation: sourceLocation)
+        let answers = drained.messages(to: connection)
+        #expect(answers.map(\.errorCode) == ["server_draining"], "answered before the close: \(answers)",
+                sourceLocation: sourceLocation)
+        #expect(answers.first?["request"] == "connect", sourceLocation: sourceLocation)
+        #expect(answers.first?["error"]?["retryAfterMs"] == .int(Int64(settings.drainReconnectAfterMs)),
+                sourceLocation: sourceLocation)
     }
 
     /// Still closing, with no scene, and nothing waits for it.
@@ -104,7 +115,6 @@ import Testing
         #expect(asked.probes == [original] && asked.messages(to: duplicate).isEmpty)
         let drained = harness.run(.drain)
         Self.expectDrained(drained, duplicate)
-        #expect(drained.messages(to: duplicate).map(\.errorCode) == ["server_draining"], "answered before the close")
         let ended: [Effect]
         switch end {
         case .pong: ended = harness.run(.pong(original))
@@ -143,6 +153,7 @@ import Testing
         }
         let drained = nodes.b.run(.drain)
         Self.expectDrained(drained, duplicate)
+        #expect(nodes.b.hub.cluster.probesSent.isEmpty, "nobody waits for a's answer (the drain kept the session there)")
         var ended: [Effect] = []
         switch end {
         case .holderAnswers:
@@ -185,7 +196,7 @@ import Testing
     // MARK: Claims
 
     /// Review R1 (d0b8d0d): a keyed reload on a whose claim is in flight when a drains gives its
-    /// key's reservation up at the close, not when the socket goes: its retry through b is
+    /// key's reservation up with the drain's answer, not when the socket goes: its retry through b is
     /// answered at once, with the same session. a's claim then comes back lost (b's won): a
     /// does not wait for the session or ask b about it, and the key was given up once.
     @Test func aKeyedConnectClosedWhileItsClaimIsInFlightLetsItsRetryElsewhereGoOnAtOnce() throws {
@@ -202,8 +213,7 @@ import Testing
         #expect(nodes.a.pendingCommits.count == 1)
         let drained = nodes.a.run(.drain)
         Self.expectDrained(drained, reload)
-        #expect(drained.messages(to: reload).isEmpty)
-        #expect(Self.keyReleases(drained) == 1, "the key is given up at the close")
+        #expect(Self.keyReleases(drained) == 1, "the key is given up with the drain's answer")
 
         let retry = nodes.b.open()
         let reply = nodes.b.request(retry, "connect", hello)
@@ -223,9 +233,9 @@ import Testing
     }
 
     /// A reload on a whose claim is in flight when a drains; the store cannot tell in time
-    /// whether the claim committed. The closed connect is not answered `outcome_unknown`; when
-    /// the store finds out it committed, a lets the session go (no scene holds it), and the
-    /// key was given up once, at the close.
+    /// whether the claim committed. The connect, answered by the drain, is not answered
+    /// `outcome_unknown` too; when the store finds out it committed, a lets the session go (no
+    /// scene holds it), and the key was given up once, with the drain's answer.
     @Test func aClaimWhoseOutcomeIsUnknownAfterTheDrainAnswersNothingAndIsLetGo() throws {
         var nodes = TwoNodes()
         let (tab, first) = nodes.a.connect()
@@ -246,14 +256,40 @@ import Testing
         #expect(Self.keyReleases(nodes.a.effects) == 1)
     }
 
+    /// A keyed reload on a whose claim is in flight, and a retry of it (the same key) on another
+    /// connection, waiting for the first attempt's answer; a drains. Both are answered as a
+    /// `connect` sent then, before their close; the key is given up once, and the claim won
+    /// after the close is let go.
+    @Test func aRetryWaitingOnItsFirstAttemptIsAnsweredByTheDrainAsItIs() throws {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        let hello = Self.keyedResume(first, key: "reload-4")
+        nodes.a.completesCommits = false
+        let reload = nodes.a.open()
+        #expect(nodes.a.send(reload, "connect", hello).messages(to: reload).isEmpty, "its claim is in flight")
+        let retry = nodes.a.open()
+        #expect(nodes.a.send(retry, "connect", hello).messages(to: retry).isEmpty, "waits for the first attempt")
+        let drained = nodes.a.run(.drain)
+        Self.expectDrained(drained, reload)
+        Self.expectDrained(drained, retry)
+        #expect(Self.keyReleases(drained) == 1)
+        nodes.a.completesCommits = true
+        let won = nodes.a.completeCommits()
+        #expect(won.messages(to: reload).isEmpty && won.messages(to: retry).isEmpty, "nothing after the close")
+        Self.expectClosingWithoutScene(nodes.a.hub, reload)
+        Self.expectClosingWithoutScene(nodes.a.hub, retry)
+        #expect(try nodes.a.store.loadState().claims[Self.session(first)]?.node == nil, "the claim won is let go")
+    }
+
     // MARK: Tickets
 
     enum TicketEnd: CaseIterable, Sendable { case arrives, waitExpires }
 
-    /// A new window's keyed connect reaches b before its ticket's signal; b drains. When the
-    /// ticket arrives (or the wait for it ends), the closed connect is not run again: the
-    /// ticket stays unused and the key was given up at the close, so the retry through a opens
-    /// the window.
+    /// A new window's keyed connect reaches b before its ticket's signal; b drains, answering it.
+    /// When the ticket arrives (or the wait for it ends), the closed connect is not run again:
+    /// the ticket stays unused and the key was given up with the drain's answer, so the retry
+    /// through a opens the window.
     @Test(arguments: TicketEnd.allCases)
     func aTicketThatArrivesAfterTheDrainIsLeftForTheRetry(_ end: TicketEnd) throws {
         var nodes = TwoNodes()
@@ -268,8 +304,7 @@ import Testing
         #expect(nodes.b.send(window, "connect", hello).messages(to: window).isEmpty, "waits for the ticket")
         let drained = nodes.b.run(.drain)
         Self.expectDrained(drained, window)
-        #expect(drained.messages(to: window).isEmpty)
-        #expect(Self.keyReleases(drained) == 1, "the key is given up at the close")
+        #expect(Self.keyReleases(drained) == 1, "the key is given up with the drain's answer")
         let ended: [Effect]
         switch end {
         case .arrives: ended = TwoNodes.deliver(opened, to: &nodes.b)
@@ -292,8 +327,8 @@ import Testing
 
     // MARK: Request keys
 
-    /// A keyed reload on b waits for its key to be looked up in the store; b drains. When the
-    /// look-up comes back (failed, or with the key reserved for b), the closed connect gets
+    /// A keyed reload on b waits for its key to be looked up in the store; b drains, answering
+    /// it. When the look-up comes back (failed, or with the key reserved for b), the closed connect gets
     /// nothing, a reservation made for it is given up once, and the retry through a resumes
     /// the session.
     @Test(arguments: [false, true])
@@ -311,7 +346,6 @@ import Testing
         #expect(sent.contains { if case .load(.reserveRequestKeys) = $0 { true } else { false } }, "looked up first")
         let drained = nodes.b.run(.drain)
         Self.expectDrained(drained, reload)
-        #expect(drained.messages(to: reload).isEmpty)
         let ended = lookUpFails ? nodes.b.failLoads("the database went away") : nodes.b.completeLoads()
         nodes.b.completesLoads = true
         #expect(ended.messages(to: reload).isEmpty, "nothing after the close")

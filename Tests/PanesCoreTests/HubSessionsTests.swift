@@ -175,4 +175,37 @@ import Testing
         harness.run(.closed(waiting, abnormal: false))
         #expect(harness.hub.drained)
     }
+
+    /// A scene with writes whose commits are in flight (one, and one waiting behind it) when
+    /// the server drains is told `goingAway` at once and takes no more requests, but is closed
+    /// only after their answers: closed at once, it never got them (the transport sends
+    /// nothing to a connection it is closing).
+    @Test func aSceneWithWritesInFlightGetsTheirAnswersBeforeTheDrainClosesIt() throws {
+        var harness = HubHarness()
+        let (writer, _) = harness.connect()
+        let (idle, _) = harness.connect()
+        harness.completesCommits = false
+        for size in [20, 21] {
+            let sent = harness.send(writer, "setPreference", ["domain": "user", "keyPath": "editor.fontSize", "value": .int(Int64(size))])
+            #expect(sent.messages(to: writer).isEmpty, "its commit is in flight")
+        }
+        let drained = harness.run(.drain)
+        #expect(drained.events(to: writer, named: "goingAway").count == 1)
+        #expect(drained.closes(writer).isEmpty, "not before its answers")
+        #expect(drained.closes(idle) == [.goingAway])
+        #expect(harness.send(writer, "listSessions").isEmpty, "no more requests")
+        harness.completesCommits = true
+        let done = harness.completeCommits()
+        let replies = done.messages(to: writer).filter { $0["type"] == "reply" }
+        #expect(replies.map { $0["ok"] } == [true, true], "\(replies)")
+        #expect(done.closes(writer) == [.goingAway])
+        let lastReply = try #require(done.lastIndex { effect in
+            if case .send(let message, writer) = effect { message.replyTo != nil } else { false }
+        })
+        let close = try #require(done.firstIndex { if case .close(writer, _, _) = $0 { true } else { false } })
+        #expect(lastReply < close, "the answers before the close")
+        harness.run(.closed(writer, abnormal: false))
+        harness.run(.closed(idle, abnormal: false))
+        #expect(harness.hub.drained)
+    }
 }

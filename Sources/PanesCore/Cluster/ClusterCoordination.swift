@@ -69,6 +69,8 @@ struct ClusterCoordination: Coordination {
         return true
     }
 
+    func connectsWaiting(_ hub: Hub) -> [ReplyRef] { hub.connectsWaitingOnTheCluster() }
+
     func answerRemoteProbes(_ hub: inout Hub, of session: SessionID) { hub.answerProbes(of: session) }
     func expireRemoteProbe(_ hub: inout Hub, of session: SessionID, now: Millis) {
         hub.expireProbe(of: session, now: now)
@@ -111,7 +113,12 @@ struct ClusterCoordination: Coordination {
         hub.signal(.dragEnded(["drag": .string(dragID), "event": .object(event.fields)]), to: nil)
     }
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey) { hub.scheduleSceneShare(of: owner) }
-    func documentRemoved(_ hub: inout Hub, _ id: DocumentID) { hub.cluster.sharedPeople[id] = nil }
+    /// What was told of its people, and what other nodes' scenes shared in it: those scenes
+    /// leave it without a `left` (it is gone under them), so nothing else would drop it.
+    func documentRemoved(_ hub: inout Hub, _ id: DocumentID) {
+        hub.cluster.sharedPeople[id] = nil
+        hub.cluster.remotePresence[id] = nil
+    }
     func counted(_ hub: inout Hub, _ commands: [StoreCommand]) -> [StoreCommand] { hub.countedRevisions(commands) }
 
     /// A record load in flight may have read these sessions before these writes (or their

@@ -46,7 +46,8 @@ struct ClusterState: Sendable {
     /// (`forgetClaim` when one goes).
     var claims: [SessionID: SessionClaim] = [:]
     /// Sessions whose holder on another node was asked whether its window is alive, for the
-    /// connects waiting on them (asked once per wait).
+    /// connects waiting on them (asked once per wait); each leaves when those connects are
+    /// settled or all gone (`holderAsked`).
     var probesSent: Set<SessionID> = []
     /// Claims this node has asked the store for and not heard back about.
     var claiming: Set<SessionID> = []
@@ -92,7 +93,7 @@ struct ClusterState: Sendable {
     /// `openDocument`s waiting for this node to read what another node wrote.
     var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
-    /// lives on (so it goes when that node does).
+    /// lives on (so it goes when that node does, or the document: `documentRemoved`).
     var remotePresence: [DocumentID: [SceneID: (node: NodeID, presence: JSONValue)]] = [:]
     /// What this node last told the others of its people in each document (`sharePeople`).
     var sharedPeople: [DocumentID: [PersonTally]] = [:]

@@ -12,7 +12,7 @@
 /// The points, by what happens at them:
 /// - A connect that may need another node: `connectWaitsForTicket`, `connectWaitsForRecords`,
 ///   `connectWaitsForHolder`, `claimsBeforeAttach`, `newSessionClaims`, `ticketUsed`,
-///   `holderAsked`, `settleLateClaim`; the holder's side of a probe: `answerRemoteProbes`,
+///   `holderAsked`, `settleLateClaim`, `connectsWaiting`; the holder's side of a probe: `answerRemoteProbes`,
 ///   `expireRemoteProbe`.
 /// - A scene ended: `release`. A session discarded: `sessionDiscarded`.
 /// - Where a session or scene is live: `heldElsewhere`, `claimInFlight`, `keptActiveElsewhere`,
@@ -76,6 +76,10 @@ protocol Coordination: Sendable {
     /// A commit whose connect was answered `outcome_unknown` meanwhile, now known.
     /// - Returns: whether the outcome was settled here (a claim let go at once).
     func settleLateClaim(_ hub: inout Hub, _ pending: PendingCommit, committed: Bool) -> Bool
+    /// The `connect`s waiting on another node or the shared store (a claim in flight, a ticket
+    /// not heard of yet, a record read), by their connection and request: the drain answers
+    /// them (none on a single node).
+    func connectsWaiting(_ hub: Hub) -> [ReplyRef]
     /// The session's scene answered a ping: the nodes that asked are told.
     func answerRemoteProbes(_ hub: inout Hub, of session: SessionID)
     /// A probe's deadline passed: a probe another node asked for that went unanswered ends the
@@ -123,7 +127,8 @@ protocol Coordination: Sendable {
     func shareDragEnded(_ hub: inout Hub, _ dragID: String, _ event: ServerEvent)
     /// The user's live scenes here changed.
     func shareScenes(_ hub: inout Hub, of owner: OwnerKey)
-    /// A document deleted here: what was told of its people is forgotten.
+    /// A document deleted (here, or read as deleted): what was told of its people, and the
+    /// presence other nodes' scenes shared in it, are forgotten.
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID)
     /// Session writes about to be persisted, each counted on from the newest copy known
     /// (`SceneSession.revision`); returned unchanged on a single node.

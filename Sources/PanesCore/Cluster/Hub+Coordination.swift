@@ -56,6 +56,8 @@ extension Hub {
         coordinated { $0.settleLateClaim(&$1, pending, committed: committed) }
     }
 
+    func connectsWaitingElsewhere() -> [ReplyRef] { coordination.connectsWaiting(self) }
+
     mutating func answerRemoteProbes(of session: SessionID) {
         coordinated { $0.answerRemoteProbes(&$1, of: session) }
     }

@@ -65,7 +65,13 @@ extension Hub {
         guard let waiting = pendingConnects[session] else { return }
         let undecided = waiting.filter { ($0.decidingCheck ?? .max) <= answered }
         pendingConnects[session] = waiting.filter { ($0.decidingCheck ?? .max) > answered }
-        if pendingConnects[session]?.isEmpty == true { pendingConnects[session] = nil }
+        if pendingConnects[session]?.isEmpty == true {
+            pendingConnects[session] = nil
+            // Nobody waits for the holder's answer now: the next connect asks it again, and the
+            // session leaves `probesSent` (it stayed there for good, and no later connect for
+            // the session asked its holder, waiting out the whole deadline instead).
+            holderAsked(session)
+        }
         for pending in undecided where connections.isOpen(pending.connection) {
             connections.setPhase(.awaitingConnect, of: pending.connection)
             fail(pending.requestID, request: "connect", PanesError(

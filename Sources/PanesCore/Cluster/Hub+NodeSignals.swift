@@ -69,7 +69,9 @@ extension Hub {
         } else {
             // Sent before its node's lease ran out but read after (this node's listener far
             // behind): that node's scenes have left already, and nothing would drop it again.
-            guard !cluster.expired.contains(origin) else { return }
+            // So too for a document deleted meanwhile (`documentRemoved`), as for its people:
+            // one not read here yet is nobody's open document here either.
+            guard !cluster.expired.contains(origin), documents.records[document] != nil else { return }
             cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
         }
         let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
@@ -240,6 +242,22 @@ extension Hub {
         } catch {
             fail(waiter.requestID, request: "connect", error, to: waiter.connection)
         }
+    }
+
+    /// The connects waiting on the cluster: for their claim's outcome, their ticket's signal,
+    /// or a record read (`Coordination.connectsWaiting`).
+    func connectsWaitingOnTheCluster() -> [ReplyRef] {
+        var waiting: [ReplyRef] = []
+        for case .claim(_, _, let connect?) in commits.pending.values {
+            waiting.append(ReplyRef(connection: connect.connection, id: connect.requestID))
+        }
+        for waiter in cluster.ticketWaiters.values.joined() {
+            waiting.append(ReplyRef(connection: waiter.connection, id: waiter.requestID))
+        }
+        for (_, waiter) in cluster.recordWaiters {
+            waiting.append(ReplyRef(connection: waiter.connection, id: waiter.requestID))
+        }
+        return waiting
     }
 
     /// Tickets whose signal never came: their connects fail as any unknown ticket does.

@@ -53,6 +53,10 @@ extension Hub {
     /// Another node's live scenes of one user: kept, and this node's switchers told.
     mutating func takeRemoteScenes(_ json: JSONValue, from origin: NodeID) {
         guard let (owner, live) = RemoteScene.decode(json) else { return }
+        // Sent before its node's lease ran out but read after (this node's listener far behind):
+        // that node's scenes have gone with it (`dropRemoteScenes`), and nothing would drop
+        // these again; kept, they stayed for good.
+        guard !cluster.expired.contains(origin) else { return }
         guard cluster.remoteScenes[owner]?[origin] ?? [:] != live else { return }
         cluster.remoteScenes[owner, default: [:]][origin] = live.isEmpty ? nil : live
         if cluster.remoteScenes[owner]?.isEmpty == true { cluster.remoteScenes[owner] = nil }

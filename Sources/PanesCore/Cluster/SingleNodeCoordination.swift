@@ -17,6 +17,7 @@ struct SingleNodeCoordination: Coordination {
     func newSessionClaims(_ hub: inout Hub, _ session: SessionID) -> [StoreCommand] { [] }
     func holderAsked(_ hub: inout Hub, _ session: SessionID) {}
     func settleLateClaim(_ hub: inout Hub, _ pending: PendingCommit, committed: Bool) -> Bool { false }
+    func connectsWaiting(_ hub: Hub) -> [ReplyRef] { [] }
     func answerRemoteProbes(_ hub: inout Hub, of session: SessionID) {}
     func expireRemoteProbe(_ hub: inout Hub, of session: SessionID, now: Millis) {}
 

@@ -22,6 +22,9 @@ struct ChannelWriters<Key: Hashable & Sendable, Item: Sendable>: Sendable {
     /// Whether a catch-up of the channel is owed (`follow` found it busy).
     func isBehind(_ key: Key) -> Bool { behind[key] != nil }
 
+    /// Every write waiting for a channel's next commit, of every channel.
+    var waiting: [Item] { queues.values.flatMap(\.waiting) }
+
     /// Queues a write; `takeBatch` takes it with the others waiting.
     mutating func enqueue(_ item: Item, on key: Key) {
         queues[key, default: ChannelQueue()].waiting.append(item)

@@ -19,6 +19,9 @@ struct CommitState: Sendable {
     /// While the hub resolves a conflict under the store's lock (`Hub.resolveConflict`): the
     /// channel, and the first commit made on it then (the retry), kept out of the effects.
     var resolving: (channel: Channel, retry: Commit?)?
+    /// Scenes a drain told to close (they take no more requests) still owed the answer to a
+    /// write of theirs under way: closed once it is out (`Hub.closeAnswered`).
+    var closingAfterAnswers: Set<ConnectionID> = []
 
     mutating func makeID() -> CommitID {
         nextID += 1

@@ -45,6 +45,25 @@ extension Hub {
         }
     }
 
+    /// The connections owed an answer by a write whose commit is in flight, or that waits for
+    /// its channel's next commit: a drain closes them once those answers are out
+    /// (`closeAnswered`), not before (an answer after the close would never reach them).
+    func connectionsAwaitingCommits() -> Set<ConnectionID> {
+        var owed: Set<ConnectionID> = []
+        for pending in commits.pending.values {
+            switch pending {
+            case .preferences(_, let writes, _): for write in writes { owed.insert(write.context.connection) }
+            case .document(_, let batch): for edit in batch.edits { owed.insert(edit.context.connection) }
+            case .dragEnd(_, let ending): owed.insert(ending.context.connection)
+            case .refresh(_, let retry): owed.insert(retry.context.connection)
+            case .claim, .dragExpiry, .keyedWrite: break
+            }
+        }
+        for write in commits.preferenceWriters.waiting { owed.insert(write.context.connection) }
+        for edit in commits.documentWriters.waiting { owed.insert(edit.context.connection) }
+        return owed
+    }
+
     /// Commits waiting for their outcome, for `/metrics` and the drain.
     public var commitsInFlight: Int { commits.pending.count }
 

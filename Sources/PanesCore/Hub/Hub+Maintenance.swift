@@ -119,18 +119,17 @@ extension Hub {
         shareScenesTick(now: clock)
     }
 
+    /// SIGTERM: every scene is told `goingAway`, and every `connect` still being answered gets
+    /// what a `connect` sent now gets (`server_draining` with `retryAfterMs`), whatever it waits
+    /// on (`connectsUnderWay`); then every connection is closed 1001, a scene owed the answer to
+    /// a write under way once that is out (`closeAnswered`). What a wait brings after the close
+    /// finds its connection closing (`Connections.isOpen`) and answers nothing more: a claim won
+    /// then is let go, a key reserved then is given up.
     mutating func drain() {
         guard !draining else { return }
         draining = true
         logger.notice("draining", metadata: ["scenes": "\(scenes.count)", "connections": "\(connections.count)"])
-        for (session, waiting) in pendingConnects {
-            for pending in waiting {
-                fail(pending.requestID, request: "connect", PanesError(
-                    .serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs),
-                     to: pending.connection)
-            }
-            pendingConnects[session] = nil
-        }
+        let underWay = connectsUnderWay()
         // An HTTP API request under way is answered as usual (its service scene ends with its
         // answer); the drain waits for it as for any write.
         let ids = connections.ids.filter { !Self.isServiceConnection($0) }
@@ -139,7 +138,49 @@ extension Hub {
             if case .scene = connections[id]!.phase { sceneConnections.append(id) }
         }
         broadcast(.event(.goingAway(reconnectAfterMs: settings.drainReconnectAfterMs)), to: sceneConnections)
-        for id in ids { close(id, .goingAway, reason: "server shutting down") }
+        let refusal = PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
+        let owed = commits.pending.isEmpty && commits.preferenceWriters.isEmpty && commits.documentWriters.isEmpty
+            ? [] : connectionsAwaitingCommits()
+        for id in ids {
+            // Still answering: not answered meanwhile by its key's first attempt, which tells the
+            // retries waiting on it what it is told (`replyLeaving`).
+            if case .answering? = connections[id]?.phase, let request = underWay[id] {
+                fail(request, request: ConnectRequest.type, refusal, to: id)
+            }
+            if owed.contains(id) {
+                // Its writes' answers come with their commits: it takes no more requests, and
+                // is closed once they are out.
+                _ = connections.markClosing(id)
+                commits.closingAfterAnswers.insert(id)
+            } else {
+                close(id, .goingAway, reason: "server shutting down")
+            }
+        }
+    }
+
+    /// Closes the scenes a drain left open for their writes' answers, once those are out (or
+    /// the socket went).
+    mutating func closeAnswered() {
+        let owed = connectionsAwaitingCommits()
+        for id in commits.closingAfterAnswers.sorted() where !owed.contains(id) {
+            commits.closingAfterAnswers.remove(id)
+            guard connections[id] != nil else { continue }
+            effects.append(.close(id, .goingAway, reason: "server shutting down"))
+        }
+    }
+
+    /// The `connect` each connection still answering waits with, wherever it waits: on the
+    /// session's live scene or its holder elsewhere (`pendingConnects`: a probe, a takeover's
+    /// read, a deciding node check), on a request key (its look-up, or its first attempt), or
+    /// on another node or the shared store (a claim, a ticket, a record read:
+    /// `connectsWaitingElsewhere`). A connect waits in one of them at a time.
+    func connectsUnderWay() -> [ConnectionID: RequestID] {
+        var underWay: [ConnectionID: RequestID] = [:]
+        for waiting in pendingConnects.values {
+            for pending in waiting { underWay[pending.connection] = pending.requestID }
+        }
+        for ref in requestKeys.waitingConnects + connectsWaitingElsewhere() { underWay[ref.connection] = ref.id }
+        return underWay
     }
 
     /// Whether the hub has let go of every connection after a drain.

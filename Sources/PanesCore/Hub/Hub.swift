@@ -184,6 +184,7 @@ public struct Hub {
         }
         if !redispatching.isEmpty { handleRedispatched() }
         if !connectionsHolding.isEmpty { handleHeldRequests() }
+        if !commits.closingAfterAnswers.isEmpty { closeAnswered() }
         if requestKeys.hasForgotten { forgetInStore() }
         effectsCapacity = max(effectsCapacity, effects.capacity)
         // Handed over whole: emptying `effects` in place would allocate a new buffer, the

@@ -198,6 +198,15 @@ struct RequestKeyState: Sendable {
         }
     }
 
+    /// The `connect`s waiting here: for their key's look-up in the store, or for the first
+    /// attempt in flight under their key (`Hub.connectsUnderWay`).
+    var waitingConnects: [ReplyRef] {
+        guard !lookingUp.isEmpty || !inFlight.isEmpty else { return [] }
+        return (lookingUp.values.joined() + inFlight.values.lazy.flatMap(\.waiters))
+            .filter { $0.request.request is ConnectRequest }
+            .map { ReplyRef(connection: $0.connection, id: $0.request.id) }
+    }
+
     func entry(_ slot: RequestKeySlot) -> InFlight? {
         inFlight[slot]
     }
