@@ -46,19 +46,23 @@ extension Hub {
     }
 
     /// The connections owed an answer by a write whose commit is in flight, or that waits for
-    /// its channel's next commit: a drain closes them once those answers are out
-    /// (`closeAnswered`), not before (an answer after the close would never reach them).
+    /// its channel's next commit, or by a drop waiting for the node of the window it named: a
+    /// drain closes them once those answers are out (`closeAnswered`), not before (an answer
+    /// after the close would never reach them). A commit already answered `outcome_unknown`
+    /// owes nothing more: its scene need not be held open until the store learns its outcome.
     func connectionsAwaitingCommits() -> Set<ConnectionID> {
         var owed: Set<ConnectionID> = []
-        for pending in commits.pending.values {
+        for (id, pending) in commits.pending where !commits.unresolved.contains(id) {
             switch pending {
             case .preferences(_, let writes, _): for write in writes { owed.insert(write.context.connection) }
             case .document(_, let batch): for edit in batch.edits { owed.insert(edit.context.connection) }
             case .dragEnd(_, let ending): owed.insert(ending.context.connection)
+            case .dropReturn(let drop): owed.insert(drop.context.connection)
             case .refresh(_, let retry): owed.insert(retry.context.connection)
-            case .claim, .dragExpiry, .keyedWrite: break
+            case .claim, .dragExpiry, .dropSettle, .keyedWrite: break
             }
         }
+        for drop in cluster.remoteDrops.values { owed.insert(drop.context.connection) }
         for write in commits.preferenceWriters.waiting { owed.insert(write.context.connection) }
         for edit in commits.documentWriters.waiting { owed.insert(edit.context.connection) }
         return owed
