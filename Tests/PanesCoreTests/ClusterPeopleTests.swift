@@ -48,4 +48,49 @@ import Testing
         #expect(told.events(to: observer, named: "documentsChanged").last?["document"]?["people"]?.arrayValue?.first
                     == ["user": "alice", "name": "alice", "windows": 2, "active": 0])
     }
+    /// b's listener was down while alice closed the document on a: b missed a's empty list.
+    /// When b asks again it forgets what a told, so alice is no longer counted.
+    @Test func peopleAClosedDocumentHadElsewhereAreNotCountedAfterANodeAsksAgain() throws {
+        let store = MemoryStore()
+        var a = HubHarness(store: store, node: NodeID("a"), ids: .sequential(from: 0))
+        var b = HubHarness(stored: try store.loadState(), store: store, node: NodeID("b"), ids: .sequential(from: 1 << 40))
+        let (alice, _) = a.connect(name: "alice")
+        let id = a.createDocument(alice, text: "x")
+        _ = a.openDocument(alice, id)
+        TwoNodes.deliver(a.effects, to: &b)
+        let (bob, _) = b.connect(name: "bob")
+        func count() -> JSONValue? {
+            b.request(bob, "observeDocuments")["result"]?["documents"]?.arrayValue?.first?["participantCount"]
+        }
+        #expect(count() == 1)
+        // Not heard on b: alice closes the document on a.
+        let closed = a.send(alice, "closeDocument", ["document": .string(id)])
+        #expect(closed.contains { if case .signal(let signal) = $0, case .people = signal.kind { true } else { false } })
+        let asked = b.run(.notice(.resubscribed))
+        #expect(count() == 0, "what a told before is forgotten when b asks again")
+        TwoNodes.deliver(TwoNodes.deliver(asked, to: &a), to: &b)
+        #expect(count() == 0)
+    }
+
+    /// b asked while a's listener was down, so a never answered: when a's listener is back it
+    /// tells every node its people again.
+    @Test func aNodeWhoseListenerWasDownTellsItsPeopleAgainWhenItIsBack() throws {
+        let store = MemoryStore()
+        var a = HubHarness(store: store, node: NodeID("a"), ids: .sequential(from: 0))
+        var b = HubHarness(stored: try store.loadState(), store: store, node: NodeID("b"), ids: .sequential(from: 1 << 40))
+        let (alice, _) = a.connect(name: "alice")
+        let id = a.createDocument(alice, text: "x")
+        TwoNodes.deliver(a.effects, to: &b)
+        let (bob, _) = b.connect(name: "bob")
+        func count() -> JSONValue? {
+            b.request(bob, "observeDocuments")["result"]?["documents"]?.arrayValue?.first?["participantCount"]
+        }
+        #expect(count() == 0)
+        // Alice opens it, unheard on b; b asks, unheard on a. Then a's listener is back.
+        _ = a.openDocument(alice, id)
+        _ = b.run(.notice(.resubscribed))
+        #expect(count() == 0)
+        TwoNodes.deliver(a.run(.notice(.resubscribed)), to: &b)
+        #expect(count() == 1, "a told its people again when its listener was back")
+    }
 }

@@ -1,4 +1,4 @@
-@testable import PanesCore
+@_spi(Testing) @testable import PanesCore
 import PanesCoreTestSupport
 import Testing
 
@@ -139,6 +139,92 @@ import Testing
         let known = Self.entry(nodes.b.request(onB, "listSessions")["result"], session)
         #expect(known?["state"] == "foregroundInactive")
         #expect(known?["scene"] == first["scene"])
+    }
+
+    /// A third node on the same store as `nodes`.
+    static func thirdNode(of nodes: TwoNodes) -> HubHarness {
+        HubHarness(stored: try! nodes.a.store.loadState(), store: nodes.a.store, node: NodeID("c"),
+                   ids: .sequential(from: 2 << 40))
+    }
+
+    static func sceneLists(_ effects: [Effect]) -> [(to: NodeID?, count: Int)] {
+        effects.compactMap {
+            guard case .signal(let signal) = $0, case .scenes(let json) = signal.kind else { return nil }
+            return (signal.to, json["scenes"]?.arrayValue?.count ?? 0)
+        }
+    }
+
+    /// The answer to one node's question goes to that node alone: a change still waiting for
+    /// its interval is told to every node when the interval ends, not taken as told by the
+    /// answer (a third node never heard of the second window).
+    @Test func aShareStillDueWhenAnotherNodeAskedReachesEveryNode() {
+        var nodes = TwoNodes()
+        var c = Self.thirdNode(of: nodes)
+        let (_, first) = nodes.a.connect(["state": ["visible": true, "focused": false]])
+        let (_, second) = nodes.a.connect(["state": ["visible": true, "focused": false]])
+        TwoNodes.deliver(nodes.a.effects, to: &c)
+        let (onC, _) = c.connect()
+        _ = c.request(onC, "listSessions", ["watch": true])
+        // The second window waits for the interval; meanwhile b asks and a answers b alone.
+        let answered = TwoNodes.deliver(nodes.b.run(.notice(.resubscribed)), to: &nodes.a)
+        #expect(Self.sceneLists(answered).map(\.to) == [NodeID("b")])
+        #expect(Self.sceneLists(answered).map(\.count) == [2])
+        let ended = Self.intervalPasses(on: &nodes.a)
+        #expect(Self.sceneLists(ended).map(\.to) == [nil], "the share still due goes to every node")
+        let told = TwoNodes.deliver(ended, to: &c).events(to: onC, named: "sessionsChanged")
+        let entry = Self.entry(told.last, second["session"]?["persistentIdentifier"])
+        #expect(entry?["scene"] == second["scene"], "\(String(describing: told.last))")
+        #expect(entry?["state"] == "foregroundInactive")
+        #expect(Self.entry(told.last, first["session"]?["persistentIdentifier"])?["scene"] == first["scene"])
+    }
+
+    /// A node whose listener was down missed the empty list of a user whose window elsewhere
+    /// closed (its release not written yet: the store refused it for now). Asking again, it
+    /// no longer lists the closed window with its scene and state, nor sends drops to it.
+    @Test func aWindowThatClosedWhileANodeWasNotListeningLeavesItsSwitcherWhenItAsksAgain() {
+        var nodes = TwoNodes()
+        let (onA, first) = nodes.a.connect(["state": ["visible": true, "focused": true]])
+        let session = first["session"]?["persistentIdentifier"]
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (onB, _) = nodes.b.connect()
+        _ = nodes.b.request(onB, "listSessions", ["watch": true])
+        #expect(Self.entry(nodes.b.request(onB, "listSessions")["result"], session)?["scene"] == first["scene"])
+        // The window closes; b's listener is down, and a's release waits for the store.
+        nodes.a.completesCommits = false
+        let closed = nodes.a.run(.closed(onA, abnormal: false)) + Self.intervalPasses(on: &nodes.a)
+        #expect(Self.sceneLists(closed).map(\.count) == [0], "a told every node, b did not hear")
+        // b's listener is back: it asks, and a answers with nothing for alice.
+        let asked = nodes.b.run(.notice(.resubscribed))
+        let told = asked.events(to: onB, named: "sessionsChanged")
+        #expect(Self.entry(told.last, session)?["scene"] == nil, "\(String(describing: told.last))")
+        #expect(Self.entry(told.last, session)?["state"] != "foregroundActive")
+        let answered = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(Self.sceneLists(answered).isEmpty)
+        let listed = Self.entry(nodes.b.request(onB, "listSessions")["result"], session)
+        #expect(listed?["scene"] == nil)
+        #expect(listed?["state"] != "foregroundActive")
+        #expect(nodes.b.hub.remoteLive(SceneID(first["scene"]?.stringValue ?? ""), of: OwnerKey(workspace: "default", user: "alice")) == nil,
+                "a drop onto the closed window is not sent to a")
+    }
+
+    /// b asked while a's listener was down: a never heard the question. When a's listener is
+    /// back, a tells every node its lists again, so b learns a's window.
+    @Test func aNodeWhoseListenerWasDownTellsItsListsAgainWhenItIsBack() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect(["state": ["visible": true, "focused": false]])
+        let session = first["session"]?["persistentIdentifier"]
+        // b heard nothing of it; b asks, and a, not listening either, does not hear that.
+        _ = nodes.b.run(.notice(.resubscribed))
+        let (onB, _) = nodes.b.connect()
+        #expect(Self.entry(nodes.b.request(onB, "listSessions")["result"], session)?["scene"] == nil)
+        // a's listener is back.
+        let back = nodes.a.run(.notice(.resubscribed))
+        #expect(Self.sceneLists(back).map(\.to) == [nil])
+        #expect(Self.sceneLists(back).map(\.count) == [1], "one list per user")
+        TwoNodes.deliver(back, to: &nodes.b)
+        let known = Self.entry(nodes.b.request(onB, "listSessions")["result"], session)
+        #expect(known?["scene"] == first["scene"])
+        #expect(known?["state"] == "foregroundInactive")
     }
 
     @Test func aDeadNodesWindowsLeaveTheSwitcher() {

@@ -37,7 +37,13 @@ extension Hub {
             cluster.readBackoff.succeeded()
             cluster.recordRetryAt = nil
             loadRecordChanges()
+            // Lists other nodes sent meanwhile were missed: forget what they told and ask
+            // again. A node that asked while nobody here listened got no answer: tell it too.
+            forgetRemoteScenes()
+            forgetRemotePeople()
             signal(.scenesWanted, to: nil)
+            retellScenes(now: monotonic())
+            sharePeople(to: nil)
             // Domains held here, and those observed here that another node may have started.
             for domain in preferences.followedDomains {
                 follow(PreferenceChannel.self, domain, to: .max)

@@ -14,10 +14,21 @@ extension Hub {
         signal(.people(Self.peopleJSON(id, people)), to: nil)
     }
 
-    /// Tells one node (that asked, `scenesWanted`) every document's people here.
-    mutating func sharePeople(to asker: NodeID) {
+    /// Tells one node (that asked, `scenesWanted`, and forgot what it held of the others)
+    /// every document's people here, or all nodes (`to: nil`, after this node's listening
+    /// connection was back: a node may have asked meanwhile). One list per document with
+    /// people here; `sharedPeople` is what was last told to all, kept up to date at each change.
+    mutating func sharePeople(to asker: NodeID?) {
         for (id, people) in cluster.sharedPeople.sorted(by: { $0.key < $1.key }) {
             signal(.people(Self.peopleJSON(id, people)), to: asker)
+        }
+    }
+
+    /// Before asking (`scenesWanted`): the other nodes' people are dropped, as their scenes
+    /// are (`forgetRemoteScenes`), since an empty list missed meanwhile is never told again.
+    mutating func forgetRemotePeople() {
+        for id in documents.dropAllRemotePeople() {
+            if let workspace = documents.records[id]?.workspace { announce(.presence, id, workspace: workspace) }
         }
     }
 

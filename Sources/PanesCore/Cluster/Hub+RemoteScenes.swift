@@ -4,7 +4,10 @@
 /// user's scenes there, so a later signal replaces an earlier one). Signals rather than
 /// writes: a focus change costs a NOTIFY, not a transaction and a record read on every node,
 /// and a lifecycle state means nothing once its node is gone. A signal missed while a node's
-/// listening connection was down is asked for again (`scenesWanted`) when it is back.
+/// listening connection was down is asked for again (`scenesWanted`) when it is back: the node
+/// forgets what it held of the others (an empty list it missed would otherwise leave closed
+/// windows listed for good) and each answers with its non-empty lists. It also tells its own
+/// lists to all again, for a node that asked while nobody here listened.
 ///
 /// Which node holds a session is the claim's business (`cluster.claims`, with its epoch): an
 /// entry counts only while no newer claim says otherwise and its node's lease holds.
@@ -32,10 +35,11 @@ extension Hub {
         }
     }
 
-    private mutating func share(_ owner: OwnerKey, now: Millis) {
+    /// - Parameter again: tells a non-empty list even when it is what was last told.
+    private mutating func share(_ owner: OwnerKey, now: Millis, again: Bool = false) {
         cluster.scenesToShare.remove(owner)
         let live = liveScenesHere(of: owner)
-        guard live != (cluster.sharedScenes[owner] ?? [:]) else { return }
+        guard live != (cluster.sharedScenes[owner] ?? [:]) || (again && !live.isEmpty) else { return }
         cluster.sharedScenes[owner] = live.isEmpty ? nil : live
         cluster.scenesSharedAt[owner] = live.isEmpty ? nil : now
         signal(.scenes(RemoteScene.json(owner: owner, live)), to: nil)
@@ -63,13 +67,32 @@ extension Hub {
         sessionsChanged(for: owner)
     }
 
-    /// A node asked for every live scene here (it started, or lost its listening connection).
+    /// A node asked for every live scene here (it started, or lost its listening connection);
+    /// it forgot what it held of this node when it asked, so users with nothing live here are
+    /// left out. What the other nodes were last told (`sharedScenes`) is left alone: a share
+    /// still due tells them, the asker included.
     mutating func answerScenesWanted(by asker: NodeID) {
         for owner in scenes.owners {
             let live = liveScenesHere(of: owner)
-            cluster.sharedScenes[owner] = live.isEmpty ? nil : live
             guard !live.isEmpty else { continue }
             signal(.scenes(RemoteScene.json(owner: owner, live)), to: asker)
+        }
+    }
+
+    /// Before asking (`scenesWanted`): what the other nodes told is dropped, since a list
+    /// missed meanwhile (the empty one of a user whose windows there all closed) is never told
+    /// again. Their windows show as the claims say until the answers come.
+    mutating func forgetRemoteScenes() {
+        let owners = cluster.remoteScenes.keys.sorted()
+        cluster.remoteScenes = [:]
+        for owner in owners { sessionsChanged(for: owner) }
+    }
+
+    /// Tells every node each user's live scenes here again, once per user, and what is due
+    /// now: a node that asked while this node's listening connection was down got no answer.
+    mutating func retellScenes(now: Millis) {
+        for owner in Set(cluster.sharedScenes.keys).union(scenes.owners).sorted() {
+            share(owner, now: now, again: true)
         }
     }
 

@@ -232,6 +232,13 @@ struct DocumentState: Sendable {
         return changed
     }
 
+    /// Forgets every other node's people (this node asks them again).
+    /// - Returns: the documents whose people changed, in order.
+    mutating func dropAllRemotePeople() -> [DocumentID] {
+        defer { remotePeople = [:] }
+        return remotePeople.keys.sorted()
+    }
+
     // MARK: Summaries
     /// The summary's `participants`: the first `limit` scenes to have opened the document here.
     /// Capped so that every opening costs each list observer O(1) bytes, not O(participants):
