@@ -56,7 +56,9 @@ extension Hub {
             case .document(_, let batch): for edit in batch.edits { owed.insert(edit.context.connection) }
             case .dragEnd(_, let ending): owed.insert(ending.context.connection)
             case .refresh(_, let retry): owed.insert(retry.context.connection)
-            case .claim, .dragExpiry, .keyedWrite: break
+            // A drop taken back (on a drain too: `takeBackRemoteDrops`) is answered to its dropper.
+            case .dropReturn(let drop): owed.insert(drop.context.connection)
+            case .claim, .dragExpiry, .keyedWrite, .dropSettle: break
             }
         }
         for write in commits.preferenceWriters.waiting { owed.insert(write.context.connection) }
