@@ -28,6 +28,23 @@ import Testing
         #expect(configuration.settings.maxPreferenceKeys == 10)
     }
 
+    /// A drop waiting for another node's answer holds its key's reservation, which another
+    /// node takes over once older than `nodeLeaseMs`: a wait that long is refused at load, with
+    /// both settings named, whichever order the file gives them in.
+    @Test func aDropConfirmTimeoutNotUnderTheLeaseLessAHeartbeatIsRefused() throws {
+        let error = try #require(Self.refusal(["settings": ["nodeLeaseMs": 1_500, "nodeHeartbeatMs": 250]]))
+        #expect(error.code == .invalidField)
+        #expect(error.field == "settings.dropConfirmTimeoutMs")
+        #expect(error.message.contains("nodeLeaseMs − nodeHeartbeatMs (1500 − 250 ms)"), "\(error.message)")
+        #expect(Self.refusal(["settings": ["dropConfirmTimeoutMs": 1_250, "nodeLeaseMs": 1_500, "nodeHeartbeatMs": 250]])
+            != nil, "equal is refused too")
+        let configuration = try ServerConfiguration(json: ["settings": [
+            "nodeLeaseMs": 1_500, "nodeHeartbeatMs": 250, "dropConfirmTimeoutMs": 1_249,
+        ]])
+        #expect(configuration.settings.dropConfirmTimeoutMs == 1_249)
+        #expect(Self.refusal(["settings": [:]]) == nil, "the defaults fit")
+    }
+
     @Test func anUnknownTopLevelKeyIsNamedWithItsForeignCharacters() throws {
         let twin = "webhoo\u{212A}s"
         let error = try #require(Self.refusal([twin: []]))

@@ -145,7 +145,9 @@ class Cluster:
         self.public_url = f"http://127.0.0.1:{self.lb_port}"
         self.config = self.dir / "config.json"
         self.config.write_text(json.dumps(
-            {"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS, **(settings or {})},
+            # `dropConfirmTimeoutMs` must be under the lease less a heartbeat (refused at load).
+            {"settings": {"nodeLeaseMs": lease_ms, "nodeHeartbeatMs": HEARTBEAT_MS,
+                          "dropConfirmTimeoutMs": min(2_000, lease_ms - HEARTBEAT_MS - 250), **(settings or {})},
              **(configuration or {})}))
         self.nodes = [Node(self.store, self.public_url, self.config, i, node_args).start() for i in range(nodes)]
         self.sockets_apart = sockets_apart

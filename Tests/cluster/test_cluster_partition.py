@@ -78,7 +78,9 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
         database = pg.create_database().rsplit("/", 1)[1]
         lb_port = free_port()
         public = f"http://127.0.0.1:{lb_port}"
-        (work / "config.json").write_text(json.dumps({"settings": {"nodeLeaseMs": LEASE_MS, "nodeHeartbeatMs": HEARTBEAT_MS}}))
+        (work / "config.json").write_text(json.dumps({"settings": {
+            "nodeLeaseMs": LEASE_MS, "nodeHeartbeatMs": HEARTBEAT_MS,
+            "dropConfirmTimeoutMs": LEASE_MS - HEARTBEAT_MS - 250}}))
         (work / "tokens.json").write_text(json.dumps({"tokens": [
             {"token": TOKEN, "user": "ada", "name": "Ada", "workspaces": {"w": "owner"}}]}))
         common = ["--public-url", public, "--config", str(work / "config.json"), "--auth", "tokens",

@@ -48,6 +48,12 @@ extension Hub {
             takeRemoteDrop(offer, from: signal.from)
         case .dropReceived(let answer):
             remoteDropReceived(answer, from: signal.from)
+        case .itemsDropped(let scene, let event):
+            // From a node of the release before `dropOffered` (rolling upgrade): it answered
+            // the drop `{"delivered"}` already and told the source, so the window gets the
+            // items as that release did; gone meanwhile, it hears nothing.
+            guard let target = scenes[SceneID(scene)] else { return }
+            send(.event(ServerEvent("itemsDropped", event.objectValue ?? [:])), to: target.connection)
         case .scenes(let json):
             takeRemoteScenes(json, from: signal.from)
         case .scenesWanted:

@@ -6,21 +6,24 @@ import Logging
 /// (`NodeSignal.dropOffered`), and answered from what it says.
 ///
 /// Where the items go is settled in the store, by one commit on the drag's channel at base 1
-/// (`CoordinationCommand.settleDrop`): the receiving node makes it before it delivers (with
-/// the drop's key record, so a retry through any node learns `{"delivered"}` even if the
-/// dropping node dies now), the dropping node makes it before it gives the items back to the
-/// dropper (with the key record of the items). Exactly one of the two wins, so the items reach
-/// one window, never two and never none:
+/// (`CoordinationCommand.settleDrop`), with the drop's key record, so that a retry through any
+/// node learns the answer even if the dropping node goes now. The offer carries both records
+/// (`{"delivered"}` and `{"items", "operation"}`) and the source's `dragEnded` for either case,
+/// so the receiving node settles it whichever way it goes; the dropping node makes the same
+/// commit only when that node does not (its answer says it did not, or none came). Exactly one
+/// commit wins, so the items reach one window, never two and never none:
 ///
 /// - The window is there: its node wins, delivers `itemsDropped`, tells the source `dragEnded`
 ///   (naming that window) and answers `dropReceived` delivered; the drop is answered
 ///   `{"delivered": scene}`.
-/// - It is gone (or not the dropper's user's): its node answers `dropReceived` not delivered
-///   at once; the dropping node takes the items back: the drop's answer is `{"items",
-///   "operation"}`, and the source's `dragEnded` names the dropper, as on one node.
+/// - It is gone (or not the dropper's user's): its node settles the items as given back to the
+///   dropper, tells the source (`dragEnded` naming the dropper, as on one node) and answers
+///   `dropReceived` returned; the drop's answer is `{"items", "operation"}`.
 /// - No answer within `dropConfirmTimeoutMs` (that node died, or is slow, or its answer was
-///   lost with a listening connection): the dropping node tries to take the items back. If the
-///   other node delivered first, that commit conflicts, and the drop is answered `{"delivered"}`.
+///   lost with a listening connection), or this node drains: it tries to take the items back.
+///   If the other node settled first, that commit conflicts, and the drop is answered from that
+///   node's answer, or `{"delivered"}` when none comes within another `dropConfirmTimeoutMs`
+///   (it died after its commit).
 ///
 /// A repeated offer is answered as the first one was, and delivers nothing again (and a second
 /// settling commit would conflict anyway).
@@ -43,6 +46,15 @@ extension Hub {
             ])),
         ]
         if let record = keyRecordInCommit(context, result: ["delivered": scene]) { offer["record"] = record.json }
+        // What settles it for the dropper, for the receiving node to commit itself when the
+        // window is gone there: then the items and the answer are settled even if this node
+        // goes before it hears (a drain, a rejoin, a crash).
+        offer["returnEnded"] = .object(droppedFields(drag, operation: operation, target: [
+            "kind": "scene", "scene": .string(dropper.scene.rawValue), "session": .string(dropper.session.rawValue),
+        ]))
+        if let record = keyRecordInCommit(context, result: droppedItems(drag, operation: operation)) {
+            offer["returnRecord"] = record.json
+        }
         cluster.remoteDrops[Identifier(drag.id)] = RemoteDrop(drag: drag, operation: operation, receiver: remote,
                                                               dropper: dropper, context: context)
         cluster.remoteDropDeadlines.push(drag.id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
@@ -52,12 +64,34 @@ extension Hub {
     /// The receiving node's answer: delivered (the drop is answered so), or not (the items are
     /// taken back). Only from the node the drop was offered to, about the scene it names.
     mutating func remoteDropReceived(_ answer: JSONValue, from node: NodeID) {
-        guard let id = answer["drag"]?.stringValue, let drop = cluster.remoteDrops[Identifier(id)],
-              !drop.returning, drop.receiver.node == node,
+        guard let id = answer["drag"]?.stringValue, var drop = cluster.remoteDrops[Identifier(id)],
+              drop.receiver.node == node,
               answer["scene"]?.stringValue.map({ SceneID($0) == drop.receiver.scene }) == true else { return }
-        if answer["delivered"] == true {
-            answerDelivered(id)
-        } else {
+        let settled: RemoteDrop.Settled? = answer["delivered"] == true ? .delivered
+            : answer["returned"] == true ? .returned : nil
+        if drop.returning {
+            // This node's take-back is in flight: its outcome says who won, and when the other
+            // node did, this says how.
+            drop.heard = settled
+            cluster.remoteDrops[Identifier(id)] = drop
+            return
+        }
+        switch settled {
+        case .delivered: answerDelivered(id)
+        case .returned: answerReturned(id)
+        case nil:
+            // Not settled there (the window is gone and the offer came without what settles
+            // it for the dropper, or that node's commit failed): settled here.
+            if drop.settledThere { answerDelivered(id) } else { takeBack(drop) }
+        }
+    }
+
+    /// On a drain: every drop still waiting is taken back now, as after its timeout (the
+    /// store's compare-and-set still says who won), so that the answer and the items are
+    /// settled before this node goes (the drain waits for commits in flight). Waiting instead
+    /// would leave them nowhere: nobody else hears the receiving node's answer.
+    mutating func takeBackRemoteDrops() {
+        for drop in cluster.remoteDrops.values.sorted(by: { $0.drag.id < $1.drag.id }) where !drop.returning {
             takeBack(drop)
         }
     }
@@ -66,6 +100,12 @@ extension Hub {
     mutating func expireRemoteDrops(now: Millis) {
         for (_, id) in cluster.remoteDropDeadlines.popDue(now: now) {
             guard let drop = cluster.remoteDrops[Identifier(id)], !drop.returning else { continue }
+            if drop.settledThere {
+                // The other node settled it and has not said how since: it died after its
+                // commit. Read as delivered (it commits before it delivers and tells).
+                answerDelivered(id)
+                continue
+            }
             logger.notice("a drop onto a window on another node was not confirmed in time; taking its items back",
                           metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
             takeBack(drop)
@@ -99,9 +139,22 @@ extension Hub {
             let result = deliverToDropper(drop.drag, operation: drop.operation, drop.dropper)
             send(.reply(drop.context.id, result: result), to: drop.context.connection)
         case .conflict, .behind:
-            // The receiving node settled it first: it delivered the items (with the drop's key
-            // record) and told the source.
-            answerDelivered(id)
+            // The receiving node settled it first (with the drop's key record) and told the
+            // source: it delivered the items, or gave them back to the dropper (the window gone
+            // there). Its answer says which; until it comes, the drop waits for it, another
+            // `dropConfirmTimeoutMs`, then is read as delivered. (The same is read when the
+            // drag's `drag_ends` row was pruned meanwhile, `dragEndRetentionMs` after its
+            // ending, far past this wait.)
+            switch drop.heard {
+            case .delivered: answerDelivered(id)
+            case .returned: answerReturned(id)
+            case nil:
+                var waiting = drop
+                waiting.returning = false
+                waiting.settledThere = true
+                cluster.remoteDrops[Identifier(id)] = waiting
+                cluster.remoteDropDeadlines.push(id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
+            }
         case .recorded(let found):
             // Another attempt of this drop, through another node, was recorded first: its
             // record is the answer.
@@ -109,12 +162,11 @@ extension Hub {
             if let record = found.first(where: { $0.slot == drop.context.key }) {
                 answerFromStore(drop.context, request: DropRequest.type, record)
             }
-        case .unknown:
-            // Answered `outcome_unknown` (`commitOutcomeUnknown`); the real outcome comes later.
-            return
-        case .failed(let reason):
-            // Nothing settled: asked again after another timeout, for as long as the store is
-            // away. The drop is in the store, so it is not refused; its answer waits.
+        case .failed(let reason), .unknown(let reason):
+            // (`.unknown` never comes here: `committed` answers it `outcome_unknown` and the
+            // real outcome follows.) Nothing settled: asked again after another timeout, for as
+            // long as the store is away. The drop is in the store, so it is not refused; its
+            // answer waits.
             logLimited(.error, "a drop's items could not be taken back; trying again",
                        metadata: ["drag": "\(id)", "reason": "\(reason)"])
             var waiting = drop
@@ -132,11 +184,22 @@ extension Hub {
              to: drop.context.connection)
     }
 
+    /// Answers a drop its receiving node gave back to the dropper (the window gone there): the
+    /// answer is the items, as on one node; that node told the source, and the drop's key
+    /// record of the items went in with its commit.
+    private mutating func answerReturned(_ id: String) {
+        guard let drop = cluster.remoteDrops.removeValue(forKey: Identifier(id)) else { return }
+        logger.notice("a drop's receiver on another node did not take it and gave its items to the dropper",
+                      metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
+        send(.reply(drop.context.id, result: droppedItems(drop.drag, operation: drop.operation)),
+             to: drop.context.connection)
+    }
+
     // MARK: The receiving node
 
     /// A drop another node took, onto a scene here: settled in the store, then delivered. A
-    /// scene that is gone, or is not the dropper's user's, gets nothing: the other node takes
-    /// the items back.
+    /// scene that is gone, or is not the dropper's user's, gets nothing: the items are settled
+    /// as the dropper's, here.
     mutating func takeRemoteDrop(_ offer: JSONValue, from origin: NodeID) {
         guard let id = offer["drag"]?.stringValue, let scene = offer["scene"]?.stringValue.map(SceneID.init),
               let workspace = offer["workspace"]?.stringValue, let user = offer["user"]?.stringValue,
@@ -144,17 +207,42 @@ extension Hub {
         if let receipt = cluster.dropReceipts[Identifier(id)] {
             // Offered again: answered as the first time, delivered at most once. One still
             // settling is answered when its commit is back.
-            if let delivered = receipt.delivered { answerOffer(id, scene: scene, delivered: delivered, to: origin) }
+            if let delivered = receipt.delivered {
+                answerOffer(id, scene: scene, delivered: delivered, returned: receipt.returned, to: origin)
+            }
             return
         }
         let owner = OwnerKey(workspace: workspace, user: user)
-        let record = offer["record"].flatMap(RequestRecord.init(json:))
-        let receipt = DropReceipt(scene: scene, origin: origin, event: event, ended: ended)
-        keep(receipt, of: id)
-        guard let target = scenes[scene], target.owner == owner, offer["record"] == nil || record != nil else {
+        // The records are the dropper's key's: of the dropper's user, or none at all.
+        func record(_ name: String) -> RequestRecord?? {
+            guard let json = offer[name] else { return .some(nil) }
+            guard let record = RequestRecord(json: json), record.slot.owner == owner else { return nil }
+            return .some(record)
+        }
+        let returnEnded = offer["returnEnded"]?.objectValue
+        var receipt = DropReceipt(scene: scene, origin: origin, event: event, ended: ended)
+        guard let delivered = record("record"), let returned = record("returnRecord") else {
+            // Not a drop a node makes: nothing is settled here (the dropping node settles it).
+            keep(receipt, of: id)
             settleReceipt(id, delivered: false)
             return
         }
+        let record: RequestRecord?
+        if let target = scenes[scene], target.owner == owner {
+            record = delivered
+        } else if let returnEnded {
+            // The window is gone (or is not the dropper's user's): the items go back to the
+            // dropper, settled here, so that they are even if the dropping node goes before it
+            // hears this answer.
+            receipt.returnEnded = returnEnded
+            record = returned
+        } else {
+            // An offer from a node that sends no `returnEnded`: it takes the items back itself.
+            keep(receipt, of: id)
+            settleReceipt(id, delivered: false)
+            return
+        }
+        keep(receipt, of: id)
         var commands: [StoreCommand] = [.coordination(.settleDrop(id))]
         // The dropping node's reservation of the key: the record is written over it.
         if let record { commands.append(.coordination(.recordKeyedRequest(record, node: origin, report: nil))) }
@@ -169,6 +257,15 @@ extension Hub {
         guard let receipt = cluster.dropReceipts[Identifier(id)] else { return }
         switch outcome {
         case .committed:
+            if let returnEnded = receipt.returnEnded {
+                // Given back to the dropper: the dropping node answers with the items.
+                drags.setPhase(.dropped, of: id)
+                if let source = receipt.event["source"]?["scene"]?.stringValue {
+                    tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", returnEnded))
+                }
+                settleReceipt(id, delivered: false, returned: true)
+                return
+            }
             // A window that closed during the commit gets nothing, as one closing the instant
             // after it got the items.
             if let target = scenes[receipt.scene] {
@@ -179,9 +276,7 @@ extension Hub {
                 tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.ended))
             }
             settleReceipt(id, delivered: true)
-        case .unknown:
-            return
-        case .conflict, .behind, .recorded, .failed:
+        case .conflict, .behind, .recorded, .failed, .unknown:
             settleReceipt(id, delivered: false)
         }
     }
@@ -193,16 +288,18 @@ extension Hub {
                                               + Millis(settings.nodeLeaseMs))
     }
 
-    private mutating func settleReceipt(_ id: String, delivered: Bool) {
+    private mutating func settleReceipt(_ id: String, delivered: Bool, returned: Bool = false) {
         guard var receipt = cluster.dropReceipts[Identifier(id)] else { return }
         receipt.delivered = delivered
+        receipt.returned = returned
         cluster.dropReceipts[Identifier(id)] = receipt
-        answerOffer(id, scene: receipt.scene, delivered: delivered, to: receipt.origin)
+        answerOffer(id, scene: receipt.scene, delivered: delivered, returned: returned, to: receipt.origin)
     }
 
-    private mutating func answerOffer(_ id: String, scene: SceneID, delivered: Bool, to origin: NodeID) {
-        signal(.dropReceived(["drag": .string(id), "scene": .string(scene.rawValue), "delivered": .bool(delivered)]),
-               to: origin)
+    private mutating func answerOffer(_ id: String, scene: SceneID, delivered: Bool, returned: Bool, to origin: NodeID) {
+        var answer: JSONObject = ["drag": .string(id), "scene": .string(scene.rawValue), "delivered": .bool(delivered)]
+        if returned { answer["returned"] = true }
+        signal(.dropReceived(.object(answer)), to: origin)
     }
 
     /// Receipts past their keeping: a later offer of the drop would only conflict in the store.
@@ -236,8 +333,20 @@ struct RemoteDrop: Sendable {
     let dropper: Dropper
     let context: RequestContext
     /// Its commit taking the items back is in flight: an answer from the receiving node now
-    /// changes nothing (the commit's outcome says who won).
+    /// changes nothing (the commit's outcome says who won), but is kept in `heard`.
     var returning = false
+    /// How the receiving node said it settled the drop, heard while taking the items back.
+    var heard: Settled?
+    /// The store said the receiving node settled it (this node's take-back conflicted): its
+    /// answer says how.
+    var settledThere = false
+
+    enum Settled: Sendable {
+        /// The window there got the items.
+        case delivered
+        /// The window there was gone: the items went back to the dropper.
+        case returned
+    }
 }
 
 /// A drop another node offered to a scene here, kept so that a repeated offer is answered the
@@ -248,6 +357,11 @@ struct DropReceipt: Sendable {
     /// The `itemsDropped` event's fields, and the source's `dragEnded` fields.
     let event: JSONObject
     let ended: JSONObject
+    /// The source's `dragEnded` fields when the window is gone here and the items go back to
+    /// the dropper, settled here.
+    var returnEnded: JSONObject?
     /// Nil while its commit is in flight.
     var delivered: Bool? = nil
+    /// Settled here as given back to the dropper.
+    var returned = false
 }

@@ -41,13 +41,23 @@ public struct NodeSignal: Sendable, Equatable {
         /// Asks every node for its live scenes (`scenes`, sent back to the asker alone).
         case scenesWanted
         /// A drop onto a scene live on the receiving node, whose drag's ending the sender has
-        /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?}` (the
-        /// dropper's user, the `itemsDropped` event's fields, the source's `dragEnded` fields,
-        /// and the drop's key record for a keyed drop). The receiver delivers it once settled
-        /// in the store (`Hub+RemoteDrops.swift`) and answers `dropReceived`.
+        /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?,
+        /// "returnEnded", "returnRecord"?}` (the dropper's user, the `itemsDropped` event's
+        /// fields, the source's `dragEnded` fields, and the drop's key record for a keyed drop;
+        /// then the same two for the items going back to the dropper). The receiver settles it
+        /// in the store, delivers it or gives it back (`Hub+RemoteDrops.swift`), and answers
+        /// `dropReceived`.
         case dropOffered(JSONValue)
-        /// The answer to `dropOffered`, to its sender: `{"drag", "scene", "delivered"}`.
+        /// The answer to `dropOffered`, to its sender: `{"drag", "scene", "delivered",
+        /// "returned"?}` (`returned`: settled there as given back to the dropper).
         case dropReceived(JSONValue)
+        /// A drop delivered to a scene live on the receiving node, unconfirmed: the
+        /// `itemsDropped` event's fields, for that scene. Only nodes from before `dropOffered`
+        /// (issue 27) send it; it is still read and delivered so that during a rolling upgrade
+        /// a drop made on a node of that release onto a window here is not lost. Never sent:
+        /// remove it once no node of the release before `dropOffered` can be in a cluster
+        /// (the release after the one that brings `dropOffered`).
+        case itemsDropped(scene: String, event: JSONValue)
     }
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
@@ -91,6 +101,7 @@ public struct NodeSignal: Sendable, Equatable {
         case .scenesWanted: object["scenesWanted"] = true
         case .dropOffered(let offer): object["dropOffered"] = offer
         case .dropReceived(let answer): object["dropReceived"] = answer
+        case .itemsDropped(let scene, let event): object["itemsDropped"] = ["scene": .string(scene), "event": event]
         }
         return .object(object)
     }
@@ -130,6 +141,8 @@ public struct NodeSignal: Sendable, Equatable {
             kind = .dropOffered(offer)
         } else if let answer = json["dropReceived"] {
             kind = .dropReceived(answer)
+        } else if let dropped = json["itemsDropped"], let scene = dropped["scene"]?.stringValue {
+            kind = .itemsDropped(scene: scene, event: dropped["event"] ?? .null)
         } else {
             return nil
         }

@@ -29,7 +29,7 @@ extension Settings {
               meaning: "When the connection to a shared store is lost around a COMMIT, how long the node keeps asking whether it committed before the writes waiting on it are answered `outcome_unknown` (it keeps asking after that, and answers a retry with the same `idempotencyKey` with what happened).",
               range: 100...600_000),
         .init(name: "dropConfirmTimeoutMs", keyPath: \.dropConfirmTimeoutMs,
-              meaning: "Cluster: how long a node that took a drop onto a window live on another node waits for that node to say it delivered the items; after that the node takes them back for the dropping window, unless the other node delivered them first (the database lets exactly one of the two happen). Keep it under `nodeLeaseMs`.",
+              meaning: "Cluster: how long a node that took a drop onto a window live on another node waits for that node to say it delivered the items; after that the node takes them back for the dropping window, unless the other node delivered them first (the database lets exactly one of the two happen). Must be under `nodeLeaseMs` − `nodeHeartbeatMs` (the drop's `idempotencyKey` is reserved by that node for `nodeLeaseMs`): a configuration that is not is refused at start, naming both.",
               range: 100...600_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",

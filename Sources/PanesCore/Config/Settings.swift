@@ -135,5 +135,18 @@ public struct Settings: Sendable, Equatable {
             }
             self[keyPath: descriptor.keyPath] = number
         }
+        try checkTogether()
+    }
+
+    /// Limits between settings, checked once all are set (whichever the file names).
+    func checkTogether() throws(PanesError) {
+        // A node's reservation of a request key is taken over once older than `nodeLeaseMs`
+        // even while the node lives; a drop waiting for another node's answer holds one, and
+        // must be settled (its answer known) before then, with a heartbeat to spare.
+        guard dropConfirmTimeoutMs < nodeLeaseMs - nodeHeartbeatMs else {
+            throw .invalid("settings.dropConfirmTimeoutMs",
+                           "must be under nodeLeaseMs − nodeHeartbeatMs (\(nodeLeaseMs) − \(nodeHeartbeatMs) ms); "
+                               + "it is \(dropConfirmTimeoutMs)")
+        }
     }
 }

@@ -57,6 +57,7 @@ extension Hub {
             case .preferences(_, let writes, _): for write in writes { owed.insert(write.context.connection) }
             case .document(_, let batch): for edit in batch.edits { owed.insert(edit.context.connection) }
             case .dragEnd(_, let ending): owed.insert(ending.context.connection)
+            // A drop taken back (on a drain too: `takeBackRemoteDrops`) is answered to its dropper.
             case .dropReturn(let drop): owed.insert(drop.context.connection)
             case .refresh(_, let retry): owed.insert(retry.context.connection)
             case .claim, .dragExpiry, .dropSettle, .keyedWrite: break

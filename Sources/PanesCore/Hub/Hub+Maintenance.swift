@@ -129,6 +129,9 @@ extension Hub {
         guard !draining else { return }
         draining = true
         logger.notice("draining", metadata: ["scenes": "\(scenes.count)", "connections": "\(connections.count)"])
+        // Drops waiting for another node's answer are settled now, while the drain waits for
+        // their commits (`Hub+RemoteDrops.swift`); their droppers are owed the answer.
+        takeBackRemoteDrops()
         let underWay = connectsUnderWay()
         // An HTTP API request under way is answered as usual (its service scene ends with its
         // answer); the drain waits for it as for any write.
