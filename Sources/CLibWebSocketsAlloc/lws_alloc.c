@@ -233,7 +233,9 @@ static void pws_pool_free(struct pws_pool *pool, void *p) {
         // Kept: as many empty blocks as blocks in use, at least `keep`. While a burst goes on its
         // tables come and go in blocks that stay written (no system call, no page fault a
         // request); as it settles the blocks in use fall to none and every empty block but the
-        // last `keep` is given back, one or two at each block that empties.
+        // last `keep` is given back, one or two at each block that empties. The kept list is a
+        // stack, so the block given back is the one that just emptied (its pages the most
+        // recently written) and the older ones stay: which ones stay does not change how many.
         size_t limit = pool->counts.blocks_in_use > pool->keep ? pool->counts.blocks_in_use : pool->keep;
         while (pool->counts.blocks_kept > limit) {
             int32_t given = pool->kept;
@@ -286,9 +288,11 @@ static void *pws_lws_allocator(void *p, size_t size, const char *reason) {
 
 static void pws_process_install(void) {
     if (!pws_pool_init(&pws_process, pws_process_blocks, PWS_PROCESS_BLOCKS, PWS_PROCESS_KEEP)) return;
-    // Before any context exists, lws has allocated nothing; if another thread's lws were
-    // allocating now, its malloc blocks would still be freed right: the allocator hands a
-    // pointer outside the region to free or realloc.
+    // Installed before the process's only `lws_create_context` (WebSocketServer.start), when
+    // lws has allocated nothing and no other thread calls it: lws keeps the allocator in a
+    // plain global, so installing it while another thread's lws allocates would be a data
+    // race. Blocks lws took from malloc before would still be freed right: the allocator hands
+    // a pointer outside the region to free or realloc.
     lws_set_allocator(pws_lws_allocator);
     atomic_store_explicit(&pws_process_installed, 1, memory_order_release);
 }
