@@ -10,10 +10,8 @@ import Testing
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
 
         let domain = PreferenceDomain(workspace: "acme", user: "ada")
         let outcome = try store.apply([
@@ -36,10 +34,8 @@ import Testing
         let other = try PostgresStore(url: database.url)
         #expect(own.noticeOrigin != other.noticeOrigin)
         let listener = try PostgresListener(url: database.url, ownOrigin: own.noticeOrigin)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
 
         func commit(_ store: PostgresStore, _ domain: PreferenceDomain) throws {
             let outcome = try store.apply([.commit(Commit(id: CommitID(1), channel: .preferences(domain), base: 0,
@@ -67,10 +63,8 @@ import Testing
                                     createdBy: "ada", modifiedAt: 0)
         try store.apply([.persist([.createDocument(record, text: "ab")])])
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
         let author = DocumentAuthor(scene: "scn_1", user: "ada", name: "Ada")
         let first = StoredOperation(revision: 1, operation: TextOperation([.retain(2), .insert("c")]), opId: "o1",
                                     author: author, createdAt: 1_000)
@@ -88,10 +82,8 @@ import Testing
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
         let first = listener.backendPID
 
         let admin = try database.connect()
@@ -110,10 +102,8 @@ import Testing
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
 
         let small = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .probe(SessionID("s1")))
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
@@ -130,10 +120,8 @@ import Testing
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url)
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
         let (a, b) = (NodeID("node-a"), NodeID("node-b"))
         _ = try store.register(node: a, leaseMs: 60_000)
 
@@ -176,10 +164,8 @@ import Testing
         let database = try TestDatabase()
         _ = try PostgresStore(url: database.url)  // the schema
         let listener = try PostgresListener(url: database.url)
-        let notices = NoticeBox()
-        listener.start { notices.append($0) }
+        let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { _ in listener.backendPID != 0 })
 
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
             SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
@@ -238,4 +224,13 @@ final class NoticeBox: @unchecked Sendable {
         }
         return true
     }
+}
+
+/// Starts `listener` collecting what it hears into the box returned, and waits until its
+/// connection is up (it has a backend), so that nothing a test commits next is missed.
+private func started(_ listener: PostgresListener) -> NoticeBox {
+    let notices = NoticeBox()
+    listener.start { notices.append($0) }
+    #expect(notices.wait { _ in listener.backendPID != 0 })
+    return notices
 }
