@@ -283,6 +283,28 @@ import Testing
         #expect(nodes.b.request(retrier, "drop", drop)["result"]?["items"]?.arrayValue?.first?["title"] == "Notes")
     }
 
+    /// A draining node holds the dropper's scene open while the take-back's commit is in
+    /// flight, and closes it only after the drop's answer went out: the drain's 1001 never
+    /// overtakes it (`connectionsAwaitingCommits`).
+    @Test func aDrainingNodeAnswersTheDropperBeforeClosingIt() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene", "scene": setup.targetScene,
+                                             "operation": "move", "idempotencyKey": "remote-7"])
+        nodes.a.completesCommits = false
+        let drained = nodes.a.run(.drain)
+        #expect(drained.closes(setup.dropper).isEmpty, "held open while its answer is owed")
+        #expect(Self.reply(drained, to: setup.dropper) == nil)
+        let answered = nodes.a.completeCommits()
+        let closed = answered.firstIndex { effect in
+            if case .close(let target, _, _) = effect { target == setup.dropper } else { false }
+        }
+        #expect(closed != nil, "closed once answered: \(answered)")
+        let before = Array(answered[..<(closed ?? answered.endIndex)])
+        #expect(Self.reply(before, to: setup.dropper)?["result"]?["items"]?.arrayValue?.first?["title"] == "Notes",
+                "the items answered before the close: \(answered)")
+    }
+
     /// An offer whose key record is not the dropper's user's (a node never sends one) is not
     /// written: nothing is delivered or settled there.
     @Test func anOfferWithAnotherUsersKeyRecordDeliversNothing() {
