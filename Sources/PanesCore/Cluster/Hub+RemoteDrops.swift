@@ -257,25 +257,18 @@ extension Hub {
         guard let receipt = cluster.dropReceipts[Identifier(id)] else { return }
         switch outcome {
         case .committed:
-            if let returnEnded = receipt.returnEnded {
-                // Given back to the dropper: the dropping node answers with the items.
-                drags.setPhase(.dropped, of: id)
-                if let source = receipt.event["source"]?["scene"]?.stringValue {
-                    tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", returnEnded))
-                }
-                settleReceipt(id, delivered: false, returned: true)
-                return
-            }
-            // A window that closed during the commit gets nothing, as one closing the instant
-            // after it got the items.
-            if let target = scenes[receipt.scene] {
+            // Given back to the dropper (the window gone here), the dropping node answers with
+            // the items. Otherwise the window gets them; one that closed during the commit gets
+            // nothing, as one closing the instant after it got the items.
+            let returned = receipt.returnEnded != nil
+            if !returned, let target = scenes[receipt.scene] {
                 send(.event(ServerEvent("itemsDropped", receipt.event)), to: target.connection)
             }
             drags.setPhase(.dropped, of: id)
             if let source = receipt.event["source"]?["scene"]?.stringValue {
-                tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.ended))
+                tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.returnEnded ?? receipt.ended))
             }
-            settleReceipt(id, delivered: true)
+            settleReceipt(id, delivered: !returned, returned: returned)
         case .conflict, .behind, .recorded, .failed, .unknown:
             settleReceipt(id, delivered: false)
         }
