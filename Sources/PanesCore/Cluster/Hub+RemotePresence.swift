@@ -3,25 +3,65 @@
 /// when a scene leaves), and keeps what the others told for the document's scenes here,
 /// those that open it later included. A dead node's scenes leave with its lease, a deleted
 /// document's with it (`documentRemoved`).
+///
+/// A presence can come before this node has read its document's record (made on another node
+/// a moment ago; a scene here may open it next): it waits in `unreadPresence` for the record
+/// load asked for when it came, which reads the record (a signal is never seen before the
+/// writes made before it) or finds it deleted meanwhile. So it waits one record load at most,
+/// and a deleted document's presence is not kept.
 extension Hub {
     /// Presence from a scene on another node: kept for scenes that open the document later,
     /// and passed on to the document's scenes here.
     mutating func takeRemotePresence(_ presence: JSONValue, from origin: NodeID) {
         guard let document = presence["document"]?.stringValue.map(DocumentID.init),
               let scene = presence["scene"]?.stringValue.map(SceneID.init) else { return }
+        // Anything waiting for the record is older than this.
+        cluster.unreadPresence[document]?.scenes[scene] = nil
+        if cluster.unreadPresence[document]?.scenes.isEmpty == true { cluster.unreadPresence[document] = nil }
         if presence["left"] == true {
             cluster.remotePresence[document]?[scene] = nil
             if cluster.remotePresence[document]?.isEmpty == true { cluster.remotePresence[document] = nil }
         } else {
             // Sent before its node's lease ran out but read after (this node's listener far
             // behind): that node's scenes have left already, and nothing would drop it again.
-            // So too for a document deleted meanwhile (`documentRemoved`), as for its people:
-            // one not read here yet is nobody's open document here either.
-            guard !cluster.expired.contains(origin), documents.records[document] != nil else { return }
+            guard !cluster.expired.contains(origin) else { return }
+            guard documents.records[document] != nil else { return keepUntilRead(presence, document, scene, from: origin) }
             cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
         }
         let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
         broadcast(.event(.presence(presence)), to: here)
+    }
+
+    /// A presence for a document whose record is not read here: kept until the record load
+    /// asked for now (or the one after the load in flight) has finished. Dropping it, as this
+    /// node did, left a scene that opened the document a moment later without that cursor
+    /// until its person moved.
+    private mutating func keepUntilRead(_ presence: JSONValue, _ document: DocumentID, _ scene: SceneID,
+                                        from origin: NodeID) {
+        guard cluster.unreadPresence[document] == nil else {
+            cluster.unreadPresence[document]?.scenes[scene] = (origin, presence)
+            return
+        }
+        cluster.unreadPresence[document] = UnreadPresence(after: cluster.recordLoadsStarted,
+                                                          scenes: [scene: (origin, presence)])
+        loadRecordChanges()
+    }
+
+    /// After record load number `finished` succeeded: presence whose document's record is read
+    /// now is kept as any other (before the opens waiting for that record are answered), and
+    /// presence whose load has finished without the record is dropped: the document was
+    /// deleted, and a document never read here has no `documentRemoved` to drop it later.
+    mutating func settleUnreadPresence(readBy finished: Int) {
+        for (id, unread) in cluster.unreadPresence.sorted(by: { $0.key < $1.key }) {
+            if documents.records[id] != nil {
+                cluster.unreadPresence[id] = nil
+                for (scene, entry) in unread.scenes where !cluster.expired.contains(entry.node) {
+                    cluster.remotePresence[id, default: [:]][scene] = entry
+                }
+            } else if unread.after < finished {
+                cluster.unreadPresence[id] = nil
+            }
+        }
     }
 
     /// Presence of scenes on other nodes, for `openDocument`'s `presence`, at the revision
@@ -63,6 +103,18 @@ extension Hub {
             left["selection"] = .null
             takeRemotePresence(.object(left), from: entry.node)
         }
+        for (id, unread) in cluster.unreadPresence {
+            let kept = unread.scenes.filter { !nodes.contains($0.value.node) }
+            cluster.unreadPresence[id]?.scenes = kept
+            if kept.isEmpty { cluster.unreadPresence[id] = nil }
+        }
         dropPeople(of: nodes)
     }
+}
+
+/// Presence for a document whose record this node has not read yet, by scene, with the
+/// number of record loads started before the first of it came (`Hub.keepUntilRead`).
+struct UnreadPresence: Sendable {
+    let after: Int
+    var scenes: [SceneID: (node: NodeID, presence: JSONValue)]
 }
