@@ -3,7 +3,7 @@ import PanesCoreTestSupport
 import Testing
 
 /// Presence from other nodes (`Hub+RemotePresence.swift`) that came before this node read its
-/// document's record.
+/// document's record, and presence told again when a node asks again (`scenesWanted`).
 @Suite struct ClusterRemotePresenceTests {
     /// a makes a document, opens it and shares a cursor; b hears the cursor before it has
     /// read the document's record, and a scene on b opens the document while that read is on
@@ -68,5 +68,63 @@ import Testing
         #expect(reply?["ok"] == true, "\(String(describing: reply))")
         #expect(reply?["result"]?["presence"]?.arrayValue?.isEmpty == true, "\(String(describing: reply))")
         #expect(nodes.b.hub.cluster.remotePresence.isEmpty)
+    }
+
+    /// b's listener was down while alice moved her cursor on a: when it is back, b asks, and
+    /// a tells b (and only b) the cursor as it is now.
+    @Test func aNodeThatAsksAgainIsToldTheCursorsItMissed() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        // Not heard on b.
+        _ = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 4]])
+        let asked = nodes.b.run(.notice(.resubscribed))
+        let answered = TwoNodes.deliver(asked, to: &nodes.a)
+        let told = answered.compactMap { effect -> NodeSignal? in
+            if case .signal(let signal) = effect, case .presence = signal.kind { signal } else { nil }
+        }
+        #expect(told.count == 1 && told.allSatisfy { $0.to == NodeID("b") }, "\(told)")
+        let seen = TwoNodes.deliver(answered, to: &nodes.b).events(to: onB, named: "presence")
+        #expect(seen.last?["user"] == "alice")
+        #expect(seen.last?["selection"] == ["anchor": 2, "head": 4])
+        let (later, _) = nodes.b.connect(name: "carol")
+        let opened = nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue
+        #expect(opened?.first { $0["user"] == "alice" }?["selection"] == ["anchor": 2, "head": 4])
+    }
+
+    /// b's listener was down while alice closed the document on a: b missed her `left`. When b
+    /// asks again it forgets what a told, its scene sees her cursor leave, and a, asked,
+    /// does not tell it again.
+    @Test func theCursorOfSomeoneWhoLeftWhileANodeWasNotListeningDisappearsWhenItAsksAgain() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").count == 1)
+        // Not heard on b.
+        _ = nodes.a.send(onA, "closeDocument", ["document": .string(document)])
+        let asked = nodes.b.run(.notice(.resubscribed))
+        let left = asked.events(to: onB, named: "presence")
+        #expect(left.count == 1 && left.first?["user"] == "alice" && left.first?["left"] == true, "\(left)")
+        #expect(left.first?["selection"] == .null)
+        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
+        #expect(answered.events(to: onB, named: "presence").isEmpty)
+        let (later, _) = nodes.b.connect(name: "carol")
+        #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
+    }
+
+    /// b asked while a's listener was down, so a never answered: when a's listener is back it
+    /// tells every node its scenes' presence again.
+    @Test func aNodeWhoseListenerWasDownTellsItsCursorsAgainWhenItIsBack() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        // Neither heard on the other node.
+        _ = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        _ = nodes.b.run(.notice(.resubscribed))
+        let back = nodes.a.run(.notice(.resubscribed))
+        let told = back.compactMap { effect -> NodeSignal? in
+            if case .signal(let signal) = effect, case .presence = signal.kind { signal } else { nil }
+        }
+        #expect(told.count == 1 && told.first?.to == nil, "\(told)")
+        let seen = TwoNodes.deliver(back, to: &nodes.b).events(to: onB, named: "presence")
+        #expect(seen.last?["selection"] == ["anchor": 1, "head": 3])
     }
 }

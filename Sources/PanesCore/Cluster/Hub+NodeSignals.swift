@@ -59,6 +59,7 @@ extension Hub {
         case .scenesWanted:
             answerScenesWanted(by: signal.from)
             sharePeople(to: signal.from)
+            retellPresence(to: signal.from)
         }
     }
 

@@ -2,7 +2,9 @@
 /// tells the others its scenes' presence as it changes (`NodeSignal.Kind.presence`, `left`
 /// when a scene leaves), and keeps what the others told for the document's scenes here,
 /// those that open it later included. A dead node's scenes leave with its lease, a deleted
-/// document's with it (`documentRemoved`).
+/// document's with it (`documentRemoved`). A node that asks again (`scenesWanted`: at start,
+/// after a rejoin, after its listening connection was back) forgets what the others told and
+/// is told every presence again, to it alone, as their scenes and people are.
 ///
 /// A presence can come before this node has read its document's record (made on another node
 /// a moment ago; a scene here may open it next): it waits in `unreadPresence` for the record
@@ -98,10 +100,7 @@ extension Hub {
         let gone = cluster.remotePresence.values.flatMap(\.values).filter { nodes.contains($0.node) }
             .sorted { SceneID($0.presence["scene"]?.stringValue ?? "") < SceneID($1.presence["scene"]?.stringValue ?? "") }
         for entry in gone {
-            var left = entry.presence.objectValue ?? [:]
-            left["left"] = true
-            left["selection"] = .null
-            takeRemotePresence(.object(left), from: entry.node)
+            takeRemotePresence(Self.left(entry.presence), from: entry.node)
         }
         for (id, unread) in cluster.unreadPresence {
             let kept = unread.scenes.filter { !nodes.contains($0.value.node) }
@@ -109,6 +108,45 @@ extension Hub {
             if kept.isEmpty { cluster.unreadPresence[id] = nil }
         }
         dropPeople(of: nodes)
+    }
+
+    /// Before asking (`scenesWanted`): the other nodes' presence is dropped, as their scenes
+    /// and people are, since a `left` missed meanwhile is never told again (the cursor of a
+    /// person who left stayed until that node died). The document's scenes here see those
+    /// scenes leave, and come back as the other nodes answer.
+    mutating func forgetRemotePresence() {
+        let held = cluster.remotePresence
+        cluster.remotePresence = [:]
+        cluster.unreadPresence = [:]
+        for (id, entries) in held.sorted(by: { $0.key < $1.key }) {
+            guard let document = documents.open[id] else { continue }
+            let here = document.participants.values.map(\.connection).sorted()
+            for (_, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                broadcast(.event(.presence(Self.left(entry.presence))), to: here)
+            }
+        }
+    }
+
+    /// Tells one node (that asked, `scenesWanted`, and forgot what it held of the others) the
+    /// presence of every scene here that shares one, or every node (`to: nil`, after this
+    /// node's listening connection was back: a node may have asked meanwhile). Each as it is
+    /// now, at the document's revision here; one held back by `presenceIntervalMs` is still
+    /// told to all when its interval ends.
+    mutating func retellPresence(to asker: NodeID?) {
+        for id in documents.open.keys.sorted() {
+            guard let document = documents.open[id] else { continue }
+            for participant in document.orderedParticipants where participant.shared {
+                signal(.presence(participant.presenceJSON(document: id, revision: document.revision)), to: asker)
+            }
+        }
+    }
+
+    /// A scene's presence as the `presence` event that says it left.
+    static func left(_ presence: JSONValue) -> JSONValue {
+        var left = presence.objectValue ?? [:]
+        left["left"] = true
+        left["selection"] = .null
+        return .object(left)
     }
 }
 
