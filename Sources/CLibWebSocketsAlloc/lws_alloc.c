@@ -25,6 +25,12 @@
 // A block's slots and pages are given back only when no slot in it is in use; a free of a
 // pointer the region never handed out, or of a slot already free, aborts (memory in use is
 // never handed out twice).
+//
+// Memory checkers (valgrind's memcheck, AddressSanitizer) see malloc's blocks only: a header
+// table in the region is invisible to them, so an overrun of one or a use after its free goes
+// unreported. `PANES_LWS_HEADER_POOL=off` in the environment leaves lws on malloc for such runs.
+// The pool is not turned off by detecting valgrind (valgrind.h's RUNNING_ON_VALGRIND): callgrind
+// runs under it too (bench/callgrind.py), and measures the allocator the server ships.
 #include "lws_alloc.h"
 
 #include <libwebsockets.h>
@@ -280,6 +286,7 @@ void *pws_pool_realloc(struct pws_pool *pool, void *p, size_t size, const char *
 static struct pws_pool pws_process;
 static struct pws_block pws_process_blocks[PWS_PROCESS_BLOCKS];
 static pthread_once_t pws_process_once = PTHREAD_ONCE_INIT;
+// What `pws_lws_allocator_install` returns: 1 installed, 0 not (no region), -1 turned off.
 static _Atomic int pws_process_installed;
 
 static void *pws_lws_allocator(void *p, size_t size, const char *reason) {
@@ -287,6 +294,11 @@ static void *pws_lws_allocator(void *p, size_t size, const char *reason) {
 }
 
 static void pws_process_install(void) {
+    const char *setting = getenv("PANES_LWS_HEADER_POOL");
+    if (setting && strcmp(setting, "off") == 0) {
+        atomic_store_explicit(&pws_process_installed, -1, memory_order_release);
+        return;
+    }
     if (!pws_pool_init(&pws_process, pws_process_blocks, PWS_PROCESS_BLOCKS, PWS_PROCESS_KEEP)) return;
     // Installed before the process's only `lws_create_context` (WebSocketServer.start), when
     // lws has allocated nothing and no other thread calls it: lws keeps the allocator in a
@@ -303,7 +315,7 @@ int pws_lws_allocator_install(void) {
 }
 
 struct pws_pool_counts pws_lws_allocator_counts(void) {
-    if (!atomic_load_explicit(&pws_process_installed, memory_order_acquire)) {
+    if (atomic_load_explicit(&pws_process_installed, memory_order_acquire) != 1) {
         struct pws_pool_counts none = {0};
         return none;
     }

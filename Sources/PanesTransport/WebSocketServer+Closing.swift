@@ -15,6 +15,16 @@ internal import CLibWebSockets
 /// answered, or lws gave up on it, or the socket dropped) lets the next one start. Everything a
 /// waiting connection was sent before its close has been written; it is only its close frame
 /// that waits.
+///
+/// When a close ends, lws shuts the socket's writing side and closes the descriptor at once (its
+/// staged close, which waits for the peer's end, is unreachable in 4.1.6: it marks the socket
+/// unusable just before testing that mark). A peer that is still sending then has data arriving
+/// on a closed socket, and the kernel resets the connection, dropping whatever it had not
+/// delivered, the close frame included: such a peer sees 1006, not the code chosen here (a 4008
+/// peer reading slowly and sending 512 KiB messages saw 4008 or a reset depending on timing;
+/// a quiet one always saw 4008, even reading 8 s later). Avoiding it takes a lingering close
+/// (keep a duplicate of the descriptor past LWS_CALLBACK_CLOSED, read and discard until the
+/// peer's end or a deadline), which is not done; PROTOCOL.md says what a client sees.
 extension WebSocketServer {
     /// Begins the close handshake of a connection whose queue is written, or puts it in line.
     /// The WRITEABLE callback returns what this returns.

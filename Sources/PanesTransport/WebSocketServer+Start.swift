@@ -24,7 +24,12 @@ extension WebSocketServer {
         // lws's upgrade header tables from a region of their own that gives a settled connect
         // burst's pages back, instead of holes among the blocks open connections keep
         // (CLibWebSocketsAlloc; once a process, before lws allocates anything).
-        if pws_lws_allocator_install() == 0 {
+        switch pws_lws_allocator_install() {
+        case 1:
+            break
+        case -1:
+            configuration.logger.notice("lws's header tables come from malloc: PANES_LWS_HEADER_POOL=off")
+        default:
             configuration.logger.warning("lws's header tables come from malloc: no address space for their region")
         }
         signal(SIGPIPE, SIG_IGN)

@@ -46,9 +46,10 @@ package final class ServerProcess: @unchecked Sendable {
         return url
     }
 
-    /// Starts a server. `config` becomes the configuration file; `data` reuses a folder (restart).
+    /// Starts a server. `config` becomes the configuration file; `data` reuses a folder (restart);
+    /// `environment` is added to the tests' own.
     package init(store: TestStore = .sqlite, config: JSONValue? = nil, data: URL? = nil, database: TestDatabase? = nil,
-         extra: [String] = []) throws {
+         extra: [String] = [], environment: [String: String] = [:]) throws {
         self.data = data ?? Self.tempFolder()
         self.store = store
         var arguments = ["serve", "--port", "0", "--data", self.data.path, "--log-level", "warning"] + extra
@@ -68,6 +69,9 @@ package final class ServerProcess: @unchecked Sendable {
         self.arguments = arguments
         process.executableURL = Self.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output
         process.standardError = errors
         try process.run()

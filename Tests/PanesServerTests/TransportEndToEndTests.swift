@@ -18,6 +18,21 @@ import Testing
         #expect(client.request("ping")["ok"] == true)
     }
 
+    /// Under a memory checker (which sees malloc's blocks only) lws's header tables can be left
+    /// on malloc: `PANES_LWS_HEADER_POOL=off` turns CLibWebSocketsAlloc's pool off, the server
+    /// says so, and connections work as before. Without it the pool is on.
+    @Test func theHeaderTablePoolIsTurnedOffForMemoryCheckersByTheEnvironment() throws {
+        let off = try ServerProcess(extra: ["--store", "memory", "--log-level", "notice"],
+                                    environment: ["PANES_LWS_HEADER_POOL": "off"])
+        #expect(off.waitForLog("lws's header tables come from malloc: PANES_LWS_HEADER_POOL=off", timeout: 20))
+        let client = try off.client()
+        #expect(client.connect()["session"] != nil)
+        #expect(client.request("ping")["ok"] == true)
+        let on = try ServerProcess(extra: ["--store", "memory", "--log-level", "notice"])
+        _ = try on.client().connect()
+        #expect(!on.log.contains("header tables come from malloc"), "\(on.log)")
+    }
+
     @Test func aMessageOverTheHardLimitClosesWith1009() throws {
         let server = try ServerProcess(config: ["settings": ["maxMessageBytes": 4096]])
         let client = try server.client()

@@ -168,6 +168,29 @@ def test_presence_crosses_nodes(cluster, workspace):
     assert seen["selection"] == {"anchor": 0, "head": 5}
 
 
+def test_a_node_that_starts_later_shows_the_cursors_shared_before_it_started(pg, workspace):
+    # b asks every node at start (scenesWanted, through PostgreSQL's NOTIFY); a answers with its
+    # scenes' presence to b alone. Before, b showed ada's cursor only once she moved it again.
+    cluster = Cluster(pg, nodes=1, haproxy=False)
+    try:
+        (a,) = cluster.nodes
+        ada = Client(a.url, "ada", workspace)
+        document = ada.request("createDocument", title="Plan", text="hello world")["document"]["id"]
+        ada.request("openDocument", document=document)
+        ada.request("setPresence", document=document, selection={"anchor": 0, "head": 5})
+        b = Node(cluster.store, cluster.public_url, cluster.config, 1).start()
+        cluster.nodes.append(b)
+        bob = Client(b.url, "bob", workspace)
+        opened = bob.request("openDocument", document=document)["presence"]
+        # a's answer may reach b just after bob's open: then bob hears it as an event.
+        seen = next((p for p in opened if p["user"] == "ada"), None) \
+            or bob.event("presence", lambda e: e["user"] == "ada", timeout=10)
+        assert seen["selection"] == {"anchor": 0, "head": 5}
+        assert seen["left"] is False
+    finally:
+        cluster.close()
+
+
 def test_through_haproxy_two_tabs_on_two_nodes_behave_like_two_tabs_on_one(cluster, workspace):
     # Round robin: consecutive connections reach different nodes.
     first = Client(cluster.url, "ada", workspace)

@@ -56,7 +56,9 @@ void *pws_pool_region(const struct pws_pool *pool, size_t *bytes);
 
 /// Makes the process's pool and installs it as lws's allocator, once (later calls, from any
 /// thread, return what the first did). 1 when installed, 0 when the region could not be
-/// reserved (lws keeps its own allocator: malloc). Call before lws allocates anything.
+/// reserved, -1 when the environment has `PANES_LWS_HEADER_POOL=off` (for memory checkers,
+/// which see malloc's blocks only); lws keeps its own allocator, malloc, unless 1. Call before
+/// lws allocates anything.
 int pws_lws_allocator_install(void);
 
 /// The process's pool's counts (all zero before `pws_lws_allocator_install`).

@@ -118,6 +118,7 @@ struct ClusterCoordination: Coordination {
     func documentRemoved(_ hub: inout Hub, _ id: DocumentID) {
         hub.cluster.sharedPeople[id] = nil
         hub.cluster.remotePresence[id] = nil
+        hub.cluster.unreadPresence[id] = nil
     }
     func counted(_ hub: inout Hub, _ commands: [StoreCommand]) -> [StoreCommand] { hub.countedRevisions(commands) }
 

@@ -95,6 +95,9 @@ struct ClusterState: Sendable {
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
     /// lives on (so it goes when that node does, or the document: `documentRemoved`).
     var remotePresence: [DocumentID: [SceneID: (node: NodeID, presence: JSONValue)]] = [:]
+    /// Presence for documents whose record is not read here yet, until a record load reads it
+    /// or finds it gone (`Hub+RemotePresence.swift`).
+    var unreadPresence: [DocumentID: UnreadPresence] = [:]
     /// What this node last told the others of its people in each document (`sharePeople`).
     var sharedPeople: [DocumentID: [PersonTally]] = [:]
     /// Each user's scenes live on other nodes, per node, as those nodes last told

@@ -41,9 +41,11 @@ extension Hub {
             // again. A node that asked while nobody here listened got no answer: tell it too.
             forgetRemoteScenes()
             forgetRemotePeople()
+            forgetRemotePresence()
             signal(.scenesWanted, to: nil)
             retellScenes(now: monotonic())
             sharePeople(to: nil)
+            retellPresence(to: nil)
             // Domains held here, and those observed here that another node may have started.
             for domain in preferences.followedDomains {
                 follow(PreferenceChannel.self, domain, to: .max)

@@ -113,6 +113,8 @@ extension Hub {
                  to: entry.waiter.connection)
         }
         retryRefreshes(after: finished)
+        // Before the opens: one waiting for the record gets the presence that came before it.
+        if failure == nil { settleUnreadPresence(readBy: finished) }
         retryOpens(records: finished)
         // Only on a read that succeeded: the holder's last writes must be in.
         if failure == nil {

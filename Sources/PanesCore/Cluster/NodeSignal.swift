@@ -38,7 +38,8 @@ public struct NodeSignal: Sendable, Equatable {
         /// The sending node's live scenes of one user (`RemoteScene.json`), for switchers on
         /// other nodes; the whole list each time, so the last one received is the truth.
         case scenes(JSONValue)
-        /// Asks every node for its live scenes (`scenes`, sent back to the asker alone).
+        /// Asks every node for its live scenes, its people and its scenes' presence (`scenes`,
+        /// `people`, `presence`, sent back to the asker alone).
         case scenesWanted
         /// A drop onto a scene live on the receiving node, whose drag's ending the sender has
         /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?,
