@@ -118,7 +118,7 @@ import Testing
 
     /// 10,000 idle scenes are 10,000 of these; its two optional times are sentinels inside.
     @Test func aSceneIsSmallAndItsOptionalTimesReadBackAsSet() {
-        #expect(MemoryLayout<Scene>.stride <= 80)
+        #expect(MemoryLayout<Scene>.stride <= 80 && MemoryLayout<Scene?>.stride <= 80)
         var scene = Self.scene("s1", session: "a")
         #expect(scene.tokenExpiresAt == nil && scene.restoredAt == nil)
         scene.tokenExpiresAt = 0
