@@ -4,13 +4,21 @@
 /// The idle detector keeps connections in order of when they were last heard from, so the
 /// connection whose deadline comes first is always at the head.
 final class ConnectionList {
+    /// What a connection in this list holds in `listTag` (never 0, which is no list); each
+    /// list a connection may move between has its own.
+    let tag: UInt8
     private(set) var head: ServerConnection?
     private(set) var tail: ServerConnection?
     private(set) var count = 0
 
+    init(tag: UInt8) {
+        precondition(tag != 0, "0 is no list's tag")
+        self.tag = tag
+    }
+
     func append(_ connection: ServerConnection) {
-        precondition(connection.list == nil, "a connection is in one list at a time")
-        connection.list = self
+        precondition(connection.listTag == 0, "a connection is in one list at a time")
+        connection.listTag = tag
         connection.previous = tail
         connection.next = nil
         if let tail { tail.next = connection } else { head = connection }
@@ -33,12 +41,12 @@ final class ConnectionList {
     }
 
     func remove(_ connection: ServerConnection) {
-        guard connection.list === self else { return }
+        guard connection.listTag == tag else { return }
         if let previous = connection.previous { previous.next = connection.next } else { head = connection.next }
         if let next = connection.next { next.previous = connection.previous } else { tail = connection.previous }
         connection.previous = nil
         connection.next = nil
-        connection.list = nil
+        connection.listTag = 0
         count -= 1
     }
 }

@@ -13,9 +13,9 @@
 /// insertion walk, so a timer per connection would cost O(n) per frame again).
 final class IdleDetector {
     let pingAfter: UInt64
-    private let quiet = ConnectionList()
-    private let pinged = ConnectionList()
-    private let closing = ConnectionList()
+    private let quiet = ConnectionList(tag: 1)
+    private let pinged = ConnectionList(tag: 2)
+    private let closing = ConnectionList(tag: 3)
 
     init(pingAfterMilliseconds: Int) {
         pingAfter = UInt64(max(pingAfterMilliseconds, 1))
@@ -25,28 +25,38 @@ final class IdleDetector {
 
     /// A new connection, or one that just sent something: its deadlines start again from now.
     func heard(_ connection: ServerConnection, at now: UInt64) {
-        let list = connection.list
+        let tag = connection.listTag
         // A closing connection's `lastHeard` holds when its close was asked.
-        guard list !== closing else { return }
+        guard tag != closing.tag else { return }
         connection.lastHeard = now
-        if list === quiet {
+        if tag == quiet.tag {
             quiet.moveToBack(connection)  // nearly every frame
             return
         }
-        list?.remove(connection)
+        list(of: connection)?.remove(connection)
         quiet.append(connection)
     }
 
     /// The server asked the connection to close; it has `pingAfter` to finish.
     func closeRequested(_ connection: ServerConnection, at now: UInt64) {
-        guard connection.list !== closing else { return }
-        connection.list?.remove(connection)
+        guard connection.listTag != closing.tag else { return }
+        list(of: connection)?.remove(connection)
         connection.closeRequestedAt = now
         closing.append(connection)
     }
 
     func forget(_ connection: ServerConnection) {
-        connection.list?.remove(connection)
+        list(of: connection)?.remove(connection)
+    }
+
+    /// The list the connection is in (its `listTag`), if any.
+    private func list(of connection: ServerConnection) -> ConnectionList? {
+        switch connection.listTag {
+        case quiet.tag: quiet
+        case pinged.tag: pinged
+        case closing.tag: closing
+        default: nil
+        }
     }
 
     /// The monotonic millisecond at which `expire` next has work, or nil with no connections.

@@ -78,12 +78,34 @@ import Testing
         let held = connections.takeHeld(ConnectionID(1))
         let again = connections.takeHeld(ConnectionID(1))
         #expect(held.map(\.id) == [.int(1), .int(2)])
-        #expect(again.isEmpty && connections[ConnectionID(1)]?.held.isEmpty == true)
+        #expect(again.isEmpty && connections.heldCount(ConnectionID(1)) == 0)
+    }
+
+    /// The held requests sit beside the table, by connection: each connection counts and gets
+    /// its own, one not here holds none, and a connection removed takes its requests with it
+    /// (a later connection of the same id starts with none).
+    @Test func eachConnectionsHeldRequestsAreItsOwnAndGoWithIt() throws {
+        var connections = Connections()
+        connections.open(Self.connection(1))
+        connections.open(Self.connection(2))
+        connections.hold(try Self.ping(1), on: ConnectionID(1))
+        connections.hold(try Self.ping(2), on: ConnectionID(2))
+        connections.hold(try Self.ping(3), on: ConnectionID(1))
+        connections.hold(try Self.ping(4), on: ConnectionID(9))
+        #expect(connections.heldCount(ConnectionID(1)) == 2 && connections.heldCount(ConnectionID(2)) == 1)
+        #expect(connections.heldCount(ConnectionID(9)) == 0 && connections.takeHeld(ConnectionID(9)).isEmpty)
+        let two = connections.takeHeld(ConnectionID(2))
+        #expect(two.map(\.id) == [.int(2)] && connections.heldCount(ConnectionID(1)) == 2)
+        _ = connections.remove(ConnectionID(1))
+        connections.open(Self.connection(1))
+        #expect(connections.heldCount(ConnectionID(1)) == 0 && connections.takeHeld(ConnectionID(1)).isEmpty)
     }
 
     /// Every connection the server holds has one (10,000 idle scenes: 10,000 records): 96 bytes
-    /// with a time nothing read and the settings' rate and burst copied into each.
-    @Test func aConnectionRecordHoldsNoCopyOfTheRateLimitSettings() {
-        #expect(MemoryLayout<Connection>.stride <= 72)
+    /// with a time nothing read and the settings' rate and burst copied into each; 72 with an
+    /// empty array of held requests in each; 64 with those beside the table.
+    @Test func aConnectionRecordHoldsNoCopyOfTheRateLimitSettingsNorItsHeldRequests() {
+        #expect(MemoryLayout<Connection>.stride <= 64)
+        #expect(MemoryLayout<Connection?>.stride <= 64, "a table's slot (`DenseTable`) is no wider")
     }
 }

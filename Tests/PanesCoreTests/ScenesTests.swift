@@ -8,9 +8,10 @@ import Testing
 @Suite struct ScenesTests {
     static let alice = OwnerKey(workspace: "w", user: "alice")
 
-    static func scene(_ id: String, session: String, owner: OwnerKey = alice, expiresAt: Millis? = nil) -> Scene {
+    static func scene(_ id: String, session: String, owner: OwnerKey = alice, expiresAt: Millis? = nil,
+                      name: String = "Alice", client: String = "1") -> Scene {
         var scene = Scene(id: SceneID(id), connection: ConnectionID(1), session: SessionID(session), owner: owner,
-                          userName: "Alice", role: .owner, traits: Traits(), clientVersion: "1")
+                          userName: name, role: .owner, traits: Traits(), clientVersion: client)
         scene.tokenExpiresAt = expiresAt
         return scene
     }
@@ -117,7 +118,7 @@ import Testing
 
     /// 10,000 idle scenes are 10,000 of these; its two optional times are sentinels inside.
     @Test func aSceneIsSmallAndItsOptionalTimesReadBackAsSet() {
-        #expect(MemoryLayout<Scene>.stride <= 136)
+        #expect(MemoryLayout<Scene>.stride <= 80 && MemoryLayout<Scene?>.stride <= 80)
         var scene = Self.scene("s1", session: "a")
         #expect(scene.tokenExpiresAt == nil && scene.restoredAt == nil)
         scene.tokenExpiresAt = 0
@@ -129,5 +130,47 @@ import Testing
         scene.tokenExpiresAt = nil
         scene.restoredAt = nil
         #expect(scene.tokenExpiresAt == nil && scene.restoredAt == nil)
+    }
+
+    /// A user's scenes with the same name and client version hold one `SceneUser` (8 bytes a
+    /// scene instead of four strings). One whose name or version differs, by one byte or as a
+    /// canonically equivalent string, keeps its own and reads back its own bytes; a name changed
+    /// in place changes that scene's alone; a detached scene's end leaves the others' intact.
+    @Test func aUsersScenesShareWhatTheyHoldByBytesAndEachReadsItsOwn() {
+        let (composed, decomposed) = ("Zo\u{E9}", "Zoe\u{301}")
+        let bob = OwnerKey(workspace: "w", user: "bob")
+        var scenes = Scenes(tokenSkew: 0)
+        scenes.attach(Self.scene("s1", session: "a"))
+        scenes.attach(Self.scene("s2", session: "b"))
+        scenes.attach(Self.scene("s3", session: "c", name: composed))
+        scenes.attach(Self.scene("s4", session: "d", name: decomposed))
+        scenes.attach(Self.scene("s7", session: "g", name: decomposed))
+        scenes.attach(Self.scene("s5", session: "e", name: decomposed, client: "1 "))
+        scenes.attach(Self.scene("s6", session: "f", owner: bob, name: decomposed, client: "1 "))
+        let scene = { (id: String) in scenes[SceneID(id)]! }
+        #expect(scene("s1").user === scene("s2").user)
+        #expect(scene("s4").user === scene("s7").user)
+        #expect(scene("s3").user !== scene("s4").user && scene("s4").user !== scene("s5").user)
+        #expect(Array(scene("s3").userName.utf8) == Array(composed.utf8))
+        #expect(Array(scene("s4").userName.utf8) == Array(decomposed.utf8))
+        #expect(scene("s5").clientVersion == "1 " && scene("s4").clientVersion == "1")
+        #expect(scene("s6").owner == bob && scene("s5").owner == Self.alice && scene("s6").user !== scene("s5").user)
+
+        scenes.update(SceneID("s2")) { $0.userName = "Alice B." }
+        #expect(scene("s2").userName == "Alice B." && scene("s1").userName == "Alice")
+        #expect(scene("s2").owner == Self.alice && scene("s2").clientVersion == "1")
+        scenes.update(SceneID("s4")) { $0.userName = decomposed }
+        #expect(scene("s4").user === scene("s7").user, "the same name again keeps the shared one")
+        scenes.update(SceneID("s4")) { $0.userName = composed }
+        #expect(Array(scene("s4").userName.utf8) == Array(composed.utf8) && scene("s4").user !== scene("s3").user)
+        #expect(Array(scene("s7").userName.utf8) == Array(decomposed.utf8))
+
+        _ = scenes.detach(SceneID("s7"))
+        _ = scenes.detach(SceneID("s1"))
+        #expect(Array(scene("s4").userName.utf8) == Array(composed.utf8) && scene("s4").owner == Self.alice)
+        #expect(scene("s2").userName == "Alice B." && scene("s5").clientVersion == "1 ")
+        // The owner's entry keeps the last one it was handed (s5's) for the next scene.
+        scenes.attach(Self.scene("s8", session: "h", name: decomposed, client: "1 "))
+        #expect(scene("s8").user === scene("s5").user && scene("s8").clientVersion == "1 ")
     }
 }

@@ -19,8 +19,8 @@ struct Connection: Sendable {
     /// Its rate limit's tokens; the rate and burst are the settings', passed to `Connections.admit`
     /// (kept once, not in each of 10,000 idle connections).
     var bucket: TokenBucket.Level
-    /// Requests that came while `answering`, handled once the `connect` is answered.
-    var held: [ClientRequest] = []
+    // The requests that come while `answering` are kept beside the table (`Connections.hold`):
+    // an empty array here took 8 of every idle scene's bytes (72 → 64).
 }
 
 /// A `connect` waiting for a liveness probe of the session's current scene.

@@ -7,6 +7,9 @@
 struct Connections: Sendable {
     /// The connections, each kept once (`DenseTable`).
     private var byID = DenseTable<ConnectionID, Connection>()
+    /// Requests that came while a connection was `answering`, in order, handled once its
+    /// `connect` is answered (`hold`, `takeHeld`): only connections holding any have an entry.
+    private var held: [ConnectionID: [ClientRequest]] = [:]
 
     /// What to do with a frame that arrived on a connection (`admit`).
     enum Admission: Equatable {
@@ -42,7 +45,8 @@ struct Connections: Sendable {
 
     /// The socket is gone: forgets the connection. Returns what it was.
     mutating func remove(_ id: ConnectionID) -> Connection? {
-        byID.removeValue(forKey: id)
+        if !held.isEmpty { held[id] = nil }
+        return byID.removeValue(forKey: id)
     }
 
     /// Whether the connection is here and not told to close: what its `connect` waited for (a
@@ -89,16 +93,18 @@ struct Connections: Sendable {
         } ?? .unknown
     }
 
-    /// Keeps a request that came behind the connection's `connect`, to handle once it is answered.
+    /// Keeps a request that came behind the connection's `connect`, to handle once it is
+    /// answered. Nothing for a connection not here.
     mutating func hold(_ request: ClientRequest, on id: ConnectionID) {
-        byID.modify(id) { $0.held.append(request) }
+        guard byID[id] != nil else { return }
+        held[id, default: []].append(request)
     }
+
+    /// How many requests are held behind the connection's `connect`.
+    func heldCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.count ?? 0 }
 
     /// The requests held behind the connection's `connect`, handed out once.
     mutating func takeHeld(_ id: ConnectionID) -> [ClientRequest] {
-        byID.modify(id) { connection in
-            defer { connection.held = [] }
-            return connection.held
-        } ?? []
+        held.isEmpty ? [] : held.removeValue(forKey: id) ?? []
     }
 }

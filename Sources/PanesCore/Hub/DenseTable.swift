@@ -25,12 +25,13 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     /// A held key's place: valid until the key is removed, then given to another.
     typealias Slot = Int32
 
-    /// Slots a chunk holds once full: 8 records of 100–150 bytes make chunks of about 1.2 KiB.
-    /// Each connection lws accepts leaves a freed block of about 2 KiB between the ones it
-    /// keeps (seen with `malloc_info`: ~2,400 of them at 10,000 connections, in raw lws too),
-    /// and chunks this small are placed in those holes; chunks of 256 (~39 KiB) never fit one,
-    /// and an idle scene's RSS was 0.3 KiB higher with them (issue 27).
-    static var chunkSize: Int { 8 }
+    /// Slots a chunk holds once full: 32 records of 70–150 bytes make chunks of 2.3–4.6 KiB,
+    /// whose array header and malloc's (40 bytes) cost a record 1.3 bytes (5 at 8 a chunk).
+    /// Chunks were 8 (~1.2 KiB) to fit the ~2 KiB holes each connection lws accepted left
+    /// between the blocks it keeps (chunks of 256, ~39 KiB, never fit one: an idle scene's RSS
+    /// was 0.3 KiB higher); since lws' header tables have a region of their own
+    /// (`CLibWebSocketsAlloc`) those holes are gone (issue 27).
+    static var chunkSize: Int { 32 }
 
     private var index = SlotIndex<Key>()
     private var chunks: [ContiguousArray<Value?>] = []
@@ -128,6 +129,11 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     mutating func modify<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
         guard let slot = slot(of: key) else { return nil }
         return body(&self[entry: slot]!)
+    }
+
+    /// Changes the value in a slot that a key holds now (`slot(of:)`, `put`), in place.
+    mutating func modify<R>(slot: Slot, _ body: (inout Value) -> R) -> R {
+        body(&self[entry: slot]!)
     }
 
     /// Puts a value in the last freed slot, or in a new one at the end (a new chunk when the

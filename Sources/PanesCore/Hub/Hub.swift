@@ -242,7 +242,7 @@ public struct Hub {
                 // Sent right behind a `connect` that waits (for a claim on the session, a live
                 // window's answer, another node's write): a client may pipeline, and a connect
                 // answered at once would have let this through, so it waits too, in order.
-                guard connection.held.count < settings.maxRequestsBehindConnect else {
+                guard connections.heldCount(connectionID) < settings.maxRequestsBehindConnect else {
                     throw PanesError(.tooMany, "over \(settings.maxRequestsBehindConnect) requests sent before the `connect` "
                                          + "was answered (setting `maxRequestsBehindConnect`)")
                 }

@@ -9,9 +9,19 @@ struct OwnerScenes: Sendable {
     /// The app state as last settled (`Scenes.settleAppState`); nil: not running.
     var appState: ActivationState?
 
-    mutating func add(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState) {
+    /// The owner, name and client version the user's scenes share (`add`): the last attached
+    /// scene's, or the one before it held the same bytes.
+    private(set) var user: SceneUser?
+
+    /// A scene attached in `slot` with `user` (its own). Returns the `SceneUser` the scene
+    /// should hold: the one kept here when it holds the same bytes, else `user`, kept from now.
+    mutating func add(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState,
+                      user: SceneUser) -> SceneUser {
         slots.insert(slot)
         counts.add(state)
+        if let kept = self.user, kept.holdsTheSame(as: user) { return kept }
+        self.user = user
+        return user
     }
 
     mutating func remove(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState) {

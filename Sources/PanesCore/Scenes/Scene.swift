@@ -4,8 +4,10 @@ public struct Scene: Sendable {
     public let id: SceneID
     // The one-byte fields (four bytes in all) in the 6 bytes after `id`'s 18: Swift lays a
     // struct out in declaration order, and between wider fields each took 8 bytes. With both
-    // optional times held as sentinels a scene is 136 bytes (152 with the fields after the
-    // times, `tokenExpiresAt` optional, and a `connectedAt` nothing read).
+    // optional times held as sentinels and the owner, name and client version in a `SceneUser`
+    // its owner's scenes share, a scene is 80 bytes (136 with those four strings inline, 152
+    // with the fields after the times, `tokenExpiresAt` optional, and a `connectedAt` nothing
+    // read).
     /// The user's role in the workspace, from connect; a `refreshToken` replaces it with the
     /// new token's.
     public var role: Role
@@ -13,10 +15,9 @@ public struct Scene: Sendable {
     public var state: ActivationState
     public let connection: ConnectionID
     public let session: SessionID
-    public let owner: OwnerKey
-    /// The user's display name, from connect; a `refreshToken` replaces it with the new token's.
-    public var userName: String
-    public let clientVersion: String
+    /// The owner, the display name and the client's version, shared with the owner's other
+    /// scenes that have the same three (`Scenes.attach`, `share`).
+    private(set) var user: SceneUser
     /// `tokenExpiresAt`, `Int64.max` for none.
     private var tokenExpiresAtOrMax: Millis = .max
     /// `restoredAt`, `Int64.min` for none.
@@ -36,17 +37,35 @@ public struct Scene: Sendable {
         set { restoredAtOrMin = newValue ?? .min }
     }
 
+    public var owner: OwnerKey { user.owner }
+
+    /// The user's display name, from connect; a `refreshToken` replaces it with the new token's
+    /// (a different name gives the scene a `SceneUser` of its own from then on).
+    public var userName: String {
+        get { user.name }
+        set {
+            guard !Identifier.equal(newValue, user.name) else { return }
+            user = SceneUser(owner: user.owner, name: newValue, clientVersion: user.clientVersion)
+        }
+    }
+
+    public var clientVersion: String { user.clientVersion }
+
     public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
                 role: Role, traits: Traits, clientVersion: String) {
         self.id = id
         self.connection = connection
         self.session = session
-        self.owner = owner
-        self.userName = userName
+        self.user = SceneUser(owner: owner, name: userName, clientVersion: clientVersion)
         self.role = role
         self.traits = traits
         self.state = .unattached
-        self.clientVersion = clientVersion
+    }
+
+    /// Takes `user` in place of its own, which holds the same bytes (`SceneUser.holdsTheSame`).
+    mutating func share(_ user: SceneUser) {
+        assert(user.holdsTheSame(as: self.user), "a scene shares only a user that holds its own bytes")
+        self.user = user
     }
 }
 
