@@ -89,6 +89,10 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
                 // after its registration, which this connection hears; one registered before
                 // is in the read. So the node knows every other node alive (`nodesAlive`).
                 alive = try PostgresStore.liveNodes(on: connection)
+                // Again, a no-op, so that the statement `pg_stat_activity` shows for this
+                // connection is still `LISTEN`: that is how an operator (and the fault tests,
+                // which terminate it) tells the listener's connection from the others.
+                try connection.execute("LISTEN panes")
             } catch {
                 _ = thread.pause(until: .after(milliseconds: Int(backoff.failed())))
                 continue

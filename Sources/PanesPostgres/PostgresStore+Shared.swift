@@ -138,15 +138,6 @@ extension PostgresStore {
         return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
     }
 
-    /// The nodes whose lease runs now, on the database's clock, sorted by id (`NodeLeases.liveNodes`).
-    public func liveNodes() throws -> [NodeID] { try Self.liveNodes(on: connection) }
-
-    /// The same on any connection: the listener asks on its own once it has subscribed.
-    static func liveNodes(on connection: PostgresConnection) throws -> [NodeID] {
-        let rows = try connection.query(SharedSQL.liveNodes)
-        return (0..<rows.count).compactMap { rows.text($0, 0).map(NodeID.init) }
-    }
-
     /// Ends the leases `otherNodes` found to end, one node per transaction, and returns the
     /// nodes whose lease has ended.
     ///
@@ -330,7 +321,6 @@ extension PostgresStore {
         /// Renewed only while it runs: an ended lease stays ended.
         static let renew = "UPDATE nodes SET lease_until = \(nowMs) + $2 WHERE id = $1 AND lease_until >= \(nowMs)"
         static let ownLease = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs)"
-        static let liveNodes = "SELECT id FROM nodes WHERE lease_until >= \(nowMs) ORDER BY id"
         static let endOwn = "UPDATE nodes SET lease_until = -1 WHERE id = $1 AND lease_until >= 0"
         /// The other nodes whose lease has ended (second column 0), and those whose lease is to
         /// end now (1): run out, or running while their liveness lock is free (their connection
