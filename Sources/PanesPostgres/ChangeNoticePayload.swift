@@ -154,7 +154,8 @@ enum ChangeNoticePayload {
             .object(["r": .int(cursor)])
         case .signal(let signal):
             .object(["n": signal.json])
-        case .channel(.coordination(.drag), _), .channel(.coordination(.sessionRecord), _), .resubscribed, .nodesExpired, .nodesChecked, .leaseLost:
+        case .channel(.coordination(.drag), _), .channel(.coordination(.sessionRecord), _), .resubscribed, .nodesAlive,
+             .nodesExpired, .nodesChecked, .leaseLost:
             // A node's own conclusions (and drag endings), never sent; were one sent, it would
             // only make nodes look.
             .object(["x": .int(1)])

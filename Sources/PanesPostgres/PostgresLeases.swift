@@ -27,8 +27,8 @@ public final class PostgresLeases: NodeLeases, @unchecked Sendable {
         try store.checkNodes(node: node, leaseMs: leaseMs)
     }
 
-    public func liveNodeCount() throws -> Int {
-        try store.liveNodeCount()
+    public func liveNodes() throws -> [NodeID] {
+        try store.liveNodes()
     }
 
     public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? {

@@ -9,7 +9,7 @@ import PanesThreads
 /// Turns `NOTIFY panes` into `ChangeNotice`s: `LISTEN panes` on a connection of its own, a
 /// thread that waits on its socket (`poll`, woken every `pollIntervalMs` to notice `stop`;
 /// a pause between reconnections ends at once), and on a lost connection reconnects with backoff, listens again, and delivers
-/// `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
+/// the nodes alive then (`.nodesAlive`, read once listening) and `.resubscribed` so the node looks at everything it may have missed meanwhile. It delivers
 /// `.resubscribed` after its first `LISTEN` too, covering what was written between the node
 /// loading its state and the listener starting.
 ///
@@ -81,8 +81,17 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
         var backoff = Backoff(minMs: Millis(minBackoffMs), maxMs: Millis(maxBackoffMs))
         while !isStopping {
             let connection: PostgresConnection
+            let alive: [NodeID]
             do {
                 connection = try PostgresConnection(url: url)
+                try connection.execute("LISTEN panes")
+                // Read once listening: a node registered after this read sends `scenesWanted`
+                // after its registration, which this connection hears; one registered before
+                // is in the read. So the node knows every other node alive (`nodesAlive`).
+                alive = try PostgresStore.liveNodes(on: connection)
+                // Again, a no-op, so that the statement `pg_stat_activity` shows for this
+                // connection is still `LISTEN`: that is how an operator (and the fault tests,
+                // which terminate it) tells the listener's connection from the others.
                 try connection.execute("LISTEN panes")
             } catch {
                 _ = thread.pause(until: .after(milliseconds: Int(backoff.failed())))
@@ -94,6 +103,7 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
             lock.unlock()
             // Every (re)connection says so, the first too: the node loaded its state before the
             // listener started, and what other nodes wrote in between was never notified to it.
+            deliver(.nodesAlive(alive))
             deliver(.resubscribed)
             listen(on: connection, deliver)
             lock.lock()

@@ -22,9 +22,8 @@ extension PostgresStore {
     func write(_ command: CoordinationCommand, _ batch: inout Batch) throws {
         switch command {
         case .claimSession(let id, let claim):
-            try connection.send(WriteSQL.upsertClaim,
-                                [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null, .int(claim.epoch)])
-            try record("session", id.rawValue, deleted: false, &batch)
+            try record(WriteSQL.claimSession,
+                       [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null, .int(claim.epoch)], &batch)
             batch.moved(.coordination(.session(id)), to: claim.epoch)
         case .endDrag(let id, let expiresAt):
             try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])

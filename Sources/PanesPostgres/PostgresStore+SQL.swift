@@ -89,6 +89,14 @@ extension PostgresStore {
             WHERE NOT EXISTS (\(deletedSession))
             ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = excluded.epoch
             """
+        /// The claim ($1 session, $2 node or NULL, $3 epoch) and its session's record number
+        /// moved on, in one statement: the claim's write runs whole whatever the record's part
+        /// reads (a data-modifying `WITH`), and both see the statement's snapshot, as the two
+        /// statements it replaces did (the claim's tombstone check read before either wrote).
+        /// One statement fewer a resume on the shared store (in a failover storm 10,000 record
+        /// statements took ~640 ms of PostgreSQL's time on their own).
+        static let claimSession = "WITH claim AS (\(upsertClaim))\n"
+            + recordVersion(kind: "'session'", id: "$1", deleted: "0")
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user_name, version) VALUES ($1, $2, $3)
             ON CONFLICT (workspace, user_name) DO UPDATE

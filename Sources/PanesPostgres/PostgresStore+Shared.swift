@@ -138,9 +138,6 @@ extension PostgresStore {
         return try endLeases(of: nodes, leaseMs: leaseMs, asking: node)
     }
 
-    /// How many nodes' leases run now, on the database's clock (`SharedStore.liveNodeCount`).
-    public func liveNodeCount() throws -> Int { max(1, Int(try connection.integer(SharedSQL.liveNodes) ?? 1)) }
-
     /// Ends the leases `otherNodes` found to end, one node per transaction, and returns the
     /// nodes whose lease has ended.
     ///
@@ -324,7 +321,6 @@ extension PostgresStore {
         /// Renewed only while it runs: an ended lease stays ended.
         static let renew = "UPDATE nodes SET lease_until = \(nowMs) + $2 WHERE id = $1 AND lease_until >= \(nowMs)"
         static let ownLease = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs)"
-        static let liveNodes = "SELECT count(*) FROM nodes WHERE lease_until >= \(nowMs)"
         static let endOwn = "UPDATE nodes SET lease_until = -1 WHERE id = $1 AND lease_until >= 0"
         /// The other nodes whose lease has ended (second column 0), and those whose lease is to
         /// end now (1): run out, or running while their liveness lock is free (their connection

@@ -177,9 +177,15 @@ extension PostgresStore {
 
     /// Advances the record sequence for one record (under `recordsLock`, taken up front).
     func record(_ kind: String, _ id: String, deleted: Bool, _ batch: inout Batch) throws {
+        try record(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)], &batch)
+    }
+
+    /// The same through a statement that writes and then advances the record sequence, ending
+    /// as `WriteSQL.recordVersion` does (`RETURNING seq`).
+    func record(_ sql: String, _ parameters: [PostgresValue], _ batch: inout Batch) throws {
         let cursor = batch.cursor
         cursor.unanswered += 1
-        try connection.send(WriteSQL.recordVersion, [.text(kind), .text(id), .int(deleted ? 1 : 0)]) { rows in
+        try connection.send(sql, parameters) { rows in
             cursor.unanswered -= 1
             cursor.advance(to: rows.count > 0 ? rows.optionalInt64(0, 0) : nil)
         }

@@ -44,9 +44,9 @@ public final class ClusterNode: @unchecked Sendable {
     /// Tells the node its lease is lost once `renewedAt` is too old, whatever the heartbeat
     /// thread is blocked in (`watchLease`).
     private let leaseWatch = ServiceThread(name: "panes-lease-watch")
-    /// The live nodes last reported; 0 before the first. The heartbeat thread's (and `start`'s,
-    /// before that thread exists).
-    private var reportedLiveNodes = 0
+    /// The live nodes last reported (their count to `membership`, the set to `deliver`); empty
+    /// nil before the first. The heartbeat thread's (and `start`'s, before that thread exists).
+    private var reportedLiveNodes: [NodeID]?
     /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
     private var logLimits = LogLimiter()
     /// The heartbeat thread's own state.
@@ -113,7 +113,7 @@ public final class ClusterNode: @unchecked Sendable {
                       membership: @escaping @Sendable (Membership) -> Void) throws {
         let expired = try leases.register(node: node, leaseMs: leaseMs)
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
-        reportLiveNodes(membership)
+        reportLiveNodes(deliver, membership)
         listener.start(deliver)
         beat.reportedExpired = Set(expired)
         beat.next = .after(milliseconds: heartbeatMs)
@@ -255,7 +255,7 @@ public final class ClusterNode: @unchecked Sendable {
                 renewedAt = .now()
                 holdsLease = true
             }
-            reportLiveNodes(membership)
+            reportLiveNodes(deliver, membership)
             // The whole set each time it changes.
             let others = Set(expired).subtracting([node])
             if others != beat.reportedExpired { deliver(.nodesExpired(others.sorted())) }
@@ -281,12 +281,18 @@ public final class ClusterNode: @unchecked Sendable {
         }
     }
 
-    /// Counts the live nodes and reports the count if it changed (`Membership.liveNodes`). A
-    /// count that cannot be read is left for the next heartbeat.
-    private func reportLiveNodes(_ membership: @Sendable (Membership) -> Void) {
-        guard let count = try? leases.liveNodeCount(), count != reportedLiveNodes else { return }
-        reportedLiveNodes = count
-        membership(.liveNodes(count))
+    /// Reads the live nodes and, when they changed, tells the hub (`nodesAlive`: it learns of a
+    /// node it has not heard from, say one whose `scenesWanted` arrived while the runtime was
+    /// rejoining) and the runtime their count, if that changed (`Membership.liveNodes`). A set
+    /// that cannot be read is left for the next heartbeat.
+    private func reportLiveNodes(_ deliver: @Sendable (ChangeNotice) -> Void,
+                                 _ membership: @Sendable (Membership) -> Void) {
+        guard let nodes = try? leases.liveNodes(), nodes != reportedLiveNodes else { return }
+        let count = max(1, nodes.count)
+        let countChanged = reportedLiveNodes.map { max(1, $0.count) != count } ?? true
+        reportedLiveNodes = nodes
+        deliver(.nodesAlive(nodes))
+        if countChanged { membership(.liveNodes(count)) }
     }
 
     /// Milliseconds on the monotonic clock, for the log limiter's intervals.

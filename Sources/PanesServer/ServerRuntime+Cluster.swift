@@ -35,6 +35,7 @@ extension ServerRuntime {
     /// or the heartbeat thread).
     func noticed(_ notice: ChangeNotice) {
         if case .nodesExpired(let nodes) = notice { gone = nodes }
+        if case .nodesAlive(let nodes) = notice { alive = nodes }
         // The hub built after the rejoin reads everything from its own start (`reloaded`).
         guard rejoining == nil else { return }
         let start = RuntimeMetrics.now
@@ -95,6 +96,7 @@ extension ServerRuntime {
         hub = makeHub(state, fresh)
         perform(hub.start())
         perform(hub.handle(.notice(.nodesExpired(gone))))
+        perform(hub.handle(.notice(.nodesAlive(alive))))
         perform(hub.handle(.notice(.resubscribed)))
         if drainDeadline == nil { transport.refusingConnections = nil }
         logger.notice("serving again as a new node", metadata: ["node": "\(fresh)", "sessions": "\(state.sessions.count)"])

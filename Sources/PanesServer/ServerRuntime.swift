@@ -61,6 +61,9 @@ public final class ServerRuntime: @unchecked Sendable {
     /// The other nodes gone, as last told (`nodesExpired` is the whole set each time), for a
     /// hub built after a rejoin.
     var gone: [NodeID] = []
+    /// The nodes alive, as last read (`nodesAlive`), for a hub built after a rejoin: the
+    /// notices that came while it rejoined (a joining node's `scenesWanted`) reached no hub.
+    var alive: [NodeID] = []
 
     enum Output {
         /// `reply` names the request a frame answers, to time it.

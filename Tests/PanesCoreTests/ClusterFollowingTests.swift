@@ -14,6 +14,15 @@ struct TwoNodes {
         a = HubHarness(settings: settings, store: store, node: NodeID("a"), ids: .sequential(from: 0))
         b = HubHarness(settings: settings, stored: try! store.loadState(), store: store, node: NodeID("b"),
                        ids: .sequential(from: 1 << 40))
+        Self.meet(&a, &b)
+    }
+
+    /// Each node's listener read the other alive once it listened (`nodesAlive`), as in a
+    /// cluster whose nodes both run: each tells the other its lists.
+    static func meet(_ a: inout HubHarness, _ b: inout HubHarness) {
+        let both = [a.hub.node, b.hub.node].compactMap { $0 }
+        _ = a.run(.notice(.nodesAlive(both)))
+        _ = b.run(.notice(.nodesAlive(both)))
     }
 
     /// The notices a listener would deliver for what these effects wrote.

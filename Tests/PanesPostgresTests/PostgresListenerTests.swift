@@ -22,7 +22,7 @@ import Testing
         ])
         #expect(outcome == [CommitID(1): .committed])
         let cursor = try store.loadState().recordCursor
-        #expect(notices.wait { $0 == [.resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
                 "listening starts with resubscribed, then the commit's notices")
     }
 
@@ -49,7 +49,7 @@ import Testing
         try commit(other, theirs)
         // Delivered in commit order: once the other store's notice is in, the own ones were read.
         #expect(notices.wait { $0.contains(.channel(.preferences(theirs), version: 1)) }, "\(notices)")
-        #expect(notices.wait { $0 == [.resubscribed, .channel(.preferences(theirs), version: 1)] },
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .channel(.preferences(theirs), version: 1)] },
                 "only the other store's notice is delivered: \(notices)")
         #expect(listener.counts == PostgresListener.Counts(read: 1, own: 2))
     }
@@ -75,6 +75,28 @@ import Testing
         ]))])
         #expect(outcome == [CommitID(1): .committed])
         #expect(notices.wait { $0.contains(.documentEdited(record.id, revision: 2, length: 5, modifiedAt: 2_000)) },
+                "\(notices)")
+    }
+
+    /// Once listening, before `resubscribed`, the listener says which nodes' leases run: a node
+    /// that registers after that read asks every node (`scenesWanted`) after registering, which
+    /// this connection hears; so the node knows every other node alive, and one alone builds
+    /// no lists for nobody (`Hub+Peers.swift`). Each reconnection reads them again.
+    @Test func listeningStartsWithTheNodesAliveThenResubscribed() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let (a, b) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try store.register(node: a, leaseMs: 60_000)
+        let listener = try PostgresListener(url: database.url)
+        let notices = started(listener)
+        defer { listener.stop() }
+        #expect(notices.wait { $0 == [.nodesAlive([a]), .resubscribed] }, "\(notices)")
+
+        let other = try PostgresStore(url: database.url)
+        _ = try other.register(node: b, leaseMs: 60_000)
+        let admin = try database.connect()
+        try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(listener.backendPID))])
+        #expect(notices.wait { $0 == [.nodesAlive([a]), .resubscribed, .nodesAlive([a, b]), .resubscribed] },
                 "\(notices)")
     }
 
@@ -109,7 +131,7 @@ import Testing
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
             SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
         _ = try store.apply([.signal(small), .signal(large)])
-        #expect(notices.wait { $0 == [.resubscribed, .signal(small), .signal(large)] })
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(small), .signal(large)] })
     }
 
     /// A node's live scenes of a user and its people in a document are told again, whole, to any
@@ -137,13 +159,13 @@ import Testing
         func stored() throws -> Int64 { try reader.integer("SELECT count(*)::bigint FROM node_signals") ?? -1 }
 
         _ = try store.apply([.signal(scenes), .signal(people), .signal(toB), .signal(probe)])
-        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe)] }, "\(notices)")
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe)] }, "\(notices)")
         #expect(try stored() == 0)
 
         let other = try PostgresStore(url: database.url)
         _ = try other.register(node: b, leaseMs: 60_000)
         _ = try store.apply([.signal(scenes), .signal(people)])
-        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people)] },
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people)] },
                 "\(notices)")
         #expect(try stored() == 1)
 
@@ -151,7 +173,7 @@ import Testing
         other.close()
         #expect(notices.wait { _ in (try? store.checkNodes(node: a, leaseMs: 60_000)) == [b] })
         _ = try store.apply([.signal(scenes), .signal(people), .signal(probe)])
-        #expect(notices.wait { $0 == [.resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people), .signal(probe)] },
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people), .signal(probe)] },
                 "\(notices)")
         #expect(try stored() == 1)
     }
@@ -186,7 +208,7 @@ import Testing
             try writer.execute("NOTIFY panes, '\(payload)'")
         }
         try blocker.execute("COMMIT")
-        #expect(notices.wait(timeout: 5) { $0 == [.resubscribed, .signal(large), .channel(.preferences(domain), version: 1)] },
+        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([]), .resubscribed, .signal(large), .channel(.preferences(domain), version: 1)] },
                 "both delivered, the notice without waiting for another notification")
     }
 

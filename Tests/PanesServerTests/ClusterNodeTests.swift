@@ -24,7 +24,7 @@ import Testing
             throw PanesError(.storageFailed, "the database went away")
         }
         func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
-        func liveNodeCount() throws -> Int { 1 }
+        func liveNodes() throws -> [NodeID] { [] }
     }
 
     final class QuietListener: ChangeListener {

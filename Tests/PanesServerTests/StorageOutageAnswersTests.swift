@@ -50,7 +50,7 @@ import Testing
         func register(node: NodeID, leaseMs: Int) throws -> [NodeID] { try inner.register(node: node, leaseMs: leaseMs) }
         func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] { try inner.heartbeat(node: node, leaseMs: leaseMs) }
         func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { try inner.checkNodes(node: node, leaseMs: leaseMs) }
-        func liveNodeCount() throws -> Int { try inner.liveNodeCount() }
+        func liveNodes() throws -> [NodeID] { try inner.liveNodes() }
         func fence(as node: NodeID?, leaseMs: Int) { inner.fence(as: node, leaseMs: leaseMs) }
         func reserveRequestKeys(_ keys: [KeyReservation], node: NodeID, staleBefore: Millis) throws
             -> [RequestKeySlot: KeyReservationOutcome] {

@@ -336,6 +336,65 @@ def test_a_node_that_joins_a_lone_node_hears_its_windows_and_people_and_then_the
         cluster.close()
 
 
+def test_a_node_alone_again_after_another_died_tells_a_third_that_joins_its_windows_and_people(pg, workspace):
+    """Three nodes in turn: a and b run, b is killed, and a, alone once b's lease ended, builds
+    no lists; the changes it made meanwhile reach c, which joins after, as they are then, and
+    every change after that does too. Neither b's window nor b counts any more."""
+    cluster = Cluster(pg, nodes=2, haproxy=False)
+    try:
+        a, b = cluster.nodes
+        window = Client(a.url, "ada", workspace)
+        window.request("lifecycle", visible=True, focused=False)
+        session = window.credentials["id"]
+        document = window.request("createDocument", title="Plan", text="x")["document"]["id"]
+        window.request("openDocument", document=document)
+        there = Client(b.url, "ada", workspace)
+        elsewhere = there.credentials["id"]
+        mine = Client(a.url, "ada", workspace)
+        listing = mine.request("listSessions", watch=True)
+        if "scene" not in (entry(listing, elsewhere) or {}):
+            mine.event("sessionsChanged", lambda e: "scene" in (entry(e, elsewhere) or {}))
+        b.kill()
+        # a found b gone: b's window leaves a's switcher.
+        mine.event("sessionsChanged", lambda e: (entry(e, elsewhere) or {}).get("state") == "disconnected")
+        window.request("lifecycle", visible=True, focused=True)
+        window.request("updateTraits", traits={"width": "compact"})
+        window.drain(0.3)  # past sceneShareIntervalMs
+
+        c = Node(cluster.store, cluster.public_url, cluster.config, 2).start()
+        cluster.nodes.append(c)
+        switcher = Client(c.url, "ada", workspace)
+        watcher = Client(c.url, "bob", workspace)
+        listed = watcher.request("observeDocuments")["documents"]
+
+        def people(active: int, listing: list | None = None) -> dict:
+            want = [{"user": "ada", "name": "ada", "windows": 1, "active": active}]
+            found = next((d for d in listing or [] if d["id"] == document), None)
+            if found and found.get("people") == want:
+                return found
+            return watcher.event("documentsChanged", lambda e: e["document"]["id"] == document
+                                 and e["document"].get("people") == want)["document"]
+
+        def shows(state: str, width: str, listing: dict | None = None) -> dict:
+            def fits(found: dict | None) -> bool:
+                return bool(found) and found.get("state") == state and "scene" in found \
+                    and found.get("traits", {}).get("width") == width
+            if listing and fits(found := entry(listing, session)):
+                return found
+            return entry(switcher.event("sessionsChanged", lambda e: fits(entry(e, session))), session)
+
+        live = shows("foregroundActive", "compact", switcher.request("listSessions", watch=True))
+        assert live["scene"] == window.connected["scene"]
+        assert "scene" not in (entry(switcher.request("listSessions", watch=True), elsewhere) or {}), \
+            "b's window went with b"
+        assert people(1, listed)["participantCount"] == 1
+        window.request("lifecycle", visible=False, focused=False)
+        assert shows("background", "compact")["scene"] == window.connected["scene"]
+        assert people(0)["participantCount"] == 1
+    finally:
+        cluster.close()
+
+
 def test_two_drops_of_one_drag_through_two_nodes_at_once_deliver_it_once(cluster, workspace):
     a, b = cluster.nodes
     source = Client(a.url, "ada", workspace)

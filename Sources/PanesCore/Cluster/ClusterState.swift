@@ -68,6 +68,11 @@ struct ClusterState: Sendable {
     var nextCheckAt: Millis?
     /// Nodes whose lease ended: their claims no longer count.
     var expired: Set<NodeID> = []
+    /// The other nodes this node knows to be alive (`Hub+Peers.swift`): added when the store
+    /// says their lease runs (`nodesAlive`) or when any signal of theirs arrives, removed only
+    /// when their lease is seen ended (`expired`). While it is empty, the lists other nodes
+    /// are told again when they ask (a user's live scenes, a node's people) are not built.
+    var peers: Set<NodeID> = []
     /// The record load that reads what the nodes found gone last wrote (`nodesExpired`), and
     /// the last record load that succeeded: a session taken over from a gone node is attached
     /// only once the first has finished (`takeoverMustWait`); its connects wait meanwhile.
@@ -100,6 +105,9 @@ struct ClusterState: Sendable {
     var unreadPresence: [DocumentID: UnreadPresence] = [:]
     /// What this node last told the others of its people in each document (`sharePeople`).
     var sharedPeople: [DocumentID: [PersonTally]] = [:]
+    /// Documents whose people changed while no other node was known alive: told to all once
+    /// one is (`sharePeopleHeldBack`).
+    var peopleToShare: Set<DocumentID> = []
     /// Each user's scenes live on other nodes, per node, as those nodes last told
     /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
     var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]

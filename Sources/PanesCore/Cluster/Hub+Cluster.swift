@@ -25,6 +25,8 @@ extension Hub {
             loadRecordChanges()
         case .signal(let signal):
             received(signal)
+        case .nodesAlive(let nodes):
+            nodesAlive(nodes)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
         case .nodesChecked(let gone):

@@ -112,6 +112,7 @@ extension Hub {
         let current = Set(nodes).subtracting([node].compactMap { $0 })
         let newly = current.subtracting(cluster.expired)
         cluster.expired = current
+        cluster.peers.subtract(current)
         guard !newly.isEmpty else { return }
         logger.notice("nodes expired; their sessions can be taken over", metadata: ["nodes": "\(newly.sorted())"])
         // What they wrote before their lease ended is committed (the end waited for it), but

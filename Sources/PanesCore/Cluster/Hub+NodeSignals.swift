@@ -11,7 +11,10 @@ extension Hub {
     }
 
     mutating func received(_ signal: NodeSignal) {
-        guard signal.from != node, signal.to == nil || signal.to == node else { return }
+        guard signal.from != node else { return }
+        // Any signal says its sender is alive, one meant for another node too.
+        let toldAll = heard(from: signal.from, asking: signal.kind == .scenesWanted)
+        guard signal.to == nil || signal.to == node else { return }
         switch signal.kind {
         case .probe(let session):
             probeForRemote(session, asker: signal.from)
@@ -57,7 +60,7 @@ extension Hub {
         case .scenes(let json):
             takeRemoteScenes(json, from: signal.from)
         case .scenesWanted:
-            answerScenesWanted(by: signal.from)
+            answerScenesWanted(by: signal.from, toldAll: toldAll)
             sharePeople(to: signal.from)
             retellPresence(to: signal.from)
         }

@@ -6,12 +6,27 @@
 /// its lease. Presence shows nobody a document they may not see: summaries go only to list
 /// observers who may see the document (`announce`).
 extension Hub {
-    /// Tells the other nodes this node's people in the document, if they changed since last told.
+    /// Tells the other nodes this node's people in the document, if they changed since last
+    /// told. `sharedPeople` follows every change, for the answers to `scenesWanted`; while no
+    /// other node is known alive (`Hub+Peers.swift`) the signal waits in `peopleToShare`.
     mutating func signalPeople(of id: DocumentID) {
         let people = documents.open[id].map { DocumentState.people($0.orderedParticipants, limit: settings.maxListedParticipants) } ?? []
         guard people != cluster.sharedPeople[id] ?? [] else { return }
         cluster.sharedPeople[id] = people.isEmpty ? nil : people
+        guard hasPeers else {
+            cluster.peopleToShare.insert(id)
+            return
+        }
         signal(.people(Self.peopleJSON(id, people)), to: nil)
+    }
+
+    /// The first node known after none: each document whose people changed meanwhile, to all.
+    mutating func sharePeopleHeldBack() {
+        let held = cluster.peopleToShare
+        cluster.peopleToShare = []
+        for id in held.sorted() {
+            signal(.people(Self.peopleJSON(id, cluster.sharedPeople[id] ?? [])), to: nil)
+        }
     }
 
     /// Tells one node (that asked, `scenesWanted`, and forgot what it held of the others)
@@ -19,6 +34,10 @@ extension Hub {
     /// connection was back: a node may have asked meanwhile). One list per document with
     /// people here; `sharedPeople` is what was last told to all, kept up to date at each change.
     mutating func sharePeople(to asker: NodeID?) {
+        guard asker != nil || hasPeers else { return }
+        // Told to all now, or to the one node known, which forgot what it held: nothing is
+        // held back after this.
+        if asker == nil || cluster.peers == Set([asker].compactMap { $0 }) { cluster.peopleToShare = [] }
         for (id, people) in cluster.sharedPeople.sorted(by: { $0.key < $1.key }) {
             signal(.people(Self.peopleJSON(id, people)), to: asker)
         }

@@ -17,10 +17,11 @@ extension Hub {
     /// here, so telling at each change made a burst of N connects of one user cost N lists of
     /// up to N scenes, written, read and decoded by every node (10,000 windows of one user
     /// stalled a node's connects after ~4,000). A draining node tells at once: it may be gone
-    /// before the interval.
+    /// before the interval. While no other node is known alive (`Hub+Peers.swift`) nothing is
+    /// built: the user waits in `scenesToShare` until one is.
     mutating func scheduleSceneShare(of owner: OwnerKey) {
         guard !draining else { return share(owner, now: monotonic()) }
-        guard cluster.scenesToShare.insert(owner).inserted else { return }
+        guard cluster.scenesToShare.insert(owner).inserted, hasPeers else { return }
         let now = monotonic()
         let due = (cluster.scenesSharedAt[owner] ?? .min) + Millis(settings.sceneShareIntervalMs)
         // A change after a quiet interval goes at once; the changes that follow it wait.
@@ -35,8 +36,25 @@ extension Hub {
         }
     }
 
+    /// Tells the other nodes of every user whose scenes changed since last told, now (the
+    /// first peer known after none: what was held back meanwhile).
+    /// - Parameter again: a non-empty list is told even when it is what was last told (for a
+    ///   node that asked, and forgot).
+    /// - Returns: those users.
+    mutating func shareScenesNow(again: Bool) -> Set<OwnerKey> {
+        let owners = cluster.scenesToShare
+        let now = monotonic()
+        for owner in owners.sorted() { share(owner, now: now, again: again) }
+        return owners
+    }
+
     /// - Parameter again: tells a non-empty list even when it is what was last told.
     private mutating func share(_ owner: OwnerKey, now: Millis, again: Bool = false) {
+        // Nobody to tell: held back until a node is known (`shareScenesNow`, or an answer).
+        guard hasPeers else {
+            cluster.scenesToShare.insert(owner)
+            return
+        }
         cluster.scenesToShare.remove(owner)
         let live = liveScenesHere(of: owner)
         guard live != (cluster.sharedScenes[owner] ?? [:]) || (again && !live.isEmpty) else { return }
@@ -71,8 +89,10 @@ extension Hub {
     /// it forgot what it held of this node when it asked, so users with nothing live here are
     /// left out. What the other nodes were last told (`sharedScenes`) is left alone: a share
     /// still due tells them, the asker included.
-    mutating func answerScenesWanted(by asker: NodeID) {
-        for owner in scenes.owners {
+    /// - Parameter toldAll: users told to every node just now (held back while no other node
+    ///   was known, `Hub+Peers.swift`): the asker has them.
+    mutating func answerScenesWanted(by asker: NodeID, toldAll: Set<OwnerKey> = []) {
+        for owner in scenes.owners where !toldAll.contains(owner) {
             let live = liveScenesHere(of: owner)
             guard !live.isEmpty else { continue }
             signal(.scenes(RemoteScene.json(owner: owner, live)), to: asker)

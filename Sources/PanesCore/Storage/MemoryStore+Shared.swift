@@ -103,7 +103,7 @@ extension MemoryStore: SharedStore {
         return nodeLeases.filter { $0.key != node && $0.value < 0 }.map(\.key).sorted()
     }
 
-    public func liveNodeCount() throws -> Int { max(1, nodeLeases.values.count { $0 >= now() }) }
+    public func liveNodes() throws -> [NodeID] { nodeLeases.filter { $0.value >= now() }.map(\.key).sorted() }
 
     public func fence(as node: NodeID?, leaseMs: Int) {
         fencingNode = node

@@ -85,10 +85,11 @@ public protocol NodeLeases: AnyObject {
     /// reported gone only once its lease has ended that way, so whatever takes its sessions
     /// over comes after its last write.
     func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID]
-    /// How many nodes hold a lease that runs now, the asking one included (at least 1): each
+    /// The nodes that hold a lease that runs now, the asking one included: their count is each
     /// node's share of a budget the cluster keeps as a whole (the HTTP API's rate per key,
-    /// `APIGate`) is the budget over this count. Asked once a heartbeat, never per request.
-    func liveNodeCount() throws -> Int
+    /// `APIGate`), and the hub is told of the others (`ChangeNotice.nodesAlive`), so a node
+    /// alone builds no lists for nobody. Asked once a heartbeat, never per request.
+    func liveNodes() throws -> [NodeID]
     /// Waits up to `timeoutMs` on the connection `heartbeat` uses, returning early when that
     /// connection is found lost (true: the liveness lock went with it) or when
     /// `interruptHeartbeatWait` is called (false). Nil, at once, for a store that has no such
@@ -228,6 +229,12 @@ public enum ChangeNotice: Sendable, Equatable {
     /// node comes back under a new identity); a node leaves the set only when the store forgets
     /// it, long after, once no session names it.
     case nodesExpired([NodeID])
+    /// Nodes whose lease ran when the store was asked (the node's own among them): read by the
+    /// listener each time it has subscribed (before `resubscribed`) and by the heartbeat when
+    /// the set changes. The hub only adds these to the other nodes it knows are alive
+    /// (`ClusterState.peers`), never removes them: a read older than a node's `scenesWanted`
+    /// may reach it after, and only `nodesExpired` says a node is gone.
+    case nodesAlive([NodeID])
     /// The answer to `Effect.checkNodes`: the nodes gone now (`nodesExpired`'s whole set),
     /// delivered once per check the node ran, changed or not; nil when the store could not
     /// be asked.
