@@ -40,7 +40,8 @@ enum JSONFastReader {
         return cursor.index == cursor.end ? value : nil
     }
 
-    private struct Cursor {
+    /// Internal: `ConnectFrameReader` reads with it too.
+    struct Cursor {
         let base: UnsafePointer<UInt8>
         let end: Int
         var index = 0

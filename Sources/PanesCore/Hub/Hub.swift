@@ -161,6 +161,8 @@ public struct Hub {
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)
+        case .request(let connection, let request):
+            receive(request, on: connection)
         case .unreadable(let connection, let reason):
             refuse(PanesError(.malformedJSON, "the frame is not valid JSON: \(reason)"), on: connection)
         case .refused(let connection, let error):
@@ -214,6 +216,20 @@ public struct Hub {
             request = decoded
             receivedRequest = (decoded.id, decoded.typeIndex)
         }
+        admitted(request, on: connectionID, allowed: allowed, retryAfter: retryAfter)
+    }
+
+    /// A request read from its frame's text without a tree (`HubEvent.request`): what
+    /// `receive(_:on:)` does with the request its tree decodes to.
+    mutating func receive(_ request: ClientRequest, on connectionID: ConnectionID) {
+        guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
+        receivedRequest = (request.id, request.typeIndex)
+        admitted(request, on: connectionID, allowed: allowed, retryAfter: retryAfter)
+    }
+
+    /// A decoded request on a connection that may send it (`admit`); `allowed` false when it
+    /// is over its rate, and then refused.
+    private mutating func admitted(_ request: ClientRequest, on connectionID: ConnectionID, allowed: Bool, retryAfter: Int) {
         metrics.countRequest(request)
         guard allowed else {
             fail(request.id, request: request.type, rateLimited(retryAfter), to: connectionID)
