@@ -78,7 +78,11 @@ import Testing
     /// reader does not take; the limits that come from settings.
     @Test func fieldsAtTheirLimitsReadAsTheGeneralWay() {
         var tally = Tally()
-        let head = #"{"type":"connect","id":1,"protocol":1,"#
+        // `id` and `protocol` are added unless the member gives them (twice is a repeat, left).
+        func frame(_ member: String) -> String {
+            #"{"type":"connect""# + (member.hasPrefix(#""id":"#) ? "" : #","id":1"#)
+                + (member.hasPrefix(#""protocol":"#) ? "" : #","protocol":1"#) + "," + member + "}"
+        }
         func string(_ count: Int, _ byte: String = "a") -> String { "\"" + String(repeating: byte, count: count) + "\"" }
         var members: [String] = []
         for count in [0, 1, 64, 65] {
@@ -103,7 +107,7 @@ import Testing
             #""protocol":1,"protocol":1"#,
         ]
         for member in members {
-            let text = head + member + "}"
+            let text = frame(member)
             for settings in [Settings(), Self.settings(maxTokenBytes: 16), Self.settings(maxJSONDepth: 1)] {
                 tally.check(Array(text.utf8), settings: settings)
             }
