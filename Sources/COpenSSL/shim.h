@@ -14,42 +14,21 @@
 #include <openssl/ecdsa.h>
 #include <openssl/bn.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <stdatomic.h>
 
-/// SHA-256 fetched from the default provider once, not on every digest: with `EVP_sha256()`
-/// OpenSSL 3 looks the algorithm up again in its provider tables at each call, most of the cost
-/// of hashing a 32-byte secret (a resume hashes one). Two threads racing here fetch twice and
-/// one copy is freed; after that it is only read.
-static inline const EVP_MD *pso_sha256_md(void) {
-    static _Atomic(EVP_MD *) fetched;
-    EVP_MD *md = atomic_load(&fetched);
-    if (md) return md;
-    md = EVP_MD_fetch(NULL, "SHA256", NULL);
-    EVP_MD *expected = NULL;
-    if (md && !atomic_compare_exchange_strong(&fetched, &expected, md)) {
-        EVP_MD_free(md);
-        md = expected;
-    }
-    return md;
-}
-
-/// One call for a SHA-256 digest, `out` 32 bytes; returns 1 on success. The digest context is
-/// made once per thread and reused (EVP_DigestInit_ex resets it): EVP_Digest makes and frees one
-/// at every call, and fetching the algorithm each time (EVP_sha256(), or the one-shot SHA256(),
-/// which goes through EVP_Q_digest) costs more than hashing a 32-byte secret. Instructions per
-/// digest of 32 bytes, measured with callgrind on this libcrypto: SHA256() 5,800, EVP_Digest with
-/// the algorithm fetched once 3,400, this 2,900. The context of a thread that ends is not freed:
-/// one per thread that ever hashed (the service thread for secrets and JWTs, the store thread in
-/// a migration; in tests, each short-lived thread that hashes) and, this being a `static inline`
-/// function, per module that calls it.
+/// One call for a SHA-256 digest, `out` 32 bytes; returns 1 on success. libcrypto's SHA-256
+/// functions themselves, on a context on the stack: through EVP (a context made once per thread
+/// and reused, the algorithm fetched once) each digest also went through the provider's dispatch
+/// and copied its context, about 800 instructions of the ~3,000 a resume's secret took (issue 27
+/// §5). Instructions per digest of 32 bytes, measured with callgrind on this libcrypto:
+/// SHA256() 5,800, EVP_Digest with the algorithm fetched once 3,400, the reused EVP context
+/// 2,900, this ~2,250 (the compression of the one block, ~2,000, is the same code in all four).
+/// OpenSSL 3 marks these functions deprecated in favour of EVP, and still exports them (they
+/// are what its default provider's SHA-256 calls); a libcrypto without them would fail the link.
 static inline int pso_sha256(const void *data, size_t length, unsigned char *out) {
-    static _Thread_local EVP_MD_CTX *context;
-    unsigned int written = 0;
-    const EVP_MD *md = pso_sha256_md();
-    if (md == NULL) return 0;
-    if (context == NULL && (context = EVP_MD_CTX_new()) == NULL) return 0;
-    return EVP_DigestInit_ex(context, md, NULL) == 1 && EVP_DigestUpdate(context, data, length) == 1
-        && EVP_DigestFinal_ex(context, out, &written) == 1 && written == 32;
+    SHA256_CTX context;
+    return SHA256_Init(&context) == 1 && SHA256_Update(&context, data, length) == 1 && SHA256_Final(out, &context) == 1;
 }
 
 /// HMAC-SHA-256 in one call, so the key and message never need an HMAC context in Swift.

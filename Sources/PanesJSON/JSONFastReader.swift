@@ -40,7 +40,8 @@ enum JSONFastReader {
         return cursor.index == cursor.end ? value : nil
     }
 
-    private struct Cursor {
+    /// Internal: `ConnectFrameReader` reads with it too.
+    struct Cursor {
         let base: UnsafePointer<UInt8>
         let end: Int
         var index = 0
@@ -90,6 +91,11 @@ enum JSONFastReader {
         mutating func string() -> UnsafeRawBufferPointer? {
             index += 1
             let start = index
+            // Eight bytes at a time while all are plain (nearly every byte of an identifier, a
+            // secret or a name); the loop below decides on the word that is not, byte by byte.
+            while index + 8 <= end, Self.plain(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+            }
             while index < end {
                 let byte = base[index]
                 if byte == UInt8(ascii: "\"") {
@@ -102,6 +108,17 @@ enum JSONFastReader {
                 index += 1
             }
             return nil
+        }
+
+        /// Whether all eight bytes of `word` are ones `string()` passes over: ASCII 0x20–0x7F
+        /// other than `"` and `\` (the usual SWAR tests, each exact as a whole: a byte with its
+        /// high bit set; a byte below 0x20, in a word without those; a zero byte in `word ^ "…"`
+        /// and in `word ^ "\…"`).
+        @inline(__always) static func plain(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let below = (word &- ones &* 0x20) & ~word
+            return (word | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash | below) & highs == 0
         }
 
         /// The cursor on `{`.

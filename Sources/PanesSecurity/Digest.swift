@@ -1,5 +1,5 @@
-// Threading: libcrypto (OpenSSL 3) is safe to call from any thread at once; the only state kept
-// here is `pso_sha256`'s digest context, one per thread that hashes. The hub calls them on the service thread (hashing a resumed
+// Threading: libcrypto (OpenSSL 3) is safe to call from any thread at once; nothing is kept
+// here (`pso_sha256` hashes on a context of its own on the stack). The hub calls them on the service thread (hashing a resumed
 // session's secret), the store thread calls them in a migration, and the JWT verifier on the
 // service thread.
 internal import COpenSSL

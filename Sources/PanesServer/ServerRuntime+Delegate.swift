@@ -25,15 +25,12 @@ extension ServerRuntime: WebSocketServerDelegate {
         defer { metrics.turn(since: start) }
         let event: HubEvent
         let id = ConnectionID(connection)
-        switch JSONCodec.decode(message, maxDepth: settings.maxJSONDepth) {
-        case .success(let json):
-            event = .received(id, json)
-        case .failure(let error) where error.kind == .tooDeep:
-            event = .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
-        case .failure(let error) where error.kind == .numberOutOfRange:
-            event = .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
-        case .failure(let error):
-            event = .unreadable(id, reason: error.description)
+        // A plain `connect` (every window of a reconnect storm sends one) is read into its
+        // request without a tree; any other frame is decoded, and the hub reads its request.
+        if let request = ConnectFrameReader.read(message, settings: settings) {
+            event = .request(id, request)
+        } else {
+            event = Self.decoded(message, on: id, maxDepth: settings.maxJSONDepth)
         }
         // One access to `hub` for both (each is checked for overlap at run time).
         func handle(_ hub: inout Hub) -> ([Effect], (id: RequestID, typeIndex: Int?)?) {
@@ -43,6 +40,20 @@ extension ServerRuntime: WebSocketServerDelegate {
         // Before the effects go out: the reply among them is timed from `start`.
         if let request { metrics.received(request.id, typeIndex: request.typeIndex, on: connection, at: start) }
         perform(effects)
+    }
+
+    /// The frame's JSON, or why it is refused, as the hub's event.
+    private static func decoded(_ message: UnsafeRawBufferPointer, on id: ConnectionID, maxDepth: Int) -> HubEvent {
+        switch JSONCodec.decode(message, maxDepth: maxDepth) {
+        case .success(let json):
+            .received(id, json)
+        case .failure(let error) where error.kind == .tooDeep:
+            .refused(id, PanesError(.nestingTooDeep, "the frame's \(error.description) (setting `maxJSONDepth`)"))
+        case .failure(let error) where error.kind == .numberOutOfRange:
+            .refused(id, PanesError(.numberOutOfRange, "a number in the frame is out of range: \(error.description); integers must fit in 64 bits"))
+        case .failure(let error):
+            .unreadable(id, reason: error.description)
+        }
     }
 
     public func serverDidClose(_ connection: UInt64, abnormal: Bool) {

@@ -246,4 +246,48 @@ import Testing
         harness.clock.advance(Millis(Settings().connectTimeoutMs) + 1)
         #expect(harness.run(.tick).closes(idle) == [.connectTimeout])
     }
+
+    /// A `connect` the runtime read from its text (`HubEvent.request`, `ConnectFrameReader`) is
+    /// handled as the frame's tree is (`HubEvent.received`): the same effects, in order, and the
+    /// same request taken for the reply's timing, for a new session, a connect on a scene, a
+    /// resume, a protocol the server does not speak, and connects over the rate limit.
+    @Test func aConnectReadFromItsTextIsHandledAsItsTree() throws {
+        var settings = Settings()
+        settings.rateLimitBurst = 3
+        settings.rateLimitPerSecond = 1
+        var viaTree = HubHarness(settings: settings)
+        var viaRequest = HubHarness(settings: settings)
+        let decoder = MessageDecoder(settings: settings)
+        func open() -> ConnectionID {
+            let connection = viaTree.open()
+            #expect(viaRequest.open() == connection)
+            return connection
+        }
+        func both(_ frame: JSONObject, on connection: ConnectionID) throws -> [Effect] {
+            let tree = viaTree.run(.received(connection, .object(frame)))
+            guard case .success(let request) = decoder.decode(.object(frame)) else { throw PanesError(.internalError, "not a request") }
+            let read = viaRequest.run(.request(connection, request))
+            #expect(tree == read, "\(frame)")
+            let taken = (viaTree.hub.takeReceivedRequest(), viaRequest.hub.takeReceivedRequest())
+            #expect(taken.0 != nil && taken.0?.id == taken.1?.id && taken.0?.typeIndex == taken.1?.typeIndex)
+            return tree
+        }
+        let first = open()
+        let created = try both(["type": "connect", "id": 1, "protocol": 1, "auth": ["name": "alice"]], on: first)
+        let result = try #require(created.messages(to: first).first?["result"])
+        #expect(try both(["type": "connect", "id": 2, "protocol": 1], on: first).messages(to: first).first?["error"]?["code"]
+            == "already_connected")
+        #expect(viaTree.run(.closed(first, abnormal: false)) == viaRequest.run(.closed(first, abnormal: false)))
+        let second = open()
+        let resumed = try both(["type": "connect", "id": "r", "protocol": 1, "auth": ["name": "alice"],
+                                "session": HubHarness.credentials(result)], on: second)
+        #expect(resumed.messages(to: second).first?["result"]?["created"] == false)
+        let third = open()
+        var codes: [JSONValue?] = []
+        for id in 3...6 {
+            codes.append(try both(["type": "connect", "id": .int(Int64(id)), "protocol": 2], on: third)
+                .messages(to: third).first?["error"]?["code"])
+        }
+        #expect(codes == ["unsupported_protocol", "unsupported_protocol", "unsupported_protocol", "rate_limited"])
+    }
 }

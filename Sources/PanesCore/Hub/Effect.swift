@@ -58,6 +58,10 @@ public enum HubEvent: Sendable {
     /// nil when unknown, which no limit per address applies to).
     case opened(ConnectionID, peer: String? = nil)
     case received(ConnectionID, JSONValue)
+    /// A frame already read as a request, without a `JSONValue` tree (the runtime reads a
+    /// plain `connect` so, `ConnectFrameReader`): handled as `received` handles the tree it
+    /// decodes to.
+    case request(ConnectionID, ClientRequest)
     /// A frame that was not valid JSON; `reason` is the parser's message.
     case unreadable(ConnectionID, reason: String)
     /// A frame that is valid JSON but nested deeper than `maxJSONDepth`, or with a number

@@ -1,6 +1,6 @@
 /// What the runtime takes from the hub after an event besides its effects, and gives back.
 extension Hub {
-    /// The `id` and type of the request the last `received` event carried (its type as its
+    /// The `id` and type of the request the last `received` (or `request`) event carried (its type as its
     /// position in `requestTypes`, nil when the frame's `type` names no request), once: nil
     /// when that frame had no usable `id`, or its connection was closing.
     public mutating func takeReceivedRequest() -> (id: RequestID, typeIndex: Int?)? {

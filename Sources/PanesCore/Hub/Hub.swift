@@ -161,6 +161,8 @@ public struct Hub {
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)
+        case .request(let connection, let request):
+            receive(request, on: connection)
         case .unreadable(let connection, let reason):
             refuse(PanesError(.malformedJSON, "the frame is not valid JSON: \(reason)"), on: connection)
         case .refused(let connection, let error):
@@ -194,33 +196,6 @@ public struct Hub {
     }
 
     // MARK: Requests
-
-    mutating func receive(_ json: JSONValue, on connectionID: ConnectionID) {
-        guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
-        let request: ClientRequest
-        switch decoder.decode(json) {
-        case .failure(let failure):
-            if let id = failure.id { receivedRequest = (id, failure.typeIndex) }
-            // Requests that did not decode are counted together: their `type` is the client's
-            // text and must not grow the metric's label space.
-            metrics.countRequest(named: "(invalid)")
-            if !allowed {
-                fail(failure.id, request: nil, rateLimited(retryAfter), to: connectionID)
-            } else {
-                fail(failure.id, request: failure.type, failure.error, to: connectionID)
-            }
-            return
-        case .success(let decoded):
-            request = decoded
-            receivedRequest = (decoded.id, decoded.typeIndex)
-        }
-        metrics.countRequest(request)
-        guard allowed else {
-            fail(request.id, request: request.type, rateLimited(retryAfter), to: connectionID)
-            return
-        }
-        dispatch(request, on: connectionID)
-    }
 
     /// Handles a decoded request according to where its connection is.
     mutating func dispatch(_ request: ClientRequest, on connectionID: ConnectionID) {
@@ -279,25 +254,6 @@ public struct Hub {
             connectionsHolding.remove(id)
             for request in connections.takeHeld(id) { dispatch(request, on: id) }
         }
-    }
-
-    /// A frame that never became a request (not JSON, too deep, a number out of range). It
-    /// still counts against the connection's rate limit: a flood of garbage is a flood.
-    mutating func refuse(_ error: PanesError, on connectionID: ConnectionID) {
-        guard case .admitted(let allowed, let retryAfter) = admit(connectionID) else { return }
-        metrics.countRequest(named: "(unreadable)")
-        fail(nil, request: nil, allowed ? error : rateLimited(retryAfter), to: connectionID)
-    }
-
-    /// `Connections.admit` at the settings' rate limit.
-    mutating func admit(_ connectionID: ConnectionID) -> Connections.Admission {
-        connections.admit(connectionID, now: monotonic(), rate: Double(settings.rateLimitPerSecond),
-                          burst: Double(settings.rateLimitBurst))
-    }
-
-    func rateLimited(_ retryAfter: Int) -> PanesError {
-        PanesError(.rateLimited, "over \(settings.rateLimitPerSecond) requests a second (setting `rateLimitPerSecond`)",
-                   retryAfterMs: retryAfter)
     }
 
     // MARK: Effects

@@ -1,0 +1,78 @@
+/// A `connect` read from its frame's text without a `JSONValue` tree (`ConnectFrameReader`, in
+/// PanesJSON): every window of a reconnect storm sends one, and the tree (built, read through
+/// `FieldReader`, freed) was about 15,000 instructions of a resume's ~112,000 on the service
+/// thread (issue 27 §5).
+extension ConnectRequest {
+    /// The fields of a `connect` frame as its text gave them; nil where a field was absent.
+    /// `auth`, `session` and `state` say whether that object was there at all.
+    public struct Plain: Sendable {
+        public var protocolVersion: Int64?
+        public var client: String?
+        public var workspace: String?
+        public var auth = false
+        public var name: String?
+        public var token: String?
+        public var width: String?
+        public var pointer: String?
+        public var session = false
+        public var sessionID: String?
+        public var secret: String?
+        public var ticket: String?
+        public var state = false
+        public var visible: Bool?
+        public var focused: Bool?
+
+        public init() {}
+    }
+
+    /// The request `init(_:settings:)` reads from the same fields, or nil wherever it would
+    /// throw: such a frame is read the general way, which says what is wrong with it. The
+    /// rules are that initializer's, one for one (`ConnectFrameReaderTests` compares the two).
+    public init?(plain: Plain, settings: Settings) {
+        guard let version = plain.protocolVersion, version >= 0, version <= 1_000 else { return nil }
+        protocolVersion = Int(version)
+        guard Self.fits(plain.client, 128), Self.fits(plain.workspace, 64) else { return nil }
+        clientVersion = plain.client ?? "unknown"
+        workspace = plain.workspace ?? "default"
+        guard MessageDecoder.isName(workspace) else { return nil }
+        credentials = .name("guest")
+        if plain.auth {
+            if let token = plain.token {
+                let size = token.utf8.count
+                guard size > 0, size <= settings.maxTokenBytes else { return nil }
+                credentials = .token(token)
+            } else if let name = plain.name {
+                guard name.utf8.count <= 64, let trimmed = Self.trimmed(name) else { return nil }
+                credentials = .name(trimmed)
+            } else {
+                return nil
+            }
+        }
+        var traits = Traits()
+        if let width = plain.width {
+            guard width.utf8.count <= 64, let chosen = Traits.Width(rawValue: width) else { return nil }
+            traits.width = chosen
+        }
+        if let pointer = plain.pointer {
+            guard pointer.utf8.count <= 64, let chosen = Traits.Pointer(rawValue: pointer) else { return nil }
+            traits.pointer = chosen
+        }
+        self.traits = traits
+        if plain.session {
+            guard let id = plain.sessionID, let secret = plain.secret, id.utf8.count <= 64, secret.utf8.count <= 64
+            else { return nil }
+            resume = Resume(id: SessionID(id), secret: secret)
+        }
+        guard Self.fits(plain.ticket, 64) else { return nil }
+        ticket = plain.ticket
+        if plain.state {
+            visible = plain.visible
+            focused = plain.focused
+        }
+    }
+
+    /// Absent, or at most `maxLength` bytes (`FieldReader.string(_:maxLength:)`).
+    private static func fits(_ string: String?, _ maxLength: Int) -> Bool {
+        string.map { $0.utf8.count <= maxLength } ?? true
+    }
+}
