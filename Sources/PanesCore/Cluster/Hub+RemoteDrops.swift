@@ -72,17 +72,19 @@ extension Hub {
         if drop.returning {
             // This node's take-back is in flight: its outcome says who won, and when the other
             // node did, this says how.
-            drop.heard = settled
+            drop.heard = settled ?? .neither
             cluster.remoteDrops[Identifier(id)] = drop
             return
         }
         switch settled {
         case .delivered: answerDelivered(id)
         case .returned: answerReturned(id)
-        case nil:
+        case .neither, nil:
             // Not settled there (the window is gone and the offer came without what settles
-            // it for the dropper, or that node's commit failed): settled here.
-            if drop.settledThere { answerDelivered(id) } else { takeBack(drop) }
+            // it for the dropper, or that node's commit failed): settled here, unless this
+            // node's take-back conflicted already: then neither settled it, and the drag's node
+            // did (`recoverDrop`), for its source.
+            if drop.settledThere { answerSettledNowhere(id) } else { takeBack(drop) }
         }
     }
 
@@ -148,6 +150,7 @@ extension Hub {
             switch drop.heard {
             case .delivered: answerDelivered(id)
             case .returned: answerReturned(id)
+            case .neither: answerSettledNowhere(id)
             case nil:
                 var waiting = drop
                 waiting.returning = false
@@ -192,6 +195,20 @@ extension Hub {
         logger.notice("a drop's receiver on another node did not take it and gave its items to the dropper",
                       metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
         send(.reply(drop.context.id, result: droppedItems(drop.drag, operation: drop.operation)),
+             to: drop.context.connection)
+    }
+
+    /// Answers a drop that neither this node nor the window's node settled: the node the drag
+    /// began on did, as returned to its source (`recoverDrop`), after this node's take-back
+    /// failed for longer than `dropRecoveryMs`. Nothing of the drop was applied for the dropper:
+    /// it gets the error a retry would get, and the source keeps the items.
+    private mutating func answerSettledNowhere(_ id: String) {
+        guard let drop = cluster.remoteDrops.removeValue(forKey: Identifier(id)) else { return }
+        logger.notice("a drop's items were settled by the drag's node for its source",
+                      metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
+        fail(drop.context.id, request: DropRequest.type,
+             PanesError(.dragAlreadyDropped, "drag \(id) ended, but its items reached no window: its source keeps them",
+                        field: "drag"),
              to: drop.context.connection)
     }
 
@@ -339,6 +356,8 @@ struct RemoteDrop: Sendable {
         case delivered
         /// The window there was gone: the items went back to the dropper.
         case returned
+        /// It said it settled nothing (its commit conflicted or failed).
+        case neither
     }
 }
 
