@@ -420,6 +420,48 @@ import Testing
         #expect(reply?["error"]?["code"] == "drag_already_dropped")
     }
 
+    /// a's take-back fails while b is dead (a's database unreachable): a tries again only while
+    /// its reservation of the drop's key stands (`nodeLeaseMs` less a heartbeat from the drop),
+    /// then gives the drop up, answering `outcome_unknown` (issue 27, the take-back that retried
+    /// without bound). The drag began on a, so a settles it as returned `dropRecoveryMs` after
+    /// the drag's expiry, once it can write again; a retry of the drop gets an error.
+    @Test func aTakeBackThatCannotBeWrittenIsGivenUpWithinTheKeysReservation() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-10"]
+        nodes.a.send(setup.dropper, "drop", drop)
+        let settings = nodes.a.hub.settings
+        let wait = Millis(settings.dropConfirmTimeoutMs)
+        nodes.a.completesCommits = false
+        var attempts = 0
+        var reply: JSONValue?
+        var elapsed: Millis = 0
+        while reply == nil, elapsed < Millis(4 * settings.nodeLeaseMs) {
+            nodes.a.clock.advance(wait)
+            elapsed += wait
+            nodes.a.run(.tick)
+            attempts += nodes.a.pendingCommits.count
+            reply = Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper)
+        }
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(elapsed + wait > Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "tried while reserved")
+        #expect(elapsed <= Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "and not after: \(attempts)")
+        nodes.a.clock.advance(Millis(settings.dropRecoveryMs))
+        nodes.a.run(.tick)
+        #expect(nodes.a.pendingCommits.isEmpty, "given up: \(nodes.a.pendingCommits)")
+        nodes.a.completesCommits = true
+        // a writes again; the drag's expiry, then `dropRecoveryMs`.
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs))
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        let (retrier, _) = nodes.a.connect()
+        let retried = nodes.a.request(retrier, "drop", drop)
+        #expect(retried["ok"] == false, "\(retried)")
+        #expect(retried["error"]?["code"] == "drag_not_found")
+    }
+
     /// A node of the release before the drop confirmation sends the items unconfirmed
     /// (`itemsDropped`); during a rolling upgrade the window here still gets them, once.
     @Test func anOldNodesItemsDroppedSignalIsDeliveredOnce() throws {

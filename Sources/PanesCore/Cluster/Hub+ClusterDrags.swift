@@ -146,8 +146,7 @@ extension Hub {
             // yet may be a drop onto a window on a third node that nobody settles (its node and
             // the dropping node died): looked at again `dropRecoveryMs` from now (`recoverDrop`).
             if drags[drag.id]?.phase == .expiring {
-                drags.setPhase(.unsettled, of: drag.id)
-                drags.keep(drag.id, until: now() + Millis(settings.dropRecoveryMs))
+                drags.awaitSettling(drag.id, recoverAt: now() + Millis(settings.dropRecoveryMs))
                 return
             }
             drags.keep(drag.id, until: now() + Millis(settings.nodeLeaseMs))

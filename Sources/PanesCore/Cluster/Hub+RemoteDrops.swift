@@ -56,7 +56,7 @@ extension Hub {
             offer["returnRecord"] = record.json
         }
         cluster.remoteDrops[Identifier(drag.id)] = RemoteDrop(drag: drag, operation: operation, receiver: remote,
-                                                              dropper: dropper, context: context)
+                                                              dropper: dropper, context: context, offeredAt: monotonic())
         cluster.remoteDropDeadlines.push(drag.id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
         signal(.dropOffered(.object(offer)), to: remote.node)
     }
@@ -167,9 +167,16 @@ extension Hub {
             }
         case .failed(let reason), .unknown(let reason):
             // (`.unknown` never comes here: `committed` answers it `outcome_unknown` and the
-            // real outcome follows.) Nothing settled: asked again after another timeout, for as
-            // long as the store is away. The drop is in the store, so it is not refused; its
-            // answer waits.
+            // real outcome follows.) Nothing settled: asked again after another timeout, while
+            // this node's reservation of the drop's key stands (`nodeLeaseMs` from the drop, a
+            // heartbeat spared). Past that another node may take the key over, so this node
+            // settles nothing more: it gives the drop up (`giveUp`). The drop is in the store,
+            // so it is not refused; its answer waits.
+            let reserved = drop.offeredAt + Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs)
+            guard monotonic() + Millis(settings.dropConfirmTimeoutMs) <= reserved else {
+                giveUp(drop, reason: reason)
+                return
+            }
             logLimited(.error, "a drop's items could not be taken back; trying again",
                        metadata: ["drag": "\(id)", "reason": "\(reason)"])
             var waiting = drop
@@ -177,6 +184,26 @@ extension Hub {
             cluster.remoteDrops[Identifier(id)] = waiting
             cluster.remoteDropDeadlines.push(id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
         }
+    }
+
+    /// A take-back the store would not take within the key's reservation: this node stops
+    /// trying, so that it never settles the drop once a retry through another node may have
+    /// taken the key over. The drop stays unsettled in the store unless the window's node
+    /// settled it: the drag's node settles it as returned after `dropRecoveryMs` (this node,
+    /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
+    /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
+    /// `drag_already_dropped` (`drag_not_found` once expired): nothing of it was applied.
+    private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
+        let id = drop.drag.id
+        cluster.remoteDrops[Identifier(id)] = nil
+        logLimited(.error, "a drop's items could not be taken back before its key's reservation ran out; left to the drag's node",
+                   metadata: ["drag": "\(id)", "reason": "\(reason)"])
+        if let drag = drags[id], drag.origin == nil {
+            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + Millis(settings.dropRecoveryMs))
+        }
+        fail(drop.context.id, request: DropRequest.type,
+             Self.outcomeUnknown("the drop's items could not be settled in time; retry with its idempotencyKey"),
+             to: drop.context.connection)
     }
 
     /// Answers a drop its receiving node delivered: the source was told by that node, and the
@@ -342,6 +369,9 @@ struct RemoteDrop: Sendable {
     let receiver: RemoteReceiver
     let dropper: Dropper
     let context: RequestContext
+    /// When it was offered (monotonic clock): this node's reservation of its key runs
+    /// `nodeLeaseMs` from about then.
+    let offeredAt: Millis
     /// Its commit taking the items back is in flight: an answer from the receiving node now
     /// changes nothing (the commit's outcome says who won), but is kept in `heard`.
     var returning = false

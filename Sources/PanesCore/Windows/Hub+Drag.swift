@@ -176,7 +176,7 @@ extension Hub {
             guard let drag = drags[id], drag.expiresAt <= now else { continue }
             if drag.phase == .unsettled {
                 // Dropped through another node that never said where the items went.
-                recoverDrop(drag)
+                if let at = drag.recoverAt, at <= now { recoverDrop(drag) }
                 continue
             }
             // An expiry is reported by the node the drag began on; every node drops its copy. In
