@@ -23,7 +23,10 @@ import Logging
 ///   lost with a listening connection), or this node drains: it tries to take the items back.
 ///   If the other node settled first, that commit conflicts, and the drop is answered from that
 ///   node's answer, or `{"delivered"}` when none comes within another `dropConfirmTimeoutMs`
-///   (it died after its commit).
+///   (it died after its commit). A take-back the store will not take is tried only while this
+///   node holds the drop's key, then given up (`giveUp`).
+/// - Neither node settles it (both died, or this node before it offered): the drag's node does,
+///   as returned to the source (`Hub+ClusterDrags.swift`, `recoverDrop`).
 ///
 /// A repeated offer is answered as the first one was, and delivers nothing again (and a second
 /// settling commit would conflict anyway).
