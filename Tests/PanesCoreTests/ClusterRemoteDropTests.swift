@@ -338,22 +338,22 @@ import Testing
                      targetScene: targetResult["scene"] ?? .null, drag: drag)
     }
 
-    /// b, the drag's node, past its expiry and then `dropRecoveryMs`: what it does then.
+    /// b, the drag's node, past its expiry and then `recoveryWait`: what it does then.
     static func expireAndRecover(_ nodes: inout TwoNodes, _ setup: Setup) -> [Effect] {
         let settings = nodes.b.hub.settings
         nodes.b.clock.advance(Millis(settings.dragLifetimeMs))
         var heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
         #expect(heard.isEmpty, "the expiry finds the drag dropped, and tells nothing yet: \(heard)")
-        nodes.b.clock.advance(Millis(settings.dropRecoveryMs) - 1)
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait - 1)
         heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
-        #expect(heard.isEmpty, "nor before `dropRecoveryMs`: \(heard)")
+        #expect(heard.isEmpty, "nor before `recoveryWait`: \(heard)")
         nodes.b.clock.advance(1)
         return nodes.b.run(.tick)
     }
 
     /// a takes a drop onto the window on b and dies before its offer leaves (issue 27, the
     /// shape left last session): the drag has ended in the store, unsettled, and nobody would
-    /// settle it. b, the drag's node, settles it `dropRecoveryMs` after the drag's expiry, as
+    /// settle it. b, the drag's node, settles it `recoveryWait` after the drag's expiry, as
     /// returned: its source hears `dragEnded` `returned` (it keeps the items of the move), once;
     /// an offer of a that was only slow delivers nothing then.
     @Test func aDropWhoseNodeDiedBeforeOfferingItIsSettledByTheDragsNodeAsReturned() {
@@ -370,13 +370,13 @@ import Testing
         let late = TwoNodes.deliver(dropped, to: &nodes.b)
         #expect(late.events(to: setup.target, named: "itemsDropped").isEmpty, "the store refuses a second settling")
         #expect(late.events(to: setup.source, named: "dragEnded").isEmpty)
-        nodes.b.clock.advance(Millis(nodes.b.hub.settings.dropRecoveryMs))
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait)
         #expect(nodes.b.run(.tick).events(to: setup.source, named: "dragEnded").isEmpty, "told once")
     }
 
     /// A drop a delivered itself (onto another window of a) is settled in the commit that ended
     /// the drag: when a's `dragEnded` never reaches b (a died right after), b's settling after
-    /// `dropRecoveryMs` conflicts, and the source is not told `returned` for items a delivered.
+    /// `recoveryWait` conflicts, and the source is not told `returned` for items a delivered.
     @Test func aDropDeliveredOnTheDroppingNodeIsNeverSettledAgainAsReturned() {
         var nodes = TwoNodes()
         let setup = Self.setUpOnB(&nodes)
@@ -423,7 +423,7 @@ import Testing
     /// a's take-back fails while b is dead (a's database unreachable): a tries again only while
     /// its reservation of the drop's key stands (`nodeLeaseMs` less a heartbeat from the drop),
     /// then gives the drop up, answering `outcome_unknown` (issue 27, the take-back that retried
-    /// without bound). The drag began on a, so a settles it as returned `dropRecoveryMs` after
+    /// without bound). The drag began on a, so a settles it as returned `recoveryWait` after
     /// the drag's expiry, once it can write again; a retry of the drop gets an error.
     @Test func aTakeBackThatCannotBeWrittenIsGivenUpWithinTheKeysReservation() {
         var nodes = TwoNodes()
@@ -447,11 +447,11 @@ import Testing
         #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
         #expect(elapsed + wait > Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "tried while reserved")
         #expect(elapsed <= Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "and not after: \(attempts)")
-        nodes.a.clock.advance(Millis(settings.dropRecoveryMs))
+        nodes.a.clock.advance(nodes.a.hub.recoveryWait)
         nodes.a.run(.tick)
         #expect(nodes.a.pendingCommits.isEmpty, "given up: \(nodes.a.pendingCommits)")
         nodes.a.completesCommits = true
-        // a writes again; the drag's expiry, then `dropRecoveryMs`.
+        // a writes again; the drag's expiry, then `recoveryWait`.
         nodes.a.clock.advance(Millis(settings.dragLifetimeMs))
         nodes.a.run(.tick)
         let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")

@@ -45,17 +45,6 @@ import Testing
         #expect(Self.refusal(["settings": [:]]) == nil, "the defaults fit")
     }
 
-    /// The drag's node settles a drop nobody settled only once the node that took it would
-    /// have (within its key's reservation, `nodeLeaseMs`): a shorter wait is refused at load.
-    @Test func aDropRecoveryNotOverTheLeaseIsRefused() throws {
-        let error = try #require(Self.refusal(["settings": ["nodeLeaseMs": 20_000, "dropRecoveryMs": 20_000]]))
-        #expect(error.code == .invalidField)
-        #expect(error.field == "settings.dropRecoveryMs")
-        #expect(error.message.contains("must be over nodeLeaseMs (20000 ms)"), "\(error.message)")
-        let configuration = try ServerConfiguration(json: ["settings": ["nodeLeaseMs": 20_000, "dropRecoveryMs": 20_001]])
-        #expect(configuration.settings.dropRecoveryMs == 20_001)
-    }
-
     @Test func anUnknownTopLevelKeyIsNamedWithItsForeignCharacters() throws {
         let twin = "webhoo\u{212A}s"
         let error = try #require(Self.refusal([twin: []]))

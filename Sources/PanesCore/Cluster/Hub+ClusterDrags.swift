@@ -13,7 +13,7 @@ import Logging
 /// until that node or the dropping node settles where its items went (`Hub+RemoteDrops.swift`);
 /// if both die first (or the dropping node before it offered the drop), nobody would: so the node
 /// the drag began on, whose expiry found the drag ended and heard nothing of how, settles it at
-/// base 1 itself, `dropRecoveryMs` later, as returned to the source (`recoverDrop`).
+/// base 1 itself, `nodeLeaseMs` + `dropRecoveryMs` later, as returned to the source (`recoverDrop`).
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     ///
@@ -144,9 +144,9 @@ extension Hub {
             // A drop through another node ended it first. Its `dragEnded` (which may have come
             // already) tells the source; the copy goes once a lease has passed. One not heard of
             // yet may be a drop onto a window on a third node that nobody settles (its node and
-            // the dropping node died): looked at again `dropRecoveryMs` from now (`recoverDrop`).
+            // the dropping node died): looked at again `recoveryWait` from now (`recoverDrop`).
             if drags[drag.id]?.phase == .expiring {
-                drags.awaitSettling(drag.id, recoverAt: now() + Millis(settings.dropRecoveryMs))
+                drags.awaitSettling(drag.id, recoverAt: now() + recoveryWait)
                 return
             }
             drags.keep(drag.id, until: now() + Millis(settings.nodeLeaseMs))
@@ -161,8 +161,13 @@ extension Hub {
 
     // MARK: Drops settled nowhere
 
+    /// How long after a drag's expiry its node waits to settle a drop of it nobody settled: a
+    /// live node settles its drops within its key's reservation (`nodeLeaseMs` from the drop,
+    /// which came before the expiry), and `dropRecoveryMs` more spares a slow one.
+    var recoveryWait: Millis { Millis(settings.nodeLeaseMs) + Millis(settings.dropRecoveryMs) }
+
     /// A drag begun here that a drop through another node ended, with no word since of where
-    /// its items went, `dropRecoveryMs` after its expiry: far past the time the dropping node
+    /// its items went, `recoveryWait` after its expiry: far past the time the dropping node
     /// and the window's node settle a drop while they live. Settled here at base 1, as the
     /// take-back is: if it wins, nobody delivered the items (a node settles before it
     /// delivers), and they stay with the source; if it conflicts, one of those nodes settled

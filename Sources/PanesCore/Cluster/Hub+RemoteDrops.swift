@@ -192,7 +192,7 @@ extension Hub {
     /// A take-back the store would not take within the key's reservation: this node stops
     /// trying, so that it never settles the drop once a retry through another node may have
     /// taken the key over. The drop stays unsettled in the store unless the window's node
-    /// settled it: the drag's node settles it as returned after `dropRecoveryMs` (this node,
+    /// settled it: the drag's node settles it as returned after `recoveryWait` (this node,
     /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
     /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
     /// `drag_already_dropped` (`drag_not_found` once expired): nothing of it was applied.
@@ -202,7 +202,7 @@ extension Hub {
         logLimited(.error, "a drop's items could not be taken back before its key's reservation ran out; left to the drag's node",
                    metadata: ["drag": "\(id)", "reason": "\(reason)"])
         if let drag = drags[id], drag.origin == nil {
-            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + Millis(settings.dropRecoveryMs))
+            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
         }
         fail(drop.context.id, request: DropRequest.type,
              Self.outcomeUnknown("the drop's items could not be settled in time; retry with its idempotencyKey"),
@@ -230,7 +230,7 @@ extension Hub {
 
     /// Answers a drop that neither this node nor the window's node settled: the node the drag
     /// began on did, as returned to its source (`recoverDrop`), after this node's take-back
-    /// failed for longer than `dropRecoveryMs`. Nothing of the drop was applied for the dropper:
+    /// failed for longer than `recoveryWait`. Nothing of the drop was applied for the dropper:
     /// it gets the error a retry would get, and the source keeps the items.
     private mutating func answerSettledNowhere(_ id: String) {
         guard let drop = cluster.remoteDrops.removeValue(forKey: Identifier(id)) else { return }

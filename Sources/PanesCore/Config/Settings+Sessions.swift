@@ -32,7 +32,7 @@ extension Settings {
               meaning: "Cluster: how long a node that took a drop onto a window live on another node waits for that node to say it delivered the items; after that the node takes them back for the dropping window, unless the other node delivered them first (the database lets exactly one of the two happen). Must be under `nodeLeaseMs` − `nodeHeartbeatMs` (the drop's `idempotencyKey` is reserved by that node for `nodeLeaseMs`): a configuration that is not is refused at start, naming both.",
               range: 100...600_000),
         .init(name: "dropRecoveryMs", keyPath: \.dropRecoveryMs,
-              meaning: "Cluster: how long after its drag expired the node the drag began on waits for a drop of it, stored but settled nowhere (the node that took it died before the window's node had it, or both died), before it settles the drop itself as returned: the source gets `dragEnded` with `outcome: \"returned\"` and keeps the items. Must be over `nodeLeaseMs` (a live node settles its drops within that): a configuration that is not is refused at start, naming both.",
+              meaning: "Cluster: how long, beyond `nodeLeaseMs` (within which a live node settles its drops), the node a drag began on waits after the drag expired for a drop of it that is stored but settled nowhere (the node that took it died before the window's node had it, or both died) before it settles the drop itself as returned: the source gets `dragEnded` with `outcome: \"returned\"` and keeps the items.",
               range: 1_000...3_600_000),
         .init(name: "restorationMaxAgeMs", keyPath: \.restorationMaxAgeMs,
               meaning: "Restoration activities saved longer ago than this are not handed back (status `stale`).",

@@ -33,7 +33,7 @@ public struct Settings: Sendable, Equatable {
     public var conflictRetryWaitMs = 1_000
     public var commitOutcomeTimeoutMs = 3_000
     public var dropConfirmTimeoutMs = 2_000
-    public var dropRecoveryMs = 10_000
+    public var dropRecoveryMs = 5_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000
@@ -148,13 +148,6 @@ public struct Settings: Sendable, Equatable {
             throw .invalid("settings.dropConfirmTimeoutMs",
                            "must be under nodeLeaseMs − nodeHeartbeatMs (\(nodeLeaseMs) − \(nodeHeartbeatMs) ms); "
                                + "it is \(dropConfirmTimeoutMs)")
-        }
-        // A drop whose ending is stored is settled by its own node within its key's reservation
-        // (`nodeLeaseMs` from the drop); the drag's node settles one still unsettled only after
-        // that has surely passed, so it never takes the items from a node still settling them.
-        guard dropRecoveryMs > nodeLeaseMs else {
-            throw .invalid("settings.dropRecoveryMs",
-                           "must be over nodeLeaseMs (\(nodeLeaseMs) ms); it is \(dropRecoveryMs)")
         }
     }
 }

@@ -5,7 +5,7 @@ struct DragState: Sendable {
         /// `expiring`: its lifetime ran out on the node it began on, which is asking the store
         /// whether a drop through another node ended it first (`Hub.expiryCommitted`).
         /// `unsettled`: a drop through another node ended it, and that node has not said where
-        /// its items went; the node it began on settles it after `dropRecoveryMs` unless it hears
+        /// its items went; the node it began on settles it after `Hub.recoveryWait` unless it hears
         /// (`Hub.recoverDrop`).
         case pending, dropped, cancelled, expiring, unsettled
     }
