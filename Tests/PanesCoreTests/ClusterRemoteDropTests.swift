@@ -323,6 +323,145 @@ import Testing
         #expect(!produced.contains { if case .commit = $0 { true } else { false } })
     }
 
+    /// The source and the window dropped onto on node b (so b is the drag's node), the dropping
+    /// window on a, and a drag b began and a heard of.
+    static func setUpOnB(_ nodes: inout TwoNodes) -> Setup {
+        let (dropper, dropperResult) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (target, targetResult) = nodes.b.connect()
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let (source, _) = nodes.b.connect()
+        let began = nodes.b.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
+        TwoNodes.deliver(began, to: &nodes.a)
+        let drag = began.messages(to: source).last { $0["type"] == "reply" }?["result"]?["drag"] ?? .null
+        return Setup(source: source, dropper: dropper, dropperScene: dropperResult["scene"] ?? .null, target: target,
+                     targetScene: targetResult["scene"] ?? .null, drag: drag)
+    }
+
+    /// b, the drag's node, past its expiry and then `recoveryWait`: what it does then.
+    static func expireAndRecover(_ nodes: inout TwoNodes, _ setup: Setup) -> [Effect] {
+        let settings = nodes.b.hub.settings
+        nodes.b.clock.advance(Millis(settings.dragLifetimeMs))
+        var heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
+        #expect(heard.isEmpty, "the expiry finds the drag dropped, and tells nothing yet: \(heard)")
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait - 1)
+        heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
+        #expect(heard.isEmpty, "nor before `recoveryWait`: \(heard)")
+        nodes.b.clock.advance(1)
+        return nodes.b.run(.tick)
+    }
+
+    /// a takes a drop onto the window on b and dies before its offer leaves (issue 27, the
+    /// shape left last session): the drag has ended in the store, unsettled, and nobody would
+    /// settle it. b, the drag's node, settles it `recoveryWait` after the drag's expiry, as
+    /// returned: its source hears `dragEnded` `returned` (it keeps the items of the move), once;
+    /// an offer of a that was only slow delivers nothing then.
+    @Test func aDropWhoseNodeDiedBeforeOfferingItIsSettledByTheDragsNodeAsReturned() {
+        var nodes = TwoNodes()
+        let setup = Self.setUpOnB(&nodes)
+        let dropped = nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene",
+                                                           "scene": setup.targetScene, "operation": "move",
+                                                           "idempotencyKey": "remote-8"])
+        #expect(Self.offers(in: dropped).count == 1, "a has the ending in the store and offers it; the offer is lost")
+        let heard = Self.expireAndRecover(&nodes, setup).events(to: setup.source, named: "dragEnded")
+        #expect(heard.count == 1, "\(heard)")
+        #expect(heard.first?["outcome"] == "returned")
+        #expect(nodes.b.committed.last?.base == 1, "settled by the compare-and-set a settling node makes")
+        let late = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(late.events(to: setup.target, named: "itemsDropped").isEmpty, "the store refuses a second settling")
+        #expect(late.events(to: setup.source, named: "dragEnded").isEmpty)
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait)
+        #expect(nodes.b.run(.tick).events(to: setup.source, named: "dragEnded").isEmpty, "told once")
+    }
+
+    /// A drop a delivered itself (onto another window of a) is settled in the commit that ended
+    /// the drag: when a's `dragEnded` never reaches b (a died right after), b's settling after
+    /// `recoveryWait` conflicts, and the source is not told `returned` for items a delivered.
+    @Test func aDropDeliveredOnTheDroppingNodeIsNeverSettledAgainAsReturned() {
+        var nodes = TwoNodes()
+        let setup = Self.setUpOnB(&nodes)
+        let (other, otherResult) = nodes.a.connect()
+        let dropped = nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene",
+                                                           "scene": otherResult["scene"] ?? .null, "operation": "move"])
+        #expect(dropped.events(to: other, named: "itemsDropped").count == 1)
+        #expect(Self.offers(in: dropped).isEmpty)
+        let recovered = Self.expireAndRecover(&nodes, setup)
+        let heard = recovered.events(to: setup.source, named: "dragEnded")
+        #expect(heard.isEmpty, "the items went to a's window: \(heard)")
+        let settling = recovered.compactMap { if case .commit(let commit) = $0 { commit } else { nil } }
+        #expect(settling.map(\.base) == [1], "b tried to settle it (it heard nothing), and lost")
+    }
+
+    /// a cannot write (its database unreachable) from its drop until well past the drag's
+    /// expiry: b, the drag's node, settles the drop as returned to the source meanwhile. a's
+    /// take-back then conflicts, and b's answer to the late offer says b settled nothing either:
+    /// a answers the error a retry would get (nothing was applied for the dropper), not
+    /// `{"delivered"}`, which it read a conflict as before.
+    @Test func aTakeBackThatLostToTheDragsNodeIsAnsweredAsNothingApplied() {
+        var nodes = TwoNodes()
+        let setup = Self.setUpOnB(&nodes)
+        let dropped = nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene",
+                                                           "scene": setup.targetScene, "operation": "move",
+                                                           "idempotencyKey": "remote-9"])
+        let wait = Millis(nodes.a.hub.settings.dropConfirmTimeoutMs)
+        nodes.a.completesCommits = false
+        nodes.a.clock.advance(wait)
+        nodes.a.run(.tick)
+        #expect(nodes.a.pendingCommits.count == 1, "the take-back")
+        nodes.a.completeCommits(.failed("database unreachable"))
+        let heard = Self.expireAndRecover(&nodes, setup).events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        nodes.a.completesCommits = true
+        nodes.a.clock.advance(wait)
+        #expect(Self.reply(nodes.a.run(.tick), to: setup.dropper) == nil, "conflicted: waits for b's answer")
+        let answered = TwoNodes.deliver(TwoNodes.deliver(dropped, to: &nodes.b), to: &nodes.a)
+        let reply = Self.reply(answered, to: setup.dropper)
+        #expect(reply?["ok"] == false, "\(String(describing: reply))")
+        #expect(reply?["error"]?["code"] == "drag_already_dropped")
+    }
+
+    /// a's take-back fails while b is dead (a's database unreachable): a tries again only while
+    /// its reservation of the drop's key stands (`nodeLeaseMs` less a heartbeat from the drop),
+    /// then gives the drop up, answering `outcome_unknown` (issue 27, the take-back that retried
+    /// without bound). The drag began on a, so a settles it as returned `recoveryWait` after
+    /// the drag's expiry, once it can write again; a retry of the drop gets an error.
+    @Test func aTakeBackThatCannotBeWrittenIsGivenUpWithinTheKeysReservation() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-10"]
+        nodes.a.send(setup.dropper, "drop", drop)
+        let settings = nodes.a.hub.settings
+        let wait = Millis(settings.dropConfirmTimeoutMs)
+        nodes.a.completesCommits = false
+        var attempts = 0
+        var reply: JSONValue?
+        var elapsed: Millis = 0
+        while reply == nil, elapsed < Millis(4 * settings.nodeLeaseMs) {
+            nodes.a.clock.advance(wait)
+            elapsed += wait
+            nodes.a.run(.tick)
+            attempts += nodes.a.pendingCommits.count
+            reply = Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper)
+        }
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(elapsed + wait > Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "tried while reserved")
+        #expect(elapsed <= Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs), "and not after: \(attempts)")
+        nodes.a.clock.advance(nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        #expect(nodes.a.pendingCommits.isEmpty, "given up: \(nodes.a.pendingCommits)")
+        nodes.a.completesCommits = true
+        // a writes again; the drag's expiry, then `recoveryWait`.
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs))
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        let (retrier, _) = nodes.a.connect()
+        let retried = nodes.a.request(retrier, "drop", drop)
+        #expect(retried["ok"] == false, "\(retried)")
+        #expect(retried["error"]?["code"] == "drag_not_found")
+    }
+
     /// A node of the release before the drop confirmation sends the items unconfirmed
     /// (`itemsDropped`); during a rolling upgrade the window here still gets them, once.
     @Test func anOldNodesItemsDroppedSignalIsDeliveredOnce() throws {

@@ -381,6 +381,29 @@ import Testing
                 == [CommitID(6): .conflict])
     }
 
+    /// A drop its own node delivers (and a cancel, an expiry) ends and settles the drag in one
+    /// commit at base 0: the drag's node settling a drop left unsettled at base 1 then conflicts
+    /// (`Hub.recoverDrop`), and wins only over an ending that left it unsettled.
+    @Test(arguments: StoreKind.shared)
+    func aDragEndedAndSettledInOneCommitIsNotSettledAgain(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let ended = Channel.coordination(.drag(Identifier("drg_1")))
+        #expect(try store.apply([Self.commit(1, ended, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000)),
+                                                                 .coordination(.settleDrop("drg_1"))])])
+                == [CommitID(1): .committed])
+        #expect(try store.apply([Self.commit(2, ended, base: 1, [.coordination(.settleDrop("drg_1"))])])
+                == [CommitID(2): .conflict])
+        #expect(try store.apply([Self.commit(3, ended, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000))])])
+                == [CommitID(3): .conflict], "still ended")
+        let unsettled = Channel.coordination(.drag(Identifier("drg_2")))
+        #expect(try store.apply([Self.commit(4, unsettled, base: 0, [.coordination(.endDrag("drg_2", expiresAt: 10_000_000))])])
+                == [CommitID(4): .committed])
+        #expect(try store.apply([Self.commit(5, unsettled, base: 1, [.coordination(.settleDrop("drg_2"))])])
+                == [CommitID(5): .committed])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aSessionWriteFromAnOlderCopyIsDroppedAndARecordCommitAtAStaleRevisionConflicts(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

@@ -30,9 +30,10 @@
 ///
 /// What only the cluster implementation starts comes back to the cluster's code directly,
 /// never on a single node: the outcomes of its commits (`Hub+Commits.swift` routes
-/// `PendingCommit.claim`, `.dragEnd`, `.dragExpiry`, `.dropReturn`, `.dropSettle`, `.refresh` to
-/// `claimCommitted`, `dragEndCommitted`, `expiryCommitted`, `dropReturnCommitted`,
-/// `dropSettleCommitted`, `refreshCommitted`), the reads only it asks for
+/// `PendingCommit.claim`, `.dragEnd`, `.dragExpiry`, `.dropReturn`, `.dropSettle`, `.dropRecovery`,
+/// `.refresh` to `claimCommitted`, `dragEndCommitted`, `expiryCommitted`, `dropReturnCommitted`,
+/// `dropSettleCommitted`, `dropRecoveryCommitted`, `refreshCommitted`; and a drag's phase
+/// `unsettled`, which only `expiryCommitted` sets, to `recoverDrop`), the reads only it asks for
 /// (`Hub.loaded`: `recordChangesLoaded`, `operationsLoaded`, `preferenceChangesLoaded`), a
 /// document's catch-up (`retryOpens`), what follows a node signal, and a keyed write another
 /// node's attempt left out (`recordsRead`: `readFailed`, `takeRemoteRecord`,

@@ -11,8 +11,10 @@ public enum CoordinationChannel: Hashable, Sendable, CustomStringConvertible {
     /// A drag's ending: 0 while nobody has dropped or cancelled it, 1 once someone has
     /// (`endDrag`). Of the commits at base 0, exactly one wins: a drag dropped through two
     /// nodes in the same instant is delivered once. A drop onto a window on another node
-    /// then moves it to 2 (`settleDrop`): of the receiving node's delivery and the dropping
-    /// node's taking the items back, the one commit at base 1 that wins.
+    /// then moves it to 2 (`settleDrop`): of the receiving node's delivery, the dropping
+    /// node's taking the items back and the drag's node's giving them back to the source
+    /// (`recoverDrop`), the one commit at base 1 that wins. Every other ending goes to 2 in the
+    /// commit at base 0 that makes it, settled by the node that delivers it.
     case drag(Identifier)
     /// A session's record: its version is the stored `revision` (-1 when there is no such
     /// session). A node writing a session that is live nowhere (a refresh) commits on it at the

@@ -7,6 +7,13 @@ import Logging
 /// store (`CoordinationChannel.drag`, base 0): of two drops through two nodes in the same
 /// instant, the store lets exactly one end the drag, and the other gets the error a single node
 /// gives for a second drop. The `dragEnded` signal is only there so nodes answer later drops at once.
+///
+/// Every ending but a drop onto a window on another node is settled in the same commit
+/// (`settleDrop`, to 2): its node delivers it. A drop onto a window on another node stays at 1
+/// until that node or the dropping node settles where its items went (`Hub+RemoteDrops.swift`);
+/// if both die first (or the dropping node before it offered the drop), nobody would: so the node
+/// the drag began on, whose expiry found the drag ended and heard nothing of how, settles it at
+/// base 1 itself, `nodeLeaseMs` + `dropRecoveryMs` later, as returned to the source (`recoverDrop`).
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     ///
@@ -21,6 +28,8 @@ extension Hub {
     /// this node dies between.
     mutating func endInStore(_ drag: DragState.Drag, _ ending: DragEnding) {
         var commands: [StoreCommand] = [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))]
+        // Delivered by this node: settled now, so the drag's node never takes it for unsettled.
+        if ending.remote == nil { commands.append(.coordination(.settleDrop(drag.id))) }
         let known: JSONValue?
         switch ending.kind {
         case .cancel: known = [:]
@@ -34,7 +43,8 @@ extension Hub {
 
     /// Asks the store to end the drag for its expiry; answered in `expiryCommitted`.
     mutating func expireInStore(_ drag: DragState.Drag) {
-        commitEnd(of: drag, .dragExpiry(drag), [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt))])
+        commitEnd(of: drag, .dragExpiry(drag), [.coordination(.endDrag(drag.id, expiresAt: drag.expiresAt)),
+                                                .coordination(.settleDrop(drag.id))])
     }
 
     private mutating func commitEnd(of drag: DragState.Drag, _ pending: PendingCommit, _ commands: [StoreCommand]) {
@@ -66,7 +76,9 @@ extension Hub {
             // a retry of it from the reloaded window gets it: an error here would tell of a drop
             // that was applied. A drop onto a window on another node is that node's to deliver:
             // answered once it says so, or once the items are taken back (`Hub+RemoteDrops.swift`).
-            if let remote = receiverElsewhere(of: target, named: named, dropper: dropper) {
+            // Where it goes was decided before the commit (`DragEnding.remote`): a drop settled
+            // in its commit is not offered, and one left unsettled is not delivered here.
+            if let remote = ending.remote {
                 offerRemoteDrop(drag, operation: operation, to: remote, from: dropper, context: context)
                 return
             }
@@ -130,14 +142,67 @@ extension Hub {
             return
         case .conflict, .behind, .recorded:
             // A drop through another node ended it first. Its `dragEnded` (which may have come
-            // already) tells the source; the copy goes once a lease has passed.
-            if drags[drag.id]?.phase == .expiring { drags.setPhase(.dropped, of: drag.id) }
+            // already) tells the source; the copy goes once a lease has passed. One not heard of
+            // yet may be a drop onto a window on a third node that nobody settles (its node and
+            // the dropping node died): looked at again `recoveryWait` from now (`recoverDrop`).
+            if drags[drag.id]?.phase == .expiring {
+                drags.awaitSettling(drag.id, recoverAt: now() + recoveryWait)
+                return
+            }
             drags.keep(drag.id, until: now() + Millis(settings.nodeLeaseMs))
             return
         case .failed(let reason):
             // Unknown whether a drop won; the source must not wait for ever.
             logLimited(.error, "a drag's expiry could not be stored", metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
             endDrag(drag, reason: "expired")
+        }
+        drags.remove(drag.id)
+    }
+
+    // MARK: Drops settled nowhere
+
+    /// How long after a drag's expiry its node waits to settle a drop of it nobody settled: a
+    /// live node settles its drops within its key's reservation (`nodeLeaseMs` from the drop,
+    /// which came before the expiry), and `dropRecoveryMs` more spares a slow one.
+    var recoveryWait: Millis { Millis(settings.nodeLeaseMs) + Millis(settings.dropRecoveryMs) }
+
+    /// A drag begun here that a drop through another node ended, with no word since of where
+    /// its items went, `recoveryWait` after its expiry: far past the time the dropping node
+    /// and the window's node settle a drop while they live. Settled here at base 1, as the
+    /// take-back is: if it wins, nobody delivered the items (a node settles before it
+    /// delivers), and they stay with the source; if it conflicts, one of those nodes settled
+    /// it and told the source.
+    mutating func recoverDrop(_ drag: DragState.Drag) {
+        let id = commits.makeID()
+        commits.pending[id] = .dropRecovery(drag)
+        submit(Commit(id: id, channel: .coordination(.drag(Identifier(drag.id))), base: 1,
+                      commands: [.coordination(.settleDrop(drag.id))]))
+    }
+
+    mutating func dropRecoveryCommitted(_ drag: DragState.Drag, _ outcome: CommitOutcome) {
+        switch outcome {
+        case .committed:
+            logger.notice("a drop through another node was settled nowhere; its items stay with the drag's source",
+                          metadata: ["drag": "\(drag.id)"])
+            guard drags[drag.id]?.phase == .unsettled else { break }
+            drags.setPhase(.cancelled, of: drag.id)
+            tellSource(of: drag, ServerEvent("dragEnded", [
+                "drag": .string(drag.id), "outcome": "returned",
+                "reason": "dropped through a node that went away before the items reached a window",
+            ]))
+        case .unknown:
+            // The real outcome comes later.
+            return
+        case .failed(let reason) where now() < drag.expiresAt + DragEnd.keptMs:
+            // Tried again while the store still keeps the drag's ending.
+            logLimited(.error, "a drop settled nowhere could not be settled; trying again",
+                       metadata: ["drag": "\(drag.id)", "reason": "\(reason)"])
+            drags.keep(drag.id, until: now() + Millis(settings.dropConfirmTimeoutMs))
+            return
+        case .conflict, .behind, .recorded, .failed:
+            // Settled by the node that took the drop or the window's node (whose `dragEnded`
+            // told the source, unless it died after its commit), or forgotten by the store.
+            break
         }
         drags.remove(drag.id)
     }
@@ -198,4 +263,7 @@ struct DragEnding: Sendable {
 
     let kind: Kind
     let context: RequestContext
+    /// The window on another node a drop goes to, decided when it was checked; nil for every
+    /// other ending, which is settled in its commit.
+    var remote: RemoteReceiver? = nil
 }

@@ -23,7 +23,10 @@ import Logging
 ///   lost with a listening connection), or this node drains: it tries to take the items back.
 ///   If the other node settled first, that commit conflicts, and the drop is answered from that
 ///   node's answer, or `{"delivered"}` when none comes within another `dropConfirmTimeoutMs`
-///   (it died after its commit).
+///   (it died after its commit). A take-back the store will not take is tried only while this
+///   node holds the drop's key, then given up (`giveUp`).
+/// - Neither node settles it (both died, or this node before it offered): the drag's node does,
+///   as returned to the source (`Hub+ClusterDrags.swift`, `recoverDrop`).
 ///
 /// A repeated offer is answered as the first one was, and delivers nothing again (and a second
 /// settling commit would conflict anyway).
@@ -56,7 +59,7 @@ extension Hub {
             offer["returnRecord"] = record.json
         }
         cluster.remoteDrops[Identifier(drag.id)] = RemoteDrop(drag: drag, operation: operation, receiver: remote,
-                                                              dropper: dropper, context: context)
+                                                              dropper: dropper, context: context, offeredAt: monotonic())
         cluster.remoteDropDeadlines.push(drag.id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
         signal(.dropOffered(.object(offer)), to: remote.node)
     }
@@ -72,17 +75,19 @@ extension Hub {
         if drop.returning {
             // This node's take-back is in flight: its outcome says who won, and when the other
             // node did, this says how.
-            drop.heard = settled
+            drop.heard = settled ?? .neither
             cluster.remoteDrops[Identifier(id)] = drop
             return
         }
         switch settled {
         case .delivered: answerDelivered(id)
         case .returned: answerReturned(id)
-        case nil:
+        case .neither, nil:
             // Not settled there (the window is gone and the offer came without what settles
-            // it for the dropper, or that node's commit failed): settled here.
-            if drop.settledThere { answerDelivered(id) } else { takeBack(drop) }
+            // it for the dropper, or that node's commit failed): settled here, unless this
+            // node's take-back conflicted already: then neither settled it, and the drag's node
+            // did (`recoverDrop`), for its source.
+            if drop.settledThere { answerSettledNowhere(id) } else { takeBack(drop) }
         }
     }
 
@@ -148,6 +153,7 @@ extension Hub {
             switch drop.heard {
             case .delivered: answerDelivered(id)
             case .returned: answerReturned(id)
+            case .neither: answerSettledNowhere(id)
             case nil:
                 var waiting = drop
                 waiting.returning = false
@@ -164,9 +170,16 @@ extension Hub {
             }
         case .failed(let reason), .unknown(let reason):
             // (`.unknown` never comes here: `committed` answers it `outcome_unknown` and the
-            // real outcome follows.) Nothing settled: asked again after another timeout, for as
-            // long as the store is away. The drop is in the store, so it is not refused; its
-            // answer waits.
+            // real outcome follows.) Nothing settled: asked again after another timeout, while
+            // this node's reservation of the drop's key stands (`nodeLeaseMs` from the drop, a
+            // heartbeat spared). Past that another node may take the key over, so this node
+            // settles nothing more: it gives the drop up (`giveUp`). The drop is in the store,
+            // so it is not refused; its answer waits.
+            let reserved = drop.offeredAt + Millis(settings.nodeLeaseMs - settings.nodeHeartbeatMs)
+            guard monotonic() + Millis(settings.dropConfirmTimeoutMs) <= reserved else {
+                giveUp(drop, reason: reason)
+                return
+            }
             logLimited(.error, "a drop's items could not be taken back; trying again",
                        metadata: ["drag": "\(id)", "reason": "\(reason)"])
             var waiting = drop
@@ -174,6 +187,26 @@ extension Hub {
             cluster.remoteDrops[Identifier(id)] = waiting
             cluster.remoteDropDeadlines.push(id, at: monotonic() + Millis(settings.dropConfirmTimeoutMs))
         }
+    }
+
+    /// A take-back the store would not take within the key's reservation: this node stops
+    /// trying, so that it never settles the drop once a retry through another node may have
+    /// taken the key over. The drop stays unsettled in the store unless the window's node
+    /// settled it: the drag's node settles it as returned after `recoveryWait` (this node,
+    /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
+    /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
+    /// `drag_already_dropped` (`drag_not_found` once expired): nothing of it was applied.
+    private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
+        let id = drop.drag.id
+        cluster.remoteDrops[Identifier(id)] = nil
+        logLimited(.error, "a drop's items could not be taken back before its key's reservation ran out; left to the drag's node",
+                   metadata: ["drag": "\(id)", "reason": "\(reason)"])
+        if let drag = drags[id], drag.origin == nil {
+            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
+        }
+        fail(drop.context.id, request: DropRequest.type,
+             Self.outcomeUnknown("the drop's items could not be settled in time; retry with its idempotencyKey"),
+             to: drop.context.connection)
     }
 
     /// Answers a drop its receiving node delivered: the source was told by that node, and the
@@ -192,6 +225,20 @@ extension Hub {
         logger.notice("a drop's receiver on another node did not take it and gave its items to the dropper",
                       metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
         send(.reply(drop.context.id, result: droppedItems(drop.drag, operation: drop.operation)),
+             to: drop.context.connection)
+    }
+
+    /// Answers a drop that neither this node nor the window's node settled: the node the drag
+    /// began on did, as returned to its source (`recoverDrop`), after this node's take-back
+    /// failed for longer than `recoveryWait`. Nothing of the drop was applied for the dropper:
+    /// it gets the error a retry would get, and the source keeps the items.
+    private mutating func answerSettledNowhere(_ id: String) {
+        guard let drop = cluster.remoteDrops.removeValue(forKey: Identifier(id)) else { return }
+        logger.notice("a drop's items were settled by the drag's node for its source",
+                      metadata: ["drag": "\(id)", "node": "\(drop.receiver.node)"])
+        fail(drop.context.id, request: DropRequest.type,
+             PanesError(.dragAlreadyDropped, "drag \(id) ended, but its items reached no window: its source keeps them",
+                        field: "drag"),
              to: drop.context.connection)
     }
 
@@ -308,53 +355,4 @@ extension Hub {
             cluster.dropReceipts[Identifier(id)] = nil
         }
     }
-}
-
-/// The node, scene and session a drop onto a scene live on another node goes to
-/// (`Hub.receiverElsewhere`).
-struct RemoteReceiver: Sendable {
-    let node: NodeID
-    let scene: SceneID
-    let session: SessionID
-}
-
-/// A drop this node took onto a window on another node, waiting for that node's answer.
-struct RemoteDrop: Sendable {
-    let drag: DragState.Drag
-    let operation: DragOperation
-    let receiver: RemoteReceiver
-    let dropper: Dropper
-    let context: RequestContext
-    /// Its commit taking the items back is in flight: an answer from the receiving node now
-    /// changes nothing (the commit's outcome says who won), but is kept in `heard`.
-    var returning = false
-    /// How the receiving node said it settled the drop, heard while taking the items back.
-    var heard: Settled?
-    /// The store said the receiving node settled it (this node's take-back conflicted): its
-    /// answer says how.
-    var settledThere = false
-
-    enum Settled: Sendable {
-        /// The window there got the items.
-        case delivered
-        /// The window there was gone: the items went back to the dropper.
-        case returned
-    }
-}
-
-/// A drop another node offered to a scene here, kept so that a repeated offer is answered the
-/// same and delivers nothing again.
-struct DropReceipt: Sendable {
-    let scene: SceneID
-    let origin: NodeID
-    /// The `itemsDropped` event's fields, and the source's `dragEnded` fields.
-    let event: JSONObject
-    let ended: JSONObject
-    /// The source's `dragEnded` fields when the window is gone here and the items go back to
-    /// the dropper, settled here.
-    var returnEnded: JSONObject?
-    /// Nil while its commit is in flight.
-    var delivered: Bool? = nil
-    /// Settled here as given back to the dropper.
-    var returned = false
 }

@@ -44,6 +44,9 @@ enum PendingCommit: Sendable {
     /// another node offered to a window here, about to be delivered (`Hub+RemoteDrops.swift`).
     case dropReturn(RemoteDrop)
     case dropSettle(String)
+    /// A drop that another node took and settled nowhere, settled as returned to the drag's
+    /// source by the node the drag began on (`Hub.recoverDrop`).
+    case dropRecovery(DragState.Drag)
     /// A refresh of a session live nowhere, written at the record revision it was made on.
     case refresh(SceneSession, RefreshRetry)
     /// A persist carrying a keyed request's record (`recordKeyedRequest`), its commands kept to

@@ -38,6 +38,8 @@ extension Hub {
             dropReturnCommitted(drop, outcome)
         case .dropSettle(let drag):
             dropSettleCommitted(drag, outcome)
+        case .dropRecovery(let drag):
+            dropRecoveryCommitted(drag, outcome)
         case .refresh(let session, let retry):
             refreshCommitted(session, retry, outcome)
         case .keyedWrite(let slot, let commands):
@@ -60,7 +62,7 @@ extension Hub {
             // A drop taken back (on a drain too: `takeBackRemoteDrops`) is answered to its dropper.
             case .dropReturn(let drop): owed.insert(drop.context.connection)
             case .refresh(_, let retry): owed.insert(retry.context.connection)
-            case .claim, .dragExpiry, .dropSettle, .keyedWrite: break
+            case .claim, .dragExpiry, .dropSettle, .dropRecovery, .keyedWrite: break
             }
         }
         for drop in cluster.remoteDrops.values { owed.insert(drop.context.connection) }
@@ -122,7 +124,7 @@ extension Hub {
                 fail(connect.requestID, request: ConnectRequest.type, error, to: connect.connection)
             }
             abandonKeyed(ReplyRef(connection: connect.connection, id: connect.requestID))
-        case .claim(_, _, nil), .dragExpiry, .keyedWrite, .dropSettle:
+        case .claim(_, _, nil), .dragExpiry, .keyedWrite, .dropSettle, .dropRecovery:
             break
         case .dropReturn(let drop):
             unknown(drop.context, DropRequest.type)

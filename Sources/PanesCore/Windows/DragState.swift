@@ -4,7 +4,10 @@ struct DragState: Sendable {
     enum Phase: Sendable, Equatable {
         /// `expiring`: its lifetime ran out on the node it began on, which is asking the store
         /// whether a drop through another node ended it first (`Hub.expiryCommitted`).
-        case pending, dropped, cancelled, expiring
+        /// `unsettled`: a drop through another node ended it, and that node has not said where
+        /// its items went; the node it began on settles it after `Hub.recoveryWait` unless it hears
+        /// (`Hub.recoverDrop`).
+        case pending, dropped, cancelled, expiring, unsettled
     }
 
     struct Drag: Sendable {
@@ -18,6 +21,8 @@ struct DragState: Sendable {
         /// The node the drag began on, when that is another node of a cluster: it alone
         /// talks to the source scene.
         var origin: NodeID? = nil
+        /// While `unsettled`: when it is settled as returned, unless heard of before.
+        var recoverAt: Millis? = nil
     }
 
     private var drags: [Identifier: Drag] = [:]
@@ -37,6 +42,15 @@ struct DragState: Sendable {
 
     mutating func setPhase(_ phase: Phase, of id: String) {
         drags[id]?.phase = phase
+    }
+
+    /// A drag dropped through another node whose items nobody has settled yet: settled here as
+    /// returned at `at` (`Hub.recoverDrop`), unless its `dragEnded` comes first.
+    mutating func awaitSettling(_ id: String, recoverAt at: Millis) {
+        guard drags[id] != nil else { return }
+        drags[id]?.phase = .unsettled
+        drags[id]?.recoverAt = at
+        deadlines.push(id, at: at)
     }
 
     /// Keeps an ended drag's entry until `at`, when it is looked at again.

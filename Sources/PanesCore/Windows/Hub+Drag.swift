@@ -28,11 +28,13 @@ extension Hub {
             throw PanesError(.forbidden, "only scenes of the drag's user may drop it, unless it carries workspace documents both can see")
         }
         let dropping = Dropper(dropper)
-        if receiverElsewhere(of: target, named: named, dropper: dropping) == nil {
+        let remote = receiverElsewhere(of: target, named: named, dropper: dropping)
+        if remote == nil {
             _ = try receiver(of: target, named: named, dropper: dropping)
         }
         if target == .newWindow { try checkNewWindows(for: drag, owner: dropper.owner) }
-        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named, dropping), context: context)) {
+        if dragEndsInStore(drag, DragEnding(kind: .drop(target, operation, named, dropping), context: context,
+                                            remote: remote)) {
             return nil
         }
         return try deliver(drag, target: target, operation: operation, onto: named, from: dropping)
@@ -172,6 +174,11 @@ extension Hub {
     mutating func expireDrags(now: Millis) {
         for id in drags.popDue(now: now) {
             guard let drag = drags[id], drag.expiresAt <= now else { continue }
+            if drag.phase == .unsettled {
+                // Dropped through another node that never said where the items went.
+                if let at = drag.recoverAt, at <= now { recoverDrop(drag) }
+                continue
+            }
             // An expiry is reported by the node the drag began on; every node drops its copy. In
             // a cluster it is ordered in the store like a drop, so a drop made through another
             // node in the last moment and the expiry are not both reported.
