@@ -112,8 +112,18 @@ extension Hub {
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags[drag.id] ?? drag
-            if ended.phase == .pending { ended.phase = .dropped }
-            drags.setPhase(ended.phase, of: drag.id)
+            if ended.phase == .pending {
+                ended.phase = .dropped
+                if ended.origin == nil {
+                    // Begun here, and how it ended not heard of: it may be a drop through another
+                    // node that nobody settles (that node died before its offer, and this is its
+                    // client's retry, or the source's cancel). Looked at again as after an expiry
+                    // that found it ended (`recoverDrop`), unless its `dragEnded` comes first.
+                    drags.awaitSettling(drag.id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
+                } else {
+                    drags.setPhase(.dropped, of: drag.id)
+                }
+            }
             // Past its expiry by now: most likely its expiry ended it, as a single node answers.
             let error = drag.expiresAt <= now()
                 ? PanesError(.dragNotFound, "no drag \(drag.id) (unknown or expired)", field: "drag")
