@@ -500,6 +500,38 @@ import Testing
         #expect(retried["error"]?["code"] == "drag_not_found")
     }
 
+    /// The same, but the drop comes near the end of the drag's life: the drag's expiry on a
+    /// (where it began) comes between a's failed take-backs, finds the drag dropped here, and
+    /// removes it. a still settles the drop as returned `recoveryWait` after giving it up
+    /// (review of issue 27, item 2: the give-up found no drag and scheduled nothing).
+    @Test func aTakeBackGivenUpAfterTheDragsExpiryIsStillSettledByTheDragsNode() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let settings = nodes.a.hub.settings
+        let step = Millis(settings.nodeHeartbeatMs)
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs) - 3 * step)
+        nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene", "scene": setup.targetScene,
+                                             "operation": "move", "idempotencyKey": "remote-12"])
+        nodes.a.completesCommits = false
+        var reply: JSONValue?
+        var elapsed: Millis = 0
+        while reply == nil, elapsed < Millis(4 * settings.nodeLeaseMs) {
+            nodes.a.clock.advance(step)
+            elapsed += step
+            nodes.a.run(.tick)
+            reply = Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper)
+        }
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(elapsed > 3 * step, "given up after the drag's expiry: \(elapsed)")
+        #expect(nodes.a.effects.events(to: setup.source, named: "dragEnded").isEmpty)
+        nodes.a.completesCommits = true
+        nodes.a.clock.advance(nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        #expect(nodes.a.committed.last?.base == 1, "settled by the compare-and-set a settling node makes")
+    }
+
     /// A node of the release before the drop confirmation sends the items unconfirmed
     /// (`itemsDropped`); during a rolling upgrade the window here still gets them, once.
     @Test func anOldNodesItemsDroppedSignalIsDeliveredOnce() throws {

@@ -201,8 +201,10 @@ extension Hub {
         cluster.remoteDrops[Identifier(id)] = nil
         logLimited(.error, "a drop's items could not be taken back before its key's reservation ran out; left to the drag's node",
                    metadata: ["drag": "\(id)", "reason": "\(reason)"])
-        if let drag = drags[id], drag.origin == nil {
-            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
+        // The drag's entry may be gone: its expiry, past by now, found it dropped here and made
+        // no commit of its own. The drop keeps the drag, which is put back to be settled.
+        if drop.drag.origin == nil {
+            drags.awaitSettling(drop.drag, recoverAt: max(drop.drag.expiresAt, now()) + recoveryWait)
         }
         fail(drop.context.id, request: DropRequest.type,
              Self.outcomeUnknown("the drop's items could not be settled in time; retry with its idempotencyKey"),
