@@ -116,6 +116,33 @@ import Testing
         #expect(Self.lists(a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))).isEmpty)
     }
 
+    static func presence(_ effects: [Effect]) -> [NodeID?] {
+        effects.compactMap {
+            guard case .signal(let signal) = $0, case .presence = signal.kind else { return nil }
+            return signal.to
+        }
+    }
+
+    /// A node alone whose listener comes back re-tells its scenes' presence to nobody (review
+    /// of issue 27, item 4: in a failover storm the lone survivor wrote a signal per cursor in
+    /// every open document each time); a node first known from the heartbeat's read is told it.
+    @Test func aLoneNodeRetellsNoPresenceAndTellsANodeKnownFromTheHeartbeat() {
+        var a = Self.lone()
+        let (onA, _) = a.connect()
+        let document = a.createDocument(onA, text: "hello")
+        _ = a.openDocument(onA, document)
+        _ = a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        let back = a.run(.notice(.resubscribed))
+        #expect(Self.presence(back).isEmpty, "alone, a re-told presence to nobody: \(Self.presence(back))")
+        var (b, _) = Self.join(a, as: "b", idsFrom: 1 << 40)
+        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))
+        #expect(Self.presence(beat) == [NodeID("b")], "\(Self.presence(beat))")
+        TwoNodes.deliver(beat, to: &b)
+        let (bob, _) = b.connect(name: "bob")
+        let opened = b.openDocument(bob, document)["result"]?["presence"]?.arrayValue
+        #expect(opened?.first { $0["user"] == "alice" }?["selection"] == ["anchor": 1, "head": 3], "\(String(describing: opened))")
+    }
+
     /// Three nodes: b's lease ends and a is alone again (a late signal of b's does not count);
     /// c joins, and hears a's windows as they are, without b's.
     @Test func aNodeAloneAgainAfterAnotherEndedTellsAThirdThatJoinsAndNotTheGoneOne() {
