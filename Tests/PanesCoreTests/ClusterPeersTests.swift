@@ -143,6 +143,30 @@ import Testing
         #expect(opened?.first { $0["user"] == "alice" }?["selection"] == ["anchor": 1, "head": 3], "\(String(describing: opened))")
     }
 
+    /// A node alone for good (one node on a shared store) holds back only users with scenes
+    /// here and documents with people here: one whose windows all closed, or a document closed,
+    /// was never told to anyone and has nothing to tell (review of issue 27, item 5: both sets
+    /// grew with every user who ever connected and every document ever opened).
+    @Test func aLoneNodeHoldsBackOnlyWhatItHasToTell() {
+        var a = Self.lone()
+        let (alice, _) = a.connect(name: "alice")
+        let (bob, _) = a.connect(name: "bob")
+        let document = a.createDocument(alice, text: "x")
+        _ = a.openDocument(alice, document)
+        let owners = { (a: HubHarness) in a.hub.cluster.scenesToShare.map(\.user).sorted() }
+        #expect(owners(a) == ["alice", "bob"])
+        #expect(a.hub.cluster.peopleToShare == [DocumentID(document)])
+        _ = a.send(alice, "closeDocument", ["document": .string(document)])
+        #expect(a.hub.cluster.peopleToShare.isEmpty, "\(a.hub.cluster.peopleToShare)")
+        _ = a.run(.closed(alice, abnormal: false))
+        #expect(owners(a) == ["bob"])
+        // What is held back is still told once a node joins: bob's one window.
+        let (_, asked) = Self.join(a, as: "b", idsFrom: 1 << 40)
+        let answered = TwoNodes.deliver(asked, to: &a)
+        #expect(Self.lists(answered).map(\.count) == [1], "\(Self.lists(answered))")
+        #expect(a.hub.cluster.scenesToShare.isEmpty)
+    }
+
     /// Three nodes: b's lease ends and a is alone again (a late signal of b's does not count);
     /// c joins, and hears a's windows as they are, without b's.
     @Test func aNodeAloneAgainAfterAnotherEndedTellsAThirdThatJoinsAndNotTheGoneOne() {
