@@ -195,7 +195,8 @@ extension Hub {
     /// settled it: the drag's node settles it as returned after `recoveryWait` (this node,
     /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
     /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
-    /// `drag_already_dropped` (`drag_not_found` once expired): nothing of it was applied.
+    /// `drag_already_dropped` (`drag_not_found` once expired). A window's node slow to read the
+    /// offer can still settle and deliver it after that retry (PROTOCOL.md, drop: a known limit).
     private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
         let id = drop.drag.id
         cluster.remoteDrops[Identifier(id)] = nil
