@@ -167,6 +167,24 @@ import Testing
         #expect(a.hub.cluster.scenesToShare.isEmpty)
     }
 
+    /// A document whose people were told to b before a was alone again is still held back once
+    /// empty: the empty list replaces what was told, for a node that comes later.
+    @Test func aDocumentToldBeforeANodeWasAloneIsHeldBackOnceEmpty() {
+        var nodes = TwoNodes()
+        let (alice, _) = nodes.a.connect(name: "alice")
+        let document = nodes.a.createDocument(alice, text: "x")
+        let opened = nodes.a.openDocument(alice, document)
+        #expect(opened["ok"] == true)
+        #expect(Self.people(nodes.a.effects).contains(nil), "told to b")
+        _ = nodes.a.run(.notice(.nodesExpired([NodeID("b")])))
+        _ = nodes.a.send(alice, "closeDocument", ["document": .string(document)])
+        #expect(nodes.a.hub.cluster.peopleToShare == [DocumentID(document)])
+        let (_, asked) = Self.join(nodes.a, as: "c", idsFrom: 2 << 40)
+        let answered = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(Self.people(answered).contains(nil), "the empty list, to all")
+        #expect(nodes.a.hub.cluster.peopleToShare.isEmpty && nodes.a.hub.cluster.peopleToldBeforeHeld.isEmpty)
+    }
+
     /// Three nodes: b's lease ends and a is alone again (a late signal of b's does not count);
     /// c joins, and hears a's windows as they are, without b's.
     @Test func aNodeAloneAgainAfterAnotherEndedTellsAThirdThatJoinsAndNotTheGoneOne() {
