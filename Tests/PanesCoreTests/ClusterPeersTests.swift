@@ -116,6 +116,75 @@ import Testing
         #expect(Self.lists(a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))).isEmpty)
     }
 
+    static func presence(_ effects: [Effect]) -> [NodeID?] {
+        effects.compactMap {
+            guard case .signal(let signal) = $0, case .presence = signal.kind else { return nil }
+            return signal.to
+        }
+    }
+
+    /// A node alone whose listener comes back re-tells its scenes' presence to nobody (review
+    /// of issue 27, item 4: in a failover storm the lone survivor wrote a signal per cursor in
+    /// every open document each time); a node first known from the heartbeat's read is told it.
+    @Test func aLoneNodeRetellsNoPresenceAndTellsANodeKnownFromTheHeartbeat() {
+        var a = Self.lone()
+        let (onA, _) = a.connect()
+        let document = a.createDocument(onA, text: "hello")
+        _ = a.openDocument(onA, document)
+        _ = a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        let back = a.run(.notice(.resubscribed))
+        #expect(Self.presence(back).isEmpty, "alone, a re-told presence to nobody: \(Self.presence(back))")
+        var (b, _) = Self.join(a, as: "b", idsFrom: 1 << 40)
+        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))
+        #expect(Self.presence(beat) == [NodeID("b")], "\(Self.presence(beat))")
+        TwoNodes.deliver(beat, to: &b)
+        let (bob, _) = b.connect(name: "bob")
+        let opened = b.openDocument(bob, document)["result"]?["presence"]?.arrayValue
+        #expect(opened?.first { $0["user"] == "alice" }?["selection"] == ["anchor": 1, "head": 3], "\(String(describing: opened))")
+    }
+
+    /// A node alone for good (one node on a shared store) holds back only users with scenes
+    /// here and documents with people here: one whose windows all closed, or a document closed,
+    /// was never told to anyone and has nothing to tell (review of issue 27, item 5: both sets
+    /// grew with every user who ever connected and every document ever opened).
+    @Test func aLoneNodeHoldsBackOnlyWhatItHasToTell() {
+        var a = Self.lone()
+        let (alice, _) = a.connect(name: "alice")
+        let (bob, _) = a.connect(name: "bob")
+        let document = a.createDocument(alice, text: "x")
+        _ = a.openDocument(alice, document)
+        let owners = { (a: HubHarness) in a.hub.cluster.scenesToShare.map(\.user).sorted() }
+        #expect(owners(a) == ["alice", "bob"])
+        #expect(a.hub.cluster.peopleToShare == [DocumentID(document)])
+        _ = a.send(alice, "closeDocument", ["document": .string(document)])
+        #expect(a.hub.cluster.peopleToShare.isEmpty, "\(a.hub.cluster.peopleToShare)")
+        _ = a.run(.closed(alice, abnormal: false))
+        #expect(owners(a) == ["bob"])
+        // What is held back is still told once a node joins: bob's one window.
+        let (_, asked) = Self.join(a, as: "b", idsFrom: 1 << 40)
+        let answered = TwoNodes.deliver(asked, to: &a)
+        #expect(Self.lists(answered).map(\.count) == [1], "\(Self.lists(answered))")
+        #expect(a.hub.cluster.scenesToShare.isEmpty)
+    }
+
+    /// A document whose people were told to b before a was alone again is still held back once
+    /// empty: the empty list replaces what was told, for a node that comes later.
+    @Test func aDocumentToldBeforeANodeWasAloneIsHeldBackOnceEmpty() {
+        var nodes = TwoNodes()
+        let (alice, _) = nodes.a.connect(name: "alice")
+        let document = nodes.a.createDocument(alice, text: "x")
+        let opened = nodes.a.openDocument(alice, document)
+        #expect(opened["ok"] == true)
+        #expect(Self.people(nodes.a.effects).contains(nil), "told to b")
+        _ = nodes.a.run(.notice(.nodesExpired([NodeID("b")])))
+        _ = nodes.a.send(alice, "closeDocument", ["document": .string(document)])
+        #expect(nodes.a.hub.cluster.peopleToShare == [DocumentID(document)])
+        let (_, asked) = Self.join(nodes.a, as: "c", idsFrom: 2 << 40)
+        let answered = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(Self.people(answered).contains(nil), "the empty list, to all")
+        #expect(nodes.a.hub.cluster.peopleToShare.isEmpty && nodes.a.hub.cluster.peopleToldBeforeHeld.isEmpty)
+    }
+
     /// Three nodes: b's lease ends and a is alone again (a late signal of b's does not count);
     /// c joins, and hears a's windows as they are, without b's.
     @Test func aNodeAloneAgainAfterAnotherEndedTellsAThirdThatJoinsAndNotTheGoneOne() {

@@ -374,6 +374,44 @@ import Testing
         #expect(nodes.b.run(.tick).events(to: setup.source, named: "dragEnded").isEmpty, "told once")
     }
 
+    /// a takes a drop onto the window on b and dies before its offer leaves; before the drag
+    /// expires, its client's retry (once a's reservation of the key has lapsed) or the source's
+    /// cancel reaches b, the drag's node, which asks the store and is refused: the drag ended.
+    /// b has heard nothing of how, so it still settles the drop as returned `recoveryWait` after
+    /// the expiry (review of issue 27, item 1: the refusal marked the drag dropped, and its
+    /// expiry then dropped it without settling).
+    @Test(arguments: [false, true])
+    func aDropNobodySettledIsSettledByTheDragsNodeAfterARetryOrCancelThere(retried: Bool) {
+        var nodes = TwoNodes()
+        let setup = Self.setUpOnB(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-11"]
+        let dropped = nodes.a.send(setup.dropper, "drop", drop)
+        #expect(Self.offers(in: dropped).count == 1, "a has the ending in the store and offers it; the offer is lost")
+        let settings = nodes.b.hub.settings
+        let refused: JSONValue
+        if retried {
+            nodes.b.clock.advance(Millis(settings.nodeLeaseMs) + 1)
+            let (retrier, _) = nodes.b.connect()
+            refused = nodes.b.request(retrier, "drop", drop)
+        } else {
+            refused = nodes.b.request(setup.source, "cancelDrag", ["drag": setup.drag])
+        }
+        #expect(refused["error"]?["code"] == "drag_already_dropped", "\(refused)")
+        #expect(nodes.b.effects.events(to: setup.source, named: "dragEnded").isEmpty)
+        nodes.b.clock.advance(Millis(settings.dragLifetimeMs))
+        var heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
+        #expect(heard.isEmpty, "expired, and not settled before `recoveryWait`: \(heard)")
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait)
+        heard = nodes.b.run(.tick).events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        #expect(nodes.b.committed.last?.base == 1, "settled by the compare-and-set a settling node makes")
+        let late = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(late.events(to: setup.target, named: "itemsDropped").isEmpty, "the store refuses a second settling")
+        nodes.b.clock.advance(nodes.b.hub.recoveryWait)
+        #expect(nodes.b.run(.tick).events(to: setup.source, named: "dragEnded").isEmpty, "told once")
+    }
+
     /// A drop a delivered itself (onto another window of a) is settled in the commit that ended
     /// the drag: when a's `dragEnded` never reaches b (a died right after), b's settling after
     /// `recoveryWait` conflicts, and the source is not told `returned` for items a delivered.
@@ -460,6 +498,38 @@ import Testing
         let retried = nodes.a.request(retrier, "drop", drop)
         #expect(retried["ok"] == false, "\(retried)")
         #expect(retried["error"]?["code"] == "drag_not_found")
+    }
+
+    /// The same, but the drop comes near the end of the drag's life: the drag's expiry on a
+    /// (where it began) comes between a's failed take-backs, finds the drag dropped here, and
+    /// removes it. a still settles the drop as returned `recoveryWait` after giving it up
+    /// (review of issue 27, item 2: the give-up found no drag and scheduled nothing).
+    @Test func aTakeBackGivenUpAfterTheDragsExpiryIsStillSettledByTheDragsNode() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let settings = nodes.a.hub.settings
+        let step = Millis(settings.nodeHeartbeatMs)
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs) - 3 * step)
+        nodes.a.send(setup.dropper, "drop", ["drag": setup.drag, "target": "scene", "scene": setup.targetScene,
+                                             "operation": "move", "idempotencyKey": "remote-12"])
+        nodes.a.completesCommits = false
+        var reply: JSONValue?
+        var elapsed: Millis = 0
+        while reply == nil, elapsed < Millis(4 * settings.nodeLeaseMs) {
+            nodes.a.clock.advance(step)
+            elapsed += step
+            nodes.a.run(.tick)
+            reply = Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper)
+        }
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(elapsed > 3 * step, "given up after the drag's expiry: \(elapsed)")
+        #expect(nodes.a.effects.events(to: setup.source, named: "dragEnded").isEmpty)
+        nodes.a.completesCommits = true
+        nodes.a.clock.advance(nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        #expect(nodes.a.committed.last?.base == 1, "settled by the compare-and-set a settling node makes")
     }
 
     /// A node of the release before the drop confirmation sends the items unconfirmed

@@ -108,6 +108,9 @@ struct ClusterState: Sendable {
     /// Documents whose people changed while no other node was known alive: told to all once
     /// one is (`sharePeopleHeldBack`).
     var peopleToShare: Set<DocumentID> = []
+    /// Those of `peopleToShare` whose people had been told to a node (not empty) when first
+    /// held back: kept even once empty here, since that list is to be replaced.
+    var peopleToldBeforeHeld: Set<DocumentID> = []
     /// Each user's scenes live on other nodes, per node, as those nodes last told
     /// (`Hub+RemoteScenes.swift`), and what this node last told them of its own.
     var remoteScenes: [OwnerKey: [NodeID: [SessionID: RemoteScene]]] = [:]

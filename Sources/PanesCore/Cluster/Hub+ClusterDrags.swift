@@ -12,8 +12,8 @@ import Logging
 /// (`settleDrop`, to 2): its node delivers it. A drop onto a window on another node stays at 1
 /// until that node or the dropping node settles where its items went (`Hub+RemoteDrops.swift`);
 /// if both die first (or the dropping node before it offered the drop), nobody would: so the node
-/// the drag began on, whose expiry found the drag ended and heard nothing of how, settles it at
-/// base 1 itself, `nodeLeaseMs` + `dropRecoveryMs` later, as returned to the source (`recoverDrop`).
+/// the drag began on, whose expiry (or own drop or cancel) found the drag ended and heard nothing
+/// of how, settles it at base 1 itself, `nodeLeaseMs` + `dropRecoveryMs` later, as returned to the source (`recoverDrop`).
 extension Hub {
     /// Asks the store to end the drag for this drop or cancel; answered in `dragEndCommitted`.
     ///
@@ -112,8 +112,10 @@ extension Hub {
             // Another drop (or cancel) ended it first, here or on another node.
             // Which of the two is not known until its `dragEnded` arrives: a drop, most likely.
             var ended = drags[drag.id] ?? drag
-            if ended.phase == .pending { ended.phase = .dropped }
-            drags.setPhase(ended.phase, of: drag.id)
+            if ended.phase == .pending {
+                ended.phase = .dropped
+                endedElsewhere(ended)
+            }
             // Past its expiry by now: most likely its expiry ended it, as a single node answers.
             let error = drag.expiresAt <= now()
                 ? PanesError(.dragNotFound, "no drag \(drag.id) (unknown or expired)", field: "drag")
@@ -129,6 +131,15 @@ extension Hub {
         }
     }
 
+    /// A drag the store would not end for a drop or cancel here: it ended elsewhere, how not
+    /// heard yet. One begun here may be a drop through another node that nobody settles (that
+    /// node died before its offer, and this is its client's retry, or the source's cancel):
+    /// looked at again as after an expiry that found it ended (`recoverDrop`), unless its
+    /// `dragEnded` comes first.
+    private mutating func endedElsewhere(_ drag: DragState.Drag) {
+        guard drag.origin == nil else { return drags.setPhase(.dropped, of: drag.id) }
+        drags.awaitSettling(drag.id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
+    }
 
     /// The expiry of a drag begun here, ordered in the store like a drop: if a drop through
     /// another node ended the drag first, that drop is how it ended (its node tells the source),

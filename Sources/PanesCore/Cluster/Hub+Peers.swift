@@ -16,12 +16,13 @@
 /// seen ended (`nodesExpired`): a read older than a node's question may come after it.
 extension Hub {
     /// The store's read of the nodes alive (this one among them): those not known before are
-    /// told every list now, since they may have asked while no hub here listened.
+    /// told every list (and its scenes' presence) now, since they may have asked while no hub here listened.
     mutating func nodesAlive(_ nodes: [NodeID]) {
         for other in nodes.sorted() {
             guard let toldAll = addPeer(other, again: true) else { continue }
             answerScenesWanted(by: other, toldAll: toldAll)
             sharePeople(to: other)
+            retellPresence(to: other)
         }
     }
 

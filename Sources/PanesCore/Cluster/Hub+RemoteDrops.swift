@@ -195,14 +195,17 @@ extension Hub {
     /// settled it: the drag's node settles it as returned after `recoveryWait` (this node,
     /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
     /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
-    /// `drag_already_dropped` (`drag_not_found` once expired): nothing of it was applied.
+    /// `drag_already_dropped` (`drag_not_found` once expired). A window's node slow to read the
+    /// offer can still settle and deliver it after that retry (PROTOCOL.md, drop: a known limit).
     private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
         let id = drop.drag.id
         cluster.remoteDrops[Identifier(id)] = nil
         logLimited(.error, "a drop's items could not be taken back before its key's reservation ran out; left to the drag's node",
                    metadata: ["drag": "\(id)", "reason": "\(reason)"])
-        if let drag = drags[id], drag.origin == nil {
-            drags.awaitSettling(id, recoverAt: max(drag.expiresAt, now()) + recoveryWait)
+        // The drag's entry may be gone: its expiry, past by now, found it dropped here and made
+        // no commit of its own. The drop keeps the drag, which is put back to be settled.
+        if drop.drag.origin == nil {
+            drags.awaitSettling(drop.drag, recoverAt: max(drop.drag.expiresAt, now()) + recoveryWait)
         }
         fail(drop.context.id, request: DropRequest.type,
              Self.outcomeUnknown("the drop's items could not be settled in time; retry with its idempotencyKey"),

@@ -11,10 +11,18 @@ extension Hub {
     /// other node is known alive (`Hub+Peers.swift`) the signal waits in `peopleToShare`.
     mutating func signalPeople(of id: DocumentID) {
         let people = documents.open[id].map { DocumentState.people($0.orderedParticipants, limit: settings.maxListedParticipants) } ?? []
-        guard people != cluster.sharedPeople[id] ?? [] else { return }
+        let told = cluster.sharedPeople[id]
+        guard people != told ?? [] else { return }
         cluster.sharedPeople[id] = people.isEmpty ? nil : people
         guard hasPeers else {
-            cluster.peopleToShare.insert(id)
+            // Held back only while there is something to tell: its people here, or a list told
+            // to a node before (what it was when first held back), which the empty one
+            // replaces. Else a node alone for good held every document ever opened here.
+            if cluster.peopleToShare.insert(id).inserted {
+                if told != nil { cluster.peopleToldBeforeHeld.insert(id) }
+            } else if people.isEmpty, !cluster.peopleToldBeforeHeld.contains(id) {
+                cluster.peopleToShare.remove(id)
+            }
             return
         }
         signal(.people(Self.peopleJSON(id, people)), to: nil)
@@ -24,6 +32,7 @@ extension Hub {
     mutating func sharePeopleHeldBack() {
         let held = cluster.peopleToShare
         cluster.peopleToShare = []
+        cluster.peopleToldBeforeHeld = []
         for id in held.sorted() {
             signal(.people(Self.peopleJSON(id, cluster.sharedPeople[id] ?? [])), to: nil)
         }
@@ -37,7 +46,10 @@ extension Hub {
         guard asker != nil || hasPeers else { return }
         // Told to all now, or to the one node known, which forgot what it held: nothing is
         // held back after this.
-        if asker == nil || cluster.peers == Set([asker].compactMap { $0 }) { cluster.peopleToShare = [] }
+        if asker == nil || cluster.peers == Set([asker].compactMap { $0 }) {
+            cluster.peopleToShare = []
+            cluster.peopleToldBeforeHeld = []
+        }
         for (id, people) in cluster.sharedPeople.sorted(by: { $0.key < $1.key }) {
             signal(.people(Self.peopleJSON(id, people)), to: asker)
         }

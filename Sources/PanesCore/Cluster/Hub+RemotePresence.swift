@@ -133,6 +133,9 @@ extension Hub {
     /// now, at the document's revision here; one held back by `presenceIntervalMs` is still
     /// told to all when its interval ends.
     mutating func retellPresence(to asker: NodeID?) {
+        // Alone, told to nobody: a node that joins asks (`scenesWanted`), or is told when first
+        // known (`nodesAlive`).
+        guard asker != nil || hasPeers else { return }
         for id in documents.open.keys.sorted() {
             guard let document = documents.open[id] else { continue }
             for participant in document.orderedParticipants where participant.shared {

@@ -18,10 +18,11 @@ extension Hub {
     /// up to N scenes, written, read and decoded by every node (10,000 windows of one user
     /// stalled a node's connects after ~4,000). A draining node tells at once: it may be gone
     /// before the interval. While no other node is known alive (`Hub+Peers.swift`) nothing is
-    /// built: the user waits in `scenesToShare` until one is.
+    /// built: the user waits in `scenesToShare` until one is (`holdSceneShare`).
     mutating func scheduleSceneShare(of owner: OwnerKey) {
         guard !draining else { return share(owner, now: monotonic()) }
-        guard cluster.scenesToShare.insert(owner).inserted, hasPeers else { return }
+        guard hasPeers else { return holdSceneShare(of: owner) }
+        guard cluster.scenesToShare.insert(owner).inserted else { return }
         let now = monotonic()
         let due = (cluster.scenesSharedAt[owner] ?? .min) + Millis(settings.sceneShareIntervalMs)
         // A change after a quiet interval goes at once; the changes that follow it wait.
@@ -51,16 +52,25 @@ extension Hub {
     /// - Parameter again: tells a non-empty list even when it is what was last told.
     private mutating func share(_ owner: OwnerKey, now: Millis, again: Bool = false) {
         // Nobody to tell: held back until a node is known (`shareScenesNow`, or an answer).
-        guard hasPeers else {
-            cluster.scenesToShare.insert(owner)
-            return
-        }
+        guard hasPeers else { return holdSceneShare(of: owner) }
         cluster.scenesToShare.remove(owner)
         let live = liveScenesHere(of: owner)
         guard live != (cluster.sharedScenes[owner] ?? [:]) || (again && !live.isEmpty) else { return }
         cluster.sharedScenes[owner] = live.isEmpty ? nil : live
         cluster.scenesSharedAt[owner] = live.isEmpty ? nil : now
         signal(.scenes(RemoteScene.json(owner: owner, live)), to: nil)
+    }
+
+    /// Alone, a user is held back only while there is something to tell once a node is known:
+    /// a scene here, or a list told before (which the empty one replaces). Else a node alone for
+    /// good (one node on a shared store) held every user who ever connected, and walked them
+    /// all when a node came.
+    private mutating func holdSceneShare(of owner: OwnerKey) {
+        if scenes.hasScenes(of: owner) || cluster.sharedScenes[owner] != nil {
+            cluster.scenesToShare.insert(owner)
+        } else {
+            cluster.scenesToShare.remove(owner)
+        }
     }
 
     func liveScenesHere(of owner: OwnerKey) -> [SessionID: RemoteScene] {

@@ -58,6 +58,8 @@ struct Scenes: Sendable {
 
     /// The user's scenes, in no particular order.
     func ids(of owner: OwnerKey) -> Set<SceneID> { Set((byOwner[owner]?.slots ?? []).map { byID[slot: $0].id }) }
+    /// Whether the user has a scene here.
+    func hasScenes(of owner: OwnerKey) -> Bool { !(byOwner[owner]?.slots.isEmpty ?? true) }
     /// The user's scenes, read through their slots (no id hashed again).
     func scenes(of owner: OwnerKey) -> [Scene] { (byOwner[owner]?.slots ?? []).map { byID[slot: $0] } }
 

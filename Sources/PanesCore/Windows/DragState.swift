@@ -53,6 +53,13 @@ struct DragState: Sendable {
         deadlines.push(id, at: at)
     }
 
+    /// The same for a drag whose entry may be gone already (its expiry found it dropped here and
+    /// removed it): put back first, so that its node still settles it.
+    mutating func awaitSettling(_ drag: Drag, recoverAt at: Millis) {
+        if drags[drag.id] == nil { drags[drag.id] = drag }
+        awaitSettling(drag.id, recoverAt: at)
+    }
+
     /// Keeps an ended drag's entry until `at`, when it is looked at again.
     mutating func keep(_ id: String, until at: Millis) {
         deadlines.push(id, at: at)
