@@ -151,39 +151,6 @@ private func spells(_ bytes: UnsafeRawBufferPointer, _ name: StaticString) -> Bo
 }
 
 extension JSONFastReader.Cursor {
-    /// An object's members (the cursor on its `{`, or on whitespace before it), each handed
-    /// to `body` with the cursor on its value; false when the text is not an object in the
-    /// grammar or `body` gives up.
-    mutating func members(_ body: (UnsafeRawBufferPointer, inout Self) -> Bool) -> Bool {
-        skipSpace()
-        guard byte == UInt8(ascii: "{") else { return false }
-        index += 1
-        skipSpace()
-        if byte == UInt8(ascii: "}") {
-            index += 1
-            return true
-        }
-        while true {
-            guard byte == UInt8(ascii: "\""), let key = string() else { return false }
-            skipSpace()
-            guard byte == UInt8(ascii: ":") else { return false }
-            index += 1
-            skipSpace()
-            guard body(key, &self) else { return false }
-            skipSpace()
-            switch byte {
-            case UInt8(ascii: ","):
-                index += 1
-                skipSpace()
-            case UInt8(ascii: "}"):
-                index += 1
-                return true
-            default:
-                return false
-            }
-        }
-    }
-
     /// An object of at most the two keys named, each once, each value read by `body` (told
     /// whether it is the first key's, the cursor on the value; false to give up); any other
     /// key gives up.

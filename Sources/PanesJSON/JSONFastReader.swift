@@ -123,20 +123,36 @@ enum JSONFastReader {
 
         /// The cursor on `{`.
         mutating func object(depth: Int) -> JSONValue? {
+            var builder = JSONObject.Builder(capacity: 8)
+            let read = members { key, cursor in
+                guard let member = cursor.value(depth: depth) else { return false }
+                builder.append(keyBytes: key, member)
+                return true
+            }
+            guard read, let object = builder.objectUnlessDuplicated() else { return nil }
+            return .object(object)
+        }
+
+        /// An object's members (the cursor on its `{`, or on whitespace before it), each handed
+        /// to `body` with the cursor on its value; false when the text is not an object in the
+        /// grammar or `body` gives up. `object(depth:)` builds a tree from them;
+        /// `ConnectFrameReader` reads a `connect`'s fields.
+        mutating func members(_ body: (UnsafeRawBufferPointer, inout Self) -> Bool) -> Bool {
+            skipSpace()
+            guard byte == UInt8(ascii: "{") else { return false }
             index += 1
             skipSpace()
-            var builder = JSONObject.Builder(capacity: 8)
             if byte == UInt8(ascii: "}") {
                 index += 1
-                return .object(builder.object())
+                return true
             }
             while true {
-                guard byte == UInt8(ascii: "\""), let key = string() else { return nil }
+                guard byte == UInt8(ascii: "\""), let key = string() else { return false }
                 skipSpace()
-                guard byte == UInt8(ascii: ":") else { return nil }
+                guard byte == UInt8(ascii: ":") else { return false }
                 index += 1
-                guard let member = value(depth: depth) else { return nil }
-                builder.append(keyBytes: key, member)
+                skipSpace()
+                guard body(key, &self) else { return false }
                 skipSpace()
                 switch byte {
                 case UInt8(ascii: ","):
@@ -144,10 +160,9 @@ enum JSONFastReader {
                     skipSpace()
                 case UInt8(ascii: "}"):
                     index += 1
-                    guard let object = builder.objectUnlessDuplicated() else { return nil }
-                    return .object(object)
+                    return true
                 default:
-                    return nil
+                    return false
                 }
             }
         }
