@@ -196,7 +196,8 @@ extension Hub {
     /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
     /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
     /// `drag_already_dropped` (`drag_not_found` once expired). A window's node slow to read the
-    /// offer can still settle and deliver it after that retry (PROTOCOL.md, drop: a known limit).
+    /// offer settles nothing once the key is freed or taken over: its commit needs this node's
+    /// reservation still held (`CoordinationCommand.recordHeldRequest`).
     private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
         let id = drop.drag.id
         cluster.remoteDrops[Identifier(id)] = nil
@@ -294,8 +295,12 @@ extension Hub {
         }
         keep(receipt, of: id)
         var commands: [StoreCommand] = [.coordination(.settleDrop(id))]
-        // The dropping node's reservation of the key: the record is written over it.
-        if let record { commands.append(.coordination(.recordKeyedRequest(record, node: origin, report: nil))) }
+        // Written over the dropping node's reservation of the key, only while it still holds
+        // it: once it gave the drop up (answered `outcome_unknown` and freed the key), or a
+        // retry through another node took the key over (and may have been refused), this
+        // commit is refused and nothing is delivered here; the drag's node then settles the
+        // drop as returned to its source (`recoverDrop`).
+        if let record { commands.append(.coordination(.recordHeldRequest(record, holder: origin))) }
         let commitID = commits.makeID()
         commits.pending[commitID] = .dropSettle(id)
         submit(Commit(id: commitID, channel: .coordination(.drag(Identifier(id))), base: 1, commands: commands))
@@ -319,7 +324,14 @@ extension Hub {
                 tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.returnEnded ?? receipt.ended))
             }
             settleReceipt(id, delivered: !returned, returned: returned)
-        case .conflict, .behind, .recorded, .failed, .unknown:
+        case .failed(let reason):
+            // The dropping node no longer holds the drop's key (it gave the drop up, or a retry
+            // through another node took the key over), or the store could not take it: nothing
+            // is delivered here.
+            logLimited(.notice, "a drop another node offered was not settled here; its items are left to that node or the drag's node",
+                          metadata: ["drag": "\(id)", "node": "\(receipt.origin)", "reason": "\(reason)"])
+            settleReceipt(id, delivered: false)
+        case .conflict, .behind, .recorded, .unknown:
             settleReceipt(id, delivered: false)
         }
     }
