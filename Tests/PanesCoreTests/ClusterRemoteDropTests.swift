@@ -551,6 +551,45 @@ import Testing
         #expect(retriedAgain["ok"] == false, "nothing of the drop was applied: \(retriedAgain)")
     }
 
+    /// a's first take-back fails (its database unreachable for a moment); before its second,
+    /// the drop's retry reaches b once a's reservation is stale, takes the key over, is
+    /// refused `drag_already_dropped`, and frees the key. a's second take-back, still within
+    /// its own reckoning of the reservation, needs the reservation held: refused, a gives the
+    /// drop up (`outcome_unknown`) instead of answering the items (and telling the source they
+    /// went to the dropper) after the retry was told they went nowhere; the drag's node returns
+    /// them to the source.
+    @Test func aTakeBackAfterARetryTookTheKeyOverSettlesNothing() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-14"]
+        nodes.a.send(setup.dropper, "drop", drop)
+        let settings = nodes.a.hub.settings
+        let wait = Millis(settings.dropConfirmTimeoutMs)
+        nodes.a.completesCommits = false
+        nodes.a.clock.advance(wait)
+        nodes.a.run(.tick)
+        #expect(nodes.a.pendingCommits.count == 1, "the take-back")
+        #expect(Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper) == nil,
+                "tried again within the key's reservation")
+        nodes.b.clock.advance(Millis(settings.nodeLeaseMs) + 1)
+        let (retrier, _) = nodes.b.connect()
+        let refused = nodes.b.request(retrier, "drop", drop)
+        #expect(refused["error"]?["code"] == "drag_already_dropped", "\(refused)")
+        nodes.a.completesCommits = true
+        nodes.a.clock.advance(wait)
+        let produced = nodes.a.run(.tick)
+        let reply = Self.reply(produced, to: setup.dropper)
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(produced.events(to: setup.source, named: "dragEnded").isEmpty, "\(produced.events(to: setup.source, named: "dragEnded"))")
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs) + nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        let again = nodes.b.request(retrier, "drop", drop)
+        #expect(again["ok"] == false, "still nothing applied: \(again)")
+    }
+
     /// The same, but the drop comes near the end of the drag's life: the drag's expiry on a
     /// (where it began) comes between a's failed take-backs, finds the drag dropped here, and
     /// removes it. a still settles the drop as returned `recoveryWait` after giving it up

@@ -119,14 +119,19 @@ extension Hub {
 
     /// Settles the drop as given back to the dropper, in the store, where the receiving node's
     /// delivery may have won already (`dropReturnCommitted`). The answer, the items, goes in
-    /// the same commit under the drop's key.
+    /// the same commit under the drop's key, only while this node still holds the key's
+    /// reservation (as the receiving node's settling does): a retry through another node that
+    /// took the key over once this node's lease ran out, was refused and freed it, leaves
+    /// nothing here to write over, and the drop is left to the drag's node (`giveUp`), instead
+    /// of being answered with items the retry was told went nowhere.
     private mutating func takeBack(_ drop: RemoteDrop) {
         var returning = drop
         returning.returning = true
         cluster.remoteDrops[Identifier(drop.drag.id)] = returning
         var commands: [StoreCommand] = [.coordination(.settleDrop(drop.drag.id))]
-        if let record = commitRecord(drop.context, result: droppedItems(drop.drag, operation: drop.operation)) {
-            commands.append(record)
+        if let record = keyRecordInCommit(drop.context, result: droppedItems(drop.drag, operation: drop.operation)),
+           let node {
+            commands.append(.coordination(.recordHeldRequest(record, holder: node)))
         }
         let id = commits.makeID()
         commits.pending[id] = .dropReturn(drop)
