@@ -334,7 +334,7 @@ extension Hub {
             // through another node took the key over), or the store could not take it: nothing
             // is delivered here.
             logLimited(.notice, "a drop another node offered was not settled here; its items are left to that node or the drag's node",
-                          metadata: ["drag": "\(id)", "node": "\(receipt.origin)", "reason": "\(reason)"])
+                       metadata: ["drag": "\(id)", "node": "\(receipt.origin)", "reason": "\(reason)"])
             settleReceipt(id, delivered: false)
         case .conflict, .behind, .recorded, .unknown:
             settleReceipt(id, delivered: false)
