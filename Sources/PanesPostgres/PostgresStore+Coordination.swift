@@ -32,6 +32,10 @@ extension PostgresStore {
             try connection.send(WriteSQL.settleDrop, [.text(id)])
         case .recordKeyedRequest(let record, let node, _):
             try writeRecord(record, node: node)
+        case .recordHeldRequest(let record, let holder):
+            // Checked under the key's lock first (`KeysFound.conflicts`): the holder's
+            // reservation is there.
+            try writeRecord(record, node: holder)
         case .releaseRequestKey(let slot, let node):
             try releaseKey(slot, node: node)
         }

@@ -72,16 +72,20 @@ extension PostgresStore {
             case .commit(let commit): commands = commit.commands
             case .signal: continue
             }
-            for command in commands { if let (slot, _) = Self.keyWrite(command) { slots.append(slot) } }
+            for command in commands { if let write = Self.keyWrite(command) { slots.append(write.slot) } }
         }
         return slots
     }
 
-    /// The key a cluster node's command records and the node (`recordKeyedRequest`: checked;
-    /// a single node's `recordRequest` replaces a stale record and is not).
-    static func keyWrite(_ command: StoreCommand) -> (RequestKeySlot, NodeID?)? {
-        guard case .coordination(.recordKeyedRequest(let record, let node, _)) = command else { return nil }
-        return (record.slot, node)
+    /// The key a cluster node's command records, the node, and whether that node's reservation
+    /// must be there (`recordKeyedRequest`: checked; `recordHeldRequest`: checked, and held; a
+    /// single node's `recordRequest` replaces a stale record and is not).
+    static func keyWrite(_ command: StoreCommand) -> (slot: RequestKeySlot, node: NodeID, held: Bool)? {
+        switch command {
+        case .coordination(.recordKeyedRequest(let record, let node, _)): (record.slot, node, false)
+        case .coordination(.recordHeldRequest(let record, let holder)): (record.slot, holder, true)
+        default: nil
+        }
     }
 
     /// Queues the look-up of the keys a batch records; `found` is filled in with the next
@@ -185,7 +189,9 @@ extension PostgresStore {
         var pending = false
 
         /// What stands in the way of the records `commands` write: the records of their keys,
-        /// and whether another node reserved one. The check is answered first if need be.
+        /// and whether another node reserved one (or, for a record written for the node that
+        /// holds its key, `recordHeldRequest`, whether that reservation is gone). The check is
+        /// answered first if need be.
         func conflicts(in commands: [StoreCommand], _ connection: PostgresConnection) throws
             -> (records: [RequestRecord], heldElsewhere: Bool) {
             let writes = commands.compactMap(PostgresStore.keyWrite)
@@ -193,8 +199,12 @@ extension PostgresStore {
             if pending { try connection.answer() }
             var records: [RequestRecord] = []
             var heldElsewhere = false
-            for (slot, node) in writes {
-                guard let row = rows[slot] else { continue }
+            for (slot, node, held) in writes {
+                guard let row = rows[slot] else {
+                    // Written for another node: its reservation is gone (released, or never made).
+                    if held { heldElsewhere = true }
+                    continue
+                }
                 if let record = row.record { records.append(record) }
                 if row.record == nil, row.node != node { heldElsewhere = true }
             }

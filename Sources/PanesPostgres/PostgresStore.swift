@@ -210,7 +210,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             guard !heldElsewhere else {
-                pass.outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt")
+                pass.outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt, or no longer by the node it is written for")
                 continue
             }
             guard version == commit.base else {
@@ -273,7 +273,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 continue
             }
             if !writesRecords { writesRecords = commands.contains(where: \.writesRecord) }
-            for command in commands { if let (slot, _) = Self.keyWrite(command) { keys.insert(Identifier(Self.keyLock(slot))) } }
+            for command in commands { if let write = Self.keyWrite(command) { keys.insert(Identifier(Self.keyLock(write.slot))) } }
             // A deletion takes the document's lock: an append (which checks under it that the
             // document is there) is then wholly before it, its log deleted with it, or after it,
             // and finds no document.
@@ -371,7 +371,8 @@ extension StoreCommand {
         case .putSession, .putSessionLiveness, .deleteSession, .coordination(.claimSession), .createDocument, .renameDocument,
              .deleteDocument, .putDocumentAccess: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag), .coordination(.settleDrop),
-             .recordRequest, .coordination(.recordKeyedRequest), .coordination(.releaseRequestKey),
+             .recordRequest, .coordination(.recordKeyedRequest), .coordination(.recordHeldRequest),
+             .coordination(.releaseRequestKey),
              .forgetRequestRecords, .pruneRequestRecords, .saveVersion, .enqueueWebhooks: false
         }
     }

@@ -30,7 +30,12 @@ import Testing
     }
 
     static func recordsTheKey(_ commands: [StoreCommand]) -> Bool {
-        commands.contains { if case .coordination(.recordKeyedRequest) = $0 { true } else { false } }
+        commands.contains {
+            switch $0 {
+            case .coordination(.recordKeyedRequest), .coordination(.recordHeldRequest): true
+            default: false
+            }
+        }
     }
 
     /// A drop onto the dropping window itself; the window closes before the drop's commit comes

@@ -500,6 +500,96 @@ import Testing
         #expect(retried["error"]?["code"] == "drag_not_found")
     }
 
+    /// a's take-back fails (its database unreachable) until a gives the drop up and answers
+    /// `outcome_unknown`; b, alive but slow, reads the offer only after that. By then a has
+    /// freed its key (`released`), or a retry through b has taken the key over and been
+    /// refused `drag_already_dropped` (a's release never reached the store). b's settling needs
+    /// a's reservation still held, in the same commit: refused, it delivers nothing and tells
+    /// the source nothing, and a, the drag's node, settles the drop as returned
+    /// (issue 27, the strict settle after a give-up; review item 3: b used to write its record
+    /// where no reservation was, and deliver items a retry had been told were dropped nowhere).
+    @Test(arguments: [false, true])
+    func aSlowWindowNodeSettlesNothingOnceTheDroppingNodeGaveTheDropUp(retried: Bool) {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-13"]
+        let dropped = nodes.a.send(setup.dropper, "drop", drop)
+        #expect(Self.offers(in: dropped).count == 1, "offered; b reads it late")
+        let settings = nodes.a.hub.settings
+        nodes.a.completesCommits = false
+        nodes.a.holdsPersists = retried
+        var reply: JSONValue?
+        var elapsed: Millis = 0
+        while reply == nil, elapsed < Millis(4 * settings.nodeLeaseMs) {
+            nodes.a.clock.advance(Millis(settings.dropConfirmTimeoutMs))
+            elapsed += Millis(settings.dropConfirmTimeoutMs)
+            nodes.a.run(.tick)
+            reply = Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper)
+        }
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        if retried {
+            nodes.b.clock.advance(Millis(settings.nodeLeaseMs) + 1)
+            let (retrier, _) = nodes.b.connect()
+            let refused = nodes.b.request(retrier, "drop", drop)
+            #expect(refused["error"]?["code"] == "drag_already_dropped", "\(refused)")
+        }
+        let late = TwoNodes.deliver(dropped, to: &nodes.b)
+        #expect(late.events(to: setup.target, named: "itemsDropped").isEmpty, "refused by the store: nothing delivered")
+        #expect(TwoNodes.deliver(late, to: &nodes.a).events(to: setup.source, named: "dragEnded").isEmpty)
+        #expect(nodes.b.committed.allSatisfy { commit in !commit.commands.contains { $0 == .coordination(.settleDrop(setup.drag.stringValue ?? "")) } },
+                "b settled nothing")
+        // a writes again; past the drag's expiry and `recoveryWait` it settles the drop as returned.
+        nodes.a.completesCommits = true
+        nodes.a.releasePersists()
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs) + nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        let (retrier, _) = nodes.a.connect()
+        let retriedAgain = nodes.a.request(retrier, "drop", drop)
+        #expect(retriedAgain["ok"] == false, "nothing of the drop was applied: \(retriedAgain)")
+    }
+
+    /// a's first take-back fails (its database unreachable for a moment); before its second,
+    /// the drop's retry reaches b once a's reservation is stale, takes the key over, is
+    /// refused `drag_already_dropped`, and frees the key. a's second take-back, still within
+    /// its own reckoning of the reservation, needs the reservation held: refused, a gives the
+    /// drop up (`outcome_unknown`) instead of answering the items (and telling the source they
+    /// went to the dropper) after the retry was told they went nowhere; the drag's node returns
+    /// them to the source.
+    @Test func aTakeBackAfterARetryTookTheKeyOverSettlesNothing() {
+        var nodes = TwoNodes()
+        let setup = Self.setUp(&nodes)
+        let drop: JSONObject = ["drag": setup.drag, "target": "scene", "scene": setup.targetScene, "operation": "move",
+                                "idempotencyKey": "remote-14"]
+        nodes.a.send(setup.dropper, "drop", drop)
+        let settings = nodes.a.hub.settings
+        let wait = Millis(settings.dropConfirmTimeoutMs)
+        nodes.a.completesCommits = false
+        nodes.a.clock.advance(wait)
+        nodes.a.run(.tick)
+        #expect(nodes.a.pendingCommits.count == 1, "the take-back")
+        #expect(Self.reply(nodes.a.completeCommits(.failed("database unreachable")), to: setup.dropper) == nil,
+                "tried again within the key's reservation")
+        nodes.b.clock.advance(Millis(settings.nodeLeaseMs) + 1)
+        let (retrier, _) = nodes.b.connect()
+        let refused = nodes.b.request(retrier, "drop", drop)
+        #expect(refused["error"]?["code"] == "drag_already_dropped", "\(refused)")
+        nodes.a.completesCommits = true
+        nodes.a.clock.advance(wait)
+        let produced = nodes.a.run(.tick)
+        let reply = Self.reply(produced, to: setup.dropper)
+        #expect(reply?["error"]?["code"] == "outcome_unknown", "\(String(describing: reply))")
+        #expect(produced.events(to: setup.source, named: "dragEnded").isEmpty, "\(produced.events(to: setup.source, named: "dragEnded"))")
+        nodes.a.clock.advance(Millis(settings.dragLifetimeMs) + nodes.a.hub.recoveryWait)
+        nodes.a.run(.tick)
+        let heard = nodes.a.effects.events(to: setup.source, named: "dragEnded")
+        #expect(heard.map { $0["outcome"] } == ["returned"], "\(heard)")
+        let again = nodes.b.request(retrier, "drop", drop)
+        #expect(again["ok"] == false, "still nothing applied: \(again)")
+    }
+
     /// The same, but the drop comes near the end of the drag's life: the drag's expiry on a
     /// (where it began) comes between a's failed take-backs, finds the drag dropped here, and
     /// removes it. a still settles the drop as returned `recoveryWait` after giving it up

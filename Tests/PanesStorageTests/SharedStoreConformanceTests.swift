@@ -381,6 +381,55 @@ import Testing
                 == [CommitID(6): .conflict])
     }
 
+    /// The window's node settles a drop with the dropper's key record written for the dropping
+    /// node (`recordHeldRequest`): only over that node's reservation, still held, in the same
+    /// transaction. With no reservation (never made, or released after the dropping node gave
+    /// the drop up) or another node's (a retry took the key over), the commit is refused and
+    /// leaves the drop unsettled, for the drag's node to settle; once recorded, the record.
+    @Test(arguments: StoreKind.shared)
+    func aSettlingWrittenForTheDroppingNodeNeedsItsReservationStillHeld(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let (a, c) = (NodeID("node-a"), NodeID("node-c"))
+        _ = try store.register(node: a, leaseMs: 60_000)
+        _ = try store.register(node: c, leaseMs: 60_000)
+        let channel = Channel.coordination(.drag(Identifier("drg_1")))
+        #expect(try store.apply([Self.commit(1, channel, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000))])])
+                == [CommitID(1): .committed])
+        let record = RequestRecord(slot: RequestKeySlot(owner: OwnerKey(workspace: "acme", user: "zoë"), key: RequestKey("k\u{E9}")),
+                                   fingerprint: "drop:1:0", result: ["delivered": "scn_1"], at: 7)
+        let reservation = KeyReservation(slot: record.slot, fingerprint: record.fingerprint, at: 5)
+        let settle = { (id: UInt64) in
+            Self.commit(id, channel, base: 1, [.coordination(.settleDrop("drg_1")),
+                                               .coordination(.recordHeldRequest(record, holder: a))])
+        }
+        func refused(_ outcome: CommitOutcome?) -> Bool { if case .failed? = outcome { true } else { false } }
+        // Never reserved.
+        #expect(refused(try store.apply([settle(2)])[CommitID(2)]))
+        // Reserved by a, then given up.
+        #expect(try store.reserveRequestKeys([reservation], node: a, staleBefore: 0) == [record.slot: .reserved])
+        try harness.apply([.coordination(.releaseRequestKey(record.slot, node: a))])
+        #expect(refused(try store.apply([settle(3)])[CommitID(3)]))
+        // Taken over by c (a retry), whose attempt is still in flight.
+        #expect(try store.reserveRequestKeys([reservation], node: c, staleBefore: 0) == [record.slot: .reserved])
+        #expect(refused(try store.apply([settle(4)])[CommitID(4)]))
+        #expect(try store.loadRequestRecords([record.slot]).isEmpty, "nothing recorded")
+        // Key spellings are bytes: the composed key's reservation is not the decomposed one's.
+        try harness.apply([.coordination(.releaseRequestKey(record.slot, node: c))])
+        let decomposed = KeyReservation(slot: RequestKeySlot(owner: record.slot.owner, key: RequestKey("ke\u{301}")),
+                                        fingerprint: record.fingerprint, at: 5)
+        #expect(try store.reserveRequestKeys([decomposed], node: a, staleBefore: 0) == [decomposed.slot: .reserved])
+        #expect(refused(try store.apply([settle(5)])[CommitID(5)]))
+        // Held by a: settled, with the record, over the reservation; the drop still unsettled
+        // until then (each refusal left the channel at 1).
+        #expect(try store.reserveRequestKeys([reservation], node: a, staleBefore: 0) == [record.slot: .reserved])
+        #expect(try store.apply([settle(6)]) == [CommitID(6): .committed])
+        #expect(try store.loadRequestRecords([record.slot]) == [record])
+        #expect(try store.apply([settle(7)]) == [CommitID(7): .recorded([record])])
+        #expect(try store.apply([Self.commit(8, channel, base: 1, [.coordination(.settleDrop("drg_1"))])]) == [CommitID(8): .conflict])
+    }
+
     /// A drop its own node delivers (and a cancel, an expiry) ends and settles the drag in one
     /// commit at base 0: the drag's node settling a drop left unsettled at base 1 then conflicts
     /// (`Hub.recoverDrop`), and wins only over an ending that left it unsettled.

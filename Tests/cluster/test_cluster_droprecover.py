@@ -7,10 +7,16 @@ hears `dragEnded` with `outcome: "returned"` and keeps the items.
 Three nodes on a real PostgreSQL: c holds the source, a the dropping window, b the window
 dropped onto. b is frozen (SIGSTOP) before the drop, so the offer waits unread; a is killed
 (SIGKILL) once the drop's ending is in the database and well before its own take-back
-(`dropConfirmTimeoutMs`); then b is killed too."""
+(`dropConfirmTimeoutMs`); then b is killed too.
+
+And the strict settle: b only frozen (with a lease long enough to outlive it), a killed, the
+drop's retry through c once a's lease ran out (c takes the key over and is refused), then b
+thawed: b reads the offer and may no longer settle it, since a no longer holds the drop's key;
+the window gets nothing and the source hears `returned`."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 
@@ -19,6 +25,42 @@ from panes_cluster import Client, Cluster
 LEASE_MS = 3_000
 DRAG_LIFETIME_MS = 6_000
 RECOVERY_MS = 1_000
+
+
+ITEM = {"activity": {"activityType": "panes.document", "title": "Notes", "targetContentIdentifier": "doc_n"},
+        "operations": ["copy", "move"]}
+
+
+def drop_until_stored(pg, database: str, dropper: Client, drag: str, scene: str, key: str) -> str:
+    """Sends the drop through `dropper`'s node until the database has it as the drag's ending
+    (that node may not have heard of the drag yet: a person's drop takes longer); returns its
+    `settled` column ("f": stored, settled by nobody yet)."""
+    sent = time.monotonic()
+    while True:
+        request = dropper.send("drop", drag=drag, target="scene", scene=scene, operation="move", idempotencyKey=key)
+        ended = ""
+        while not ended and time.monotonic() - sent < 10:
+            ended = pg.psql(f"SELECT settled FROM drag_ends WHERE drag = '{drag}'", database)
+            if not ended:
+                try:
+                    reply = dropper.reply(request, timeout=0.01)
+                except TimeoutError:
+                    continue
+                assert reply["error"]["code"] == "drag_not_found", reply
+                break
+        if ended:
+            return ended
+        assert time.monotonic() - sent < 10, "the drop never reached the database"
+        time.sleep(0.02)
+
+
+def wait_listed(dropper: Client, scene: str) -> None:
+    """Until the dropper's node lists the window live (its switcher), as a person dropping onto
+    it would see."""
+    deadline = time.monotonic() + 10
+    while not any(s.get("scene") == scene for s in dropper.request("listSessions")["sessions"]):
+        assert time.monotonic() < deadline, "the dropper's node never heard of the window"
+        time.sleep(0.05)
 
 
 def test_a_drop_whose_dropping_and_receiving_nodes_both_died_is_returned_to_its_source(pg, workspace):
@@ -31,36 +73,12 @@ def test_a_drop_whose_dropping_and_receiving_nodes_both_died_is_returned_to_its_
         target = Client(b.url, "ada", workspace)
         dropper = Client(a.url, "ada", workspace)
         scene = target.connected["scene"]
-        item = {"activity": {"activityType": "panes.document", "title": "Notes", "targetContentIdentifier": "doc_n"},
-                "operations": ["copy", "move"]}
-        drag = source.request("beginDrag", items=[item])["drag"]
-        # a lists b's window live (its switcher), as a person dropping onto it would see.
-        deadline = time.monotonic() + 10
-        while not any(s.get("scene") == scene for s in dropper.request("listSessions")["sessions"]):
-            assert time.monotonic() < deadline, "a never heard of b's window"
-            time.sleep(0.05)
+        drag = source.request("beginDrag", items=[ITEM])["drag"]
+        wait_listed(dropper, scene)
 
         b.process.send_signal(signal.SIGSTOP)
         try:
-            sent = time.monotonic()
-            # a may not have heard of the drag yet (a few milliseconds): a person's drop takes longer.
-            while True:
-                request = dropper.send("drop", drag=drag, target="scene", scene=scene, operation="move",
-                                       idempotencyKey="recover-1")
-                ended = ""
-                while not ended and time.monotonic() - sent < 10:
-                    ended = pg.psql(f"SELECT settled FROM drag_ends WHERE drag = '{drag}'", database)
-                    if not ended:
-                        try:
-                            reply = dropper.reply(request, timeout=0.01)
-                        except TimeoutError:
-                            continue
-                        assert reply["error"]["code"] == "drag_not_found", reply
-                        break
-                if ended:
-                    break
-                assert time.monotonic() - sent < 10, "the drop never reached the database"
-                time.sleep(0.02)
+            ended = drop_until_stored(pg, database, dropper, drag, scene, "recover-1")
             a.kill()
             assert ended == "f", "stored as the drag's ending, settled by nobody yet"
         finally:
@@ -80,5 +98,75 @@ def test_a_drop_whose_dropping_and_receiving_nodes_both_died_is_returned_to_its_
         retried = retrier.reply(retrier.send("drop", drag=drag, target="scene", scene=scene, operation="move",
                                              idempotencyKey="recover-1"))
         assert not retried["ok"] and retried["error"]["code"] in ("drag_not_found", "drag_already_dropped"), retried
+    finally:
+        cluster.close()
+
+
+def test_a_window_node_thawed_after_the_drops_retry_was_refused_delivers_nothing(pg, workspace):
+    cluster = Cluster(pg, nodes=3, haproxy=False, lease_ms=LEASE_MS,
+                      settings={"dragLifetimeMs": DRAG_LIFETIME_MS, "dropRecoveryMs": RECOVERY_MS})
+    database = cluster.store.rsplit("/", 1)[1]
+    try:
+        c, a, b = cluster.nodes
+        # b's lease outlives its freeze (its writes are not fenced when it thaws); the others'
+        # stay short, so a's runs out soon after it dies.
+        b.stop()
+        settings = json.loads(cluster.config.read_text())
+        settings["settings"]["nodeLeaseMs"] = 30_000
+        b.config = cluster.dir / "config-b.json"
+        b.config.write_text(json.dumps(settings))
+        b.start()
+        source = Client(c.url, "ada", workspace)
+        target = Client(b.url, "ada", workspace)
+        dropper = Client(a.url, "ada", workspace)
+        scene = target.connected["scene"]
+        drag = source.request("beginDrag", items=[ITEM])["drag"]
+        wait_listed(dropper, scene)
+
+        b.process.send_signal(signal.SIGSTOP)
+        try:
+            ended = drop_until_stored(pg, database, dropper, drag, scene, "strict-1")
+            a.kill()
+            assert ended == "f", "stored as the drag's ending, settled by nobody yet"
+            # The drop's retry through c, once a's lease has run out (before, c answers
+            # `outcome_unknown`: a's attempt may still be in flight): c takes the key over and
+            # finds the drag ended; nothing of the drop was applied, it says.
+            retrier = Client(c.url, "ada", workspace)
+            deadline = time.monotonic() + LEASE_MS / 1000 + 10
+            while True:
+                retried = retrier.reply(retrier.send("drop", drag=drag, target="scene", scene=scene,
+                                                     operation="move", idempotencyKey="strict-1"))
+                if retried.get("error", {}).get("code") != "outcome_unknown":
+                    break
+                assert time.monotonic() < deadline, retried
+                time.sleep(0.2)
+            assert not retried["ok"] and retried["error"]["code"] in ("drag_already_dropped", "drag_not_found"), retried
+            # c frees the key it took over (its attempt applied nothing), just after that answer.
+            deadline = time.monotonic() + 10
+            while pg.psql("SELECT count(*) FROM request_records WHERE result IS NULL", database) != "0":
+                assert time.monotonic() < deadline, "c never freed the drop's key"
+                time.sleep(0.05)
+        finally:
+            b.process.send_signal(signal.SIGCONT)
+        # b reads the offer now, and its settling is refused: a no longer holds the key.
+        deadline = time.monotonic() + 10
+        while not (refusals := [line for line in b.log if "was not settled here" in line]):
+            target.drain(0.05)
+            delivered = [event for event in target.events if event.get("type") == "itemsDropped"]
+            assert delivered == [], f"the window got items its drop's retry was told went nowhere: {delivered}"
+            assert time.monotonic() < deadline, "b never read the offer:\n" + "".join(b.log[-20:])
+        assert "request key" in refusals[0], refusals
+        returned = source.event("dragEnded", timeout=(DRAG_LIFETIME_MS + LEASE_MS + RECOVERY_MS) / 1000 + 20)
+        assert returned["drag"] == drag and returned["outcome"] == "returned", returned
+        assert pg.psql(f"SELECT settled FROM drag_ends WHERE drag = '{drag}'", database) == "t"
+        target.drain(1)
+        delivered = [event for event in target.events if event.get("type") == "itemsDropped"]
+        assert delivered == [], f"the window got items its drop's retry was told went nowhere: {delivered}"
+        source.drain(1)
+        more = [event for event in source.events if event.get("type") == "dragEnded"]
+        assert more == [], f"told once: {more}"
+        again = retrier.reply(retrier.send("drop", drag=drag, target="scene", scene=scene, operation="move",
+                                           idempotencyKey="strict-1"))
+        assert not again["ok"], again
     finally:
         cluster.close()

@@ -27,6 +27,16 @@ public enum CoordinationCommand: Sendable, Equatable {
     /// `report`) the commit is refused instead: `CommitOutcome.recorded` (or `.failed` for
     /// another node's reservation).
     case recordKeyedRequest(RequestRecord, node: NodeID, report: CommitID?)
+    /// The record of a request whose key `holder` reserved (`SharedStore.reserveRequestKeys`),
+    /// in a commit that settles a drop onto a window on another node (`Hub+RemoteDrops.swift`):
+    /// that node's settling, written for the dropping node (`holder`), and the dropping node's
+    /// own take-back. Written only over that reservation, still unresolved and still
+    /// `holder`'s, in the same transaction: the commit is refused (`CommitOutcome.failed`) when
+    /// the reservation is gone (released after the holder answered `outcome_unknown`, or never
+    /// made) or another node holds it (a retry took it over), and `.recorded` when the key is
+    /// recorded already. So a settling that comes after the holder gave the request up, when a
+    /// retry may have been refused, applies nothing.
+    case recordHeldRequest(RequestRecord, holder: NodeID)
     /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
     /// retry through any node can go ahead.
     case releaseRequestKey(RequestKeySlot, node: NodeID)

@@ -119,14 +119,19 @@ extension Hub {
 
     /// Settles the drop as given back to the dropper, in the store, where the receiving node's
     /// delivery may have won already (`dropReturnCommitted`). The answer, the items, goes in
-    /// the same commit under the drop's key.
+    /// the same commit under the drop's key, only while this node still holds the key's
+    /// reservation (as the receiving node's settling does): a retry through another node that
+    /// took the key over once this node's lease ran out, was refused and freed it, leaves
+    /// nothing here to write over, and the drop is left to the drag's node (`giveUp`), instead
+    /// of being answered with items the retry was told went nowhere.
     private mutating func takeBack(_ drop: RemoteDrop) {
         var returning = drop
         returning.returning = true
         cluster.remoteDrops[Identifier(drop.drag.id)] = returning
         var commands: [StoreCommand] = [.coordination(.settleDrop(drop.drag.id))]
-        if let record = commitRecord(drop.context, result: droppedItems(drop.drag, operation: drop.operation)) {
-            commands.append(record)
+        if let record = keyRecordInCommit(drop.context, result: droppedItems(drop.drag, operation: drop.operation)),
+           let node {
+            commands.append(.coordination(.recordHeldRequest(record, holder: node)))
         }
         let id = commits.makeID()
         commits.pending[id] = .dropReturn(drop)
@@ -196,7 +201,8 @@ extension Hub {
     /// when the drag began here). The dropper is told `outcome_unknown`: its key is free again,
     /// and a retry gets the window's node's record (`{"delivered"}` or the items) or, re-made,
     /// `drag_already_dropped` (`drag_not_found` once expired). A window's node slow to read the
-    /// offer can still settle and deliver it after that retry (PROTOCOL.md, drop: a known limit).
+    /// offer settles nothing once the key is freed or taken over: its commit needs this node's
+    /// reservation still held (`CoordinationCommand.recordHeldRequest`).
     private mutating func giveUp(_ drop: RemoteDrop, reason: String) {
         let id = drop.drag.id
         cluster.remoteDrops[Identifier(id)] = nil
@@ -294,8 +300,12 @@ extension Hub {
         }
         keep(receipt, of: id)
         var commands: [StoreCommand] = [.coordination(.settleDrop(id))]
-        // The dropping node's reservation of the key: the record is written over it.
-        if let record { commands.append(.coordination(.recordKeyedRequest(record, node: origin, report: nil))) }
+        // Written over the dropping node's reservation of the key, only while it still holds
+        // it: once it gave the drop up (answered `outcome_unknown` and freed the key), or a
+        // retry through another node took the key over (and may have been refused), this
+        // commit is refused and nothing is delivered here; the drag's node then settles the
+        // drop as returned to its source (`recoverDrop`).
+        if let record { commands.append(.coordination(.recordHeldRequest(record, holder: origin))) }
         let commitID = commits.makeID()
         commits.pending[commitID] = .dropSettle(id)
         submit(Commit(id: commitID, channel: .coordination(.drag(Identifier(id))), base: 1, commands: commands))
@@ -319,7 +329,14 @@ extension Hub {
                 tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.returnEnded ?? receipt.ended))
             }
             settleReceipt(id, delivered: !returned, returned: returned)
-        case .conflict, .behind, .recorded, .failed, .unknown:
+        case .failed(let reason):
+            // The dropping node no longer holds the drop's key (it gave the drop up, or a retry
+            // through another node took the key over), or the store could not take it: nothing
+            // is delivered here.
+            logLimited(.notice, "a drop another node offered was not settled here; its items are left to that node or the drag's node",
+                       metadata: ["drag": "\(id)", "node": "\(receipt.origin)", "reason": "\(reason)"])
+            settleReceipt(id, delivered: false)
+        case .conflict, .behind, .recorded, .unknown:
             settleReceipt(id, delivered: false)
         }
     }

@@ -150,7 +150,7 @@ extension MemoryStore {
             guard let expiresAt = dragEnds[Identifier(id)] else { return }
             remember(Identifier(id), in: \.settledDrops)
             settledDrops[Identifier(id)] = expiresAt
-        case .recordKeyedRequest(let record, _, _):
+        case .recordKeyedRequest(let record, _, _), .recordHeldRequest(let record, _):
             putRecord(record)
         case .releaseRequestKey(let slot, let node):
             guard reservations[slot]?.node == node else { return }

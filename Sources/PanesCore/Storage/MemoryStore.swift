@@ -143,7 +143,7 @@ public final class MemoryStore: Store {
                             continue
                         }
                         guard !heldElsewhere else {
-                            outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt")
+                            outcomes[commit.id] = .failed("a request key it records is reserved by another node's attempt, or no longer by the node it is written for")
                             continue
                         }
                         guard version(of: commit.channel) == commit.base else {
@@ -186,10 +186,20 @@ public final class MemoryStore: Store {
         var heldElsewhere = false
         for command in commands {
             // A single node's record replaces a stale one; only a cluster node's is checked.
-            guard case .coordination(.recordKeyedRequest(let record, let node, _)) = command else { continue }
-            let slot = record.slot
-            if let record = requestRecords[slot] { found.append(record) }
-            if let reservation = reservations[slot], reservation.node != node { heldElsewhere = true }
+            switch command {
+            case .coordination(.recordKeyedRequest(let record, let node, _)):
+                if let record = requestRecords[record.slot] { found.append(record) }
+                if let reservation = reservations[record.slot], reservation.node != node { heldElsewhere = true }
+            case .coordination(.recordHeldRequest(let record, let holder)):
+                // Only over the holder's reservation, still there.
+                if let record = requestRecords[record.slot] {
+                    found.append(record)
+                } else if reservations[record.slot]?.node != holder {
+                    heldElsewhere = true
+                }
+            default:
+                continue
+            }
         }
         return (found, heldElsewhere)
     }
