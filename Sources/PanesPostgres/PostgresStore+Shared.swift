@@ -253,8 +253,8 @@ extension PostgresStore {
         let backend = connection.backendPID
         if backend != lockedBackend {
             let seconds = max(1, (leaseMs + 999) / 1_000)
-            try connection.execute("SET tcp_keepalives_idle = \(seconds); SET tcp_keepalives_interval = \(seconds); "
-                                   + "SET tcp_keepalives_count = 2; SET tcp_user_timeout = 0")
+            // A statement, not `SET`s run at once: in a transaction (pipeline mode) it is queued.
+            try connection.query(SharedSQL.keepalives, [.text("\(seconds)")])
             lockedBackend = backend
             lockedNodes = []
         }
@@ -357,6 +357,11 @@ extension PostgresStore {
         /// share-locked (a key share lock, which the node's own renewals do not wait for) to the
         /// transaction's end.
         static let fence = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs) FOR KEY SHARE"
+        /// Keepalives for the heartbeat's connection (`holdLivenessLock`), as `SET` would make them.
+        static let keepalives = """
+            SELECT set_config('tcp_keepalives_idle', $1, false), set_config('tcp_keepalives_interval', $1, false),
+                   set_config('tcp_keepalives_count', '2', false), set_config('tcp_user_timeout', '0', false)
+            """
         static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
         static let unlockLiveness = "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
 

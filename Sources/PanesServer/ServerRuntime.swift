@@ -236,6 +236,15 @@ public final class ServerRuntime: @unchecked Sendable {
             worker.submit(.commit(commit), sequence: nil)
         case .close(let connection, _, _) where Hub.isServiceConnection(connection):
             break
+        case .close(let connection, let code, let reason) where code == .nodeLost:
+            // The node may no longer serve (its lease is lost or has ended): the close leaves at
+            // once. Through the gate it waited for every persist submitted before it, and in an
+            // outage those wait for the database this node cannot reach: the window stayed on
+            // a node that had stopped serving it until the database came back (a 25 s restart
+            // in the cluster tests; a partition until it healed), not sent on to another node.
+            // What is held for the connection is never answered to it (a closed connection is
+            // sent nothing): the window resumes elsewhere and sends again what it was not told.
+            deliver(.close(connection.rawValue, code, reason))
         case .close(let connection, let code, let reason):
             emit(.close(connection.rawValue, code, reason))
         case .probe(let connection):

@@ -74,6 +74,34 @@ import Testing
         #expect(a.connection.backendPID != 0)
     }
 
+    /// A heartbeat whose connection died unnoticed (no wait saw it go) finds out at its
+    /// transaction's first round trip, and the transaction starts again on a new connection,
+    /// where the lock must be taken first. Before, taking it there set the keepalives with a
+    /// synchronous call that libpq refuses in pipeline mode: that heartbeat (or a rejoining
+    /// node's registration, seen in the cluster tests' logs) failed, and waited a beat.
+    @Test func aHeartbeatOnAConnectionThatDiedUnnoticedRenewsOnANewOneWithItsLock() throws {
+        let database = try TestDatabase()
+        let a = try PostgresStore(url: database.url)
+        let b = try PostgresStore(url: database.url)
+        let admin = try PostgresStore(url: database.url)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 60_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        let old = a.connection.backendPID
+        _ = try admin.connection.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(old))])
+        // Until the backend is gone in the database, its lock is still held there.
+        for _ in 0..<200 where try admin.connection.integer(
+            "SELECT count(*)::bigint FROM pg_stat_activity WHERE pid = $1::int", [.int(Int64(old))]) != 0 {
+            usleep(10_000)
+        }
+        #expect(a.connection.isConnected, "libpq has not noticed: nothing was read since")
+        #expect(try a.heartbeat(node: nodeA, leaseMs: 60_000) == [])
+        #expect(a.connection.backendPID != old, "renewed on a new connection")
+        #expect(try b.checkNodes(node: nodeB, leaseMs: 60_000) == [], "which holds a's lock: a is alive")
+        #expect(try a.connection.query("SELECT setting FROM pg_settings WHERE name = 'tcp_keepalives_idle'").text(0, 0) == "60",
+                "with the keepalives the lock needs")
+    }
+
     @Test func longGoneNodesAreForgottenOnlyOnceNoClaimNamesThem() throws {
         let database = try TestDatabase()
         let store = try PostgresStore(url: database.url + "?panes_dead_node_retention_ms=0")

@@ -29,6 +29,26 @@ LEASE_MS = 1500
 HEARTBEAT_MS = 250
 
 
+class Evidence:
+    """What a failing test's report shows (conftest.py): the log of every node started during
+    the test and the database server's log from the test's start. `keep` is called as a log
+    starts; `begin` empties the list before each test."""
+
+    logs: list[tuple[str, object]] = []
+
+    @classmethod
+    def keep(cls, title: str, text) -> None:
+        """`text` gives the log as it is when asked (a callable: it is read once the test failed)."""
+        cls.logs.append((title, text))
+
+    @classmethod
+    def begin(cls, servers: list["Postgres"]) -> None:
+        cls.logs = []
+        for server in servers:
+            offset = server.log_size()
+            cls.keep(f"postgres {server.port}", lambda server=server, offset=offset: server.log_since(offset))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,10 +67,34 @@ def bash(script: str) -> str:
 class Postgres:
     """A private PostgreSQL cluster in a folder of its own."""
 
+    # The servers running now, whose logs a failing test's report shows (`Evidence`).
+    running: list["Postgres"] = []
+
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="panes-pg-"))
         self.url = bash(f'postgres_start "{self.dir}"')
         self.port = int(re.search(r":(\d+)/", self.url).group(1))
+        self.log_path = Path(bash(f'_postgres_home "{self.dir}"')) / "server.log"
+        Postgres.running.append(self)
+        # Made during a test (the first one's setup, or by the test itself): its whole log.
+        Evidence.keep(f"postgres {self.port}", lambda: self.log_since(0))
+
+    def log_size(self) -> int:
+        """How long the server's log is now, to show only what a test added (`log_since`)."""
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """The server's log from `offset` on ("" when it cannot be read: it is the postgres
+        user's, in a folder that user owns)."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                return log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         return subprocess.run(
@@ -62,11 +106,22 @@ class Postgres:
         self.psql(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name
 
-    def stop_server(self, mode: str = "fast") -> None:
+    def stop_server(self, mode: str = "fast") -> float:
         """Stops the server: `fast` (clients disconnected, a clean shutdown) or `immediate`
-        (every process ended at once, as a crash: recovery at the next start)."""
+        (every process ended at once, as a crash: recovery at the next start).
+
+        A checkpoint is made first, while the server still serves: a fast shutdown ends with
+        one, which writes and fsyncs every file written since the last (every database the
+        session's earlier tests made: 7,800 files, 21 s on this machine's disk while others
+        built), and the server is unreachable all that time, longer than a test's lease; a
+        crash would leave as much to recover and write at the next start. The outage is then
+        what the test says.
+        - Returns: when the server began to stop (after the checkpoint), on `time.monotonic`."""
+        self.psql("CHECKPOINT")
+        stopping = time.monotonic()
         bash(f'home=$(_postgres_home "{self.dir}"); '
              f'_postgres_as_owner "$(postgres_bindir)/pg_ctl" -D "$home/data" -w -t 60 -m {mode} stop >/dev/null')
+        return stopping
 
     def start_server(self) -> None:
         # As postgres_start started it: same port, same socket folder, fsync on.
@@ -76,6 +131,8 @@ class Postgres:
              f'start >/dev/null')
 
     def close(self) -> None:
+        if self in Postgres.running:
+            Postgres.running.remove(self)
         bash(f'postgres_stop "{self.dir}"')
 
 
@@ -89,6 +146,10 @@ class Node:
         self.port = 0
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
+        # The same lines with when each arrived: the node stamps its lines to the second, a
+        # failing test's evidence (`log_text`) to the millisecond, as the database's log is.
+        self.stamped: list[tuple[float, str]] = []
+        self.readers: list[threading.Thread] = []
 
     @property
     def url(self) -> str:
@@ -105,9 +166,33 @@ class Node:
             self.process.kill()
             raise RuntimeError(f"node {self.index} did not start: {banner!r}\n{self.process.stderr.read()}")
         self.port = int(match.group(1))
-        for stream in (self.process.stdout, self.process.stderr):
-            threading.Thread(target=lambda s=stream: [self.log.append(line) for line in s], daemon=True).start()
+        if not self.log:
+            Evidence.keep(f"node {self.index} (port {self.port})", self.log_text)
+        self.log.append(banner)
+        self.stamped.append((time.time(), banner))
+        self.readers = [threading.Thread(target=self.read, args=(stream,), daemon=True)
+                        for stream in (self.process.stdout, self.process.stderr)]
+        for reader in self.readers:
+            reader.start()
         return self
+
+    def read(self, stream) -> None:
+        for line in stream:
+            self.stamped.append((time.time(), line))
+            self.log.append(line)
+
+    def log_text(self) -> str:
+        """Everything the node wrote (both streams, as they came), with how its process ended;
+        for a failing test's report (conftest.py). Waits a moment for the last lines of a
+        process that has ended."""
+        if self.process and self.process.poll() is not None:
+            for reader in self.readers:
+                reader.join(timeout=2)
+        code = self.process.poll() if self.process else None
+        ended = "still running" if code is None else f"exited with {code}"
+        lines = [time.strftime("%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d} {line}"
+                 for at, line in list(self.stamped)]
+        return "".join(lines) + f"[node {self.index} on port {self.port}: {ended}]\n"
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:

@@ -42,6 +42,25 @@ def cut_heartbeat(pg, database: str, node: str) -> int:
         database))
 
 
+def freeze_between_transactions(pg, database: str, process) -> None:
+    """Freezes the node (SIGSTOP) outside any store transaction of its own. Frozen inside one,
+    it holds its fence's share lock on its row, and no other node can end its lease until the
+    database ends that transaction (`idle_in_transaction_session_timeout`, the whole lease):
+    under load that happened, and the wait below ran out (issue 27)."""
+    for _ in range(50):
+        process.send_signal(signal.SIGSTOP)
+        time.sleep(0.3)
+        # The other node's transactions last milliseconds; a frozen one stays open.
+        held = pg.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%' "
+                       "AND now() - state_change > interval '200 milliseconds'", database)
+        if held == "0":
+            return
+        process.send_signal(signal.SIGCONT)
+        time.sleep(0.2)
+    raise AssertionError("the node was inside a store transaction at every try")
+
+
 def test_a_write_of_a_node_revoked_before_it_ran_is_refused_and_its_scenes_close_with_4011(pg, workspace):
     # A long lease: only the liveness lock ends a's lease here, never the clock.
     cluster = Cluster(pg, nodes=2, haproxy=False, lease_ms=20_000)
@@ -52,7 +71,7 @@ def test_a_write_of_a_node_revoked_before_it_ran_is_refused_and_its_scenes_close
         window = Client(a.url, "ada", workspace)
         window.request("setUserInfo", userInfo={"v": 1})
         credentials = window.credentials
-        a.process.send_signal(signal.SIGSTOP)
+        freeze_between_transactions(pg, database, a.process)
         try:
             assert cut_heartbeat(pg, database, old) == 1
             # b finds a's lock free at its next heartbeat and ends its lease for good (-1).

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from panes_cluster import BINARY, HEARTBEAT_MS, Client, Postgres, bash, free_port
+from panes_cluster import BINARY, HEARTBEAT_MS, Client, Evidence, Postgres, bash, free_port
 
 LEASE_MS = 2000
 TOKEN = "partition-token"
@@ -58,8 +58,10 @@ def start_node(argv: list[str], log: list[str]) -> tuple[subprocess.Popen, int]:
         process.kill()
         raise RuntimeError(f"node did not start: {banner!r}\n{process.stderr.read()}")
     import threading
+    log.append(banner)
     for stream in (process.stdout, process.stderr):
         threading.Thread(target=lambda s=stream: [log.append(line) for line in s], daemon=True).start()
+    Evidence.keep(f"node on port {match.group(1)}", lambda: "".join(log))
     return process, int(match.group(1))
 
 
