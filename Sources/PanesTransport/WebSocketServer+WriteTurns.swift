@@ -45,11 +45,11 @@ extension WebSocketServer {
         while !writeTurns.isEmpty {
             let turns = writeTurns
             writeTurns = []
-            for connection in turns where connections[connection.id] === connection && !connection.closing {
+            for connection in turns where !connection.closed && !connection.closing {
                 turnsTaken += 1
                 _ = pws_service_writable(context, connection.wsi)
                 // lws may have closed it (a failed write), and freed its wsi.
-                guard connections[connection.id] === connection else { continue }
+                guard !connection.closed else { continue }
                 serviced.append(connection)
                 if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
                     lws_callback_on_writable(connection.wsi)
@@ -63,7 +63,7 @@ extension WebSocketServer {
         // service, a WRITEABLE for the connections just serviced goes through the glue (rare:
         // it costs the two epoll_ctl a turn saves).
         if lws_service_adjust_timeout(context, 1, 0) == 0 {
-            for connection in serviced where connections[connection.id] === connection {
+            for connection in serviced where !connection.closed {
                 lws_callback_on_writable(connection.wsi)
             }
         }

@@ -280,9 +280,12 @@ public final class WebSocketServer: @unchecked Sendable {
         idleTimer.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
     }
 
-    static func from(_ wsi: OpaquePointer?) -> WebSocketServer? {
-        guard let wsi, let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
-        return Unmanaged<WebSocketServer>.fromOpaque(user).takeUnretainedValue()
+    /// `body` with the server a callback is for (the context's user pointer), without a retain
+    /// and release around it: the context holds it unretained, and the server outlives its
+    /// context (`deinit` destroys the context first). Nil when the context has no server.
+    static func with<R>(_ wsi: OpaquePointer, _ body: (WebSocketServer) -> R) -> R? {
+        guard let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
+        return Unmanaged<WebSocketServer>.fromOpaque(user)._withUnsafeGuaranteedRef(body)
     }
 
     /// Installs SIGTERM, SIGINT and SIGHUP handlers that wake this server's service loop.
