@@ -14,7 +14,7 @@ extension ServerRuntime: WebSocketServerDelegate {
             return
         }
         let start = RuntimeMetrics.now
-        metrics.opened(connection)
+        metrics.opened(connection, at: start)
         perform(hub.handle(.opened(ConnectionID(connection), peer: peer)))
         metrics.turn(since: start)
     }

@@ -37,7 +37,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var context: OpaquePointer?
     /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
     var eventLoop: UnsafeMutableRawPointer?
-    var connections: [UInt64: ServerConnection] = [:]
+    /// Open WebSocket connections by number (`ConnectionTable`: numbers are ours, so not SipHashed).
+    var connections = ConnectionTable<ServerConnection>()
     /// HTTP requests being read or answered, by the id kept in their connection's user data.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
     /// API requests among them (`maxHTTPRequestsInFlight`).
