@@ -80,6 +80,12 @@ extension ServerRuntime: WebSocketServerDelegate {
         armWake()
     }
 
+    /// Events were performed during this loop turn: the wake-up follows the hub's next
+    /// deadline from here, once for all of them.
+    public func serverWillWait() {
+        if wakeOwed { armWake() }
+    }
+
     public func serverDidReceiveTerminationSignal() {
         guard drainDeadline == nil else { return }
         logger.notice("termination signal: draining")

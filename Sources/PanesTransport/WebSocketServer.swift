@@ -62,9 +62,11 @@ public final class WebSocketServer: @unchecked Sendable {
     var gathering: [ServerConnection] = []
     var anyGathered = false
     /// Connections whose reply waits for a write turn before the loop waits again, and the
-    /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`).
+    /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`), which also calls
+    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`).
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
+    var waitNoticeOwed = false
     /// Write turns taken that way, for tests.
     var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
@@ -125,6 +127,11 @@ public final class WebSocketServer: @unchecked Sendable {
             return
         }
         while !stopRequested.load(ordering: .acquiring) {
+            // lws computes how long it may wait when this service begins (`notifyBeforeWaiting`).
+            if waitNoticeOwed {
+                waitNoticeOwed = false
+                delegate?.serverWillWait()
+            }
             if lws_service(context, 0) < 0 { break }
         }
     }
