@@ -73,7 +73,10 @@ public struct ConnectionTable<Value> {
     var mask: Int { keys.count - 1 }
 
     @inlinable
-    func home(_ key: UInt64) -> Int {
+    func home(_ key: UInt64) -> Int { Self.home(key, shift: shift) }
+
+    @inlinable
+    static func home(_ key: UInt64, shift: UInt64) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 
@@ -125,20 +128,31 @@ public struct ConnectionTable<Value> {
         held -= 1
     }
 
-    /// Doubles the slots (8 at first) and puts every entry in its place in them.
+    /// Doubles the slots (8 at first) and moves every entry to its place in them, through the
+    /// arrays' buffers (a storm grows the table a dozen times).
     @inlinable
     mutating func grow() {
         let capacity = max(keys.count * 2, 8)
-        let oldKeys = keys
-        var oldValues = values
-        keys = [UInt64](repeating: 0, count: capacity)
-        values = [Value?](repeating: nil, count: capacity)
-        shift = UInt64(64 - capacity.trailingZeroBitCount)
-        for index in oldKeys.indices where oldKeys[index] != 0 {
-            var slot = home(oldKeys[index])
-            while keys[slot] != 0 { slot = (slot + 1) & mask }
-            keys[slot] = oldKeys[index]
-            swap(&values[slot], &oldValues[index])
+        let newShift = UInt64(64 - capacity.trailingZeroBitCount)
+        let newMask = capacity - 1
+        var newKeys = [UInt64](repeating: 0, count: capacity)
+        var newValues = [Value?](repeating: nil, count: capacity)
+        newKeys.withUnsafeMutableBufferPointer { newKeys in
+            newValues.withUnsafeMutableBufferPointer { newValues in
+                keys.withUnsafeBufferPointer { oldKeys in
+                    values.withUnsafeMutableBufferPointer { oldValues in
+                        for index in oldKeys.indices where oldKeys[index] != 0 {
+                            var slot = Self.home(oldKeys[index], shift: newShift)
+                            while newKeys[slot] != 0 { slot = (slot + 1) & newMask }
+                            newKeys[slot] = oldKeys[index]
+                            swap(&newValues[slot], &oldValues[index])
+                        }
+                    }
+                }
+            }
         }
+        keys = newKeys
+        values = newValues
+        shift = newShift
     }
 }
