@@ -69,7 +69,8 @@ static inline int pev_timer_is_scheduled(struct pev_timer *timer) { return ev_is
 
 /// A prepare watcher: libev calls it at the start of each loop turn, before it hands its
 /// descriptor changes to the kernel and waits. The server starts it only while it has work
-/// for that moment (`WebSocketServer.takeWriteTurns`) and stops it once done.
+/// for that moment (`WebSocketServer.beforeWaiting`: write turns, `serverWillWait`) and stops
+/// it once done.
 struct pev_prepare {
     ev_prepare watcher;
     void (*fire)(void *owner);

@@ -1,6 +1,7 @@
 // Threading: owned by the runtime and touched on the service thread only, like the hub.
-import Dispatch
 import PanesCore
+import PanesThreads
+import PanesTransport
 
 /// Latency histograms the runtime keeps for `/metrics`: per request type from receipt to the
 /// reply leaving (so it includes waiting for durability), connects from the socket opening to
@@ -73,7 +74,8 @@ struct RuntimeMetrics {
     /// A request is timed and its reply counted in an array, with no string hashed.
     private static let typeNames = Hub.requestTypes + ["(invalid)"]
     private static let connectType = Hub.requestTypes.firstIndex(of: ConnectRequest.type)!
-    private var timings: [UInt64: Timing] = [:]
+    /// By connection number (`ConnectionTable`: the transport's numbers, not SipHashed).
+    private var timings = ConnectionTable<Timing>()
     private var requestDurations = [Histogram?](repeating: nil, count: RuntimeMetrics.typeNames.count)
     private(set) var connects = Histogram()
     private(set) var fanOut = Histogram()
@@ -88,10 +90,17 @@ struct RuntimeMetrics {
         return acks
     }
 
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Nanoseconds on the monotonic clock (`CLOCK_MONOTONIC`), read straight from it: every
+    /// time the runtime and the store thread stamp for these histograms comes from here, so
+    /// they compare (five reads a resume; `DispatchTime.now()` took twice the instructions).
+    static var now: UInt64 { MonotonicInstant.now().nanoseconds }
 
-    mutating func opened(_ connection: UInt64) {
-        timings[connection, default: Timing()].openedAt = Self.now
+    /// A connection opened at `time` (the start of the turn that reports it, read once for both).
+    mutating func opened(_ connection: UInt64, at time: UInt64 = RuntimeMetrics.now) {
+        timings.update(connection) { timing in
+            if timing == nil { timing = Timing() }
+            timing!.openedAt = time
+        }
     }
 
     /// A frame that reads as a request (`Hub.takeReceivedRequest`: its `id`, and its type's
@@ -99,19 +108,29 @@ struct RuntimeMetrics {
     /// that names no request, "(invalid)".
     mutating func received(_ id: RequestID, typeIndex: Int?, on connection: UInt64, at time: UInt64) {
         let type = typeIndex ?? Self.typeNames.count - 1
-        timings[connection, default: Timing()].received(id, Pending(type: type, at: time))
+        timings.update(connection) { timing in
+            if timing == nil { timing = Timing() }
+            timing!.received(id, Pending(type: type, at: time))
+        }
     }
 
     mutating func replied(_ id: RequestID, on connection: UInt64) {
-        guard let index = timings.index(forKey: connection), let started = timings.values[index].replied(id) else { return }
+        // The connection's entry changed in place and, once idle, removed, with one probe.
+        let (started, opened) = timings.update(connection) { timing -> (Pending?, UInt64?) in
+            guard let started = timing?.replied(id) else { return (nil, nil) }
+            var opened: UInt64?
+            if started.type == Self.connectType {
+                opened = timing!.openedAt
+                timing!.openedAt = nil
+            }
+            if timing!.isIdle { timing = nil }
+            return (started, opened)
+        }
+        guard let started else { return }
         let now = Self.now
         if requestDurations[started.type] == nil { requestDurations[started.type] = Histogram() }
         requestDurations[started.type]!.observe(nanoseconds: now - started.at)  // in place: no copy of its buckets
-        if started.type == Self.connectType, let open = timings.values[index].openedAt {
-            timings.values[index].openedAt = nil
-            connects.observe(nanoseconds: now - open)
-        }
-        if timings.values[index].isIdle { timings.remove(at: index) }
+        if let opened { connects.observe(nanoseconds: now - opened) }
     }
 
     mutating func closed(_ connection: UInt64) {

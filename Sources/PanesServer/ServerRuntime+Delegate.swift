@@ -14,7 +14,7 @@ extension ServerRuntime: WebSocketServerDelegate {
             return
         }
         let start = RuntimeMetrics.now
-        metrics.opened(connection)
+        metrics.opened(connection, at: start)
         perform(hub.handle(.opened(ConnectionID(connection), peer: peer)))
         metrics.turn(since: start)
     }
@@ -78,6 +78,12 @@ extension ServerRuntime: WebSocketServerDelegate {
         perform(hub.handle(.tick))
         checkDrain()
         armWake()
+    }
+
+    /// Events were performed during this loop turn: the wake-up follows the hub's next
+    /// deadline from here, once for all of them.
+    public func serverWillWait() {
+        if wakeOwed { armWake() }
     }
 
     public func serverDidReceiveTerminationSignal() {

@@ -39,6 +39,9 @@ public final class ServerRuntime: @unchecked Sendable {
     var metrics = RuntimeMetrics()
     /// When the transport will next wake us (monotonic clock), so it is re-armed only when that moves.
     var armedDeadline: Millis?
+    /// Events were performed since the wake-up was last armed: `armWake` is owed before the
+    /// loop waits (`WebSocketServer.notifyBeforeWaiting`).
+    var wakeOwed = false
     /// Connections not read from until their held output drains (`maxHeldPerConnection`).
     var pausedConnections: Set<UInt64> = []
     public private(set) var exitCode: Int32 = 0
@@ -182,7 +185,8 @@ public final class ServerRuntime: @unchecked Sendable {
     /// whose output before it goes first; output keeps its order, and so does store work.
     /// Output waits in `effects` itself (from `held` on) rather than in an array of its own:
     /// every event is performed, a resume's two included. The array then goes back to the hub,
-    /// whose next event's effects are written into it (`Hub.recycle`).
+    /// whose next event's effects are written into it (`Hub.recycle`), and the wake-up is armed
+    /// for the hub's next deadline before the loop waits again (`armWake`).
     func perform(_ effects: consuming [Effect]) {
         var held = effects.startIndex
         for index in effects.indices {
@@ -198,7 +202,13 @@ public final class ServerRuntime: @unchecked Sendable {
             }
         }
         executeOutput(effects[held...])
-        armWake(recycling: effects)
+        hub.recycle(effects)
+        // The next deadline is read once before the loop waits, not after every event: a
+        // reconnect storm's resumes come many to a loop turn (`serverWillWait`).
+        if !wakeOwed {
+            wakeOwed = true
+            transport.notifyBeforeWaiting()
+        }
     }
 
     /// The output among `effects`, in order (their store work was carried out already).
@@ -269,18 +279,15 @@ public final class ServerRuntime: @unchecked Sendable {
     }
 
     /// Asks the transport to wake us at the hub's next deadline (or the drain's), and only
-    /// then: an idle server sleeps.
-    /// - Parameter used: effects performed, whose array goes back to the hub (`Hub.recycle`) in
-    ///   the same access to `hub` (each is checked for overlap at run time).
-    func armWake(recycling used: consuming [Effect] = []) {
+    /// then: an idle server sleeps. Called before the loop waits whenever events were performed
+    /// since it last waited (`serverWillWait`), and where the runtime starts and wakes.
+    func armWake() {
+        wakeOwed = false
         // `hub.nextDeadline` read in place: read as `hub.nextDeadline` from this class, the
         // whole `Hub` value is copied first (the getter is another module's, so the compiler
         // cannot tell it leaves `hub` alone), thousands of instructions on every turn.
-        func read(_ hub: inout Hub, _ used: consuming [Effect]) -> Millis? {
-            hub.recycle(used)
-            return hub.nextDeadline
-        }
-        let next = read(&hub, used).earlier(drainDeadline)
+        func read(_ hub: inout Hub) -> Millis? { hub.nextDeadline }
+        let next = read(&hub).earlier(drainDeadline)
         guard let next, next != armedDeadline else { return }
         armedDeadline = next
         transport.wake(afterMilliseconds: Int(max(0, next - Self.monotonicClock())))

@@ -43,7 +43,7 @@ extension StoreWorker {
     private func flush(_ run: inout Run) -> Bool {
         guard !run.writes.isEmpty else { return true }
         defer { run.clear() }
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = RuntimeMetrics.now
         let outcomes: [CommitID: CommitOutcome]
         switch apply(&run.writes) {
         case .success(let applied):
@@ -52,7 +52,7 @@ extension StoreWorker {
             failed(run.writes, sequence: run.lastSequence, failure)
             return false
         }
-        let committedAt = DispatchTime.now().uptimeNanoseconds
+        let committedAt = RuntimeMetrics.now
         thread.withLock {
             commits += 1
             committedWrites += run.writes.count
@@ -98,10 +98,10 @@ extension StoreWorker {
             do {
                 guard let onConflict, let shared else { return .success(try store.apply(writes)) }
                 return .success(try shared.apply(writes) { commit, operations in
-                    let asked = DispatchTime.now().uptimeNanoseconds
+                    let asked = RuntimeMetrics.now
                     let retry = onConflict(commit, operations)
                     resolved[commit.id] = .some(retry)
-                    let waited = DispatchTime.now().uptimeNanoseconds - asked
+                    let waited = RuntimeMetrics.now - asked
                     thread.withLock { waits.observe(nanoseconds: waited) }
                     return retry
                 })

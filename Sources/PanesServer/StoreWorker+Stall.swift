@@ -84,7 +84,7 @@ extension StoreWorker {
         retryAt = .distantPast
         if committed {
             logger.notice("the held transaction committed", metadata: ["transaction": "\(held.unknown.transaction)"])
-            let committedAt = DispatchTime.now().uptimeNanoseconds
+            let committedAt = RuntimeMetrics.now
             thread.withLock {
                 commits += 1
                 committedWrites += held.writes.count
@@ -149,7 +149,7 @@ extension StoreWorker {
     /// whatever waited behind them is released.
     private func retryStalled() {
         guard !stalled.isEmpty, MonotonicInstant.now() >= retryAt else { return }
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = RuntimeMetrics.now
         let outcomes: [CommitID: CommitOutcome]
         do {
             outcomes = try store.apply(stalled)
@@ -171,7 +171,7 @@ extension StoreWorker {
                           now: Self.nowMs)
             return
         }
-        let committedAt = DispatchTime.now().uptimeNanoseconds
+        let committedAt = RuntimeMetrics.now
         let suppressed = logLimits.reset("store still unavailable")
         logger.notice("store available again; held writes committed",
                       metadata: ["writes": "\(stalled.count)", "retriesNotLogged": "\(suppressed)"])

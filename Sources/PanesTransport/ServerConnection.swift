@@ -19,7 +19,7 @@ final class ServerConnection {
     /// reason are the ones sent.
     private var pendingClose: PendingClose?
     // The small fields together, after `pendingClose`: apart they took three words. With the
-    // five flags in one byte, the two counters 32 bits, no copy of the peer's address (the
+    // flags in one byte, the two counters 32 bits, no copy of the peer's address (the
     // delegate is told it at the open and keeps it), the close out of line and the idle list
     // named by a byte, the object is 104 bytes (120 before, 152 before that), which glibc
     // keeps in a 112-byte chunk (128, 160); every idle scene holds one.
@@ -61,6 +61,10 @@ final class ServerConnection {
     /// Its close handshake has begun (one of `maxClosingHandshakes`), or it waits for a turn.
     var closeStarted: Bool { get { self[.closeStarted] } set { self[.closeStarted] = newValue } }
     var waitingToClose: Bool { get { self[.waitingToClose] } set { self[.waitingToClose] = newValue } }
+    /// lws reported it closed (`LWS_CALLBACK_CLOSED`): it is out of `connections` and its wsi is
+    /// gone. What still holds it (a write turn, gathered frames) checks this flag rather than
+    /// looking its id up in `connections` (a hash each time).
+    var closed: Bool { get { self[.closed] } set { self[.closed] = newValue } }
 
     /// A flag's bit in `flags`: the one place that reads and writes them.
     private subscript(flag: Flags) -> Bool {
@@ -112,7 +116,7 @@ final class ServerConnection {
         }
     }
 
-    /// The five flags in one byte.
+    /// The six flags in one byte.
     private struct Flags: OptionSet {
         let rawValue: UInt8
         static let pingWanted = Flags(rawValue: 1 << 0)
@@ -120,5 +124,6 @@ final class ServerConnection {
         static let readingPaused = Flags(rawValue: 1 << 2)
         static let closeStarted = Flags(rawValue: 1 << 3)
         static let waitingToClose = Flags(rawValue: 1 << 4)
+        static let closed = Flags(rawValue: 1 << 5)
     }
 }

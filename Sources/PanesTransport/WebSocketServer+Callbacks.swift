@@ -7,19 +7,21 @@ internal import CLibWebSockets
 import Glibc
 #endif
 
-/// `panes.v1`: the WebSocket protocol.
+/// `panes.v1`: the WebSocket protocol. lws calls it for more reasons than the server handles
+/// (about six a resume, three of them not ours: binding the protocol, its headers, its
+/// filter); those return at once, before the server is looked up.
 func webSocketCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                        _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-    guard let wsi, let server = WebSocketServer.from(wsi) else { return 0 }
-    return server.handleWebSocket(wsi, reason, user, input, length)
+    guard WebSocketServer.handlesWebSocket(reason), let wsi else { return 0 }
+    return WebSocketServer.with(wsi) { $0.handleWebSocket(wsi, reason, user, input, length) } ?? 0
 }
 
 /// Plain HTTP: `/healthz`, `/metrics`, the API path's requests, lws's own file serving, and the
-/// upgrade's checks.
+/// upgrade's checks. Reasons the server does not handle go straight to lws's default handler.
 func httpCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                   _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-    if let wsi, let server = WebSocketServer.from(wsi),
-       let result = server.handleHTTP(wsi, reason, user, input, length)
+    if WebSocketServer.handlesHTTP(reason), let wsi,
+       let result = WebSocketServer.with(wsi, { $0.handleHTTP(wsi, reason, user, input, length) }) ?? nil
     {
         return result
     }
@@ -27,6 +29,20 @@ func httpCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user:
 }
 
 extension WebSocketServer {
+    /// The reasons `handleWebSocket` acts on; for any other it did nothing but return 0.
+    static func handlesWebSocket(_ reason: lws_callback_reasons) -> Bool {
+        switch reason {
+        case LWS_CALLBACK_ESTABLISHED, LWS_CALLBACK_RECEIVE, LWS_CALLBACK_RECEIVE_PONG, LWS_CALLBACK_SERVER_WRITEABLE,
+             LWS_CALLBACK_WS_PEER_INITIATED_CLOSE, LWS_CALLBACK_CLOSED, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            true
+        default:
+            false
+        }
+    }
+
+    /// Only WebSocket callbacks for the reasons `handlesWebSocket` names may come here: what the
+    /// delegate sends meanwhile is written as it returns (`flushGathered`), and no other
+    /// callback sends anything.
     func handleWebSocket(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         // What the delegate sent while handling this callback leaves as it returns.
@@ -81,6 +97,7 @@ extension WebSocketServer {
             acceptedPeers[lws_get_socket_fd(wsi)] = nil
             guard let connection = connection(user) else { return 0 }
             user?.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            connection.closed = true
             connections[connection.id] = nil
             idle.forget(connection)
             closeEnded(connection)

@@ -55,7 +55,7 @@ extension WebSocketServer {
             let next = closesWaiting[closesWaitingHead]
             closesWaitingHead += 1
             // Gone meanwhile (the peer closed first): its turn goes to the one after it.
-            guard next.waitingToClose, connections[next.id] === next else { continue }
+            guard next.waitingToClose, !next.closed else { continue }
             next.waitingToClose = false
             lws_callback_on_writable(next.wsi)
             break

@@ -41,7 +41,7 @@ extension WebSocketServer {
             connection.gathered = []
             // Gone, or closing at once (`closeSoon` drops what is waiting): nothing to write. A
             // close after what was sent (`close`) is written after these, from WRITEABLE.
-            guard !frames.isEmpty, connection.closeNow == nil, connections[connection.id] === connection else { continue }
+            guard !frames.isEmpty, connection.closeNow == nil, !connection.closed else { continue }
             if !write(frames, to: connection) {
                 closeSoon(connection, code: 1011, reason: "write failed")
             }

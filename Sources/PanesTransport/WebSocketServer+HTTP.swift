@@ -11,6 +11,19 @@ import Glibc
 #endif
 
 extension WebSocketServer {
+    /// The reasons `handleHTTP` may act on; for any other it returned nil.
+    static func handlesHTTP(_ reason: lws_callback_reasons) -> Bool {
+        switch reason {
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION, LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED,
+             LWS_CALLBACK_FILTER_HTTP_CONNECTION, LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION,
+             LWS_CALLBACK_HTTP, LWS_CALLBACK_HTTP_BODY, LWS_CALLBACK_HTTP_BODY_COMPLETION, LWS_CALLBACK_CLOSED_HTTP,
+             LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            true
+        default:
+            false
+        }
+    }
+
     /// Returns nil to let lws's default handler take the callback.
     func handleHTTP(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32? {

@@ -16,6 +16,9 @@ internal import CLibWebSockets
 /// unless something is still left, and libev hands the kernel no change. A socket that is not
 /// in fact writable loses nothing: lws keeps what the kernel does not take and asks for write
 /// interest itself.
+///
+/// The same watcher tells the delegate, once, that the loop is about to wait
+/// (`notifyBeforeWaiting`).
 extension WebSocketServer {
     /// Queues `connection`'s first frame for a write turn before the loop waits again, if it
     /// can have one: on libev, for a frame its own message caused, with nothing else waiting.
@@ -29,49 +32,73 @@ extension WebSocketServer {
         return true
     }
 
-    /// The prepare watcher's work: each waiting connection's write turn, then WRITEABLE asked
-    /// for whatever is still left (a frame lws's own pong went ahead of, or more frames).
-    ///
-    /// A turn can read: lws also drains rx it holds for the connection (flow control, a
-    /// segment it buffered), and a message read then may queue a reply for a turn of its own.
-    /// libev would not run a prepare watcher started during its own prepare phase before it
-    /// waits, so turns are taken here until none is left.
-    func takeWriteTurns() {
+    /// The prepare watcher's work: the write turns waiting, then the delegate's
+    /// `serverWillWait()` if it is owed (`notifyBeforeWaiting`), then whatever that gathered.
+    /// Both are done here, in one callback: libev would not run a prepare watcher started
+    /// during its own prepare phase before it waits.
+    func beforeWaiting() {
         guard let context else {
             stopWriteTurnWatcher()
             return
         }
+        if !writeTurns.isEmpty { takeWriteTurns(context) }
+        stopWriteTurnWatcher()
+        // After the turns: a message read during one is among the events the delegate has seen.
+        if waitNoticeOwed {
+            waitNoticeOwed = false
+            delegate?.serverWillWait()
+        }
+        flushGathered()
+    }
+
+    /// Each waiting connection's write turn, then WRITEABLE asked for whatever is still left
+    /// (a frame lws's own pong went ahead of, or more frames).
+    ///
+    /// A turn can read: lws also drains rx it holds for the connection (flow control, a
+    /// segment it buffered), and a message read then may queue a reply for a turn of its own,
+    /// so turns are taken here until none is left.
+    private func takeWriteTurns(_ context: OpaquePointer) {
         var serviced: [ServerConnection] = []
         while !writeTurns.isEmpty {
             let turns = writeTurns
             writeTurns = []
-            for connection in turns where connections[connection.id] === connection && !connection.closing {
+            for connection in turns where !connection.closed && !connection.closing {
                 turnsTaken += 1
                 _ = pws_service_writable(context, connection.wsi)
                 // lws may have closed it (a failed write), and freed its wsi.
-                guard connections[connection.id] === connection else { continue }
+                guard !connection.closed else { continue }
                 serviced.append(connection)
                 if !connection.queue.isEmpty || connection.pingWanted || connection.closeAfterFlush != nil {
                     lws_callback_on_writable(connection.wsi)
                 }
             }
         }
-        stopWriteTurnWatcher()
         // lws's libev glue follows each service with its idle pass (`lws_accept_cb` starts it):
         // rx held back by flow control, rx lws buffered, inflate to drain, its timers re-armed.
         // A turn taken here skips that pass, so when lws says a connection needs such forced
         // service, a WRITEABLE for the connections just serviced goes through the glue (rare:
         // it costs the two epoll_ctl a turn saves).
         if lws_service_adjust_timeout(context, 1, 0) == 0 {
-            for connection in serviced where connections[connection.id] === connection {
+            for connection in serviced where !connection.closed {
                 lws_callback_on_writable(connection.wsi)
             }
         }
-        flushGathered()
     }
 
     private func stopWriteTurnWatcher() {
         if let eventLoop, let writeTurnWatcher { pev_prepare_stop(eventLoop, writeTurnWatcher) }
+    }
+
+    /// Calls the delegate's `serverWillWait()` once before the loop next waits for events, however
+    /// often this is asked meanwhile: work that only has to be done before the loop sleeps
+    /// (the runtime arming its next wake-up) is then done once for all the events of a loop
+    /// turn, not once per event. On libev the prepare watcher does it; on lws's poll loop,
+    /// `run()` before each `lws_service`, which is where lws computes how long it may wait.
+    public func notifyBeforeWaiting() {
+        guard !waitNoticeOwed else { return }
+        waitNoticeOwed = true
+        // Started already when write turns wait: libev ignores a start of an active watcher.
+        if let eventLoop, let writeTurnWatcher { pev_prepare_start(eventLoop, writeTurnWatcher) }
     }
 
     /// The prepare watcher, on libev; made with the loop's timers.
@@ -80,7 +107,7 @@ extension WebSocketServer {
         let watcher = UnsafeMutablePointer<pev_prepare>.allocate(capacity: 1)
         let callback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { owner in
             guard let owner else { return }
-            Unmanaged<WebSocketServer>.fromOpaque(owner).takeUnretainedValue().takeWriteTurns()
+            Unmanaged<WebSocketServer>.fromOpaque(owner).takeUnretainedValue().beforeWaiting()
         }
         pev_prepare_init(watcher, callback, Unmanaged.passUnretained(self).toOpaque())
         writeTurnWatcher = watcher

@@ -37,7 +37,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var context: OpaquePointer?
     /// The libev loop lws runs on (`EventLoop.libev`); ours, so `stop()` can break it.
     var eventLoop: UnsafeMutableRawPointer?
-    var connections: [UInt64: ServerConnection] = [:]
+    /// Open WebSocket connections by number (`ConnectionTable`: numbers are ours, so not SipHashed).
+    var connections = ConnectionTable<ServerConnection>()
     /// HTTP requests being read or answered, by the id kept in their connection's user data.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
     /// API requests among them (`maxHTTPRequestsInFlight`).
@@ -61,9 +62,11 @@ public final class WebSocketServer: @unchecked Sendable {
     var gathering: [ServerConnection] = []
     var anyGathered = false
     /// Connections whose reply waits for a write turn before the loop waits again, and the
-    /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`).
+    /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`), which also calls
+    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`).
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
+    var waitNoticeOwed = false
     /// Write turns taken that way, for tests.
     var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
@@ -124,6 +127,11 @@ public final class WebSocketServer: @unchecked Sendable {
             return
         }
         while !stopRequested.load(ordering: .acquiring) {
+            // lws computes how long it may wait when this service begins (`notifyBeforeWaiting`).
+            if waitNoticeOwed {
+                waitNoticeOwed = false
+                delegate?.serverWillWait()
+            }
             if lws_service(context, 0) < 0 { break }
         }
     }
@@ -280,9 +288,12 @@ public final class WebSocketServer: @unchecked Sendable {
         idleTimer.schedule(afterMilliseconds: deadline > now ? deadline - now : 0)
     }
 
-    static func from(_ wsi: OpaquePointer?) -> WebSocketServer? {
-        guard let wsi, let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
-        return Unmanaged<WebSocketServer>.fromOpaque(user).takeUnretainedValue()
+    /// `body` with the server a callback is for (the context's user pointer), without a retain
+    /// and release around it: the context holds it unretained, and the server outlives its
+    /// context (`deinit` destroys the context first). Nil when the context has no server.
+    static func with<R>(_ wsi: OpaquePointer, _ body: (WebSocketServer) -> R) -> R? {
+        guard let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
+        return Unmanaged<WebSocketServer>.fromOpaque(user)._withUnsafeGuaranteedRef(body)
     }
 
     /// Installs SIGTERM, SIGINT and SIGHUP handlers that wake this server's service loop.

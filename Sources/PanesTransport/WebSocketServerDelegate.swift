@@ -13,6 +13,9 @@ public protocol WebSocketServerDelegate: AnyObject {
     /// The deadline given to `WebSocketServer.wake(atMonotonicMilliseconds:)` has come. Called
     /// once per call to `wake`; set the next deadline from here.
     func serverDidWake()
+    /// The loop is about to wait for events, and `WebSocketServer.notifyBeforeWaiting()` was
+    /// called since it last did: once, whatever number of events came in between.
+    func serverWillWait()
     /// SIGTERM or SIGINT arrived (after `installSignalHandlers()`).
     func serverDidReceiveTerminationSignal()
     /// SIGHUP arrived (after `installSignalHandlers()`): read what may change without a restart.
@@ -48,4 +51,5 @@ extension WebSocketServerDelegate {
     public func serverRetryAfter(forPeer peer: String) -> Int? { nil }
     public func serverClosesAtAccept(peer: String) -> Bool { false }
     public func serverDidReceiveReloadSignal() {}
+    public func serverWillWait() {}
 }

@@ -63,8 +63,11 @@ import Testing
         #expect(try server.http("/nowhere").status == 404)
     }
 
-    @Test func aConnectionThatNeverSendsConnectIsClosed() throws {
-        let server = try ServerProcess(config: ["settings": ["connectTimeoutMs": 300]])
+    /// The hub's deadline for the `connect` is armed before the loop waits (`serverWillWait`),
+    /// on either loop.
+    @Test(arguments: ["libev", "poll"])
+    func aConnectionThatNeverSendsConnectIsClosed(_ loop: String) throws {
+        let server = try ServerProcess(config: ["settings": ["connectTimeoutMs": 300]], extra: ["--event-loop", loop])
         let client = try server.client()
         #expect(client.waitForClose() == CloseCode.connectTimeout.rawValue)
     }

@@ -84,6 +84,8 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
         /// upgrade (`serverRetryAfter`), in order.
         public var askedAtAccept: [String] = []
         public var askedAtUpgrade: [String] = []
+        /// `serverWillWait` calls so far.
+        public var willWaits = 0
     }
 
     /// How API requests are answered: called on the service thread with each request; a
@@ -93,6 +95,9 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     /// The text a WebSocket message is answered with, sent from inside `serverDidReceive` as a
     /// reply is; nil (the default) answers nothing. Set before any client connects.
     public var reply: @Sendable (String) -> String? = { _ in nil }
+    /// Whether each message received asks for `serverWillWait` (`notifyBeforeWaiting`), as the
+    /// runtime does after each event it performs. Set before any client connects.
+    public var notifiesOnMessage = false
     /// Whether a connection from this peer is closed at accept; none by default.
     public var closesAtAccept: @Sendable (String) -> Bool = { _ in false }
     weak var server: WebSocketServer?
@@ -156,6 +161,7 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     public func serverDidReceive(_ message: UnsafeRawBufferPointer, from connection: UInt64) {
         let text = String(decoding: message, as: UTF8.self)
         record { $0.messages.append((connection, text)) }
+        if notifiesOnMessage { server?.notifyBeforeWaiting() }
         if let answer = reply(text) {
             server?.send(OutboundFrame(headroomAndPayload: [UInt8](repeating: 0, count: OutboundFrame.headroom) + Array(answer.utf8),
                                        binary: false), to: connection)
@@ -169,6 +175,8 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     public func serverDidReceivePong(from connection: UInt64) { record { $0.pongs.append(connection) } }
 
     public func serverDidWake() { record { $0.wakes.append(WebSocketServer.monotonicMilliseconds()) } }
+
+    public func serverWillWait() { record { $0.willWaits += 1 } }
 
     public func serverDidReceiveTerminationSignal() {}
 

@@ -60,10 +60,12 @@ import Testing
         connection.pingWanted = true
         connection.closeStarted = true
         #expect(connection.pingWanted && connection.closeStarted)
-        #expect(!connection.peerClosed && !connection.readingPaused && !connection.waitingToClose)
+        #expect(!connection.peerClosed && !connection.readingPaused && !connection.waitingToClose && !connection.closed)
         connection.waitingToClose = true
         connection.pingWanted = false
         #expect(!connection.pingWanted && connection.closeStarted && connection.waitingToClose)
+        connection.closed = true
+        #expect(connection.closed && connection.closeStarted && connection.waitingToClose && !connection.peerClosed)
         connection.gatheredBytes = 16 << 20
         connection.gatheredBytes += 5
         #expect(connection.gatheredBytes == (16 << 20) + 5)

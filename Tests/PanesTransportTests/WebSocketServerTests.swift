@@ -46,6 +46,32 @@ import Testing
         #expect(texts.dropFirst().dropLast().allSatisfy { $0.utf8.count == 64 * 1024 })
     }
 
+    /// `notifyBeforeWaiting` asked several times before the loop waits gets one
+    /// `serverWillWait`, and none more until it is asked again; messages that arrive in one read
+    /// and each ask get it once for all of them, not once each.
+    @Test(arguments: loops)
+    func theNoticeBeforeWaitingComesOnceForEverythingAskedInALoopTurn(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        harness.recorder.notifiesOnMessage = true
+        harness.onServiceThread { server in
+            for _ in 0..<3 { server.notifyBeforeWaiting() }
+        }
+        #expect(harness.recorder.wait { $0.willWaits == 1 })
+        // Another turn of the loop (the closure is posted to it) asks nothing: no notice.
+        harness.onServiceThread { _ in }
+        #expect(harness.recorder.snapshot.willWaits == 1)
+        harness.onServiceThread { $0.notifyBeforeWaiting() }
+        #expect(harness.recorder.wait { $0.willWaits == 2 })
+
+        let client = try harness.client()
+        // Twenty frames in one write, read together: each message asks, the notice comes once
+        // for as many as were read in one turn.
+        client.sendRaw((0..<20).flatMap { WebSocketFrame.text("m\($0)").encoded() })
+        #expect(harness.recorder.wait { $0.messages.count == 20 })
+        let notices = harness.recorder.wait { $0.willWaits > 2 } ? harness.recorder.snapshot.willWaits - 2 : 0
+        #expect(notices >= 1 && notices < 20, "\(notices) notices for 20 messages")
+    }
+
     /// Frames sent in one callback are written together, headers made by the transport, up to
     /// a bound: each arrives whole, in order, as its own final frame, whatever its length's
     /// encoding (7-bit, 16-bit, 64-bit) and kind.
