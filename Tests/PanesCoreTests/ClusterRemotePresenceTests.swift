@@ -240,9 +240,9 @@ import Testing
         #expect(told.count == count)
         let bytes = told.map(\.encodedSize)
         let bound = NodeSignal.maxInlineBytes
-        // Far fewer than one per cursor: at least as few as the bytes need.
+        // Not one per cursor: as many as the bytes need, ceil(bytes / bound) (5 for these 40).
         let needed = (bytes.reduce(0, +) + bound - 1) / bound
-        #expect(signals.count >= needed && signals.count < count / 4, "\(signals.count) signals for \(count) cursors")
+        #expect(signals.count == needed && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
         var index = 0
         for (number, signal) in signals.enumerated() {
             #expect(signal.to == NodeID("b"))
