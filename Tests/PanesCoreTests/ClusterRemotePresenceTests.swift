@@ -259,4 +259,40 @@ import Testing
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == count)
         _ = onB
     }
+
+    /// A node of the release before `presenceRetold` answers one `presence` at a time and never
+    /// says it is done: an unchanged cursor so told is kept without an event, and one it did
+    /// not tell again leaves at the bound.
+    @Test func anAnswerOnePresenceAtATimeRefreshesWithoutEventsAndTheRestLeavesAtTheBound() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let (second, _) = nodes.a.connect(name: "dave")
+        #expect(nodes.a.openDocument(second, document)["ok"] == true)
+        var told: [NodeSignal] = []
+        for (connection, at) in [(onA, 1), (second, 3)] {
+            let shared = nodes.a.send(connection, "setPresence", ["document": .string(document),
+                                                                  "selection": ["anchor": .int(Int64(at)), "head": .int(Int64(at))]])
+            told += Self.presenceSignals(shared)
+            TwoNodes.deliver(shared, to: &nodes.b)
+        }
+        _ = nodes.b.run(.notice(.resubscribed))
+        // Only alice's is told again (as if dave had closed the document meanwhile, his `left` missed).
+        let again = nodes.b.run(.notice(.signal(NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: told[0].kind))))
+        #expect(again.events(to: onB, named: "presence").isEmpty)
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs))
+        let left = nodes.b.run(.tick).events(to: onB, named: "presence")
+        #expect(left.map { $0["name"] } == ["dave"] && left.allSatisfy { $0["left"] == true }, "\(left)")
+    }
+
+    /// On the wire an answer's part is a `presence` whose value has no `document`: a node of
+    /// the release before reads it as a presence and ignores it, where a signal it cannot read
+    /// would make it resubscribe, ask again, and be answered again, over and over.
+    @Test func anAnswersPartReadsAsAPresenceWithoutDocument() {
+        let part = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .presenceRetold(Hub.retold([["document": "d", "scene": "s"]], part: 0, parts: 1)))
+        #expect(part.json["presence"]?["document"] == nil)
+        #expect(part.json["presence"]?["retold"]?.arrayValue?.count == 1)
+        #expect(NodeSignal(json: part.json) == part)
+        let single = NodeSignal(from: NodeID("a"), to: nil, kind: .presence(["document": "d", "scene": "s"]))
+        #expect(NodeSignal(json: single.json) == single)
+    }
 }

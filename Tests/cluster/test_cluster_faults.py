@@ -278,7 +278,7 @@ def test_a_terminated_listen_connection_does_not_flicker_other_nodes_cursors(pg,
         assert len(before) == 1, before
         killed = pg.psql(f"SELECT count(pg_terminate_backend({before[0]}))", database=cluster.store.rsplit("/", 1)[1])
         assert killed == "1"
-        while not (after := [pid for pid in listen_backends(cluster, a) if pid not in before]):
+        while not [pid for pid in listen_backends(cluster, a) if pid not in before]:
             assert time.monotonic() < deadline, "node 0 did not listen again"
             time.sleep(0.05)
         # Past node 0's bound for the answers (`nodeLeaseMs` after asking), and then some.
