@@ -29,9 +29,7 @@ sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
 
 import panes_cluster  # noqa: E402
 from panes_cluster import LEASE_MS, Client, Cluster, Postgres, bash  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
-from test_cluster_faults import listen_backends  # noqa: E402
+from test_cluster_faults import listen_backends  # noqa: E402  (the listener's backend, as the fault test finds it)
 
 
 def one_run(pg: Postgres, binary: Path, n: int, log: Path) -> dict:
@@ -111,7 +109,7 @@ def main() -> None:
                 result = one_run(pg, Path(folder) / "panes", arguments.n, home / "server.log")
                 results[folder].append(result)
                 print(json.dumps({"bin": folder, "round": round_number, **result}), flush=True)
-        print(f"\n| binary | N | presence events at the observer (left / shown) | NOTIFY payloads with presence | presence signals | stored signals |")
+        print("\n| binary | N | presence events at the observer (left / shown) | NOTIFY payloads with presence | presence signals | stored signals |")
         print("|---|---|---|---|---|---|")
         for folder, runs in results.items():
             cells = [" / ".join(f"{r['left']}/{r['shown']}" for r in runs),

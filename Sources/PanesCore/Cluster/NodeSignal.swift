@@ -48,7 +48,7 @@ public struct NodeSignal: Sendable, Equatable {
         /// other nodes; the whole list each time, so the last one received is the truth.
         case scenes(JSONValue)
         /// Asks every node for its live scenes, its people and its scenes' presence (`scenes`,
-        /// `people`, `presence`, sent back to the asker alone).
+        /// `people`, `presenceRetold`, sent back to the asker alone).
         case scenesWanted
         /// A drop onto a scene live on the receiving node, whose drag's ending the sender has
         /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?,
