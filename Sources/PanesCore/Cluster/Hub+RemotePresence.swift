@@ -132,14 +132,14 @@ extension Hub {
     mutating func markRemotePresenceStale() {
         cluster.unreadPresence = [:]
         cluster.presenceAnswering = []
-        var marked = false
-        for id in cluster.remotePresence.keys {
-            for scene in cluster.remotePresence[id]!.keys {
-                cluster.remotePresence[id]![scene]!.stale = true
-                marked = true
+        cluster.remotePresence = cluster.remotePresence.mapValues { held in
+            held.mapValues { entry in
+                var stale = entry
+                stale.stale = true
+                return stale
             }
         }
-        cluster.presenceStaleUntil = marked ? monotonic() + Millis(settings.nodeLeaseMs) : nil
+        cluster.presenceStaleUntil = cluster.remotePresence.isEmpty ? nil : monotonic() + Millis(settings.nodeLeaseMs)
     }
 
     /// One part of another node's answer (`presenceRetold`): each presence in it taken as any
