@@ -32,8 +32,9 @@ enum ChangeNoticePayload {
         case storedSignal(Int64)
     }
 
-    /// The largest signal sent inline; a larger one is stored and referenced.
-    static let maxInlineSignalBytes = 4_000
+    /// The largest signal sent inline; a larger one is stored and referenced. The core's
+    /// bound, since it splits what it can to fit (`NodeSignal.presenceRetold`).
+    static let maxInlineSignalBytes = NodeSignal.maxInlineBytes
 
     static func encode(_ notices: [ChangeNotice], origin: String? = nil) -> [String] {
         encode(items: notices.map(Item.notice), origin: origin)

@@ -118,8 +118,11 @@ import Testing
 
     static func presence(_ effects: [Effect]) -> [NodeID?] {
         effects.compactMap {
-            guard case .signal(let signal) = $0, case .presence = signal.kind else { return nil }
-            return signal.to
+            guard case .signal(let signal) = $0 else { return nil }
+            switch signal.kind {
+            case .presence, .presenceRetold: return signal.to
+            default: return nil
+            }
         }
     }
 

@@ -70,30 +70,71 @@ import Testing
         #expect(nodes.b.hub.cluster.remotePresence.isEmpty)
     }
 
+    /// The presence signals in `effects` (one per cursor, or an answer's parts).
+    static func presenceSignals(_ effects: [Effect]) -> [NodeSignal] {
+        effects.compactMap { effect -> NodeSignal? in
+            guard case .signal(let signal) = effect else { return nil }
+            switch signal.kind {
+            case .presence, .presenceRetold: return signal
+            default: return nil
+            }
+        }
+    }
+
     /// b's listener was down while alice moved her cursor on a: when it is back, b asks, and
-    /// a tells b (and only b) the cursor as it is now.
+    /// a tells b (and only b) the cursor as it is now. b's scene sees it move, once, and never
+    /// leave: b kept what it showed until the answer.
     @Test func aNodeThatAsksAgainIsToldTheCursorsItMissed() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 1]])
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").count == 1)
         // Not heard on b.
         _ = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 2, "head": 4]])
         let asked = nodes.b.run(.notice(.resubscribed))
+        #expect(asked.events(to: onB, named: "presence").isEmpty, "b's scene saw the cursor leave when b asked")
         let answered = TwoNodes.deliver(asked, to: &nodes.a)
-        let told = answered.compactMap { effect -> NodeSignal? in
-            if case .signal(let signal) = effect, case .presence = signal.kind { signal } else { nil }
-        }
+        let told = Self.presenceSignals(answered)
         #expect(told.count == 1 && told.allSatisfy { $0.to == NodeID("b") }, "\(told)")
         let seen = TwoNodes.deliver(answered, to: &nodes.b).events(to: onB, named: "presence")
-        #expect(seen.last?["user"] == "alice")
+        #expect(seen.count == 1, "\(seen)")
+        #expect(seen.last?["user"] == "alice" && seen.last?["left"] == false)
         #expect(seen.last?["selection"] == ["anchor": 2, "head": 4])
         let (later, _) = nodes.b.connect(name: "carol")
         let opened = nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue
         #expect(opened?.first { $0["user"] == "alice" }?["selection"] == ["anchor": 2, "head": 4])
     }
 
+    /// The listener of b came back and nothing moved meanwhile: b's scene sees nothing at all,
+    /// neither when b asks nor when a answers (issue 27: it saw every cursor of every other
+    /// node leave and come back after each blip of the database connection).
+    @Test func aResubscribeShowsNoLeaveOrEnterForCursorsThatDidNotChange() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let (second, _) = nodes.a.connect(name: "dave")
+        #expect(nodes.a.openDocument(second, document)["ok"] == true)
+        for (connection, at) in [(onA, 1), (second, 3)] {
+            let shared = nodes.a.send(connection, "setPresence", ["document": .string(document),
+                                                                  "selection": ["anchor": .int(Int64(at)), "head": .int(Int64(at))]])
+            TwoNodes.deliver(shared, to: &nodes.b)
+        }
+        let asked = nodes.b.run(.notice(.resubscribed))
+        #expect(asked.events(to: onB, named: "presence").isEmpty, "\(asked.events(to: onB, named: "presence"))")
+        #expect(nodes.b.hub.cluster.presenceStaleUntil != nil)
+        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
+        #expect(answered.events(to: onB, named: "presence").isEmpty, "\(answered.events(to: onB, named: "presence"))")
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.filter { !$0.stale }.count == 2)
+        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil, "every cursor was refreshed")
+        // Nor later, when the bound after asking would have passed.
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs))
+        #expect(nodes.b.run(.tick).events(to: onB, named: "presence").isEmpty)
+        let (later, _) = nodes.b.connect(name: "carol")
+        #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == 2)
+    }
+
     /// b's listener was down while alice closed the document on a: b missed her `left`. When b
-    /// asks again it forgets what a told, its scene sees her cursor leave, and a, asked,
-    /// does not tell it again.
+    /// asks again it keeps showing her cursor until a's answer, which leaves her out: then
+    /// b's scene sees her leave, once.
     @Test func theCursorOfSomeoneWhoLeftWhileANodeWasNotListeningDisappearsWhenItAsksAgain() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
@@ -102,11 +143,13 @@ import Testing
         // Not heard on b.
         _ = nodes.a.send(onA, "closeDocument", ["document": .string(document)])
         let asked = nodes.b.run(.notice(.resubscribed))
-        let left = asked.events(to: onB, named: "presence")
+        #expect(asked.events(to: onB, named: "presence").isEmpty)
+        let answer = TwoNodes.deliver(asked, to: &nodes.a)
+        #expect(Self.presenceSignals(answer).count == 1, "a has no cursor left, and says so: \(Self.presenceSignals(answer))")
+        let left = TwoNodes.deliver(answer, to: &nodes.b).events(to: onB, named: "presence")
         #expect(left.count == 1 && left.first?["user"] == "alice" && left.first?["left"] == true, "\(left)")
         #expect(left.first?["selection"] == .null)
-        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
-        #expect(answered.events(to: onB, named: "presence").isEmpty)
+        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil)
         let (later, _) = nodes.b.connect(name: "carol")
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
     }
@@ -120,11 +163,136 @@ import Testing
         _ = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
         _ = nodes.b.run(.notice(.resubscribed))
         let back = nodes.a.run(.notice(.resubscribed))
-        let told = back.compactMap { effect -> NodeSignal? in
-            if case .signal(let signal) = effect, case .presence = signal.kind { signal } else { nil }
-        }
+        let told = Self.presenceSignals(back)
         #expect(told.count == 1 && told.first?.to == nil, "\(told)")
         let seen = TwoNodes.deliver(back, to: &nodes.b).events(to: onB, named: "presence")
         #expect(seen.last?["selection"] == ["anchor": 1, "head": 3])
+    }
+
+    /// a never answers (its listener is down too, or it runs the release before answers came
+    /// whole): what b held of a's stays shown until `nodeLeaseMs` after b asked, then leaves.
+    @Test func aCursorNoAnswerRefreshedLeavesALeaseAfterAsking() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
+                         to: &nodes.b)
+        _ = nodes.b.run(.notice(.resubscribed))
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs) - 1)
+        #expect(nodes.b.run(.tick).events(to: onB, named: "presence").isEmpty)
+        nodes.b.clock.advance(1)
+        let left = nodes.b.run(.tick).events(to: onB, named: "presence")
+        #expect(left.count == 1 && left.first?["left"] == true, "\(left)")
+        #expect(nodes.b.hub.cluster.remotePresence.isEmpty)
+        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil)
+    }
+
+    /// An answer's parts after the first were missed (b's listener dropped again in between,
+    /// and b asked again): the last part alone says nothing of what the others held, so b
+    /// drops nothing on it.
+    @Test func theLastPartOfAnAnswerWhoseFirstWasMissedDropsNothing() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
+                         to: &nodes.b)
+        _ = nodes.b.run(.notice(.resubscribed))
+        let last = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .presenceRetold(Hub.retold([], part: 1, parts: 2)))
+        #expect(nodes.b.run(.notice(.signal(last))).events(to: onB, named: "presence").isEmpty)
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.count == 1)
+    }
+
+    /// a's lease ends while b waits for its answer: a's cursors leave at once, stale or not,
+    /// not at the bound.
+    @Test func theCursorsOfANodeWhoseLeaseEndedLeaveAtOnceWhileAnswersAreAwaited() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
+                         to: &nodes.b)
+        _ = nodes.b.run(.notice(.resubscribed))
+        let left = nodes.b.run(.notice(.nodesExpired([NodeID("a")]))).events(to: onB, named: "presence")
+        #expect(left.count == 1 && left.first?["user"] == "alice" && left.first?["left"] == true, "\(left)")
+        #expect(nodes.b.hub.cluster.remotePresence.isEmpty)
+    }
+
+    /// A node with many cursors answers in as few signals as stay under the bound a signal
+    /// travels inline in (`NodeSignal.maxInlineBytes`), not one per cursor: each part as full
+    /// as the next cursor allows, every cursor once, in order, and the asker shows them all.
+    @Test func manyCursorsAreToldInAsFewSignalsAsFitTheInlineBound() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: String(repeating: "x", count: 100), nameOnB: "bob")
+        let count = 40
+        var connections = [onA]
+        for index in 1..<count {
+            let (connection, _) = nodes.a.connect(name: "user\(index)")
+            #expect(nodes.a.openDocument(connection, document)["ok"] == true)
+            connections.append(connection)
+        }
+        for (index, connection) in connections.enumerated() {
+            _ = nodes.a.send(connection, "setPresence", ["document": .string(document), "data": ["note": .string(String(repeating: "n", count: 200))],
+                                                        "selection": ["anchor": .int(Int64(index)), "head": .int(Int64(index))]])
+        }
+        let answer = nodes.a.run(.notice(.signal(NodeSignal(from: NodeID("b"), to: nil, kind: .scenesWanted))))
+        let signals = Self.presenceSignals(answer)
+        let parts = signals.compactMap { signal -> JSONValue? in
+            if case .presenceRetold(let json) = signal.kind { json } else { nil }
+        }
+        let told = parts.flatMap { $0["retold"]?.arrayValue ?? [] }
+        #expect(parts.count == signals.count, "every presence went in an answer's part")
+        #expect(told.count == count)
+        let bytes = told.map(\.encodedSize)
+        let bound = NodeSignal.maxInlineBytes
+        // Not one per cursor: as many as the bytes need, ceil(bytes / bound) (5 for these 40).
+        let needed = (bytes.reduce(0, +) + bound - 1) / bound
+        #expect(signals.count == needed && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
+        var index = 0
+        for (number, signal) in signals.enumerated() {
+            #expect(signal.to == NodeID("b"))
+            #expect(signal.json.encodedSize <= bound, "part \(number) is \(signal.json.encodedSize) bytes")
+            #expect(parts[number]["part"] == .int(Int64(number)) && parts[number]["parts"] == .int(Int64(signals.count)))
+            index += parts[number]["retold"]?.arrayValue?.count ?? 0
+            // As full as allowed: the next cursor would not have fitted.
+            if index < count { #expect(signal.json.encodedSize + 1 + bytes[index] > bound) }
+        }
+        let selections = told.compactMap { $0["selection"]?["anchor"]?.intValue }
+        #expect(selections.sorted() == (0..<Int64(count)).map { $0 })
+        let (later, _) = nodes.b.connect(name: "carol")
+        TwoNodes.deliver(answer, to: &nodes.b)
+        #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == count)
+        _ = onB
+    }
+
+    /// A node of the release before `presenceRetold` answers one `presence` at a time and never
+    /// says it is done: an unchanged cursor so told is kept without an event, and one it did
+    /// not tell again leaves at the bound.
+    @Test func anAnswerOnePresenceAtATimeRefreshesWithoutEventsAndTheRestLeavesAtTheBound() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let (second, _) = nodes.a.connect(name: "dave")
+        #expect(nodes.a.openDocument(second, document)["ok"] == true)
+        var told: [NodeSignal] = []
+        for (connection, at) in [(onA, 1), (second, 3)] {
+            let shared = nodes.a.send(connection, "setPresence", ["document": .string(document),
+                                                                  "selection": ["anchor": .int(Int64(at)), "head": .int(Int64(at))]])
+            told += Self.presenceSignals(shared)
+            TwoNodes.deliver(shared, to: &nodes.b)
+        }
+        _ = nodes.b.run(.notice(.resubscribed))
+        // Only alice's is told again (as if dave had closed the document meanwhile, his `left` missed).
+        let again = nodes.b.run(.notice(.signal(NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: told[0].kind))))
+        #expect(again.events(to: onB, named: "presence").isEmpty)
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs))
+        let left = nodes.b.run(.tick).events(to: onB, named: "presence")
+        #expect(left.map { $0["name"] } == ["dave"] && left.allSatisfy { $0["left"] == true }, "\(left)")
+    }
+
+    /// On the wire an answer's part is a `presence` whose value has no `document`: a node of
+    /// the release before reads it as a presence and ignores it, where a signal it cannot read
+    /// would make it resubscribe, ask again, and be answered again, over and over.
+    @Test func anAnswersPartReadsAsAPresenceWithoutDocument() {
+        let part = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .presenceRetold(Hub.retold([["document": "d", "scene": "s"]], part: 0, parts: 1)))
+        #expect(part.json["presence"]?["document"] == nil)
+        #expect(part.json["presence"]?["retold"]?.arrayValue?.count == 1)
+        #expect(NodeSignal(json: part.json) == part)
+        let single = NodeSignal(from: NodeID("a"), to: nil, kind: .presence(["document": "d", "scene": "s"]))
+        #expect(NodeSignal(json: single.json) == single)
     }
 }

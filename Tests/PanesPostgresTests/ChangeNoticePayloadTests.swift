@@ -1,4 +1,5 @@
 import PanesCore
+import PanesJSON
 @testable import PanesPostgres
 import Testing
 
@@ -15,6 +16,40 @@ import Testing
         let payloads = ChangeNoticePayload.encode(notices)
         #expect(payloads.count == 1)
         #expect(payloads.flatMap(ChangeNoticePayload.decode) == notices)
+    }
+
+    /// A node splits its answer's presence (`presenceRetold`) by the core's count of encoded
+    /// bytes: a part the core counts at the bound is that many bytes encoded, so it rides in
+    /// the payload, not as a stored signal, and comes out as the same signal.
+    @Test func aRetoldPresencePartCountedAtTheBoundGoesInline() {
+        let presence: JSONValue = ["document": "doc_1", "scene": "scn_1", "user": "ädä \"q\"", "name": "ada\n",
+                                   "selection": ["anchor": 1, "head": 2], "left": false, "revision": 7, "color": .null,
+                                   "data": ["note": "x"]]
+        var signal = NodeSignal(from: NodeID("n1"), to: NodeID("n2"), kind: .presenceRetold(
+            ["retold": .array([]), "part": 0, "parts": 1]))
+        var retold: [JSONValue] = []
+        while signal.json.encodedSize < NodeSignal.maxInlineBytes {
+            var next = presence.objectValue!
+            let room = NodeSignal.maxInlineBytes - signal.json.encodedSize - presence.encodedSize - (retold.isEmpty ? 0 : 1)
+            next["data"] = ["note": .string(String(repeating: "x", count: max(1, min(room + 1, 200))))]
+            retold.append(.object(next))
+            signal.kind = .presenceRetold(["retold": .array(retold), "part": 0, "parts": 1])
+        }
+        if signal.json.encodedSize > NodeSignal.maxInlineBytes {
+            // Trim the last note to land on the bound exactly.
+            var last = retold.removeLast().objectValue!
+            let over = signal.json.encodedSize - NodeSignal.maxInlineBytes
+            let note = last["data"]?["note"]?.stringValue ?? ""
+            last["data"] = ["note": .string(String(note.dropLast(over)))]
+            retold.append(.object(last))
+            signal.kind = .presenceRetold(["retold": .array(retold), "part": 0, "parts": 1])
+        }
+        #expect(signal.json.encodedSize == NodeSignal.maxInlineBytes)
+        #expect(JSONCodec.encodeString(signal.json).utf8.count == signal.json.encodedSize)
+        #expect(ChangeNoticePayload.maxInlineSignalBytes == NodeSignal.maxInlineBytes)
+        let payloads = ChangeNoticePayload.encode([.signal(signal)], origin: ChangeNoticePayload.newOrigin())
+        #expect(payloads.count == 1 && payloads[0].utf8.count < 8_000)
+        #expect(payloads.flatMap(ChangeNoticePayload.decode) == [.signal(signal)])
     }
 
     @Test func manyNoticesAreSplitUnderPostgresPayloadLimit() {

@@ -4,6 +4,7 @@ applied twice, whatever happens."""
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -258,5 +259,77 @@ def test_a_killed_nodes_presence_leaves_within_the_lease(pg, workspace):
         opened = dave.request("openDocument", document=document)
         assert scene not in [p["scene"] for p in opened["presence"]]
         assert [p["user"] for p in opened["presence"]] == [], "bob and carol shared nothing"
+    finally:
+        cluster.close()
+
+
+def socket_ports(pid: int) -> set[int]:
+    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:["):-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def listen_backends(cluster: Cluster, node) -> list[int]:
+    """The backends whose client is `node`'s listener (the statement shown is `LISTEN`)."""
+    database = cluster.store.rsplit("/", 1)[1]
+    rows = cluster.pg.psql("SELECT pid, client_port FROM pg_stat_activity "
+                           f"WHERE datname = '{database}' AND query ILIKE 'LISTEN%'", database=database)
+    ports = socket_ports(node.process.pid)
+    return [int(pid) for pid, port in (row.split("|") for row in rows.splitlines() if row) if int(port) in ports]
+
+
+def test_a_terminated_listen_connection_does_not_flicker_other_nodes_cursors(pg, workspace):
+    """Presence (issue 27): node 0's listener connection is terminated. Node 0 asks every node
+    again once it listens again, and keeps showing what it showed until they answer: its
+    scene sees no `presence` leave (nor a second enter) for a cursor on node 1 that did not
+    change, and a scene that opens the document afterwards on node 0 lists it. Before, every
+    cursor of node 1 left and came back."""
+    cluster = Cluster(pg, nodes=2, haproxy=False)
+    try:
+        a, b = cluster.nodes
+        ada = Client(b.url, "ada", workspace)
+        document = ada.request("createDocument", title="Plan", text="hello world")["document"]["id"]
+        ada.request("openDocument", document=document)
+        scene = ada.connected["scene"]
+        bob = Client(a.url, "bob", workspace)
+        bob.request("openDocument", document=document)
+        ada.request("setPresence", document=document, selection={"anchor": 0, "head": 5})
+        assert bob.event("presence", lambda e: e["scene"] == scene)["left"] is False
+
+        deadline = time.monotonic() + 10
+        while not (before := listen_backends(cluster, a)):
+            assert time.monotonic() < deadline, "node 0's listener was not found"
+            time.sleep(0.05)
+        assert len(before) == 1, before
+        killed = pg.psql(f"SELECT count(pg_terminate_backend({before[0]}))", database=cluster.store.rsplit("/", 1)[1])
+        assert killed == "1"
+        while not [pid for pid in listen_backends(cluster, a) if pid not in before]:
+            assert time.monotonic() < deadline, "node 0 did not listen again"
+            time.sleep(0.05)
+        # Past node 0's bound for the answers (`nodeLeaseMs` after asking), and then some.
+        bob.drain((LEASE_MS + 1_000) / 1000)
+        seen = [e for e in bob.events if e["type"] == "presence" and e["scene"] == scene]
+        assert seen == [], f"bob saw ada's unchanged cursor change: {seen}"
+        carol = Client(a.url, "carol", workspace)
+        listed = [p for p in carol.request("openDocument", document=document)["presence"] if p["scene"] == scene]
+        assert [p["selection"] for p in listed] == [{"anchor": 0, "head": 5}], listed
+        # And the cursor still moves for bob as it did.
+        ada.request("setPresence", document=document, selection={"anchor": 2, "head": 2})
+        moved = bob.event("presence", lambda e: e["scene"] == scene)
+        assert moved["left"] is False and moved["selection"] == {"anchor": 2, "head": 2}, moved
     finally:
         cluster.close()

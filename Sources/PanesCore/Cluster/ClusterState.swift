@@ -17,7 +17,7 @@ struct ClusterState: Sendable {
     var nextDeadline: Millis? {
         [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
          recordRetryAt, releaseRetryAt, nextCheckAt, remoteDropDeadlines.nextDeadline,
-         dropReceiptDeadlines.nextDeadline].compactMap { $0 }.min()
+         dropReceiptDeadlines.nextDeadline, presenceStaleUntil].compactMap { $0 }.min()
     }
 
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
@@ -98,8 +98,14 @@ struct ClusterState: Sendable {
     /// `openDocument`s waiting for this node to read what another node wrote.
     var openWaiters: [OpenWaiter] = []
     /// Presence shared by scenes on other nodes, per document and scene, with the node each
-    /// lives on (so it goes when that node does, or the document: `documentRemoved`).
-    var remotePresence: [DocumentID: [SceneID: (node: NodeID, presence: JSONValue)]] = [:]
+    /// lives on (so it goes when that node does, or the document: `documentRemoved`), and
+    /// whether it is stale: held from before this node asked again, not told since.
+    var remotePresence: [DocumentID: [SceneID: HeldPresence]] = [:]
+    /// After this node asked again: the nodes whose answer's first part has come
+    /// (`NodeSignal.Kind.presenceRetold`), and when presence still stale is dropped whatever
+    /// answered (monotonic clock, `nodeLeaseMs` after asking).
+    var presenceAnswering: Set<NodeID> = []
+    var presenceStaleUntil: Millis?
     /// Presence for documents whose record is not read here yet, until a record load reads it
     /// or finds it gone (`Hub+RemotePresence.swift`).
     var unreadPresence: [DocumentID: UnreadPresence] = [:]

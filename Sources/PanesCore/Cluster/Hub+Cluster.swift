@@ -39,11 +39,12 @@ extension Hub {
             cluster.readBackoff.succeeded()
             cluster.recordRetryAt = nil
             loadRecordChanges()
-            // Lists other nodes sent meanwhile were missed: forget what they told and ask
-            // again. A node that asked while nobody here listened got no answer: tell it too.
+            // Lists other nodes sent meanwhile were missed: forget what they told (presence:
+            // keep it, marked stale, until the answers say what holds) and ask again. A node
+            // that asked while nobody here listened got no answer: tell it too.
             forgetRemoteScenes()
             forgetRemotePeople()
-            forgetRemotePresence()
+            markRemotePresenceStale()
             signal(.scenesWanted, to: nil)
             retellScenes(now: monotonic())
             sharePeople(to: nil)

@@ -41,6 +41,8 @@ extension Hub {
             tickets[id] = nil
         case .presence(let presence):
             takeRemotePresence(presence, from: signal.from)
+        case .presenceRetold(let retold):
+            takeRetoldPresence(retold, from: signal.from)
         case .people(let json):
             takeRemotePeople(json, from: signal.from)
         case .drag(let json):

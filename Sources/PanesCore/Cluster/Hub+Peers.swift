@@ -22,7 +22,7 @@ extension Hub {
             guard let toldAll = addPeer(other, again: true) else { continue }
             answerScenesWanted(by: other, toldAll: toldAll)
             sharePeople(to: other)
-            retellPresence(to: other)
+            retellPresence(to: other, answering: false)
         }
     }
 

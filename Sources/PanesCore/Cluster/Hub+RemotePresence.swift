@@ -2,9 +2,20 @@
 /// tells the others its scenes' presence as it changes (`NodeSignal.Kind.presence`, `left`
 /// when a scene leaves), and keeps what the others told for the document's scenes here,
 /// those that open it later included. A dead node's scenes leave with its lease, a deleted
-/// document's with it (`documentRemoved`). A node that asks again (`scenesWanted`: at start,
-/// after a rejoin, after its listening connection was back) forgets what the others told and
-/// is told every presence again, to it alone, as their scenes and people are.
+/// document's with it (`documentRemoved`).
+///
+/// A node that asks again (`scenesWanted`: at start, after a rejoin, after its listening
+/// connection was back) may have missed any of it, a `left` included, which nobody tells again.
+/// It keeps what it showed, marked stale, and every node answers with its scenes' presence as
+/// it is now, whole (`presenceRetold`, to the asker alone, in parts that fit a signal). A stale
+/// presence told again as it was is kept without a word to the scenes here; one that moved is
+/// told once, as a move; one a node's whole answer leaves out has left, and its scenes see it
+/// leave then. What no answer refreshed leaves `nodeLeaseMs` after asking (a node of the
+/// release before `presenceRetold` answers one presence at a time, and never says it is done;
+/// a node that never hears the question is gone within a lease, or asks itself once its own
+/// listener is back, and then tells its presence to all). Dropping it all when asking, as this
+/// node did, made every scene here see every other node's cursors leave and come back after
+/// each blip of the database connection.
 ///
 /// A presence can come before this node has read its document's record (made on another node
 /// a moment ago; a scene here may open it next): it waits in `unreadPresence` for the record
@@ -28,7 +39,10 @@ extension Hub {
             // behind): that node's scenes have left already, and nothing would drop it again.
             guard !cluster.expired.contains(origin) else { return }
             guard documents.records[document] != nil else { return keepUntilRead(presence, document, scene, from: origin) }
-            cluster.remotePresence[document, default: [:]][scene] = (origin, presence)
+            let held = cluster.remotePresence[document]?[scene]
+            cluster.remotePresence[document, default: [:]][scene] = HeldPresence(node: origin, presence: presence)
+            // Told again as it was (an answer after this node asked again): nothing moved.
+            if let held, held.node == origin, held.presence.isIdentical(to: presence) { return }
         }
         let here = documents.open[document].map { $0.participants.values.map(\.connection).sorted() } ?? []
         broadcast(.event(.presence(presence)), to: here)
@@ -58,7 +72,7 @@ extension Hub {
             if documents.records[id] != nil {
                 cluster.unreadPresence[id] = nil
                 for (scene, entry) in unread.scenes where !cluster.expired.contains(entry.node) {
-                    cluster.remotePresence[id, default: [:]][scene] = entry
+                    cluster.remotePresence[id, default: [:]][scene] = HeldPresence(node: entry.node, presence: entry.presence)
                 }
             } else if unread.after < finished {
                 cluster.unreadPresence[id] = nil
@@ -107,41 +121,124 @@ extension Hub {
             cluster.unreadPresence[id]?.scenes = kept
             if kept.isEmpty { cluster.unreadPresence[id] = nil }
         }
+        cluster.presenceAnswering.subtract(nodes)
         dropPeople(of: nodes)
     }
 
-    /// Before asking (`scenesWanted`): the other nodes' presence is dropped, as their scenes
-    /// and people are, since a `left` missed meanwhile is never told again (the cursor of a
-    /// person who left stayed until that node died). The document's scenes here see those
-    /// scenes leave, and come back as the other nodes answer.
-    mutating func forgetRemotePresence() {
-        let held = cluster.remotePresence
-        cluster.remotePresence = [:]
+    /// Before asking (`scenesWanted`): what the other nodes told is kept, shown as it is, and
+    /// marked stale, since a `left` or a move missed meanwhile is never told again; the answers
+    /// refresh it (`takeRetoldPresence`), and what they leave out goes. Presence waiting for its
+    /// record is dropped: no scene here shows it, and the answers tell it again.
+    mutating func markRemotePresenceStale() {
         cluster.unreadPresence = [:]
-        for (id, entries) in held.sorted(by: { $0.key < $1.key }) {
-            guard let document = documents.open[id] else { continue }
-            let here = document.participants.values.map(\.connection).sorted()
-            for (_, entry) in entries.sorted(by: { $0.key < $1.key }) {
-                broadcast(.event(.presence(Self.left(entry.presence))), to: here)
+        cluster.presenceAnswering = []
+        cluster.remotePresence = cluster.remotePresence.mapValues { held in
+            held.mapValues { entry in
+                var stale = entry
+                stale.stale = true
+                return stale
             }
+        }
+        cluster.presenceStaleUntil = cluster.remotePresence.isEmpty ? nil : monotonic() + Millis(settings.nodeLeaseMs)
+    }
+
+    /// One part of another node's answer (`presenceRetold`): each presence in it taken as any
+    /// other (refreshed, moved or new). Once this node has every part of that answer since it
+    /// asked (the parts come in order, and a listener that missed one resubscribes, which asks
+    /// again), what it still holds stale of that node has left.
+    mutating func takeRetoldPresence(_ json: JSONValue, from origin: NodeID) {
+        guard let retold = json["retold"]?.arrayValue, let part = json["part"]?.intValue,
+              let parts = json["parts"]?.intValue, part >= 0, part < parts else { return }
+        if part == 0 { cluster.presenceAnswering.insert(origin) }
+        for presence in retold where presence["left"] != true {
+            takeRemotePresence(presence, from: origin)
+        }
+        guard part == parts - 1, cluster.presenceAnswering.remove(origin) != nil else { return }
+        dropStalePresence(of: origin)
+    }
+
+    /// Stale presence leaves: of one node (its whole answer is in), or of every node (nil: the
+    /// bound after asking has passed).
+    mutating func dropStalePresence(of origin: NodeID?) {
+        let gone = cluster.remotePresence.values.flatMap(\.values)
+            .filter { $0.stale && (origin == nil || $0.node == origin) }
+            .sorted { SceneID($0.presence["scene"]?.stringValue ?? "") < SceneID($1.presence["scene"]?.stringValue ?? "") }
+        for entry in gone {
+            takeRemotePresence(Self.left(entry.presence), from: entry.node)
+        }
+        if origin == nil || !cluster.remotePresence.values.contains(where: { $0.values.contains(where: \.stale) }) {
+            cluster.presenceStaleUntil = nil
         }
     }
 
-    /// Tells one node (that asked, `scenesWanted`, and forgot what it held of the others) the
-    /// presence of every scene here that shares one, or every node (`to: nil`, after this
+    /// `nodeLeaseMs` after asking: what no answer refreshed leaves.
+    mutating func expireStalePresence(now: Millis) {
+        guard let until = cluster.presenceStaleUntil, until <= now else { return }
+        cluster.presenceAnswering = []
+        dropStalePresence(of: nil)
+    }
+
+    /// Tells one node (that asked, `scenesWanted`, and marked stale what it held of the others)
+    /// the presence of every scene here that shares one, or every node (`to: nil`, after this
     /// node's listening connection was back: a node may have asked meanwhile). Each as it is
     /// now, at the document's revision here; one held back by `presenceIntervalMs` is still
-    /// told to all when its interval ends.
-    mutating func retellPresence(to asker: NodeID?) {
+    /// told to all when its interval ends. In as few signals as stay under
+    /// `NodeSignal.maxInlineBytes` (one per presence, as before, was one NOTIFY each: a node
+    /// with 500 cursors sent 500 to every node that asked), and in one, empty, when there is
+    /// none: the asker drops what it held of this node's once it has every part.
+    /// - Parameter answering: an answer to a question (`scenesWanted`, or any asked while this
+    ///   node's listener was down), told even when empty. A node first known from a read of
+    ///   the nodes alive (`nodesAlive`) is told only presence there is: it is joining, and an
+    ///   empty answer would reach it before its question, which then would not read as the
+    ///   first it hears of this node (`Hub+Peers.swift`).
+    mutating func retellPresence(to asker: NodeID?, answering: Bool = true) {
         // Alone, told to nobody: a node that joins asks (`scenesWanted`), or is told when first
         // known (`nodesAlive`).
-        guard asker != nil || hasPeers else { return }
+        guard let node, asker != nil || hasPeers else { return }
+        var presences: [JSONValue] = []
         for id in documents.open.keys.sorted() {
             guard let document = documents.open[id] else { continue }
             for participant in document.orderedParticipants where participant.shared {
-                signal(.presence(participant.presenceJSON(document: id, revision: document.revision)), to: asker)
+                presences.append(participant.presenceJSON(document: id, revision: document.revision))
             }
         }
+        guard answering || !presences.isEmpty else { return }
+        let parts = Self.parts(of: presences, from: node, to: asker)
+        for (index, part) in parts.enumerated() {
+            signal(.presenceRetold(Self.retold(part, part: index, parts: parts.count)), to: asker)
+        }
+    }
+
+    /// `presences` in order, split so that each part's signal stays under
+    /// `NodeSignal.maxInlineBytes` (a presence too large alone goes alone); one empty part
+    /// when there are none.
+    static func parts(of presences: [JSONValue], from node: NodeID, to asker: NodeID?) -> [[JSONValue]] {
+        // The signal with no presence, numbered as high as any part can be.
+        let most = max(presences.count, 1)
+        let envelope = NodeSignal(from: node, to: asker, kind: .presenceRetold(retold([], part: most, parts: most)))
+            .json.encodedSize
+        var parts: [[JSONValue]] = []
+        var current: [JSONValue] = []
+        var size = envelope
+        for presence in presences {
+            let added = presence.encodedSize + (current.isEmpty ? 0 : 1)
+            if !current.isEmpty, size + added > NodeSignal.maxInlineBytes {
+                parts.append(current)
+                current = []
+                size = envelope
+                size += presence.encodedSize
+            } else {
+                size += added
+            }
+            current.append(presence)
+        }
+        if !current.isEmpty || parts.isEmpty { parts.append(current) }
+        return parts
+    }
+
+    /// A `presenceRetold` signal's value.
+    static func retold(_ presences: [JSONValue], part: Int, parts: Int) -> JSONValue {
+        ["retold": .array(presences), "part": .int(Int64(part)), "parts": .int(Int64(parts))]
     }
 
     /// A scene's presence as the `presence` event that says it left.
@@ -151,6 +248,14 @@ extension Hub {
         left["selection"] = .null
         return .object(left)
     }
+}
+
+/// A presence told by a scene on another node, as it came; stale once this node asked again
+/// (`scenesWanted`) until an answer tells it again (`Hub.markRemotePresenceStale`).
+struct HeldPresence: Sendable {
+    let node: NodeID
+    let presence: JSONValue
+    var stale = false
 }
 
 /// Presence for a document whose record this node has not read yet, by scene, with the

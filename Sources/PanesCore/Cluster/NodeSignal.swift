@@ -32,6 +32,15 @@ public struct NodeSignal: Sendable, Equatable {
         /// A scene's presence in a document changed (a `presence` event's fields, `left` true
         /// when it left), for the document's scenes on other nodes.
         case presence(JSONValue)
+        /// The sender's scenes' presence as it is now, whole, for a node that asked
+        /// (`scenesWanted`) or for every node (after the sender's listener was back), in as few
+        /// signals as stay under `maxInlineBytes`: `{"retold": [presence…], "part", "parts"}`.
+        /// A receiver that has every part drops what it held of the sender's and was not told
+        /// again (`Hub+RemotePresence.swift`). On the wire it is a `presence` whose value has
+        /// `retold`: a node of the release before it reads a `presence` without `document` and
+        /// ignores it, where an unknown signal would read as `resubscribed` and make it ask
+        /// again, and be answered again, for as long as the rolling upgrade lasts.
+        case presenceRetold(JSONValue)
         /// The sending node's people in a document (`{"document", "people": [PersonTally]}`),
         /// whole each time, for the document's summaries on other nodes.
         case people(JSONValue)
@@ -39,7 +48,7 @@ public struct NodeSignal: Sendable, Equatable {
         /// other nodes; the whole list each time, so the last one received is the truth.
         case scenes(JSONValue)
         /// Asks every node for its live scenes, its people and its scenes' presence (`scenes`,
-        /// `people`, `presence`, sent back to the asker alone).
+        /// `people`, `presenceRetold`, sent back to the asker alone).
         case scenesWanted
         /// A drop onto a scene live on the receiving node, whose drag's ending the sender has
         /// stored: `{"drag", "scene", "workspace", "user", "event", "ended", "record"?,
@@ -60,6 +69,12 @@ public struct NodeSignal: Sendable, Equatable {
         /// (the release after the one that brings `dropOffered`).
         case itemsDropped(scene: String, event: JSONValue)
     }
+
+    /// The largest signal a store carries in its notification (PostgreSQL: inside a NOTIFY
+    /// payload, which must stay under 8000 bytes and is shared with other notices); a larger
+    /// one is stored and read back by every listener with a query of its own. What a node
+    /// can split (`presenceRetold`) is split to stay under it.
+    public static let maxInlineBytes = 4_000
 
     public init(from: NodeID, to: NodeID?, kind: Kind) {
         self.from = from
@@ -94,7 +109,7 @@ public struct NodeSignal: Sendable, Equatable {
             object["refresh"] = ["session": .string(session.rawValue), "fields": fields]
         case .ticket(let ticket): object["ticket"] = ticket
         case .ticketUsed(let id): object["ticketUsed"] = .string(id)
-        case .presence(let presence): object["presence"] = presence
+        case .presence(let presence), .presenceRetold(let presence): object["presence"] = presence
         case .people(let people): object["people"] = people
         case .drag(let drag): object["drag"] = drag
         case .dragEnded(let ended): object["dragEnded"] = ended
@@ -127,7 +142,7 @@ public struct NodeSignal: Sendable, Equatable {
         } else if let id = json["ticketUsed"]?.stringValue {
             kind = .ticketUsed(id)
         } else if let presence = json["presence"] {
-            kind = .presence(presence)
+            kind = presence["retold"] != nil ? .presenceRetold(presence) : .presence(presence)
         } else if let people = json["people"] {
             kind = .people(people)
         } else if let drag = json["drag"] {
