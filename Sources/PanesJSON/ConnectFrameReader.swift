@@ -34,7 +34,7 @@ public enum ConnectFrameReader {
         guard cursor.members({ key, cursor in frame.read(key, &cursor) }) else { return nil }
         cursor.skipSpace()
         guard cursor.index == cursor.end, frame.isConnect, let id = frame.id,
-              let request = ConnectRequest(plain: frame.plain, settings: settings)
+              let request = ConnectRequest(plain: (consume frame).plain, settings: settings)
         else { return nil }
         return ClientRequest(id: id, request: request, typeIndex: typeIndex)
     }
@@ -93,8 +93,12 @@ public enum ConnectFrameReader {
                 case .session:
                     plain.session = true
                     return cursor.pair("id", "secret") { isFirst, cursor in
-                        if isFirst { plain.sessionID = cursor.plainString() } else { plain.secret = cursor.plainString() }
-                        return (isFirst ? plain.sessionID : plain.secret) != nil
+                        if isFirst {
+                            plain.sessionID = cursor.stringBytes().map { SessionID(utf8: $0) }
+                        } else {
+                            plain.secret = cursor.plainString()
+                        }
+                        return isFirst ? plain.sessionID != nil : plain.secret != nil
                     }
                 case .state:
                     plain.state = true

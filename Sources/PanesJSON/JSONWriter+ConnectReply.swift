@@ -1,4 +1,5 @@
 import PanesCore
+import Synchronization
 
 /// A `connect` reply written from its parts (`ConnectReply`), with no `JSONValue` tree: the
 /// bytes `write(message.json)` writes for it, keys in jansson's order (sorted by their UTF-8
@@ -28,34 +29,31 @@ extension JSONWriter {
             put(#","forkedFrom":"#)
             write(forkedFrom.bytes)
         }
-        write(limits: reply.constants)
+        let constants = ConstantParts.of(reply.constants)
+        put(constants.limits)
         put(#","restoration":{"status":"#)
-        write(reply.restoration.rawValue)
+        put(quoted: reply.restoration)
         put(#"},"scene":"#)
         write(reply.scene.bytes)
-        put(#","server":{"protocol":"#)
-        write(Int64(reply.constants.protocolVersion))
-        put(#","version":"#)
-        write(reply.constants.serverVersion)
-        put(#"},"session":"#)
+        put(constants.server)
         write(session: reply.session, secret: reply.secret, handBack: reply.handsBack)
         put(#","traits":{"pointer":"#)
-        write(reply.traits.pointer.rawValue)
+        put(quoted: reply.traits.pointer)
         put(#","width":"#)
-        write(reply.traits.width.rawValue)
+        put(quoted: reply.traits.width)
         put(#"},"user":{"id":"#)
         write(reply.identity.user)
         put(#","name":"#)
         write(reply.identity.name)
         put(#","role":"#)
-        write(reply.identity.role.rawValue)
+        put(quoted: reply.identity.role)
         put(#"},"workspace":"#)
         write(reply.session.owner.workspace)
         put(#"},"type":"reply"}"#)
     }
 
     /// `,"limits":{…}`.
-    private mutating func write(limits constants: ConnectReply.Constants) {
+    fileprivate mutating func write(limits constants: ConnectReply.Constants) {
         put(#","limits":{"maxActivityBytes":"#)
         write(Int64(constants.maxActivityBytes))
         put(#","maxMessageBytes":"#)
@@ -83,7 +81,7 @@ extension JSONWriter {
             write(restoration.metadata.json)
         }
         put(#","role":"#)
-        write(session.role.rawValue)
+        put(quoted: session.role)
         put(#","secret":"#)
         write(secret)
         if let snapshot = session.snapshot {
@@ -97,7 +95,107 @@ extension JSONWriter {
         put(#","title":"#)
         write(session.title)
         put(#","userInfo":"#)
-        write(JSONValue.object(session.userInfo))
+        // Most sessions have none: `{}` without making and reading an empty object.
+        if session.hasUserInfo { write(JSONValue.object(session.userInfo)) } else { put("{}") }
         put(UInt8(ascii: "}"))
+    }
+
+    /// `,"server":{…},"session":` (the key of the part after it, which the bytes made once end with).
+    fileprivate mutating func write(server constants: ConnectReply.Constants) {
+        put(#","server":{"protocol":"#)
+        write(Int64(constants.protocolVersion))
+        put(#","version":"#)
+        write(constants.serverVersion)
+        put(#"},"session":"#)
+    }
+
+    /// A status, trait or role as its quoted raw value, from constant text: each of these was a
+    /// `String` made from the case and then checked for escapes (~140 instructions, five a
+    /// reply). `JSONWriterConnectReplyTests` checks every case against its raw value.
+    mutating func put(quoted status: RestorationStatus) {
+        switch status {
+        case .none: put(#""none""#)
+        case .restored: put(#""restored""#)
+        case .stale: put(#""stale""#)
+        case .incompatible: put(#""incompatible""#)
+        case .superseded: put(#""superseded""#)
+        case .cleanStart: put(#""cleanStart""#)
+        case .documentGone: put(#""document_gone""#)
+        }
+    }
+
+    mutating func put(quoted pointer: Traits.Pointer) {
+        switch pointer {
+        case .fine: put(#""fine""#)
+        case .coarse: put(#""coarse""#)
+        }
+    }
+
+    mutating func put(quoted width: Traits.Width) {
+        switch width {
+        case .compact: put(#""compact""#)
+        case .regular: put(#""regular""#)
+        }
+    }
+
+    mutating func put(quoted role: SceneConfiguration.SessionRole) {
+        switch role {
+        case .window: put(#""window""#)
+        case .presenter: put(#""presenter""#)
+        }
+    }
+
+    mutating func put(quoted role: Role) {
+        switch role {
+        case .viewer: put(#""viewer""#)
+        case .editor: put(#""editor""#)
+        case .owner: put(#""owner""#)
+        }
+    }
+}
+
+/// The parts of a `connect` reply that are the same in every reply of a server (`limits`, and
+/// `server` with the key after it), written once and copied in (~850 instructions a reply as
+/// eight puts and five integers, issue 27).
+///
+/// Kept for the first constants encoded in the process (a server has one hub, made once); a
+/// reply with other constants (tests with other settings) has them written each time. Compared
+/// by their bytes, so a server version that only canonically equals the kept one is not taken
+/// for it.
+final class ConstantParts: Sendable {
+    let constants: ConnectReply.Constants
+    /// `,"limits":{…}`.
+    let limits: [UInt8]
+    /// `,"server":{…},"session":`.
+    let server: [UInt8]
+
+    private init(_ constants: ConnectReply.Constants) {
+        self.constants = constants
+        limits = Self.written { $0.write(limits: constants) }
+        server = Self.written { $0.write(server: constants) }
+    }
+
+    private static func written(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(headroom: 0)
+        body(&writer)
+        return writer.finish()
+    }
+
+    /// Set once, by the first reply encoded; read with one atomic load after that.
+    private static let kept = AtomicLazyReference<ConstantParts>()
+
+    /// The parts for `constants`: the kept ones when they are these, else written now.
+    static func of(_ constants: ConnectReply.Constants) -> ConstantParts {
+        if let kept = kept.load(), kept.holds(constants) { return kept }
+        let made = ConstantParts(constants)
+        _ = kept.storeIfNil(made)
+        return made
+    }
+
+    private func holds(_ other: ConnectReply.Constants) -> Bool {
+        constants.protocolVersion == other.protocolVersion && constants.maxMessageBytes == other.maxMessageBytes
+            && constants.maxUserInfoBytes == other.maxUserInfoBytes && constants.maxActivityBytes == other.maxActivityBytes
+            && constants.rateLimitPerSecond == other.rateLimitPerSecond
+            && Identifier.equal(constants.serverVersion, other.serverVersion)
     }
 }

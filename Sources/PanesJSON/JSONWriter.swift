@@ -89,6 +89,12 @@ struct JSONWriter: ~Copyable {
         count += bytes.count
     }
 
+    /// Bytes made once (`ConstantParts`).
+    @inline(__always)
+    mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+
     /// Inlined: a `connect` reply puts about forty of these (keys with their punctuation), and
     /// as calls they were a third of its cost.
     @inline(__always)
@@ -163,6 +169,8 @@ struct JSONWriter: ~Copyable {
     }
 
     mutating func write(_ string: String) {
+        // An empty title or subtitle (most sessions' in a `connect` reply) without a look at its storage.
+        if string.isEmpty { return put(#""""#) }
         if string.utf8.withContiguousStorageIfAvailable({ writeQuoted($0) }) == nil {
             Array(string.utf8).withUnsafeBufferPointer { writeQuoted($0) }  // a string not stored as UTF-8
         }

@@ -28,6 +28,24 @@ import Testing
         #expect(table.values.map(\.value) == [1, 4, 3] && table.count == 3)
     }
 
+    /// A hint is only a hint: a slot that no longer holds the key (freed, reused by another key,
+    /// never used, negative) changes the key's own value, found by its hash, or nothing.
+    @Test func modifyThroughAHintChangesTheKeysValueWhereverItIs() {
+        var table = DenseTable<String, Pair<String, Int>>()
+        for (index, key) in ["a", "b", "c"].enumerated() { table.updateValue(Pair(key, index)) }
+        let b = table.slot(of: "b")!
+        #expect(table.modify("b", hint: b) { $0.value += 10; return $0.value } == 11)
+        #expect(table.modify("a", hint: b) { $0.value += 10; return $0.value } == 10, "b's slot, not a's")
+        table.removeValue(forKey: "b")
+        table.updateValue(Pair("d", 3))  // takes b's slot
+        #expect(table.slot(of: "d") == b)
+        #expect(table.modify("b", hint: b) { $0.value += 10; return $0.value } == nil)
+        for hint: DenseTable<String, Pair<String, Int>>.Slot? in [nil, -1, 999, b] {
+            #expect(table.modify("c", hint: hint) { $0.value += 1; return $0.value } != nil)
+        }
+        #expect(table["a"]?.value == 10 && table["c"]?.value == 6 && table["d"]?.value == 3 && table["b"] == nil)
+    }
+
     @Test func modifyChangesTheValueInPlaceAndSkipsAMissingKey() {
         var table = DenseTable<String, Pair<String, [Int]>>()
         table.updateValue(Pair("a", [1]))

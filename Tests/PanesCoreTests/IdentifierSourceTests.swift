@@ -1,4 +1,4 @@
-import PanesCore
+@_spi(Testing) @testable import PanesCore
 import PanesCoreTestSupport
 import Testing
 
@@ -51,6 +51,22 @@ import Testing
         #expect(ids.token("scn_") == "scn_a0a1a2a3a4a5a6a7a8a9aaab")
         #expect(ids.token("") == "a0a1a2a3a4a5a6a7a8a9aaab")
         #expect(ids.token("événement_") == "événement_a0a1a2a3a4a5a6a7a8a9aaab")
+    }
+
+    /// `sceneID` packs the generator's bytes without writing them out: the same scene id as the
+    /// token of the same bytes, from a source with a generator and from one without.
+    @Test func aScenesIdentifierIsTheScnTokenOfTheSameBytes() {
+        let ids = IdentifierSource(random: { buffer in
+            for index in buffer.indices { buffer[index] = UInt8(0xA0 + index) }
+        }, secret: IdentifierSource.fillFromSystem)
+        #expect(ids.sceneID() == SceneID("scn_a0a1a2a3a4a5a6a7a8a9aaab"))
+        #expect(ids.sceneID().rawValue == ids.token("scn_"))
+        let counting = IdentifierSource.sequential(from: 41)
+        #expect(counting.sceneID().rawValue == "scn_" + String(repeating: "0", count: 22) + "2a")
+        for _ in 0..<200 {
+            let scene = IdentifierSource.system.sceneID().rawValue
+            #expect(scene.hasPrefix("scn_") && scene.utf8.count == 28 && SceneID(scene).bytes.isPacked)
+        }
     }
 
     @Test func aHubMakesAWindowsTicketFromTheSecretGenerator() {

@@ -1,3 +1,4 @@
+import Foundation
 @testable import PanesCore
 import Testing
 
@@ -20,6 +21,43 @@ import Testing
         }
         #expect(SessionID(Self.hex32).bytes.isPacked && SceneID(Self.scene).bytes.isPacked)
         #expect(SessionID(Self.hex32).rawValue == Self.hex32 && SceneID(Self.scene).description == Self.scene)
+    }
+
+    /// `init(prefix:random:)` packs the bytes themselves: it must be the value the text they
+    /// spell packs to, equal, hashed and written out alike, for any bytes.
+    @Test func anIdentifierPackedFromItsRandomBytesIsTheOneItsTextMakes() {
+        var samples: [[UInt8]] = [Array(repeating: 0, count: 12), Array(repeating: 0xFF, count: 12),
+                                  (0..<12).map { UInt8($0 * 17) }, (0..<12).map { UInt8(0xF0 - $0) }]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 { samples.append((0..<12).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        for bytes in samples {
+            let text = "scn_" + bytes.map { String(format: "%02x", $0) }.joined()
+            let packed = bytes.withUnsafeBytes { InlineIdentifier(prefix: "scn_", random: $0) }
+            #expect(packed == InlineIdentifier(text), "\(text)")
+            #expect(packed?.hashValue == InlineIdentifier(text).hashValue)
+            #expect(packed?.string == text && packed?.isPacked == true)
+        }
+        let sixteen = (0..<16).map { UInt8($0 * 15) }
+        #expect(sixteen.withUnsafeBytes { InlineIdentifier(prefix: "", random: $0) }
+            == InlineIdentifier(sixteen.map { String(format: "%02x", $0) }.joined()))
+        // Not the 16 bytes of the packed form, or a prefix that is not ASCII: no identifier.
+        #expect([UInt8](repeating: 1, count: 11).withUnsafeBytes { InlineIdentifier(prefix: "scn_", random: $0) } == nil)
+        #expect([UInt8](repeating: 1, count: 13).withUnsafeBytes { InlineIdentifier(prefix: "scn_", random: $0) } == nil)
+        #expect([UInt8](repeating: 1, count: 14).withUnsafeBytes { InlineIdentifier(prefix: "\u{E9}", random: $0) } == nil)
+    }
+
+    /// Made from bytes (a frame's, `SessionID(utf8:)`), an identifier is the one its text makes,
+    /// in the same form, on both sides of the boundary.
+    @Test func anIdentifierMadeFromItsBytesIsTheOneItsTextMakes() {
+        let texts = [Self.hex32, Self.scene, String(Self.hex32.dropLast()) + "F", Self.hex32 + "0",
+                     String(Self.scene.dropLast()), "sc\u{E9}" + String(repeating: "0", count: 26), "", "s1",
+                     "e\u{301}" + String(repeating: "a", count: 29), String(repeating: "0", count: 64)]
+        for text in texts {
+            let fromBytes = Array(text.utf8).withUnsafeBytes { InlineIdentifier(utf8: $0) }
+            #expect(fromBytes == InlineIdentifier(text) && fromBytes.isPacked == InlineIdentifier(text).isPacked, "\(text)")
+            #expect(fromBytes.utf8Count == text.utf8.count && Array(fromBytes.string.utf8) == Array(text.utf8))
+            #expect(Array(text.utf8).withUnsafeBytes { SessionID(utf8: $0) } == SessionID(text))
+        }
     }
 
     @Test func everythingElseIsKeptAsItsString() {

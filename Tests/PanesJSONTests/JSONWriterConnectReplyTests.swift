@@ -77,6 +77,45 @@ import Glibc
         }
     }
 
+    /// The statuses, traits and roles are written from constant text, `limits` and `server` from
+    /// bytes kept for the first constants encoded, and an empty `userInfo` as `{}`: each case, each
+    /// empty and set `userInfo`, and constants that alternate (whichever the process kept, the
+    /// others are written anew) must give the tree's bytes.
+    @Test func everyStatusTraitRoleAndConstantsIsTheTreesBytes() {
+        let statuses: [RestorationStatus] = [.none, .restored, .stale, .incompatible, .superseded, .cleanStart,
+                                             .documentGone]
+        var other = Settings()
+        (other.maxMessageBytes, other.maxUserInfoBytes, other.maxActivityBytes, other.rateLimitPerSecond) = (70_000, 123, 4_567, 89)
+        let constants = [
+            ConnectReply.Constants(settings: Settings(), serverVersion: "9.9", protocolVersion: 1),
+            ConnectReply.Constants(settings: other, serverVersion: "1.0-\u{E9}\"q\"", protocolVersion: 1),
+            // Canonically equal to the one before (NFD), not the same bytes.
+            ConnectReply.Constants(settings: other, serverVersion: "1.0-e\u{301}\"q\"", protocolVersion: 1),
+        ]
+        var written = 0
+        for (index, status) in statuses.enumerated() {
+            for role in Role.allCases {
+                for sessionRole in SceneConfiguration.SessionRole.allCases {
+                    let base = Self.reply(restored: status == .restored, forked: false, handedOver: 0, expires: true,
+                                          snapshot: false)
+                    var session = base.session
+                    session.role = sessionRole
+                    if index % 2 == 0 { session.userInfo = [:] }
+                    let traits = Traits(width: Traits.Width.allCases[index % 2], pointer: Traits.Pointer.allCases[(index / 2) % 2])
+                    let reply = ConnectReply(
+                        scene: base.scene, identity: Authenticator.Identity(user: "u1", name: "n", role: role, expiresAt: nil),
+                        session: session, secret: base.secret, created: false, forkedFrom: nil, handedOver: [],
+                        restoration: status, traits: traits, constants: constants[written % constants.count])
+                    let message = ServerMessage.connected(.int(Int64(written)), reply)
+                    #expect(String(decoding: JSONCodec.encode(message, headroom: 0), as: UTF8.self)
+                        == String(decoding: JSONCodec.encode(message.json, headroom: 0), as: UTF8.self))
+                    written += 1
+                }
+            }
+        }
+        #expect(written == statuses.count * Role.allCases.count * SceneConfiguration.SessionRole.allCases.count)
+    }
+
     @Test func theIdentifiersAreHeldAsTheTestMeansThem() {
         #expect(!SessionID(Self.ids[0].session).bytes.isPacked && !SceneID(Self.ids[0].scene).bytes.isPacked)
         for ids in Self.ids[1...] {

@@ -131,6 +131,19 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
         return body(&self[entry: slot]!)
     }
 
+    /// `modify(_:_:)` through `hint`, a slot the key held a moment ago (`slot(of:)`): when it
+    /// still holds the key (its record's key read and compared, not hashed) the value is changed
+    /// there, else found through the index.
+    @discardableResult
+    mutating func modify<R>(_ key: Key, hint: Slot?, _ body: (inout Value) -> R) -> R? {
+        if let hint, hint >= 0, Int(hint) / Self.chunkSize < chunks.count,
+           Int(hint) % Self.chunkSize < chunks[Int(hint) / Self.chunkSize].count,
+           chunks[Int(hint) / Self.chunkSize][Int(hint) % Self.chunkSize]?.tableKey == key {
+            return body(&self[entry: hint]!)
+        }
+        return modify(key, body)
+    }
+
     /// Changes the value in a slot that a key holds now (`slot(of:)`, `put`), in place.
     mutating func modify<R>(slot: Slot, _ body: (inout Value) -> R) -> R {
         body(&self[entry: slot]!)

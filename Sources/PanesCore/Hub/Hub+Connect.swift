@@ -29,6 +29,8 @@ extension Hub {
 
         let target: SessionID
         var handedOver: [Activity] = []
+        // Where a proven session was found, for the attach that may follow in this event.
+        var sessionSlot: DenseTable<SessionID, SceneSession>.Slot?
         if var replay = request.replay {
             // A retry of a keyed connect that was answered: the session it attached, again.
             if connectWaitsForRecords(of: replay.session, allowed: waitForRecords, connection: connection,
@@ -64,7 +66,8 @@ extension Hub {
             guard let proven = provenSession(resume, owner: owner) else {
                 throw PanesError(.sessionNotFound, "no session of yours has that identifier and secret", field: "session")
             }
-            target = proven
+            target = proven.id
+            sessionSlot = proven.slot
         } else {
             try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
@@ -82,7 +85,7 @@ extension Hub {
         }
         // Live on another node, or about to be: the connect waits for it.
         if connectWaitsForHolder(pending, of: target) { return }
-        resume(target, for: pending)
+        resume(target, for: pending, sessionSlot: sessionSlot)
     }
 
     /// A `connect` naming no session: a new one, attached at once.
@@ -107,11 +110,14 @@ extension Hub {
 
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
     /// claims the session's lease (`claimsBeforeAttach`), and attaches once the claim is won.
-    mutating func resume(_ target: SessionID, for pending: PendingConnect) {
+    /// - Parameter sessionSlot: where the session was found earlier in this event (`Sessions.slot`).
+    mutating func resume(_ target: SessionID, for pending: PendingConnect,
+                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil) {
         if claimsBeforeAttach(target, for: pending) { return }
         attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
                session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
-               created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom)
+               created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom,
+               sessionSlot: sessionSlot)
     }
 
     /// A new session record, not yet stored, and its secret: the record keeps only its hash,
@@ -142,12 +148,15 @@ extension Hub {
     /// The held session `resume` names, when it is the owner's and the secret is its own; nil
     /// otherwise. Read in place (`update` changes nothing here): `sessions[resume.id]` copied
     /// the whole session, and dropped it, on every resume (issue 27).
-    private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey) -> SessionID? {
+    /// Hands back its slot too, for the attach that follows (`Sessions.update(_:hint:_:)`).
+    private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey)
+        -> (id: SessionID, slot: DenseTable<SessionID, SceneSession>.Slot)? {
         let hasher = secretHasher
-        let proven = sessions.update(resume.id) { session -> SessionID? in
+        guard let slot = sessions.slot(of: resume.id) else { return nil }
+        let proven = sessions.update(resume.id, hint: slot) { session -> SessionID? in
             session.owner == owner && hasher.matches(resume.secret, stored: session.secretHash) ? session.id : nil
         }
-        return proven ?? nil
+        return (proven ?? nil).map { ($0, slot) }
     }
 
     /// Makes the connection a scene of the session and replies to its `connect`.
@@ -156,9 +165,12 @@ extension Hub {
     ///     proved. Nil (a ticket) issues a new one, which replaces the old.
     ///   - storedLive: the session was just made and stored live (`connectNewSession`, `fork`): its
     ///     times are left as stored, and not written again.
+    ///   - sessionSlot: where the session was found earlier in this event, if it was
+    ///     (`Sessions.update(_:hint:_:)` checks it still is).
     mutating func attach(_ connection: ConnectionID, requestID: RequestID, request: ConnectRequest,
                          identity: Authenticator.Identity, session sessionID: SessionID, secret: String?,
-                         handedOver: [Activity], created: Bool, forkedFrom: SessionID?, storedLive: Bool = false) {
+                         handedOver: [Activity], created: Bool, forkedFrom: SessionID?, storedLive: Bool = false,
+                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil) {
         let now = now()
         let handedSecret: String
         if let secret {
@@ -179,7 +191,7 @@ extension Hub {
         // copied twice through its type's metadata (issue 27).
         var forgets = false
         var status = RestorationStatus.cleanStart
-        let session = sessions.update(sessionID) { session in
+        let session = sessions.update(sessionID, hint: sessionSlot) { session in
             // A document deleted while its deletion could not reach this session's record (a
             // save that raced the deletion): forgotten now, so nothing points at a dead identifier.
             forgets = Self.refersToMissingDocument(session, in: records)
@@ -204,14 +216,16 @@ extension Hub {
             sessionWritten(sessionID)
         }
 
-        let sceneID = SceneID(ids.token("scn_"))
+        let sceneID = ids.sceneID()
         var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
                           userName: identity.name, role: identity.role, traits: request.traits,
                           clientVersion: request.clientVersion)
         if status == .restored { scene.restoredAt = now }
         // Closed when its token stops being accepted (`Scenes` queues that).
         scene.tokenExpiresAt = identity.expiresAt
-        scenes.attach(scene)
+        // Without a lifecycle report the app state is settled now, in the attach's look-up of
+        // the owner; a report settles it when it moves the scene's state.
+        let appStateChange = scenes.attach(scene, settling: request.visible == nil)
         connections.setPhase(.scene(sceneID), of: connection)
         metrics.lifecycle[.willConnect] += 1
         logger.info("willConnect", metadata: [
@@ -227,7 +241,7 @@ extension Hub {
         if let visible = request.visible {
             _ = reportLifecycle(visible: visible, focused: request.focused ?? visible, scene: sceneID)
         } else {
-            updateAppState(session.owner)
+            appStateChanged(session.owner, appStateChange)
             sessionsChanged(for: session.owner)
         }
     }

@@ -20,7 +20,12 @@ extension Hub {
 
     /// The user's app state is the highest state of their scenes; logged when it changes.
     mutating func updateAppState(_ owner: OwnerKey) {
-        guard let change = scenes.settleAppState(of: owner) else { return }
+        appStateChanged(owner, scenes.settleAppState(of: owner))
+    }
+
+    /// Logs the user's app state's change, settled by `updateAppState` or by `Scenes.attach`.
+    func appStateChanged(_ owner: OwnerKey, _ change: AppStateChange?) {
+        guard let change else { return }
         logger.info("app state", metadata: [
             "owner": "\(owner)", "from": "\(change.from?.rawValue ?? "notRunning")",
             "to": "\(change.to?.rawValue ?? "notRunning")",

@@ -37,6 +37,20 @@ public struct IdentifierSource: Sendable {
         guard let random else { return prefix + randomHex(12) }
         return Self.hex(count: 12, after: prefix, random)
     }
+    /// A scene's identifier, `token("scn_")`. With a generator its 12 random bytes are packed as
+    /// they are (`InlineIdentifier(prefix:random:)`): writing the digits into a heap string and
+    /// packing them back cost a resume ~1,200 instructions (issue 27).
+    public func sceneID() -> SceneID {
+        guard let random else { return SceneID(token("scn_")) }
+        return withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { bytes in
+            random(bytes)
+            guard let packed = InlineIdentifier(prefix: "scn_", random: UnsafeRawBufferPointer(bytes)) else {
+                preconditionFailure("`scn_` and 12 bytes are the packed form's 16")
+            }
+            return SceneID(bytes: packed)
+        }
+    }
+
     /// A token of `token`'s form that is itself a credential (a window's ticket travels in a URL
     /// and is redeemed for a session and its secret): drawn from the secrets' generator.
     public func bearerToken(_ prefix: String) -> String { prefix + secretHex(12) }

@@ -13,6 +13,8 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
 public struct SessionID: ByteIdentifier, CustomStringConvertible {
     public let bytes: InlineIdentifier
     public init(_ rawValue: String) { bytes = InlineIdentifier(rawValue) }
+    /// The id these UTF-8 bytes spell, with no `String` made of a packed one.
+    public init(utf8: UnsafeRawBufferPointer) { bytes = InlineIdentifier(utf8: utf8) }
     public var rawValue: String { bytes.string }
     public var description: String { rawValue }
     @inlinable public static func == (a: Self, b: Self) -> Bool { a.bytes == b.bytes }
@@ -25,6 +27,7 @@ public struct SessionID: ByteIdentifier, CustomStringConvertible {
 public struct SceneID: ByteIdentifier, CustomStringConvertible {
     public let bytes: InlineIdentifier
     public init(_ rawValue: String) { bytes = InlineIdentifier(rawValue) }
+    public init(bytes: InlineIdentifier) { self.bytes = bytes }
     public var rawValue: String { bytes.string }
     public var description: String { rawValue }
     @inlinable public static func == (a: Self, b: Self) -> Bool { a.bytes == b.bytes }

@@ -31,6 +31,40 @@ public struct InlineIdentifier: Hashable, Comparable, Sendable {
         storage = Self.pack(string.utf8) ?? .text(string)
     }
 
+    /// The identifier of these UTF-8 bytes, as `init(_:)` makes it of their text, with no
+    /// `String` made of a packed one (a resume's session id, read from its frame: `SessionID(utf8:)`).
+    public init(utf8 bytes: UnsafeRawBufferPointer) {
+        let packed = Self.packedLengths.contains(bytes.count) ? Self.pack(bytes) : nil
+        storage = packed ?? .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// How many UTF-8 bytes the identifier has.
+    public var utf8Count: Int {
+        switch storage {
+        case .packed(_, _, let length): Int(length)
+        case .text(let text): text.utf8.count
+        }
+    }
+
+    /// The identifier that `prefix` and then `random`'s bytes in lower-case hex spell, made from
+    /// those bytes as they are: the packed form holds the prefix's bytes and then the digits two
+    /// to a byte, which is `random` itself, so no text is written to be read back (a resume's scene
+    /// id, `IdentifierSource.sceneID`). The same value `init(_:)` makes of that text
+    /// (`InlineIdentifierTests`). Nil unless the prefix is ASCII and the two fill the 16 bytes.
+    public init?(prefix: StaticString, random: UnsafeRawBufferPointer) {
+        let prefixCount = prefix.utf8CodeUnitCount
+        guard prefixCount + random.count == 16, let randomBase = random.baseAddress else { return nil }
+        var words: (UInt64, UInt64) = (0, 0)
+        let ascii = withUnsafeMutableBytes(of: &words) { packed in
+            packed.baseAddress!.copyMemory(from: prefix.utf8Start, byteCount: prefixCount)
+            (packed.baseAddress! + prefixCount).copyMemory(from: randomBase, byteCount: random.count)
+            return packed.prefix(prefixCount).allSatisfy { $0 < 0x80 }
+        }
+        guard ascii else { return nil }
+        storage = .packed(high: UInt64(bigEndian: words.0), low: UInt64(bigEndian: words.1),
+                          length: UInt8(32 - prefixCount))
+    }
+
     /// The identifier as text (written out anew each time for a packed one).
     public var string: String {
         switch storage {

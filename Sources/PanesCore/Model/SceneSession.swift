@@ -33,9 +33,13 @@ public struct SceneSession: Sendable, Equatable {
     }
     /// Per-window customisations (sidebar shown, last colour). Never global.
     public var userInfo: JSONObject {
-        get { detailsBox?.details.userInfo ?? [:] }
+        // `JSONObject()`, not `[:]`: the literal went through the object's builder (~290
+        // instructions), for every session with no details, on every connect reply.
+        get { detailsBox?.details.userInfo ?? JSONObject() }
         _modify { yield &details.userInfo }
     }
+    /// Whether `userInfo` has any member, without making an empty one to ask.
+    public var hasUserInfo: Bool { !(detailsBox?.details.userInfo.isEmpty ?? true) }
     public var restoration: Restoration? {
         get { detailsBox?.details.restoration }
         _modify { yield &details.restoration }

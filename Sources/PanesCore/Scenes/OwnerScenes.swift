@@ -15,11 +15,15 @@ struct OwnerScenes: Sendable {
 
     /// A scene attached in `slot` with `user` (its own). Returns the `SceneUser` the scene
     /// should hold: the one kept here when it holds the same bytes, else `user`, kept from now.
+    /// - Parameter settling: then settle the app state (`settle`), its change in `change`.
     mutating func add(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState,
-                      user: SceneUser) -> SceneUser {
+                      user: SceneUser, settling: Bool, change: inout AppStateChange?) -> SceneUser {
         slots.insert(slot)
         counts.add(state)
-        if let kept = self.user, kept.holdsTheSame(as: user) { return kept }
+        if settling { change = settle() }
+        // The entry is its owner's (`Scenes.byOwner`, keyed by the owner's bytes), so the owner
+        // needs no comparing.
+        if let kept = self.user, kept.holdsTheSame(asOneOfItsOwner: user) { return kept }
         self.user = user
         return user
     }
@@ -29,6 +33,20 @@ struct OwnerScenes: Sendable {
         counts.remove(state)
     }
 
+    /// Brings the app state up to date with the counts. Returns the change; nil when there is none.
+    mutating func settle() -> AppStateChange? {
+        let state = counts.highest
+        guard appState != state else { return nil }
+        defer { appState = state }
+        return AppStateChange(from: appState, to: state)
+    }
+
     /// No scene and an app state settled to "not running": the entry can go.
     var isUnused: Bool { slots.isEmpty && appState == nil }
+}
+
+/// A user's app state as it changed (`OwnerScenes.settle`): nil is "not running".
+struct AppStateChange: Equatable {
+    var from: ActivationState?
+    var to: ActivationState?
 }

@@ -18,7 +18,15 @@ final class SceneUser: Sendable {
     /// Compared by bytes (`Identifier`), not as Swift strings, so a name that is only
     /// canonically equivalent to another is kept as its own bytes.
     func holdsTheSame(as other: SceneUser) -> Bool {
-        self === other || (owner == other.owner && Identifier.equal(name, other.name)
-            && Identifier.equal(clientVersion, other.clientVersion))
+        self === other || (owner == other.owner && holdsTheSame(asOneOfItsOwner: other))
+    }
+
+    /// `holdsTheSame` for a user whose owner is known to be this one's by bytes (the scenes of
+    /// one `OwnerScenes` entry, found by its owner): the name and client version alone, not the
+    /// owner's two strings again.
+    func holdsTheSame(asOneOfItsOwner other: SceneUser) -> Bool {
+        assert(owner == other.owner, "the same owner's users only")
+        return self === other
+            || (Identifier.equal(name, other.name) && Identifier.equal(clientVersion, other.clientVersion))
     }
 }

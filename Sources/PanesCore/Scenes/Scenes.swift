@@ -71,17 +71,25 @@ struct Scenes: Sendable {
     /// Makes the scene its session's live scene. The session must have none (the hub detaches
     /// or refuses a live one before it attaches another; were it broken in a release build, the
     /// first scene would stay the session's live one).
-    mutating func attach(_ scene: Scene) {
+    /// - Parameter settling: also bring the owner's app state up to date, as `settleAppState`
+    ///   would after it, in the same look-up of the owner (a resume hashed the owner's two
+    ///   strings twice, ~700 instructions each, issue 27).
+    /// - Returns: the app state's change when `settling`; nil when it did not change.
+    @discardableResult
+    mutating func attach(_ scene: Scene, settling: Bool = false) -> AppStateChange? {
         assert(!isLive(scene.session), "a session has at most one live scene")
         let slot = byID.put(scene).slot
         // The scene takes the `SceneUser` its owner's scenes share when it holds the same bytes
         // (its own is freed): an idle scene keeps 8 bytes of it instead of four strings. Before
         // the copy of `byID` below, which would make this change copy a chunk.
-        let user = byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state, user: scene.user)
+        var change: AppStateChange?
+        let user = byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state, user: scene.user,
+                                                                   settling: settling, change: &change)
         if user !== scene.user { byID.modify(slot: slot) { $0.share(user) } }
         let byID = self.byID
         _ = live.slot(of: scene.session, orInsert: slot) { byID[slot: $0].session }
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
+        return change
     }
 
     /// Ends the scene: it leaves every index and count. Returns what it was.
@@ -153,14 +161,10 @@ struct Scenes: Sendable {
 
     /// Brings the user's app state up to date with their scenes' states.
     /// - Returns: the change, for the log; nil when it did not change.
-    mutating func settleAppState(of owner: OwnerKey) -> (from: ActivationState?, to: ActivationState?)? {
-        guard let index = byOwner.index(forKey: owner) else { return nil }
-        let state = byOwner.values[index].counts.highest
-        let previous = byOwner.values[index].appState
-        guard previous != state else { return nil }
-        byOwner.values[index].appState = state
+    mutating func settleAppState(of owner: OwnerKey) -> AppStateChange? {
+        guard let index = byOwner.index(forKey: owner), let change = byOwner.values[index].settle() else { return nil }
         if byOwner.values[index].isUnused { byOwner.remove(at: index) }
-        return (previous, state)
+        return change
     }
 
     // MARK: Token expiries

@@ -79,6 +79,18 @@ struct Sessions: Sendable {
         byID.modify(id, body)
     }
 
+    /// Where a held session is: for `update(_:hint:_:)` soon after, within one event.
+    func slot(of id: SessionID) -> DenseTable<SessionID, SceneSession>.Slot? { byID.slot(of: id) }
+
+    /// `update(_:_:)` through a slot that held the session a moment ago (`slot(of:)`), checked
+    /// to hold it still: a resume finds its session to prove the secret and changes it when it
+    /// attaches, and hashed its id for each (issue 27).
+    @discardableResult
+    mutating func update<R>(_ id: SessionID, hint: DenseTable<SessionID, SceneSession>.Slot?,
+                            _ body: (inout SceneSession) -> R) -> R? {
+        byID.modify(id, hint: hint, body)
+    }
+
     /// Forgets a session; it leaves its owner's index. Returns what it was.
     mutating func remove(_ id: SessionID) -> SceneSession? {
         guard let (slot, session) = byID.remove(id) else { return nil }

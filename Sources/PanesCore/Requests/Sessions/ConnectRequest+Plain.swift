@@ -15,7 +15,9 @@ extension ConnectRequest {
         public var width: String?
         public var pointer: String?
         public var session = false
-        public var sessionID: String?
+        /// Made from the frame's bytes (`SessionID(utf8:)`): a minted id is packed with no
+        /// 32-byte `String` made and dropped.
+        public var sessionID: SessionID?
         public var secret: String?
         public var ticket: String?
         public var state = false
@@ -28,7 +30,7 @@ extension ConnectRequest {
     /// The request `init(_:settings:)` reads from the same fields, or nil wherever it would
     /// throw: such a frame is read the general way, which says what is wrong with it. The
     /// rules are that initializer's, one for one (`ConnectFrameReaderTests` compares the two).
-    public init?(plain: Plain, settings: Settings) {
+    public init?(plain: consuming Plain, settings: Settings) {
         guard let version = plain.protocolVersion, version >= 0, version <= 1_000 else { return nil }
         protocolVersion = Int(version)
         guard Self.fits(plain.client, 128), Self.fits(plain.workspace, 64) else { return nil }
@@ -59,9 +61,9 @@ extension ConnectRequest {
         }
         self.traits = traits
         if plain.session {
-            guard let id = plain.sessionID, let secret = plain.secret, id.utf8.count <= 64, secret.utf8.count <= 64
+            guard let id = plain.sessionID, let secret = plain.secret, id.bytes.utf8Count <= 64, secret.utf8.count <= 64
             else { return nil }
-            resume = Resume(id: SessionID(id), secret: secret)
+            resume = Resume(id: id, secret: secret)
         }
         guard Self.fits(plain.ticket, 64) else { return nil }
         ticket = plain.ticket
