@@ -83,6 +83,9 @@ public final class ClusterNode: @unchecked Sendable {
         /// How many nodes' leases run now, this one's included, as of a heartbeat; reported
         /// when it changes (and after the first heartbeat).
         case liveNodes(Int)
+        /// A renewal held the lease again after the node had told the hub it was lost
+        /// (`ChangeNotice.leaseLost`): the database had not ended it meanwhile.
+        case leaseRegained
     }
 
     /// - Parameters:
@@ -274,14 +277,16 @@ public final class ClusterNode: @unchecked Sendable {
             // starts, later than this, and the call may return long after that.
             let sent = clock()
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
-            let lateBy = thread.withLock {
+            let (lateBy, regained) = thread.withLock {
                 renewedAt = sent
                 // A renewal that returns after the deadline it set does not make the node
                 // serve again (nor keep serving: `loseLeaseIfSilent` below tells the loss).
                 let late = clock() - renewalDue(after: sent)
+                let regained = late < 0 && !holdsLease
                 if late < 0 { holdsLease = true }
-                return late
+                return (late, regained)
             }
+            if regained { membership(.leaseRegained) }
             if lateBy >= 0 {
                 logLimits.log(logger, .warning, "a heartbeat returned after the lease it renewed had to be renewed again",
                               metadata: ["lateByMs": "\(lateBy)"], now: Self.nowMs)
