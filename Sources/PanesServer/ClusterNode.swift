@@ -11,6 +11,11 @@
 // `holdsLease` under that lock: a heartbeat blocked in a call to an unreachable database
 // (a partition drops packets rather than refusing them) cannot tell the node its lease is gone
 // until the call fails, seconds after other nodes may have taken its sessions over.
+//
+// The lease's clock: the database counts a renewal's lease from its transaction's start
+// (`now()`), which comes after the node sent it but may come long before the call returns
+// (a slow fsync, a reconnect); so the node counts it from the instant it made the call
+// (`renewedAt`), never from the return, and its own deadline never outlives the database's.
 import Foundation
 public import Logging
 public import PanesCore
@@ -28,6 +33,8 @@ public final class ClusterNode: @unchecked Sendable {
     private let leaseMs: Int
     private let heartbeatMs: Int
     private let logger: Logger
+    /// The lease's clock: this process' monotonic clock, in milliseconds (injected by tests).
+    private let clock: @Sendable () -> Millis
     /// The heartbeat's thread; a request wakes it wherever it waits, its connection too.
     private let thread: ServiceThread
     /// A node check was asked for (`checkNow`) and has not run yet; under the lock.
@@ -38,9 +45,9 @@ public final class ClusterNode: @unchecked Sendable {
     private var current: NodeID
     /// Whether the lease is held now; read by `/healthz` from the service thread.
     private var holdsLease = true
-    /// When the lease was last renewed (or registered), on this process' monotonic clock;
-    /// under the lock.
-    private var renewedAt = MonotonicInstant.now()
+    /// When the call that last renewed (or registered) the lease was made, on `clock`: no
+    /// later than the database's start of that lease. Under the lock.
+    private var renewedAt: Millis
     /// Tells the node its lease is lost once `renewedAt` is too old, whatever the heartbeat
     /// thread is blocked in (`watchLease`).
     private let leaseWatch = ServiceThread(name: "panes-lease-watch")
@@ -76,6 +83,9 @@ public final class ClusterNode: @unchecked Sendable {
         /// How many nodes' leases run now, this one's included, as of a heartbeat; reported
         /// when it changes (and after the first heartbeat).
         case liveNodes(Int)
+        /// A renewal held the lease again after the node had told the hub it was lost
+        /// (`ChangeNotice.leaseLost`): the database had not ended it meanwhile.
+        case leaseRegained
     }
 
     /// - Parameters:
@@ -83,14 +93,19 @@ public final class ClusterNode: @unchecked Sendable {
     ///     thread's): `PostgresLeases`.
     ///   - leaseMs: how long a node counts as alive after its last heartbeat (`nodeLeaseMs`).
     ///   - heartbeatMs: how often it renews (`nodeHeartbeatMs`), well under the lease.
+    ///   - clock: the monotonic clock the lease is counted on, in milliseconds (this process'
+    ///     by default; tests pass one they move by hand).
     public init(node: NodeID, leases: any NodeLeases, listener: any ChangeListener, leaseMs: Int,
-                heartbeatMs: Int, logger: Logger) {
+                heartbeatMs: Int, logger: Logger, clock: (@Sendable () -> Millis)? = nil) {
         self.current = node
         self.leases = leases
         self.listener = listener
         self.leaseMs = leaseMs
         self.heartbeatMs = heartbeatMs
         self.logger = logger
+        let clock = clock ?? { MonotonicInstant.now().milliseconds }
+        self.clock = clock
+        self.renewedAt = clock()
         // `interruptHeartbeatWait` is the one call the store allows from another thread.
         nonisolated(unsafe) let handle = leases
         thread = ServiceThread(name: "panes-heartbeat", interrupt: { handle.interruptHeartbeatWait() })
@@ -106,18 +121,23 @@ public final class ClusterNode: @unchecked Sendable {
 
     public var isHealthy: Bool { thread.withLock { holdsLease } }
 
+    /// When the lease counts as lost unless renewed before (on `clock`): the last renewal's
+    /// call time plus the lease, less a heartbeat.
+    var leaseDeadline: Millis { thread.withLock { renewalDue(after: renewedAt) } }
+
     /// Registers the node before returning, so a node that cannot reach the store does not
     /// start serving (and the store thread's fence finds its row); then keeps renewing and
     /// listening until `stop()`.
     public func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void,
                       membership: @escaping @Sendable (Membership) -> Void) throws {
+        let sent = clock()
         let expired = try leases.register(node: node, leaseMs: leaseMs)
+        thread.withLock { renewedAt = sent }
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
         reportLiveNodes(deliver, membership)
         listener.start(deliver)
         beat.reportedExpired = Set(expired)
         beat.next = .after(milliseconds: heartbeatMs)
-        thread.withLock { renewedAt = .now() }
         thread.start { [self] in run(deliver, membership) }
         leaseWatch.start { [self] in watchLease(deliver) }
     }
@@ -208,12 +228,15 @@ public final class ClusterNode: @unchecked Sendable {
     private func register(replacing old: NodeID, _ membership: @Sendable (Membership) -> Void) {
         let fresh = ClusterNode.makeID()
         do {
+            let sent = clock()
             let gone = try leases.register(node: fresh, leaseMs: leaseMs)
             thread.withLock {
                 current = fresh
                 rejoinRequested = false
+                // Serving under the new identity from now on; should the registration have
+                // taken longer than its lease allows, the watch ends it again at once.
                 holdsLease = true
-                renewedAt = .now()
+                renewedAt = sent
             }
             beat.ended = false
             beat.rejoinAt = nil
@@ -250,10 +273,24 @@ public final class ClusterNode: @unchecked Sendable {
     private func renew(_ node: NodeID, _ deliver: @Sendable (ChangeNotice) -> Void,
                        _ membership: @Sendable (Membership) -> Void) {
         do {
+            // Taken before the call: the database starts the lease when the call's transaction
+            // starts, later than this, and the call may return long after that.
+            let sent = clock()
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
-            thread.withLock {
-                renewedAt = .now()
-                holdsLease = true
+            let (lateBy, regained) = thread.withLock {
+                renewedAt = sent
+                // A renewal that returns after the deadline it set does not make the node
+                // serve again (nor keep serving: `loseLeaseIfSilent` below tells the loss).
+                let late = clock() - renewalDue(after: sent)
+                let regained = late < 0 && !holdsLease
+                if late < 0 { holdsLease = true }
+                return (late, regained)
+            }
+            if regained { membership(.leaseRegained) }
+            if lateBy >= 0 {
+                logLimits.log(logger, .warning, "a heartbeat returned after the lease it renewed had to be renewed again",
+                              metadata: ["lateByMs": "\(lateBy)"], now: Self.nowMs)
+                if loseLeaseIfSilent() { deliver(.leaseLost) }
             }
             reportLiveNodes(deliver, membership)
             // The whole set each time it changes.
@@ -273,8 +310,9 @@ public final class ClusterNode: @unchecked Sendable {
             membership(.revoked(node))
         } catch {
             // The lease runs on the database's clock; stop serving a little before it can run
-            // out there, measured on ours (monotonic) from the last renewal that succeeded.
-            let silentMs = MonotonicInstant.now().milliseconds(since: thread.withLock { renewedAt })
+            // out there, measured on ours (monotonic) from when the last renewal that succeeded
+            // was sent.
+            let silentMs = clock() - thread.withLock { renewedAt }
             logLimits.log(logger, .warning, "heartbeat failed", metadata: ["error": "\(error)", "silentMs": "\(silentMs)"],
                           now: Self.nowMs)
             if loseLeaseIfSilent() { deliver(.leaseLost) }
@@ -298,20 +336,21 @@ public final class ClusterNode: @unchecked Sendable {
     /// Milliseconds on the monotonic clock, for the log limiter's intervals.
     private static var nowMs: Millis { MonotonicInstant.now().milliseconds }
 
-    /// Ends `holdsLease` if the lease has gone unrenewed for `leaseMs − heartbeatMs` (the
-    /// lease runs on the database's clock: stop serving a little before it can run out there),
-    /// once: whichever of the heartbeat and the watch finds it first reports `.leaseLost`.
+    /// Ends `holdsLease` if the lease has gone unrenewed for `leaseMs − heartbeatMs` since the
+    /// last renewal was sent (the lease runs on the database's clock: stop serving a little
+    /// before it can run out there), once: whichever of the heartbeat and the watch finds it
+    /// first reports `.leaseLost`.
     private func loseLeaseIfSilent() -> Bool {
         thread.withLock {
-            guard holdsLease, MonotonicInstant.now() >= renewalDue(after: renewedAt) else { return false }
+            guard holdsLease, clock() >= renewalDue(after: renewedAt) else { return false }
             holdsLease = false
             return true
         }
     }
 
-    /// When a lease renewed at `renewed` counts as lost unless renewed again.
-    private func renewalDue(after renewed: MonotonicInstant) -> MonotonicInstant {
-        renewed.adding(milliseconds: leaseMs - heartbeatMs)
+    /// When a lease renewed by a call made at `sent` counts as lost unless renewed again.
+    private func renewalDue(after sent: Millis) -> Millis {
+        sent + Millis(leaseMs - heartbeatMs)
     }
 
     /// The lease watch's loop: wakes when the lease would have to be renewed by, and reports
@@ -321,8 +360,9 @@ public final class ClusterNode: @unchecked Sendable {
     /// held it looks again every heartbeat.
     private func watchLease(_ deliver: @Sendable (ChangeNotice) -> Void) {
         while true {
-            let (held, renewed) = thread.withLock { (holdsLease, renewedAt) }
-            let due = held ? renewalDue(after: renewed) : .after(milliseconds: heartbeatMs)
+            let (held, leftMs) = thread.withLock { (holdsLease, renewalDue(after: renewedAt) - clock()) }
+            // Waited for on the threads' own clock, for as long as `clock` says is left.
+            let due = MonotonicInstant.after(milliseconds: held ? Int(max(0, leftMs)) : heartbeatMs)
             guard leaseWatch.pause(until: due) else { return }
             guard held, loseLeaseIfSilent() else { continue }
             logger.error("the lease was not renewed in time (the database is out of reach); closing this node's scenes",

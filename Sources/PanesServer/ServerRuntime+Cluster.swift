@@ -36,6 +36,7 @@ extension ServerRuntime {
     func noticed(_ notice: ChangeNotice) {
         if case .nodesExpired(let nodes) = notice { gone = nodes }
         if case .nodesAlive(let nodes) = notice { alive = nodes }
+        if notice == .leaseLost { refuseWhileLeaseLost() }
         // The hub built after the rejoin reads everything from its own start (`reloaded`).
         guard rejoining == nil else { return }
         let start = RuntimeMetrics.now
@@ -81,10 +82,28 @@ extension ServerRuntime {
             self.gone = gone
             registered = fresh
             worker.rejoin(as: fresh)
+        case .leaseRegained:
+            // Only if it still holds: a loss told after this regain was posted stays in force.
+            if transport.refusingConnections == Self.leaseLostRefusal, cluster?.isHealthy == true {
+                transport.refusingConnections = nil
+            }
         case .liveNodes(let count):
             apiGate.setNodes(count)
             logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
+    }
+
+    /// Why upgrades are refused while the node's own clock says its lease is lost.
+    static let leaseLostRefusal = "this node lost its lease on the database; retry, or connect to another node"
+
+    /// The lease is lost by the node's own clock (its scenes are closed with 4011): new
+    /// WebSocket upgrades are refused (503) until a renewal holds it again or the node rejoins,
+    /// since a window attached now could stay live here after another node took its session
+    /// over. A drain's or a rejoin's refusal stands; so does a lease held again already (the
+    /// heartbeat renewed before this notice came).
+    func refuseWhileLeaseLost() {
+        guard transport.refusingConnections == nil, cluster?.isHealthy == false else { return }
+        transport.refusingConnections = Self.leaseLostRefusal
     }
 
     /// The state reloaded for the new identity: a hub built on it serves from now on. It reads

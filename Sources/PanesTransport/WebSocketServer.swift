@@ -80,7 +80,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var framesWrittenTogether: Int { writtenTogether }
     var writtenTogether = 0
     /// Why new WebSocket upgrades are refused (503, `Retry-After: 1`), nil while they are
-    /// accepted: the server is draining, or its cluster node is rejoining under a new identity.
+    /// accepted: the server is draining, or its cluster node has lost its lease or is rejoining
+    /// under a new identity.
     /// The reason is the response's body, so a client or an operator reading it knows which.
     public var refusingConnections: String? {
         get { refusal }

@@ -66,3 +66,124 @@ import Testing
         #expect(told.withLock { $0.filter { $0 == .leaseLost }.count } == 1)
     }
 }
+
+/// The node's own lease clock against the database's: the database counts a renewal's lease
+/// from its transaction's start, so the node counts it from when it made the call, however
+/// long the call took to come back.
+@Suite struct ClusterNodeLeaseClockTests {
+    /// A monotonic clock the test moves by hand (the shape of the hub tests' `TestClock`).
+    final class ManualClock: Sendable {
+        private let value = Mutex<Millis>(1_700_000_000_000)
+        var now: Millis { value.withLock { $0 } }
+        func advance(_ milliseconds: Millis) { value.withLock { $0 += milliseconds } }
+    }
+
+    /// Leases whose heartbeats answer at once until one is made slow: that one moves the clock
+    /// on while it runs (the database took it at the start, the answer came `slowMs` later),
+    /// and every heartbeat after it hangs until released, so the renewal it made is the last.
+    final class SlowLeases: NodeLeases, @unchecked Sendable {
+        let clock: ManualClock
+        let slowMs = Mutex<Millis?>(nil)
+        /// When the slow heartbeat was called, on `clock`.
+        let slowSent = Mutex<Millis?>(nil)
+        let hanging = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let released = Mutex(false)
+
+        init(clock: ManualClock) { self.clock = clock }
+
+        func register(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+            if slowSent.withLock({ $0 }) != nil {
+                if released.withLock({ $0 }) { throw PanesError(.storageFailed, "the database went away") }
+                hanging.signal()
+                release.wait()
+                throw PanesError(.storageFailed, "the database went away")
+            }
+            guard let slow = slowMs.withLock({ $0 }) else { return [] }
+            slowSent.withLock { $0 = clock.now }
+            clock.advance(slow)
+            return []
+        }
+        func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func liveNodes() throws -> [NodeID] { [] }
+
+        func stopHanging() {
+            released.withLock { $0 = true }
+            release.signal()
+        }
+    }
+
+    /// What the node told the hub.
+    final class Told: Sendable {
+        let notices = Mutex<[ChangeNotice]>([])
+        let lost = DispatchSemaphore(value: 0)
+        var leaseLostCount: Int { notices.withLock { $0.filter { $0 == .leaseLost }.count } }
+    }
+
+    func startNode(_ leases: SlowLeases, _ told: Told) throws -> ClusterNode {
+        let clock = leases.clock
+        let node = ClusterNode(node: NodeID("node_clock"), leases: leases, listener: ClusterNodeTests.QuietListener(),
+                               leaseMs: 2_000, heartbeatMs: 200, logger: Logger(label: "test.cluster-node"),
+                               clock: { clock.now })
+        try node.start({ notice in
+            told.notices.withLock { $0.append(notice) }
+            if notice == .leaseLost { told.lost.signal() }
+        }, membership: { _ in })
+        return node
+    }
+
+    /// Before, the deadline was the return time + the lease (less a heartbeat): a renewal that
+    /// took 1.5 s kept the node serving 1.5 s past the lease the database had started, when
+    /// another node may have taken its sessions over.
+    @Test func aSlowRenewalCountsFromWhenItWasSentNotFromWhenItReturned() throws {
+        let clock = ManualClock()
+        let leases = SlowLeases(clock: clock)
+        let told = Told()
+        let started = clock.now
+        let node = try startNode(leases, told)
+        defer {
+            leases.stopHanging()
+            node.stop()
+        }
+        #expect(node.leaseDeadline == started + 1_800, "registered: the lease less a heartbeat from the call")
+
+        // A renewal that takes longer than a heartbeat (several): the database started its lease
+        // when it was sent.
+        leases.slowMs.withLock { $0 = 1_500 }
+        #expect(leases.hanging.wait(timeout: .now() + 20) == .success, "the slow renewal came back")
+        let sent = try #require(leases.slowSent.withLock { $0 })
+        #expect(node.leaseDeadline == sent + 1_800, "counted from the send, not from the return (\(sent + 1_500))")
+        #expect(node.isHealthy, "renewed before its deadline")
+        #expect(told.leaseLostCount == 0)
+
+        // The next renewal hangs: at the deadline counted from the slow one's send, the node
+        // stops serving, 1.5 s before a deadline counted from its return would have come.
+        clock.advance(sent + 1_800 - clock.now)
+        #expect(told.lost.wait(timeout: .now() + 20) == .success, "the node is told its lease is lost at send + lease")
+        #expect(!node.isHealthy)
+        #expect(told.leaseLostCount == 1)
+    }
+
+    /// Before, a renewal that came back after the deadline it set made the node serve again
+    /// (`holdsLease`), although the database's lease from that renewal was about to run out.
+    @Test func aRenewalThatReturnsPastItsOwnDeadlineDoesNotKeepTheNodeServing() throws {
+        let clock = ManualClock()
+        let leases = SlowLeases(clock: clock)
+        let told = Told()
+        let node = try startNode(leases, told)
+        defer {
+            leases.stopHanging()
+            node.stop()
+        }
+
+        leases.slowMs.withLock { $0 = 2_500 }
+        #expect(leases.hanging.wait(timeout: .now() + 20) == .success, "the slow renewal came back")
+        let sent = try #require(leases.slowSent.withLock { $0 })
+        #expect(node.leaseDeadline == sent + 1_800)
+        #expect(clock.now >= node.leaseDeadline, "it came back past its own deadline")
+        #expect(!node.isHealthy, "a renewal that came back too late does not hold the lease")
+        #expect(told.lost.wait(timeout: .now() + 20) == .success, "the node is told its lease is lost")
+        #expect(told.leaseLostCount == 1)
+    }
+}

@@ -119,7 +119,8 @@ import Testing
     /// it waited for every persist submitted before it, which waited for the database the node
     /// could not reach, so the window stayed on a node that had stopped serving it until the
     /// database came back (in the cluster tests, a 25 s PostgreSQL restart: the scene was
-    /// closed only when the node, back, found its lease ended).
+    /// closed only when the node, back, found its lease ended). And it went on taking new
+    /// upgrades meanwhile; now they are refused (503) until a renewal holds the lease again.
     @Test func aNodeThatLostItsLeaseClosesItsScenesAtOnceThoughWritesAreHeld() throws {
         var settings = Settings()
         settings.nodeLeaseMs = 1_000
@@ -164,5 +165,20 @@ import Testing
                 "closed with 4011 while the write is still held, so the window resumes elsewhere")
         let away = store.failing.load(ordering: .acquiring)
         #expect(away, "the database is still away")
+
+        // Before, the node went on taking upgrades with its lease lost: a window attached then
+        // could stay live here after another node took its session over. Refused now (503)...
+        #expect { try WebSocketClient(port: runtime.transport.port) } throws: { error in
+            guard case WebSocketClient.Failure.refused(let status, let body) = error else { return false }
+            return status == 503 && body.contains("lost its lease")
+        }
+        // ...until a renewal holds the lease again (the database had not ended it).
+        leases.failing.store(false, ordering: .releasing)
+        var accepted: WebSocketClient?
+        for _ in 0..<2_000 where accepted == nil {
+            accepted = try? WebSocketClient(port: runtime.transport.port)
+            if accepted == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(accepted != nil, "upgrades are taken again once the lease is held")
     }
 }
