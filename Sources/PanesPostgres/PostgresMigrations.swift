@@ -265,6 +265,20 @@ public enum PostgresMigrations {
             -- such a drop without settling it, so the version moves.
             ALTER TABLE drag_ends ADD COLUMN settled boolean NOT NULL DEFAULT false;
             """),
+        Step(version: 13, name: "drops held for their windows until sent", sql: """
+            -- A drop's itemsDropped event for a window's session, written in the commit that
+            -- settles the drop for that window and deleted once the window's node sent it: when
+            -- that node dies between, the node that takes the session over sends it. Rows past
+            -- kept_until (heldDropKeptMs) are deleted by the next drop held.
+            CREATE TABLE held_drops (
+                session text NOT NULL,
+                drag text NOT NULL,
+                event text NOT NULL,
+                kept_until bigint NOT NULL,
+                PRIMARY KEY (session, drag)
+            );
+            CREATE INDEX held_drops_by_kept_until ON held_drops (kept_until);
+            """),
     ]
 
     /// The schema version this build writes and reads.

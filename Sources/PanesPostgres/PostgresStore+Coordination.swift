@@ -36,6 +36,12 @@ extension PostgresStore {
             // Checked under the key's lock first (`KeysFound.conflicts`): the holder's
             // reservation is there.
             try writeRecord(record, node: holder)
+        case .holdDrop(let held, let forgetBefore):
+            try connection.send(WriteSQL.pruneHeldDrops, [.int(forgetBefore)])
+            try connection.send(WriteSQL.holdDrop, [.text(held.session.rawValue), .text(held.drag.rawValue),
+                                                    .text(json(.object(held.event))), .int(held.keptUntil)])
+        case .releaseDrop(let key):
+            try connection.send(WriteSQL.releaseDrop, [.text(key.session.rawValue), .text(key.drag.rawValue)])
         case .releaseRequestKey(let slot, let node):
             try releaseKey(slot, node: node)
         }

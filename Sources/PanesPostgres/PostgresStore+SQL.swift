@@ -24,6 +24,16 @@ extension PostgresStore {
         static let endDrag = "INSERT INTO drag_ends (drag, expires_at) VALUES ($1, $2) ON CONFLICT (drag) DO NOTHING"
         static let pruneDragEnds = "DELETE FROM drag_ends WHERE expires_at < $1"
         static let settleDrop = "UPDATE drag_ends SET settled = true WHERE drag = $1"
+        static let holdDrop = """
+            INSERT INTO held_drops (session, drag, event, kept_until) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (session, drag) DO NOTHING
+            """
+        static let pruneHeldDrops = "DELETE FROM held_drops WHERE kept_until < $1"
+        static let releaseDrop = "DELETE FROM held_drops WHERE session = $1 AND drag = $2"
+        static let heldDrops = """
+            SELECT drag, event, kept_until FROM held_drops WHERE session = $1 AND kept_until >= $2
+            ORDER BY kept_until, convert_to(drag, 'UTF8')
+            """
         /// The record sequence's next number for a record ($kind, $id), as the last statement
         /// of a writing statement (a tombstone when $deleted = 1).
         static func recordVersion(kind: String, id: String, deleted: String) -> String {

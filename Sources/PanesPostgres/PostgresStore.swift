@@ -372,7 +372,7 @@ extension StoreCommand {
              .deleteDocument, .putDocumentAccess: true
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag), .coordination(.settleDrop),
              .recordRequest, .coordination(.recordKeyedRequest), .coordination(.recordHeldRequest),
-             .coordination(.releaseRequestKey),
+             .coordination(.releaseRequestKey), .coordination(.holdDrop), .coordination(.releaseDrop),
              .forgetRequestRecords, .pruneRequestRecords, .saveVersion, .enqueueWebhooks: false
         }
     }

@@ -203,6 +203,7 @@ extension StoreWorker {
             return .records(sessions: sessions, documents: documents, nil, failure: failure)
         case .requestRecords(let slots): return .requestRecords(slots, [], failure: failure)
         case .versions(let read): return .versions(read, nil, failure: failure)
+        case .heldDrops(let session, _): return .heldDrops(session, [], failure: failure)
         }
     }
 }

@@ -165,6 +165,7 @@ package struct HubHarness {
             case .records(let sessions, let documents): .records(sessions: sessions, documents: documents, nil, failure: reason)
             case .requestRecords(let slots): .requestRecords(slots, [], failure: reason)
             case .versions(let read): .versions(read, nil, failure: reason)
+            case .heldDrops(let session, _): .heldDrops(session, [], failure: reason)
             }
             produced += perform(hub.handle(.loaded(failed)))
         }

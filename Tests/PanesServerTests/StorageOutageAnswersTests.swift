@@ -60,6 +60,10 @@ import Testing
         func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
             try inner.loadRecords(sessions: sessions, documents: documents)
         }
+        func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop] {
+            try check()
+            return try inner.loadHeldDrops(session, now: now)
+        }
     }
 
     @Test func aStorageFailedAnswerDoesNotWaitForAnotherClientsHeldWrite() throws {

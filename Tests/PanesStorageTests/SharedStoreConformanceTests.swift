@@ -453,6 +453,52 @@ import Testing
                 == [CommitID(5): .committed])
     }
 
+    /// A drop's `itemsDropped` held for a window's session (`holdDrop`): written only with the
+    /// commit that settles the drop (a conflicting one writes nothing), read by session oldest
+    /// first while kept, as another node reads it, not written over by a second hold of the same
+    /// drag, forgotten when released or once its keeping ended before a later hold.
+    @Test(arguments: StoreKind.shared)
+    func aHeldDropIsWrittenWithItsSettlingCommitAndReadUntilReleasedOrPastItsKeeping(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let other = try harness.secondNode() ?? store
+        let window = SessionID("ses_window"), elsewhere = SessionID("ses_elsewhere")
+        func held(_ drag: String, _ session: SessionID = window, keptUntil: Millis, title: String = "Notes") -> HeldDrop {
+            HeldDrop(session: session, drag: Identifier(drag), event: [
+                "drag": .string(drag), "operation": "copy", "items": [["activityType": "panes.document", "title": .string(title)]],
+            ], keptUntil: keptUntil)
+        }
+        func settle(_ id: UInt64, _ drag: String, base: Int64, _ hold: HeldDrop) -> StoreWrite {
+            Self.commit(id, .coordination(.drag(Identifier(drag))), base: base, [
+                .coordination(.endDrag(drag, expiresAt: 10_000_000)), .coordination(.settleDrop(drag)),
+                .coordination(.holdDrop(hold, forgetBefore: 1_000)),
+            ])
+        }
+        let first = held("drg_b", keptUntil: 5_000), second = held("drg_a", keptUntil: 6_000)
+        #expect(try store.apply([settle(1, "drg_b", base: 0, first)]) == [CommitID(1): .committed])
+        #expect(try store.apply([settle(2, "drg_a", base: 0, second),
+                                 settle(3, "drg_c", base: 0, held("drg_c", elsewhere, keptUntil: 5_000))])
+                == [CommitID(2): .committed, CommitID(3): .committed])
+        // A settling that conflicts holds nothing.
+        #expect(try store.apply([settle(4, "drg_b", base: 0, held("drg_b", keptUntil: 9_000, title: "Other"))])
+                == [CommitID(4): .conflict])
+        #expect(try other.loadHeldDrops(window, now: 1_000) == [first, second])
+        #expect(try other.loadHeldDrops(window, now: 5_500) == [second], "past its keeping: not read")
+        #expect(try other.loadHeldDrops(SessionID("ses_none"), now: 0) == [])
+        // Held again for the same drag: the first stays.
+        try store.apply([.coordination(.holdDrop(held("drg_a", keptUntil: 7_000, title: "Other"), forgetBefore: 1_000))])
+        #expect(try other.loadHeldDrops(window, now: 1_000) == [first, second])
+        // Released: gone; the other session's stays.
+        try store.apply([.coordination(.releaseDrop(first.key))])
+        #expect(try other.loadHeldDrops(window, now: 1_000) == [second])
+        #expect(try other.loadHeldDrops(elsewhere, now: 1_000).map(\.drag) == [Identifier("drg_c")])
+        // A later hold forgets those whose keeping ended before its time.
+        try store.apply([.coordination(.holdDrop(held("drg_d", elsewhere, keptUntil: 9_000), forgetBefore: 5_500))])
+        #expect(try other.loadHeldDrops(elsewhere, now: 0).map(\.drag) == [Identifier("drg_d")])
+        #expect(try other.loadHeldDrops(window, now: 0) == [second])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aSessionWriteFromAnOlderCopyIsDroppedAndARecordCommitAtAStaleRevisionConflicts(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

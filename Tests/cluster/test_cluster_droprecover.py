@@ -12,7 +12,13 @@ dropped onto. b is frozen (SIGSTOP) before the drop, so the offer waits unread; 
 And the strict settle: b only frozen (with a lease long enough to outlive it), a killed, the
 drop's retry through c once a's lease ran out (c takes the key over and is refused), then b
 thawed: b reads the offer and may no longer settle it, since a no longer holds the drop's key;
-the window gets nothing and the source hears `returned`."""
+the window gets nothing and the source hears `returned`.
+
+And a drop held for a window (`held_drops`): the window's node writes the window's
+`itemsDropped` with its settling commit and deletes it once sent (checked on a real drop); a row
+its node left behind (it died between the two; written here by psql in its place, since nothing
+outside the process can stop it between its commit and its send) is sent once, after
+`connected`, by the node the window's session is taken over by, and deleted."""
 
 from __future__ import annotations
 
@@ -168,5 +174,53 @@ def test_a_window_node_thawed_after_the_drops_retry_was_refused_delivers_nothing
         again = retrier.reply(retrier.send("drop", drag=drag, target="scene", scene=scene, operation="move",
                                            idempotencyKey="strict-1"))
         assert not again["ok"], again
+    finally:
+        cluster.close()
+
+
+def test_a_drop_held_for_a_window_whose_node_died_is_delivered_where_the_window_resumes(pg, workspace):
+    cluster = Cluster(pg, nodes=2, haproxy=False, lease_ms=LEASE_MS)
+    database = cluster.store.rsplit("/", 1)[1]
+    try:
+        a, b = cluster.nodes
+        source = Client(a.url, "ada", workspace)
+        target = Client(b.url, "ada", workspace)
+        scene = target.connected["scene"]
+        session = target.connected["session"]["persistentIdentifier"]
+        wait_listed(source, scene)
+
+        # Delivered by b, which lives: held with the settling commit, deleted once sent.
+        drag = source.request("beginDrag", items=[ITEM])["drag"]
+        assert source.request("drop", drag=drag, target="scene", scene=scene, operation="copy") == {"delivered": scene}
+        assert target.event("itemsDropped")["drag"] == drag
+        deadline = time.monotonic() + 10
+        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
+            assert time.monotonic() < deadline, "b never deleted the drop it sent"
+            time.sleep(0.05)
+
+        # b settled another drop for the window and died before sending it: its row stays.
+        held = {"drag": "drg_held1", "items": [ITEM["activity"]], "operation": "copy",
+                "source": {"scene": source.connected["scene"], "session": source.connected["session"]["persistentIdentifier"]}}
+        credentials = target.credentials
+        b.process.send_signal(signal.SIGSTOP)
+        try:
+            pg.psql("INSERT INTO held_drops (session, drag, event, kept_until) VALUES "
+                    f"('{session}', 'drg_held1', '{json.dumps(held)}', "
+                    "(extract(epoch FROM now()) * 1000)::bigint + 600000)", database)
+        finally:
+            b.kill()
+        # The window resumes through a, once b's lease has run out: `connected`, then the items.
+        again = Client(a.url, "ada", workspace, session=credentials, timeout=LEASE_MS / 1000 + 15)
+        assert again.connected["created"] is False and again.connected["session"]["persistentIdentifier"] == session
+        assert not [event for event in again.events if event.get("type") == "itemsDropped"], "not before `connected`"
+        got = again.event("itemsDropped")
+        assert got["drag"] == "drg_held1" and got["items"][0]["title"] == "Notes", got
+        deadline = time.monotonic() + 10
+        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
+            assert time.monotonic() < deadline, "a never deleted the drop it sent"
+            time.sleep(0.05)
+        again.drain(1)
+        more = [event for event in again.events if event.get("type") == "itemsDropped"]
+        assert more == [], f"sent once: {more}"
     finally:
         cluster.close()

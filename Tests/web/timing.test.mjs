@@ -201,3 +201,45 @@ describe('errors and capabilities', () => {
     }
   });
 });
+
+describe('drops delivered again', () => {
+  const dropped = (drag) => ({ type: 'itemsDropped', drag, operation: 'copy', items: [{ activityType: 'panes.document', targetContentIdentifier: 'doc_1' }] });
+
+  test('a drag whose `itemsDropped` came already is not emitted again, also after a reload, and only the last 64 are kept', async () => {
+    const storage = new MemoryStorage();
+    const first = setup({ client: { storage } });
+    const seen = [];
+    first.client.on('itemsDropped', (e) => seen.push(e.drag));
+    first.client.start();
+    await first.clock.advance(10);
+    for (const drag of ['drg_a', 'drg_a', 'drg_b', 'drg_a']) first.network.last.deliver(dropped(drag));
+    await first.clock.advance(5);
+    assert.deepEqual(seen, ['drg_a', 'drg_b']);
+    first.client.close();
+
+    // A reload: a new page on the same storage remembers what the old one got.
+    const again = setup({ client: { storage } });
+    const seenAgain = [];
+    again.client.on('itemsDropped', (e) => seenAgain.push(e.drag));
+    again.client.start();
+    await again.clock.advance(10);
+    for (const drag of ['drg_b', 'drg_c']) again.network.last.deliver(dropped(drag));
+    for (let i = 0; i < 63; i++) again.network.last.deliver(dropped(`drg_n${i}`));
+    // Kept: drg_c and the 63 newer drags. drg_a and drg_b were pushed out by them.
+    for (const drag of ['drg_c', 'drg_n0', 'drg_a']) again.network.last.deliver(dropped(drag));
+    await again.clock.advance(5);
+    assert.deepEqual(seenAgain, ['drg_c', ...Array.from({ length: 63 }, (_, i) => `drg_n${i}`), 'drg_a']);
+  });
+
+  test('without a usable storage the page itself still emits each drag once', async () => {
+    const broken = { getItem() { throw new Error('blocked'); }, setItem() { throw new Error('blocked'); }, removeItem() {} };
+    const { clock, network, client } = setup({ client: { storage: broken } });
+    const seen = [];
+    client.on('itemsDropped', (e) => seen.push(e.drag));
+    client.start();
+    await clock.advance(10);
+    for (const drag of ['drg_a', 'drg_b', 'drg_a']) network.last.deliver(dropped(drag));
+    await clock.advance(5);
+    assert.deepEqual(seen, ['drg_a', 'drg_b']);
+  });
+});

@@ -9,6 +9,7 @@
  *
  * @module connection
  */
+import { AppliedDrops } from './applied-drops.js';
 import { backoffDelay } from './backoff.js';
 import { closedError, destroyedError, disconnectedError } from './errors.js';
 import { RequestTable } from './requests.js';
@@ -83,6 +84,7 @@ export class Connection {
   /** @type {LifecycleState | null} the state the last `connect` sent reported */
   lifecycleSent = null;
   #store;
+  #appliedDrops;
   #createSocket;
   /** @type {Timers} */
   timers;
@@ -145,6 +147,7 @@ export class Connection {
     this.#traits = options.traits ?? { width: 'regular', pointer: 'fine' };
     this.lifecycle = options.lifecycle ?? { visible: true, focused: true };
     this.#store = new SessionStore(options.storage ?? null, options.storageKey ?? `panes.session.${this.workspace}`, options.ticket ?? null);
+    this.#appliedDrops = new AppliedDrops(options.storage ?? null, `${options.storageKey ?? `panes.session.${this.workspace}`}.drops`);
     this.#createSocket = socketFactory(options);
     this.timers = { ...defaultTimers, ...options.timers };
     this.random = options.random ?? Math.random;
@@ -572,6 +575,11 @@ export class Connection {
         break;
       case 'goingAway':
         this.#goingAway = { reconnectAfterMs: Number(message.reconnectAfterMs) || 0 };
+        break;
+      case 'itemsDropped':
+        // A drag's items reach a window at least once: one delivered again (the same `drag`)
+        // is not handed to the listeners twice.
+        if (typeof message.drag === 'string' && !this.#appliedDrops.first(message.drag)) return;
         break;
     }
     this.#emit(message.type, message);

@@ -8,7 +8,8 @@
  * - `preferences.js`: observations with catch-up after a reconnect;
  * - `documents.js` and `presence.js`: the document list and open documents; `pending-store.js`
  *   keeps what a window typed until the server has it (the `pendingStore` option);
- * - `dragdrop.js`: drags between scenes.
+ * - `dragdrop.js`: drags between scenes; `applied-drops.js` hands each drag's `itemsDropped` to
+ *   the listeners once, also when the server delivers it again (the `storage` option keeps it).
  *
  * Types and documentation of the public surface: `types/panes-client.d.ts`.
  *

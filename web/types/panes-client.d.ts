@@ -283,6 +283,7 @@ export interface ServerEvents {
   sessionRefreshed: SessionRefreshedEvent;
   goingAway: { reconnectAfterMs: number; reason?: string };
   activate: ActivateEvent;
+  /** Emitted once per `drag`: a redelivery of the same drag (the protocol allows one) is not emitted. */
   itemsDropped: ItemsDroppedEvent;
   dragEnded: DragEndedEvent;
   documentsChanged: DocumentsChangedEvent;
@@ -379,7 +380,11 @@ export interface ClientOptions {
   traits?: Traits | (() => Traits);
   /** The initial lifecycle report (default visible and focused). */
   lifecycle?: LifecycleState;
-  /** Where the session's identifier and secret are kept between connections (a browser: `sessionStorage`). */
+  /**
+   * Where the session's identifier and secret are kept between connections (a browser: `sessionStorage`),
+   * and, under `<storageKey>.drops`, the last 64 drags whose `itemsDropped` this window got (one
+   * delivered again is not emitted twice).
+   */
   storage?: StorageLike | null;
   /** Default `panes.session.<workspace>`. */
   storageKey?: string;

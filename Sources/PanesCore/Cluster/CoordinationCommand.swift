@@ -37,6 +37,15 @@ public enum CoordinationCommand: Sendable, Equatable {
     /// recorded already. So a settling that comes after the holder gave the request up, when a
     /// retry may have been refused, applies nothing.
     case recordHeldRequest(RequestRecord, holder: NodeID)
+    /// Holds a drop's `itemsDropped` for a window's session (`HeldDrop`), in the commit that
+    /// settles the drop for that window (the window's node's settling, or the ending of a drag
+    /// dropped onto another window of the dropping node), until its node has sent it
+    /// (`releaseDrop`): if that node dies first, the node that takes the session over sends it.
+    /// Forgets held drops whose keeping ended before `forgetBefore` (now). A held drop already
+    /// there for the session and drag is left as it is.
+    case holdDrop(HeldDrop, forgetBefore: Millis)
+    /// Forgets a held drop: its `itemsDropped` was sent to the window (or the window was gone).
+    case releaseDrop(HeldDrop.Key)
     /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
     /// retry through any node can go ahead.
     case releaseRequestKey(RequestKeySlot, node: NodeID)

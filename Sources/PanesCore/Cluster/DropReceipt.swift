@@ -9,6 +9,9 @@ struct DropReceipt: Sendable {
     /// The source's `dragEnded` fields when the window is gone here and the items go back to
     /// the dropper, settled here.
     var returnEnded: JSONObject?
+    /// The window's session, whose `itemsDropped` the settling commit holds (`HeldDrop`) until
+    /// it is sent; nil when the items go back to the dropper.
+    var heldFor: SessionID?
     /// Nil while its commit is in flight.
     var delivered: Bool? = nil
     /// Settled here as given back to the dropper.

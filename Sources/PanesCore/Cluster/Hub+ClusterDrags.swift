@@ -38,6 +38,15 @@ extension Hub {
         case .drop: known = nil
         }
         if let known, let record = commitRecord(ending.context, result: known) { commands.append(record) }
+        var ending = ending
+        if ending.remote == nil, case .drop(.scene, let operation, let named?, let dropper) = ending.kind,
+           !dropper.isItself(named), let target = scenes[named] {
+            // Another window here: its `itemsDropped` is held until sent, so that if this node
+            // dies after the commit and before it delivers, the node the window's session
+            // resumes on does (`Hub+HeldDrops.swift`).
+            commands.append(holdDrop(itemsDroppedFields(drag, operation: operation), of: drag.id, for: target.session))
+            ending.held = HeldDrop.Key(session: target.session, drag: Identifier(drag.id))
+        }
         commitEnd(of: drag, .dragEnd(drag, ending), commands)
     }
 
@@ -94,6 +103,7 @@ extension Hub {
                               metadata: ["drag": "\(drag.id)", "error": "\(error.code.rawValue)"])
                 result = deliverToDropper(drag, operation: operation, dropper)
             }
+            if let held = ending.held { releaseHeldDrop(held) }
             send(.reply(context.id, result: result), to: context.connection)
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
@@ -277,4 +287,7 @@ struct DragEnding: Sendable {
     /// The window on another node a drop goes to, decided when it was checked; nil for every
     /// other ending, which is settled in its commit.
     var remote: RemoteReceiver? = nil
+    /// The held `itemsDropped` (`HeldDrop`) its commit writes for a drop onto another window of
+    /// this node, forgotten once delivered.
+    var held: HeldDrop.Key? = nil
 }

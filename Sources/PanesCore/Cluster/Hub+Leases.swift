@@ -55,6 +55,9 @@ extension Hub {
         switch outcome {
         case .committed:
             if claim.node == nil { cluster.releaseBackoff.succeeded() }
+            // Taken over from another node (it died, or handed the session over): a drop it
+            // settled for the session's window and had not sent may be held for it.
+            let tookOver = claim.node == node && cluster.claims[session]?.node.map { $0 != node } == true
             // A session discarded while its claim or release was in flight keeps no claim here.
             if claim.epoch >= (cluster.claims[session]?.epoch ?? 0), sessions[session] != nil {
                 cluster.claims[session] = claim
@@ -72,6 +75,7 @@ extension Hub {
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
                        forkedFrom: pending.request.replay?.forkedFrom)
+                if tookOver, scenes.isLive(session) { readHeldDrops(of: session) }
             } else {
                 fork(session, for: pending)
             }

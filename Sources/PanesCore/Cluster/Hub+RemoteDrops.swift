@@ -286,6 +286,7 @@ extension Hub {
         let record: RequestRecord?
         if let target = scenes[scene], target.owner == owner {
             record = delivered
+            receipt.heldFor = target.session
         } else if let returnEnded {
             // The window is gone (or is not the dropper's user's): the items go back to the
             // dropper, settled here, so that they are even if the dropping node goes before it
@@ -306,6 +307,9 @@ extension Hub {
         // commit is refused and nothing is delivered here; the drag's node then settles the
         // drop as returned to its source (`recoverDrop`).
         if let record { commands.append(.coordination(.recordHeldRequest(record, holder: origin))) }
+        // The window's `itemsDropped`, held until sent: if this node dies after the commit and
+        // before it sends it, the node the window's session resumes on does (`Hub+HeldDrops.swift`).
+        if let session = receipt.heldFor { commands.append(holdDrop(event, of: id, for: session)) }
         let commitID = commits.makeID()
         commits.pending[commitID] = .dropSettle(id)
         submit(Commit(id: commitID, channel: .coordination(.drag(Identifier(id))), base: 1, commands: commands))
@@ -324,6 +328,7 @@ extension Hub {
             if !returned, let target = scenes[receipt.scene] {
                 send(.event(ServerEvent("itemsDropped", receipt.event)), to: target.connection)
             }
+            if let session = receipt.heldFor { releaseHeldDrop(HeldDrop.Key(session: session, drag: Identifier(id))) }
             drags.setPhase(.dropped, of: id)
             if let source = receipt.event["source"]?["scene"]?.stringValue {
                 tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.returnEnded ?? receipt.ended))

@@ -34,6 +34,7 @@ public struct Settings: Sendable, Equatable {
     public var commitOutcomeTimeoutMs = 3_000
     public var dropConfirmTimeoutMs = 2_000
     public var dropRecoveryMs = 5_000
+    public var heldDropKeptMs = 3_600_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000

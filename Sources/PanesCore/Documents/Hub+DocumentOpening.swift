@@ -60,6 +60,8 @@ extension Hub {
             requestRecordsRead(slots, records, failure: failure)
         case .versions(let read, let answer, let failure):
             versionsRead(read, answer, failure: failure)
+        case .heldDrops(let session, let drops, let failure):
+            heldDropsRead(session, drops, failure: failure)
         case .document(let id, let stored, let failure):
             if commits.documentWriters[id]?.catchingUp == true, documents.open[id] != nil {
                 documentCaughtUp(id, stored, failure: failure)

@@ -62,6 +62,12 @@ extension MemoryStore: SharedStore {
         return outcomes
     }
 
+    public func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop] {
+        heldDrops.values.filter { $0.session == session && $0.keptUntil >= now }
+            .sorted { $0.keptUntil != $1.keptUntil ? $0.keptUntil < $1.keptUntil
+                : Identifier.less($0.drag.rawValue, $1.drag.rawValue) }
+    }
+
     public func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
         var read = RecordsRead()
         for id in sessions {
@@ -152,6 +158,17 @@ extension MemoryStore {
             settledDrops[Identifier(id)] = expiresAt
         case .recordKeyedRequest(let record, _, _), .recordHeldRequest(let record, _):
             putRecord(record)
+        case .holdDrop(let held, let forgetBefore):
+            for (key, kept) in heldDrops where kept.keptUntil < forgetBefore {
+                remember(key, in: \.heldDrops)
+                heldDrops[key] = nil
+            }
+            guard heldDrops[held.key] == nil else { return }
+            remember(held.key, in: \.heldDrops)
+            heldDrops[held.key] = held
+        case .releaseDrop(let key):
+            remember(key, in: \.heldDrops)
+            heldDrops[key] = nil
         case .releaseRequestKey(let slot, let node):
             guard reservations[slot]?.node == node else { return }
             remember(slot, in: \.reservations)

@@ -30,6 +30,8 @@ public final class MemoryStore: Store {
     var dragEnds: [Identifier: Millis] = [:]
     /// Drops onto a window on another node that were settled (`settleDrop`), with the drag's expiry.
     var settledDrops: [Identifier: Millis] = [:]
+    /// Drops' `itemsDropped` held for windows' sessions (`holdDrop`), until sent.
+    var heldDrops: [HeldDrop.Key: HeldDrop] = [:]
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     var reservations: [RequestKeySlot: Reservation] = [:]

@@ -47,6 +47,9 @@ public protocol SharedStore: Store, NodeLeases {
         -> [RequestKeySlot: KeyReservationOutcome]
     /// These sessions and document records as stored (absent when not stored).
     func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead
+    /// The drops held for `session` (`CoordinationCommand.holdDrop`) kept at `now` or later,
+    /// oldest first.
+    func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop]
 }
 
 /// The nodes' leases in the shared store, and nothing else: what a node's heartbeat uses, on

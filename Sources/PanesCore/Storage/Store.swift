@@ -107,6 +107,12 @@ extension Store {
             } catch {
                 return .versions(read, nil, failure: "\(error)")
             }
+        case .heldDrops(let session, let now):
+            do {
+                return .heldDrops(session, try sharedSide().loadHeldDrops(session, now: now))
+            } catch {
+                return .heldDrops(session, [], failure: "\(error)")
+            }
         case .records(let sessions, let documents):
             do {
                 return .records(sessions: sessions, documents: documents,

@@ -146,6 +146,9 @@ public enum LoadRequest: Sendable, Equatable {
     case records(sessions: [SessionID], documents: [DocumentID])
     /// A document's versions: a list, a text, or a diff (`VersionRead`), computed here.
     case versions(VersionRead)
+    /// Shared stores: the drops held for a session (`HeldDrop`) still kept at `now`, oldest
+    /// first: read when a node takes over a session another node held.
+    case heldDrops(SessionID, now: Millis)
 }
 
 /// What a `LoadRequest` found, delivered back to the hub as `HubEvent.loaded`.
@@ -168,4 +171,6 @@ public enum LoadResult: Sendable, Equatable {
     case records(sessions: [SessionID], documents: [DocumentID], RecordsRead?, failure: String? = nil)
     /// What a version read found; nil when it failed.
     case versions(VersionRead, VersionRead.Answer?, failure: String? = nil)
+    /// The drops held for the session (none when the read failed).
+    case heldDrops(SessionID, [HeldDrop], failure: String? = nil)
 }

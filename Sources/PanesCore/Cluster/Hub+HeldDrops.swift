@@ -1,0 +1,46 @@
+import Logging
+
+/// Drops held for their windows (`HeldDrop`): a drop settled for a window of a cluster (by the
+/// window's node, or by the dropping node for another window of its own) has its `itemsDropped`
+/// written in the same commit, and forgotten once that node sent it. If the node dies between,
+/// the window's client resumes its session through another node, which takes the session over
+/// and reads what is held for it (after `connected`), sends it, and forgets it. The same drop
+/// can so reach a window twice (the node sent it and died before forgetting it), with the same
+/// `drag`: a client applies each drag once (PROTOCOL.md, drop).
+extension Hub {
+    /// The command that holds `event` for `session` until it is sent, `heldDropKeptMs` at most.
+    func holdDrop(_ event: JSONObject, of drag: String, for session: SessionID) -> StoreCommand {
+        .coordination(.holdDrop(HeldDrop(session: session, drag: Identifier(drag), event: event,
+                                         keptUntil: now() + Millis(settings.heldDropKeptMs)),
+                                forgetBefore: now()))
+    }
+
+    /// The held drop was sent (or its window was gone when its commit came back, and gets
+    /// nothing, as before): forgotten.
+    mutating func releaseHeldDrop(_ key: HeldDrop.Key) {
+        persist(.coordination(.releaseDrop(key)))
+    }
+
+    /// A session this node took over from another node: what was held for it there is read, and
+    /// sent once the read is back (the `connect` is answered first).
+    mutating func readHeldDrops(of session: SessionID) {
+        effects.append(.load(.heldDrops(session, now: now())))
+    }
+
+    mutating func heldDropsRead(_ session: SessionID, _ drops: [HeldDrop], failure: String?) {
+        if let failure {
+            // Kept in the store: the next node that takes the session over reads it again.
+            logLimited(.error, "the drops held for a session taken over could not be read",
+                       metadata: ["session": "\(session)", "reason": "\(failure)"])
+            return
+        }
+        // Gone again meanwhile: kept for the next node that takes the session over.
+        guard let scene = scenes.live(of: session) else { return }
+        for held in drops {
+            logger.notice("a drop held for a window whose node went away is delivered to it",
+                          metadata: ["drag": "\(held.drag)", "session": "\(session)"])
+            send(.event(ServerEvent("itemsDropped", held.event)), to: scene.connection)
+            releaseHeldDrop(held.key)
+        }
+    }
+}
