@@ -63,10 +63,12 @@ public final class WebSocketServer: @unchecked Sendable {
     var anyGathered = false
     /// Connections whose reply waits for a write turn before the loop waits again, and the
     /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`), which also calls
-    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`).
+    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`); on lws's poll loop a timer
+    /// due at once calls it instead.
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
     var waitNoticeOwed = false
+    var waitNoticeTimer: LoopTimer?
     /// Write turns taken that way, for tests.
     var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
@@ -113,6 +115,7 @@ public final class WebSocketServer: @unchecked Sendable {
         wakeTimer?.invalidate()
         httpDeadlineTimer?.invalidate()
         httpWriteTimer?.invalidate()
+        waitNoticeTimer?.invalidate()
         dropWriteTurnWatcher()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
@@ -126,12 +129,9 @@ public final class WebSocketServer: @unchecked Sendable {
             if !stopRequested.load(ordering: .acquiring) { pev_run(eventLoop) }
             return
         }
+        // A notice asked for before the timer existed (`notifyBeforeWaiting`).
+        if waitNoticeOwed { waitNoticeTimer?.schedule(afterMilliseconds: 0) }
         while !stopRequested.load(ordering: .acquiring) {
-            // lws computes how long it may wait when this service begins (`notifyBeforeWaiting`).
-            if waitNoticeOwed {
-                waitNoticeOwed = false
-                delegate?.serverWillWait()
-            }
             if lws_service(context, 0) < 0 { break }
         }
     }

@@ -72,6 +72,18 @@ import Testing
         #expect(notices >= 1 && notices < 20, "\(notices) notices for 20 messages")
     }
 
+    /// A notice asked for from a timer's work comes before the loop next waits. On lws's poll
+    /// loop, timers (and lws's own connection timeouts) run inside `lws_service` just before it
+    /// takes `poll()`'s timeout: here there is no connection and no other timer, so a notice
+    /// left for the next `lws_service` would wait for lws's 30-second housekeeping timer.
+    @Test(arguments: loops)
+    func aNoticeAskedForInATimersWorkComesBeforeTheLoopWaits(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        harness.recorder.notifiesOnWake = true
+        harness.onServiceThread { $0.wake(afterMilliseconds: 0) }
+        #expect(harness.recorder.wait(timeout: 5) { $0.wakes.count == 1 && $0.willWaits == 1 })
+    }
+
     /// Frames sent in one callback are written together, headers made by the transport, up to
     /// a bound: each arrives whole, in order, as its own final frame, whatever its length's
     /// encoding (7-bit, 16-bit, 64-bit) and kind.
