@@ -57,7 +57,11 @@ import Testing
             for _ in 0..<3 { server.notifyBeforeWaiting() }
         }
         #expect(harness.recorder.wait { $0.willWaits == 1 })
-        // Another turn of the loop (the closure is posted to it) asks nothing: no notice.
+        // Another turn of the loop (the closure is posted to it) asks nothing: no notice. A
+        // notice that turn gave anyway would come after the closure returned, before the loop
+        // waited again (libev's prepare watcher, or the start of the next `lws_service`), so the
+        // count is read after a second closure, which runs only after that wait.
+        harness.onServiceThread { _ in }
         harness.onServiceThread { _ in }
         #expect(harness.recorder.snapshot.willWaits == 1)
         harness.onServiceThread { $0.notifyBeforeWaiting() }
