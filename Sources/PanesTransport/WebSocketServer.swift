@@ -291,6 +291,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// `body` with the server a callback is for (the context's user pointer), without a retain
     /// and release around it: the context holds it unretained, and the server outlives its
     /// context (`deinit` destroys the context first). Nil when the context has no server.
+    /// `_withUnsafeGuaranteedRef` is underscored (not stable API), taken for the retain and
+    /// release it saves on every callback; without it, `takeUnretainedValue()` is the fallback.
     static func with<R>(_ wsi: OpaquePointer, _ body: (WebSocketServer) -> R) -> R? {
         guard let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
         return Unmanaged<WebSocketServer>.fromOpaque(user)._withUnsafeGuaranteedRef(body)
