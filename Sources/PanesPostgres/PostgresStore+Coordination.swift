@@ -33,9 +33,9 @@ extension PostgresStore {
         case .recordKeyedRequest(let record, let node, _):
             try writeRecord(record, node: node)
         case .recordHeldRequest(let record, let holder):
-            // Checked under the key's lock first (`KeysFound.conflicts`): the holder's
-            // reservation is there.
-            try writeRecord(record, node: holder)
+            // Checked first, its row locked (`refreshHeldKeys`, `KeysFound.conflicts`): the
+            // holder's reservation is there, and this writes over it or not at all.
+            try writeHeldRecord(record, holder: holder)
         case .holdDrop(let held, let forgetBefore):
             try connection.send(WriteSQL.pruneHeldDrops, [.int(forgetBefore)])
             try connection.send(WriteSQL.holdDrop, [.text(held.session.rawValue), .text(held.drag.rawValue),

@@ -98,6 +98,32 @@ extension PostgresStore {
         }
     }
 
+    /// Looks up again, and locks, the rows of the keys `commands` write for the node holding
+    /// them (`recordHeldRequest`), as they stand at this point of the transaction: an earlier
+    /// write of the batch may have released or recorded one since the batch's check, and a
+    /// row locked here cannot be released by another transaction before this one ends. Their
+    /// rows in `found` are replaced, so `KeysFound.conflicts` judges by them, as the memory
+    /// store judges each commit by its state then. A round trip, only for such commands (a
+    /// remote drop's settle, a drop's take-back).
+    func refreshHeldKeys(in commands: [StoreCommand], _ found: KeysFound) throws {
+        var slots: [RequestKeySlot] = []
+        for command in commands { if let write = Self.keyWrite(command), write.held { slots.append(write.slot) } }
+        guard !slots.isEmpty else { return }
+        // Answers the batch's check too (it was sent first), then these rows replace its.
+        let rows = Self.rows(try connection.query(RecordSQL.lookUpLocked, Self.slotArrays(slots)))
+        for slot in slots { found.rows[slot] = nil }
+        for row in rows { found.rows[row.slot] = row }
+    }
+
+    /// A record written for the node holding its key (`recordHeldRequest`): only over that
+    /// node's reservation, never a new row. Checked and locked first (`refreshHeldKeys`).
+    func writeHeldRecord(_ record: RequestRecord, holder: NodeID) throws {
+        try connection.send(RecordSQL.recordOverHeldReservation, [
+            .text(record.slot.owner.workspace), .text(record.slot.owner.user), .bytes(record.slot.key.bytes),
+            .text(record.fingerprint), .text(json(record.result)), .int(record.at), .text(holder.rawValue),
+        ])
+    }
+
     func writeRecord(_ record: RequestRecord, node: NodeID?) throws {
         let values: [PostgresValue] = [
             .text(record.slot.owner.workspace), .text(record.slot.owner.user), .bytes(record.slot.key.bytes),
@@ -190,8 +216,8 @@ extension PostgresStore {
 
         /// What stands in the way of the records `commands` write: the records of their keys,
         /// and whether another node reserved one (or, for a record written for the node that
-        /// holds its key, `recordHeldRequest`, whether that reservation is gone). The check is
-        /// answered first if need be.
+        /// holds its key, `recordHeldRequest`, whether that reservation is gone: those rows
+        /// are read again first, `refreshHeldKeys`). The check is answered first if need be.
         func conflicts(in commands: [StoreCommand], _ connection: PostgresConnection) throws
             -> (records: [RequestRecord], heldElsewhere: Bool) {
             let writes = commands.compactMap(PostgresStore.keyWrite)
@@ -223,6 +249,8 @@ extension PostgresStore {
             WHERE (workspace, user_name, key) IN (
                 SELECT w, u, decode(k, 'hex') FROM unnest($1::text[], $2::text[], $3::text[]) AS t(w, u, k))
             """
+        /// `lookUp`, with the rows locked until the transaction ends.
+        static let lookUpLocked = lookUp + " FOR UPDATE OF request_records"
         static let nowMs = "(extract(epoch FROM now()) * 1000)::bigint"
         static let aliveNodes = "SELECT id FROM nodes WHERE id = ANY($1::text[]) AND lease_until >= \(nowMs)"
         /// A reservation: new, or over one of this node's or a dead node's (checked under the lock).
@@ -247,6 +275,12 @@ extension PostgresStore {
                 SET fingerprint = excluded.fingerprint, result = excluded.result, created_at = excluded.created_at,
                     node = NULL
                 WHERE request_records.result IS NULL AND request_records.node = $7
+            """
+        /// Over the reservation of the node it is written for ($7) only.
+        static let recordOverHeldReservation = """
+            UPDATE request_records
+            SET fingerprint = $4, result = $5, created_at = $6, node = NULL
+            WHERE workspace = $1 AND user_name = $2 AND key = $3 AND node = $7 AND result IS NULL
             """
         static let release = """
             DELETE FROM request_records

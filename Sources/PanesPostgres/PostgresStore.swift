@@ -176,6 +176,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     private func persist(_ commands: [StoreCommand], _ pass: inout Pass) throws {
         // Another attempt of the same keyed request was applied first (or another
         // node's attempt holds the key): not again, and the writer is told.
+        try refreshHeldKeys(in: commands, pass.keys)
         let (found, heldElsewhere) = try pass.keys.conflicts(in: commands, connection)
         let reports = commands.compactMap(\.keyedReport)
         guard found.isEmpty && !heldElsewhere else {
@@ -204,6 +205,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             }
             let version = try known ?? pass.epochs.removeValue(forKey: commit.channel) ?? version(of: commit.channel)
             known = nil
+            try refreshHeldKeys(in: commit.commands, pass.keys)
             let (recorded, heldElsewhere) = try pass.keys.conflicts(in: commit.commands, connection)
             guard recorded.isEmpty else {
                 pass.outcomes[commit.id] = .recorded(recorded)

@@ -8,9 +8,15 @@
 /// Why not a `Dictionary<UInt64, Value>`: a dictionary hashes every key with SipHash, seeded
 /// per process so that keys an attacker picks cannot pile into one bucket, and its hashing
 /// was a few hundred instructions of every resume. Connection numbers are the transport's own
-/// (1, 2, 3, … in the order connections open; no peer chooses one), so here a key is spread
-/// by one multiplication (Fibonacci hashing: consecutive numbers land far apart) and found by
-/// linear probing in a table kept at most three quarters full, as a dictionary is. A removal
+/// (1, 2, 3, … in the order connections open), so here a key is spread by one multiplication
+/// (Fibonacci hashing: consecutive numbers land far apart) and found by linear probing in a
+/// table kept at most three quarters full, as a dictionary is. No peer chooses its number, but
+/// a peer does choose which of its connections stay open, and the numbers are easy to guess
+/// on a quiet server: were the slots a function of the number alone, it could keep only those
+/// whose slots are side by side and make every lookup landing there walk all of them. So each
+/// table mixes a random seed of its own into the key first (one exclusive or, which keeps the
+/// spread of consecutive numbers); which connections share a run of slots is then not
+/// knowable from outside. The per-peer connection limits bound such a run anyway. A removal
 /// moves the entries after it back into the hole (no tombstones), so probes stay short however
 /// many connections came and went. Like a dictionary it keeps its capacity when emptied.
 ///
@@ -24,13 +30,18 @@ public struct ConnectionTable<Value> {
     /// 64 less log2 of the capacity: a key's home slot is the top bits of its product.
     @usableFromInline var shift: UInt64 = 64
     @usableFromInline var held = 0
+    /// Mixed into every key before it is spread (see the type's doc).
+    @usableFromInline let seed: UInt64
 
     /// How many keys it holds.
     @inlinable
     public var count: Int { held }
 
     @inlinable
-    public init() {}
+    public init() { seed = .random(in: .min ... .max) }
+
+    /// With a seed chosen by the caller, for tests.
+    init(seed: UInt64) { self.seed = seed }
 
     @inlinable
     public var isEmpty: Bool { held == 0 }
@@ -73,11 +84,11 @@ public struct ConnectionTable<Value> {
     var mask: Int { keys.count - 1 }
 
     @inlinable
-    func home(_ key: UInt64) -> Int { Self.home(key, shift: shift) }
+    func home(_ key: UInt64) -> Int { Self.home(key, seed: seed, shift: shift) }
 
     @inlinable
-    static func home(_ key: UInt64, shift: UInt64) -> Int {
-        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    static func home(_ key: UInt64, seed: UInt64, shift: UInt64) -> Int {
+        Int(truncatingIfNeeded: ((key ^ seed) &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 
     /// The slot holding `key`, or else the empty slot its probe ended at (nil while the table
@@ -135,6 +146,7 @@ public struct ConnectionTable<Value> {
         let capacity = max(keys.count * 2, 8)
         let newShift = UInt64(64 - capacity.trailingZeroBitCount)
         let newMask = capacity - 1
+        let seed = seed
         var newKeys = [UInt64](repeating: 0, count: capacity)
         var newValues = [Value?](repeating: nil, count: capacity)
         newKeys.withUnsafeMutableBufferPointer { newKeys in
@@ -142,7 +154,7 @@ public struct ConnectionTable<Value> {
                 keys.withUnsafeBufferPointer { oldKeys in
                     values.withUnsafeMutableBufferPointer { oldValues in
                         for index in oldKeys.indices where oldKeys[index] != 0 {
-                            var slot = Self.home(oldKeys[index], shift: newShift)
+                            var slot = Self.home(oldKeys[index], seed: seed, shift: newShift)
                             while newKeys[slot] != 0 { slot = (slot + 1) & newMask }
                             newKeys[slot] = oldKeys[index]
                             swap(&newValues[slot], &oldValues[index])

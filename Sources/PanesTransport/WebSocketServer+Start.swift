@@ -154,6 +154,12 @@ extension WebSocketServer {
         httpWriteTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
             pumpHTTPWrites()
         }
+        if eventLoop == nil {
+            waitNoticeTimer = LoopTimer(context: context, eventLoop: nil) { [unowned self] in
+                deliverWaitNotice()
+                flushGathered()
+            }
+        }
         makeWriteTurnWatcher()
     }
 

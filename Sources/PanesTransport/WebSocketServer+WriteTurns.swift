@@ -44,11 +44,16 @@ extension WebSocketServer {
         if !writeTurns.isEmpty { takeWriteTurns(context) }
         stopWriteTurnWatcher()
         // After the turns: a message read during one is among the events the delegate has seen.
+        deliverWaitNotice()
+        flushGathered()
+    }
+
+    /// The delegate's `serverWillWait()`, if it is owed.
+    func deliverWaitNotice() {
         if waitNoticeOwed {
             waitNoticeOwed = false
             delegate?.serverWillWait()
         }
-        flushGathered()
     }
 
     /// Each waiting connection's write turn, then WRITEABLE asked for whatever is still left
@@ -92,13 +97,27 @@ extension WebSocketServer {
     /// Calls the delegate's `serverWillWait()` once before the loop next waits for events, however
     /// often this is asked meanwhile: work that only has to be done before the loop sleeps
     /// (the runtime arming its next wake-up) is then done once for all the events of a loop
-    /// turn, not once per event. On libev the prepare watcher does it; on lws's poll loop,
-    /// `run()` before each `lws_service`, which is where lws computes how long it may wait.
+    /// turn, not once per event. On libev the prepare watcher does it, which runs before every
+    /// wait, whatever asked (an lws callback, a timer, the inbox).
+    ///
+    /// On lws's poll loop a timer due at once does it. One `lws_service` first runs the timers
+    /// that are due (ours, and lws's own connection timeouts, which can close a connection),
+    /// then takes the time to the next timer as `poll()`'s timeout, then polls: work done in
+    /// those timers asks for the notice after the wait was last checked for, so a check before
+    /// each `lws_service` would leave that `poll()` waiting without the deadline the notice
+    /// arms. A timer scheduled while lws runs its due timers is due before that timeout is
+    /// taken: lws runs it in the same pass, or polls with no wait (lws rounds the microseconds
+    /// left down to milliseconds) and runs it at the start of the next service. Scheduled
+    /// after the poll, it runs at the start of the next service, before lws computes the wait.
     public func notifyBeforeWaiting() {
         guard !waitNoticeOwed else { return }
         waitNoticeOwed = true
-        // Started already when write turns wait: libev ignores a start of an active watcher.
-        if let eventLoop, let writeTurnWatcher { pev_prepare_start(eventLoop, writeTurnWatcher) }
+        if let eventLoop {
+            // Started already when write turns wait: libev ignores a start of an active watcher.
+            if let writeTurnWatcher { pev_prepare_start(eventLoop, writeTurnWatcher) }
+        } else {
+            waitNoticeTimer?.schedule(afterMilliseconds: 0)
+        }
     }
 
     /// The prepare watcher, on libev; made with the loop's timers.

@@ -63,10 +63,12 @@ public final class WebSocketServer: @unchecked Sendable {
     var anyGathered = false
     /// Connections whose reply waits for a write turn before the loop waits again, and the
     /// libev watcher that gives it (`WebSocketServer+WriteTurns.swift`), which also calls
-    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`).
+    /// `serverWillWait()` when it is owed (`notifyBeforeWaiting`); on lws's poll loop a timer
+    /// due at once calls it instead.
     var writeTurns: [ServerConnection] = []
     var writeTurnWatcher: UnsafeMutablePointer<pev_prepare>?
     var waitNoticeOwed = false
+    var waitNoticeTimer: LoopTimer?
     /// Write turns taken that way, for tests.
     var writeTurnsTaken: Int { turnsTaken }
     var turnsTaken = 0
@@ -114,6 +116,7 @@ public final class WebSocketServer: @unchecked Sendable {
         wakeTimer?.invalidate()
         httpDeadlineTimer?.invalidate()
         httpWriteTimer?.invalidate()
+        waitNoticeTimer?.invalidate()
         dropWriteTurnWatcher()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }
@@ -127,12 +130,9 @@ public final class WebSocketServer: @unchecked Sendable {
             if !stopRequested.load(ordering: .acquiring) { pev_run(eventLoop) }
             return
         }
+        // A notice asked for before the timer existed (`notifyBeforeWaiting`).
+        if waitNoticeOwed { waitNoticeTimer?.schedule(afterMilliseconds: 0) }
         while !stopRequested.load(ordering: .acquiring) {
-            // lws computes how long it may wait when this service begins (`notifyBeforeWaiting`).
-            if waitNoticeOwed {
-                waitNoticeOwed = false
-                delegate?.serverWillWait()
-            }
             if lws_service(context, 0) < 0 { break }
         }
     }
@@ -292,6 +292,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// `body` with the server a callback is for (the context's user pointer), without a retain
     /// and release around it: the context holds it unretained, and the server outlives its
     /// context (`deinit` destroys the context first). Nil when the context has no server.
+    /// `_withUnsafeGuaranteedRef` is underscored (not stable API), taken for the retain and
+    /// release it saves on every callback; without it, `takeUnretainedValue()` is the fallback.
     static func with<R>(_ wsi: OpaquePointer, _ body: (WebSocketServer) -> R) -> R? {
         guard let context = lws_get_context(wsi), let user = lws_context_user(context) else { return nil }
         return Unmanaged<WebSocketServer>.fromOpaque(user)._withUnsafeGuaranteedRef(body)

@@ -430,6 +430,37 @@ import Testing
         #expect(try store.apply([Self.commit(8, channel, base: 1, [.coordination(.settleDrop("drg_1"))])]) == [CommitID(8): .conflict])
     }
 
+    /// A settling written for the dropping node is judged by the store as it stands when the
+    /// commit is reached, not when its batch began: after a write of the same batch released
+    /// the key, refused and nothing written; after one that settled over it, the record.
+    @Test(arguments: StoreKind.shared)
+    func aSettlingIsJudgedByWhatEarlierWritesOfItsBatchLeft(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let a = NodeID("node-a")
+        _ = try store.register(node: a, leaseMs: 60_000)
+        let channel = Channel.coordination(.drag(Identifier("drg_1")))
+        #expect(try store.apply([Self.commit(1, channel, base: 0, [.coordination(.endDrag("drg_1", expiresAt: 10_000_000))])])
+                == [CommitID(1): .committed])
+        let record = RequestRecord(slot: RequestKeySlot(owner: OwnerKey(workspace: "acme", user: "zoë"), key: RequestKey("k1")),
+                                   fingerprint: "drop:1:0", result: ["delivered": "scn_1"], at: 7)
+        let reservation = KeyReservation(slot: record.slot, fingerprint: record.fingerprint, at: 5)
+        let settle = { (id: UInt64) in
+            Self.commit(id, channel, base: 1, [.coordination(.settleDrop("drg_1")),
+                                               .coordination(.recordHeldRequest(record, holder: a))])
+        }
+        #expect(try store.reserveRequestKeys([reservation], node: a, staleBefore: 0) == [record.slot: .reserved])
+        // Given up and released, then settled, in one batch: the release stands, the settle is refused.
+        let outcomes = try store.apply([.persist([.coordination(.releaseRequestKey(record.slot, node: a))]), settle(2)])
+        if case .failed? = outcomes[CommitID(2)] {} else { Issue.record("settled over a released key: \(outcomes)") }
+        #expect(try store.loadRequestRecords([record.slot]).isEmpty, "nothing recorded")
+        // Free now: reserved again and settled twice in one batch; the second finds the first's record.
+        #expect(try store.reserveRequestKeys([reservation], node: a, staleBefore: 0) == [record.slot: .reserved])
+        #expect(try store.apply([settle(3), settle(4)]) == [CommitID(3): .committed, CommitID(4): .recorded([record])])
+        #expect(try store.loadRequestRecords([record.slot]) == [record])
+    }
+
     /// A drop its own node delivers (and a cancel, an expiry) ends and settles the drag in one
     /// commit at base 0: the drag's node settling a drop left unsettled at base 1 then conflicts
     /// (`Hub.recoverDrop`), and wins only over an ending that left it unsettled.

@@ -98,6 +98,9 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
     /// Whether each message received asks for `serverWillWait` (`notifyBeforeWaiting`), as the
     /// runtime does after each event it performs. Set before any client connects.
     public var notifiesOnMessage = false
+    /// Whether each wake-up (`serverDidWake`, a timer's work) asks for `serverWillWait`, as the
+    /// runtime's does when it performs. Set before the first wake-up.
+    public var notifiesOnWake = false
     /// Whether a connection from this peer is closed at accept; none by default.
     public var closesAtAccept: @Sendable (String) -> Bool = { _ in false }
     weak var server: WebSocketServer?
@@ -174,7 +177,10 @@ public final class Recorder: WebSocketServerDelegate, @unchecked Sendable {
 
     public func serverDidReceivePong(from connection: UInt64) { record { $0.pongs.append(connection) } }
 
-    public func serverDidWake() { record { $0.wakes.append(WebSocketServer.monotonicMilliseconds()) } }
+    public func serverDidWake() {
+        record { $0.wakes.append(WebSocketServer.monotonicMilliseconds()) }
+        if notifiesOnWake { server?.notifyBeforeWaiting() }
+    }
 
     public func serverWillWait() { record { $0.willWaits += 1 } }
 

@@ -90,6 +90,27 @@ import Testing
         expectSame(table, reference, keys, 30_000)
     }
 
+    /// Where a key sits is not a function of the key alone: two tables given the same
+    /// connection numbers lay them out differently (each draws its own seed), so a peer that
+    /// keeps open only connections it guesses are neighbours gains nothing. With one seed, two
+    /// tables agree, and a table seeded 0 still holds what a dictionary holds.
+    @Test func whereAKeySitsDependsOnTheTablesSeed() {
+        func layout(_ table: ConnectionTable<String>) -> [UInt64] {
+            (1...48).map { UInt64(table.home($0)) }
+        }
+        func filled(_ table: ConnectionTable<String>) -> ConnectionTable<String> {
+            var table = table
+            for key in UInt64(1)...48 { table[key] = "c\(key)" }
+            return table
+        }
+        let first = filled(ConnectionTable()), second = filled(ConnectionTable())
+        #expect(first.keys.count == second.keys.count)
+        #expect(layout(first) != layout(second))
+        #expect(layout(filled(ConnectionTable(seed: 7))) == layout(filled(ConnectionTable(seed: 7))))
+        let zero = filled(ConnectionTable(seed: 0))
+        #expect((1...48).allSatisfy { zero[UInt64($0)] == "c\($0)" })
+    }
+
     /// Reading an absent key changes nothing, in an empty table too; `update` changes a value
     /// where it is held.
     @Test func readingAbsentKeysAndChangingInPlace() {

@@ -57,7 +57,11 @@ import Testing
             for _ in 0..<3 { server.notifyBeforeWaiting() }
         }
         #expect(harness.recorder.wait { $0.willWaits == 1 })
-        // Another turn of the loop (the closure is posted to it) asks nothing: no notice.
+        // Another turn of the loop (the closure is posted to it) asks nothing: no notice. A
+        // notice that turn gave anyway would come after the closure returned, before the loop
+        // waited again (libev's prepare watcher, or the start of the next `lws_service`), so the
+        // count is read after a second closure, which runs only after that wait.
+        harness.onServiceThread { _ in }
         harness.onServiceThread { _ in }
         #expect(harness.recorder.snapshot.willWaits == 1)
         harness.onServiceThread { $0.notifyBeforeWaiting() }
@@ -70,6 +74,18 @@ import Testing
         #expect(harness.recorder.wait { $0.messages.count == 20 })
         let notices = harness.recorder.wait { $0.willWaits > 2 } ? harness.recorder.snapshot.willWaits - 2 : 0
         #expect(notices >= 1 && notices < 20, "\(notices) notices for 20 messages")
+    }
+
+    /// A notice asked for from a timer's work comes before the loop next waits. On lws's poll
+    /// loop, timers (and lws's own connection timeouts) run inside `lws_service` just before it
+    /// takes `poll()`'s timeout: here there is no connection and no other timer, so a notice
+    /// left for the next `lws_service` would wait for lws's 30-second housekeeping timer.
+    @Test(arguments: loops)
+    func aNoticeAskedForInATimersWorkComesBeforeTheLoopWaits(_ loop: EventLoop) throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: loop))
+        harness.recorder.notifiesOnWake = true
+        harness.onServiceThread { $0.wake(afterMilliseconds: 0) }
+        #expect(harness.recorder.wait(timeout: 5) { $0.wakes.count == 1 && $0.willWaits == 1 })
     }
 
     /// Frames sent in one callback are written together, headers made by the transport, up to
