@@ -132,6 +132,30 @@ import Testing
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == 2)
     }
 
+    /// The document was edited after alice's cursor was told, and she has not moved it since:
+    /// a's answer tells it as it was told (at its revision then), so b finds it identical to
+    /// what it holds and its scene sees nothing; a scene opening later gets it moved through
+    /// the edit, as before the blip. (Made afresh at a's revision now, it differed from what b
+    /// held, and b's scene saw one `presence` per idle cursor per blip.)
+    @Test func anUnmovedCursorInADocumentEditedSinceShowsNoEventAcrossAResubscribe() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").count == 1)
+        let edit = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 0, "operation": ["XX", 5], "opId": "b1"])
+        TwoNodes.deliver(edit, to: &nodes.a)
+        #expect(nodes.a.hub.documents.open[DocumentID(document)]?.revision == 1, "a applied b's edit")
+        let asked = nodes.b.run(.notice(.resubscribed))
+        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
+        let seen = answered.events(to: onB, named: "presence")
+        #expect(seen.isEmpty, "\(seen)")
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.allSatisfy { !$0.stale } == true)
+        let (later, _) = nodes.b.connect(name: "carol")
+        let alice = nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.first { $0["user"] == "alice" }
+        #expect(alice?["selection"] == ["anchor": 3, "head": 5], "\(String(describing: alice))")
+        #expect(alice?["revision"] == 1)
+    }
+
     /// b's listener was down while alice closed the document on a: b missed her `left`. When b
     /// asks again it keeps showing her cursor until a's answer, which leaves her out: then
     /// b's scene sees her leave, once.

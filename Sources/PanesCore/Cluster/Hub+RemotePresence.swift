@@ -6,9 +6,10 @@
 ///
 /// A node that asks again (`scenesWanted`: at start, after a rejoin, after its listening
 /// connection was back) may have missed any of it, a `left` included, which nobody tells again.
-/// It keeps what it showed, marked stale, and every node answers with its scenes' presence as
-/// it is now, whole (`presenceRetold`, to the asker alone, in parts that fit a signal). A stale
-/// presence told again as it was is kept without a word to the scenes here; one that moved is
+/// It keeps what it showed, marked stale, and every node answers with its scenes' presence,
+/// whole (`presenceRetold`, to the asker alone, in parts that fit a signal), each as it last
+/// told it unless it changed since. A stale presence told again as it was is kept without a
+/// word to the scenes here; one that moved is
 /// told once, as a move; one a node's whole answer leaves out has left, and its scenes see it
 /// leave then. What no answer refreshed leaves `nodeLeaseMs` after asking (a node of the
 /// release before `presenceRetold` answers one presence at a time, and never says it is done;
@@ -180,9 +181,11 @@ extension Hub {
 
     /// Tells one node (that asked, `scenesWanted`, and marked stale what it held of the others)
     /// the presence of every scene here that shares one, or every node (`to: nil`, after this
-    /// node's listening connection was back: a node may have asked meanwhile). Each as it is
-    /// now, at the document's revision here; one held back by `presenceIntervalMs` is still
-    /// told to all when its interval ends. In as few signals as stay under
+    /// node's listening connection was back: a node may have asked meanwhile). Each as it was
+    /// last told (`DocumentParticipant.toldPresence`, at the revision it was made at: the asker
+    /// moves it through the edits since, and finds it identical to what it holds), or, when a
+    /// change is held back by `presenceIntervalMs`, as it is now (still told to all when its
+    /// interval ends). In as few signals as stay under
     /// `NodeSignal.maxInlineBytes` (one per presence, as before, was one NOTIFY each: a node
     /// with 500 cursors sent 500 to every node that asked), and in one, empty, when there is
     /// none: the asker drops what it held of this node's once it has every part.
@@ -199,7 +202,10 @@ extension Hub {
         for id in documents.open.keys.sorted() {
             guard let document = documents.open[id] else { continue }
             for participant in document.orderedParticipants where participant.shared {
-                presences.append(participant.presenceJSON(document: id, revision: document.revision))
+                // As last told when nothing changed since (the receivers move it through the
+                // edits since, as they did it); made now when a change is held back.
+                let told = participant.held ? nil : participant.toldPresence
+                presences.append(told ?? participant.presenceJSON(document: id, revision: document.revision))
             }
         }
         guard answering || !presences.isEmpty else { return }

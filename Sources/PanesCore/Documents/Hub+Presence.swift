@@ -49,6 +49,7 @@ extension Hub {
     mutating func tellPresence(of participant: DocumentParticipant, in id: DocumentID) {
         guard let document = documents.open[id] else { return }
         let presence = participant.presenceJSON(document: id, revision: document.revision)
+        documents.updateParticipant(participant.scene, in: id) { $0.toldPresence = presence }
         broadcast(.event(.presence(presence)), to: document.connections(except: participant.connection))
         sharePresence(presence)
     }
