@@ -11,12 +11,15 @@
 /// told it unless it changed since. A stale presence told again as it was is kept without a
 /// word to the scenes here; one that moved is
 /// told once, as a move; one a node's whole answer leaves out has left, and its scenes see it
-/// leave then. What no answer refreshed leaves `nodeLeaseMs` after asking (a node of the
-/// release before `presenceRetold` answers one presence at a time, and never says it is done;
-/// a node that never hears the question is gone within a lease, or asks itself once its own
-/// listener is back, and then tells its presence to all). Dropping it all when asking, as this
-/// node did, made every scene here see every other node's cursors leave and come back after
-/// each blip of the database connection.
+/// leave then. What no answer refreshed yet stays for as long as its node lives: an answer can
+/// wait on the asker's own writer, the other node's listener reconnecting and its writer, each
+/// backing off up to 2 s, where a lease may be 500 ms, and a node whose listener alone is down
+/// renews its lease all along. A node that never hears the question tells its presence to all,
+/// whole, once its own listener is back (and any answer drops what it leaves out); a node that
+/// dies has its presence leave with its lease (`nodesExpired`). Dropping stale presence when
+/// asking, as this node did, or `nodeLeaseMs` after asking, as it did next, made every scene
+/// here see every other node's cursors leave and come back after each blip of the database
+/// connection (the second, whenever the answer came later than the lease).
 ///
 /// A presence can come before this node has read its document's record (made on another node
 /// a moment ago; a scene here may open it next): it waits in `unreadPresence` for the record
@@ -128,8 +131,9 @@ extension Hub {
 
     /// Before asking (`scenesWanted`): what the other nodes told is kept, shown as it is, and
     /// marked stale, since a `left` or a move missed meanwhile is never told again; the answers
-    /// refresh it (`takeRetoldPresence`), and what they leave out goes. Presence waiting for its
-    /// record is dropped: no scene here shows it, and the answers tell it again.
+    /// refresh it (`takeRetoldPresence`), and what they leave out goes (with no deadline: a node
+    /// alive answers in the end, and a dead one's presence goes with its lease). Presence
+    /// waiting for its record is dropped: no scene here shows it, and the answers tell it again.
     mutating func markRemotePresenceStale() {
         cluster.unreadPresence = [:]
         cluster.presenceAnswering = []
@@ -140,7 +144,6 @@ extension Hub {
                 return stale
             }
         }
-        cluster.presenceStaleUntil = cluster.remotePresence.isEmpty ? nil : monotonic() + Millis(settings.nodeLeaseMs)
     }
 
     /// One part of another node's answer (`presenceRetold`): each presence in it taken as any
@@ -158,25 +161,14 @@ extension Hub {
         dropStalePresence(of: origin)
     }
 
-    /// Stale presence leaves: of one node (its whole answer is in), or of every node (nil: the
-    /// bound after asking has passed).
-    mutating func dropStalePresence(of origin: NodeID?) {
+    /// Stale presence of one node leaves: its whole answer is in, and left it out.
+    mutating func dropStalePresence(of origin: NodeID) {
         let gone = cluster.remotePresence.values.flatMap(\.values)
-            .filter { $0.stale && (origin == nil || $0.node == origin) }
+            .filter { $0.stale && $0.node == origin }
             .sorted { SceneID($0.presence["scene"]?.stringValue ?? "") < SceneID($1.presence["scene"]?.stringValue ?? "") }
         for entry in gone {
             takeRemotePresence(Self.left(entry.presence), from: entry.node)
         }
-        if origin == nil || !cluster.remotePresence.values.contains(where: { $0.values.contains(where: \.stale) }) {
-            cluster.presenceStaleUntil = nil
-        }
-    }
-
-    /// `nodeLeaseMs` after asking: what no answer refreshed leaves.
-    mutating func expireStalePresence(now: Millis) {
-        guard let until = cluster.presenceStaleUntil, until <= now else { return }
-        cluster.presenceAnswering = []
-        dropStalePresence(of: nil)
     }
 
     /// Tells one node (that asked, `scenesWanted`, and marked stale what it held of the others)
