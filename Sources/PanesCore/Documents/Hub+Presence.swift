@@ -40,8 +40,10 @@ extension Hub {
         documents.updateParticipant(scene.id, in: id) { $0 = participant }
 
         if !hold { tellPresence(of: participant, in: id) }
-        // The list shows names and colours, not selections.
-        if participant.summaryJSON != listed { announce(.presence, id, workspace: record.workspace) }
+        // The list shows names and colours, not selections; compared by their bytes (`==`
+        // on `JSONValue` compares strings by canonical equivalence, and a rename to other bytes
+        // of an equivalent name went unannounced, the list keeping the old bytes).
+        if !participant.summaryJSON.isIdentical(to: listed) { announce(.presence, id, workspace: record.workspace) }
         return ["revision": .int(document.revision), "selection": participant.selection?.json ?? .null]
     }
 
