@@ -304,9 +304,10 @@ import Testing
         _ = onB
     }
 
-    /// On the wire an answer's part is a `presence` whose value has no `document`: a node of
-    /// the release before reads it as a presence and ignores it, where a signal it cannot read
-    /// would make it resubscribe, ask again, and be answered again, over and over.
+    /// On the wire an answer's part is a `presence` whose value has no `document`. Mixed builds
+    /// are not supported (docs/operating.md: stop the older nodes first); this only keeps an
+    /// older node that strays in from reading a signal it cannot decode as `resubscribed`, and
+    /// asking, and being answered, over and over: it reads a presence and ignores it.
     @Test func anAnswersPartReadsAsAPresenceWithoutDocument() {
         let part = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .presenceRetold(Hub.retold([["document": "d", "scene": "s"]], part: 0, parts: 1)))
         #expect(part.json["presence"]?["document"] == nil)
