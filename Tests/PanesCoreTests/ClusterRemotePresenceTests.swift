@@ -244,8 +244,7 @@ import Testing
         #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.count == 1)
     }
 
-    /// a's lease ends while b waits for its answer: a's cursors leave at once, stale or not,
-    /// not at the bound.
+    /// a's lease ends while b waits for its answer: a's cursors leave at once, stale or not.
     @Test func theCursorsOfANodeWhoseLeaseEndedLeaveAtOnceWhileAnswersAreAwaited() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
@@ -262,7 +261,7 @@ import Testing
     /// as the next cursor allows, every cursor once, in order, and the asker shows them all.
     @Test func manyCursorsAreToldInAsFewSignalsAsFitTheInlineBound() {
         var nodes = TwoNodes()
-        let (document, onA, onB) = nodes.documentOpenOnBoth(text: String(repeating: "x", count: 100), nameOnB: "bob")
+        let (document, onA, _) = nodes.documentOpenOnBoth(text: String(repeating: "x", count: 100), nameOnB: "bob")
         let count = 40
         var connections = [onA]
         for index in 1..<count {
@@ -284,9 +283,10 @@ import Testing
         #expect(told.count == count)
         let bytes = told.map(\.encodedSize)
         let bound = NodeSignal.maxInlineBytes
-        // Not one per cursor: as many as the bytes need, ceil(bytes / bound) (5 for these 40).
+        // Not one per cursor: about as many as the bytes need, ceil(bytes / bound) (5 for these
+        // 40), one more at most for the parts' envelopes; each part as full as allowed, below.
         let needed = (bytes.reduce(0, +) + bound - 1) / bound
-        #expect(signals.count == needed && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
+        #expect(signals.count <= needed + 1 && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
         var index = 0
         for (number, signal) in signals.enumerated() {
             #expect(signal.to == NodeID("b"))
@@ -301,7 +301,6 @@ import Testing
         let (later, _) = nodes.b.connect(name: "carol")
         TwoNodes.deliver(answer, to: &nodes.b)
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == count)
-        _ = onB
     }
 
     /// On the wire an answer's part is a `presence` whose value has no `document`. Mixed builds
