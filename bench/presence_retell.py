@@ -11,7 +11,9 @@ binary, alternating in rounds on the same PostgreSQL:
   carrying presence signals, and `signals`: the presence signals in them; `stored`: signals
   too large for a payload, written to `node_signals` instead.
 
-Usage: bench/presence_retell.py --bin BASELINE_DIR --bin DIR [--n 100] [--rounds 2]
+Usage: bench/presence_retell.py --bin BASELINE_DIR --bin DIR [--n 100] [--rounds 2] [--edit]
+(`--edit`: a scene on node 1 appends to the document after the cursors are told and before the
+blip, so node 1 holds them at a newer revision than it told; none moves.)
 Each DIR holds a `panes`. Debug or release binaries count the same.
 """
 
@@ -32,7 +34,7 @@ from panes_cluster import LEASE_MS, Client, Cluster, Postgres, bash  # noqa: E40
 from test_cluster_faults import listen_backends  # noqa: E402  (the listener's backend, as the fault test finds it)
 
 
-def one_run(pg: Postgres, binary: Path, n: int, log: Path) -> dict:
+def one_run(pg: Postgres, binary: Path, n: int, log: Path, edit: bool = False) -> dict:
     panes_cluster.BINARY = binary
     cluster = Cluster(pg, nodes=2, haproxy=False)
     clients: list[Client] = []
@@ -57,6 +59,9 @@ def one_run(pg: Postgres, binary: Path, n: int, log: Path) -> dict:
             assert time.monotonic() < deadline, f"node 0 lists {len(listed)} cursors of {n}"
             time.sleep(0.2)
         clients.append(observer)
+        if edit:
+            # After every cursor was told, an edit that moves none of them (appended at the end).
+            clients[1].request("edit", document=document, revision=0, operation=[200, "!"], opId="p0:1")
         observer.drain(0.5)
         observer.events.clear()
         start = log.stat().st_size
@@ -96,6 +101,8 @@ def main() -> None:
     parser.add_argument("--bin", action="append", required=True, help="a folder holding panes (repeat)")
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--edit", action="store_true",
+                        help="edit the document (appending, so no cursor moves) after the cursors are told, before the blip")
     arguments = parser.parse_args()
     pg = Postgres()
     try:
@@ -106,7 +113,7 @@ def main() -> None:
         for round_number in range(arguments.rounds):
             order = arguments.bin if round_number % 2 == 0 else list(reversed(arguments.bin))
             for folder in order:
-                result = one_run(pg, Path(folder) / "panes", arguments.n, home / "server.log")
+                result = one_run(pg, Path(folder) / "panes", arguments.n, home / "server.log", arguments.edit)
                 results[folder].append(result)
                 print(json.dumps({"bin": folder, "round": round_number, **result}), flush=True)
         print("\n| binary | N | presence events at the observer (left / shown) | NOTIFY payloads with presence | presence signals | stored signals |")

@@ -36,6 +36,12 @@ enum ChangeNoticePayload {
     /// bound, since it splits what it can to fit (`NodeSignal.presenceRetold`).
     static let maxInlineSignalBytes = NodeSignal.maxInlineBytes
 
+    /// Whether a signal encoded as `text` rides in a payload (at most `maxInlineSignalBytes`);
+    /// a larger one is stored and referenced (`Item.storedSignal`, `PostgresStore.item(for:)`).
+    static func fitsInline(_ text: String) -> Bool {
+        text.utf8.count <= maxInlineSignalBytes
+    }
+
     static func encode(_ notices: [ChangeNotice], origin: String? = nil) -> [String] {
         encode(items: notices.map(Item.notice), origin: origin)
     }

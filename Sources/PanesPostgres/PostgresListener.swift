@@ -160,10 +160,16 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
                 case .notice(let notice):
                     deliver(notice)
                 case .storedSignal(let id):
-                    // Gone only if pruned (read far too late): nothing to deliver then.
+                    // Gone only if pruned (read later than `signalRetentionMs`): a notification
+                    // lost, so the node looks at everything again, as after any loss (an answer's
+                    // middle part skipped without a word read as a whole answer, and dropped the
+                    // cursors it held). Unreadable, as an inline signal that is.
                     let text = try connection.query("SELECT payload FROM node_signals WHERE id = $1", [.int(id)])
                     guard text.count > 0, case .success(let json) = JSONCodec.decode(text.text(0, 0) ?? ""),
-                          let signal = NodeSignal(json: json) else { continue }
+                          let signal = NodeSignal(json: json) else {
+                        deliver(.resubscribed)
+                        continue
+                    }
                     deliver(.signal(signal))
                 }
             }

@@ -171,7 +171,7 @@ extension PostgresStore {
     /// for a NOTIFY payload.
     func item(for signal: NodeSignal) throws -> ChangeNoticePayload.Item {
         let text = json(signal.json)
-        guard text.utf8.count > ChangeNoticePayload.maxInlineSignalBytes else { return .notice(.signal(signal)) }
+        if ChangeNoticePayload.fitsInline(text) { return .notice(.signal(signal)) }
         return .storedSignal(try connection.integer(WriteSQL.storeSignal, [.text(text)]) ?? 0)
     }
 

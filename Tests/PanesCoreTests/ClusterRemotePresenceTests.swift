@@ -120,16 +120,39 @@ import Testing
         }
         let asked = nodes.b.run(.notice(.resubscribed))
         #expect(asked.events(to: onB, named: "presence").isEmpty, "\(asked.events(to: onB, named: "presence"))")
-        #expect(nodes.b.hub.cluster.presenceStaleUntil != nil)
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.allSatisfy(\.stale) == true)
         let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
         #expect(answered.events(to: onB, named: "presence").isEmpty, "\(answered.events(to: onB, named: "presence"))")
         #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.filter { !$0.stale }.count == 2)
-        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil, "every cursor was refreshed")
-        // Nor later, when the bound after asking would have passed.
+        // Nor later.
         nodes.b.clock.advance(Millis(Settings().nodeLeaseMs))
         #expect(nodes.b.run(.tick).events(to: onB, named: "presence").isEmpty)
         let (later, _) = nodes.b.connect(name: "carol")
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == 2)
+    }
+
+    /// The document was edited after alice's cursor was told, and she has not moved it since:
+    /// a's answer tells it as it was told (at its revision then), so b finds it identical to
+    /// what it holds and its scene sees nothing; a scene opening later gets it moved through
+    /// the edit, as before the blip. (Made afresh at a's revision now, it differed from what b
+    /// held, and b's scene saw one `presence` per idle cursor per blip.)
+    @Test func anUnmovedCursorInADocumentEditedSinceShowsNoEventAcrossAResubscribe() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        let shared = nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]])
+        #expect(TwoNodes.deliver(shared, to: &nodes.b).events(to: onB, named: "presence").count == 1)
+        let edit = nodes.b.send(onB, "edit", ["document": .string(document), "revision": 0, "operation": ["XX", 5], "opId": "b1"])
+        TwoNodes.deliver(edit, to: &nodes.a)
+        #expect(nodes.a.hub.documents.open[DocumentID(document)]?.revision == 1, "a applied b's edit")
+        let asked = nodes.b.run(.notice(.resubscribed))
+        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
+        let seen = answered.events(to: onB, named: "presence")
+        #expect(seen.isEmpty, "\(seen)")
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.allSatisfy { !$0.stale } == true)
+        let (later, _) = nodes.b.connect(name: "carol")
+        let alice = nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.first { $0["user"] == "alice" }
+        #expect(alice?["selection"] == ["anchor": 3, "head": 5], "\(String(describing: alice))")
+        #expect(alice?["revision"] == 1)
     }
 
     /// b's listener was down while alice closed the document on a: b missed her `left`. When b
@@ -149,7 +172,6 @@ import Testing
         let left = TwoNodes.deliver(answer, to: &nodes.b).events(to: onB, named: "presence")
         #expect(left.count == 1 && left.first?["user"] == "alice" && left.first?["left"] == true, "\(left)")
         #expect(left.first?["selection"] == .null)
-        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil)
         let (later, _) = nodes.b.connect(name: "carol")
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.isEmpty == true)
     }
@@ -169,21 +191,43 @@ import Testing
         #expect(seen.last?["selection"] == ["anchor": 1, "head": 3])
     }
 
-    /// a never answers (its listener is down too, or it runs the release before answers came
-    /// whole): what b held of a's stays shown until `nodeLeaseMs` after b asked, then leaves.
-    @Test func aCursorNoAnswerRefreshedLeavesALeaseAfterAsking() {
+    /// a's answer waited past `nodeLeaseMs` after b asked (on a's listener reconnecting and on
+    /// the store's retry backoffs, 2 s each, where a lease may be 500 ms), and a is alive all
+    /// along (its lease never seen ended): b keeps alice's cursor, and a's late answer is taken
+    /// as any other, without a leave and an enter. (Dropped at the bound, it left and came back,
+    /// the flicker of issue 27.)
+    @Test func anAnswerAfterTheBoundFromANodeStillAliveShowsNoLeaveOrEnter() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
         TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
                          to: &nodes.b)
+        let asked = nodes.b.run(.notice(.resubscribed))
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs) + 4_000)
+        let waited = nodes.b.run(.tick).events(to: onB, named: "presence")
+        #expect(waited.isEmpty, "alice's cursor left while a was alive: \(waited)")
+        let answered = TwoNodes.deliver(TwoNodes.deliver(asked, to: &nodes.a), to: &nodes.b)
+        let seen = answered.events(to: onB, named: "presence")
+        #expect(seen.isEmpty, "\(seen)")
+        #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.values.map(\.stale) == [false])
+    }
+
+    /// a never answers b's question (its listener is down too) while alice closes the
+    /// document: b keeps showing her cursor while a lives, and once a's listener is back a
+    /// tells every node its cursors again, whole: b's scene sees her leave then.
+    @Test func aCursorNoAnswerRefreshedStaysWhileItsNodeLivesAndLeavesWithItsNextWholeAnswer() {
+        var nodes = TwoNodes()
+        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
+        TwoNodes.deliver(nodes.a.send(onA, "setPresence", ["document": .string(document), "selection": ["anchor": 1, "head": 3]]),
+                         to: &nodes.b)
+        // Neither heard on the other node.
         _ = nodes.b.run(.notice(.resubscribed))
-        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs) - 1)
+        _ = nodes.a.send(onA, "closeDocument", ["document": .string(document)])
+        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs) * 10)
         #expect(nodes.b.run(.tick).events(to: onB, named: "presence").isEmpty)
-        nodes.b.clock.advance(1)
-        let left = nodes.b.run(.tick).events(to: onB, named: "presence")
-        #expect(left.count == 1 && left.first?["left"] == true, "\(left)")
+        let back = nodes.a.run(.notice(.resubscribed))
+        let left = TwoNodes.deliver(back, to: &nodes.b).events(to: onB, named: "presence")
+        #expect(left.count == 1 && left.first?["user"] == "alice" && left.first?["left"] == true, "\(left)")
         #expect(nodes.b.hub.cluster.remotePresence.isEmpty)
-        #expect(nodes.b.hub.cluster.presenceStaleUntil == nil)
     }
 
     /// An answer's parts after the first were missed (b's listener dropped again in between,
@@ -200,8 +244,7 @@ import Testing
         #expect(nodes.b.hub.cluster.remotePresence[DocumentID(document)]?.count == 1)
     }
 
-    /// a's lease ends while b waits for its answer: a's cursors leave at once, stale or not,
-    /// not at the bound.
+    /// a's lease ends while b waits for its answer: a's cursors leave at once, stale or not.
     @Test func theCursorsOfANodeWhoseLeaseEndedLeaveAtOnceWhileAnswersAreAwaited() {
         var nodes = TwoNodes()
         let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
@@ -218,7 +261,7 @@ import Testing
     /// as the next cursor allows, every cursor once, in order, and the asker shows them all.
     @Test func manyCursorsAreToldInAsFewSignalsAsFitTheInlineBound() {
         var nodes = TwoNodes()
-        let (document, onA, onB) = nodes.documentOpenOnBoth(text: String(repeating: "x", count: 100), nameOnB: "bob")
+        let (document, onA, _) = nodes.documentOpenOnBoth(text: String(repeating: "x", count: 100), nameOnB: "bob")
         let count = 40
         var connections = [onA]
         for index in 1..<count {
@@ -240,9 +283,10 @@ import Testing
         #expect(told.count == count)
         let bytes = told.map(\.encodedSize)
         let bound = NodeSignal.maxInlineBytes
-        // Not one per cursor: as many as the bytes need, ceil(bytes / bound) (5 for these 40).
+        // Not one per cursor: about as many as the bytes need, ceil(bytes / bound) (5 for these
+        // 40), one more at most for the parts' envelopes; each part as full as allowed, below.
         let needed = (bytes.reduce(0, +) + bound - 1) / bound
-        #expect(signals.count == needed && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
+        #expect(signals.count <= needed + 1 && needed < count / 4, "\(signals.count) signals for \(count) cursors, \(needed) needed")
         var index = 0
         for (number, signal) in signals.enumerated() {
             #expect(signal.to == NodeID("b"))
@@ -257,36 +301,12 @@ import Testing
         let (later, _) = nodes.b.connect(name: "carol")
         TwoNodes.deliver(answer, to: &nodes.b)
         #expect(nodes.b.openDocument(later, document)["result"]?["presence"]?.arrayValue?.count == count)
-        _ = onB
     }
 
-    /// A node of the release before `presenceRetold` answers one `presence` at a time and never
-    /// says it is done: an unchanged cursor so told is kept without an event, and one it did
-    /// not tell again leaves at the bound.
-    @Test func anAnswerOnePresenceAtATimeRefreshesWithoutEventsAndTheRestLeavesAtTheBound() {
-        var nodes = TwoNodes()
-        let (document, onA, onB) = nodes.documentOpenOnBoth(text: "hello", nameOnB: "bob")
-        let (second, _) = nodes.a.connect(name: "dave")
-        #expect(nodes.a.openDocument(second, document)["ok"] == true)
-        var told: [NodeSignal] = []
-        for (connection, at) in [(onA, 1), (second, 3)] {
-            let shared = nodes.a.send(connection, "setPresence", ["document": .string(document),
-                                                                  "selection": ["anchor": .int(Int64(at)), "head": .int(Int64(at))]])
-            told += Self.presenceSignals(shared)
-            TwoNodes.deliver(shared, to: &nodes.b)
-        }
-        _ = nodes.b.run(.notice(.resubscribed))
-        // Only alice's is told again (as if dave had closed the document meanwhile, his `left` missed).
-        let again = nodes.b.run(.notice(.signal(NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: told[0].kind))))
-        #expect(again.events(to: onB, named: "presence").isEmpty)
-        nodes.b.clock.advance(Millis(Settings().nodeLeaseMs))
-        let left = nodes.b.run(.tick).events(to: onB, named: "presence")
-        #expect(left.map { $0["name"] } == ["dave"] && left.allSatisfy { $0["left"] == true }, "\(left)")
-    }
-
-    /// On the wire an answer's part is a `presence` whose value has no `document`: a node of
-    /// the release before reads it as a presence and ignores it, where a signal it cannot read
-    /// would make it resubscribe, ask again, and be answered again, over and over.
+    /// On the wire an answer's part is a `presence` whose value has no `document`. Mixed builds
+    /// are not supported (docs/operating.md: stop the older nodes first); this only keeps an
+    /// older node that strays in from reading a signal it cannot decode as `resubscribed`, and
+    /// asking, and being answered, over and over: it reads a presence and ignores it.
     @Test func anAnswersPartReadsAsAPresenceWithoutDocument() {
         let part = NodeSignal(from: NodeID("a"), to: NodeID("b"), kind: .presenceRetold(Hub.retold([["document": "d", "scene": "s"]], part: 0, parts: 1)))
         #expect(part.json["presence"]?["document"] == nil)

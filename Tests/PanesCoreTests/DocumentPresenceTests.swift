@@ -83,6 +83,25 @@ import Testing
         #expect(produced.events(to: a, named: "presence").first?["revision"] == 2)
     }
 
+    /// A rename to a name canonically equivalent to the old one but other bytes (é as one code
+    /// point, then as e and a combining accent) is news for list observers: names are compared
+    /// by their bytes. (Compared as Swift strings, the list kept the old bytes.)
+    @Test func aRenameToOtherBytesOfAnEquivalentNameReachesListObservers() {
+        var harness = HubHarness()
+        let (watcher, _) = harness.connect(name: "carol")
+        let (a, _, id) = Self.setUp(&harness, text: "abc")
+        _ = harness.request(watcher, "observeDocuments")
+        _ = harness.request(a, "setPresence", ["document": .string(id), "name": "Ren\u{E9}"])
+        harness.clock.advance(Millis(harness.hub.settings.documentListIntervalMs + harness.hub.settings.presenceIntervalMs))
+        _ = harness.run(.tick)
+        let decomposed = "Rene\u{301}"
+        let renamed = harness.send(a, "setPresence", ["document": .string(id), "name": .string(decomposed)])
+        harness.clock.advance(Millis(harness.hub.settings.documentListIntervalMs + harness.hub.settings.presenceIntervalMs))
+        let listed = (renamed + harness.run(.tick)).events(to: watcher, named: "documentsChanged")
+        let names = listed.compactMap { $0["document"]?["participants"]?.arrayValue?.first { $0["user"] == "alice" }?["name"]?.stringValue }
+        #expect(names.last.map { Array($0.utf8) } == Array(decomposed.utf8), "\(listed)")
+    }
+
     @Test func aSelectionBeyondTheTextIsClamped() {
         var harness = HubHarness()
         let (_, b, id) = Self.setUp(&harness, text: "abc")

@@ -20,7 +20,8 @@ import Testing
 
     /// A node splits its answer's presence (`presenceRetold`) by the core's count of encoded
     /// bytes: a part the core counts at the bound is that many bytes encoded, so it rides in
-    /// the payload, not as a stored signal, and comes out as the same signal.
+    /// the payload, not as a stored signal (`ChangeNoticePayload.fitsInline`, which the store
+    /// asks; one byte more is stored), and comes out as the same signal.
     @Test func aRetoldPresencePartCountedAtTheBoundGoesInline() {
         let presence: JSONValue = ["document": "doc_1", "scene": "scn_1", "user": "ädä \"q\"", "name": "ada\n",
                                    "selection": ["anchor": 1, "head": 2], "left": false, "revision": 7, "color": .null,
@@ -47,6 +48,15 @@ import Testing
         #expect(signal.json.encodedSize == NodeSignal.maxInlineBytes)
         #expect(JSONCodec.encodeString(signal.json).utf8.count == signal.json.encodedSize)
         #expect(ChangeNoticePayload.maxInlineSignalBytes == NodeSignal.maxInlineBytes)
+        // The store's decision (`PostgresStore.item(for:)`): inline at the bound, stored one byte over.
+        #expect(ChangeNoticePayload.fitsInline(JSONCodec.encodeString(signal.json)))
+        var over = retold
+        var last = over.removeLast().objectValue!
+        last["data"] = ["note": .string((last["data"]?["note"]?.stringValue ?? "") + "x")]
+        over.append(.object(last))
+        let larger = NodeSignal(from: signal.from, to: signal.to, kind: .presenceRetold(["retold": .array(over), "part": 0, "parts": 1]))
+        #expect(larger.json.encodedSize == NodeSignal.maxInlineBytes + 1)
+        #expect(!ChangeNoticePayload.fitsInline(JSONCodec.encodeString(larger.json)))
         let payloads = ChangeNoticePayload.encode([.signal(signal)], origin: ChangeNoticePayload.newOrigin())
         #expect(payloads.count == 1 && payloads[0].utf8.count < 8_000)
         #expect(payloads.flatMap(ChangeNoticePayload.decode) == [.signal(signal)])

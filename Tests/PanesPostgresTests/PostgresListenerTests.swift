@@ -212,6 +212,32 @@ import Testing
                 "both delivered, the notice without waiting for another notification")
     }
 
+    /// A stored signal whose row is gone (pruned after `signalRetentionMs`: the listener read
+    /// it far too late) is a notification lost: the listener says `resubscribed`, so the node
+    /// looks at everything again (and asks the other nodes), as after any loss. (Skipped
+    /// silently, a missed middle part of an answer read as a whole answer.)
+    @Test func aStoredSignalWhoseRowIsGoneSaysResubscribed() throws {
+        let database = try TestDatabase()
+        _ = try PostgresStore(url: database.url)  // the schema
+        let listener = try PostgresListener(url: database.url)
+        let notices = started(listener)
+        defer { listener.stop() }
+        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed] })
+
+        let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
+            SessionID("s1"), activity: ["title": .string(String(repeating: "x", count: 5_000))], requestedBy: "ada"))
+        let writer = try PostgresConnection(url: database.url)
+        let id = try writer.integer("INSERT INTO node_signals (payload, created_at) VALUES ($1, 0) RETURNING id",
+                                    [.text(JSONCodec.encodeString(large.json))]) ?? 0
+        try writer.execute("DELETE FROM node_signals WHERE id = \(id)")
+        let domain = PreferenceDomain(workspace: "acme", user: "ada")
+        for payload in ChangeNoticePayload.encode(items: [.storedSignal(id), .notice(.channel(.preferences(domain), version: 1))]) {
+            try writer.execute("NOTIFY panes, '\(payload)'")
+        }
+        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([]), .resubscribed, .resubscribed, .channel(.preferences(domain), version: 1)] },
+                "\(notices)")
+    }
+
     @Test func stopIsPromptWhileWaiting() throws {
         let database = try TestDatabase()
         let listener = try PostgresListener(url: database.url)

@@ -311,8 +311,8 @@ def test_a_terminated_listen_connection_does_not_flicker_other_nodes_cursors(pg,
     """Presence (issue 27): node 0's listener connection is terminated. Node 0 asks every node
     again once it listens again, and keeps showing what it showed until they answer: its
     scene sees no `presence` leave (nor a second enter) for a cursor on node 1 that did not
-    change, and a scene that opens the document afterwards on node 0 lists it. Before, every
-    cursor of node 1 left and came back."""
+    change (the document edited since included), and a scene that opens the document
+    afterwards on node 0 lists it. Before, every cursor of node 1 left and came back."""
     cluster = Cluster(pg, nodes=2, haproxy=False)
     try:
         a, b = cluster.nodes
@@ -324,6 +324,9 @@ def test_a_terminated_listen_connection_does_not_flicker_other_nodes_cursors(pg,
         bob.request("openDocument", document=document)
         ada.request("setPresence", document=document, selection={"anchor": 0, "head": 5})
         assert bob.event("presence", lambda e: e["scene"] == scene)["left"] is False
+        # An edit after the cursor was told: node 1 holds it at a newer revision now, and tells
+        # it again as it was told (else bob saw one `presence` for a cursor that did not move).
+        ada.request("edit", document=document, revision=0, operation=[11, "!"], opId="ada:1")
 
         deadline = time.monotonic() + 10
         while not (before := listen_backends(cluster, a)):
@@ -335,7 +338,7 @@ def test_a_terminated_listen_connection_does_not_flicker_other_nodes_cursors(pg,
         while not [pid for pid in listen_backends(cluster, a) if pid not in before]:
             assert time.monotonic() < deadline, "node 0 did not listen again"
             time.sleep(0.05)
-        # Past node 0's bound for the answers (`nodeLeaseMs` after asking), and then some.
+        # Past a lease after asking (where node 0 once dropped what no answer had refreshed), and then some.
         bob.drain((LEASE_MS + 1_000) / 1000)
         seen = [e for e in bob.events if e["type"] == "presence" and e["scene"] == scene]
         assert seen == [], f"bob saw ada's unchanged cursor change: {seen}"

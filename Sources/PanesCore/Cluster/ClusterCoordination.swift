@@ -233,7 +233,6 @@ struct ClusterCoordination: Coordination {
         hub.checkNodesWhileWaiting(now: now)
         hub.expireRemoteDrops(now: now)
         hub.forgetDropReceipts(now: now)
-        hub.expireStalePresence(now: now)
     }
 
     func shareScenesTick(_ hub: inout Hub, now: Millis) { hub.shareDueScenes(now: now) }

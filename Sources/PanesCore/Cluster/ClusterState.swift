@@ -17,7 +17,7 @@ struct ClusterState: Sendable {
     var nextDeadline: Millis? {
         [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
          recordRetryAt, releaseRetryAt, nextCheckAt, remoteDropDeadlines.nextDeadline,
-         dropReceiptDeadlines.nextDeadline, presenceStaleUntil].compactMap { $0 }.min()
+         dropReceiptDeadlines.nextDeadline].compactMap { $0 }.min()
     }
 
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
@@ -102,10 +102,8 @@ struct ClusterState: Sendable {
     /// whether it is stale: held from before this node asked again, not told since.
     var remotePresence: [DocumentID: [SceneID: HeldPresence]] = [:]
     /// After this node asked again: the nodes whose answer's first part has come
-    /// (`NodeSignal.Kind.presenceRetold`), and when presence still stale is dropped whatever
-    /// answered (monotonic clock, `nodeLeaseMs` after asking).
+    /// (`NodeSignal.Kind.presenceRetold`).
     var presenceAnswering: Set<NodeID> = []
-    var presenceStaleUntil: Millis?
     /// Presence for documents whose record is not read here yet, until a record load reads it
     /// or finds it gone (`Hub+RemotePresence.swift`).
     var unreadPresence: [DocumentID: UnreadPresence] = [:]

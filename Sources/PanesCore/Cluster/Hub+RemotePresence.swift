@@ -6,16 +6,20 @@
 ///
 /// A node that asks again (`scenesWanted`: at start, after a rejoin, after its listening
 /// connection was back) may have missed any of it, a `left` included, which nobody tells again.
-/// It keeps what it showed, marked stale, and every node answers with its scenes' presence as
-/// it is now, whole (`presenceRetold`, to the asker alone, in parts that fit a signal). A stale
-/// presence told again as it was is kept without a word to the scenes here; one that moved is
+/// It keeps what it showed, marked stale, and every node answers with its scenes' presence,
+/// whole (`presenceRetold`, to the asker alone, in parts that fit a signal), each as it last
+/// told it unless it changed since. A stale presence told again as it was is kept without a
+/// word to the scenes here; one that moved is
 /// told once, as a move; one a node's whole answer leaves out has left, and its scenes see it
-/// leave then. What no answer refreshed leaves `nodeLeaseMs` after asking (a node of the
-/// release before `presenceRetold` answers one presence at a time, and never says it is done;
-/// a node that never hears the question is gone within a lease, or asks itself once its own
-/// listener is back, and then tells its presence to all). Dropping it all when asking, as this
-/// node did, made every scene here see every other node's cursors leave and come back after
-/// each blip of the database connection.
+/// leave then. What no answer refreshed yet stays for as long as its node lives: an answer can
+/// wait on the asker's own writer, the other node's listener reconnecting and its writer, each
+/// backing off up to 2 s, where a lease may be 500 ms, and a node whose listener alone is down
+/// renews its lease all along. A node that never hears the question tells its presence to all,
+/// whole, once its own listener is back (and any answer drops what it leaves out); a node that
+/// dies has its presence leave with its lease (`nodesExpired`). Dropping stale presence when
+/// asking, as this node did, or `nodeLeaseMs` after asking, as it did next, made every scene
+/// here see every other node's cursors leave and come back after each blip of the database
+/// connection (the second, whenever the answer came later than the lease).
 ///
 /// A presence can come before this node has read its document's record (made on another node
 /// a moment ago; a scene here may open it next): it waits in `unreadPresence` for the record
@@ -127,8 +131,9 @@ extension Hub {
 
     /// Before asking (`scenesWanted`): what the other nodes told is kept, shown as it is, and
     /// marked stale, since a `left` or a move missed meanwhile is never told again; the answers
-    /// refresh it (`takeRetoldPresence`), and what they leave out goes. Presence waiting for its
-    /// record is dropped: no scene here shows it, and the answers tell it again.
+    /// refresh it (`takeRetoldPresence`), and what they leave out goes (with no deadline: a node
+    /// alive answers in the end, and a dead one's presence goes with its lease). Presence
+    /// waiting for its record is dropped: no scene here shows it, and the answers tell it again.
     mutating func markRemotePresenceStale() {
         cluster.unreadPresence = [:]
         cluster.presenceAnswering = []
@@ -139,7 +144,6 @@ extension Hub {
                 return stale
             }
         }
-        cluster.presenceStaleUntil = cluster.remotePresence.isEmpty ? nil : monotonic() + Millis(settings.nodeLeaseMs)
     }
 
     /// One part of another node's answer (`presenceRetold`): each presence in it taken as any
@@ -157,32 +161,23 @@ extension Hub {
         dropStalePresence(of: origin)
     }
 
-    /// Stale presence leaves: of one node (its whole answer is in), or of every node (nil: the
-    /// bound after asking has passed).
-    mutating func dropStalePresence(of origin: NodeID?) {
+    /// Stale presence of one node leaves: its whole answer is in, and left it out.
+    mutating func dropStalePresence(of origin: NodeID) {
         let gone = cluster.remotePresence.values.flatMap(\.values)
-            .filter { $0.stale && (origin == nil || $0.node == origin) }
+            .filter { $0.stale && $0.node == origin }
             .sorted { SceneID($0.presence["scene"]?.stringValue ?? "") < SceneID($1.presence["scene"]?.stringValue ?? "") }
         for entry in gone {
             takeRemotePresence(Self.left(entry.presence), from: entry.node)
         }
-        if origin == nil || !cluster.remotePresence.values.contains(where: { $0.values.contains(where: \.stale) }) {
-            cluster.presenceStaleUntil = nil
-        }
-    }
-
-    /// `nodeLeaseMs` after asking: what no answer refreshed leaves.
-    mutating func expireStalePresence(now: Millis) {
-        guard let until = cluster.presenceStaleUntil, until <= now else { return }
-        cluster.presenceAnswering = []
-        dropStalePresence(of: nil)
     }
 
     /// Tells one node (that asked, `scenesWanted`, and marked stale what it held of the others)
     /// the presence of every scene here that shares one, or every node (`to: nil`, after this
-    /// node's listening connection was back: a node may have asked meanwhile). Each as it is
-    /// now, at the document's revision here; one held back by `presenceIntervalMs` is still
-    /// told to all when its interval ends. In as few signals as stay under
+    /// node's listening connection was back: a node may have asked meanwhile). Each as it was
+    /// last told (`DocumentParticipant.toldPresence`, at the revision it was made at: the asker
+    /// moves it through the edits since, and finds it identical to what it holds), or, when a
+    /// change is held back by `presenceIntervalMs`, as it is now (still told to all when its
+    /// interval ends). In as few signals as stay under
     /// `NodeSignal.maxInlineBytes` (one per presence, as before, was one NOTIFY each: a node
     /// with 500 cursors sent 500 to every node that asked), and in one, empty, when there is
     /// none: the asker drops what it held of this node's once it has every part.
@@ -199,7 +194,10 @@ extension Hub {
         for id in documents.open.keys.sorted() {
             guard let document = documents.open[id] else { continue }
             for participant in document.orderedParticipants where participant.shared {
-                presences.append(participant.presenceJSON(document: id, revision: document.revision))
+                // As last told when nothing changed since (the receivers move it through the
+                // edits since, as they did it); made now when a change is held back.
+                let told = participant.held ? nil : participant.toldPresence
+                presences.append(told ?? participant.presenceJSON(document: id, revision: document.revision))
             }
         }
         guard answering || !presences.isEmpty else { return }

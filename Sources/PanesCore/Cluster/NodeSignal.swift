@@ -37,9 +37,12 @@ public struct NodeSignal: Sendable, Equatable {
         /// signals as stay under `maxInlineBytes`: `{"retold": [presence…], "part", "parts"}`.
         /// A receiver that has every part drops what it held of the sender's and was not told
         /// again (`Hub+RemotePresence.swift`). On the wire it is a `presence` whose value has
-        /// `retold`: a node of the release before it reads a `presence` without `document` and
-        /// ignores it, where an unknown signal would read as `resubscribed` and make it ask
-        /// again, and be answered again, for as long as the rolling upgrade lasts.
+        /// `retold`. Nodes of different builds never share a database (docs/operating.md: stop
+        /// every node of the older build before one of the newer starts); should an older node
+        /// stray in, it reads a `presence` without `document` and ignores it, where an unknown
+        /// signal would read as `resubscribed` and make it ask, and be answered, over and over.
+        /// It would not show the newer nodes' cursors after its own blips, which is one reason
+        /// mixed builds are not supported.
         case presenceRetold(JSONValue)
         /// The sending node's people in a document (`{"document", "people": [PersonTally]}`),
         /// whole each time, for the document's summaries on other nodes.

@@ -14,7 +14,7 @@ extension Settings {
               meaning: "When a connect names a session with a live scene, how long that scene has to answer a ping before its session is resumed instead of forked.",
               range: 10...60_000),
         .init(name: "nodeLeaseMs", keyPath: \.nodeLeaseMs,
-              meaning: "Cluster: how long a node counts as alive after its last heartbeat; its sessions are taken over after that, and a node that could not renew for this long closes its scenes (4011). Also how long a node that asked the others again (its listening connection to the database came back) keeps showing their scenes' presence that no answer has told again.",
+              meaning: "Cluster: how long a node counts as alive after its last heartbeat; its sessions are taken over after that, and a node that could not renew for this long closes its scenes (4011).",
               range: 500...600_000),
         .init(name: "nodeHeartbeatMs", keyPath: \.nodeHeartbeatMs,
               meaning: "Cluster: how often a node renews its lease; keep it well under `nodeLeaseMs`.",

@@ -19,6 +19,11 @@ struct DocumentParticipant: Sendable {
     /// waits for `presenceIntervalMs` to pass (`Hub+Presence.swift`).
     var toldAt: Millis?
     var held = false
+    /// The `presence` others were last told (`Hub.tellPresence`), at the revision it was made
+    /// at: told again as it was when a node asks again and nothing changed since, so the asker
+    /// finds it identical to what it holds (the selection moves with every edit here, and
+    /// made afresh at the current revision it would differ after any edit, one event each).
+    var toldPresence: JSONValue?
     /// Opening order, so lists of participants come out the same every time.
     let joined: Int
 

@@ -40,8 +40,10 @@ extension Hub {
         documents.updateParticipant(scene.id, in: id) { $0 = participant }
 
         if !hold { tellPresence(of: participant, in: id) }
-        // The list shows names and colours, not selections.
-        if participant.summaryJSON != listed { announce(.presence, id, workspace: record.workspace) }
+        // The list shows names and colours, not selections; compared by their bytes (`==`
+        // on `JSONValue` compares strings by canonical equivalence, and a rename to other bytes
+        // of an equivalent name went unannounced, the list keeping the old bytes).
+        if !participant.summaryJSON.isIdentical(to: listed) { announce(.presence, id, workspace: record.workspace) }
         return ["revision": .int(document.revision), "selection": participant.selection?.json ?? .null]
     }
 
@@ -49,6 +51,7 @@ extension Hub {
     mutating func tellPresence(of participant: DocumentParticipant, in id: DocumentID) {
         guard let document = documents.open[id] else { return }
         let presence = participant.presenceJSON(document: id, revision: document.revision)
+        documents.updateParticipant(participant.scene, in: id) { $0.toldPresence = presence }
         broadcast(.event(.presence(presence)), to: document.connections(except: participant.connection))
         sharePresence(presence)
     }
