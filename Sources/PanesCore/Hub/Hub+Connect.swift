@@ -18,7 +18,6 @@ extension Hub {
         guard !draining else {
             throw PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
         }
-        // The node's lease is lost by its own clock: no window attaches here until it holds again.
         if refusedWhileLeaseLost(connection) { return }
         let identity: Authenticator.Identity
         do throws(PanesError) {
