@@ -162,7 +162,7 @@ enum ChangeNoticePayload {
         case .signal(let signal):
             .object(["n": signal.json])
         case .channel(.coordination(.drag), _), .channel(.coordination(.sessionRecord), _), .resubscribed, .nodesAlive,
-             .nodesExpired, .nodesChecked, .leaseLost:
+             .nodesExpired, .nodesChecked, .leaseLost, .leaseRegained:
             // A node's own conclusions (and drag endings), never sent; were one sent, it would
             // only make nodes look.
             .object(["x": .int(1)])

@@ -233,10 +233,12 @@ public final class ClusterNode: @unchecked Sendable {
             thread.withLock {
                 current = fresh
                 rejoinRequested = false
-                // Serving under the new identity from now on; should the registration have
-                // taken longer than its lease allows, the watch ends it again at once.
-                holdsLease = true
                 renewedAt = sent
+                // Serving under the new identity from now on, unless the registration came back
+                // past the deadline it set: then, as for a late renewal (`renew`), the lease is
+                // not held until a renewal holds it (`leaseRegained`), and the runtime, reloading
+                // for the new identity, refuses connections meanwhile (`reloaded`).
+                holdsLease = clock() < renewalDue(after: sent)
             }
             beat.ended = false
             beat.rejoinAt = nil

@@ -61,7 +61,7 @@ extension ServerRuntime {
         rejoining = node
         logger.critical("this node's lease has ended; closing every connection and rejoining as a new node",
                         metadata: ["node": "\(node)", "connections": "\(transport.connectionCount)"])
-        transport.refusingConnections = "this node is rejoining the cluster; retry, or connect to another node"
+        refusal = .rejoining
         gate.dropAll()
         pausedConnections.removeAll()
         let closing = hub.closeEveryConnection(.nodeLost, reason: "this node's lease has ended; reconnect")
@@ -84,30 +84,32 @@ extension ServerRuntime {
             worker.rejoin(as: fresh)
         case .leaseRegained:
             // Only if it still holds: a loss told after this regain was posted stays in force.
-            if transport.refusingConnections == Self.leaseLostRefusal, cluster?.isHealthy == true {
-                transport.refusingConnections = nil
-            }
+            // Rejoining, the hub built for the new identity is told what holds then (`reloaded`).
+            guard rejoining == nil, cluster?.isHealthy == true else { return }
+            if refusal == .leaseLost { refusal = nil }
+            perform(hub.handle(.notice(.leaseRegained)))
         case .liveNodes(let count):
             apiGate.setNodes(count)
             logger.info("live nodes counted; each admits its share of the API's rates", metadata: ["nodes": "\(count)"])
         }
     }
 
-    /// Why upgrades are refused while the node's own clock says its lease is lost.
-    static let leaseLostRefusal = "this node lost its lease on the database; retry, or connect to another node"
-
-    /// The lease is lost by the node's own clock (its scenes are closed with 4011): new
-    /// WebSocket upgrades are refused (503) until a renewal holds it again or the node rejoins,
-    /// since a window attached now could stay live here after another node took its session
-    /// over. A drain's or a rejoin's refusal stands; so does a lease held again already (the
-    /// heartbeat renewed before this notice came).
+    /// The lease is lost by the node's own clock (the hub closes every connection with 4011,
+    /// and attaches nothing until told `leaseRegained`): new WebSocket upgrades are refused
+    /// (503) until a renewal holds it again, since a window attached now could stay live here
+    /// after another node took its session over. A drain's or a rejoin's refusal stands (the
+    /// rejoin's ends in `reloaded`, which looks again); so does a lease held again already
+    /// (the heartbeat renewed before this notice came).
     func refuseWhileLeaseLost() {
-        guard transport.refusingConnections == nil, cluster?.isHealthy == false else { return }
-        transport.refusingConnections = Self.leaseLostRefusal
+        guard refusal == nil, cluster?.isHealthy == false else { return }
+        refusal = .leaseLost
     }
 
     /// The state reloaded for the new identity: a hub built on it serves from now on. It reads
-    /// what other nodes wrote since (`resubscribed`) and knows who is gone.
+    /// what other nodes wrote since (`resubscribed`) and knows who is gone. If the new
+    /// identity's lease is not held now (its registration came back late, or no renewal
+    /// followed it in time while the state was read), the loss told meanwhile reached no hub:
+    /// the new one is told it, and upgrades stay refused until a renewal holds the lease.
     func reloaded(_ state: StoredState) {
         guard rejoining != nil, let fresh = registered else { return }
         rejoining = nil
@@ -117,7 +119,9 @@ extension ServerRuntime {
         perform(hub.handle(.notice(.nodesExpired(gone))))
         perform(hub.handle(.notice(.nodesAlive(alive))))
         perform(hub.handle(.notice(.resubscribed)))
-        if drainDeadline == nil { transport.refusingConnections = nil }
+        let lost = cluster?.isHealthy == false
+        if lost { perform(hub.handle(.notice(.leaseLost))) }
+        if drainDeadline == nil { refusal = lost ? .leaseLost : nil }
         logger.notice("serving again as a new node", metadata: ["node": "\(fresh)", "sessions": "\(state.sessions.count)"])
     }
 }

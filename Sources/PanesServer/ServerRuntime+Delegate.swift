@@ -90,7 +90,7 @@ extension ServerRuntime: WebSocketServerDelegate {
         guard drainDeadline == nil else { return }
         logger.notice("termination signal: draining")
         drainDeadline = Self.monotonicClock() + Millis(settings.drainTimeoutMs)
-        transport.refusingConnections = "the server is draining"
+        refusal = .draining
         // Rejoining, the node holds no scene and nothing to flush.
         if rejoining != nil {
             transport.stop()

@@ -59,6 +59,11 @@ public final class ServerRuntime: @unchecked Sendable {
     /// (`registered`, then the state reloaded for it).
     var rejoining: NodeID?
     var registered: NodeID?
+    /// Why new upgrades are refused now (nil: they are not); the transport answers them 503
+    /// with its body.
+    var refusal: ConnectionRefusal? {
+        didSet { transport.refusingConnections = refusal?.body }
+    }
     /// Connections closed when the lease ended: whatever they still send is not for any hub.
     var retired: Set<UInt64> = []
     /// The other nodes gone, as last told (`nodesExpired` is the whole set each time), for a

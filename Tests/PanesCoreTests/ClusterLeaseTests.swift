@@ -100,6 +100,49 @@ import Testing
         #expect(closed.closes(tab) == [.nodeLost])
     }
 
+    /// Before, only scenes were closed: a connection that upgraded before the runtime refused
+    /// upgrades attached afterwards, while the database's lease still ran (issue 27).
+    @Test func aNodeThatLostItsLeaseClosesEveryConnectionAndAttachesNothingUntilItHoldsItAgain() {
+        var nodes = TwoNodes()
+        let (_, first) = nodes.a.connect()
+        let upgraded = nodes.a.open()
+        let closed = nodes.a.run(.notice(.leaseLost))
+        #expect(closed.closes(upgraded) == [.nodeLost])
+        // One that upgraded while the notice was on its way: closed too, and not answered.
+        let late = nodes.a.open()
+        let refused = nodes.a.send(late, "connect", Self.resume(first))
+        #expect(refused.closes(late) == [.nodeLost])
+        #expect(refused.messages(to: late).isEmpty, "\(refused.messages(to: late))")
+        let fresh = nodes.a.open()
+        let new = nodes.a.send(fresh, "connect", ["protocol": 1, "auth": ["name": "alice"]])
+        #expect(new.closes(fresh) == [.nodeLost])
+        #expect(new.messages(to: fresh).isEmpty)
+        // A renewal holds the lease again: windows attach here again.
+        _ = nodes.a.run(.notice(.leaseRegained))
+        let again = nodes.a.open()
+        let resumed = nodes.a.send(again, "connect", Self.resume(first)).messages(to: again).last { $0["type"] == "reply" }
+        #expect(resumed?["ok"] == true, "\(String(describing: resumed))")
+        #expect(resumed?["result"]?["created"] == false)
+    }
+
+    /// A claim whose commit was in flight when the lease was lost commits (the database's lease
+    /// still ran) but attaches nothing: before, its window attached after the loss.
+    @Test func aClaimThatCommitsAfterTheLeaseIsLostAttachesNothing() {
+        var nodes = TwoNodes()
+        let (tab, first) = nodes.a.connect()
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        nodes.a.completesCommits = false
+        let reload = nodes.a.open()
+        let claiming = nodes.a.send(reload, "connect", Self.resume(first))
+        #expect(claiming.messages(to: reload).isEmpty, "the claim is in flight")
+        #expect(!nodes.a.pendingCommits.isEmpty)
+        let lost = nodes.a.run(.notice(.leaseLost))
+        #expect(lost.closes(reload) == [.nodeLost])
+        let committed = nodes.a.completeCommits()
+        #expect(!committed.messages(to: reload).contains { $0["type"] == "reply" && $0["ok"] == true })
+        #expect(!nodes.a.hub.scenes.isLive(SessionID(first["session"]?["persistentIdentifier"]?.stringValue ?? "")))
+    }
+
     @Test func aConnectForASessionMadeOnAnotherNodeAMomentAgoReadsTheRecordsFirst() {
         var nodes = TwoNodes()
         let (tab, first) = nodes.a.connect()

@@ -187,3 +187,67 @@ import Testing
         #expect(told.leaseLostCount == 1)
     }
 }
+
+/// A new identity's registration follows the heartbeat's rule: one that comes back past the
+/// deadline it set does not hold the lease, until a renewal does.
+@Suite struct ClusterNodeRegistrationClockTests {
+    /// Leases whose registration after the first (a rejoin) takes longer than the lease allows
+    /// (it moves the clock on while it runs), and whose heartbeats fail until `renews` is set.
+    final class LateRegistrationLeases: NodeLeases, @unchecked Sendable {
+        let clock: ClusterNodeLeaseClockTests.ManualClock
+        let registrations = Mutex(0)
+        let renews = Mutex(false)
+
+        init(clock: ClusterNodeLeaseClockTests.ManualClock) { self.clock = clock }
+
+        func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+            let count = registrations.withLock { $0 += 1; return $0 }
+            if count > 1 { clock.advance(Millis(leaseMs)) }
+            return []
+        }
+        func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+            guard renews.withLock({ $0 }) else { throw PanesError(.storageFailed, "the database went away") }
+            return []
+        }
+        func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func liveNodes() throws -> [NodeID] { [] }
+    }
+
+    /// Before, the rejoin's registration set the lease held whatever it took, and the node (and
+    /// `/healthz`) served under it until the watch woke, up to a heartbeat later, or here, with
+    /// a long lease, much later: the runtime reloading for the new identity took upgrades.
+    @Test func aRegistrationThatReturnsPastItsOwnDeadlineDoesNotHoldTheLease() throws {
+        let clock = ClusterNodeLeaseClockTests.ManualClock()
+        let leases = LateRegistrationLeases(clock: clock)
+        // A long lease: the watch sleeps until its deadline, far past this test.
+        let node = ClusterNode(node: NodeID("node_old"), leases: leases, listener: ClusterNodeTests.QuietListener(),
+                               leaseMs: 60_000, heartbeatMs: 200, logger: Logger(label: "test.cluster-node"),
+                               clock: { clock.now })
+        let joined = DispatchSemaphore(value: 0)
+        let regained = DispatchSemaphore(value: 0)
+        let healthyWhenJoined = Mutex<Bool?>(nil)
+        try node.start({ _ in }, membership: { change in
+            switch change {
+            case .joined:
+                healthyWhenJoined.withLock { $0 = node.isHealthy }
+                joined.signal()
+            case .leaseRegained:
+                regained.signal()
+            default:
+                break
+            }
+        })
+        defer { node.stop() }
+        #expect(node.isHealthy)
+
+        node.rejoin(from: NodeID("node_old"))
+        #expect(joined.wait(timeout: .now() + 20) == .success, "registered anew")
+        #expect(healthyWhenJoined.withLock { $0 } == false, "a registration that came back late does not hold the lease")
+        #expect(!node.isHealthy)
+
+        // A renewal in time holds it again, and says so.
+        leases.renews.withLock { $0 = true }
+        #expect(regained.wait(timeout: .now() + 20) == .success, "a renewal holds the lease again")
+        #expect(node.isHealthy)
+    }
+}

@@ -68,6 +68,9 @@ struct ClusterState: Sendable {
     var nextCheckAt: Millis?
     /// Nodes whose lease ended: their claims no longer count.
     var expired: Set<NodeID> = []
+    /// This node's own clock says its lease is lost (`ChangeNotice.leaseLost`), and no renewal
+    /// has held it again since (`leaseRegained`): nothing attaches here meanwhile.
+    var leaseLost = false
     /// The other nodes this node knows to be alive (`Hub+Peers.swift`): added when the store
     /// says their lease runs (`nodesAlive`) or when any signal of theirs arrives, removed only
     /// when their lease is seen ended (`expired`). While it is empty, the lists other nodes

@@ -33,6 +33,8 @@ extension Hub {
             nodesChecked(gone)
         case .leaseLost:
             leaseLost()
+        case .leaseRegained:
+            cluster.leaseLost = false
         case .resubscribed:
             // The store answers again: reads waiting out a backoff go now. Anything may have
             // moved while nobody listened: look at everything held.

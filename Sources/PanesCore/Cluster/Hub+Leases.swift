@@ -63,7 +63,10 @@ extension Hub {
                 cluster.claims[session] = claim
             }
             guard let pending else { return }
-            guard connections.isOpen(pending.connection), sessions[session] != nil else {
+            // A claim that commits after this node lost its lease attaches nothing: the
+            // connection is closed (`refusedWhileLeaseLost`), and the claim let go like any other.
+            guard connections.isOpen(pending.connection), sessions[session] != nil,
+                  !refusedWhileLeaseLost(pending.connection) else {
                 // The connect went away meanwhile (or was told to close): nobody is live on the session.
                 abandonKeyed(ReplyRef(connection: pending.connection, id: pending.requestID))
                 release(session)
@@ -130,15 +133,34 @@ extension Hub {
         for owner in owners.sorted() { sessionsChanged(for: owner) }
     }
 
-    /// This node may no longer hold its sessions: every scene is closed with `nodeLost`, so its
-    /// client reconnects (through the load balancer, to a node that can serve it).
+    /// This node may no longer hold its sessions: every connection is closed with `nodeLost`,
+    /// so its client reconnects (through the load balancer, to a node that can serve it). Not
+    /// only scenes: a connection upgraded before the runtime refused upgrades, one whose
+    /// `connect` waits on another node or a takeover, and one whose claim is being written
+    /// would otherwise attach later, while the database's lease still runs, and stay live here
+    /// after another node took the session over. Until `leaseRegained`, nothing attaches
+    /// (`refusedWhileLeaseLost`).
     mutating func leaseLost() {
-        logger.critical("this node lost its lease; closing every scene so they resume elsewhere")
+        logger.critical("this node lost its lease; closing every connection so they resume elsewhere")
+        cluster.leaseLost = true
         for sceneID in scenes.all.map(\.id).sorted() {
             guard let scene = scenes[sceneID] else { continue }
-            close(scene.connection, .nodeLost, reason: "this node lost its lease; reconnect")
+            close(scene.connection, .nodeLost, reason: Self.leaseLostReason)
             detach(sceneID, abnormal: false)
         }
+        for connection in connections.ids where connections.isOpen(connection) {
+            close(connection, .nodeLost, reason: Self.leaseLostReason)
+        }
+    }
+
+    static let leaseLostReason = "this node lost its lease; reconnect"
+
+    /// While this node's lease is lost by its own clock, a connection that would attach is
+    /// closed with `nodeLost` instead (as its scene would have been), and true is returned.
+    mutating func refusedWhileLeaseLost(_ connection: ConnectionID) -> Bool {
+        guard cluster.leaseLost else { return false }
+        close(connection, .nodeLost, reason: Self.leaseLostReason)
+        return true
     }
 
     /// This node's identity may no longer serve (its lease has ended) and the runtime gives

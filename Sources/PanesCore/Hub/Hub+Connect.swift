@@ -18,6 +18,7 @@ extension Hub {
         guard !draining else {
             throw PanesError(.serverDraining, "the server is shutting down", retryAfterMs: settings.drainReconnectAfterMs)
         }
+        if refusedWhileLeaseLost(connection) { return }
         let identity: Authenticator.Identity
         do throws(PanesError) {
             identity = try authenticate(request.credentials, workspace: request.workspace, on: connection)

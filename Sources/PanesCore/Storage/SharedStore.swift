@@ -247,6 +247,9 @@ public enum ChangeNotice: Sendable, Equatable {
     /// This node could not renew its own lease in time (the store is unreachable): another
     /// node may take its sessions over at any moment, so it must stop serving them.
     case leaseLost
+    /// A renewal holds this node's lease again after `leaseLost` (the database had not ended it
+    /// meanwhile): connections may attach here again.
+    case leaseRegained
 }
 
 /// Delivers `ChangeNotice`s from a thread of its own (PostgreSQL: a LISTEN connection).
