@@ -28,6 +28,14 @@ extension Hub {
         effects.append(.load(.heldDrops(session, now: now())))
     }
 
+    /// At a session's attach, after `connected`: its held drops are read if it may have some
+    /// (`ClusterState.heldDropsToRead`), so a resume reads the store only then.
+    mutating func readHeldDropsIfAny(of session: SessionID) {
+        if !cluster.heldDropsToRead.isEmpty, cluster.heldDropsToRead.remove(session) != nil {
+            readHeldDrops(of: session)
+        }
+    }
+
     mutating func heldDropsRead(_ session: SessionID, _ drops: [HeldDrop], failure: String?) {
         if let failure {
             // Kept in the store: the next node that takes the session over reads it again.

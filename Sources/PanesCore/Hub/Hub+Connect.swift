@@ -238,11 +238,7 @@ extension Hub {
                                  created: created, forkedFrom: forkedFrom, handedOver: handedOver, restoration: status,
                                  traits: request.traits, constants: connectReplyConstants)
         send(.connected(requestID, reply), to: connection)
-        // Drops held for this session that it may not have been sent (`Hub+HeldDrops.swift`):
-        // read now, sent after `connected`.
-        if !cluster.heldDropsToRead.isEmpty, cluster.heldDropsToRead.remove(sessionID) != nil {
-            readHeldDrops(of: sessionID)
-        }
+        readHeldDropsIfAny(of: sessionID)
         if let visible = request.visible {
             _ = reportLifecycle(visible: visible, focused: request.focused ?? visible, scene: sceneID)
         } else {

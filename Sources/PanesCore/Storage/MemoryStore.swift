@@ -273,11 +273,7 @@ public final class MemoryStore: Store {
             sessions[id] = nil
             claims[id] = nil
             deletedSessions[id] = true
-            // Its held drops are its user's content: they go with it (`.deleteSession`).
-            for key in heldDrops.keys where key.session == id {
-                remember(key, in: \.heldDrops)
-                heldDrops[key] = nil
-            }
+            forgetHeldDrops(of: id)
             logRecord(.session(id))
         default:
             break
