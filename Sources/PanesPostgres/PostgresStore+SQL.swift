@@ -30,6 +30,7 @@ extension PostgresStore {
             """
         static let pruneHeldDrops = "DELETE FROM held_drops WHERE kept_until < $1"
         static let releaseDrop = "DELETE FROM held_drops WHERE session = $1 AND drag = $2"
+        static let deleteSessionHeldDrops = "DELETE FROM held_drops WHERE session = $1"
         static let heldDrops = """
             SELECT drag, event, kept_until FROM held_drops WHERE session = $1 AND kept_until >= $2
             ORDER BY kept_until, convert_to(drag, 'UTF8')

@@ -92,6 +92,8 @@ extension PostgresStore {
         case .deleteSession(let id):
             try connection.send(WriteSQL.deleteSession, [.text(id.rawValue)])
             try connection.send(WriteSQL.deleteClaim, [.text(id.rawValue)])
+            // Its held drops are its user's content: they go in the same transaction.
+            try connection.send(WriteSQL.deleteSessionHeldDrops, [.text(id.rawValue)])
             try record("session", id.rawValue, deleted: true, &batch)
         case .coordination(let command):
             try write(command, &batch)

@@ -103,4 +103,46 @@ import Testing
         #expect(messages.first?["ok"] == true, "\(messages)")
         #expect(!messages.contains { $0["type"] == "itemsDropped" })
     }
+
+    /// The window's node b settles a drop onto its window, and the window closes while the
+    /// settling commit is in flight: the drop stays held, and the window gets it when its session
+    /// next attaches on b (no takeover there); a reload after that finds nothing more.
+    @Test func aDropWhoseWindowClosedDuringItsSettlingIsDeliveredAtTheSessionsNextAttachOnThatNode() throws {
+        var nodes = TwoNodes()
+        let (source, _) = nodes.a.connect()
+        let (dropper, _) = nodes.a.connect()
+        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+        let (target, targetResult) = nodes.b.connect()
+        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+        let began = nodes.a.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
+        TwoNodes.deliver(began, to: &nodes.b)
+        let drag = ClusterDropEndingTests.reply(began, to: source)?["result"]?["drag"] ?? .null
+        let dropped = nodes.a.send(dropper, "drop", ["drag": drag, "target": "scene", "scene": targetResult["scene"] ?? .null,
+                                                     "operation": "copy", "idempotencyKey": "held-4"])
+        nodes.b.completesCommits = false
+        _ = TwoNodes.deliver(dropped, to: &nodes.b)
+        _ = nodes.b.run(.closed(target, abnormal: false))
+        nodes.b.completeCommits()
+        nodes.b.completesCommits = true
+        #expect(nodes.b.effects.events(to: target, named: "itemsDropped").isEmpty)
+        let session = Self.session(targetResult)
+        #expect(try nodes.b.store.loadHeldDrops(session, now: 0).map(\.drag.rawValue) == [drag.stringValue ?? ""],
+                "kept held: never sent")
+
+        let reload = nodes.b.open()
+        _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(targetResult))
+        let messages = nodes.b.effects.messages(to: reload)
+        let connected = messages.firstIndex { $0["type"] == "reply" }
+        #expect(messages[connected ?? 0]["ok"] == true, "\(messages)")
+        let delivered = messages.indices.filter { messages[$0]["type"] == "itemsDropped" }
+        #expect(delivered.count == 1, "\(messages)")
+        #expect(delivered.allSatisfy { $0 > connected ?? .max }, "after connected")
+        #expect(delivered.first.map { messages[$0]["drag"] } == drag)
+        #expect(try nodes.b.store.loadHeldDrops(session, now: 0).isEmpty, "released once sent")
+
+        _ = nodes.b.run(.closed(reload, abnormal: false))
+        let again = nodes.b.open()
+        _ = nodes.b.send(again, "connect", ClusterLeaseTests.resume(targetResult))
+        #expect(!nodes.b.effects.messages(to: again).contains { $0["type"] == "itemsDropped" })
+    }
 }

@@ -530,6 +530,36 @@ import Testing
         #expect(try other.loadHeldDrops(window, now: 0) == [second])
     }
 
+    /// A discarded session's held drops are its user's content: `deleteSession` deletes them in
+    /// the same write (another session's stay), and a failed batch that deleted it keeps them.
+    @Test(arguments: StoreKind.shared)
+    func deletingASessionDeletesItsHeldDropsInTheSameWrite(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let other = try harness.secondNode() ?? store
+        let window = SessionID("ses_window"), elsewhere = SessionID("ses_elsewhere")
+        func held(_ drag: String, _ session: SessionID) -> HeldDrop {
+            HeldDrop(session: session, drag: Identifier(drag), event: [
+                "drag": .string(drag), "operation": "copy", "items": [["activityType": "panes.document"]],
+            ], keptUntil: 9_000)
+        }
+        try store.apply([.putSession(Fixtures.bareSession(id: window.rawValue)),
+                         .putSession(Fixtures.bareSession(id: elsewhere.rawValue))])
+        try store.apply([.coordination(.holdDrop(held("drg_a", window), forgetBefore: 0)),
+                         .coordination(.holdDrop(held("drg_b", window), forgetBefore: 0)),
+                         .coordination(.holdDrop(held("drg_c", elsewhere), forgetBefore: 0))])
+        // A batch that fails after the delete keeps them all.
+        #expect(throws: (any Error).self) {
+            try store.apply([.deleteSession(window), .createDocument(Fixtures.document(id: "d1"), text: ""),
+                             .createDocument(Fixtures.document(id: "d1"), text: "")])
+        }
+        #expect(try other.loadHeldDrops(window, now: 0).map(\.drag) == [Identifier("drg_a"), Identifier("drg_b")])
+        try store.apply([.deleteSession(window)])
+        #expect(try other.loadHeldDrops(window, now: 0) == [])
+        #expect(try other.loadHeldDrops(elsewhere, now: 0).map(\.drag) == [Identifier("drg_c")])
+    }
+
     @Test(arguments: StoreKind.shared)
     func aSessionWriteFromAnOlderCopyIsDroppedAndARecordCommitAtAStaleRevisionConflicts(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

@@ -14,9 +14,7 @@ drop's retry through c once a's lease ran out (c takes the key over and is refus
 thawed: b reads the offer and may no longer settle it, since a no longer holds the drop's key;
 the window gets nothing and the source hears `returned`.
 
-And a drop held for a window (`held_drops`): the window's node writes the window's
-`itemsDropped` with its settling commit and deletes it once sent (checked on a real drop); a row
-its node left behind (it died between the two; written here by psql in its place, since nothing
+And a drop held for a window (`held_drops`): a row the window's node left behind (it died between the two; written here by psql in its place, since nothing
 outside the process can stop it between its commit and its send) is sent once, after
 `connected`, by the node the window's session is taken over by, and deleted."""
 
@@ -189,16 +187,9 @@ def test_a_drop_held_for_a_window_whose_node_died_is_delivered_where_the_window_
         session = target.connected["session"]["persistentIdentifier"]
         wait_listed(source, scene)
 
-        # Delivered by b, which lives: held with the settling commit, deleted once sent.
-        drag = source.request("beginDrag", items=[ITEM])["drag"]
-        assert source.request("drop", drag=drag, target="scene", scene=scene, operation="copy") == {"delivered": scene}
-        assert target.event("itemsDropped")["drag"] == drag
-        deadline = time.monotonic() + 10
-        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
-            assert time.monotonic() < deadline, "b never deleted the drop it sent"
-            time.sleep(0.05)
-
-        # b settled another drop for the window and died before sending it: its row stays.
+        # (That the settling commit writes the row and the send deletes it is checked by the
+        # hub tests, ClusterHeldDropTests: a count of zero here would pass with no row written.)
+        # b settled a drop for the window and died before sending it: its row stays.
         held = {"drag": "drg_held1", "items": [ITEM["activity"]], "operation": "copy",
                 "source": {"scene": source.connected["scene"], "session": source.connected["session"]["persistentIdentifier"]}}
         credentials = target.credentials

@@ -231,6 +231,28 @@ describe('drops delivered again', () => {
     assert.deepEqual(seenAgain, ['drg_c', ...Array.from({ length: 63 }, (_, i) => `drg_n${i}`), 'drg_a']);
   });
 
+  test('a storage that stops taking writes but still reads: the page still emits each drag once', async () => {
+    const storage = new MemoryStorage();
+    let dropWrites = 0;
+    const full = {
+      getItem: (key) => storage.getItem(key),
+      setItem(key, value) {
+        if (key.endsWith('.drops') && ++dropWrites > 1) throw new Error('quota exceeded');
+        storage.setItem(key, value);
+      },
+      removeItem: (key) => storage.removeItem(key),
+    };
+    const { clock, network, client } = setup({ client: { storage: full } });
+    const seen = [];
+    client.on('itemsDropped', (e) => seen.push(e.drag));
+    client.start();
+    await clock.advance(10);
+    for (const drag of ['drg_a', 'drg_b', 'drg_b', 'drg_c', 'drg_a', 'drg_c']) network.last.deliver(dropped(drag));
+    await clock.advance(5);
+    assert.ok(dropWrites > 1, 'the later writes failed');
+    assert.deepEqual(seen, ['drg_a', 'drg_b', 'drg_c']);
+  });
+
   test('without a usable storage the page itself still emits each drag once', async () => {
     const broken = { getItem() { throw new Error('blocked'); }, setItem() { throw new Error('blocked'); }, removeItem() {} };
     const { clock, network, client } = setup({ client: { storage: broken } });

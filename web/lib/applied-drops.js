@@ -43,18 +43,24 @@ export class AppliedDrops {
     return true;
   }
 
-  /** @returns {string[]} */
+  /**
+   * What the storage holds, and what this page remembers that it does not: a write that failed
+   * (storage full) while reads still work left the storage with an older list.
+   * @returns {string[]}
+   */
   #load() {
+    /** @type {string[]} */
+    let stored = [];
     try {
       const raw = this.#storage?.getItem(this.#key);
       if (raw) {
         const parsed = JSON.parse(raw);
-        if (Array.isArray(parsed)) return parsed.filter((d) => typeof d === 'string');
+        if (Array.isArray(parsed)) stored = parsed.filter((d) => typeof d === 'string');
       }
     } catch {
       /* unreadable or blocked: what this page remembers */
     }
-    return [...this.#memory];
+    return [...stored, ...this.#memory.filter((d) => !stored.includes(d))];
   }
 
   /** @param {string[]} applied */

@@ -135,6 +135,11 @@ struct ClusterState: Sendable {
     /// Drops other nodes offered to windows here, by drag: each settled once, and a repeated
     /// offer answered the same; forgotten when `dropReceiptDeadlines` says.
     var dropReceipts: [Identifier: DropReceipt] = [:]
+    /// Sessions whose held drops (`HeldDrop`) the next attach here reads
+    /// (`Hub+HeldDrops.swift`): one taken over from another node (or left behind by it), one
+    /// whose window was gone when a drop for it settled here. Empty for
+    /// almost every resume, so a resume reads the store only when something may be held.
+    var heldDropsToRead: Set<SessionID> = []
     var dropReceiptDeadlines = DeadlineQueue<String>()
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.

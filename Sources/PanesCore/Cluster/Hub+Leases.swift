@@ -47,6 +47,8 @@ extension Hub {
     /// connect naming it is told `session_not_found`.
     mutating func forgetClaim(of session: SessionID) {
         cluster.claims[session] = nil
+        // Its held drops were deleted with it (`StoreCommand.deleteSession`).
+        cluster.heldDropsToRead.remove(session)
     }
 
     mutating func claimCommitted(_ session: SessionID, _ claim: SessionClaim, _ pending: PendingConnect?,
@@ -74,11 +76,12 @@ extension Hub {
                 return
             }
             if !scenes.isLive(session) {
+                // The attach reads what is held for it after `connected`.
+                if tookOver { cluster.heldDropsToRead.insert(session) }
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
                        forkedFrom: pending.request.replay?.forkedFrom)
-                if tookOver, scenes.isLive(session) { readHeldDrops(of: session) }
             } else {
                 fork(session, for: pending)
             }

@@ -322,13 +322,22 @@ extension Hub {
         switch outcome {
         case .committed:
             // Given back to the dropper (the window gone here), the dropping node answers with
-            // the items. Otherwise the window gets them; one that closed during the commit gets
-            // nothing, as one closing the instant after it got the items.
+            // the items. Otherwise the window gets them (its session's window now, if it
+            // reconnected here during the commit); one that closed or moved during the commit
+            // has them kept held, and gets them when its session next attaches, here or on the
+            // node that takes it over (`Hub+HeldDrops.swift`).
             let returned = receipt.returnEnded != nil
-            if !returned, let target = scenes[receipt.scene] {
+            let target = scenes[receipt.scene] ?? receipt.heldFor.flatMap { scenes.live(of: $0) }
+            if !returned, let target {
                 send(.event(ServerEvent("itemsDropped", receipt.event)), to: target.connection)
+                if let session = receipt.heldFor { releaseHeldDrop(HeldDrop.Key(session: session, drag: Identifier(id))) }
+            } else if let session = receipt.heldFor {
+                if returned {
+                    releaseHeldDrop(HeldDrop.Key(session: session, drag: Identifier(id)))
+                } else {
+                    cluster.heldDropsToRead.insert(session)
+                }
             }
-            if let session = receipt.heldFor { releaseHeldDrop(HeldDrop.Key(session: session, drag: Identifier(id))) }
             drags.setPhase(.dropped, of: id)
             if let source = receipt.event["source"]?["scene"]?.stringValue {
                 tellSource(of: id, source: SceneID(source), ServerEvent("dragEnded", receipt.returnEnded ?? receipt.ended))

@@ -239,6 +239,7 @@ extension Hub {
                                  created: created, forkedFrom: forkedFrom, handedOver: handedOver, restoration: status,
                                  traits: request.traits, constants: connectReplyConstants)
         send(.connected(requestID, reply), to: connection)
+        readHeldDropsIfAny(of: sessionID)
         if let visible = request.visible {
             _ = reportLifecycle(visible: visible, focused: request.focused ?? visible, scene: sceneID)
         } else {

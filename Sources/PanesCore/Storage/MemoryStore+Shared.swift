@@ -62,6 +62,14 @@ extension MemoryStore: SharedStore {
         return outcomes
     }
 
+    /// A deleted session's held drops: its user's content, gone with it (`.deleteSession`).
+    func forgetHeldDrops(of session: SessionID) {
+        for key in heldDrops.keys where key.session == session {
+            remember(key, in: \.heldDrops)
+            heldDrops[key] = nil
+        }
+    }
+
     public func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop] {
         heldDrops.values.filter { $0.session == session && $0.keptUntil >= now }
             .sorted { $0.keptUntil != $1.keptUntil ? $0.keptUntil < $1.keptUntil

@@ -273,6 +273,7 @@ public final class MemoryStore: Store {
             sessions[id] = nil
             claims[id] = nil
             deletedSessions[id] = true
+            forgetHeldDrops(of: id)
             logRecord(.session(id))
         default:
             break

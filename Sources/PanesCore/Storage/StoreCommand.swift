@@ -14,7 +14,7 @@ public enum StoreCommand: Sendable, Equatable {
     /// whole copies, sends a counted `putSession` instead (`Hub.countedRevisions`). For a
     /// session it does not hold a store writes nothing.
     case putSessionLiveness(SessionLiveness)
-    /// Deletes the session and everything stored for it.
+    /// Deletes the session and everything stored for it, its held drops (`HeldDrop`) included.
     case deleteSession(SessionID)
     case putPreference(PreferenceDomain, keyPath: String, value: JSONValue, version: Int64)
     /// Removes a value; `version` is the domain's version after the removal, kept so versions
