@@ -190,7 +190,7 @@ def test_a_drop_held_for_a_window_whose_node_died_is_delivered_where_the_window_
         # (That the settling commit writes the row and the send deletes it is checked by the
         # hub tests, ClusterHeldDropTests: a count of zero here would pass with no row written.)
         # b settled a drop for the window and died before sending it: its row stays.
-        held = {"drag": "drg_held1", "items": [ITEM["activity"]], "operation": "copy",
+        held = {"drag": "drg_held1", "items": [{**ITEM["activity"], "userInfo": {}}], "operation": "copy",
                 "source": {"scene": source.connected["scene"], "session": source.connected["session"]["persistentIdentifier"]}}
         credentials = target.credentials
         b.process.send_signal(signal.SIGSTOP)
