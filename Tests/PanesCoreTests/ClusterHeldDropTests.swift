@@ -28,20 +28,35 @@ import Testing
         return node.effects.messages(to: reload)
     }
 
+    /// Two nodes; a drag begun on a, dropped through another window of a onto a window on b:
+    /// the drop's effects on a (its offer to b), not yet delivered.
+    struct DropOntoB {
+        var nodes = TwoNodes()
+        let target: ConnectionID
+        let targetResult: JSONValue
+        let drag: JSONValue
+        let dropped: [Effect]
+
+        init(key: String) {
+            let (source, _) = nodes.a.connect()
+            let (dropper, _) = nodes.a.connect()
+            TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
+            (target, targetResult) = nodes.b.connect()
+            TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
+            let began = nodes.a.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
+            TwoNodes.deliver(began, to: &nodes.b)
+            drag = ClusterDropEndingTests.reply(began, to: source)?["result"]?["drag"] ?? .null
+            dropped = nodes.a.send(dropper, "drop", ["drag": drag, "target": "scene", "scene": targetResult["scene"] ?? .null,
+                                                     "operation": "copy", "idempotencyKey": .string(key)])
+        }
+    }
+
     /// The window's node b settles a drop onto its window, and dies before it sends the items:
     /// the window, resumed through a, gets them once, after `connected`, and nothing is held after.
     @Test func aDropSettledByAWindowsNodeThatDiedIsDeliveredWhereTheWindowResumes() throws {
-        var nodes = TwoNodes()
-        let (source, _) = nodes.a.connect()
-        let (dropper, _) = nodes.a.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        let (target, targetResult) = nodes.b.connect()
-        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
-        let began = nodes.a.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
-        TwoNodes.deliver(began, to: &nodes.b)
-        let drag = ClusterDropEndingTests.reply(began, to: source)?["result"]?["drag"] ?? .null
-        let dropped = nodes.a.send(dropper, "drop", ["drag": drag, "target": "scene", "scene": targetResult["scene"] ?? .null,
-                                                     "operation": "copy", "idempotencyKey": "held-1"])
+        let drop = DropOntoB(key: "held-1")
+        var nodes = drop.nodes
+        let (target, targetResult, drag, dropped) = (drop.target, drop.targetResult, drop.drag, drop.dropped)
         nodes.b.completesCommits = false
         let onB = TwoNodes.deliver(dropped, to: &nodes.b)
         #expect(onB.events(to: target, named: "itemsDropped").isEmpty)
@@ -108,17 +123,9 @@ import Testing
     /// settling commit is in flight: the drop stays held, and the window gets it when its session
     /// next attaches on b (no takeover there); a reload after that finds nothing more.
     @Test func aDropWhoseWindowClosedDuringItsSettlingIsDeliveredAtTheSessionsNextAttachOnThatNode() throws {
-        var nodes = TwoNodes()
-        let (source, _) = nodes.a.connect()
-        let (dropper, _) = nodes.a.connect()
-        TwoNodes.deliver(nodes.a.effects, to: &nodes.b)
-        let (target, targetResult) = nodes.b.connect()
-        TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
-        let began = nodes.a.send(source, "beginDrag", ["items": [ClusterDropEndingTests.item]])
-        TwoNodes.deliver(began, to: &nodes.b)
-        let drag = ClusterDropEndingTests.reply(began, to: source)?["result"]?["drag"] ?? .null
-        let dropped = nodes.a.send(dropper, "drop", ["drag": drag, "target": "scene", "scene": targetResult["scene"] ?? .null,
-                                                     "operation": "copy", "idempotencyKey": "held-4"])
+        let drop = DropOntoB(key: "held-4")
+        var nodes = drop.nodes
+        let (target, targetResult, drag, dropped) = (drop.target, drop.targetResult, drop.drag, drop.dropped)
         nodes.b.completesCommits = false
         _ = TwoNodes.deliver(dropped, to: &nodes.b)
         _ = nodes.b.run(.closed(target, abnormal: false))
