@@ -16,8 +16,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// `SQL.putSessionLiveness`, prepared once and found without hashing its text: a resume
     /// runs it and nothing else (`SQLiteConnection.withStatement(in:_:_:)`).
     private var livenessStatement: OpaquePointer?
-    /// `LivenessRun.updateSQLs`, prepared once each (`SQLiteStore+Liveness.swift`).
-    var livenessChunkStatements: [OpaquePointer?] = Array(repeating: nil, count: LivenessRun.chunkSizes.count)
     /// Test hook (internal, for `@testable` tests): when set, the next `apply` throws after applying this many
     /// of its commands, inside the transaction, so the test can check that none of them stays.
     var failAfterCommands: Int?
@@ -83,21 +81,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let failAfter = failAfterCommands
         failAfterCommands = nil
         var index = 0
-        // Liveness writes in a row are written together (`LivenessRun`); anything else, and the
-        // end of the transaction, writes those waiting first, so the order is the commands'.
-        var liveness = LivenessRun()
         func write(_ commands: [StoreCommand]) throws {
             for command in commands {
                 if index == failAfter {
-                    try self.write(&liveness)
                     throw SQLiteError(.injectedFault, "injected failure after \(index) commands", path: path)
                 }
-                if case .putSessionLiveness(let one) = command {
-                    try add(one, to: &liveness)
-                } else {
-                    try self.write(&liveness)
-                    try self.write(command)
-                }
+                try self.write(command)
                 index += 1
             }
         }
@@ -109,7 +98,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     // One node: its hub holds every record of its own, so nothing is checked here.
                     try write(commands)
                 case .commit(let commit):
-                    try self.write(&liveness)
                     // One process owns the file, so this holds unless something is wrong; checked
                     // all the same, as every store checks it.
                     guard try version(of: commit.channel) == commit.base else {
@@ -123,7 +111,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     break
                 }
             }
-            try self.write(&liveness)
             return outcomes
         }
     }
@@ -207,12 +194,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// edit lost the row, which the load reports), the row is inserted from this write, if the
     /// session is stored: the session would otherwise stay without one until a whole save,
     /// read at every load as live since its creation.
-    ///
-    /// Liveness writes that come in a row are written a chunk at a time (`LivenessRun`); this
-    /// writes the last few of a run, and a chunk again that matched fewer rows than it holds.
-    func writeLiveness(_ liveness: SessionLiveness) throws(SQLiteError) {
+    private func writeLiveness(_ liveness: SessionLiveness) throws(SQLiteError) {
         try connection.withStatement(in: &livenessStatement, SQL.putSessionLiveness) { statement throws(SQLiteError) in
-            try Self.bindLiveness(liveness, to: statement, from: 1)
+            try statement.bind(liveness.id.bytes, at: 1)
+            try statement.bind(liveness.lastActiveAt, at: 2)
+            if let since = liveness.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
+            try statement.bind(Int64(liveness.failedRestores), at: 4)
             while try statement.step() {}
         }
         guard connection.changes == 0 else { return }
