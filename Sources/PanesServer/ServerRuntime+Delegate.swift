@@ -83,6 +83,8 @@ extension ServerRuntime: WebSocketServerDelegate {
     /// Events were performed during this loop turn: the wake-up follows the hub's next
     /// deadline from here, once for all of them.
     public func serverWillWait() {
+        // The turn's quiet persists (a storm's resumes), under one lock (`StoreWorker.handOver`).
+        worker.handOver()
         if wakeOwed { armWake() }
     }
 

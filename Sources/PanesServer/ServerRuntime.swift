@@ -244,7 +244,8 @@ public final class ServerRuntime: @unchecked Sendable {
             if webhooksWritten != nil, !webhooksPending { webhooksPending = commands.contains(where: \.isWebhook) }
             worker.submit(.persist(commands), sequence: gate.persistSubmitted())
         case .persistQuietly(let commands):
-            worker.submit(.persist(commands), sequence: nil)
+            // Handed over with the turn's others before the loop waits (`serverWillWait`).
+            worker.submitQuietly(.persist(commands))
         case .commit(let commit):
             if webhooksWritten != nil, !webhooksPending { webhooksPending = commit.commands.contains(where: \.isWebhook) }
             // Holds nothing back: the hub says nothing about a commit until its outcome.

@@ -20,6 +20,13 @@
 // storm's ten thousand session writes then share a few dozen commits (and fsyncs) instead of
 // one commit per window or two, and wake the service thread for none of them.
 //
+// The service thread hands quiet persists over once a loop turn, not one at a time
+// (`submitQuietly`, `handOver`): they wait in `outbox`, which only that thread touches, until
+// the loop is about to wait, or until anything else is submitted (which takes them along
+// first, so the order is kept). A storm's turn of dozens of resumes then takes the store
+// thread's lock once, not once a resume: fewer lock round trips on the loop, and fewer
+// chances to find the lock held by a store thread that the scheduler has just preempted.
+//
 // Checkpoints (`Store.checkpoint`, which truncates SQLite's log) run here too, between batches,
 // every `checkpointIntervalMs` and once when the thread stops: the connection is this
 // thread's alone. Every wait and retry here is timed on the monotonic clock.
@@ -66,6 +73,8 @@ final class StoreWorker: @unchecked Sendable {
     let thread = ServiceThread(name: "panes-store")
     /// Work in submission order: writes to apply and reads to run.
     var pending: [Work] = []
+    /// Quiet persists not handed over yet (`submitQuietly`): the submitting thread's alone, no lock.
+    private var outbox: [Work] = []
     let logger: Logger
     let onApplied: @Sendable (StoreReport) -> Void
     let onFailure: @Sendable (String) -> Void
@@ -180,6 +189,25 @@ final class StoreWorker: @unchecked Sendable {
         enqueue(.write(write, sequence: sequence))
     }
 
+    /// A persist nothing waits for (`Work.isQuiet`), kept on the submitting thread until
+    /// `handOver()` or the next `submit` or `load`, which take it along first. One that is not
+    /// quiet after all (a keyed request's record) is submitted at once.
+    func submitQuietly(_ write: StoreWrite) {
+        let work = Work.write(write, sequence: nil)
+        guard work.isQuiet else { return enqueue(work) }
+        outbox.append(work)
+    }
+
+    /// Hands the quiet persists kept by `submitQuietly` to the store thread, under one lock:
+    /// the service thread calls it before its loop waits, and `stop` before the thread ends.
+    func handOver() {
+        guard !outbox.isEmpty else { return }
+        thread.withLock {
+            takeOutbox()
+            if !waitingForCompany || pendingIsUrgent { thread.signal() }
+        }
+    }
+
     /// Queues a read behind everything submitted so far.
     func load(_ request: LoadRequest) {
         enqueue(.load(request))
@@ -188,9 +216,22 @@ final class StoreWorker: @unchecked Sendable {
     private func enqueue(_ work: Work) {
         let quiet = work.isQuiet  // before the lock, which the store thread waits for
         thread.withLock {
+            takeOutbox()
             pending.append(work)
             if !quiet { pendingIsUrgent = true }
             if !waitingForCompany || pendingIsUrgent { thread.signal() }
+        }
+    }
+
+    /// Moves the outbox into `pending` (under the lock, on the submitting thread): a swap of the
+    /// two arrays when the store thread has taken everything, which is usual.
+    private func takeOutbox() {
+        guard !outbox.isEmpty else { return }
+        if pending.isEmpty {
+            swap(&pending, &outbox)
+        } else {
+            pending.append(contentsOf: outbox)
+            outbox.removeAll(keepingCapacity: true)
         }
     }
 
@@ -199,19 +240,24 @@ final class StoreWorker: @unchecked Sendable {
     /// as `node`, and loads the whole state again for the new hub (`onRejoined`), retrying with
     /// backoff while the store is away.
     func rejoin(as node: NodeID) {
+        outbox.removeAll()
         thread.wake {
             pending.removeAll()
             rejoinAs = node
         }
     }
 
-    /// Commits what is pending, then ends the thread. Blocks until done.
+    /// Commits what is pending (the quiet persists kept by `submitQuietly` too), then ends the
+    /// thread. Blocks until done. On the submitting thread.
     func stop() {
+        handOver()
         thread.stop()
     }
 
+    /// Read on the submitting thread (the outbox is its own).
     var statistics: (commits: Int, writes: Int, pending: Int) {
-        thread.withLock { (commits, committedWrites, pending.count) }
+        let kept = outbox.count
+        return thread.withLock { (commits, committedWrites, pending.count + kept) }
     }
 
     /// Nothing is held: no stalled persists and no transaction of unknown outcome.

@@ -107,6 +107,44 @@ import Testing
         #expect(store.applied.first == [.persist([Self.session(1)]), .persist([Self.session(2)])])
     }
 
+    /// Quiet persists submitted with `submitQuietly` stay on the submitting thread, one lock for
+    /// a loop turn's many: the store thread has none of them until `handOver`, then commits
+    /// them together, in order.
+    @Test func quietPersistsWaitForTheHandOverAndAreCommittedTogetherInOrder() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        worker.start()
+        for number in 1...3 { worker.submitQuietly(.persist([Self.session(number)])) }
+        Thread.sleep(forTimeInterval: 0.05)  // the store thread, with no delay, would have committed each
+        #expect(worker.statistics.commits == 0)
+        #expect(worker.statistics.pending == 3)
+        worker.handOver()
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while worker.statistics.commits == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        worker.stop()
+        #expect(store.applied == [[.persist([Self.session(1)]), .persist([Self.session(2)]), .persist([Self.session(3)])]])
+        #expect(reports.reported.withLock { $0 } == 0)
+    }
+
+    /// Anything else submitted takes the kept quiet persists along first: the order is the
+    /// submitting thread's (a resume's write, then a preference's, acknowledged once durable).
+    @Test func aWriteSubmittedAfterKeptQuietPersistsCommitsBehindThem() {
+        let store = FlakyStore(failures: 0)
+        let reports = Reports()
+        let worker = worker(store, reports)
+        worker.submitQuietly(.persist([Self.session(1)]))
+        worker.submit(.persist([Self.session(2)]), sequence: 1)
+        worker.submitQuietly(.persist([Self.session(3)]))
+        worker.start()
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while reports.durable.withLock({ $0 }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reports.durable.withLock { $0 } == [1])
+        worker.stop()  // hands the last one over, and commits it before the thread ends
+        #expect(store.applied.flatMap { $0 } == [.persist([Self.session(1)]), .persist([Self.session(2)]),
+                                                 .persist([Self.session(3)])])
+    }
+
     /// A persist submitted with no sequence is still not quiet when it records a keyed request
     /// whose answer waits for its outcome (`keyedReport`): it does not wait for company.
     @Test func aKeyedRecordsPersistDoesNotWaitForCompany() {

@@ -71,12 +71,14 @@ def run_storm(ctx, system, n: int) -> dict:
         c0, s0 = procs.cpu_ns(target.pid), procs.cpu_seconds(target.pid)
         pg0 = postgres_cpu_seconds() if restart == "failover" else None
         threads0 = _threads(target.pid)
+        sched0 = _sched_all(target.pid, gens)
         phase = procs.Phase()
         with measuring(ctx, target.pid):
             for g in gens:
                 g.send("go")
             stormed = [g.wait("stormed", ctx.timeout) for g in gens]
             c1 = procs.cpu_ns(target.pid)
+            sched1 = _sched_all(target.pid, gens)
             wall = time.monotonic() - phase.t0
             settle()  # what the storm left for after: the store's writes
             c2, s2 = procs.cpu_ns(target.pid), procs.cpu_seconds(target.pid)
@@ -125,6 +127,7 @@ def run_storm(ctx, system, n: int) -> dict:
                               for name in threads2},
                 **({"postgres_s": round(pg2 - pg0, 3)} if pg0 is not None else {}),
                 **phase.background((c2 - c0) / 1e9, gen_cpu)},
+        "sched": _sched_delta(sched0, sched1),
         "generator": results,
     })
     problems = []
@@ -198,6 +201,63 @@ def _threads(pid: int) -> dict[str, int]:
                 out["loop" if int(tid) == pid else "others"] += int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             pass
+    return out
+
+
+def _sched_all(pid: int, gens) -> dict:
+    """Per thread of the server (by name) and per generator: schedstat's run time, run-queue
+    wait and timeslices, and the voluntary and involuntary context switches; with the
+    kernel's listen-queue counters (TcpExt ListenOverflows, ListenDrops)."""
+    out = {f"server:{k}": v for k, v in _sched(pid).items()}
+    for k, g in enumerate(gens):
+        for name, v in _sched(g.proc.pid).items():
+            out[f"generator{k}:{name}"] = v
+    out["net"] = _listen_counters()
+    return out
+
+
+def _sched(pid: int) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                run, wait, slices = (int(x) for x in f.read().split()[:3])
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = "loop" if int(tid) == pid else f.read().strip()
+        except (OSError, ValueError):
+            continue
+        v = [run, wait, slices, int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"])]
+        out[name] = [a + b for a, b in zip(out.get(name, [0] * 5), v)]
+    return out
+
+
+def _listen_counters() -> list[int]:
+    try:
+        with open("/proc/net/netstat") as f:
+            lines = [line.split() for line in f if line.startswith("TcpExt:")]
+        fields = dict(zip(lines[0][1:], (int(x) for x in lines[1][1:])))
+        return [fields.get("ListenOverflows", 0), fields.get("ListenDrops", 0)]
+    except (OSError, IndexError, ValueError):
+        return [0, 0]
+
+
+def _sched_delta(before: dict, after: dict) -> dict:
+    """Over the storm: run and wait in seconds, the rest as counts."""
+    out = {}
+    for key, v in after.items():
+        b = before.get(key, [0] * len(v))
+        d = [x - y for x, y in zip(v, b)]
+        if key == "net":
+            out[key] = {"listen_overflows": d[0], "listen_drops": d[1]}
+        else:
+            out[key] = {"run_s": round(d[0] / 1e9, 3), "runqueue_wait_s": round(d[1] / 1e9, 3), "timeslices": d[2],
+                        "voluntary_switches": d[3], "involuntary_switches": d[4]}
     return out
 
 
