@@ -45,6 +45,25 @@ import Testing
         #expect(Self.refusal(["settings": [:]]) == nil, "the defaults fit")
     }
 
+    /// Before, a heartbeat of more than half the lease was taken (each was in its range): the
+    /// node stopped serving `nodeLeaseMs − nodeHeartbeatMs` after a renewal, before the next
+    /// one was sent, and closed every scene between any two renewals.
+    @Test func aHeartbeatOverAThirdOfTheLeaseIsRefusedNamingBoth() throws {
+        let error = try #require(Self.refusal(["settings": [
+            "nodeLeaseMs": 1_500, "nodeHeartbeatMs": 1_000, "dropConfirmTimeoutMs": 100,
+        ]]))
+        #expect(error.code == .invalidField)
+        #expect(error.field == "settings.nodeHeartbeatMs")
+        #expect(error.message.contains("at most a third of nodeLeaseMs (1500 ms)"), "\(error.message)")
+        #expect(error.message.contains("it is 1000"), "\(error.message)")
+        #expect(Self.refusal(["settings": ["nodeLeaseMs": 1_500, "nodeHeartbeatMs": 501, "dropConfirmTimeoutMs": 100]])
+            != nil, "just over a third is refused")
+        let configuration = try ServerConfiguration(json: ["settings": [
+            "nodeLeaseMs": 1_500, "nodeHeartbeatMs": 500, "dropConfirmTimeoutMs": 100,
+        ]])
+        #expect(configuration.settings.nodeHeartbeatMs == 500, "a third exactly is taken")
+    }
+
     @Test func anUnknownTopLevelKeyIsNamedWithItsForeignCharacters() throws {
         let twin = "webhoo\u{212A}s"
         let error = try #require(Self.refusal([twin: []]))

@@ -17,7 +17,7 @@ extension Settings {
               meaning: "Cluster: how long a node counts as alive after its last heartbeat; its sessions are taken over after that, and a node that could not renew for this long closes its scenes (4011).",
               range: 500...600_000),
         .init(name: "nodeHeartbeatMs", keyPath: \.nodeHeartbeatMs,
-              meaning: "Cluster: how often a node renews its lease; keep it well under `nodeLeaseMs`.",
+              meaning: "Cluster: how often a node renews its lease. At most a third of `nodeLeaseMs` (a node stops serving `nodeLeaseMs` − `nodeHeartbeatMs` after it sent its last renewal, so each renewal has a heartbeat to come back in): a configuration that is not is refused at start, naming both.",
               range: 100...60_000),
         .init(name: "nodeCheckIntervalMs", keyPath: \.nodeCheckIntervalMs,
               meaning: "Cluster: while a connect waits for a session held on another node, how often this node asks the database whether that node is gone (its lease run out, or its lock released because its connection dropped: killed), so a dead node's windows resume without waiting out its lease.",

@@ -142,6 +142,19 @@ public struct Settings: Sendable, Equatable {
 
     /// Limits between settings, checked once all are set (whichever the file names).
     func checkTogether() throws(PanesError) {
+        // A node stops serving `nodeLeaseMs − nodeHeartbeatMs` after it sent its last renewal
+        // (ClusterNode), and sends the next one a heartbeat after that one: with a lease under
+        // three heartbeats, a renewal that takes longer than a heartbeat to come back (a slow
+        // fsync) would come back after the node stopped, and under two every node would close
+        // its scenes between any two renewals. This also keeps the lease watch in time after a
+        // regained lease without waking it: it looks again within a heartbeat, and the next
+        // loss cannot come before two have passed.
+        guard nodeLeaseMs >= 3 * nodeHeartbeatMs else {
+            throw .invalid("settings.nodeHeartbeatMs",
+                           "must be at most a third of nodeLeaseMs (\(nodeLeaseMs) ms): a node stops serving "
+                               + "nodeLeaseMs − nodeHeartbeatMs after its last renewal was sent, and each renewal "
+                               + "must come back before then; it is \(nodeHeartbeatMs)")
+        }
         // A node's reservation of a request key is taken over once older than `nodeLeaseMs`
         // even while the node lives; a drop waiting for another node's answer holds one, and
         // must be settled (its answer known) before then, with a heartbeat to spare.
