@@ -105,9 +105,9 @@ extension WebSocketServer {
         // `timeout_secs` (PENDING_TIMEOUT_ESTABLISH_WITH_SERVER) and at once, as its header
         // table is attached, this one instead (PENDING_TIMEOUT_HOLDING_AH), kept until its
         // upgrade. When this is the shorter, the first insert walks past every connection
-        // still mid-handshake (all due before it): ~2,400 instructions a resume in a storm of
-        // 2,000 under callgrind (bench/README.md). On libev lws 4.1 fires these timeouts late
-        // (only with the timer it had armed before, see `pev_timer`).
+        // still mid-handshake (all due before it): 1,000–2,300 instructions a resume in a storm
+        // of 2,000 under callgrind, with how many are (bench/README.md). On libev lws 4.1 fires
+        // these timeouts late (only with the timer it had armed before, see `pev_timer`).
         info.timeout_secs_ah_idle = UInt32(Self.headerTimeoutSeconds(configuration.httpHeaderTimeoutMilliseconds))
         // The request line and headers lws keeps per request (the short field left 0 so the
         // wider one counts).
