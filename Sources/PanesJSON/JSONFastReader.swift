@@ -91,11 +91,21 @@ enum JSONFastReader {
         mutating func string() -> UnsafeRawBufferPointer? {
             index += 1
             let start = index
-            // Eight bytes at a time while all are plain (nearly every byte of an identifier, a
-            // secret or a name); the loop below decides on the word that is not, byte by byte.
-            while index + 8 <= end, Self.plain(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+            // Eight bytes at a time (nearly every byte of an identifier, a secret or a name is
+            // plain); in the first word that is not, its first byte that is not is found from
+            // the word's marks at once (the lowest mark is exact, see `marks`): the closing
+            // quote ends the string, any other byte gives the text to jansson.
+            while index + 8 <= end {
+                let marks = Self.marks(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                guard marks == 0 else {
+                    index += marks.trailingZeroBitCount >> 3
+                    guard base[index] == UInt8(ascii: "\"") else { return nil }
+                    index += 1
+                    return UnsafeRawBufferPointer(start: base + start, count: index - 1 - start)
+                }
                 index += 8
             }
+            // The last bytes of the text (fewer than a word), one at a time.
             while index < end {
                 let byte = base[index]
                 if byte == UInt8(ascii: "\"") {
@@ -114,11 +124,17 @@ enum JSONFastReader {
         /// other than `"` and `\` (the usual SWAR tests, each exact as a whole: a byte with its
         /// high bit set; a byte below 0x20, in a word without those; a zero byte in `word ^ "…"`
         /// and in `word ^ "\…"`).
-        @inline(__always) static func plain(_ word: UInt64) -> Bool {
+        @inline(__always) static func plain(_ word: UInt64) -> Bool { marks(word) == 0 }
+
+        /// The high bit of each byte of `word` (little-endian: the first byte lowest) that
+        /// `string()` does not pass over, and possibly of some bytes after the first such: a
+        /// subtraction's borrow runs only upward, out of a byte that is itself marked, so the
+        /// lowest mark is always the first byte that is not plain, and none is set when all are.
+        @inline(__always) static func marks(_ word: UInt64) -> UInt64 {
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
             let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
             let below = (word &- ones &* 0x20) & ~word
-            return (word | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash | below) & highs == 0
+            return (word | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash | below) & highs
         }
 
         /// The cursor on `{`.

@@ -54,6 +54,11 @@ public struct TransportConfiguration: Sendable {
     /// Bytes of one request's request line and headers lws keeps; a request with more is
     /// dropped by lws without an answer.
     public var maxHTTPHeaderBytes: Int
+    /// The time a new connection has to send its request line and headers before lws closes
+    /// it without an answer, in lws's whole seconds (rounded up). The default is above
+    /// `WebSocketServer.lwsTimeoutSeconds` so that each accept's first timeout goes in ahead
+    /// of the others (see `makeContextInfo`).
+    public var httpHeaderTimeoutMilliseconds: Int
     /// Refused requests are logged here, with their reason.
     public var logger: Logger
 
@@ -65,7 +70,7 @@ public struct TransportConfiguration: Sendable {
                 idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev, trustedProxies: Set<String> = [],
                 apiPath: String? = nil, maxHTTPBodyBytes: Int = 4 << 20, httpResponseTimeoutMilliseconds: Int = 30_000,
                 maxHTTPRequestsInFlight: Int = 256, maxHTTPHeaderBytes: Int = 4_096,
-                logger: Logger = Logger(label: "panes.transport")) {
+                httpHeaderTimeoutMilliseconds: Int = 21_000, logger: Logger = Logger(label: "panes.transport")) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -87,6 +92,7 @@ public struct TransportConfiguration: Sendable {
         self.httpResponseTimeoutMilliseconds = httpResponseTimeoutMilliseconds
         self.maxHTTPRequestsInFlight = maxHTTPRequestsInFlight
         self.maxHTTPHeaderBytes = maxHTTPHeaderBytes
+        self.httpHeaderTimeoutMilliseconds = httpHeaderTimeoutMilliseconds
         self.logger = logger
     }
 }

@@ -50,6 +50,14 @@ extension WebSocketServer {
     /// lws's receive buffer per WebSocket connection (`rx_buffer_size`), in bytes.
     static let receiveBufferBytes = 2 * 1024
 
+    /// lws's `timeout_secs` (see `makeContextInfo`).
+    static let lwsTimeoutSeconds = 20
+
+    /// `httpHeaderTimeoutMs` in lws's whole seconds, rounded up (at least 1).
+    static func headerTimeoutSeconds(_ milliseconds: Int) -> Int {
+        max(1, (milliseconds + 999) / 1_000)
+    }
+
     /// The context's settings: protocols, mounts, limits, extensions. What it points to is
     /// kept (`keep`, `allocate`) for the context's whole life.
     private func makeContextInfo() -> lws_context_creation_info {
@@ -87,7 +95,20 @@ extension WebSocketServer {
         // logs "DOESN'T EXIST" and tries again later), and the server would say it serves.
         info.options = pws_option_disable_ipv6() | pws_option_explicit_vhosts() | pws_option_fail_upon_unable_to_bind()
         info.vhost_name = UnsafePointer(keep(strdup("default")))
-        info.timeout_secs = 20
+        // lws's own timeout for a request's body (the most time between two of its pieces), a
+        // file served from `webRoot` (between two of its pieces written) and a connection
+        // waiting for a header table.
+        info.timeout_secs = UInt32(Self.lwsTimeoutSeconds)
+        // The time to send the request line and headers (lws's "ah idle" timeout), longer than
+        // `timeout_secs`: lws 4.1 keeps every timeout of the service thread in one list sorted
+        // by when it falls due, inserted by a walk from its head. Each accepted connection gets
+        // `timeout_secs` (PENDING_TIMEOUT_ESTABLISH_WITH_SERVER) and at once, as its header
+        // table is attached, this one instead (PENDING_TIMEOUT_HOLDING_AH), kept until its
+        // upgrade. When this is the shorter, the first insert walks past every connection
+        // still mid-handshake (all due before it): 1,000–2,300 instructions a resume in a storm
+        // of 2,000 under callgrind, with how many are (bench/README.md). On libev lws 4.1 fires
+        // these timeouts late (only with the timer it had armed before, see `pev_timer`).
+        info.timeout_secs_ah_idle = UInt32(Self.headerTimeoutSeconds(configuration.httpHeaderTimeoutMilliseconds))
         // The request line and headers lws keeps per request (the short field left 0 so the
         // wider one counts).
         info.max_http_header_data = 0

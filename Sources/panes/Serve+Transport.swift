@@ -68,7 +68,7 @@ extension Serve {
             apiPath: "/api", maxHTTPBodyBytes: settings.maxHTTPBodyBytes,
             httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
             maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
-            logger: logger)
+            httpHeaderTimeoutMilliseconds: settings.httpHeaderTimeoutMs, logger: logger)
     }
 
     /// `web/` next to the working directory, or next to the executable's package, if present.

@@ -96,7 +96,9 @@ import Testing
     }
 
     /// Integers are written two digits at a time: every length, both sides of each power of ten
-    /// (where a pair can end exactly, or leave one digit), and both signs, read as `%lld` does.
+    /// (where a pair can end exactly, or leave one digit) and of each power of two (where the
+    /// count of digits, estimated from the bit length, is corrected), and both signs, read as
+    /// `%lld` does.
     @Test func integersOfEveryLengthAreTheirDecimalDigits() {
         var values: [Int64] = [0, Int64.min, Int64.max, Int64.min + 1]
         var power: Int64 = 1
@@ -104,6 +106,7 @@ import Testing
             values += [power - 1, power, power + 1, 2 * power - 1, 5 * power]
             if power <= Int64.max / 10 { power *= 10 }
         }
+        for shift in 1..<63 { values += [(Int64(1) << shift) - 1, Int64(1) << shift] }
         values += values.map { $0 == Int64.min ? 0 : -$0 }
         for value in values {
             #expect(JSONCodec.encodeString(.int(value)) == String(value), "\(value)")

@@ -152,6 +152,28 @@ import Testing
         #expect(tally.taken > 20)
     }
 
+    /// A string is read a word at a time and ended at the first byte of the word that is not
+    /// plain: each byte that ends or refuses a string, alone or with another after it in the
+    /// same word (where a borrow from the first could mark the second), at every offset of the
+    /// first three words, with the text running on past it or ending there.
+    @Test func aStringsFirstBytePastPlainIsFoundAtEveryOffsetOfAWord() throws {
+        var tally = Tally()
+        let special: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x1F, 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF]
+        for offset in 0..<24 {
+            for first in special {
+                for second: UInt8? in [nil, 0x22, 0x5C, 0x1F, 0x80, 0x61] {
+                    var inner = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + [first]
+                    if let second { inner.append(second) }
+                    for tail: [UInt8] in [Array("bcdefghijk\"".utf8), Array("\"".utf8), []] {
+                        tally.check([0x22] + inner + tail)
+                        tally.check(Array(#"{"k":"#.utf8) + [0x22] + inner + tail + Array(#","x":1}"#.utf8))
+                    }
+                }
+            }
+        }
+        #expect(tally.taken > 500 && tally.left > 5_000, "taken \(tally.taken), left \(tally.left)")
+    }
+
     @Test func stringsBeyondPrintableASCIIAreLeftToJansson() throws {
         var tally = Tally()
         for inner: [UInt8] in [[0xC3, 0xA9], [0x65, 0xCC, 0x81], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF4, 0x90, 0x80, 0x80],

@@ -18,6 +18,16 @@ import Testing
         #expect(!Self.offers(header, "panes.v1"))
     }
 
+    /// An offer that is exactly the name is taken whole, without the walk; a name with a byte
+    /// the walk splits or trims at is never matched by it, whole or not.
+    @Test func anOfferThatIsTheNameAloneIsAcceptedAndANameWithASeparatorNever() {
+        #expect(Self.offers("panes.v1", "panes.v1"))
+        #expect(Self.offers("p", "p"))
+        for name in ["pa nes", "pa,nes", "pa\tnes"] {
+            #expect(!Self.offers(name, name), "\(name)")
+        }
+    }
+
     /// The server's check (`WebSocketServer.offers`) on the header's bytes, as lws hands them over.
     private static func offers(_ header: String, _ subprotocol: String) -> Bool {
         var header = header

@@ -286,6 +286,34 @@ import Testing
         withExtendedLifetime(client) {}
     }
 
+    /// `httpHeaderTimeoutMs` is lws's header timeout (PENDING_TIMEOUT_HOLDING_AH): a connection
+    /// that has not sent all its headers by then is closed without an answer (with lws's own
+    /// 10 s it stayed open past the 8 s waited here). On lws's poll loop, whose timers fire when
+    /// due; on libev lws 4.1 fires a timeout only with the timer it had armed before (see
+    /// `pev_timer`): a fresh `panes serve` closed such a connection after 27.6 s with 10 s and
+    /// with 21 s alike.
+    @Test func aConnectionThatDoesNotFinishItsHeadersInTheHeaderTimeoutIsClosed() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(eventLoop: .poll, httpHeaderTimeoutMilliseconds: 1_000))
+        let client = try HTTPClient(port: harness.port)
+        #expect(client.write(Array("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n".utf8)))
+        #expect(client.closedByServer(timeout: 8), "the connection was still open")
+        // One that sends its headers in time is upgraded as before.
+        _ = try harness.client()
+    }
+
+    /// lws counts whole seconds: the setting is rounded up, never to 0 (which lws reads as
+    /// "its default").
+    @Test func theHeaderTimeoutIsRoundedUpToWholeSeconds() {
+        #expect(WebSocketServer.headerTimeoutSeconds(1_000) == 1)
+        #expect(WebSocketServer.headerTimeoutSeconds(1_001) == 2)
+        #expect(WebSocketServer.headerTimeoutSeconds(21_000) == 21)
+        #expect(WebSocketServer.headerTimeoutSeconds(0) == 1)
+        // The default is past lws's body and file timeout, so a new connection's first timeout
+        // is inserted ahead of every connection still sending its headers.
+        #expect(WebSocketServer.headerTimeoutSeconds(TransportConfiguration().httpHeaderTimeoutMilliseconds)
+            > WebSocketServer.lwsTimeoutSeconds)
+    }
+
     @Test func refusedRequestsGetAStatusAndAReasonNotASilentClose() throws {
         let harness = try TransportHarness(configuration: TransportConfiguration())
         var badOrigin = WebSocketClient.Options(origin: "http://evil.example")

@@ -96,6 +96,7 @@ public struct Settings: Sendable, Equatable {
     // HTTP API (requests with bodies, answered asynchronously)
     public var maxHTTPBodyBytes = 4 << 20
     public var maxHTTPHeaderBytes = 4_096
+    public var httpHeaderTimeoutMs = 21_000
     public var httpResponseTimeoutMs = 30_000
     public var maxHTTPRequestsInFlight = 256
     public var apiRateLimitPerSecond = 100

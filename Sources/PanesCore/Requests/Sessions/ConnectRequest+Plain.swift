@@ -30,20 +30,24 @@ extension ConnectRequest {
     /// The request `init(_:settings:)` reads from the same fields, or nil wherever it would
     /// throw: such a frame is read the general way, which says what is wrong with it. The
     /// rules are that initializer's, one for one (`ConnectFrameReaderTests` compares the two).
+    ///
+    /// Every field is checked into a local and moved out of `plain` (`take()`), and the request
+    /// made from them once at the end: assigned field by field into `self`, the half-made
+    /// request and the optional identifier were copied and destroyed again (~280 instructions a
+    /// resume, issue 27).
     public init?(plain: consuming Plain, settings: Settings) {
         guard let version = plain.protocolVersion, version >= 0, version <= 1_000 else { return nil }
-        protocolVersion = Int(version)
         guard Self.fits(plain.client, 128), Self.fits(plain.workspace, 64) else { return nil }
-        clientVersion = plain.client ?? "unknown"
-        workspace = plain.workspace ?? "default"
+        let clientVersion = plain.client.take() ?? "unknown"
+        let workspace = plain.workspace.take() ?? "default"
         guard MessageDecoder.isName(workspace) else { return nil }
-        credentials = .name("guest")
+        var credentials = Credentials.name("guest")
         if plain.auth {
-            if let token = plain.token {
+            if let token = plain.token.take() {
                 let size = token.utf8.count
                 guard size > 0, size <= settings.maxTokenBytes else { return nil }
                 credentials = .token(token)
-            } else if let name = plain.name {
+            } else if let name = plain.name.take() {
                 guard name.utf8.count <= 64, let trimmed = Self.trimmed(name) else { return nil }
                 credentials = .name(trimmed)
             } else {
@@ -51,26 +55,25 @@ extension ConnectRequest {
             }
         }
         var traits = Traits()
-        if let width = plain.width {
+        if let width = plain.width.take() {
             guard width.utf8.count <= 64, let chosen = Traits.Width(rawValue: width) else { return nil }
             traits.width = chosen
         }
-        if let pointer = plain.pointer {
+        if let pointer = plain.pointer.take() {
             guard pointer.utf8.count <= 64, let chosen = Traits.Pointer(rawValue: pointer) else { return nil }
             traits.pointer = chosen
         }
-        self.traits = traits
+        var resume: Resume?
         if plain.session {
-            guard let id = plain.sessionID, let secret = plain.secret, id.bytes.utf8Count <= 64, secret.utf8.count <= 64
+            guard let id = plain.sessionID.take(), let secret = plain.secret.take(), id.bytes.utf8Count <= 64,
+                  secret.utf8.count <= 64
             else { return nil }
             resume = Resume(id: id, secret: secret)
         }
         guard Self.fits(plain.ticket, 64) else { return nil }
-        ticket = plain.ticket
-        if plain.state {
-            visible = plain.visible
-            focused = plain.focused
-        }
+        self.init(protocolVersion: Int(version), clientVersion: clientVersion, workspace: workspace,
+                  credentials: credentials, traits: traits, resume: resume, ticket: plain.ticket.take(),
+                  visible: plain.state ? plain.visible : nil, focused: plain.state ? plain.focused : nil)
     }
 
     /// Absent, or at most `maxLength` bytes (`FieldReader.string(_:maxLength:)`).
