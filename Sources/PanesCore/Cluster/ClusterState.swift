@@ -68,6 +68,11 @@ struct ClusterState: Sendable {
     var nextCheckAt: Millis?
     /// Nodes whose lease ended: their claims no longer count.
     var expired: Set<NodeID> = []
+    /// The nodes whose lease ran as of the store's last read of them (`nodesAlive`, on the
+    /// database's clock); nil before the first. Another node missing from it, not in `expired`,
+    /// has let its lease run out (`NodeLeaseState.lapsed`): a connect waiting for a session it
+    /// holds is never forked for it, but waits for the end (`awaitHolderLeaseEnd`).
+    var leasesRunning: Set<NodeID>?
     /// This node's own clock says its lease is lost (`ChangeNotice.leaseLost`), and no renewal
     /// has held it again since (`leaseRegained`): nothing attaches here meanwhile.
     var leaseLost = false
