@@ -1,9 +1,7 @@
 // Threading: called by the thread that owns this store (the store thread between batches, or
-// the heartbeat thread for the heartbeat's own store); `interruptHeartbeatWait` from any thread.
+// the heartbeat thread for the heartbeat's own store).
 public import PanesCore
 internal import PanesJSON
-import Dispatch
-import Glibc
 
 extension PostgresStore {
     /// Sessions (with their claims) and document records written or deleted after `cursor`,
@@ -182,38 +180,6 @@ extension PostgresStore {
         connection.setUp = setUp
         // On the connection there is now; one that cannot take it is made again, with it.
         if connection.isConnected, (try? connection.execute(setUp.joined(separator: "; "))) == nil { connection.close() }
-    }
-
-    /// Waits on the heartbeat's connection (`SharedStore.awaitHeartbeatConnection`): a
-    /// terminated backend, a server restart or a dropped socket makes it readable (its last
-    /// message, then the end of the stream) at once, where the next heartbeat would find out a
-    /// beat later. A connection already lost is waited on no further (its loss was reported).
-    ///
-    /// A terminated backend first sends its error, then closes: the wait goes on after a
-    /// message that leaves the connection up, until the end of the stream or of the time.
-    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMs)) * 1_000_000
-        while true {
-            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
-            if connection.isConnected {
-                descriptors.append(pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0))
-            }
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return false }
-            let leftMs = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-            let ready = poll(&descriptors, nfds_t(descriptors.count), leftMs)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return false }
-            if descriptors[0].revents != 0 {
-                wake.drain()
-                return false
-            }
-            if descriptors.count > 1 && descriptors[1].revents != 0 && !connection.isAliveAfterReading() { return true }
-        }
-    }
-
-    public func interruptHeartbeatWait() {
-        wake.signal()
     }
 
     /// Queues the fence's check as the first statement of a transaction: `node`'s lease runs,

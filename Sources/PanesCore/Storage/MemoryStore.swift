@@ -24,8 +24,7 @@ public final class MemoryStore: Store {
     var nodeLeases: [NodeID: Millis] = [:]
     /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
     var nodeLocks: Set<NodeID> = []
-    /// Nodes with a transaction under way that holds their row (`holdRow(of:)`): ending their
-    /// lease waits for it, so `checkNodes` leaves them to a later check, as PostgreSQL's does.
+    /// Nodes whose row a transaction of theirs holds (`holdRow(of:)`): `checkNodes` ends no lease of theirs.
     var rowsHeld: Set<NodeID> = []
     /// The node whose writes `apply` makes (`fence(as:)`): refused once its lease has ended.
     var fencingNode: NodeID?
