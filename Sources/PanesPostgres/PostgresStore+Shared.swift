@@ -1,9 +1,7 @@
 // Threading: called by the thread that owns this store (the store thread between batches, or
-// the heartbeat thread for the heartbeat's own store); `interruptHeartbeatWait` from any thread.
+// the heartbeat thread for the heartbeat's own store).
 public import PanesCore
 internal import PanesJSON
-import Dispatch
-import Glibc
 
 extension PostgresStore {
     /// Sessions (with their claims) and document records written or deleted after `cursor`,
@@ -184,38 +182,6 @@ extension PostgresStore {
         if connection.isConnected, (try? connection.execute(setUp.joined(separator: "; "))) == nil { connection.close() }
     }
 
-    /// Waits on the heartbeat's connection (`SharedStore.awaitHeartbeatConnection`): a
-    /// terminated backend, a server restart or a dropped socket makes it readable (its last
-    /// message, then the end of the stream) at once, where the next heartbeat would find out a
-    /// beat later. A connection already lost is waited on no further (its loss was reported).
-    ///
-    /// A terminated backend first sends its error, then closes: the wait goes on after a
-    /// message that leaves the connection up, until the end of the stream or of the time.
-    public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMs)) * 1_000_000
-        while true {
-            var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
-            if connection.isConnected {
-                descriptors.append(pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0))
-            }
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return false }
-            let leftMs = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-            let ready = poll(&descriptors, nfds_t(descriptors.count), leftMs)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return false }
-            if descriptors[0].revents != 0 {
-                wake.drain()
-                return false
-            }
-            if descriptors.count > 1 && descriptors[1].revents != 0 && !connection.isAliveAfterReading() { return true }
-        }
-    }
-
-    public func interruptHeartbeatWait() {
-        wake.signal()
-    }
-
     /// Queues the fence's check as the first statement of a transaction: `node`'s lease runs,
     /// and its row is share-locked until the transaction ends, so another node ending the lease
     /// waits for it. Its answer comes with the transaction's next round trip.
@@ -240,6 +206,16 @@ extension PostgresStore {
     /// probes, and no TCP user timeout, whatever the server's configuration says): a partition
     /// never frees the lock before the lease ends, and a partitioned node, which stops serving
     /// a heartbeat before its lease ends, is never taken over while it serves.
+    ///
+    /// The heartbeat's transactions lock the node's row (the renewal's UPDATE), and a node cut
+    /// off between two of a renewal's round trips leaves its transaction open in the database;
+    /// ending its lease waits for that lock (`endLease`). Keepalives do not end such a
+    /// connection: the database has sent an answer the node cannot acknowledge, so the kernel
+    /// retransmits it for its own timeout (some 15 minutes, with no TCP user timeout), and every
+    /// other node found the lease ran out but never ended it (issue 27 §3: a reload forked).
+    /// So this connection, like the store thread's (`fence(as:leaseMs:)`), has the database end
+    /// a transaction left idle for a lease (`idle_in_transaction_session_timeout`); the row's
+    /// lease has run out by then, since the renewal started it before it went idle.
     func holdLivenessLock(of node: NodeID, leaseMs: Int) throws {
         try connection.reconnectIfNeeded()
         try lockOnThisConnection(node, leaseMs: leaseMs)
@@ -254,7 +230,7 @@ extension PostgresStore {
         if backend != lockedBackend {
             let seconds = max(1, (leaseMs + 999) / 1_000)
             // A statement, not `SET`s run at once: in a transaction (pipeline mode) it is queued.
-            try connection.query(SharedSQL.keepalives, [.text("\(seconds)")])
+            try connection.query(SharedSQL.keepalives, [.text("\(seconds)"), .text("\(max(1_000, leaseMs))")])
             lockedBackend = backend
             lockedNodes = []
         }
@@ -357,10 +333,12 @@ extension PostgresStore {
         /// share-locked (a key share lock, which the node's own renewals do not wait for) to the
         /// transaction's end.
         static let fence = "SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= \(nowMs) FOR KEY SHARE"
-        /// Keepalives for the heartbeat's connection (`holdLivenessLock`), as `SET` would make them.
+        /// Keepalives for the heartbeat's connection (`holdLivenessLock`), and its limit on a
+        /// transaction left idle ($2 ms), as `SET` would make them.
         static let keepalives = """
             SELECT set_config('tcp_keepalives_idle', $1, false), set_config('tcp_keepalives_interval', $1, false),
-                   set_config('tcp_keepalives_count', '2', false), set_config('tcp_user_timeout', '0', false)
+                   set_config('tcp_keepalives_count', '2', false), set_config('tcp_user_timeout', '0', false),
+                   set_config('idle_in_transaction_session_timeout', $2, false)
             """
         static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
         static let unlockLiveness = "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"

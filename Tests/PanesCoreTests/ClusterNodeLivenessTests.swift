@@ -164,6 +164,84 @@ import Testing
         #expect(asksA(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first))), "the retry asks a again")
     }
 
+    // MARK: A holder whose lease ran out (issue 27 §3, the partition test's fork)
+
+    /// a is cut off from the store: its lease watch closes its window (4011) and the release
+    /// cannot be written, and a renewal of a's cut off between its round trips still holds a's
+    /// row in the store (`holdRow`), so no check can end a's lease. The window's reload
+    /// reaches b, which waits for a and asks it (a never hears).
+    static func reloadOfACutOffWindow() throws -> (nodes: TwoNodes, reload: ConnectionID, first: JSONValue) {
+        var (nodes, tab, first) = try windowOnA()
+        nodes.a.completesCommits = false
+        _ = nodes.a.run(.notice(.leaseLost))
+        #expect(!nodes.a.hub.scenes.isLive(sessionID(first)))
+        nodes.a.completeCommits(.failed("the store is out of reach"))
+        _ = nodes.a.run(.closed(tab, abnormal: false))
+        nodes.a.store.holdRow(of: a)
+        let reload = nodes.b.open()
+        #expect(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload).isEmpty)
+        return (nodes, reload, first)
+    }
+
+    /// `ms` of b's life, beat by beat: b renews its lease (a, cut off, does not) and is told
+    /// what its heartbeat reads, the nodes alive and the nodes gone, as `ClusterNode` tells
+    /// it, then ticks. Returns everything b did.
+    static func beats(_ nodes: inout TwoNodes, for ms: Millis) throws -> [Effect] {
+        let beat = Millis(nodes.b.hub.settings.nodeHeartbeatMs)
+        var effects: [Effect] = []
+        var left = ms
+        while left > 0 {
+            let step = min(beat, left)
+            nodes.b.clock.advance(step)
+            left -= step
+            let gone = try nodes.b.store.heartbeat(node: b, leaseMs: nodes.b.hub.settings.nodeLeaseMs)
+            effects += nodes.b.run(.notice(.nodesAlive(try nodes.b.store.liveNodes())))
+            if !gone.isEmpty { effects += nodes.b.run(.notice(.nodesExpired(gone))) }
+            effects += nodes.b.run(.tick)
+        }
+        return effects
+    }
+
+    /// Before, b's deciding check at the reload's deadline did not find a gone (its lease had
+    /// run out, but ending it waited for a's row) and b forked: a new session for the window,
+    /// although no other window lived. a's lease has run out as the database counts it: a
+    /// serves nothing, so b waits for the end (and a stale "live" from a changes nothing), then
+    /// resumes. While a's lease ran, b waited it out.
+    @Test func aReloadWaitingOnAHolderWhoseLeaseRanOutResumesWhenTheLeaseEndsNeverForks() throws {
+        var (nodes, reload, first) = try Self.reloadOfACutOffWindow()
+        let lease = Millis(nodes.b.hub.settings.nodeLeaseMs)
+        // The partition waits the lease: nothing is decided while a's lease runs.
+        #expect(try Self.beats(&nodes, for: lease - 1).messages(to: reload).isEmpty)
+        #expect(nodes.b.hub.leaseState(of: Self.a) == .running)
+        // a's lease runs out in the store; its end waits for a's row.
+        var waited = try Self.beats(&nodes, for: ClusterLeaseTests.leaseWait(nodes.b) - lease + 1)
+        #expect(nodes.b.hub.leaseState(of: Self.a) == .lapsed)
+        // An answer a sent before it was cut off, to a probe of an earlier connect, comes late.
+        waited += nodes.b.run(.notice(.signal(NodeSignal(from: Self.a, to: Self.b, kind: .live(Self.sessionID(first))))))
+        waited += try Self.beats(&nodes, for: Millis(nodes.b.hub.settings.nodeHeartbeatMs))
+        #expect(Self.reply(waited, to: reload) == nil, "past its deadline, not forked: \(String(describing: Self.reply(waited, to: reload)))")
+        // The database ends a's transaction: the next check ends a's lease, and b resumes.
+        nodes.a.store.releaseRow(of: Self.a)
+        let reply = Self.reply(try Self.beats(&nodes, for: Millis(nodes.b.hub.settings.nodeHeartbeatMs)), to: reload)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["created"] == false)
+        #expect((reply?["result"]?["forkedFrom"] ?? .null) == .null)
+        #expect(Self.sessionID(reply?["result"] ?? .null) == Self.sessionID(first))
+        #expect(try nodes.b.store.loadState().claims[Self.sessionID(first)]?.node == Self.b)
+    }
+
+    /// A lease that runs out and is never ended (the store never lets go of the holder's row):
+    /// the reload is told to retry once it has waited a lease more, not forked.
+    @Test func aReloadWaitingOnALapsedHolderWhoseEndNeverComesIsToldToRetry() throws {
+        var (nodes, reload, _) = try Self.reloadOfACutOffWindow()
+        let waited = try Self.beats(&nodes, for: 2 * ClusterLeaseTests.leaseWait(nodes.b) + 1)
+        let reply = Self.reply(waited, to: reload)
+        #expect(reply?["ok"] == false, "\(String(describing: reply))")
+        #expect(reply?["error"]?["code"] == "storage_failed")
+        #expect(reply?["error"]?["retryAfterMs"] != nil)
+        #expect(nodes.b.hub.pendingConnects.isEmpty)
+    }
+
     @Test func aRecordReadThatFailsIsTriedAgainAfterABackoffNotAtOnce() {
         var nodes = TwoNodes()
         nodes.b.completesLoads = false

@@ -41,6 +41,30 @@ import Testing
         withExtendedLifetime(a) {}
     }
 
+    /// Issue 27 §3: a node cut off between two round trips of a renewal left its transaction
+    /// open in the database, its row locked by the renewal's UPDATE. Every other node found its
+    /// lease run out but could not end it (that waits for the row), for as long as TCP took to
+    /// give up on the connection (some 15 minutes), and a reload waiting on it forked. The
+    /// database ends such a transaction after a lease, as it does the store thread's.
+    @Test func aRenewalLeftOpenByACutOffNodeHoldsItsLeaseNoLongerThanALease() throws {
+        let database = try TestDatabase()
+        let a = try PostgresStore(url: database.url)
+        let b = try PostgresStore(url: database.url)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 1_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        // A renewal's first round trip reached the database; the rest never comes.
+        try a.connection.execute("BEGIN")
+        try a.connection.execute("UPDATE nodes SET lease_until = lease_until WHERE id = 'node-a'")
+        var gone = try b.checkNodes(node: nodeB, leaseMs: 1_000)
+        for _ in 0..<200 where gone.isEmpty {
+            usleep(50_000)
+            gone = try b.checkNodes(node: nodeB, leaseMs: 1_000)
+        }
+        #expect(gone == [nodeA], "the database ended a's idle transaction, and b a's lease")
+        withExtendedLifetime(a) {}
+    }
+
     @Test func aNewIdentityLetsGoOfTheLockOfAnIdentityWhoseLeaseEnded() throws {
         let database = try TestDatabase()
         let a = try PostgresStore(url: database.url)

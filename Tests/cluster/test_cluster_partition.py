@@ -66,6 +66,54 @@ def start_node(argv: list[str], log: list[str]) -> tuple[subprocess.Popen, int]:
 
 
 def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(net):
+    partition_and_rejoin(net, mid_renewal=False)
+
+
+def test_a_node_cut_off_in_the_middle_of_a_renewal_hands_its_window_over_unforked(net):
+    """Issue 27 §3, the full run's fork: a cut off between two round trips of a renewal left its
+    heartbeat's transaction open in the database, holding a's row (the renewal's UPDATE). b
+    found a's lease run out but could not end it (ending waits for the row), for as long as TCP
+    took to give up on that connection; the reload's connect, past its deadline, was forked.
+    Made certain here: a's renewal is held up on a's row until a is cut off."""
+    partition_and_rejoin(net, mid_renewal=True)
+
+
+def cut_off(net: dict, pg: Postgres) -> None:
+    """Drops a's packets to the database (from its namespace): a partition, not a refusal."""
+    sh("ip", "netns", "exec", net["ns"], "nft", "add", "table", "inet", "partition")
+    sh("ip", "netns", "exec", net["ns"], "nft", "add", "chain", "inet", "partition", "out",
+       "{ type filter hook output priority 0 ; }")
+    sh("ip", "netns", "exec", net["ns"], "nft", "add", "rule", "inet", "partition", "out",
+       "ip", "daddr", net["host_ip"], "tcp", "dport", str(pg.port), "drop")
+
+
+def cut_off_mid_renewal(net: dict, pg: Postgres, database: str, node: str) -> None:
+    """Cuts a off while its heartbeat's renewal is under way: a session of the test's locks a's
+    row, a's next renewal waits for it, a is cut off, and the row is let go. The renewal's
+    UPDATE then runs and its answer reaches a (only a's packets are dropped), but a's next
+    round trip never arrives: a's transaction stays open, its row locked."""
+    holder = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "postgres", "-d", database,
+                               "-Atq", "-v", "ON_ERROR_STOP=1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        holder.stdin.write(f"BEGIN; SELECT 1 FROM nodes WHERE id = '{node}' FOR UPDATE;\n")
+        holder.stdin.flush()
+        waiting = "0"
+        deadline = time.monotonic() + 1.5  # well within the lease a's renewal is now late for
+        while waiting == "0" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            waiting = pg.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                              "AND query LIKE 'UPDATE nodes SET lease_until%'", database=database)
+        assert waiting != "0", "a's renewal never waited for its row"
+        cut_off(net, pg)
+        holder.stdin.write("COMMIT;\n")
+        holder.stdin.close()
+        assert holder.wait(timeout=10) == 0, holder.stderr.read()
+    finally:
+        holder.kill()
+
+
+def partition_and_rejoin(net: dict, mid_renewal: bool) -> None:
     pg = Postgres()
     work = Path(tempfile.mkdtemp(prefix="panes-partition-"))
     processes: list[subprocess.Popen] = []
@@ -117,11 +165,11 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
         assert acked["changed"]
 
         # Cut a off from the database.
-        sh("ip", "netns", "exec", net["ns"], "nft", "add", "table", "inet", "partition")
-        sh("ip", "netns", "exec", net["ns"], "nft", "add", "chain", "inet", "partition", "out",
-           "{ type filter hook output priority 0 ; }")
-        sh("ip", "netns", "exec", net["ns"], "nft", "add", "rule", "inet", "partition", "out",
-           "ip", "daddr", net["host_ip"], "tcp", "dport", str(pg.port), "drop")
+        if mid_renewal:
+            node_a_id = next(m.group(1) for line in logs_a if (m := re.search(r"node=(\S+) sessions=", line)))
+            cut_off_mid_renewal(net, pg, database, node_a_id)
+        else:
+            cut_off(net, pg)
         cut_at = time.monotonic()
         # a acknowledges nothing now: the write is never answered "ok".
         request = on_a.send("setPreference", domain="user", keyPath="editor.fontSize", value=99)
@@ -131,16 +179,30 @@ def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(ne
         # its tcp_user_timeout (5 s, longer than this lease): not when that call fails at last.
         assert any("the lease was not renewed in time" in line for line in logs_a), "".join(logs_a[-40:])
 
-        # The client reconnects through the balancer, which now sends it to b: it resumes.
+        # The client reconnects through the balancer, which now sends it to b: it resumes. A
+        # failed attempt's socket is closed before the next, as a browser's is: left open, its
+        # connect could still be waiting on b (for a's lease to end) when the next one came.
         deadline = time.monotonic() + 30
+        failed: list[str] = []
         while True:
+            attempt = None
             try:
-                again = Client(lb, "ada", "w", session=on_a.credentials, token=TOKEN, timeout=20)
+                attempt = Client(lb, "ada", "w", token=TOKEN, connect=False)
+                attempt.connected = attempt.request("connect", timeout=20, protocol=1, auth={"token": TOKEN},
+                                                    workspace="w", session=on_a.credentials)
+                again = attempt
                 break
-            except Exception:
-                assert time.monotonic() < deadline, "never resumed on b"
+            except Exception as error:
+                failed.append(f"{type(error).__name__}: {error}")
+                if attempt is not None:
+                    attempt.close()
+                assert time.monotonic() < deadline, f"never resumed on b; the attempts: {failed}"
                 time.sleep(0.2)
-        assert again.connected["created"] is False
+        forks = [line.strip() for line in logs_a + logs_b if "connect forked" in line]
+        assert again.connected["created"] is False, (
+            f"attempt {len(failed) + 1} forked (forkedFrom {again.connected.get('forkedFrom')}), after {failed}; "
+            f"the nodes' fork lines: {forks}")
+        assert not forks, forks
         assert again.connected["session"]["persistentIdentifier"] == on_a.credentials["id"]
         again.request("setPreference", domain="user", keyPath="editor.fontSize", value=20)
 

@@ -83,7 +83,7 @@ extension Hub {
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,
                        forkedFrom: pending.request.replay?.forkedFrom)
             } else {
-                fork(session, for: pending)
+                fork(session, for: pending, reason: .liveWhenClaimed)
             }
             resolvePendingConnects(of: session)
         case .unknown:

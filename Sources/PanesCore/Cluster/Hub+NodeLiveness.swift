@@ -4,7 +4,8 @@ import Logging
 /// from the time: a connect waiting for a session held on another node has the store checked
 /// at once and every `nodeCheckIntervalMs` while it waits (a killed node's lock is free the
 /// moment its connection drops, a lease that ran out is seen within the interval), and is
-/// forked at its deadline only if a check made then still finds the holder alive. A node that
+/// forked at its deadline only if a check made then still finds the holder alive, its lease
+/// running (one whose lease ran out but could not be ended yet is waited for). A node that
 /// holds a claim but no scene answers a probe with `notLive`, and keeps retrying a release it
 /// could not write, so a window whose scene ended during an outage resumes, never forks.
 extension Hub {
@@ -89,6 +90,51 @@ extension Hub {
         deciding.decidingCheck = pending.decidingCheck ?? checkNodes()
         pendingConnects[session, default: []].append(deciding)
         return true
+    }
+
+    // MARK: Holders whose lease ran out
+
+    /// Another node's lease as this node sees it: ended once the store said so (`expired`),
+    /// lapsed while the store's last read of the nodes alive left it out, running otherwise.
+    func leaseState(of other: NodeID) -> NodeLeaseState {
+        if cluster.expired.contains(other) { return .ended }
+        guard let running = cluster.leasesRunning, !running.contains(other) else { return .running }
+        return .lapsed
+    }
+
+    /// Whether the session's holder on another node has let its lease run out, as the
+    /// database counts it, without its end being seen here.
+    func holderLeaseLapsed(_ session: SessionID) -> Bool {
+        guard let holder = cluster.claims[session]?.node, holder != node else { return false }
+        return leaseState(of: holder) == .lapsed
+    }
+
+    /// A connect past its deadline (its deciding check answered) whose session's holder let its
+    /// lease run out without the end being seen: a node check cannot end a lease while a
+    /// transaction of the node holds its row (`endLease` waits a tenth of a lease, then leaves
+    /// it to the next check), and one cut off by a partition lasts until the database ends it,
+    /// a lease after it went idle (`idle_in_transaction_session_timeout`). Such a holder serves
+    /// no window, so the connect is not forked (issue 27 §3: it was, and the window lost its
+    /// session): it waits for the end, which resumes it (`nodesExpired`), checks going on
+    /// meanwhile (`watchHolders`), for up to a lease and two heartbeats more. After that it is
+    /// told to retry: neither a fork nor a takeover would be the truth.
+    mutating func awaitHolderLeaseEnd(_ pending: PendingConnect, for session: SessionID) {
+        let now = monotonic()
+        let until = pending.leaseEndDeadline ?? now + Millis(settings.nodeLeaseMs + 2 * settings.nodeHeartbeatMs)
+        guard until > now else {
+            connections.setPhase(.awaitingConnect, of: pending.connection)
+            fail(pending.requestID, request: "connect", PanesError(
+                .storageFailed, "the node holding the session is out of reach and its lease has not ended yet; retry",
+                retryAfterMs: settings.nodeHeartbeatMs), to: pending.connection)
+            return
+        }
+        var waiting = pending
+        waiting.leaseEndDeadline = until
+        waiting.deadline = until
+        waiting.decidingCheck = nil
+        pendingConnects[session, default: []].append(waiting)
+        probeDeadlines.push(session, at: until)
+        watchHolders()
     }
 
     // MARK: Releases that could not be written

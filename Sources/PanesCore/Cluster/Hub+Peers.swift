@@ -18,6 +18,7 @@ extension Hub {
     /// The store's read of the nodes alive (this one among them): those not known before are
     /// told every list (and its scenes' presence) now, since they may have asked while no hub here listened.
     mutating func nodesAlive(_ nodes: [NodeID]) {
+        cluster.leasesRunning = Set(nodes)
         for other in nodes.sorted() {
             guard let toldAll = addPeer(other, again: true) else { continue }
             answerScenesWanted(by: other, toldAll: toldAll)

@@ -34,6 +34,9 @@ struct PendingConnect: Sendable {
     /// Past its deadline while another node holds the session: the node check (its number)
     /// that decides between taking the session over (that node is gone) and a fork.
     var decidingCheck: Int?
+    /// Past its deadline while the node holding the session let its lease run out without its
+    /// end being seen (`awaitHolderLeaseEnd`): how long it waits for that end.
+    var leaseEndDeadline: Millis?
 }
 
 extension Connection: TableRecord {

@@ -258,7 +258,9 @@ extension Hub {
         guard case .scene(let sceneID)? = connections[connection]?.phase, let scene = scenes[sceneID],
               let waiting = pendingConnects.removeValue(forKey: scene.session)
         else { return }
-        for pending in waiting where connections.isOpen(pending.connection) { fork(scene.session, for: pending) }
+        for pending in waiting where connections.isOpen(pending.connection) {
+            fork(scene.session, for: pending, reason: .scenePonged)
+        }
     }
 
     /// The session's scene is gone (closed, or silent past the deadline): the first waiting
@@ -288,14 +290,27 @@ extension Hub {
                 // Out of time, but "the holder is alive" is only what this node last heard:
                 // a check made now decides (a node killed a moment ago is found gone).
                 continue
+            } else if elsewhere && !scenes.isLive(session) && holderLeaseLapsed(session) {
+                // The check did not find the holder gone, but its lease has run out as the
+                // database counts it: it serves no window, and its end is on the way.
+                awaitHolderLeaseEnd(pending, for: session)
             } else {
-                fork(session, for: pending)
+                let reason: ForkReason = scenes.isLive(session) ? .liveHere
+                    : elsewhere ? .holderAliveAtDeadline : .claimInFlight
+                fork(session, for: pending, reason: reason)
             }
         }
     }
 
-    /// A new session seeded from the original's restoration activity and userInfo.
-    mutating func fork(_ original: SessionID, for pending: PendingConnect) {
+    /// A new session seeded from the original's restoration activity and userInfo. Logged with
+    /// its reason and what this node knew of the original's holder (not on a resume's path).
+    mutating func fork(_ original: SessionID, for pending: PendingConnect, reason: ForkReason) {
+        let holder = cluster.claims[original]?.node
+        logger.info("connect forked: another window holds the session", metadata: [
+            "session": "\(original)", "reason": "\(reason.rawValue)", "holder": "\(holder?.rawValue ?? "-")",
+            "holderLease": "\(holder.map { leaseState(of: $0).rawValue } ?? "-")",
+            "checksAnswered": "\(cluster.checksAnswered)", "decidingCheck": "\(pending.decidingCheck.map(String.init) ?? "-")",
+        ])
         let source = sessions[original]!
         let configuration = configurations.first { Identifier.equal($0.name, source.configuration) } ?? configurations[0]
         do throws(PanesError) {

@@ -108,10 +108,12 @@ extension MemoryStore: SharedStore {
 
     /// Ends the lease of every other node whose lease ran out or whose lock is free, and
     /// returns the nodes whose lease has ended. (One thread: no transaction of a fenced node
-    /// can be under way meanwhile, which PostgreSQL orders with a row lock.)
+    /// can be under way meanwhile, which PostgreSQL orders with a row lock, unless a test
+    /// says one is: `holdRow(of:)`.)
     public func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] {
         let now = now()
-        for (other, until) in nodeLeases where other != node && until >= 0 && (until < now || !nodeLocks.contains(other)) {
+        for (other, until) in nodeLeases where other != node && until >= 0 && !rowsHeld.contains(other)
+            && (until < now || !nodeLocks.contains(other)) {
             nodeLeases[other] = -1
         }
         return nodeLeases.filter { $0.key != node && $0.value < 0 }.map(\.key).sorted()
@@ -127,6 +129,17 @@ extension MemoryStore: SharedStore {
     /// liveness lock is free.
     public func dropConnection(of node: NodeID) {
         nodeLocks.remove(node)
+    }
+
+    /// Test hook: a transaction of the node is under way in the store and holds its row (in
+    /// PostgreSQL, a renewal cut off between its round trips): ending its lease waits until
+    /// `releaseRow(of:)`, when the database has ended that transaction.
+    public func holdRow(of node: NodeID) {
+        rowsHeld.insert(node)
+    }
+
+    public func releaseRow(of node: NodeID) {
+        rowsHeld.remove(node)
     }
 }
 

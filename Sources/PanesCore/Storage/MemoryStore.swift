@@ -24,6 +24,8 @@ public final class MemoryStore: Store {
     var nodeLeases: [NodeID: Millis] = [:]
     /// Nodes whose liveness lock is held (their connection is up); `dropConnection` frees one.
     var nodeLocks: Set<NodeID> = []
+    /// Nodes whose row a transaction of theirs holds (`holdRow(of:)`): `checkNodes` ends no lease of theirs.
+    var rowsHeld: Set<NodeID> = []
     /// The node whose writes `apply` makes (`fence(as:)`): refused once its lease has ended.
     var fencingNode: NodeID?
     /// Drags that ended, with their expiry (`endDrag`).
