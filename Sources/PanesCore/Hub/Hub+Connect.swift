@@ -30,8 +30,10 @@ extension Hub {
 
         let target: SessionID
         var handedOver: [Activity] = []
-        // Where a proven session was found, for the attach that may follow in this event.
+        // Where a proven session was found, and the secret that proved it, for the attach that
+        // may follow in this event.
         var sessionSlot: DenseTable<SessionID, SceneSession>.Slot?
+        var provenSecret: String?
         if var replay = request.replay {
             // A retry of a keyed connect that was answered: the session it attached, again.
             if connectWaitsForRecords(of: replay.session, allowed: waitForRecords, connection: connection,
@@ -69,6 +71,7 @@ extension Hub {
             }
             target = proven.id
             sessionSlot = proven.slot
+            provenSecret = resume.secret
         } else {
             try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
@@ -86,7 +89,7 @@ extension Hub {
         }
         // Live on another node, or about to be: the connect waits for it.
         if connectWaitsForHolder(pending, of: target) { return }
-        resume(target, for: pending, sessionSlot: sessionSlot)
+        resume(target, for: pending, sessionSlot: sessionSlot, secret: provenSecret)
     }
 
     /// A `connect` naming no session: a new one, attached at once.
@@ -112,11 +115,13 @@ extension Hub {
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
     /// claims the session's lease (`claimsBeforeAttach`), and attaches once the claim is won.
     /// - Parameter sessionSlot: where the session was found earlier in this event (`Sessions.slot`).
+    /// - Parameter secret: the secret the request proved, when the caller has it at hand (what
+    ///   `provenSecret(of:)` reads, which copied the request's `session` out, ~200 instructions).
     mutating func resume(_ target: SessionID, for pending: PendingConnect,
-                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil) {
+                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil, secret: String? = nil) {
         if claimsBeforeAttach(target, for: pending) { return }
         attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
-               session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
+               session: target, secret: secret ?? Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
                created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom,
                sessionSlot: sessionSlot)
     }
@@ -152,10 +157,12 @@ extension Hub {
     /// Hands back its slot too, for the attach that follows (`Sessions.update(_:hint:_:)`).
     private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey)
         -> (id: SessionID, slot: DenseTable<SessionID, SceneSession>.Slot)? {
-        let hasher = secretHasher
+        // The digest alone, not a copy of the hasher (its three closures retained and released).
+        let digest = secretHasher.digest
         guard let slot = sessions.slot(of: resume.id) else { return nil }
         let proven = sessions.update(resume.id, hint: slot) { session -> SessionID? in
-            session.owner == owner && hasher.matches(resume.secret, stored: session.secretHash) ? session.id : nil
+            // `SecretHasher.matches`: the stored hash compared with the secret's.
+            session.owner == owner && digest(resume.secret) == session.secretHash ? session.id : nil
         }
         return (proven ?? nil).map { ($0, slot) }
     }
@@ -218,15 +225,17 @@ extension Hub {
         }
 
         let sceneID = ids.sceneID()
-        var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
-                          userName: identity.name, role: identity.role, traits: request.traits,
-                          clientVersion: request.clientVersion)
-        if status == .restored { scene.restoredAt = now }
-        // Closed when its token stops being accepted (`Scenes` queues that).
-        scene.tokenExpiresAt = identity.expiresAt
         // Without a lifecycle report the app state is settled now, in the attach's look-up of
         // the owner; a report settles it when it moves the scene's state.
-        let appStateChange = scenes.attach(scene, settling: request.visible == nil)
+        let appStateChange = scenes.attach(owner: session.owner, userName: identity.name, clientVersion: request.clientVersion,
+                                           settling: request.visible == nil) { user in
+            var scene = Scene(id: sceneID, connection: connection, session: sessionID, user: user, role: identity.role,
+                              traits: request.traits)
+            if status == .restored { scene.restoredAt = now }
+            // Closed when its token stops being accepted (`Scenes` queues that).
+            scene.tokenExpiresAt = identity.expiresAt
+            return scene
+        }
         connections.setPhase(.scene(sceneID), of: connection)
         metrics.lifecycle[.willConnect] += 1
         logger.info("willConnect", metadata: [
