@@ -27,13 +27,10 @@ extension Hub {
             return
         }
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
-
         let target: SessionID
         var handedOver: [Activity] = []
-        // Where a proven session was found, and the secret that proved it, for the attach that
-        // may follow in this event.
-        var sessionSlot: DenseTable<SessionID, SceneSession>.Slot?
-        var provenSecret: String?
+        // Where a proven session was found and the secret that proved it, for the attach that follows.
+        var (sessionSlot, provenSecret): (DenseTable<SessionID, SceneSession>.Slot?, String?) = (nil, nil)
         if var replay = request.replay {
             // A retry of a keyed connect that was answered: the session it attached, again.
             if connectWaitsForRecords(of: replay.session, allowed: waitForRecords, connection: connection,
@@ -223,16 +220,15 @@ extension Hub {
             effects.append(.persistQuietly(counted([.putSessionLiveness(SessionLiveness(of: session))])))
             sessionWritten(sessionID)
         }
-
         let sceneID = ids.sceneID()
         // Without a lifecycle report the app state is settled now, in the attach's look-up of
-        // the owner; a report settles it when it moves the scene's state.
+        // the owner; a report settles it when it moves the scene's state. The scene is closed
+        // when its token stops being accepted (`Scenes` queues that).
         let appStateChange = scenes.attach(owner: session.owner, userName: identity.name, clientVersion: request.clientVersion,
                                            settling: request.visible == nil) { user in
             var scene = Scene(id: sceneID, connection: connection, session: sessionID, user: user, role: identity.role,
                               traits: request.traits)
             if status == .restored { scene.restoredAt = now }
-            // Closed when its token stops being accepted (`Scenes` queues that).
             scene.tokenExpiresAt = identity.expiresAt
             return scene
         }
