@@ -29,8 +29,8 @@ extension Hub {
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
         let target: SessionID
         var handedOver: [Activity] = []
-        // Where a proven session was found and the secret that proved it, for the attach that follows.
-        var (sessionSlot, provenSecret): (DenseTable<SessionID, SceneSession>.Slot?, String?) = (nil, nil)
+        // Where a proven session was found, for the attach that may follow in this event.
+        var sessionSlot: DenseTable<SessionID, SceneSession>.Slot?
         if var replay = request.replay {
             // A retry of a keyed connect that was answered: the session it attached, again.
             if connectWaitsForRecords(of: replay.session, allowed: waitForRecords, connection: connection,
@@ -68,7 +68,6 @@ extension Hub {
             }
             target = proven.id
             sessionSlot = proven.slot
-            provenSecret = resume.secret
         } else {
             try connectNewSession(connection, requestID: requestID, request: request, identity: identity, owner: owner)
             return
@@ -86,7 +85,7 @@ extension Hub {
         }
         // Live on another node, or about to be: the connect waits for it.
         if connectWaitsForHolder(pending, of: target) { return }
-        resume(target, for: pending, sessionSlot: sessionSlot, secret: provenSecret)
+        resume(target, for: pending, sessionSlot: sessionSlot)
     }
 
     /// A `connect` naming no session: a new one, attached at once.
@@ -112,13 +111,11 @@ extension Hub {
     /// Attaches the connection to a session nobody holds live. In a cluster the node first
     /// claims the session's lease (`claimsBeforeAttach`), and attaches once the claim is won.
     /// - Parameter sessionSlot: where the session was found earlier in this event (`Sessions.slot`).
-    /// - Parameter secret: the secret the request proved, when the caller has it at hand (what
-    ///   `provenSecret(of:)` reads, which copied the request's `session` out, ~200 instructions).
     mutating func resume(_ target: SessionID, for pending: PendingConnect,
-                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil, secret: String? = nil) {
+                         sessionSlot: DenseTable<SessionID, SceneSession>.Slot? = nil) {
         if claimsBeforeAttach(target, for: pending) { return }
         attach(pending.connection, requestID: pending.requestID, request: pending.request, identity: pending.identity,
-               session: target, secret: secret ?? Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
+               session: target, secret: Self.provenSecret(of: pending.request), handedOver: pending.handedOver,
                created: pending.request.replay?.created ?? false, forkedFrom: pending.request.replay?.forkedFrom,
                sessionSlot: sessionSlot)
     }
