@@ -58,11 +58,16 @@ import Testing
         var connections = Connections()
         connections.open(Self.connection(1, burst: 2))
         let first = connections.admit(ConnectionID(1), now: 0, rate: 1, burst: 2)
+        // The phase as it is at each frame: what `Hub.dispatch` goes by without a look-up of its own.
+        connections.setPhase(.scene(SceneID("s1")), of: ConnectionID(1))
         let second = connections.admit(ConnectionID(1), now: 0, rate: 1, burst: 2)
         let third = connections.admit(ConnectionID(1), now: 0, rate: 1, burst: 2)
-        #expect(first == .admitted(allowed: true, retryAfterMs: 0))
-        #expect(second == .admitted(allowed: true, retryAfterMs: 0))
-        guard case .admitted(false, let retryAfter) = third else { Issue.record("admitted past the burst"); return }
+        #expect(first == .admitted(allowed: true, retryAfterMs: 0, phase: .awaitingConnect))
+        #expect(second == .admitted(allowed: true, retryAfterMs: 0, phase: .scene(SceneID("s1"))))
+        guard case .admitted(false, let retryAfter, .scene(SceneID("s1"))) = third else {
+            Issue.record("admitted past the burst, or not as the scene it is now")
+            return
+        }
         #expect(retryAfter > 0)
         _ = connections.markClosing(ConnectionID(1))
         let closing = connections.admit(ConnectionID(1), now: 10_000, rate: 1, burst: 2)

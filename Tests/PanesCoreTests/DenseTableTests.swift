@@ -111,7 +111,7 @@ import Testing
 }
 
 /// A record found by its key, for these tests.
-struct Pair<Key: Hashable & Sendable, Value: Sendable & Equatable>: TableRecord, Equatable {
+struct Pair<Key: SlotKey & Sendable, Value: Sendable & Equatable>: TableRecord, Equatable {
     let key: Key
     var value: Value
     init(_ key: Key, _ value: Value) {
@@ -120,3 +120,7 @@ struct Pair<Key: Hashable & Sendable, Value: Sendable & Equatable>: TableRecord,
     }
     var tableKey: Key { key }
 }
+
+// The keys these tests use hash as any key a client could choose does (`SlotKey`'s default).
+extension String: SlotKey {}
+extension Int: SlotKey {}

@@ -174,3 +174,20 @@ import Testing
         #expect(scene("s8").user === scene("s5").user && scene("s8").clientVersion == "1 ")
     }
 }
+
+extension Scenes {
+    /// Attaches a scene made whole beforehand, as the hub attaches one it makes in
+    /// `attach(owner:userName:clientVersion:settling:_:)`: the same scene, holding the user
+    /// `Scenes` hands it.
+    @discardableResult
+    mutating func attach(_ scene: Scene, settling: Bool = false) -> AppStateChange? {
+        attach(owner: scene.owner, userName: scene.userName, clientVersion: scene.clientVersion, settling: settling) { user in
+            var attached = Scene(id: scene.id, connection: scene.connection, session: scene.session, user: user,
+                                 role: scene.role, traits: scene.traits)
+            attached.state = scene.state
+            attached.tokenExpiresAt = scene.tokenExpiresAt
+            attached.restoredAt = scene.restoredAt
+            return attached
+        }
+    }
+}

@@ -1,6 +1,6 @@
 /// A transport connection as the hub tracks it, before and after it becomes a scene.
 struct Connection: Sendable {
-    enum Phase: Sendable {
+    enum Phase: Sendable, Equatable {
         /// Opened; only `connect` is accepted.
         case awaitingConnect
         /// Its `connect` is being answered and waits: for a ping of the session's live scene (a

@@ -17,8 +17,9 @@ struct Connections: Sendable {
         case unknown
         /// Told to close: its requests are ignored.
         case closing
-        /// Handle it, or refuse it for its rate limit when `allowed` is false.
-        case admitted(allowed: Bool, retryAfterMs: Int)
+        /// Handle it, or refuse it for its rate limit when `allowed` is false; `phase` is the
+        /// connection's, read in the same look-up (`Hub.dispatch` looked it up again).
+        case admitted(allowed: Bool, retryAfterMs: Int, phase: Connection.Phase)
     }
 
     subscript(id: ConnectionID) -> Connection? { byID[id] }
@@ -89,7 +90,7 @@ struct Connections: Sendable {
         byID.modify(id) { connection in
             if case .closing = connection.phase { return .closing }
             let (allowed, retryAfter) = connection.bucket.take(now: now, rate: rate, burst: burst)
-            return .admitted(allowed: allowed, retryAfterMs: retryAfter)
+            return .admitted(allowed: allowed, retryAfterMs: retryAfter, phase: connection.phase)
         } ?? .unknown
     }
 

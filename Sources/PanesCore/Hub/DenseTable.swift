@@ -1,6 +1,6 @@
 /// A record kept in a `DenseTable`: the key it is found by, which the record holds anyway.
 protocol TableRecord: Sendable {
-    associatedtype Key: Hashable & Sendable
+    associatedtype Key: SlotKey & Sendable
     var tableKey: Key { get }
 }
 

@@ -27,7 +27,6 @@ extension Hub {
             return
         }
         let owner = OwnerKey(workspace: request.workspace, user: identity.user)
-
         let target: SessionID
         var handedOver: [Activity] = []
         // Where a proven session was found, for the attach that may follow in this event.
@@ -152,10 +151,12 @@ extension Hub {
     /// Hands back its slot too, for the attach that follows (`Sessions.update(_:hint:_:)`).
     private mutating func provenSession(_ resume: ConnectRequest.Resume, owner: OwnerKey)
         -> (id: SessionID, slot: DenseTable<SessionID, SceneSession>.Slot)? {
-        let hasher = secretHasher
+        // The digest alone, not a copy of the hasher (its three closures retained and released).
+        let digest = secretHasher.digest
         guard let slot = sessions.slot(of: resume.id) else { return nil }
         let proven = sessions.update(resume.id, hint: slot) { session -> SessionID? in
-            session.owner == owner && hasher.matches(resume.secret, stored: session.secretHash) ? session.id : nil
+            // `SecretHasher.matches`: the stored hash compared with the secret's.
+            session.owner == owner && digest(resume.secret) == session.secretHash ? session.id : nil
         }
         return (proven ?? nil).map { ($0, slot) }
     }
@@ -216,17 +217,18 @@ extension Hub {
             effects.append(.persistQuietly(counted([.putSessionLiveness(SessionLiveness(of: session))])))
             sessionWritten(sessionID)
         }
-
         let sceneID = ids.sceneID()
-        var scene = Scene(id: sceneID, connection: connection, session: sessionID, owner: session.owner,
-                          userName: identity.name, role: identity.role, traits: request.traits,
-                          clientVersion: request.clientVersion)
-        if status == .restored { scene.restoredAt = now }
-        // Closed when its token stops being accepted (`Scenes` queues that).
-        scene.tokenExpiresAt = identity.expiresAt
         // Without a lifecycle report the app state is settled now, in the attach's look-up of
-        // the owner; a report settles it when it moves the scene's state.
-        let appStateChange = scenes.attach(scene, settling: request.visible == nil)
+        // the owner; a report settles it when it moves the scene's state. The scene is closed
+        // when its token stops being accepted (`Scenes` queues that).
+        let appStateChange = scenes.attach(owner: session.owner, userName: identity.name, clientVersion: request.clientVersion,
+                                           settling: request.visible == nil) { user in
+            var scene = Scene(id: sceneID, connection: connection, session: sessionID, user: user, role: identity.role,
+                              traits: request.traits)
+            if status == .restored { scene.restoredAt = now }
+            scene.tokenExpiresAt = identity.expiresAt
+            return scene
+        }
         connections.setPhase(.scene(sceneID), of: connection)
         metrics.lifecycle[.willConnect] += 1
         logger.info("willConnect", metadata: [

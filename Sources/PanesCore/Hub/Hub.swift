@@ -155,9 +155,10 @@ public struct Hub {
         if effects.capacity < effectsCapacity { effects.reserveCapacity(effectsCapacity) }
         switch event {
         case .opened(let connection, let peer):
+            let opened = monotonic()
             connections.open(Connection(
-                id: connection, peer: peer, bucket: TokenBucket.Level(burst: Double(settings.rateLimitBurst), now: monotonic())))
-            queueConnectTimeout(connection, now: monotonic())
+                id: connection, peer: peer, bucket: TokenBucket.Level(burst: Double(settings.rateLimitBurst), now: opened)))
+            queueConnectTimeout(connection, now: opened)
             metrics.connectionsOpened += 1
         case .received(let connection, let json):
             receive(json, on: connection)
@@ -198,10 +199,12 @@ public struct Hub {
     // MARK: Requests
 
     /// Handles a decoded request according to where its connection is.
-    mutating func dispatch(_ request: ClientRequest, on connectionID: ConnectionID) {
-        guard let connection = connections[connectionID] else { return }
+    /// - Parameter known: the connection's phase when the caller just read it (`admit`): a
+    ///   frame's request looked its connection up twice (issue 27).
+    mutating func dispatch(_ request: ClientRequest, on connectionID: ConnectionID, phase known: Connection.Phase? = nil) {
+        guard let phase = known ?? connections[connectionID]?.phase else { return }
         do throws(PanesError) {
-            switch connection.phase {
+            switch phase {
             case .awaitingConnect:
                 guard let connect = request.request.asConnect else {
                     throw PanesError(.notConnected, "send `connect` first")
@@ -258,19 +261,21 @@ public struct Hub {
 
     // MARK: Effects
 
-    mutating func send(_ message: ServerMessage, to connection: ConnectionID) {
+    /// - Parameter message: consumed: moved into its effect, not copied (issue 27).
+    mutating func send(_ message: consuming ServerMessage, to connection: ConnectionID) {
         // A reply to a keyed request records its outcome; one to a request answered already
         // (`outcome_unknown`) does not go out again.
         if !requestKeys.isIdle || !commits.answered.isEmpty || !commits.outcomeLater.isEmpty,
            replyLeaving(message, to: connection) { return }
         metrics.messagesOut += 1
+        let endsService = Self.isServiceConnection(connection) && (message.replyTo != nil || !message.isEvent)
         if case .failure(_, _, let error) = message, error.code == .storageFailed {
             // It reveals nothing stored: it does not wait for other connections' persists.
             effects.append(.sendUnapplied(message, to: connection))
         } else {
             effects.append(.send(message, to: connection))
         }
-        if Self.isServiceConnection(connection), message.replyTo != nil || !message.isEvent { endService(connection) }
+        if endsService { endService(connection) }
     }
 
     /// Sends ahead of anything held for durability: only for messages that reveal no stored state.

@@ -8,11 +8,12 @@
 /// load). The byte spares reading a record (a copy of it) for all but about one key in 256 that
 /// shares a probe sequence without being the key looked for.
 ///
+/// Each key is hashed by its `SlotKey.slotHash`: the server's own identifiers without SipHash.
 /// Open addressing with linear probing; a removed entry leaves a tombstone (or, when the next
 /// bucket is empty, simply an empty bucket), which an insertion reuses, and the buckets are rebuilt (hashing every key again) when tombstones and entries
 /// together pass three quarters. Every call that looks for a key passes the same `keyAt`, which
 /// must give the key of each slot the index holds.
-struct SlotIndex<Key: Hashable>: Sendable {
+struct SlotIndex<Key: SlotKey>: Sendable {
     typealias Slot = Int32
 
     private static var empty: Slot { -1 }
@@ -42,7 +43,7 @@ struct SlotIndex<Key: Hashable>: Sendable {
     private func bucket(of key: Key, keyAt: (Slot) -> Key) -> Int? {
         guard count > 0 else { return nil }
         let mask = buckets.count - 1
-        let hash = key.hashValue
+        let hash = key.slotHash
         let tag = Self.tag(hash)
         var bucket = hash & mask
         while true {
@@ -58,7 +59,7 @@ struct SlotIndex<Key: Hashable>: Sendable {
     mutating func slot(of key: Key, orInsert next: Slot, keyAt: (Slot) -> Key) -> Slot {
         if (count + tombstones + 1) * 4 > buckets.count * 3 { rebuild(keyAt: keyAt) }
         let mask = buckets.count - 1
-        let hash = key.hashValue
+        let hash = key.slotHash
         let tag = Self.tag(hash)
         var bucket = hash & mask
         var free: Int?
@@ -112,7 +113,7 @@ struct SlotIndex<Key: Hashable>: Sendable {
         tombstones = 0
         let mask = size - 1
         for slot in old where slot >= 0 {
-            let hash = keyAt(slot).hashValue
+            let hash = keyAt(slot).slotHash
             var bucket = hash & mask
             while buckets[bucket] != Self.empty { bucket = (bucket + 1) & mask }
             buckets[bucket] = slot

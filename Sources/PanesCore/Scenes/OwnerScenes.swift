@@ -9,23 +9,37 @@ struct OwnerScenes: Sendable {
     /// The app state as last settled (`Scenes.settleAppState`); nil: not running.
     var appState: ActivationState?
 
-    /// The owner, name and client version the user's scenes share (`add`): the last attached
+    /// The owner, name and client version the user's scenes share (`attach`): the last attached
     /// scene's, or the one before it held the same bytes.
     private(set) var user: SceneUser?
 
-    /// A scene attached in `slot` with `user` (its own). Returns the `SceneUser` the scene
-    /// should hold: the one kept here when it holds the same bytes, else `user`, kept from now.
-    /// - Parameter settling: then settle the app state (`settle`), its change in `change`.
-    mutating func add(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState,
-                      user: SceneUser, settling: Bool, change: inout AppStateChange?) -> SceneUser {
-        slots.insert(slot)
-        counts.add(state)
-        if settling { change = settle() }
+    /// Attaches a scene of this owner: `make` builds it around the `SceneUser` it is to hold
+    /// (the one kept here when that holds `name` and `clientVersion` by bytes, else a new one,
+    /// kept from now), it is put in `table`, and its slot is counted here. A scene made with a
+    /// user of its own, then handed the shared one, allocated and freed one a resume (issue 27).
+    /// - Parameters:
+    ///   - table: `Scenes`' table of scenes, passed in: it is changed while this entry is.
+    ///   - settling: then settle the app state (`settle`), its change in `change`.
+    /// - Returns: the scene's slot in `table`, and the scene.
+    mutating func attach(owner: OwnerKey, name: String, clientVersion: String, into table: inout DenseTable<SceneID, Scene>,
+                         settling: Bool, change: inout AppStateChange?,
+                         _ make: (SceneUser) -> Scene) -> (slot: DenseTable<SceneID, Scene>.Slot, scene: Scene) {
         // The entry is its owner's (`Scenes.byOwner`, keyed by the owner's bytes), so the owner
         // needs no comparing.
-        if let kept = self.user, kept.holdsTheSame(asOneOfItsOwner: user) { return kept }
-        self.user = user
-        return user
+        let shared: SceneUser
+        if let kept = user, kept.holds(name: name, clientVersion: clientVersion) {
+            shared = kept
+        } else {
+            shared = SceneUser(owner: owner, name: name, clientVersion: clientVersion)
+            user = shared
+        }
+        let scene = make(shared)
+        assert(scene.user === shared, "a scene holds the user it was made with")
+        let slot = table.put(scene).slot
+        slots.insert(slot)
+        counts.add(scene.state)
+        if settling { change = settle() }
+        return (slot, scene)
     }
 
     mutating func remove(_ slot: DenseTable<SceneID, Scene>.Slot, in state: ActivationState) {

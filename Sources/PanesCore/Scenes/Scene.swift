@@ -16,7 +16,7 @@ public struct Scene: Sendable {
     public let connection: ConnectionID
     public let session: SessionID
     /// The owner, the display name and the client's version, shared with the owner's other
-    /// scenes that have the same three (`Scenes.attach`, `share`).
+    /// scenes that have the same three (`Scenes.attach`).
     private(set) var user: SceneUser
     /// `tokenExpiresAt`, `Int64.max` for none.
     private var tokenExpiresAtOrMax: Millis = .max
@@ -53,19 +53,19 @@ public struct Scene: Sendable {
 
     public init(id: SceneID, connection: ConnectionID, session: SessionID, owner: OwnerKey, userName: String,
                 role: Role, traits: Traits, clientVersion: String) {
+        self.init(id: id, connection: connection, session: session,
+                  user: SceneUser(owner: owner, name: userName, clientVersion: clientVersion), role: role, traits: traits)
+    }
+
+    /// A scene holding `user` (`Scenes.attach` hands it the one its owner's scenes share).
+    init(id: SceneID, connection: ConnectionID, session: SessionID, user: SceneUser, role: Role, traits: Traits) {
         self.id = id
         self.connection = connection
         self.session = session
-        self.user = SceneUser(owner: owner, name: userName, clientVersion: clientVersion)
+        self.user = user
         self.role = role
         self.traits = traits
         self.state = .unattached
-    }
-
-    /// Takes `user` in place of its own, which holds the same bytes (`SceneUser.holdsTheSame`).
-    mutating func share(_ user: SceneUser) {
-        assert(user.holdsTheSame(as: self.user), "a scene shares only a user that holds its own bytes")
-        self.user = user
     }
 }
 

@@ -14,19 +14,11 @@ final class SceneUser: Sendable {
         self.clientVersion = clientVersion
     }
 
-    /// Whether both hold the same bytes: a scene may take the other's in place of its own.
-    /// Compared by bytes (`Identifier`), not as Swift strings, so a name that is only
-    /// canonically equivalent to another is kept as its own bytes.
-    func holdsTheSame(as other: SceneUser) -> Bool {
-        self === other || (owner == other.owner && holdsTheSame(asOneOfItsOwner: other))
-    }
-
-    /// `holdsTheSame` for a user whose owner is known to be this one's by bytes (the scenes of
-    /// one `OwnerScenes` entry, found by its owner): the name and client version alone, not the
-    /// owner's two strings again.
-    func holdsTheSame(asOneOfItsOwner other: SceneUser) -> Bool {
-        assert(owner == other.owner, "the same owner's users only")
-        return self === other
-            || (Identifier.equal(name, other.name) && Identifier.equal(clientVersion, other.clientVersion))
+    /// Whether it holds this name and client version: compared by bytes (`Identifier`), not
+    /// as Swift strings, so a name that is only canonically equivalent to another is kept as its
+    /// own bytes. The owner is not compared: the caller holds it for its owner's scenes only (an
+    /// `OwnerScenes` entry, found by its owner's bytes).
+    func holds(name: String, clientVersion: String) -> Bool {
+        Identifier.equal(self.name, name) && Identifier.equal(self.clientVersion, clientVersion)
     }
 }

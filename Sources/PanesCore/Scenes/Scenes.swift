@@ -68,26 +68,26 @@ struct Scenes: Sendable {
 
     // MARK: Attaching and detaching
 
-    /// Makes the scene its session's live scene. The session must have none (the hub detaches
-    /// or refuses a live one before it attaches another; were it broken in a release build, the
-    /// first scene would stay the session's live one).
+    /// Makes a new scene its session's live scene: `make` builds it around the `SceneUser` it
+    /// holds, the one its owner's scenes share when that holds `userName` and `clientVersion` by
+    /// bytes (an idle scene keeps 8 bytes of it instead of four strings), else a new one. The
+    /// session must have no live scene (the hub detaches or refuses a live one before it
+    /// attaches another; were it broken in a release build, the first scene would stay the
+    /// session's live one).
     /// - Parameter settling: also bring the owner's app state up to date, as `settleAppState`
     ///   would after it, in the same look-up of the owner (a resume hashed the owner's two
     ///   strings twice, ~700 instructions each, issue 27).
     /// - Returns: the app state's change when `settling`; nil when it did not change.
     @discardableResult
-    mutating func attach(_ scene: Scene, settling: Bool = false) -> AppStateChange? {
-        assert(!isLive(scene.session), "a session has at most one live scene")
-        let slot = byID.put(scene).slot
-        // The scene takes the `SceneUser` its owner's scenes share when it holds the same bytes
-        // (its own is freed): an idle scene keeps 8 bytes of it instead of four strings. Before
-        // the copy of `byID` below, which would make this change copy a chunk.
+    mutating func attach(owner: OwnerKey, userName: String, clientVersion: String, settling: Bool = false,
+                         _ make: (SceneUser) -> Scene) -> AppStateChange? {
         var change: AppStateChange?
-        let user = byOwner[scene.owner, default: OwnerScenes()].add(slot, in: scene.state, user: scene.user,
-                                                                   settling: settling, change: &change)
-        if user !== scene.user { byID.modify(slot: slot) { $0.share(user) } }
+        let (slot, scene) = byOwner[owner, default: OwnerScenes()].attach(
+            owner: owner, name: userName, clientVersion: clientVersion, into: &byID, settling: settling, change: &change, make)
+        assert(scene.owner == owner, "a scene is attached under its own owner")
         let byID = self.byID
-        _ = live.slot(of: scene.session, orInsert: slot) { byID[slot: $0].session }
+        let live = live.slot(of: scene.session, orInsert: slot) { byID[slot: $0].session }
+        assert(live == slot, "a session has at most one live scene")
         if let expiresAt = scene.tokenExpiresAt { tokenExpiries.push(scene.id, at: expiresAt + tokenSkew) }
         return change
     }
