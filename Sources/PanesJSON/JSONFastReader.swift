@@ -96,7 +96,8 @@ enum JSONFastReader {
             // the word's marks at once (the lowest mark is exact, see `marks`): the closing
             // quote ends the string, any other byte gives the text to jansson.
             while index + 8 <= end {
-                let marks = Self.marks(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                // Little-endian: the lowest mark is the word's first byte on any host.
+                let marks = Self.marks(UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)))
                 guard marks == 0 else {
                     index += marks.trailingZeroBitCount >> 3
                     guard base[index] == UInt8(ascii: "\"") else { return nil }

@@ -158,9 +158,10 @@ extension WebSocketServer {
         // The usual offer, the name alone, compared whole (a name with none of the bytes the
         // items are split and trimmed at reads the same either way): the walk below was ~290
         // instructions a resume.
-        if header.count == subprotocol.count, let base = header.baseAddress,
+        // An empty name is never offered (an empty item is not an offer), as the walk says.
+        if !subprotocol.isEmpty, header.count == subprotocol.count,
            !subprotocol.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }),
-           subprotocol.withUnsafeBytes({ memcmp(base, $0.baseAddress!, header.count) == 0 }) {
+           same(header, subprotocol) {
             return true
         }
         var start = 0

@@ -23,6 +23,9 @@ import Testing
     @Test func anOfferThatIsTheNameAloneIsAcceptedAndANameWithASeparatorNever() {
         #expect(Self.offers("panes.v1", "panes.v1"))
         #expect(Self.offers("p", "p"))
+        // An empty name is offered by no header, the empty one included (the walk's answer).
+        #expect(!Self.offers("", ""))
+        #expect(!Self.offers(",", ""))
         for name in ["pa nes", "pa,nes", "pa\tnes"] {
             #expect(!Self.offers(name, name), "\(name)")
         }
