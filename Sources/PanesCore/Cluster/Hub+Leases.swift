@@ -77,7 +77,7 @@ extension Hub {
             }
             if !scenes.isLive(session) {
                 // The attach reads what is held for it after `connected`.
-                if tookOver { cluster.heldDropsToRead.insert(session) }
+                if tookOver { markHeldDrops(of: session) }
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,

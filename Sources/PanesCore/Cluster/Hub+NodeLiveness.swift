@@ -133,7 +133,7 @@ extension Hub {
             cluster.claims[entry.session] = SessionClaim(node: nil, epoch: claim.epoch)
             // Its claim no longer names the holder, so the claim made now is no takeover: a
             // drop the holder settled for the session and did not send is read at the attach.
-            cluster.heldDropsToRead.insert(entry.session)
+            markHeldDrops(of: entry.session)
             resolvePendingConnects(of: entry.session)
         }
     }
