@@ -180,7 +180,7 @@ import Testing
         #expect(delivered.allSatisfy { messages[$0]["drag"] == drag }, sourceLocation: sourceLocation)
     }
 
-    /// The window's session resumes through a after b let it go (gap 1): a did not hold it and
+    /// The window's session resumes through a after b let it go: a did not hold it and
     /// takes nothing over, but its claim's write finds the drop held, and a sends it.
     @Test func aDropWhoseWindowClosedDuringItsSettlingReachesTheWindowResumedThroughAnotherNode() throws {
         let drop = DropOntoB(key: "held-5")
@@ -197,20 +197,29 @@ import Testing
         #expect(nodes.a.hub.cluster.heldDropsToRead.isEmpty)
     }
 
-    /// A claim that finds nothing held marks nothing, and the attach reads nothing.
-    @Test func aResumeWithNothingHeldReadsNothing() throws {
+    /// A claim that finds nothing held marks nothing, and the attach reads nothing: a resume of
+    /// a session another node let go, and a takeover from a node that died.
+    @Test(arguments: [false, true])
+    func aResumeWithNothingHeldReadsNothing(takeover: Bool) throws {
         var nodes = TwoNodes()
         let (tab, first) = nodes.b.connect()
-        _ = nodes.b.run(.closed(tab, abnormal: false))
+        if !takeover { _ = nodes.b.run(.closed(tab, abnormal: false)) }
         TwoNodes.deliver(nodes.b.effects, to: &nodes.a)
-        let reload = nodes.a.open()
-        let resumed = nodes.a.send(reload, "connect", ClusterLeaseTests.resume(first))
-        #expect(resumed.messages(to: reload).first?["ok"] == true)
-        #expect(!resumed.contains { if case .load(.heldDrops) = $0 { true } else { false } })
+        let before = nodes.a.effects.count
+        var messages: [JSONValue]
+        if takeover {
+            messages = Self.resume(first, through: &nodes.a, from: "b")
+        } else {
+            let reload = nodes.a.open()
+            messages = nodes.a.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload)
+        }
+        #expect(messages.first?["ok"] == true, "\(messages)")
+        #expect(messages.first?["result"]?["created"] == false)
+        #expect(!nodes.a.effects[before...].contains { if case .load(.heldDrops) = $0 { true } else { false } })
         #expect(nodes.a.hub.cluster.heldDropsToRead.isEmpty)
     }
 
-    /// The read of a held drop fails (gap 2): the session stays marked, and its next attach on
+    /// The read of a held drop fails: the session stays marked, and its next attach on
     /// that node reads it again and sends it.
     @Test func aHeldDropWhoseReadFailedIsReadAgainAtTheSessionsNextAttach() throws {
         let drop = DropOntoB(key: "held-6")
@@ -234,7 +243,7 @@ import Testing
         #expect(!nodes.b.hub.cluster.heldDropsToRead.contains(session))
     }
 
-    /// Past `maxHeldDropMarks` (gap 3) the oldest mark is forgotten and counted; its drop stays
+    /// Past `maxHeldDropMarks` the oldest mark is forgotten and counted; its drop stays
     /// held, and the session's next attach, which claims it, still finds and sends it.
     @Test func pastMaxHeldDropMarksTheOldestIsForgottenCountedAndItsDropStillDelivered() throws {
         var settings = Settings()
@@ -255,10 +264,10 @@ import Testing
         #expect(try nodes.b.store.loadHeldDrops(session, now: 0).isEmpty)
     }
 
-    /// The holder of a session says it has no scene of it (gap 4): the asking node marks the
-    /// session as it lets the claim go, before its own claim commits, and sends the drop held
-    /// for it after `connected`.
-    @Test func aSessionWhoseHolderSaidItHasNoSceneIsMarkedAndItsHeldDropSent() throws {
+    /// The holder of a session says it has no scene of it: the asking node lets the
+    /// holder's claim go and claims the session; its claim finds the drop the holder settled
+    /// for the window and never sent, and the window gets it after `connected`.
+    @Test func aSessionWhoseHolderSaidItHasNoSceneGetsTheDropHeldForIt() throws {
         var (nodes, tab, first) = try ClusterNodeLivenessTests.windowOnA()
         ClusterNodeLivenessTests.sceneEndedInAnOutage(&nodes, tab)
         let session = Self.session(first)
@@ -275,14 +284,14 @@ import Testing
         nodes.b.completesCommits = false
         _ = TwoNodes.deliver(answered, to: &nodes.b)
         #expect(nodes.b.pendingCommits.count == 1, "b's claim, in flight")
-        #expect(nodes.b.hub.cluster.heldDropsToRead.contains(session), "marked before the claim commits")
+        #expect(nodes.b.effects.messages(to: reload).isEmpty)
 
         nodes.b.completeCommits()
         Self.expectDelivered(nodes.b.effects.messages(to: reload), "drg_left", count: 1)
         #expect(try nodes.b.store.loadHeldDrops(session, now: 0).isEmpty)
     }
 
-    /// Each node deletes held drops whose keeping ended every `heldDropPruneIntervalMs` (gap 5),
+    /// Each node deletes held drops whose keeping ended every `heldDropPruneIntervalMs`,
     /// with no other drop held after them; those still kept stay.
     @Test func heldDropsPastTheirKeepingAreDeletedEveryPruneInterval() throws {
         var settings = Settings()

@@ -136,9 +136,9 @@ struct ClusterState: Sendable {
     /// offer answered the same; forgotten when `dropReceiptDeadlines` says.
     var dropReceipts: [Identifier: DropReceipt] = [:]
     /// Sessions whose held drops (`HeldDrop`) the next attach here reads
-    /// (`Hub+HeldDrops.swift`): one taken over from another node (or left behind by it), one
-    /// whose claim found drops held for it, one whose window was gone when a drop for it
-    /// settled here, one whose read failed. Empty for almost every resume, so a resume reads
+    /// (`Hub+HeldDrops.swift`): one whose claim found drops held for it (taken over from a
+    /// node that died, left behind by one, or let go by one), one whose window was gone when a
+    /// drop for it settled here, one whose read failed or came back to no window. Empty for almost every resume, so a resume reads
     /// the store only when something may be held. At most `maxHeldDropMarks`, the oldest
     /// forgotten past it (`HeldDropMarks`).
     var heldDropsToRead = HeldDropMarks()

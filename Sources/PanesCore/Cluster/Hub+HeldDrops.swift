@@ -5,10 +5,12 @@ import Logging
 /// written in the same commit, and forgotten once that node sent it. If the node dies between,
 /// the window's client resumes its session through another node, which takes the session over
 /// and reads what is held for it (after `connected`), sends it, and forgets it. A window that
-/// closed or moved while the drop settled keeps it held too: its session's next attach on this
-/// node reads it (`ClusterState.heldDropsToRead`). A node that claims a session learns from the
-/// claim's own statement whether drops are held for it (`heldDropsFound`), so one that resumes
-/// a session another node let go reads them too, with no read of its own on other resumes.
+/// closed or moved while the drop settled keeps it held too, until its session next attaches.
+/// Every attach in a cluster claims the session first, and the claim's own write says whether
+/// drops are held for it (`heldDropsFound`): the attach reads them then, on a takeover as on a
+/// resume of a session another node let go, and a resume with nothing held reads nothing
+/// (`ClusterState.heldDropsToRead` carries that to the attach, and keeps a session whose read
+/// failed or came back to no window for its next attach here).
 /// Rows nobody read are deleted once `heldDropKeptMs` has passed, every
 /// `heldDropPruneIntervalMs` by each node (`pruneHeldDrops`). The same drop
 /// can so reach a window twice (the node sent it and died before forgetting it), with the same
