@@ -1,9 +1,8 @@
 /// The sessions whose held drops (`HeldDrop`) a node reads at their next attach there
 /// (`ClusterState.heldDropsToRead`), at most `limit` of them: marking one more forgets the
 /// oldest mark. A forgotten mark loses no drop: its rows stay in the store until
-/// `heldDropKeptMs`, and the claim of any node that next attaches the session elsewhere finds
-/// them; only an attach here that makes no claim (the node still holds the session) no longer
-/// reads them.
+/// `heldDropKeptMs`, and every attach in a cluster claims its session first, a claim that finds
+/// them again (`Hub.heldDropsFound`), on this node or any other.
 ///
 /// Marks are kept in the order made (a mark made again moves to the end): a dictionary to the
 /// mark's number, and the numbers in order, where a removed or remade mark leaves a stale entry
