@@ -22,8 +22,15 @@ extension PostgresStore {
     func write(_ command: CoordinationCommand, _ batch: inout Batch) throws {
         switch command {
         case .claimSession(let id, let claim):
-            try record(WriteSQL.claimSession,
-                       [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null, .int(claim.epoch)], &batch)
+            // As `record` does, and the statement's second column: drops held for the session.
+            let (cursor, found) = (batch.cursor, batch.heldDropsFound)
+            cursor.unanswered += 1
+            try connection.send(WriteSQL.claimSession,
+                                [.text(id.rawValue), claim.node.map { .text($0.rawValue) } ?? .null, .int(claim.epoch)]) { rows in
+                cursor.unanswered -= 1
+                cursor.advance(to: rows.count > 0 ? rows.optionalInt64(0, 0) : nil)
+                if rows.count > 0, rows.optionalInt64(0, 1) == 1 { found.sessions.append(id) }
+            }
             batch.moved(.coordination(.session(id)), to: claim.epoch)
         case .endDrag(let id, let expiresAt):
             try connection.send(WriteSQL.pruneDragEnds, [.int(expiresAt - DragEnd.keptMs)])
@@ -40,6 +47,8 @@ extension PostgresStore {
             try connection.send(WriteSQL.pruneHeldDrops, [.int(forgetBefore)])
             try connection.send(WriteSQL.holdDrop, [.text(held.session.rawValue), .text(held.drag.rawValue),
                                                     .text(json(.object(held.event))), .int(held.keptUntil)])
+        case .pruneHeldDrops(let before):
+            try connection.send(WriteSQL.pruneHeldDrops, [.int(before)])
         case .releaseDrop(let key):
             try connection.send(WriteSQL.releaseDrop, [.text(key.session.rawValue), .text(key.drag.rawValue)])
         case .releaseRequestKey(let slot, let node):

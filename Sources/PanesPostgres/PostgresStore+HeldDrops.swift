@@ -15,4 +15,11 @@ extension PostgresStore {
         }
         return held
     }
+
+    /// `SharedStore.takeSessionsWithHeldDrops`: what the last `apply`'s claims found
+    /// (`WriteSQL.claimSession`, its second column).
+    public func takeSessionsWithHeldDrops() -> [SessionID] {
+        defer { sessionsWithHeldDrops = [] }
+        return sessionsWithHeldDrops
+    }
 }

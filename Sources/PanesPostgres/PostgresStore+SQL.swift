@@ -106,8 +106,15 @@ extension PostgresStore {
         /// statements it replaces did (the claim's tombstone check read before either wrote).
         /// One statement fewer a resume on the shared store (in a failover storm 10,000 record
         /// statements took ~640 ms of PostgreSQL's time on their own).
+        ///
+        /// A claim naming a node ($2 not NULL) also says, in its second column (1 or 0), whether
+        /// drops are held for the session (`HeldDrop`): the node attaching it reads them then, and
+        /// a resume with nothing held reads nothing more (one probe of `held_drops`' key, in the
+        /// statement the claim makes anyway).
         static let claimSession = "WITH claim AS (\(upsertClaim))\n"
             + recordVersion(kind: "'session'", id: "$1", deleted: "0")
+            + ",\n    (CASE WHEN $2::text IS NOT NULL AND EXISTS (SELECT 1 FROM held_drops WHERE session = $1::text)"
+            + " THEN 1 ELSE 0 END)::bigint"
         static let bumpDomain = """
             INSERT INTO preference_domains (workspace, user_name, version) VALUES ($1, $2, $3)
             ON CONFLICT (workspace, user_name) DO UPDATE

@@ -221,6 +221,8 @@ extension PostgresStore {
         var signals: [ChangeNoticePayload.Item] = []
         /// Each document whose log the batch appended to: its length and last edit after it.
         var edited: [DocumentID: (length: Int, modifiedAt: Millis)] = [:]
+        /// Sessions whose claim found drops held for them (`takeSessionsWithHeldDrops`).
+        let heldDropsFound = FoundSessions()
         /// Each document whose log the batch pruned: below which (`prunedBelow`, once committed).
         var pruned: [DocumentID: Int64] = [:]
 
@@ -254,6 +256,12 @@ extension PostgresStore {
     /// answer of the check sent ahead can fill it in.
     final class FenceCheck {
         var passed: Bool?
+    }
+
+    /// Sessions a batch's claims found drops held for, a class so that the answers of claims
+    /// sent ahead can fill it in.
+    final class FoundSessions {
+        var sessions: [SessionID] = []
     }
 
     /// A batch's record cursor, a class so that the answers of writes sent ahead can fill it in.

@@ -44,6 +44,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// The server process each transaction left unknown ran on (so `resolve` can end it if it
     /// still holds the transaction open) and the marker it wrote.
     private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
+    /// Sessions the claims of the last `apply` that returned found drops held for.
+    var sessionsWithHeldDrops: [SessionID] = []
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"
@@ -99,9 +101,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let fencing = fencingNode
         // What the commits came to, kept out here for a COMMIT whose answer is lost.
         var decided: [CommitID: CommitOutcome] = [:]
-        let (outcomes, pruned): ([CommitID: CommitOutcome], [DocumentID: Int64])
+        let (outcomes, pruned, found): ([CommitID: CommitOutcome], [DocumentID: Int64], [SessionID])
+        sessionsWithHeldDrops = []
         do {
-            (outcomes, pruned) = try connection.transaction(resolvesLostCommit: true) {
+            (outcomes, pruned, found) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
             // First, before any other lock: a transaction waiting for its fence holds none that
             // a node ending this node's lease could be waiting for.
@@ -133,7 +136,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 try connection.notifyAtCommit("panes", payload)
             }
             decided = outcomes
-            return (outcomes, batch.pruned)
+            return (outcomes, batch.pruned, batch.heldDropsFound.sessions)
             }
         } catch let error as PostgresError where error.kind == .outcomeUnknown {
             // Nobody may retry these writes nor call them failed until `resolve` knows.
@@ -142,6 +145,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, reason: "\(error)")
         }
         notePruned(pruned)
+        sessionsWithHeldDrops = found
         return outcomes
     }
 
@@ -375,6 +379,7 @@ extension StoreCommand {
         case .putPreference, .removePreference, .appendOperation, .snapshotDocument, .coordination(.endDrag), .coordination(.settleDrop),
              .recordRequest, .coordination(.recordKeyedRequest), .coordination(.recordHeldRequest),
              .coordination(.releaseRequestKey), .coordination(.holdDrop), .coordination(.releaseDrop),
+             .coordination(.pruneHeldDrops),
              .forgetRequestRecords, .pruneRequestRecords, .saveVersion, .enqueueWebhooks: false
         }
     }

@@ -49,6 +49,7 @@ extension ServerRuntime {
         }
         // One list, so that every next batch these outcomes start goes before any of their frames.
         var effects: [Effect] = []
+        if !report.heldDropsFound.isEmpty { effects += hub.handle(.heldDropsFound(report.heldDropsFound)) }
         for (id, outcome) in report.outcomes { effects += hub.handle(.committed(id, outcome)) }
         perform(effects)
         metrics.fannedOut(since: report.committedAt)

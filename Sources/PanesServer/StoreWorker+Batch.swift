@@ -59,9 +59,12 @@ extension StoreWorker {
             durations.observe(nanoseconds: committedAt - started)
         }
         let ordered = Self.reported(run.writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
+        // Taken right after the `apply` that found them, on this thread.
+        let found = shared?.takeSessionsWithHeldDrops() ?? []
         // Quiet persists and signals release nothing: no need to wake the service thread.
         if run.lastSequence != nil || !ordered.isEmpty {
-            onApplied(StoreReport(durable: run.lastSequence, outcomes: ordered, committedAt: committedAt))
+            onApplied(StoreReport(durable: run.lastSequence, outcomes: ordered, heldDropsFound: found,
+                                  committedAt: committedAt))
         }
         return true
     }

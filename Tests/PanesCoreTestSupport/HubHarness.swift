@@ -127,6 +127,9 @@ package struct HubHarness {
                     Issue.record("the store refused a commit: \(error)")
                 }
                 if result == .committed { committed.append(commit) }
+                // What its claim found, before its outcome, as the runtime hands them in.
+                let found = store.takeSessionsWithHeldDrops()
+                if !found.isEmpty { produced += perform(hub.handle(.heldDropsFound(found))) }
             }
             produced += perform(hub.handle(.committed(commit.id, result)))
         }

@@ -64,6 +64,7 @@ import Testing
             try check()
             return try inner.loadHeldDrops(session, now: now)
         }
+        func takeSessionsWithHeldDrops() -> [SessionID] { inner.takeSessionsWithHeldDrops() }
     }
 
     @Test func aStorageFailedAnswerDoesNotWaitForAnotherClientsHeldWrite() throws {

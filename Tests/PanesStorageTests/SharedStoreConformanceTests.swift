@@ -530,6 +530,57 @@ import Testing
         #expect(try other.loadHeldDrops(window, now: 0) == [second])
     }
 
+    /// A claim naming a node says, in its own write, whether drops are held for its session
+    /// (`takeSessionsWithHeldDrops`, emptied when taken): a release, a claim that conflicts and a
+    /// claim of a session with nothing held say nothing.
+    @Test(arguments: StoreKind.shared)
+    func aClaimSaysWhetherDropsAreHeldForItsSession(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let window = SessionID("ses_window"), empty = SessionID("ses_empty")
+        let held = HeldDrop(session: window, drag: Identifier("drg_a"), event: ["drag": "drg_a"], keptUntil: 5_000)
+        try store.apply([.coordination(.holdDrop(held, forgetBefore: 0))])
+        #expect(store.takeSessionsWithHeldDrops() == [], "a hold is no claim")
+        func claim(_ id: UInt64, _ session: SessionID, _ node: String?, base: Int64, epoch: Int64) -> StoreWrite {
+            Self.commit(id, .coordination(.session(session)), base: base,
+                        [.coordination(.claimSession(session, SessionClaim(node: node.map(NodeID.init), epoch: epoch)))])
+        }
+        #expect(try store.apply([claim(1, empty, "a", base: 0, epoch: 1), claim(2, window, "a", base: 0, epoch: 1)])
+                == [CommitID(1): .committed, CommitID(2): .committed])
+        #expect(store.takeSessionsWithHeldDrops() == [window])
+        #expect(store.takeSessionsWithHeldDrops() == [], "taken")
+        #expect(try store.apply([claim(3, window, "b", base: 0, epoch: 1)]) == [CommitID(3): .conflict])
+        #expect(store.takeSessionsWithHeldDrops() == [])
+        #expect(try store.apply([claim(4, window, nil, base: 1, epoch: 1)]) == [CommitID(4): .committed])
+        #expect(store.takeSessionsWithHeldDrops() == [], "a release")
+        // Claimed in a persist (a session's first write) too.
+        try store.apply([.coordination(.claimSession(window, SessionClaim(node: NodeID("b"), epoch: 2)))])
+        #expect(store.takeSessionsWithHeldDrops() == [window])
+        try store.apply([.coordination(.releaseDrop(held.key))])
+        #expect(try store.apply([claim(5, window, "a", base: 2, epoch: 3)]) == [CommitID(5): .committed])
+        #expect(store.takeSessionsWithHeldDrops() == [], "nothing held any more")
+    }
+
+    /// `pruneHeldDrops` deletes the held drops whose keeping ended before its time, whoever
+    /// held them, and no other.
+    @Test(arguments: StoreKind.shared)
+    func pruningHeldDropsDeletesThosePastTheirKeepingOnly(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { withExtendedLifetime(harness) {} }
+        let store = harness.shared
+        let other = try harness.secondNode() ?? store
+        func held(_ drag: String, _ session: String, keptUntil: Millis) -> HeldDrop {
+            HeldDrop(session: SessionID(session), drag: Identifier(drag), event: ["drag": .string(drag)], keptUntil: keptUntil)
+        }
+        let old = held("drg_old", "ses_a", keptUntil: 5_000), edge = held("drg_edge", "ses_b", keptUntil: 6_000)
+        let kept = held("drg_kept", "ses_a", keptUntil: 9_000)
+        try store.apply([old, edge, kept].map { .coordination(.holdDrop($0, forgetBefore: 0)) })
+        try other.apply([.coordination(.pruneHeldDrops(before: 6_000))])
+        #expect(try store.loadHeldDrops(SessionID("ses_a"), now: 0) == [kept])
+        #expect(try store.loadHeldDrops(SessionID("ses_b"), now: 0) == [edge], "kept until its time")
+    }
+
     /// A discarded session's held drops are its user's content: `deleteSession` deletes them in
     /// the same write (another session's stay), and a failed batch that deleted it keeps them.
     @Test(arguments: StoreKind.shared)

@@ -16,7 +16,10 @@ the window gets nothing and the source hears `returned`.
 
 And a drop held for a window (`held_drops`): a row the window's node left behind (it died between the two; written here by psql in its place, since nothing
 outside the process can stop it between its commit and its send) is sent once, after
-`connected`, by the node the window's session is taken over by, and deleted."""
+`connected`, by the node the window's session is taken over by, and deleted. And one held for a
+window that closed while the drop settled, whose node then let the session go: the window
+resumes through a third node, which takes nothing over (the window's node lives) and learns of
+the row from its claim's own write."""
 
 from __future__ import annotations
 
@@ -215,3 +218,44 @@ def test_a_drop_held_for_a_window_whose_node_died_is_delivered_where_the_window_
         assert more == [], f"sent once: {more}"
     finally:
         cluster.close()
+
+
+def test_a_drop_held_for_a_window_its_node_let_go_is_delivered_where_it_resumes_on_another_node(pg, workspace):
+    cluster = Cluster(pg, nodes=3, haproxy=False, lease_ms=LEASE_MS)
+    database = cluster.store.rsplit("/", 1)[1]
+    try:
+        a, b, c = cluster.nodes
+        source = Client(a.url, "ada", workspace)
+        target = Client(b.url, "ada", workspace)
+        session = target.connected["session"]["persistentIdentifier"]
+        credentials = target.credentials
+        # The window closes; b lets its session go.
+        target.close()
+        deadline = time.monotonic() + 10
+        while pg.psql(f"SELECT coalesce(node, '-') FROM session_claims WHERE session = '{session}'", database) != "-":
+            assert time.monotonic() < deadline, "b never let the session go"
+            time.sleep(0.05)
+        # The drop b settled for the window as it closed stays held: written here in b's place
+        # (the window cannot be made to close inside b's settling commit from out here).
+        held = {"drag": "drg_held2", "items": [{**ITEM["activity"], "userInfo": {}}], "operation": "copy",
+                "source": {"scene": source.connected["scene"], "session": source.connected["session"]["persistentIdentifier"]}}
+        pg.psql("INSERT INTO held_drops (session, drag, event, kept_until) VALUES "
+                f"('{session}', 'drg_held2', '{json.dumps(held)}', "
+                "(extract(epoch FROM now()) * 1000)::bigint + 600000)", database)
+        # The window resumes through c, b alive: `connected`, then the items, once.
+        again = Client(c.url, "ada", workspace, session=credentials)
+        assert again.connected["created"] is False and again.connected["session"]["persistentIdentifier"] == session
+        assert not [event for event in again.events if event.get("type") == "itemsDropped"], "not before `connected`"
+        got = again.event("itemsDropped")
+        assert got["drag"] == "drg_held2" and got["items"][0]["title"] == "Notes", got
+        deadline = time.monotonic() + 10
+        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
+            assert time.monotonic() < deadline, "c never deleted the drop it sent"
+            time.sleep(0.05)
+        again.drain(1)
+        more = [event for event in again.events if event.get("type") == "itemsDropped"]
+        assert more == [], f"sent once: {more}"
+        assert b.process.poll() is None, "b lived throughout: nothing was taken over"
+    finally:
+        cluster.close()
+

@@ -233,6 +233,7 @@ struct ClusterCoordination: Coordination {
         hub.checkNodesWhileWaiting(now: now)
         hub.expireRemoteDrops(now: now)
         hub.forgetDropReceipts(now: now)
+        hub.pruneHeldDrops(now: now)
     }
 
     func shareScenesTick(_ hub: inout Hub, now: Millis) { hub.shareDueScenes(now: now) }

@@ -17,7 +17,7 @@ struct ClusterState: Sendable {
     var nextDeadline: Millis? {
         [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
          recordRetryAt, releaseRetryAt, nextCheckAt, remoteDropDeadlines.nextDeadline,
-         dropReceiptDeadlines.nextDeadline].compactMap { $0 }.min()
+         dropReceiptDeadlines.nextDeadline, heldDropPruneAt].compactMap { $0 }.min()
     }
 
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
@@ -144,10 +144,15 @@ struct ClusterState: Sendable {
     /// offer answered the same; forgotten when `dropReceiptDeadlines` says.
     var dropReceipts: [Identifier: DropReceipt] = [:]
     /// Sessions whose held drops (`HeldDrop`) the next attach here reads
-    /// (`Hub+HeldDrops.swift`): one taken over from another node (or left behind by it), one
-    /// whose window was gone when a drop for it settled here. Empty for
-    /// almost every resume, so a resume reads the store only when something may be held.
-    var heldDropsToRead: Set<SessionID> = []
+    /// (`Hub+HeldDrops.swift`): one whose claim found drops held for it (taken over from a
+    /// node that died, left behind by one, or let go by one), one whose window was gone when a
+    /// drop for it settled here, one whose read failed or came back to no window. Empty for almost every resume, so a resume reads
+    /// the store only when something may be held. At most `maxHeldDropMarks`, the oldest
+    /// forgotten past it (`HeldDropMarks`).
+    var heldDropsToRead = HeldDropMarks()
+    /// When expired held drops are next deleted from the store (monotonic clock), every
+    /// `heldDropPruneIntervalMs` (`Hub.pruneHeldDrops(now:)`).
+    var heldDropPruneAt: Millis?
     var dropReceiptDeadlines = DeadlineQueue<String>()
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.

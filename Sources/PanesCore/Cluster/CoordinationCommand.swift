@@ -46,6 +46,10 @@ public enum CoordinationCommand: Sendable, Equatable {
     case holdDrop(HeldDrop, forgetBefore: Millis)
     /// Forgets a held drop: its `itemsDropped` was sent to the window (or the window was gone).
     case releaseDrop(HeldDrop.Key)
+    /// Forgets held drops whose keeping ended before `before` (now), whoever held them: each
+    /// node sends it every `heldDropPruneIntervalMs`, so rows nobody read do not wait for the
+    /// next drop held.
+    case pruneHeldDrops(before: Millis)
     /// Gives up this node's reservation of a key (its request failed, applying nothing), so a
     /// retry through any node can go ahead.
     case releaseRequestKey(RequestKeySlot, node: NodeID)

@@ -57,9 +57,6 @@ extension Hub {
         switch outcome {
         case .committed:
             if claim.node == nil { cluster.releaseBackoff.succeeded() }
-            // Taken over from another node (it died, or handed the session over): a drop it
-            // settled for the session's window and had not sent may be held for it.
-            let tookOver = claim.node == node && cluster.claims[session]?.node.map { $0 != node } == true
             // A session discarded while its claim or release was in flight keeps no claim here.
             if claim.epoch >= (cluster.claims[session]?.epoch ?? 0), sessions[session] != nil {
                 cluster.claims[session] = claim
@@ -76,8 +73,10 @@ extension Hub {
                 return
             }
             if !scenes.isLive(session) {
-                // The attach reads what is held for it after `connected`.
-                if tookOver { cluster.heldDropsToRead.insert(session) }
+                // A drop held for the session (its node died, or its window closed, before it
+                // was sent) was found by the claim's own write (`heldDropsFound`, handed in before
+                // this outcome): the attach reads it after `connected`, on a takeover as on any
+                // resume, and nothing more is read when nothing is held.
                 attach(pending.connection, requestID: pending.requestID, request: pending.request,
                        identity: pending.identity, session: session, secret: Self.provenSecret(of: pending.request),
                        handedOver: pending.handedOver, created: pending.request.replay?.created ?? false,

@@ -177,9 +177,8 @@ extension Hub {
         for entry in ready {
             guard let claim = cluster.claims[entry.session], claim.node == entry.holder else { continue }
             cluster.claims[entry.session] = SessionClaim(node: nil, epoch: claim.epoch)
-            // Its claim no longer names the holder, so the claim made now is no takeover: a
-            // drop the holder settled for the session and did not send is read at the attach.
-            cluster.heldDropsToRead.insert(entry.session)
+            // A drop the holder settled for the session and did not send is found by the claim
+            // made now, as any claim finds one (`heldDropsFound`).
             resolvePendingConnects(of: entry.session)
         }
     }

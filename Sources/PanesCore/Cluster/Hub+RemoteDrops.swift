@@ -335,7 +335,7 @@ extension Hub {
                 if returned {
                     releaseHeldDrop(HeldDrop.Key(session: session, drag: Identifier(id)))
                 } else {
-                    cluster.heldDropsToRead.insert(session)
+                    markHeldDrops(of: session)
                 }
             }
             drags.setPhase(.dropped, of: id)

@@ -35,6 +35,8 @@ public struct Settings: Sendable, Equatable {
     public var dropConfirmTimeoutMs = 2_000
     public var dropRecoveryMs = 5_000
     public var heldDropKeptMs = 3_600_000
+    public var heldDropPruneIntervalMs = 60_000
+    public var maxHeldDropMarks = 10_000
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000

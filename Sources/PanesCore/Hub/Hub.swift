@@ -122,6 +122,7 @@ public struct Hub {
         // Tests drive one deterministic clock for both.
         self.monotonic = monotonic ?? now
         self.ids = ids
+        if node != nil { cluster.heldDropPruneAt = self.monotonic() + Millis(settings.heldDropPruneIntervalMs) }
         self.decoder = MessageDecoder(settings: settings)
         connectReplyConstants = ConnectReply.Constants(settings: settings, serverVersion: serverVersion,
                                                        protocolVersion: Self.protocolVersion)
@@ -176,6 +177,8 @@ public struct Hub {
             loaded(result)
         case .committed(let id, let outcome):
             committed(id, outcome)
+        case .heldDropsFound(let sessions):
+            heldDropsFound(sessions)
         case .tick:
             tick()
         case .drain:

@@ -32,6 +32,9 @@ public struct Metrics: Sendable {
     /// Commits whose outcome was not known in time (`outcome_unknown`), and of those, how the
     /// store found out later.
     public var commitsUnknown: [String: Int] = [:]
+    /// Sessions marked to have their held drops read at their next attach, forgotten past
+    /// `maxHeldDropMarks` (`HeldDropMarks`).
+    public var heldDropMarksForgotten = 0
     /// Credentials refused, and those refused unchecked because their address failed too often.
     public var authenticationsFailed = 0
     public var authenticationsLimited = 0
@@ -93,6 +96,9 @@ extension Hub {
         out.counter("panes_commits_unknown_total",
                     "Commits whose outcome could not be found out within commitOutcomeTimeoutMs (unknown), and how each turned out later.",
                     ["unknown", "committed", "failed"].map { (["outcome": $0], metrics.commitsUnknown[$0] ?? 0) })
+        out.counter("panes_held_drop_marks_forgotten_total",
+                    "Sessions whose held drops were to be read at their next attach on this node, forgotten past maxHeldDropMarks.",
+                    [([:], metrics.heldDropMarksForgotten)])
         out.counter("panes_authentications_failed_total", "Credentials refused (a `connect` or `refreshToken`).",
                     [([:], metrics.authenticationsFailed)])
         out.counter("panes_authentications_limited_total",

@@ -2,6 +2,31 @@
 /// keyed commands (`recordKeyedRequest`, `releaseRequestKey`) are applied beside the shared side
 /// (`MemoryStore+Shared.swift`), through `putRecord`.
 extension MemoryStore {
+    /// What stands in the way of the request records these commands write: records of their
+    /// keys, and whether another node reserved one.
+    func keyConflicts(in commands: [StoreCommand]) -> (records: [RequestRecord], heldElsewhere: Bool) {
+        var found: [RequestRecord] = []
+        var heldElsewhere = false
+        for command in commands {
+            // A single node's record replaces a stale one; only a cluster node's is checked.
+            switch command {
+            case .coordination(.recordKeyedRequest(let record, let node, _)):
+                if let record = requestRecords[record.slot] { found.append(record) }
+                if let reservation = reservations[record.slot], reservation.node != node { heldElsewhere = true }
+            case .coordination(.recordHeldRequest(let record, let holder)):
+                // Only over the holder's reservation, still there.
+                if let record = requestRecords[record.slot] {
+                    found.append(record)
+                } else if reservations[record.slot]?.node != holder {
+                    heldElsewhere = true
+                }
+            default:
+                continue
+            }
+        }
+        return (found, heldElsewhere)
+    }
+
     /// Keeps a request's record, over any reservation of its key.
     func putRecord(_ record: RequestRecord) {
         remember(record.slot, in: \.requestRecords)

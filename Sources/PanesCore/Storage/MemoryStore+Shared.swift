@@ -70,10 +70,22 @@ extension MemoryStore: SharedStore {
         }
     }
 
+    private func pruneHeldDrops(before: Millis) {
+        for (key, kept) in heldDrops where kept.keptUntil < before {
+            remember(key, in: \.heldDrops)
+            heldDrops[key] = nil
+        }
+    }
+
     public func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop] {
         heldDrops.values.filter { $0.session == session && $0.keptUntil >= now }
             .sorted { $0.keptUntil != $1.keptUntil ? $0.keptUntil < $1.keptUntil
                 : Identifier.less($0.drag.rawValue, $1.drag.rawValue) }
+    }
+
+    public func takeSessionsWithHeldDrops() -> [SessionID] {
+        defer { sessionsWithHeldDrops.removeAll() }
+        return sessionsWithHeldDrops
     }
 
     public func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
@@ -164,6 +176,7 @@ extension MemoryStore {
             remember(id, in: \.claims)
             claims[id] = claim
             logRecord(.session(id))
+            if claim.node != nil, heldDrops.keys.contains(where: { $0.session == id }) { sessionsWithHeldDrops.append(id) }
         case .endDrag(let id, let expiresAt):
             for (ended, expiry) in dragEnds where expiry < expiresAt - DragEnd.keptMs {
                 remember(ended, in: \.dragEnds)
@@ -180,13 +193,12 @@ extension MemoryStore {
         case .recordKeyedRequest(let record, _, _), .recordHeldRequest(let record, _):
             putRecord(record)
         case .holdDrop(let held, let forgetBefore):
-            for (key, kept) in heldDrops where kept.keptUntil < forgetBefore {
-                remember(key, in: \.heldDrops)
-                heldDrops[key] = nil
-            }
+            pruneHeldDrops(before: forgetBefore)
             guard heldDrops[held.key] == nil else { return }
             remember(held.key, in: \.heldDrops)
             heldDrops[held.key] = held
+        case .pruneHeldDrops(let before):
+            pruneHeldDrops(before: before)
         case .releaseDrop(let key):
             remember(key, in: \.heldDrops)
             heldDrops[key] = nil

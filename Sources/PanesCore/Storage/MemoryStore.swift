@@ -34,6 +34,8 @@ public final class MemoryStore: Store {
     var settledDrops: [Identifier: Millis] = [:]
     /// Drops' `itemsDropped` held for windows' sessions (`holdDrop`), until sent.
     var heldDrops: [HeldDrop.Key: HeldDrop] = [:]
+    /// Sessions a claim of the last `apply` found drops held for (`takeSessionsWithHeldDrops`).
+    var sessionsWithHeldDrops: [SessionID] = []
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     var requestRecords: [RequestKeySlot: RequestRecord] = [:]
     var reservations: [RequestKeySlot: Reservation] = [:]
@@ -121,6 +123,7 @@ public final class MemoryStore: Store {
         }
         if let fencingNode, (nodeLeases[fencingNode] ?? -1) < now() { throw NodeRevoked(node: fencingNode) }
         undo.removeAll()
+        sessionsWithHeldDrops.removeAll()
         var outcomes: [CommitID: CommitOutcome] = [:]
         var resolved: Set<Channel> = []
         do {
@@ -173,6 +176,7 @@ public final class MemoryStore: Store {
             for restore in undo.reversed() { restore() }
             undo.removeAll()
             batchWebhooks.removeAll()
+            sessionsWithHeldDrops.removeAll()
             throw error
         }
         undo.removeAll()
@@ -181,31 +185,6 @@ public final class MemoryStore: Store {
             batchWebhooks.removeAll()
         }
         return outcomes
-    }
-
-    /// What stands in the way of the request records these commands write: records of their
-    /// keys, and whether another node reserved one.
-    private func keyConflicts(in commands: [StoreCommand]) -> (records: [RequestRecord], heldElsewhere: Bool) {
-        var found: [RequestRecord] = []
-        var heldElsewhere = false
-        for command in commands {
-            // A single node's record replaces a stale one; only a cluster node's is checked.
-            switch command {
-            case .coordination(.recordKeyedRequest(let record, let node, _)):
-                if let record = requestRecords[record.slot] { found.append(record) }
-                if let reservation = reservations[record.slot], reservation.node != node { heldElsewhere = true }
-            case .coordination(.recordHeldRequest(let record, let holder)):
-                // Only over the holder's reservation, still there.
-                if let record = requestRecords[record.slot] {
-                    found.append(record)
-                } else if reservations[record.slot]?.node != holder {
-                    heldElsewhere = true
-                }
-            default:
-                continue
-            }
-        }
-        return (found, heldElsewhere)
     }
 
     /// A conflict on a document carries the operations after the commit's base, as a shared

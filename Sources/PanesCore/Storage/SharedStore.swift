@@ -50,6 +50,12 @@ public protocol SharedStore: Store, NodeLeases {
     /// The drops held for `session` (`CoordinationCommand.holdDrop`) kept at `now` or later,
     /// oldest first.
     func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop]
+    /// The sessions for which a claim naming a node (`CoordinationCommand.claimSession`) in the
+    /// last `apply` that returned found drops held (any row, kept or not), in the order claimed,
+    /// and forgets them. Found by the claim's own write (PostgreSQL: its statement), so a node
+    /// that attaches a session another node held or let go learns of drops held for it with no
+    /// read of its own (`HubEvent.heldDropsFound`). Empty after an `apply` that threw.
+    func takeSessionsWithHeldDrops() -> [SessionID]
 }
 
 /// The nodes' leases in the shared store, and nothing else: what a node's heartbeat uses, on
