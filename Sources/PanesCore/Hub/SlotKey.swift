@@ -7,7 +7,8 @@
 /// need no SipHash, which cost a look-up ~200 instructions and a resume eight of them,
 /// and more as three growing tables were rebuilt (issue 27). Those keys give `slotHash`, a few
 /// multiplications (`SlotHash.mix`); an identifier that is not in the minted form (any text a
-/// client sent) still hashes through `Hasher`.
+/// client sent) still hashes through `Hasher`. So these tables are for keys the server made:
+/// a table that ever inserts an identifier a client chose must key it by its `hashValue`.
 protocol SlotKey: Hashable {
     /// The key's hash for the index: equal keys give equal values, its low bits pick the bucket
     /// and its top byte is kept beside it (`SlotIndex.tag`).
@@ -42,8 +43,10 @@ enum SlotHash {
 
 extension ConnectionID: SlotKey {
     /// The transport numbers connections one after another (service connections with a high
-    /// bit set): no client picks one.
-    var slotHash: Int { Int(bitPattern: UInt(SlotHash.mix(rawValue))) }
+    /// bit set): no client picks one, but the numbers are predictable (counted from 1, the count
+    /// published in /metrics), so the seed goes in too: else a client could keep only the
+    /// connections whose numbers land in a few buckets and build one long probing run.
+    var slotHash: Int { Int(bitPattern: UInt(SlotHash.mix(rawValue ^ SlotHash.seed))) }
 }
 
 extension InlineIdentifier {
