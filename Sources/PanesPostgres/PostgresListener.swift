@@ -82,12 +82,15 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
         while !isStopping {
             let connection: PostgresConnection
             let alive: [NodeID]
+            var readBegan: Millis = 0
             do {
                 connection = try PostgresConnection(url: url)
                 try connection.execute("LISTEN panes")
                 // Read once listening: a node registered after this read sends `scenesWanted`
                 // after its registration, which this connection hears; one registered before
                 // is in the read. So the node knows every other node alive (`nodesAlive`).
+                // Stamped before the query, on the clock the heartbeat's reads are stamped on.
+                readBegan = MonotonicInstant.now().milliseconds
                 alive = try PostgresStore.liveNodes(on: connection)
                 // Again, a no-op, so that the statement `pg_stat_activity` shows for this
                 // connection is still `LISTEN`: that is how an operator (and the fault tests,
@@ -103,7 +106,7 @@ public final class PostgresListener: ChangeListener, @unchecked Sendable {
             lock.unlock()
             // Every (re)connection says so, the first too: the node loaded its state before the
             // listener started, and what other nodes wrote in between was never notified to it.
-            deliver(.nodesAlive(alive))
+            deliver(.nodesAlive(alive, readBegan: readBegan))
             deliver(.resubscribed)
             listen(on: connection, deliver)
             lock.lock()

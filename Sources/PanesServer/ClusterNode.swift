@@ -235,10 +235,11 @@ public final class ClusterNode: @unchecked Sendable {
                 rejoinRequested = false
                 renewedAt = sent
                 // Serving under the new identity from now on, unless the registration came back
-                // past the deadline it set: then, as for a late renewal (`renew`), the lease is
-                // not held until a renewal holds it (`leaseRegained`), and the runtime, reloading
-                // for the new identity, refuses connections meanwhile (`reloaded`).
-                holdsLease = clock() < renewalDue(after: sent)
+                // less than a heartbeat before the deadline it set: then, as for a slow renewal
+                // while the lease is not held (`renew`, `regains`), the lease is not held until a
+                // renewal holds it (`leaseRegained`), and the runtime, reloading for the new
+                // identity, refuses connections meanwhile (`reloaded`).
+                holdsLease = regains(late: clock() - renewalDue(after: sent))
             }
             beat.ended = false
             beat.rejoinAt = nil
@@ -281,11 +282,12 @@ public final class ClusterNode: @unchecked Sendable {
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
             let (lateBy, regained) = thread.withLock {
                 renewedAt = sent
-                // A renewal that returns after the deadline it set does not make the node
-                // serve again (nor keep serving: `loseLeaseIfSilent` below tells the loss).
+                // A renewal that returns after the deadline it set does not keep the node
+                // serving (`loseLeaseIfSilent` below tells the loss), and one that returns less
+                // than a heartbeat before it does not make the node serve again (`regains`).
                 let late = clock() - renewalDue(after: sent)
-                let regained = late < 0 && !holdsLease
-                if late < 0 { holdsLease = true }
+                let regained = !holdsLease && regains(late: late)
+                if regained { holdsLease = true }
                 return (late, regained)
             }
             if regained { membership(.leaseRegained) }
@@ -321,17 +323,22 @@ public final class ClusterNode: @unchecked Sendable {
         }
     }
 
-    /// Reads the live nodes and, when they changed, tells the hub (`nodesAlive`: it learns of a
-    /// node it has not heard from, say one whose `scenesWanted` arrived while the runtime was
-    /// rejoining) and the runtime their count, if that changed (`Membership.liveNodes`). A set
-    /// that cannot be read is left for the next heartbeat.
+    /// Reads the live nodes and tells the hub (`nodesAlive`: it learns of a node it has not
+    /// heard from, say one whose `scenesWanted` arrived while the runtime was rejoining), every
+    /// beat, changed or not: a read of the listener's that overlapped this one and began after
+    /// it is taken after it, and may have missed a node registered meanwhile; the next beat's
+    /// read, begun later, puts that node back within a heartbeat. Tells the runtime their
+    /// count, if that changed (`Membership.liveNodes`). A set that cannot be read is left for
+    /// the next heartbeat.
     private func reportLiveNodes(_ deliver: @Sendable (ChangeNotice) -> Void,
                                  _ membership: @Sendable (Membership) -> Void) {
-        guard let nodes = try? leases.liveNodes(), nodes != reportedLiveNodes else { return }
+        // Stamped before the query, on the clock the listener's reads are stamped on.
+        let readBegan = Self.nowMs
+        guard let nodes = try? leases.liveNodes() else { return }
+        deliver(.nodesAlive(nodes, readBegan: readBegan))
         let count = max(1, nodes.count)
         let countChanged = reportedLiveNodes.map { max(1, $0.count) != count } ?? true
         reportedLiveNodes = nodes
-        deliver(.nodesAlive(nodes))
         if countChanged { membership(.liveNodes(count)) }
     }
 
@@ -348,6 +355,16 @@ public final class ClusterNode: @unchecked Sendable {
             holdsLease = false
             return true
         }
+    }
+
+    /// Whether a renewal (or registration) that came back `late` ms past its own deadline
+    /// (`renewalDue`; negative: before it) holds a lease that was not held: only if it came back
+    /// at least a heartbeat before that deadline. While the lease is not held, the lease watch
+    /// sleeps a whole heartbeat and is not woken on a regain, so it wakes by then and is in time
+    /// for the next loss; a slower one (the usual case after a slow database) left it asleep
+    /// past that loss, up to a heartbeat into the database's lease.
+    private func regains(late: Millis) -> Bool {
+        late <= -Millis(heartbeatMs)
     }
 
     /// When a lease renewed by a call made at `sent` counts as lost unless renewed again.

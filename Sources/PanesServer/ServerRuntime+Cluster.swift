@@ -35,7 +35,7 @@ extension ServerRuntime {
     /// or the heartbeat thread).
     func noticed(_ notice: ChangeNotice) {
         if case .nodesExpired(let nodes) = notice { gone = nodes }
-        if case .nodesAlive(let nodes) = notice { alive = nodes }
+        if case .nodesAlive(let nodes, let readBegan) = notice, readBegan >= alive.readBegan { alive = (nodes, readBegan) }
         if notice == .leaseLost { refuseWhileLeaseLost() }
         // The hub built after the rejoin reads everything from its own start (`reloaded`).
         guard rejoining == nil else { return }
@@ -117,7 +117,7 @@ extension ServerRuntime {
         hub = makeHub(state, fresh)
         perform(hub.start())
         perform(hub.handle(.notice(.nodesExpired(gone))))
-        perform(hub.handle(.notice(.nodesAlive(alive))))
+        perform(hub.handle(.notice(.nodesAlive(alive.nodes, readBegan: alive.readBegan))))
         perform(hub.handle(.notice(.resubscribed)))
         let lost = cluster?.isHealthy == false
         if lost { perform(hub.handle(.notice(.leaseLost))) }

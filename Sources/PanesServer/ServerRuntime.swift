@@ -69,9 +69,9 @@ public final class ServerRuntime: @unchecked Sendable {
     /// The other nodes gone, as last told (`nodesExpired` is the whole set each time), for a
     /// hub built after a rejoin.
     var gone: [NodeID] = []
-    /// The nodes alive, as last read (`nodesAlive`), for a hub built after a rejoin: the
+    /// The nodes alive, as read newest (`nodesAlive`), for a hub built after a rejoin: the
     /// notices that came while it rejoined (a joining node's `scenesWanted`) reached no hub.
-    var alive: [NodeID] = []
+    var alive: (nodes: [NodeID], readBegan: Millis) = ([], 0)
 
     enum Output {
         /// `reply` names the request a frame answers, to time it.

@@ -21,8 +21,8 @@ struct TwoNodes {
     /// cluster whose nodes both run: each tells the other its lists.
     static func meet(_ a: inout HubHarness, _ b: inout HubHarness) {
         let both = [a.hub.node, b.hub.node].compactMap { $0 }
-        _ = a.run(.notice(.nodesAlive(both)))
-        _ = b.run(.notice(.nodesAlive(both)))
+        _ = a.run(.notice(.nodesAlive(both, readBegan: 0)))
+        _ = b.run(.notice(.nodesAlive(both, readBegan: 0)))
     }
 
     /// The notices a listener would deliver for what these effects wrote.

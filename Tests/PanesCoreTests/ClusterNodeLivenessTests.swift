@@ -195,7 +195,7 @@ import Testing
             nodes.b.clock.advance(step)
             left -= step
             let gone = try nodes.b.store.heartbeat(node: b, leaseMs: nodes.b.hub.settings.nodeLeaseMs)
-            effects += nodes.b.run(.notice(.nodesAlive(try nodes.b.store.liveNodes())))
+            effects += nodes.b.run(.notice(.nodesAlive(try nodes.b.store.liveNodes(), readBegan: 0)))
             if !gone.isEmpty { effects += nodes.b.run(.notice(.nodesExpired(gone))) }
             effects += nodes.b.run(.tick)
         }
@@ -240,6 +240,51 @@ import Testing
         #expect(reply?["error"]?["code"] == "storage_failed")
         #expect(reply?["error"]?["retryAfterMs"] != nil)
         #expect(nodes.b.hub.pendingConnects.isEmpty)
+    }
+
+    /// The listener's read of the nodes alive, begun before a's registration showed, reaches b
+    /// after the heartbeat's newer read (which is told only when it changes): b kept the older
+    /// read, took a for lapsed until membership next changed, and dropped a's "live", so a
+    /// duplicated tab of a's window was told to retry for ever instead of forking.
+    @Test func aStaleReadOfTheNodesAliveIsNotTakenOverANewerOne() throws {
+        var (nodes, tab, first) = try Self.windowOnA()
+        _ = nodes.b.run(.notice(.nodesAlive([Self.a, Self.b], readBegan: 20)))
+        _ = nodes.b.run(.notice(.nodesAlive([Self.b], readBegan: 10)))
+        #expect(nodes.b.hub.leaseState(of: Self.a) == .running)
+        let duplicate = nodes.b.open()
+        let asked = nodes.b.send(duplicate, "connect", ClusterLeaseTests.resume(first))
+        #expect(asked.messages(to: duplicate).isEmpty)
+        // b asks a, which pings its window; the window answers, and a tells b it is live.
+        #expect(TwoNodes.deliver(asked, to: &nodes.a).probes == [tab])
+        let reply = Self.reply(TwoNodes.deliver(nodes.a.run(.pong(tab)), to: &nodes.b), to: duplicate)
+        #expect(reply?["result"]?["forkedFrom"] == first["session"]?["persistentIdentifier"], "\(String(describing: reply))")
+        // A read begun later is taken: a missing from it has let its lease run out.
+        _ = nodes.b.run(.notice(.nodesAlive([Self.b], readBegan: 30)))
+        #expect(nodes.b.hub.leaseState(of: Self.a) == .lapsed)
+    }
+
+    /// a's "live", sent before its lease ended, reaches b after b found that lease ended and
+    /// while the takeover waits for the read of what a last wrote: a serves nothing any more,
+    /// so the waiting reload resumes once the read is through, never forks.
+    @Test func aLateLiveFromAHolderWhoseLeaseEndedDoesNotForkTheTakeover() throws {
+        var (nodes, _, first) = try Self.windowOnA()
+        let reload = nodes.b.open()
+        #expect(nodes.b.send(reload, "connect", ClusterLeaseTests.resume(first)).messages(to: reload).isEmpty)
+        // a is killed; b's next check finds its lease ended, and the takeover waits for the read.
+        nodes.b.completesLoads = false
+        nodes.a.store.dropConnection(of: Self.a)
+        nodes.b.clock.advance(Millis(nodes.b.hub.settings.nodeCheckIntervalMs))
+        var waited = nodes.b.run(.tick)
+        #expect(nodes.b.hub.leaseState(of: Self.a) == .ended)
+        waited += nodes.b.run(.notice(.signal(NodeSignal(from: Self.a, to: Self.b, kind: .live(Self.sessionID(first))))))
+        #expect(Self.reply(waited, to: reload) == nil, "forked for an ended holder: \(String(describing: Self.reply(waited, to: reload)))")
+        nodes.b.completesLoads = true
+        let read = nodes.b.completeLoads()
+        let reply = Self.reply(read + nodes.b.completeCommits(), to: reload)
+        #expect(reply?["ok"] == true, "\(String(describing: reply))")
+        #expect(reply?["result"]?["created"] == false)
+        #expect((reply?["result"]?["forkedFrom"] ?? .null) == .null)
+        #expect(Self.sessionID(reply?["result"] ?? .null) == Self.sessionID(first))
     }
 
     @Test func aRecordReadThatFailsIsTriedAgainAfterABackoffNotAtOnce() {

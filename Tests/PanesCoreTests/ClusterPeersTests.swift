@@ -23,7 +23,7 @@ import Testing
     /// `a` alone: its listener read no other node alive.
     static func lone() -> HubHarness {
         var a = HubHarness(store: MemoryStore(), node: NodeID("a"), ids: .sequential(from: 0))
-        _ = a.run(.notice(.nodesAlive([NodeID("a")])))
+        _ = a.run(.notice(.nodesAlive([NodeID("a")], readBegan: 0)))
         return a
     }
 
@@ -32,7 +32,7 @@ import Testing
     static func join(_ a: HubHarness, as name: String, alive: [String] = ["a"], idsFrom: Int) -> (HubHarness, [Effect]) {
         var node = HubHarness(stored: try! a.store.loadState(), store: a.store, node: NodeID(name),
                               ids: .sequential(from: idsFrom))
-        let sent = node.run(.notice(.nodesAlive((alive + [name]).map(NodeID.init)))) + node.run(.notice(.resubscribed))
+        let sent = node.run(.notice(.nodesAlive((alive + [name]).map(NodeID.init), readBegan: 0))) + node.run(.notice(.resubscribed))
         return (node, sent)
     }
 
@@ -85,7 +85,7 @@ import Testing
         var (b, _) = Self.join(a, as: "b", idsFrom: 1 << 40)
         let (onB, _) = b.connect()
         #expect(Self.switcher(&b, onB, session)?["scene"] == nil, "b has not heard of a's window")
-        let back = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")]))) + a.run(.notice(.resubscribed))
+        let back = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")], readBegan: 0))) + a.run(.notice(.resubscribed))
         #expect(!Self.lists(back).isEmpty)
         TwoNodes.deliver(back, to: &b)
         let listed = Self.switcher(&b, onB, session)
@@ -103,7 +103,7 @@ import Testing
         _ = a.openDocument(onA, document)
         #expect(Self.people(a.effects).isEmpty, "alone, a told nobody its people")
         var (b, _) = Self.join(a, as: "b", idsFrom: 1 << 40)
-        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))
+        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")], readBegan: 0)))
         #expect(Self.lists(beat).map(\.count) == [1])
         #expect(!Self.people(beat).isEmpty)
         TwoNodes.deliver(a.effects, to: &b)
@@ -113,7 +113,7 @@ import Testing
         let summary = b.request(bob, "observeDocuments")["result"]?["documents"]?.arrayValue?.first
         #expect(summary?["participantCount"] == 1, "\(String(describing: summary))")
         // A read that says what a knows already changes nothing.
-        #expect(Self.lists(a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))).isEmpty)
+        #expect(Self.lists(a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")], readBegan: 0)))).isEmpty)
     }
 
     static func presence(_ effects: [Effect]) -> [NodeID?] {
@@ -138,7 +138,7 @@ import Testing
         let back = a.run(.notice(.resubscribed))
         #expect(Self.presence(back).isEmpty, "alone, a re-told presence to nobody: \(Self.presence(back))")
         var (b, _) = Self.join(a, as: "b", idsFrom: 1 << 40)
-        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")])))
+        let beat = a.run(.notice(.nodesAlive([NodeID("a"), NodeID("b")], readBegan: 0)))
         #expect(Self.presence(beat) == [NodeID("b")], "\(Self.presence(beat))")
         TwoNodes.deliver(beat, to: &b)
         let (bob, _) = b.connect(name: "bob")

@@ -22,7 +22,7 @@ import Testing
         ])
         #expect(outcome == [CommitID(1): .committed])
         let cursor = try store.loadState().recordCursor
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .channel(.preferences(domain), version: 1), .records(cursor: cursor)] },
                 "listening starts with resubscribed, then the commit's notices")
     }
 
@@ -49,7 +49,7 @@ import Testing
         try commit(other, theirs)
         // Delivered in commit order: once the other store's notice is in, the own ones were read.
         #expect(notices.wait { $0.contains(.channel(.preferences(theirs), version: 1)) }, "\(notices)")
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .channel(.preferences(theirs), version: 1)] },
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .channel(.preferences(theirs), version: 1)] },
                 "only the other store's notice is delivered: \(notices)")
         #expect(listener.counts == PostgresListener.Counts(read: 1, own: 2))
     }
@@ -90,14 +90,17 @@ import Testing
         let listener = try PostgresListener(url: database.url)
         let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { $0 == [.nodesAlive([a]), .resubscribed] }, "\(notices)")
+        #expect(notices.wait { $0 == [.nodesAlive([a], readBegan: 0), .resubscribed] }, "\(notices)")
 
         let other = try PostgresStore(url: database.url)
         _ = try other.register(node: b, leaseMs: 60_000)
         let admin = try database.connect()
         try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(listener.backendPID))])
-        #expect(notices.wait { $0 == [.nodesAlive([a]), .resubscribed, .nodesAlive([a, b]), .resubscribed] },
+        #expect(notices.wait { $0 == [.nodesAlive([a], readBegan: 0), .resubscribed, .nodesAlive([a, b], readBegan: 0), .resubscribed] },
                 "\(notices)")
+        // Each read is stamped when it began, so the hub keeps the newer one whatever the order.
+        let began = notices.nodesAliveReadsBegan
+        #expect(began.count == 2 && began[0] > 0 && began[1] > began[0], "\(began)")
     }
 
     @Test func aTerminatedListenConnectionIsReplacedAndSaysResubscribed() throws {
@@ -131,7 +134,7 @@ import Testing
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
             SessionID("s1"), activity: ["title": .string(String(repeating: "🪟", count: 5_000))], requestedBy: "ada"))
         _ = try store.apply([.signal(small), .signal(large)])
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(small), .signal(large)] })
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .signal(small), .signal(large)] })
     }
 
     /// A node's live scenes of a user and its people in a document are told again, whole, to any
@@ -159,13 +162,13 @@ import Testing
         func stored() throws -> Int64 { try reader.integer("SELECT count(*)::bigint FROM node_signals") ?? -1 }
 
         _ = try store.apply([.signal(scenes), .signal(people), .signal(toB), .signal(probe)])
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe)] }, "\(notices)")
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .signal(toB), .signal(probe)] }, "\(notices)")
         #expect(try stored() == 0)
 
         let other = try PostgresStore(url: database.url)
         _ = try other.register(node: b, leaseMs: 60_000)
         _ = try store.apply([.signal(scenes), .signal(people)])
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people)] },
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people)] },
                 "\(notices)")
         #expect(try stored() == 1)
 
@@ -173,7 +176,7 @@ import Testing
         other.close()
         #expect(notices.wait { _ in (try? store.checkNodes(node: a, leaseMs: 60_000)) == [b] })
         _ = try store.apply([.signal(scenes), .signal(people), .signal(probe)])
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people), .signal(probe)] },
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .signal(toB), .signal(probe), .signal(scenes), .signal(people), .signal(probe)] },
                 "\(notices)")
         #expect(try stored() == 1)
     }
@@ -208,7 +211,7 @@ import Testing
             try writer.execute("NOTIFY panes, '\(payload)'")
         }
         try blocker.execute("COMMIT")
-        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([]), .resubscribed, .signal(large), .channel(.preferences(domain), version: 1)] },
+        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .signal(large), .channel(.preferences(domain), version: 1)] },
                 "both delivered, the notice without waiting for another notification")
     }
 
@@ -222,7 +225,7 @@ import Testing
         let listener = try PostgresListener(url: database.url)
         let notices = started(listener)
         defer { listener.stop() }
-        #expect(notices.wait { $0 == [.nodesAlive([]), .resubscribed] })
+        #expect(notices.wait { $0 == [.nodesAlive([], readBegan: 0), .resubscribed] })
 
         let large = NodeSignal(from: NodeID("a"), to: nil, kind: .activate(
             SessionID("s1"), activity: ["title": .string(String(repeating: "x", count: 5_000))], requestedBy: "ada"))
@@ -234,7 +237,7 @@ import Testing
         for payload in ChangeNoticePayload.encode(items: [.storedSignal(id), .notice(.channel(.preferences(domain), version: 1))]) {
             try writer.execute("NOTIFY panes, '\(payload)'")
         }
-        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([]), .resubscribed, .resubscribed, .channel(.preferences(domain), version: 1)] },
+        #expect(notices.wait(timeout: 5) { $0 == [.nodesAlive([], readBegan: 0), .resubscribed, .resubscribed, .channel(.preferences(domain), version: 1)] },
                 "\(notices)")
     }
 
@@ -253,12 +256,25 @@ import Testing
 final class NoticeBox: @unchecked Sendable {
     private let condition = NSCondition()
     private var notices: [ChangeNotice] = []
+    /// When each `nodesAlive` read began; the notices kept carry 0 instead, to compare whole.
+    private var readsBegan: [Millis] = []
 
     func append(_ notice: ChangeNotice) {
         condition.lock()
-        notices.append(notice)
+        if case .nodesAlive(let nodes, let readBegan) = notice {
+            readsBegan.append(readBegan)
+            notices.append(.nodesAlive(nodes, readBegan: 0))
+        } else {
+            notices.append(notice)
+        }
         condition.broadcast()
         condition.unlock()
+    }
+
+    var nodesAliveReadsBegan: [Millis] {
+        condition.lock()
+        defer { condition.unlock() }
+        return readsBegan
     }
 
     /// Waits until `test` holds for the notices so far (polling, as some conditions are outside).

@@ -27,6 +27,32 @@ import Testing
         func liveNodes() throws -> [NodeID] { [] }
     }
 
+    /// Leases that renew at once and read two nodes alive, the same each time.
+    final class SteadyLeases: NodeLeases, @unchecked Sendable {
+        func register(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func liveNodes() throws -> [NodeID] { [NodeID("node_a"), NodeID("node_b")] }
+    }
+
+    /// The heartbeat tells the nodes alive every beat, not only when they change: a stale read
+    /// of the listener's taken after one of the heartbeat's (it began later, but its snapshot
+    /// was older) is replaced by the next beat's, not kept until membership next changes.
+    @Test func theHeartbeatTellsTheNodesAliveEveryBeatEachReadBegunLater() throws {
+        let node = ClusterNode(node: NodeID("node_a"), leases: SteadyLeases(), listener: QuietListener(),
+                               leaseMs: 2_000, heartbeatMs: 200, logger: Logger(label: "test.cluster-node"))
+        let reads = Mutex<[Millis]>([])
+        let three = DispatchSemaphore(value: 0)
+        try node.start({ notice in
+            guard case .nodesAlive(let nodes, let readBegan) = notice, nodes == [NodeID("node_a"), NodeID("node_b")] else { return }
+            if reads.withLock({ $0.append(readBegan); return $0.count }) == 3 { three.signal() }
+        }, membership: { _ in })
+        defer { node.stop() }
+        #expect(three.wait(timeout: .now() + 20) == .success, "the same set, told three beats in a row")
+        let began = reads.withLock { Array($0.prefix(3)) }
+        #expect(began == began.sorted() && Set(began).count == 3, "\(began)")
+    }
+
     final class QuietListener: ChangeListener {
         func start(_ deliver: @escaping @Sendable (ChangeNotice) -> Void) {}
         func stop() {}
@@ -186,23 +212,100 @@ import Testing
         #expect(told.lost.wait(timeout: .now() + 20) == .success, "the node is told its lease is lost")
         #expect(told.leaseLostCount == 1)
     }
+
+    /// Heartbeats that fail while `failing`, then take each of `steps` in turn (moving the
+    /// clock on while they run) and succeed; with none left, each waits for `gate`.
+    final class RegainLeases: NodeLeases, @unchecked Sendable {
+        let clock: ManualClock
+        let failing = Mutex(true)
+        let steps = Mutex<[Millis]>([])
+        let stopped = Mutex(false)
+        let waiting = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+
+        init(clock: ManualClock) { self.clock = clock }
+
+        func register(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
+            while true {
+                if failing.withLock({ $0 }) || stopped.withLock({ $0 }) { throw PanesError(.storageFailed, "the database went away") }
+                if let took = steps.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                    clock.advance(took)
+                    return []
+                }
+                waiting.signal()
+                gate.wait()
+            }
+        }
+        func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func liveNodes() throws -> [NodeID] { [] }
+    }
+
+    /// While the lease is not held the lease watch sleeps a whole heartbeat, and a regain does
+    /// not wake it. Before, a renewal that came back just before its own deadline held the
+    /// lease again: the watch, asleep, could tell the next loss up to a heartbeat after that
+    /// deadline, when the database's lease may have run out. A lease not held is held again
+    /// only by a renewal that came back at least a heartbeat before its deadline.
+    @Test func aSlowRenewalDoesNotRegainALostLeaseAQuickOneDoes() throws {
+        let clock = ManualClock()
+        let leases = RegainLeases(clock: clock)
+        let told = Told()
+        let regained = Mutex(0)
+        let node = ClusterNode(node: NodeID("node_regain"), leases: leases, listener: ClusterNodeTests.QuietListener(),
+                               leaseMs: 2_000, heartbeatMs: 200, logger: Logger(label: "test.cluster-node"),
+                               clock: { clock.now })
+        try node.start({ notice in
+            told.notices.withLock { $0.append(notice) }
+            if notice == .leaseLost { told.lost.signal() }
+        }, membership: { change in
+            if case .leaseRegained = change { regained.withLock { $0 += 1 } }
+        })
+        defer {
+            leases.stopped.withLock { $0 = true }
+            leases.gate.signal()
+            node.stop()
+        }
+        // The database stops answering; the lease is lost at its deadline.
+        clock.advance(1_800)
+        #expect(told.lost.wait(timeout: .now() + 20) == .success, "the node is told its lease is lost")
+
+        // A renewal that comes back a millisecond before its own deadline (lease − heartbeat).
+        leases.steps.withLock { $0 = [1_799] }
+        leases.failing.withLock { $0 = false }
+        #expect(leases.waiting.wait(timeout: .now() + 20) == .success, "the slow renewal came back")
+        #expect(!node.isHealthy, "a renewal back less than a heartbeat before its deadline does not hold the lease again")
+        #expect(regained.withLock { $0 } == 0)
+
+        // One that comes back exactly a heartbeat before it does.
+        leases.steps.withLock { $0 = [1_600] }
+        leases.gate.signal()
+        #expect(leases.waiting.wait(timeout: .now() + 20) == .success, "the quick renewal came back")
+        #expect(node.isHealthy)
+        #expect(regained.withLock { $0 } == 1)
+        #expect(told.leaseLostCount == 1)
+    }
 }
 
 /// A new identity's registration follows the heartbeat's rule: one that comes back past the
 /// deadline it set does not hold the lease, until a renewal does.
 @Suite struct ClusterNodeRegistrationClockTests {
-    /// Leases whose registration after the first (a rejoin) takes longer than the lease allows
-    /// (it moves the clock on while it runs), and whose heartbeats fail until `renews` is set.
+    /// Leases whose registration after the first (a rejoin) takes `rejoinMs` (the lease, by
+    /// default: longer than it allows; it moves the clock on while it runs), and whose
+    /// heartbeats fail until `renews` is set.
     final class LateRegistrationLeases: NodeLeases, @unchecked Sendable {
         let clock: ClusterNodeLeaseClockTests.ManualClock
+        let rejoinMs: Millis?
         let registrations = Mutex(0)
         let renews = Mutex(false)
 
-        init(clock: ClusterNodeLeaseClockTests.ManualClock) { self.clock = clock }
+        init(clock: ClusterNodeLeaseClockTests.ManualClock, rejoinMs: Millis? = nil) {
+            self.clock = clock
+            self.rejoinMs = rejoinMs
+        }
 
         func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
             let count = registrations.withLock { $0 += 1; return $0 }
-            if count > 1 { clock.advance(Millis(leaseMs)) }
+            if count > 1 { clock.advance(rejoinMs ?? Millis(leaseMs)) }
             return []
         }
         func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] {
@@ -217,8 +320,18 @@ import Testing
     /// `/healthz`) served under it until the watch woke, up to a heartbeat later, or here, with
     /// a long lease, much later: the runtime reloading for the new identity took upgrades.
     @Test func aRegistrationThatReturnsPastItsOwnDeadlineDoesNotHoldTheLease() throws {
-        let clock = ClusterNodeLeaseClockTests.ManualClock()
-        let leases = LateRegistrationLeases(clock: clock)
+        try registrationDoesNotHoldTheLease(LateRegistrationLeases(clock: ClusterNodeLeaseClockTests.ManualClock()))
+    }
+
+    /// As a renewal while the lease is not held (`ClusterNodeLeaseClockTests`): a registration
+    /// back less than a heartbeat before its deadline (lease − heartbeat) does not hold it.
+    @Test func aRegistrationBackLessThanAHeartbeatBeforeItsDeadlineDoesNotHoldTheLease() throws {
+        try registrationDoesNotHoldTheLease(LateRegistrationLeases(clock: ClusterNodeLeaseClockTests.ManualClock(),
+                                                                   rejoinMs: 60_000 - 200 - 1))
+    }
+
+    func registrationDoesNotHoldTheLease(_ leases: LateRegistrationLeases) throws {
+        let clock = leases.clock
         // A long lease: the watch sleeps until its deadline, far past this test.
         let node = ClusterNode(node: NodeID("node_old"), leases: leases, listener: ClusterNodeTests.QuietListener(),
                                leaseMs: 60_000, heartbeatMs: 200, logger: Logger(label: "test.cluster-node"),

@@ -79,6 +79,54 @@ import Testing
         }
     }
 
+    /// A memory store that notes, under a lock, every session liveness its writes put.
+    final class LivenessNotingStore: WrappedMemoryStore, @unchecked Sendable {
+        let inner = MemoryStore()
+        private let put = Mutex<[SessionLiveness]>([])
+
+        func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
+            let outcome = try inner.apply(writes)
+            let liveness = writes.flatMap { write -> [SessionLiveness] in
+                guard case .persist(let commands) = write else { return [] }
+                return commands.compactMap { if case .putSessionLiveness(let liveness) = $0 { liveness } else { nil } }
+            }
+            put.withLock { $0 += liveness }
+            return outcome
+        }
+
+        /// Waits until a liveness of `session` satisfying `test` was written.
+        func waitForLiveness(of session: SessionID, timeout: Double = 10, _ test: (SessionLiveness) -> Bool) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while Date() < deadline {
+                if put.withLock({ $0.contains { $0.id == session && test($0) } }) { return true }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return false
+        }
+    }
+
+    /// A resume writes only its liveness, quietly, kept in the worker's outbox until the loop
+    /// turn ends, then handed to the store thread (`serverWillWait`). Were that hand-over gone,
+    /// a server doing nothing but resumes would keep every resume's `liveSince` until some
+    /// durable write or shutdown, and a SIGKILL would lose them (`lastActiveAt` would lie).
+    @Test func aResumesLivenessReachesTheStoreWithNoOtherWriteAfterIt() throws {
+        let store = LivenessNotingStore()
+        let server = try InProcessServer(store: store, settings: Settings())
+        defer { server.stop() }
+        let first = try server.client()
+        let created = first.connect()
+        let session = SessionID(created["session"]?["persistentIdentifier"]?.stringValue ?? "")
+        first.socket.close()
+        // The close's write (not a quiet one): no window live on the session.
+        #expect(store.waitForLiveness(of: session) { $0.liveSince == nil }, "the close was written")
+
+        let again = try server.client()
+        #expect(again.connect(["session": TestClient.credentials(created)])["created"] == false)
+        // Nothing else is written: the resume's own liveness reaches the store.
+        #expect(store.waitForLiveness(of: session) { $0.liveSince != nil }, "the resume's liveness was handed to the store")
+        withExtendedLifetime(again) {}
+    }
+
     @Test func anAckAndTheNotificationsWaitForTheCommitWhileLivenessDoesNot() throws {
         var settings = Settings()
         settings.livenessProbeTimeoutMs = 300

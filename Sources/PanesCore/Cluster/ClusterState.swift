@@ -68,14 +68,18 @@ struct ClusterState: Sendable {
     var nextCheckAt: Millis?
     /// Nodes whose lease ended: their claims no longer count.
     var expired: Set<NodeID> = []
-    /// The nodes whose lease ran as of the store's last read of them (`nodesAlive`, on the
+    /// The nodes whose lease ran as of the store's newest read of them (`nodesAlive`, on the
     /// database's clock); nil before the first. Another node missing from it, not in `expired`,
     /// has let its lease run out (`NodeLeaseState.lapsed`): a connect waiting for a session it
     /// holds is never forked for it, but waits for the end (`awaitHolderLeaseEnd`). The
-    /// listener's read and the heartbeat's may arrive out of order, so a node that registered
-    /// a moment ago can be taken for lapsed until the next read that changes: its sessions'
-    /// connects then wait (and are told to retry) where they would have forked, never taken over.
+    /// listener's read and the heartbeat's may arrive out of order: a read begun before the
+    /// newest applied (`leasesReadBegan`, this node's monotonic clock) is not taken, so a node
+    /// registered before that newest read began is never taken for lapsed. Two reads that
+    /// overlap may still see a registration in the earlier-begun one only; the later-begun one
+    /// then takes that node for lapsed until the heartbeat's next read (every beat), its
+    /// sessions' connects waiting meanwhile where they would have forked, never taken over.
     var leasesRunning: Set<NodeID>?
+    var leasesReadBegan: Millis?
     /// This node's own clock says its lease is lost (`ChangeNotice.leaseLost`), and no renewal
     /// has held it again since (`leaseRegained`): nothing attaches here meanwhile.
     var leaseLost = false

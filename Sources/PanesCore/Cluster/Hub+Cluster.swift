@@ -25,8 +25,8 @@ extension Hub {
             loadRecordChanges()
         case .signal(let signal):
             received(signal)
-        case .nodesAlive(let nodes):
-            nodesAlive(nodes)
+        case .nodesAlive(let nodes, let readBegan):
+            nodesAlive(nodes, readBegan: readBegan)
         case .nodesExpired(let nodes):
             nodesExpired(nodes)
         case .nodesChecked(let gone):

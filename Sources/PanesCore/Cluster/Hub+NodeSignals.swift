@@ -22,10 +22,11 @@ extension Hub {
             // The window on the other node answered: every connect waiting for it forks, and
             // the next connect for the session asks the holder again.
             holderAsked(session)
-            // Unless the holder's lease has run out since, as the database counts it: it had
-            // closed that window before (a node stops serving before its lease runs out
-            // there), so the answer is stale. The connects wait on, for the lease's end.
-            if cluster.claims[session]?.node == signal.from, leaseState(of: signal.from) == .lapsed { return }
+            // Unless the holder's lease has run out since, as the database counts it, or has
+            // ended: it had closed that window before (a node stops serving before its lease
+            // runs out there), so the answer is stale. The connects wait on: for the lease's
+            // end, or (ended) for the takeover (`resumeTakeovers`).
+            if cluster.claims[session]?.node == signal.from, leaseState(of: signal.from) != .running { return }
             for pending in pendingConnects.removeValue(forKey: session) ?? [] {
                 if connections.isOpen(pending.connection) { fork(session, for: pending, reason: .holderAnsweredLive) }
             }

@@ -17,8 +17,15 @@
 extension Hub {
     /// The store's read of the nodes alive (this one among them): those not known before are
     /// told every list (and its scenes' presence) now, since they may have asked while no hub here listened.
-    mutating func nodesAlive(_ nodes: [NodeID]) {
-        cluster.leasesRunning = Set(nodes)
+    /// The leases running are taken from it unless a read begun later was applied already (the
+    /// listener's read and the heartbeat's may arrive out of order: an older read kept would
+    /// take a node registered since for lapsed). Its nodes still count as peers: each was alive
+    /// when read.
+    mutating func nodesAlive(_ nodes: [NodeID], readBegan: Millis) {
+        if cluster.leasesReadBegan.map({ readBegan >= $0 }) ?? true {
+            cluster.leasesRunning = Set(nodes)
+            cluster.leasesReadBegan = readBegan
+        }
         for other in nodes.sorted() {
             guard let toldAll = addPeer(other, again: true) else { continue }
             answerScenesWanted(by: other, toldAll: toldAll)

@@ -149,9 +149,10 @@ public struct Settings: Sendable, Equatable {
         // (ClusterNode), and sends the next one a heartbeat after that one: with a lease under
         // three heartbeats, a renewal that takes longer than a heartbeat to come back (a slow
         // fsync) would come back after the node stopped, and under two every node would close
-        // its scenes between any two renewals. This also keeps the lease watch in time after a
-        // regained lease without waking it: it looks again within a heartbeat, and the next
-        // loss cannot come before two have passed.
+        // its scenes between any two renewals. A lease not held is held again only by a
+        // renewal that came back at least a heartbeat before its deadline (`ClusterNode`): the
+        // lease watch, not woken on the regain, looks again within a heartbeat, so before that
+        // deadline, the next loss.
         guard nodeLeaseMs >= 3 * nodeHeartbeatMs else {
             throw .invalid("settings.nodeHeartbeatMs",
                            "must be at most a third of nodeLeaseMs (\(nodeLeaseMs) ms): a node stops serving "

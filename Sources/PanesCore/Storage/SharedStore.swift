@@ -239,11 +239,14 @@ public enum ChangeNotice: Sendable, Equatable {
     /// it, long after, once no session names it.
     case nodesExpired([NodeID])
     /// Nodes whose lease ran when the store was asked (the node's own among them): read by the
-    /// listener each time it has subscribed (before `resubscribed`) and by the heartbeat when
-    /// the set changes. The hub only adds these to the other nodes it knows are alive
+    /// listener each time it has subscribed (before `resubscribed`) and by the heartbeat every
+    /// beat. The hub only adds these to the other nodes it knows are alive
     /// (`ClusterState.peers`), never removes them: a read older than a node's `scenesWanted`
-    /// may reach it after, and only `nodesExpired` says a node is gone.
-    case nodesAlive([NodeID])
+    /// may reach it after, and only `nodesExpired` says a node is gone. `readBegan` is when the
+    /// read began, on this node's monotonic clock, taken before the query: a read begun later
+    /// sees at least every registration committed before it began, so the hub takes the
+    /// leases running (`ClusterState.leasesRunning`) from the newest read only.
+    case nodesAlive([NodeID], readBegan: Millis)
     /// The answer to `Effect.checkNodes`: the nodes gone now (`nodesExpired`'s whole set),
     /// delivered once per check the node ran, changed or not; nil when the store could not
     /// be asked.
