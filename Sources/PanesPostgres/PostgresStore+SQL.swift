@@ -28,7 +28,13 @@ extension PostgresStore {
             INSERT INTO held_drops (session, drag, event, kept_until) VALUES ($1, $2, $3, $4)
             ON CONFLICT (session, drag) DO NOTHING
             """
-        static let pruneHeldDrops = "DELETE FROM held_drops WHERE kept_until < $1"
+        /// Skips rows another transaction has locked (another node's prune, a release): the prune
+        /// shares a batch of users' writes, which must never wait on it nor deadlock over it;
+        /// what it skips, a later prune deletes.
+        static let pruneHeldDrops = """
+            DELETE FROM held_drops WHERE (session, drag) IN
+                (SELECT session, drag FROM held_drops WHERE kept_until < $1 FOR UPDATE SKIP LOCKED)
+            """
         static let releaseDrop = "DELETE FROM held_drops WHERE session = $1 AND drag = $2"
         static let deleteSessionHeldDrops = "DELETE FROM held_drops WHERE session = $1"
         static let heldDrops = """

@@ -101,6 +101,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let fencing = fencingNode
         // What the commits came to, kept out here for a COMMIT whose answer is lost.
         var decided: [CommitID: CommitOutcome] = [:]
+        var decidedFound: [SessionID] = []
         let (outcomes, pruned, found): ([CommitID: CommitOutcome], [DocumentID: Int64], [SessionID])
         sessionsWithHeldDrops = []
         do {
@@ -135,14 +136,16 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                                           origin: noticeOrigin) {
                 try connection.notifyAtCommit("panes", payload)
             }
-            decided = outcomes
+            // Every claim's answer is in (`answer()` above): what they found is final too.
+            (decided, decidedFound) = (outcomes, batch.heldDropsFound.sessions)
             return (outcomes, batch.pruned, batch.heldDropsFound.sessions)
             }
         } catch let error as PostgresError where error.kind == .outcomeUnknown {
             // Nobody may retry these writes nor call them failed until `resolve` knows.
             guard let transaction = error.transactionID else { throw error }
             unknownTransactions[transaction] = (error.backendPID, error.marker)
-            throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, reason: "\(error)")
+            throw CommitOutcomeUnknown(transaction: transaction, outcomes: decided, heldDropsFound: decidedFound,
+                                       reason: "\(error)")
         }
         notePruned(pruned)
         sessionsWithHeldDrops = found

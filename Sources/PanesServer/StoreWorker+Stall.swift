@@ -90,7 +90,9 @@ extension StoreWorker {
                 committedWrites += held.writes.count
                 stalledCount = stalled.count
             }
-            onApplied(StoreReport(durable: held.sequence, outcomes: held.committedOutcomes, committedAt: committedAt))
+            // Its claims' held drops too: the hub reads them at those sessions' attach.
+            onApplied(StoreReport(durable: held.sequence, outcomes: held.committedOutcomes,
+                                  heldDropsFound: held.unknown.heldDropsFound, committedAt: committedAt))
         } else {
             // Not applied: its commits failed, its persists are retried ahead of those held after it.
             logger.notice("the held transaction did not commit; its writes are retried",
@@ -184,9 +186,11 @@ extension StoreWorker {
         let durable = stalledSequence
         // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
         let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
+        // A held persist's claim (a session's first write) may have found held drops too.
+        let found = shared?.takeSessionsWithHeldDrops() ?? []
         stalled.removeAll()
         stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: reported, committedAt: committedAt))
+        onApplied(StoreReport(durable: durable, outcomes: reported, heldDropsFound: found, committedAt: committedAt))
     }
 
     /// A load refused because the store cannot be reached.

@@ -148,6 +148,60 @@ import Testing
         #expect(try store.loadPreferences(domain)?.version == (committed ? 1 : nil))
     }
 
+    /// A claim that found drops held for its session, in a transaction whose COMMIT went
+    /// unanswered: the unknown outcome carries what it found, for when it turns out committed.
+    @Test func aLostCommitCarriesTheHeldDropsItsClaimsFound() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let window = SessionID("ses_window"), empty = SessionID("ses_empty")
+        let held = HeldDrop(session: window, drag: Identifier("drg_a"), event: ["drag": "drg_a"], keptUntil: 5_000)
+        try store.apply([.coordination(.holdDrop(held, forgetBefore: 0))])
+        store.connection.commitFault = .replyLost
+        store.connection.unreachableStatusAsks = 1
+        func claim(_ id: UInt64, _ session: SessionID) -> StoreWrite {
+            let claim = SessionClaim(node: NodeID("c"), epoch: 1)
+            return .commit(Commit(id: CommitID(id), channel: .coordination(.session(session)), base: 0,
+                                  commands: [.coordination(.claimSession(session, claim))]))
+        }
+        var unknown: CommitOutcomeUnknown?
+        do {
+            _ = try store.apply([claim(1, empty), claim(2, window)])
+            Issue.record("a lost COMMIT that could not be asked about was reported applied")
+        } catch let error as CommitOutcomeUnknown {
+            unknown = error
+        }
+        let lost = try #require(unknown)
+        #expect(lost.heldDropsFound == [window])
+        #expect(store.takeSessionsWithHeldDrops() == [], "not taken from the store: the apply threw")
+        #expect(try store.resolve(lost) == true)
+    }
+
+    /// A prune of held drops skips the expired rows another transaction holds locked instead of
+    /// waiting for them: it shares batches of users' writes (review D, F2). Without the skip the
+    /// prune waits, and the lock timeout set here makes the batch fail.
+    @Test func pruningHeldDropsSkipsRowsAnotherTransactionHoldsLocked() throws {
+        let database = try TestDatabase()
+        let store = try PostgresStore(url: database.url)
+        let other = try PostgresConnection(url: database.url)
+        func held(_ drag: String, _ session: String) -> HeldDrop {
+            HeldDrop(session: SessionID(session), drag: Identifier(drag), event: ["drag": .string(drag)],
+                     keptUntil: 1_000)
+        }
+        try store.apply([held("drg_locked", "ses_a"), held("drg_free", "ses_b")]
+            .map { .coordination(.holdDrop($0, forgetBefore: 0)) })
+        try other.execute("BEGIN")
+        try other.execute("SELECT 1 FROM held_drops WHERE drag = 'drg_locked' FOR UPDATE")
+        try store.connection.execute("SET lock_timeout = '5s'")
+        try store.apply([.coordination(.pruneHeldDrops(before: 2_000)), .putSession(Self.session("s1"))])
+        #expect(try store.loadState().sessions.map(\.id.rawValue) == ["s1"], "the batch committed")
+        #expect(try store.loadHeldDrops(SessionID("ses_b"), now: 0).isEmpty, "the free row pruned")
+        #expect(try store.loadHeldDrops(SessionID("ses_a"), now: 0).map(\.drag) == [Identifier("drg_locked")],
+                "skipped")
+        try other.execute("ROLLBACK")
+        try store.apply([.coordination(.pruneHeldDrops(before: 2_000))])
+        #expect(try store.loadHeldDrops(SessionID("ses_a"), now: 0).isEmpty, "pruned once free")
+    }
+
     /// A transaction whose server process has not noticed its client is gone is still "in
     /// progress": the process is ended, which settles it (not committed), instead of waiting.
     @Test func aTransactionStillInProgressIsEndedAndReportedNotCommitted() throws {

@@ -39,6 +39,7 @@ import Testing
         let durable = Mutex<[UInt64]>([])
         let outcomes = Mutex<[(CommitID, CommitOutcome)]>([])
         let failures = Mutex<[String]>([])
+        let heldDropsFound = Mutex<[SessionID]>([])
         /// Reports made at all (a transaction of quiet persists makes none).
         let reported = Mutex(0)
     }
@@ -418,7 +419,10 @@ import Testing
             guard lost else { return try inner.apply(writes) }
             lost = false
             let outcomes = commits ? try inner.apply(writes) : [:]
-            throw CommitOutcomeUnknown(transaction: 42, outcomes: outcomes, reason: "injected: COMMIT unanswered")
+            // What the claims found comes with the outcomes, as PostgreSQL's `apply` says it.
+            throw CommitOutcomeUnknown(transaction: 42, outcomes: outcomes,
+                                       heldDropsFound: inner.takeSessionsWithHeldDrops(),
+                                       reason: "injected: COMMIT unanswered")
         }
         func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {
             asks.withLock { $0 += 1 }
@@ -435,6 +439,7 @@ import Testing
                     onApplied: { report in
                         if let durable = report.durable { reports.durable.withLock { $0.append(durable) } }
                         reports.outcomes.withLock { $0 += report.outcomes }
+                        reports.heldDropsFound.withLock { $0 += report.heldDropsFound }
                     },
                     onFailure: { reason in reports.failures.withLock { $0.append(reason) } },
                     onLoaded: { _ in })
@@ -444,6 +449,13 @@ import Testing
         let domain = PreferenceDomain(workspace: "w", user: "u")
         return .commit(Commit(id: CommitID(id), channel: .preferences(domain), base: base,
                               commands: [.putPreference(domain, keyPath: "k\(id)", value: .int(Int64(id)), version: base + 1)]))
+    }
+
+    /// Node c's claim of `session`, the first (a takeover's, say).
+    static func claim(_ id: UInt64, _ session: SessionID) -> StoreWrite {
+        let claim = SessionClaim(node: NodeID("c"), epoch: 1)
+        return .commit(Commit(id: CommitID(id), channel: .coordination(.session(session)), base: 0,
+                              commands: [.coordination(.claimSession(session, claim))]))
     }
 
     static func waitUntil(_ condition: () -> Bool) {
@@ -476,6 +488,51 @@ import Testing
         #expect(reports.outcomes.withLock { $0.last?.1 } == .committed)
         #expect(try store.inner.loadState().sessions.map(\.id.rawValue) == ["s1", "s2"], "each once")
         #expect(reports.failures.withLock { $0 }.isEmpty)
+    }
+
+    /// A takeover's claim of a session with a drop held for it, in a transaction whose COMMIT
+    /// went unanswered: once known committed, the report still says the drop is held, or the
+    /// hub would attach without reading it (review D, F1).
+    @Test func aClaimOfUnknownOutcomeThatCommittedReportsTheDropsItFoundHeld() throws {
+        let store = LostCommitStore(commits: true)
+        let window = SessionID("ses_window"), empty = SessionID("ses_empty")
+        let held = HeldDrop(session: window, drag: Identifier("drg_a"), event: ["drag": "drg_a"], keptUntil: 5_000)
+        try store.inner.apply([.persist([.coordination(.holdDrop(held, forgetBefore: 0))])])
+        let reports = Reports()
+        let worker = lostCommitWorker(store, reports)
+        worker.submit(Self.claim(1, empty), sequence: nil)
+        worker.submit(Self.claim(2, window), sequence: nil)
+        worker.start()
+        Self.waitUntil { store.asks.withLock { $0 } >= 2 }
+        #expect(reports.outcomes.withLock { $0 }.isEmpty, "held while unknown")
+        store.reachable.withLock { $0 = true }
+        Self.waitUntil { reports.outcomes.withLock { $0.count } >= 2 }
+        worker.stop()
+        #expect(reports.outcomes.withLock { $0.map(\.1) } == [.committed, .committed])
+        #expect(reports.heldDropsFound.withLock { $0 } == [window])
+    }
+
+    /// A shared store's claims that found drops held for their sessions are reported with the
+    /// transaction's outcomes, for the hub to read them at the attach (review D, F6).
+    @Test func aClaimThatFoundDropsHeldIsReportedWithItsOutcome() throws {
+        let store = StorageOutageAnswersTests.FailingSharedStore()
+        let window = SessionID("ses_window"), empty = SessionID("ses_empty")
+        let held = HeldDrop(session: window, drag: Identifier("drg_a"), event: ["drag": "drg_a"], keptUntil: 5_000)
+        try store.inner.apply([.coordination(.holdDrop(held, forgetBefore: 0))])
+        let reports = Reports()
+        let worker = StoreWorker(store: store, logger: Logger(label: "test"), policy: .sharedStore,
+                                 onApplied: { report in
+                                     reports.outcomes.withLock { $0 += report.outcomes }
+                                     reports.heldDropsFound.withLock { $0 += report.heldDropsFound }
+                                 },
+                                 onFailure: { _ in }, onLoaded: { _ in })
+        worker.submit(Self.claim(1, empty), sequence: nil)
+        worker.submit(Self.claim(2, window), sequence: nil)
+        worker.start()
+        Self.waitUntil { reports.outcomes.withLock { $0.count } >= 2 }
+        worker.stop()
+        #expect(reports.outcomes.withLock { $0.map(\.1) } == [.committed, .committed])
+        #expect(reports.heldDropsFound.withLock { $0 } == [window])
     }
 
     @Test func aTransactionOfUnknownOutcomeThatDidNotCommitHasItsPersistsRetriedAndItsCommitsFailed() throws {

@@ -560,6 +560,17 @@ import Testing
         try store.apply([.coordination(.releaseDrop(held.key))])
         #expect(try store.apply([claim(5, window, "a", base: 2, epoch: 3)]) == [CommitID(5): .committed])
         #expect(store.takeSessionsWithHeldDrops() == [], "nothing held any more")
+        // Held again: a batch whose claim found it but that then failed says nothing, not even
+        // what the apply before it found and nobody took; the same batch, applied, does.
+        try store.apply([.coordination(.holdDrop(held, forgetBefore: 0)),
+                         .coordination(.claimSession(window, SessionClaim(node: NodeID("b"), epoch: 4)))])
+        let batch: [StoreCommand] = [.coordination(.claimSession(window, SessionClaim(node: NodeID("a"), epoch: 5))),
+                                     .putSession(Fixtures.bareSession(id: "ses_other"))]
+        harness.failNextBatch(afterCommands: 1)
+        #expect(throws: (any Error).self) { try store.apply(batch) }
+        #expect(store.takeSessionsWithHeldDrops() == [], "empty after an apply that threw")
+        try store.apply(batch)
+        #expect(store.takeSessionsWithHeldDrops() == [window])
     }
 
     /// `pruneHeldDrops` deletes the held drops whose keeping ended before its time, whoever

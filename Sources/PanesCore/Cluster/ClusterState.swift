@@ -150,9 +150,9 @@ struct ClusterState: Sendable {
     /// Sessions whose held drops (`HeldDrop`) the next attach here reads
     /// (`Hub+HeldDrops.swift`): one whose claim found drops held for it (taken over from a
     /// node that died, left behind by one, or let go by one), one whose window was gone when a
-    /// drop for it settled here, one whose read failed or came back to no window. Empty for almost every resume, so a resume reads
-    /// the store only when something may be held. At most `maxHeldDropMarks`, the oldest
-    /// forgotten past it (`HeldDropMarks`).
+    /// drop for it settled here, one whose read failed or came back to no window. Empty for
+    /// almost every resume, so a resume reads the store only when something may be held. At
+    /// most `maxHeldDropMarks`, the oldest forgotten past it (`HeldDropMarks`).
     var heldDropsToRead = HeldDropMarks()
     /// When expired held drops are next deleted from the store (monotonic clock), every
     /// `heldDropPruneIntervalMs` (`Hub.pruneHeldDrops(now:)`).

@@ -82,11 +82,16 @@ public struct CommitOutcomeUnknown: Error, Sendable, CustomStringConvertible {
     public let transaction: Int64
     /// The commits' outcomes if the transaction did commit (a conflict stays a conflict).
     public let outcomes: [CommitID: CommitOutcome]
+    /// The sessions whose claims found drops held for them (`SharedStore.takeSessionsWithHeldDrops`),
+    /// if the transaction did commit: reported with the outcomes once it is known to have.
+    public let heldDropsFound: [SessionID]
     public let reason: String
 
-    public init(transaction: Int64, outcomes: [CommitID: CommitOutcome], reason: String) {
+    public init(transaction: Int64, outcomes: [CommitID: CommitOutcome], heldDropsFound: [SessionID] = [],
+                reason: String) {
         self.transaction = transaction
         self.outcomes = outcomes
+        self.heldDropsFound = heldDropsFound
         self.reason = reason
     }
 

@@ -117,13 +117,14 @@ public final class MemoryStore: Store {
 
     public func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
         -> [CommitID: CommitOutcome] {
+        // First: an apply that throws, even before it starts, reports no held drops.
+        sessionsWithHeldDrops.removeAll()
         if failNextApply {
             failNextApply = false
             throw MemoryStoreError.injectedFailure
         }
         if let fencingNode, (nodeLeases[fencingNode] ?? -1) < now() { throw NodeRevoked(node: fencingNode) }
         undo.removeAll()
-        sessionsWithHeldDrops.removeAll()
         var outcomes: [CommitID: CommitOutcome] = [:]
         var resolved: Set<Channel> = []
         do {

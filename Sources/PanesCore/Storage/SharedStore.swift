@@ -54,7 +54,8 @@ public protocol SharedStore: Store, NodeLeases {
     /// last `apply` that returned found drops held (any row, kept or not), in the order claimed,
     /// and forgets them. Found by the claim's own write (PostgreSQL: its statement), so a node
     /// that attaches a session another node held or let go learns of drops held for it with no
-    /// read of its own (`HubEvent.heldDropsFound`). Empty after an `apply` that threw.
+    /// read of its own (`HubEvent.heldDropsFound`). Empty after an `apply` that threw (for a
+    /// `CommitOutcomeUnknown`, its `heldDropsFound` holds them).
     func takeSessionsWithHeldDrops() -> [SessionID]
 }
 
