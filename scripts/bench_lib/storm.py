@@ -189,19 +189,10 @@ def _make_sessions(ctx, system, n, workdir, sessions, restart, facts) -> None:
 
 def _threads(pid: int) -> dict[str, int]:
     """CPU of the service loop (the main thread) and of every other thread together (the store
-    thread; a cluster node's listener and heartbeat), schedstat nanoseconds."""
-    out = {"loop": 0, "others": 0}
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                out["loop" if int(tid) == pid else "others"] += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
+    thread; a cluster node's listener and heartbeat), schedstat nanoseconds (from `_sched`)."""
+    per_thread = _sched(pid)
+    loop = per_thread.pop("loop", [0])[0]
+    return {"loop": loop, "others": sum(v[0] for v in per_thread.values())}
 
 
 def _sched_all(pid: int, gens) -> dict:
