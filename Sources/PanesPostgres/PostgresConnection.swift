@@ -116,7 +116,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let keywords: [String] = ["dbname", "application_name"]
         let values: [String] = [url, applicationName]
         let copies: [UnsafeMutablePointer<CChar>?] = (keywords + values).map { strdup($0) }
-        defer { copies.forEach { free($0) } }
+        defer { for copy in copies { free(copy) } }
         let pointers = copies.map { $0.map { UnsafePointer($0) } }
         let keywordPointers = Array(pointers[..<2]) + [nil]
         let valuePointers = Array(pointers[2...]) + [nil]
