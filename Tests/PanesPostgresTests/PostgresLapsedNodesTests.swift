@@ -52,7 +52,7 @@ import Testing
     }
 
     /// Checks as `node` until `expected` are gone (a little over two leases of 1 s at most).
-    static func checkUntil(_ store: PostgresStore, asking node: NodeID, gone expected: [NodeID]) throws -> [NodeID] {
+    static func checkUntil(_ store: any NodeLeases, asking node: NodeID, gone expected: [NodeID]) throws -> [NodeID] {
         var gone = try store.checkNodes(node: node, leaseMs: 1_000)
         for _ in 0..<40 where gone != expected {
             usleep(50_000)
