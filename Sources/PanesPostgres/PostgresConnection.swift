@@ -48,6 +48,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Statements run on every connection made from now on, right after it is made (session
     /// settings); a connection that cannot take them is not used.
     var setUp: [String] = []
+    /// The `application_name` every connection made from now on starts with, in place of the
+    /// URL's (nil: the URL's). Given at connection start, never changed on a live backend: a
+    /// node ends a lapsed node's backends by this name (`PostgresStore.endBackends`), so a
+    /// backend must never carry one name and then work under another.
+    var applicationName: String?
 
     enum CommitFault: Sendable {
         /// The server committed, but its answer never came back.
@@ -85,7 +90,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func connect() throws(PostgresError) {
-        guard let connection = PQconnectdb(url) else {
+        guard let connection = Self.open(url, applicationName: applicationName) else {
             throw PostgresError(.connection, "out of memory connecting to PostgreSQL")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -104,7 +109,21 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// The server process serving this connection, for `pg_terminate_backend` in tests.
+    /// `PQconnectdb(url)`, with `applicationName` over the URL's when given: later keywords win
+    /// over those the expanded URL (`dbname`) sets.
+    private static func open(_ url: String, applicationName: String?) -> OpaquePointer? {
+        guard let applicationName else { return PQconnectdb(url) }
+        let keywords: [String] = ["dbname", "application_name"]
+        let values: [String] = [url, applicationName]
+        let copies: [UnsafeMutablePointer<CChar>?] = (keywords + values).map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let pointers = copies.map { $0.map { UnsafePointer($0) } }
+        let keywordPointers = Array(pointers[..<2]) + [nil]
+        let valuePointers = Array(pointers[2...]) + [nil]
+        return PQconnectdbParams(keywordPointers, valuePointers, 1)
+    }
+
+    /// The server process serving this connection (`pg_terminate_backend`, `pg_locks`).
     public var backendPID: Int32 {
         handle.map { PQbackendPID($0) } ?? 0
     }

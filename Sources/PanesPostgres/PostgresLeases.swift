@@ -39,6 +39,10 @@ public final class PostgresLeases: NodeLeases, @unchecked Sendable {
         store.interruptHeartbeatWait()
     }
 
+    public func takeLeaseEndingNotes() -> [LeaseEndingNote] {
+        store.takeLeaseEndingNotes()
+    }
+
     /// Closes the connection now (the liveness lock goes with it).
     public func close() {
         store.close()

@@ -75,15 +75,11 @@ extension PostgresStore {
         }
     }
 
-    /// Enters `node` as alive until `leaseMs` from now and takes its liveness lock on this
-    /// connection, letting go of the lock of any identity it held whose lease has ended (one
-    /// left behind by a rejoin); returns the other nodes gone now (`SharedStore.register`).
+    /// Enters `node` as alive until `leaseMs` from now and takes its liveness lock on a
+    /// connection of its own (`adopt`: the one of an identity before it, left behind by a
+    /// rejoin, is closed, and the locks it held go with it; that identity's lease has run out or
+    /// ended by then); returns the other nodes gone now (`SharedStore.register`).
     public func register(node: NodeID, leaseMs: Int) throws -> [NodeID] {
-        for other in lockedNodes.sorted() where other != node {
-            guard try connection.query(SharedSQL.ownLease, [.text(other.rawValue)]).count == 0 else { continue }
-            _ = try connection.integer(SharedSQL.unlockLiveness, [.text(Self.livenessLockKey(other))])
-            lockedNodes.remove(other)
-        }
         try holdLivenessLock(of: node, leaseMs: leaseMs)
         let entered = try keepingLock {
             try connection.transaction {
@@ -145,7 +141,9 @@ extension PostgresStore {
     /// (a tenth of the lease, at least 50 ms), so a node whose transaction lingers (frozen, or
     /// cut off in the middle of one, until the database ends it: `idle_in_transaction_session_
     /// timeout` is the lease) holds up neither this heartbeat nor the other nodes: its lease is
-    /// ended at a later check, and until then it is not reported gone.
+    /// ended at a later check, and until then it is not reported gone. A node whose lease has
+    /// run out has its backends ended first (`endBackends`): a transaction whose statement is
+    /// still running is ended by no limit of the database's.
     private func endLeases(of nodes: PostgresRows, leaseMs: Int, asking node: NodeID) throws -> [NodeID] {
         var gone: [NodeID] = []
         for row in 0..<nodes.count {
@@ -155,17 +153,29 @@ extension PostgresStore {
                 continue
             }
             do {
-                let ended = try connection.transaction {
-                    try connection.send(SharedSQL.endLeaseTimeout, [.text("\(max(50, leaseMs / 10))ms")])
-                    return try connection.query(SharedSQL.endLease, [.text(other.rawValue)]).count > 0
-                }
-                if ended { gone.append(other) }
+                if try endLease(of: other, leaseMs: leaseMs) { gone.append(other) }
             } catch let error as PostgresError where error.sqlState == "57014" {
-                // Its transaction under way did not end within the wait: left for the next check.
-                continue
+                // Its transaction under way did not end within the wait. If its lease has run
+                // out, its backends are ended (`endBackends`) and the end tried once more; else
+                // (or if that waits too) it is left for the next check.
+                guard try endBackends(of: other) > 0 else { continue }
+                do {
+                    if try endLease(of: other, leaseMs: leaseMs) { gone.append(other) }
+                } catch let error as PostgresError where error.sqlState == "57014" {
+                    continue
+                }
             }
         }
         return gone.sorted()
+    }
+
+    /// Ends `other`'s lease once its row can be locked, waiting a tenth of the lease at most
+    /// (at least 50 ms; SQLSTATE 57014 after that); false when it had ended already.
+    private func endLease(of other: NodeID, leaseMs: Int) throws -> Bool {
+        try connection.transaction {
+            try connection.send(SharedSQL.endLeaseTimeout, [.text("\(max(50, leaseMs / 10))ms")])
+            return try connection.query(SharedSQL.endLease, [.text(other.rawValue)]).count > 0
+        }
     }
 
     /// Makes every later `apply` a write of `node` (`SharedStore.fence(as:leaseMs:)`), and has
@@ -173,8 +183,13 @@ extension PostgresStore {
     /// (`idle_in_transaction_session_timeout`, on every connection it makes from now on): a
     /// node frozen or cut off in the middle of one would otherwise hold its fence's lock, and
     /// so its own lease, for as long as TCP takes to give up on it.
+    ///
+    /// A node's connection carries its name (`adopt`), so that another node can end it once
+    /// this node's lease has run out (`endBackends`); the first fence, and each new identity's,
+    /// makes the next transaction connect anew.
     public func fence(as node: NodeID?, leaseMs: Int) {
         fencingNode = node
+        if let node { adopt(node) }
         let setUp = ["SET idle_in_transaction_session_timeout = \(max(1_000, leaseMs))"]
         guard connection.setUp != setUp else { return }
         connection.setUp = setUp
@@ -216,7 +231,11 @@ extension PostgresStore {
     /// So this connection, like the store thread's (`fence(as:leaseMs:)`), has the database end
     /// a transaction left idle for a lease (`idle_in_transaction_session_timeout`); the row's
     /// lease has run out by then, since the renewal started it before it went idle.
+    ///
+    /// The connection is `node`'s alone (`adopt`): another node ends it once `node`'s lease has
+    /// run out (`endBackends`), should a transaction of it still hold the row.
     func holdLivenessLock(of node: NodeID, leaseMs: Int) throws {
+        adopt(node)
         try connection.reconnectIfNeeded()
         try lockOnThisConnection(node, leaseMs: leaseMs)
     }
@@ -341,7 +360,6 @@ extension PostgresStore {
                    set_config('idle_in_transaction_session_timeout', $2, false)
             """
         static let tryLivenessLock = "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
-        static let unlockLiveness = "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 1 ELSE 0 END"
 
         static let pruneTombstones = """
             DELETE FROM record_versions

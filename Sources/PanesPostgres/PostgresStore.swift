@@ -46,6 +46,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
     /// Sessions the claims of the last `apply` that returned found drops held for.
     var sessionsWithHeldDrops: [SessionID] = []
+    /// What node checks did to end lapsed nodes' leases since the heartbeat last asked
+    /// (`takeLeaseEndingNotes`).
+    var leaseEndingNotes: [LeaseEndingNote] = []
 
     /// The advisory lock that orders record sequence numbers by commit.
     static let recordsLock = "panes:records"

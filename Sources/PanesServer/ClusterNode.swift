@@ -28,11 +28,11 @@ import PanesThreads
 /// node gone and ended it, or it ran out), it is never renewed, and the node comes back under a
 /// new identity (`rejoin`), as a restarted process would.
 public final class ClusterNode: @unchecked Sendable {
-    private let leases: any NodeLeases
+    let leases: any NodeLeases
     private let listener: any ChangeListener
     private let leaseMs: Int
     private let heartbeatMs: Int
-    private let logger: Logger
+    let logger: Logger
     /// The lease's clock: this process' monotonic clock, in milliseconds (injected by tests).
     private let clock: @Sendable () -> Millis
     /// The heartbeat's thread; a request wakes it wherever it waits, its connection too.
@@ -54,8 +54,10 @@ public final class ClusterNode: @unchecked Sendable {
     /// The live nodes last reported (their count to `membership`, the set to `deliver`); empty
     /// nil before the first. The heartbeat thread's (and `start`'s, before that thread exists).
     private var reportedLiveNodes: [NodeID]?
-    /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s.
+    /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s, what ending
+    /// a lapsed node's lease took once a minute (`logLeaseEndingNotes`).
     private var logLimits = LogLimiter()
+    var leaseEndingLogLimits = LogLimiter(intervalMs: 60_000)
     /// The heartbeat thread's own state.
     private var beat = Beat()
 
@@ -132,6 +134,7 @@ public final class ClusterNode: @unchecked Sendable {
                       membership: @escaping @Sendable (Membership) -> Void) throws {
         let sent = clock()
         let expired = try leases.register(node: node, leaseMs: leaseMs)
+        logLeaseEndingNotes()
         thread.withLock { renewedAt = sent }
         if !expired.isEmpty { deliver(.nodesExpired(expired)) }
         reportLiveNodes(deliver, membership)
@@ -230,6 +233,7 @@ public final class ClusterNode: @unchecked Sendable {
         do {
             let sent = clock()
             let gone = try leases.register(node: fresh, leaseMs: leaseMs)
+            logLeaseEndingNotes()
             thread.withLock {
                 current = fresh
                 rejoinRequested = false
@@ -263,6 +267,7 @@ public final class ClusterNode: @unchecked Sendable {
         }
         do {
             let others = Set(try leases.checkNodes(node: node, leaseMs: leaseMs)).subtracting([node])
+            logLeaseEndingNotes()
             beat.reportedExpired = others
             deliver(.nodesChecked(others.sorted()))
         } catch {
@@ -280,6 +285,7 @@ public final class ClusterNode: @unchecked Sendable {
             // starts, later than this, and the call may return long after that.
             let sent = clock()
             let expired = try leases.heartbeat(node: node, leaseMs: leaseMs)
+            logLeaseEndingNotes()
             let (lateBy, regained) = thread.withLock {
                 renewedAt = sent
                 // A renewal that returns after the deadline it set does not keep the node

@@ -25,6 +25,22 @@ import Testing
         #expect(gone == [node], "its connection ended, and its lock with it")
     }
 
+    /// The heartbeat logs what its checks did to end a lapsed node's lease from this handle's
+    /// notes (`ClusterNode.logLeaseEndingNotes`): they are its store's, handed on.
+    @Test func aLeaseOnlyHandleHandsOnWhatEndingALapsedLeaseTook() throws {
+        let database = try TestDatabase()
+        _ = try PostgresStore(url: database.url)
+        let (a, b) = (try PostgresLeases(url: database.url), try PostgresLeases(url: database.url))
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 1_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        let (_, running) = try PostgresLapsedNodesTests.holdRow(of: nodeA, database)
+        #expect(try PostgresLapsedNodesTests.checkUntil(b, asking: nodeB, gone: [nodeA]) == [nodeA])
+        #expect(b.takeLeaseEndingNotes() == [.connectionsEnded(nodeA, count: 2)], "a's heartbeat's and the holder's")
+        #expect(running.ended(within: 10) != nil)
+        withExtendedLifetime(a) {}
+    }
+
     @Test func aLeaseOnlyHandleDoesNotMigrate() throws {
         let database = try TestDatabase()
         let leases = try PostgresLeases(url: database.url)

@@ -65,16 +65,26 @@ import Testing
         withExtendedLifetime(a) {}
     }
 
-    @Test func aNewIdentityLetsGoOfTheLockOfAnIdentityWhoseLeaseEnded() throws {
+    /// A new identity is registered on a connection of its own, named for it (another node ends
+    /// a lapsed identity's connections by that name: `PostgresLapsedNodesTests`); the one left
+    /// behind by the rejoin closes, and the locks it held go with it.
+    @Test func aNewIdentityIsRegisteredOnANewConnectionNamedForIt() throws {
         let database = try TestDatabase()
         let a = try PostgresStore(url: database.url)
-        // An identity whose lease has ended (here: ran out at once), and one whose lease runs.
+        // An identity whose lease has ended (here: ran out at once), then a new one.
         _ = try a.register(node: NodeID("node-a"), leaseMs: -1_000)
-        _ = try a.register(node: NodeID("node-b"), leaseMs: 60_000)
+        let old = a.connection.backendPID
         _ = try a.register(node: NodeID("node-a2"), leaseMs: 60_000)
-        #expect(a.lockedNodes == [NodeID("node-b"), NodeID("node-a2")])
-        let locks = try a.connection.integer("SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
-        #expect(locks == 2)
+        #expect(a.connection.backendPID != old)
+        #expect(a.lockedNodes == [NodeID("node-a2")])
+        let mine = try a.connection.query(
+            "SELECT application_name, (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) "
+                + "FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+        #expect(mine.text(0, 0) == "panes:node-a2" && mine.int64(0, 1) == 1)
+        let admin = try database.connect()
+        #expect(try admin.integer("SELECT count(*)::bigint FROM pg_stat_activity WHERE pid = $1::int", [.int(Int64(old))]) == 0
+                    || admin.integer("SELECT count(*)::bigint FROM pg_locks WHERE pid = $1::int AND locktype = 'advisory'",
+                                     [.int(Int64(old))]) == 0, "the old connection let go of a's lock")
     }
 
     @Test func theHeartbeatsWaitEndsAtOnceWhenItsConnectionIsCut() throws {

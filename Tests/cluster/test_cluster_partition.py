@@ -66,7 +66,7 @@ def start_node(argv: list[str], log: list[str]) -> tuple[subprocess.Popen, int]:
 
 
 def test_a_node_cut_off_from_postgres_hands_its_scenes_over_and_rejoins_fresh(net):
-    partition_and_rejoin(net, mid_renewal=False)
+    partition_and_rejoin(net, cut="plain")
 
 
 def test_a_node_cut_off_in_the_middle_of_a_renewal_hands_its_window_over_unforked(net):
@@ -75,7 +75,18 @@ def test_a_node_cut_off_in_the_middle_of_a_renewal_hands_its_window_over_unforke
     found a's lease run out but could not end it (ending waits for the row), for as long as TCP
     took to give up on that connection; the reload's connect, past its deadline, was forked.
     Made certain here: a's renewal is held up on a's row until a is cut off."""
-    partition_and_rejoin(net, mid_renewal=True)
+    partition_and_rejoin(net, cut="mid_renewal")
+
+
+def test_a_node_cut_off_during_a_running_statement_hands_its_window_over_at_once(net):
+    """Issue 27 §3, what the idle-transaction limit left: a transaction of a's whose statement
+    was still running when a was cut off holds a's row; no limit of the database's ends it, and
+    TCP gives up on its connection only some 15 minutes later. b found a's lease run out but
+    could not end it, and every resume of a's window through b was told storage_failed until
+    then. Now b ends the backends named for a (pg_terminate_backend) and the window resumes on b
+    at once: never storage_failed, never forked. Made certain here: a session in a's namespace,
+    named as a names its connections, holds a's row in a statement that sleeps ten minutes."""
+    partition_and_rejoin(net, cut="mid_statement")
 
 
 def cut_off(net: dict, pg: Postgres) -> None:
@@ -113,7 +124,28 @@ def cut_off_mid_renewal(net: dict, pg: Postgres, database: str, node: str) -> No
         holder.kill()
 
 
-def partition_and_rejoin(net: dict, mid_renewal: bool) -> None:
+def cut_off_mid_statement(net: dict, pg: Postgres, database: str, node: str) -> subprocess.Popen:
+    """Cuts a off while a statement of a transaction named for a (application_name, as a names
+    its connections) holds a's row and runs: a psql session from a's namespace, so cut off with
+    it. Returns the session (killed by the caller), whose backend sleeps on in the database."""
+    holder = subprocess.Popen(["ip", "netns", "exec", net["ns"], "psql", "-h", net["host_ip"], "-p", str(pg.port),
+                               "-U", "postgres", "-d", database, "-Atq"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PGAPPNAME": f"panes:{node}"})
+    holder.stdin.write(f"BEGIN; SELECT 1 FROM nodes WHERE id = '{node}' FOR UPDATE; SELECT pg_sleep(600);\n")
+    holder.stdin.flush()
+    sleeping = "0"
+    deadline = time.monotonic() + 1.5  # well within a's lease
+    while sleeping == "0" and time.monotonic() < deadline:
+        time.sleep(0.02)
+        sleeping = pg.psql("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND wait_event = 'PgSleep' "
+                           f"AND application_name = 'panes:{node}'", database=database)
+    assert sleeping != "0", "the session named for a never held a's row in a running statement"
+    cut_off(net, pg)
+    return holder
+
+
+def partition_and_rejoin(net: dict, cut: str) -> None:
     pg = Postgres()
     work = Path(tempfile.mkdtemp(prefix="panes-partition-"))
     processes: list[subprocess.Popen] = []
@@ -165,9 +197,11 @@ def partition_and_rejoin(net: dict, mid_renewal: bool) -> None:
         assert acked["changed"]
 
         # Cut a off from the database.
-        if mid_renewal:
-            node_a_id = next(m.group(1) for line in logs_a if (m := re.search(r"node=(\S+) sessions=", line)))
+        node_a_id = next(m.group(1) for line in logs_a if (m := re.search(r"node=(\S+) sessions=", line)))
+        if cut == "mid_renewal":
             cut_off_mid_renewal(net, pg, database, node_a_id)
+        elif cut == "mid_statement":
+            processes.append(cut_off_mid_statement(net, pg, database, node_a_id))
         else:
             cut_off(net, pg)
         cut_at = time.monotonic()
@@ -204,6 +238,11 @@ def partition_and_rejoin(net: dict, mid_renewal: bool) -> None:
             f"the nodes' fork lines: {forks}")
         assert not forks, forks
         assert again.connected["session"]["persistentIdentifier"] == on_a.credentials["id"]
+        if cut == "mid_statement":
+            # Not once told to retry: b ended a's backends as soon as it found a's lease run out.
+            assert not [f for f in failed if "storage_failed" in f], failed
+            assert any("ended a lapsed node's connections" in line and node_a_id in line for line in logs_b), (
+                "".join(logs_b[-40:]))
         again.request("setPreference", domain="user", keyPath="editor.fontSize", value=20)
 
         # Heal; a rejoins and serves what b wrote meanwhile, not what it held.

@@ -107,11 +107,16 @@ public protocol NodeLeases: AnyObject {
     func awaitHeartbeatConnection(timeoutMs: Int) -> Bool?
     /// Ends a wait of `awaitHeartbeatConnection` early (from another thread), or the next one.
     func interruptHeartbeatWait()
+    /// What `heartbeat`, `register` and `checkNodes` did, or could not do, since the last call
+    /// to end a lapsed node's lease (`LeaseEndingNote`), and forgets it. Empty for a store
+    /// that needs nothing beyond waiting.
+    func takeLeaseEndingNotes() -> [LeaseEndingNote]
 }
 
 extension NodeLeases {
     public func awaitHeartbeatConnection(timeoutMs: Int) -> Bool? { nil }
     public func interruptHeartbeatWait() {}
+    public func takeLeaseEndingNotes() -> [LeaseEndingNote] { [] }
 }
 
 extension SharedStore {

@@ -1,0 +1,85 @@
+// Threading: called by the thread that owns this store (the heartbeat's, for the heartbeat's
+// own store; the store thread, for `fence(as:leaseMs:)`).
+public import PanesCore
+
+/// A lapsed node's connections to the database, ended so that its lease can be (issue 27 §3).
+///
+/// Ending a node's lease locks its row (`endLease`), so it waits for a transaction of that node
+/// that holds the row: a renewal, or a store transaction's fence. One left idle ends after a
+/// lease (`idle_in_transaction_session_timeout`), but one whose statement is still running
+/// when the node is cut off (waiting for a lock, or sending rows the node never reads) does
+/// not, and TCP gives up on its connection only some 15 minutes later: until then the lease
+/// stays unended, and every connect for one of the node's sessions waits and is told
+/// `storage_failed`. So once the lease has run out on the database's clock, a node check that
+/// could not end it ends that node's backends (`pg_terminate_backend`) and tries once more.
+///
+/// Each connection made for a node identity carries it in `application_name` from its start
+/// (`applicationName(for:)`), and a new identity gets new connections, never a renamed one
+/// (`adopt`). A lease that ran out is never renewed, and a process that rejoins does so under
+/// a new identity: so a backend named for a lapsed identity works for nothing alive, and a
+/// node that rejoined is never ended for its old identity. (What is left: a backend that exits
+/// between the check's read of `pg_stat_activity` and its signal, and whose process id the
+/// kernel gives a new backend in that instant; Linux hands ids out in turn, so that needs a
+/// whole round of them.)
+extension PostgresStore {
+    /// The `application_name` of `node`'s connections; nil for an identity PostgreSQL could not
+    /// hold whole (it cuts names at 63 bytes and turns bytes outside printable ASCII into `?`,
+    /// so two identities could share one): such a node's connections keep the URL's name, and
+    /// are never ended by another node. `ClusterNode.makeID()` ids fit.
+    static func applicationName(for node: NodeID) -> String? {
+        let name = "panes:" + node.rawValue
+        guard name.utf8.count <= 63, name.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) else { return nil }
+        return name
+    }
+
+    /// Makes this store's connection one of `node`'s: a connection named for another identity
+    /// (or for none) is closed, and the next call connects anew under `node`'s name.
+    func adopt(_ node: NodeID) {
+        let name = Self.applicationName(for: node)
+        guard name != connection.applicationName else { return }
+        connection.applicationName = name
+        connection.close()
+    }
+
+    /// Ends the backends named for `other` (`applicationName(for:)`) in this database if its
+    /// lease has run out and not ended, and returns how many: what another node's transaction
+    /// holding its row needs once that node is cut off. A refusal (the role may not signal
+    /// them: `docs/operating.md`) is noted and counts none; the lease then ends once they do.
+    func endBackends(of other: NodeID) throws -> Int {
+        guard let name = Self.applicationName(for: other) else { return 0 }
+        let ended: Int
+        switch Result(catching: { () throws(PostgresError) -> Int64? in
+            try connection.integer(LapsedSQL.endBackends, [.text(other.rawValue), .text(name)])
+        }) {
+        case .success(let count):
+            ended = Int(count ?? 0)
+        case .failure(let error) where error.kind == .server:
+            leaseEndingNotes.append(.connectionsNotEnded(other, reason: error.message))
+            return 0
+        case .failure(let error):
+            throw error
+        }
+        if ended > 0 { leaseEndingNotes.append(.connectionsEnded(other, count: ended)) }
+        return ended
+    }
+
+    /// `NodeLeases.takeLeaseEndingNotes`.
+    public func takeLeaseEndingNotes() -> [LeaseEndingNote] {
+        defer { leaseEndingNotes = [] }
+        return leaseEndingNotes
+    }
+
+    private enum LapsedSQL {
+        /// The lease ran out on the database's clock and was not ended (-1), checked in the same
+        /// statement as the signals; `CASE` so that nothing is signalled before every condition
+        /// holds (a `WHERE`'s conditions may run in any order). The asking backend is left out.
+        static let endBackends = """
+            SELECT count(*)::bigint FROM pg_stat_activity AS a
+            WHERE CASE WHEN a.application_name = $2 COLLATE "C" AND a.pid <> pg_backend_pid()
+                            AND a.datname = current_database()
+                            AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= 0
+                                        AND lease_until < (extract(epoch FROM now()) * 1000)::bigint)
+                       THEN pg_terminate_backend(a.pid) ELSE false END
+            """
+    }
+}
