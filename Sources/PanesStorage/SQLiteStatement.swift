@@ -42,26 +42,27 @@ struct SQLiteStatement {
     }
 
     /// Runs `body` with an identifier's bytes bound as text at `index` where they are, not
-    /// copied by SQLite (`SQLITE_STATIC`): `body` steps the statement while they are there,
-    /// and the parameter is bound to NULL again before they go. A resume's liveness write
-    /// binds its session so: SQLite's copy of a transient text is a malloc, a copy and a free
-    /// (~250 instructions a write, issue 27).
+    /// copied by SQLite (`SQLITE_STATIC`): `body` steps the statement while they are there;
+    /// then the statement is reset and the parameter bound to NULL before they go (SQLite
+    /// refuses a bind to a statement that was stepped and not reset, which would leave it
+    /// pointing at them). A resume's liveness write binds its session so: SQLite's copy of a
+    /// transient text is a malloc, a copy and a free (~250 instructions a write, issue 27).
     func withBound<R>(_ id: InlineIdentifier, at index: Int32,
                       _ body: () throws(SQLiteError) -> R) throws(SQLiteError) -> R {
         var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let outcome = withUnsafeMutableBytes(of: &buffer) { raw -> Result<R, SQLiteError> in
-            guard let count = id.unpacked(into: raw.baseAddress!) else {
-                // Not packed: bound as any text is (copied), for as long as `body` runs too.
-                return Result { () throws(SQLiteError) -> R in
-                    try bind(id.string, at: index)
-                    return try body()
-                }
+            defer {
+                sqlite3_reset(handle)
+                sqlite3_bind_null(handle, index)
             }
-            let code = sqlite3_bind_text64(handle, index, raw.baseAddress!.assumingMemoryBound(to: CChar.self),
-                                           sqlite3_uint64(count), nil, UInt8(SQLITE_UTF8))
-            defer { sqlite3_bind_null(handle, index) }
             return Result { () throws(SQLiteError) -> R in
-                try check(code)
+                if let count = id.unpacked(into: raw.baseAddress!) {
+                    try check(sqlite3_bind_text64(handle, index, raw.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                                  sqlite3_uint64(count), nil, UInt8(SQLITE_UTF8)))
+                } else {
+                    // Not packed: bound as any text is (copied by SQLite).
+                    try bind(id.string, at: index)
+                }
                 return try body()
             }
         }

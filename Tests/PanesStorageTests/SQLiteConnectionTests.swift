@@ -39,8 +39,9 @@ import Testing
 
     /// `withBound` lends an identifier's bytes to the statement for `body` only (SQLite does not
     /// copy them): they are read while `body` steps it, and the parameter is NULL afterwards, so a
-    /// later step of the kept statement never reads bytes that are gone. A packed id (32 hex
-    /// digits) and one held as a string take the two ways.
+    /// later step of the kept statement never reads bytes that are gone (a bind to a statement
+    /// stepped and not reset is refused: without the reset the bytes stayed bound). A packed id
+    /// (32 hex digits) and one held as a string take the two ways.
     @Test func anIdentifierBoundInPlaceIsReadWhileBoundAndIsNullAfterwards() throws {
         var kept: OpaquePointer?
         for text in [String(repeating: "0123456789abcdef", count: 2), "ses_not-packed \u{E9}"] {
@@ -52,12 +53,13 @@ import Testing
                     rows.append(try statement.step())
                     return (statement.text(at: 0), statement.text(at: 1))
                 }
-                // Done, then stepped again: SQLite starts the statement over with its bindings.
+                // `withBound` reset the statement: it runs again from the start, the parameter NULL.
                 rows.append(try statement.step())
+                let after = statement.text(at: 1)
                 rows.append(try statement.step())
-                return (rows, during, type, statement.text(at: 1))
+                return (rows, during, type, after)
             }
-            #expect(read.rows == [true, false, true])
+            #expect(read.rows == [true, true, false])
             #expect(read.during.map { Array($0.utf8) } == Array(text.utf8))
             #expect(read.type == "text")
             #expect(read.after == "null")
