@@ -32,11 +32,12 @@ extension ServerRuntime: WebSocketServerDelegate {
         } else {
             event = Self.decoded(message, on: id, maxDepth: settings.maxJSONDepth)
         }
-        // One access to `hub` for both (each is checked for overlap at run time).
-        func handle(_ hub: inout Hub) -> ([Effect], (id: RequestID, typeIndex: Int?)?) {
+        // One access to `hub` for both (each is checked for overlap at run time); the event
+        // handed over, not captured (a captured one is copied into `handle`).
+        func handle(_ hub: inout Hub, _ event: consuming HubEvent) -> ([Effect], (id: RequestID, typeIndex: Int?)?) {
             (hub.handle(event), hub.takeReceivedRequest())
         }
-        let (effects, request) = handle(&hub)
+        let (effects, request) = handle(&hub, event)
         // Before the effects go out: the reply among them is timed from `start`.
         if let request { metrics.received(request.id, typeIndex: request.typeIndex, on: connection, at: start) }
         perform(effects)

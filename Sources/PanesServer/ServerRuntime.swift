@@ -217,10 +217,12 @@ public final class ServerRuntime: @unchecked Sendable {
     }
 
     /// The output among `effects`, in order (their store work was carried out already).
+    /// By index, as `perform` does: each effect read in place, not copied out (and destroyed
+    /// again) by the loop (a resume's reply, ~300 instructions, issue 27).
     private func executeOutput(_ effects: ArraySlice<Effect>) {
-        for effect in effects {
-            switch effect {
-            case .send, .sendNow, .sendUnapplied, .broadcast, .close, .probe: execute(effect)
+        for index in effects.indices {
+            switch effects[index] {
+            case .send, .sendNow, .sendUnapplied, .broadcast, .close, .probe: execute(effects[index])
             case .persist, .persistQuietly, .commit, .signal, .load, .checkNodes: continue
             }
         }

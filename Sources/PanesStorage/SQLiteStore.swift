@@ -196,11 +196,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// read at every load as live since its creation.
     private func writeLiveness(_ liveness: SessionLiveness) throws(SQLiteError) {
         try connection.withStatement(in: &livenessStatement, SQL.putSessionLiveness) { statement throws(SQLiteError) in
-            try statement.bind(liveness.id.bytes, at: 1)
-            try statement.bind(liveness.lastActiveAt, at: 2)
-            if let since = liveness.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
-            try statement.bind(Int64(liveness.failedRestores), at: 4)
-            while try statement.step() {}
+            try statement.withBound(liveness.id.bytes, at: 1) { () throws(SQLiteError) in
+                try statement.bind(liveness.lastActiveAt, at: 2)
+                if let since = liveness.liveSince { try statement.bind(since, at: 3) } else { try statement.bindNull(at: 3) }
+                try statement.bind(Int64(liveness.failedRestores), at: 4)
+                while try statement.step() {}
+            }
         }
         guard connection.changes == 0 else { return }
         try connection.run(SQL.insertMissingLiveness, Self.values(of: liveness))

@@ -54,6 +54,21 @@ import Testing
         #expect(connections.admit(ConnectionID(2), now: 0, rate: 1, burst: 2) == .closing)
     }
 
+    /// The connect timeout's queue drops a connection's entry once it is a scene or gone; one
+    /// still waiting, answering or told to close keeps it (its phase read in place).
+    @Test func onlyAConnectionThatIsASceneOrGoneIsPastItsConnect() {
+        var connections = Connections()
+        for id in 1...4 { connections.open(Self.connection(UInt64(id))) }
+        connections.setPhase(.answering(SessionID("ses_2")), of: ConnectionID(2))
+        connections.setPhase(.scene(SceneID("s3")), of: ConnectionID(3))
+        _ = connections.markClosing(ConnectionID(4))
+        #expect(!connections.isPastConnect(ConnectionID(1)) && !connections.isPastConnect(ConnectionID(2)))
+        #expect(connections.isPastConnect(ConnectionID(3)) && !connections.isPastConnect(ConnectionID(4)))
+        #expect(connections.isPastConnect(ConnectionID(9)))
+        _ = connections.remove(ConnectionID(1))
+        #expect(connections.isPastConnect(ConnectionID(1)))
+    }
+
     @Test func framesSpendTheRateLimitAndAClosingConnectionAdmitsNone() {
         var connections = Connections()
         connections.open(Self.connection(1, burst: 2))

@@ -100,6 +100,38 @@ import Testing
         #expect(c.slot == a.slot && table[slot: c.slot].value == 4 && table["c"]?.value == 4)
     }
 
+    /// `read` (and every look-up, which reads each probed key where it is kept) finds what the
+    /// subscript's copy holds, for records whose optional is laid out with a tag byte after them
+    /// (`Int`s: no spare bits) and without one (a `String` key), across chunks, after removals
+    /// and reuse; nothing for a key not held.
+    @Test func readFindsWhatACopyHoldsWhateverTheRecordsLayout() {
+        #expect(MemoryLayout<Pair<Int, Int>?>.size > MemoryLayout<Pair<Int, Int>>.size)
+        #expect(MemoryLayout<Pair<String, [Int]>?>.size == MemoryLayout<Pair<String, [Int]>>.size)
+        let count = 3 * DenseTable<Int, Pair<Int, Int>>.chunkSize + 5
+        var numbers = DenseTable<Int, Pair<Int, Int>>()
+        var lists = DenseTable<String, Pair<String, [Int]>>()
+        for key in 0..<count {
+            numbers.updateValue(Pair(key, key * 7))
+            lists.updateValue(Pair("k\(key)", [key, -key]))
+        }
+        for key in stride(from: 1, to: count, by: 4) {
+            numbers.removeValue(forKey: key)
+            lists.removeValue(forKey: "k\(key)")
+        }
+        for key in count..<(count + 3) {  // into freed slots
+            numbers.updateValue(Pair(key, key * 7))
+            lists.updateValue(Pair("k\(key)", [key, -key]))
+        }
+        for key in 0..<(count + 5) {
+            #expect(numbers.read(key) { $0.value } == numbers[key]?.value)
+            #expect(numbers.read(key) { $0.key } == numbers[key]?.key)
+            #expect(lists.read("k\(key)") { $0.value } == lists["k\(key)"]?.value)
+            let held = key < count + 3 && (key >= count || key % 4 != 1)
+            #expect((numbers.read(key) { _ in true } ?? false) == held)
+            #expect((lists.read("k\(key)") { $0.key == "k\(key)" } ?? false) == held)
+        }
+    }
+
     @Test func aCopyIsIndependentOfLaterChanges() {
         var table = DenseTable<String, Pair<String, Int>>()
         table.updateValue(Pair("a", 1))

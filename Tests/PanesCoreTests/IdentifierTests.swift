@@ -22,6 +22,25 @@ import Testing
         }
     }
 
+    /// Equal when the bytes are, however each string was made (inline up to 15 bytes, a
+    /// storage object above, copies sharing one or not): one byte changed anywhere, or one
+    /// more, makes them different.
+    @Test func identifiersAreEqualExactlyWhenTheirBytesAre() {
+        for length in 0...40 {
+            let bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            let made = String(decoding: bytes, as: UTF8.self)
+            let again = String(decoding: bytes, as: UTF8.self)
+            let copy = made
+            #expect(Identifier.equal(made, again) && Identifier.equal(made, copy) && Identifier.equal(again, made))
+            #expect(!Identifier.equal(made, again + "a") && !Identifier.equal(made + "a", again))
+            for index in bytes.indices {
+                var changed = bytes
+                changed[index] = UInt8(ascii: "Z")
+                #expect(!Identifier.equal(made, String(decoding: changed, as: UTF8.self)))
+            }
+        }
+    }
+
     @Test(arguments: IdentifierTests.equivalentPairs.indices)
     func equivalentButDifferentBytesAreDifferentIdentifiers(_ index: Int) {
         let (a, b) = Self.equivalentPairs[index]

@@ -60,6 +60,25 @@ import Testing
                                  role: .window, configuration: "workspace", createdAt: 0, lastActiveAt: 0))
     }
 
+    /// What a transaction reports: each commit's id and each keyed persist's report, in the
+    /// order written; a quiet persist (a resume's liveness), a keyed record without a report
+    /// and a signal add nothing.
+    @Test func aTransactionReportsItsCommitsAndKeyedPersistsInOrder() {
+        let record = RequestRecord(slot: RequestKeySlot(owner: OwnerKey(workspace: "w", user: "u"), key: RequestKey("k")),
+                                   fingerprint: "f", result: [:], at: 0)
+        let keyed = { (report: UInt64?) -> StoreCommand in
+            .coordination(.recordKeyedRequest(record, node: NodeID("n"), report: report.map(CommitID.init)))
+        }
+        let writes: [StoreWrite] = [
+            .persist([Self.session(1)]), Self.set(4),
+            .persist([Self.session(2), keyed(7), keyed(nil), keyed(5)]),
+            .signal(NodeSignal(from: NodeID("n"), to: nil, kind: .scenesWanted)),
+            .persist([]), Self.set(2), .persist([keyed(9)]),
+        ]
+        #expect(StoreWorker.reported(writes) == [CommitID(4), CommitID(7), CommitID(5), CommitID(2), CommitID(9)])
+        #expect(StoreWorker.reported([.persist([Self.session(3)])]).isEmpty && StoreWorker.reported([]).isEmpty)
+    }
+
     @Test func batchesSubmittedTogetherAreCommittedTogetherAndReportedInOrder() {
         let store = FlakyStore(failures: 0)
         let reports = Reports()

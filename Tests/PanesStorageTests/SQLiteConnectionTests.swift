@@ -1,4 +1,5 @@
 @testable import PanesStorage
+import PanesCore
 import PanesStorageTestSupport
 import Testing
 
@@ -34,6 +35,35 @@ import Testing
         #expect(read.map(\.2) == rows.map(\.2))
         #expect(try connection.text("SELECT typeof(data) FROM t WHERE id = 0") == "blob")
         #expect(try connection.text("SELECT typeof(text) FROM t WHERE id = 0") == "text")
+    }
+
+    /// `withBound` lends an identifier's bytes to the statement for `body` only (SQLite does not
+    /// copy them): they are read while `body` steps it, and the parameter is NULL afterwards, so a
+    /// later step of the kept statement never reads bytes that are gone (a bind to a statement
+    /// stepped and not reset is refused: without the reset the bytes stayed bound). A packed id
+    /// (32 hex digits) and one held as a string take the two ways.
+    @Test func anIdentifierBoundInPlaceIsReadWhileBoundAndIsNullAfterwards() throws {
+        var kept: OpaquePointer?
+        for text in [String(repeating: "0123456789abcdef", count: 2), "ses_not-packed \u{E9}"] {
+            let id = SessionID(text)
+            let read = try connection.withStatement(in: &kept, "SELECT ?1, typeof(?1)") {
+                statement throws(SQLiteError) -> (rows: [Bool], during: String?, type: String?, after: String?) in
+                var rows: [Bool] = []
+                let (during, type) = try statement.withBound(id.bytes, at: 1) { () throws(SQLiteError) -> (String?, String?) in
+                    rows.append(try statement.step())
+                    return (statement.text(at: 0), statement.text(at: 1))
+                }
+                // `withBound` reset the statement: it runs again from the start, the parameter NULL.
+                rows.append(try statement.step())
+                let after = statement.text(at: 1)
+                rows.append(try statement.step())
+                return (rows, during, type, after)
+            }
+            #expect(read.rows == [true, true, false])
+            #expect(read.during.map { Array($0.utf8) } == Array(text.utf8))
+            #expect(read.type == "text")
+            #expect(read.after == "null")
+        }
     }
 
     @Test func errorsCarrySQLitesMessageAndTheStatement() throws {

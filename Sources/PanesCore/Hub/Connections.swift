@@ -30,10 +30,13 @@ struct Connections: Sendable {
     /// Whether the connect timeout no longer concerns the connection: it is gone, or a scene. A
     /// connection still answering its `connect` may wait again (a claim lost, a probe that
     /// forks), and one told to close keeps its entry too (`TimeoutQueue`).
+    /// Asked of every entry of the connect timeout's queue when it is compacted (each a few
+    /// times over a storm): the phase is read in place, not out of a copy of the record.
     func isPastConnect(_ id: ConnectionID) -> Bool {
-        guard let connection = byID[id] else { return true }
-        if case .scene = connection.phase { return true }
-        return false
+        byID.read(id) { connection in
+            if case .scene = connection.phase { return true }
+            return false
+        } ?? true
     }
 
     /// Every connection's id, in order.
@@ -54,9 +57,10 @@ struct Connections: Sendable {
     /// probe, a claim, a holder, records, a key) may still answer it. One told to close is
     /// treated as gone: its wait is let go as when the socket goes.
     func isOpen(_ id: ConnectionID) -> Bool {
-        guard let connection = byID[id] else { return false }
-        if case .closing = connection.phase { return false }
-        return true
+        byID.read(id) { connection in
+            if case .closing = connection.phase { return false }
+            return true
+        } ?? false
     }
 
     /// Moves the connection to `phase`, if it is still here. A connection told to close stays
