@@ -145,12 +145,34 @@ def cpu_times(pid):
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS
 
 
+def thread_times(pid):
+    """Per thread, the service loop (the main thread) apart from the others together: user and
+    system CPU seconds, minor page faults, schedstat run time in seconds, voluntary and
+    involuntary context switches, so far."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                run = int(f.read().split()[0]) / 1e9
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile
+        name = "loop" if int(tid) == pid else "others"
+        v = [int(fields[11]) / TICKS, int(fields[12]) / TICKS, int(fields[7]), run,
+             int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"])]
+        out[name] = [a + b for a, b in zip(out.get(name, [0] * len(v)), v)]
+    return out
+
+
 class Measure:
     """The measured part: callgrind's instrumentation on, or (--cpu-split) the server's user and
     system CPU read from /proc around it."""
 
     def __init__(self, args, pid):
-        self.args, self.pid, self.split, self.syscalls = args, pid, None, None
+        self.args, self.pid, self.split, self.syscalls, self.threads = args, pid, None, None, None
 
     def __enter__(self):
         if self.args.strace:
@@ -159,8 +181,15 @@ class Measure:
             self.strace = subprocess.Popen(["strace", "-c", "-f", "-p", str(self.pid), "-o", self.strace_file],
                                            stderr=subprocess.DEVNULL)
             time.sleep(1)  # attached to every thread before the measured part starts
+        if self.args.perf:
+            self.perf_file = os.path.join(self.args.out_dir, f"perf.{self.args.phase}.data")
+            self.perf = subprocess.Popen(["perf", "record", "-g", "-e", "cpu-clock", "-F", "4999", "--per-thread", "-t",
+                                          str(self.pid), "-o", self.perf_file],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)  # attached before the measured part starts
         if self.args.cpu_split:
             self.before = cpu_times(self.pid)
+            self.threads_before = thread_times(self.pid)
         elif not self.args.strace:
             subprocess.run(["callgrind_control", "-i", "on", str(self.pid)], check=True, capture_output=True)
         return self
@@ -169,6 +198,12 @@ class Measure:
         if self.args.cpu_split:
             after = cpu_times(self.pid)
             self.split = (after[0] - self.before[0], after[1] - self.before[1])
+            threads = thread_times(self.pid)
+            self.threads = {name: [a - b for a, b in zip(v, self.threads_before.get(name, [0] * len(v)))]
+                            for name, v in threads.items()}
+        if self.args.perf:
+            self.perf.send_signal(signal.SIGINT)
+            self.perf.wait(timeout=120)
         if self.args.strace:
             self.strace.send_signal(signal.SIGINT)  # detaches and writes its summary
             self.strace.wait(timeout=60)
@@ -229,7 +264,8 @@ def fanout(args, workdir, out_file):
         time.sleep(2)  # the server finishes what connecting the observers started
         result, measured = go_and_measure(args, server.pid, gen, 0, timeout=7200)
         return {"ready": ready.get("ready"), "lost": result.get("lost"),
-                "changes": args.warmup + args.changes, "split": measured.split, "syscalls": measured.syscalls}
+                "changes": args.warmup + args.changes, "split": measured.split, "syscalls": measured.syscalls,
+                "threads": measured.threads}
     finally:
         stop(server)
 
@@ -253,7 +289,8 @@ def connect(args, workdir, out_file):
         for gen in (probe, held):
             gen.proc.stdin.close()
             gen.proc.wait(timeout=120)
-        return {"ready": ready.get("ready"), "connects": args.connects, "split": measured.split, "syscalls": measured.syscalls}
+        return {"ready": ready.get("ready"), "connects": args.connects, "split": measured.split, "syscalls": measured.syscalls,
+                "threads": measured.threads}
     finally:
         stop(server)
 
@@ -290,7 +327,8 @@ def storm(args, workdir, out_file, raw=False):
         gen.proc.stdin.close()
         gen.proc.wait(timeout=120)
         return {"resumed": stormed.get("resumed"), "forked": stormed.get("forked"),
-                "failed": stormed.get("failed"), "split": measured.split, "syscalls": measured.syscalls}
+                "failed": stormed.get("failed"), "split": measured.split, "syscalls": measured.syscalls,
+                "threads": measured.threads}
     finally:
         stop(server)
 
@@ -306,7 +344,8 @@ def acklat(args, workdir, out_file):
         time.sleep(1)
         result, measured = go_and_measure(args, server.pid, gen, 0.5)  # the last commits' reports
         return {"acked": result.get("acked") or 0, "lost": result.get("lost"), "sent": result.get("sent"),
-                "ack_ns": result.get("ack_ns"), "split": measured.split, "syscalls": measured.syscalls}
+                "ack_ns": result.get("ack_ns"), "split": measured.split, "syscalls": measured.syscalls,
+                "threads": measured.threads}
     finally:
         stop(server)
 
@@ -326,7 +365,8 @@ def authflood(args, workdir, out_file, kind):
         result, measured = go_and_measure(args, server.pid, flood, 0.5)  # the last closes
         return {"attempts": result.get("attempts"), "limited": (result.get("limited") or 0) + (result.get("turned_away") or 0),
                 "checked": result.get("checked"),
-                "split": measured.split, "syscalls": measured.syscalls}
+                "split": measured.split, "syscalls": measured.syscalls,
+                "threads": measured.threads}
     finally:
         stop(server)
 
@@ -367,6 +407,44 @@ def annotate(path):
         rows.append((ir, function, obj or "panes"))  # only the server's own code has its sources named
     names = demangle([f for _, f, _ in rows])
     return total, [(ir, name, obj) for (ir, _, obj), name in zip(rows, names)]
+
+
+def perf_summary(path, top=30):
+    """The loop thread's cpu-clock samples: kernel against user space, and the top symbols."""
+    r = subprocess.run(["perf", "report", "-i", path, "--no-children", "--sort", "sym", "--stdio", "-g", "none",
+                        "--percent-limit", "0.5"], capture_output=True, text=True)
+    rows = []
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\[([k.])\]\s+(.*\S)", line)
+        if m:
+            rows.append((float(m.group(1)), m.group(2), m.group(3)))
+    counted = subprocess.run(["perf", "report", "-i", path, "--no-children", "--sort", "sym", "--stdio", "-g", "none",
+                              "--percent-limit", "0"], capture_output=True, text=True).stdout
+    kernel = user = 0.0
+    for line in counted.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\[([k.])\]", line)
+        if m:
+            if m.group(2) == "k":
+                kernel += float(m.group(1))
+            else:
+                user += float(m.group(1))
+    # Inclusive kernel time by way in: each system call's entry point and the page-fault handler.
+    children = subprocess.run(["perf", "report", "-i", path, "--children", "--sort", "sym", "--stdio", "-g", "none",
+                               "--percent-limit", "0.1"], capture_output=True, text=True).stdout
+    ways = []
+    for line in children.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+[\d.]+%\s+\[k\]\s+(__x64_sys_\w+|asm_exc_page_fault|asm_sysvec_\w+|"
+                     r"asm_common_interrupt|irq_exit_rcu|__do_softirq|handle_softirqs)\s*$", line)
+        if m:
+            ways.append((float(m.group(1)), m.group(2)))
+    names = demangle([name for _, _, name in rows]) if rows else []
+    lines = [f"The loop thread's cpu-clock samples (`{path}`): kernel {kernel:.1f} %, user space {user:.1f} %.", "",
+             "By way into the kernel (inclusive): " + ", ".join(f"`{w}` {pct:.1f} %" for pct, w in ways) + ".", "",
+             "| % | where | symbol |", "|---|---|---|"]
+    for (pct, where, _), name in list(zip(rows, names))[:top]:
+        short = name.replace("|", "/")
+        lines.append(f"| {pct:.2f} | {'kernel' if where == 'k' else 'user'} | `{short[:110]}` |")
+    return "\n".join(lines) + "\n"
 
 
 def report(name, what, per, total, rows):
@@ -412,16 +490,23 @@ def main():
                    help="no valgrind: run natively with `strace -c -f` attached to the server for each measured "
                         "part, and report its system calls (per connect, per change, …); strace slows the server, "
                         "so this gives no CPU figures (not with --cpu-split)")
+    p.add_argument("--perf", action="store_true",
+                   help="as --cpu-split, and `perf record -e cpu-clock` of the service loop (the main thread) "
+                        "over each measured part: its samples in the kernel and in user space, and the top symbols "
+                        "(perf.PHASE.data kept in --out)")
     p.add_argument("--setting", action="append", default=[], type=_setting, metavar="NAME=VALUE",
                    help="a server setting for the run, beside the benchmark's own (e.g. sqliteCacheKiB=512); repeatable")
     p.add_argument("--out", default=None, help="where callgrind.out files go (default: a new temporary folder)")
     args = p.parse_args()
-    if args.strace and args.cpu_split:
-        p.error("--strace slows the server: measure its CPU (--cpu-split) in another run")
+    if args.strace and (args.cpu_split or args.perf):
+        p.error("--strace slows the server: measure its CPU (--cpu-split, --perf) in another run")
+    args.cpu_split = args.cpu_split or args.perf
     out = args.out or tempfile.mkdtemp(prefix="panes-callgrind-")
     os.makedirs(out, exist_ok=True)
+    args.out_dir = out
     sections = []
     for phase in args.phases.split(","):
+        args.phase = phase
         workdir = tempfile.mkdtemp(prefix=f"panes-callgrind-{phase}-")
         out_file = os.path.join(out, f"callgrind.{phase}.out")
         started = time.monotonic()
@@ -457,8 +542,15 @@ def main():
             continue
         if args.cpu_split:
             user, system = facts["split"]
+            rows = [f"| {name} | {u:.2f} | {s:.2f} | {run:.3f} | {faults:,} ({faults / per[1]:.2f} per {per[0]}) "
+                    f"| {vol:,} · {invol:,} |"
+                    for name, (u, s, faults, run, vol, invol) in sorted((facts.get("threads") or {}).items())]
             sections.append(f"### {phase}: {what}\n\nserver CPU: user {user:.2f} s, system {system:.2f} s "
-                            f"({100 * system / max(user + system, 1e-9):.0f} % in the kernel)\n")
+                            f"({100 * system / max(user + system, 1e-9):.0f} % in the kernel)\n\n"
+                            "| thread | user s | system s | run s (schedstat) | minor faults | sleeps · preempted |\n"
+                            "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            if args.perf:
+                sections.append(perf_summary(os.path.join(out, f"perf.{phase}.data")))
             continue
         # callgrind_control -d writes <file>.1 (the dump), the end of the run writes <file>.
         dump = out_file + ".1" if os.path.exists(out_file + ".1") else out_file

@@ -38,6 +38,7 @@ from .loadgen import Generator, hold, release, source_address, split
 from .workloads import _ms, _row, measuring, settle
 
 NORMAL_INTERVAL_MS = 10
+TICKS = os.sysconf("SC_CLK_TCK")
 BEFORE_SECONDS = 0.5  # the normal client's rounds before the storm, for comparison
 # Making the sessions is setting up, not what is measured: on a machine busy with other work a
 # new session's durable commit can take longer than a measured connect's 10 s.
@@ -197,8 +198,9 @@ def _threads(pid: int) -> dict[str, int]:
 
 def _sched_all(pid: int, gens) -> dict:
     """Per thread of the server (by name) and per generator: schedstat's run time, run-queue
-    wait and timeslices, and the voluntary and involuntary context switches; with the
-    kernel's listen-queue counters (TcpExt ListenOverflows, ListenDrops)."""
+    wait and timeslices, the voluntary and involuntary context switches, the minor page faults
+    and the user and system CPU; with the kernel's listen-queue counters (TcpExt
+    ListenOverflows, ListenDrops)."""
     out = {f"server:{k}": v for k, v in _sched(pid).items()}
     for k, g in enumerate(gens):
         for name, v in _sched(g.proc.pid).items():
@@ -221,10 +223,15 @@ def _sched(pid: int) -> dict[str, list[int]]:
                 status = dict(line.split(":", 1) for line in f if ":" in line)
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
                 name = "loop" if int(tid) == pid else f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read().rsplit(")", 1)[1].split()
         except (OSError, ValueError):
             continue
-        v = [run, wait, slices, int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"])]
-        out[name] = [a + b for a, b in zip(out.get(name, [0] * 5), v)]
+        # stat's minflt, utime and stime (fields 10, 14, 15; clock ticks): the kernel's share of
+        # the run time, and the page faults taken (sampled at ticks, so only roughly split).
+        v = [run, wait, slices, int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]),
+             int(stat[7]), int(stat[11]), int(stat[12])]
+        out[name] = [a + b for a, b in zip(out.get(name, [0] * len(v)), v)]
     return out
 
 
@@ -248,7 +255,8 @@ def _sched_delta(before: dict, after: dict) -> dict:
             out[key] = {"listen_overflows": d[0], "listen_drops": d[1]}
         else:
             out[key] = {"run_s": round(d[0] / 1e9, 3), "runqueue_wait_s": round(d[1] / 1e9, 3), "timeslices": d[2],
-                        "voluntary_switches": d[3], "involuntary_switches": d[4]}
+                        "voluntary_switches": d[3], "involuntary_switches": d[4], "minor_faults": d[5],
+                        "user_s": round(d[6] / TICKS, 2), "system_s": round(d[7] / TICKS, 2)}
     return out
 
 
