@@ -70,7 +70,12 @@ struct DenseTable<Key, Value: TableRecord>: Sendable where Value.Key == Key {
     @inline(__always)
     private func borrow<R>(_ slot: Slot, _ body: (borrowing Value) -> R) -> R {
         chunks[Int(slot) / Self.chunkSize].withUnsafeBufferPointer { chunk in
-            (chunk.baseAddress! + Int(slot) % Self.chunkSize).withMemoryRebound(to: Value.self, capacity: 1) {
+            // The checks `self[entry: slot]!` made: if the index and the records ever disagreed,
+            // a crash here rather than a read of memory that holds no record.
+            let offset = Int(slot) % Self.chunkSize
+            precondition(offset < chunk.count, "DenseTable: a held slot past its chunk")
+            assert(chunk[offset] != nil, "DenseTable: a held slot without a record")
+            return (chunk.baseAddress! + offset).withMemoryRebound(to: Value.self, capacity: 1) {
                 body($0.pointee)
             }
         }

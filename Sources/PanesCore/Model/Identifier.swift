@@ -35,7 +35,9 @@ public struct Identifier: ByteIdentifier, CustomStringConvertible, ExpressibleBy
         // user, workspace and version names often are, then compare without a copy of each to
         // the stack (~80 of ~100 instructions a comparison); other strings take the byte
         // comparison, which decides.
-        if unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) { return true }
+        // (Two words on 64-bit platforms only; elsewhere the byte comparison alone decides.)
+        if MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size,
+           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) { return true }
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
         let fast = x.withContiguousStorageIfAvailable { p in
