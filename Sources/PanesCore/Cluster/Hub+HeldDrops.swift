@@ -77,6 +77,10 @@ extension Hub {
             logger.notice("a drop held for a window whose node went away is delivered to it",
                           metadata: ["drag": "\(held.drag)", "session": "\(session)"])
             send(.event(ServerEvent("itemsDropped", held.event)), to: scene.connection)
+            if held.opensWindows {
+                sendHeldWindows(held, to: scene)
+                continue
+            }
             releaseHeldDrop(held.key)
         }
     }
