@@ -54,7 +54,7 @@ extension Hub {
     }
 
     /// The claims of a transaction found drops held for these sessions (the claim's statement
-    /// says so, `SharedStore.takeSessionsWithHeldDrops`): marked before the claims' outcomes are
+    /// says so, `AppliedWrites.heldDropsFound`): marked before the claims' outcomes are
     /// handled, so the attach each claim was for reads them after `connected`.
     mutating func heldDropsFound(_ sessions: [SessionID]) {
         for session in sessions where self.sessions[session] != nil { markHeldDrops(of: session) }
