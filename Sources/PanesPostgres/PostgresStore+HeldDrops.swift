@@ -2,7 +2,9 @@
 public import PanesCore
 
 /// Drops held for their windows' sessions (`HeldDrop`): written and released by coordination
-/// commands (`PostgresStore+Coordination.swift`), read here when a node takes a session over.
+/// commands (`PostgresStore+Coordination.swift`), read here when a node takes a session over. A
+/// claim's statement says whether drops are held for its session (`WriteSQL.claimSession`, its
+/// second column), returned with the apply's outcomes (`AppliedWrites.heldDropsFound`).
 extension PostgresStore {
     /// The drops held for a session (`SharedStore.loadHeldDrops`), oldest first.
     public func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop] {
@@ -14,12 +16,5 @@ extension PostgresStore {
             held.append(HeldDrop(session: session, drag: Identifier(drag), event: event, keptUntil: rows.int64(row, 2)))
         }
         return held
-    }
-
-    /// `SharedStore.takeSessionsWithHeldDrops`: what the last `apply`'s claims found
-    /// (`WriteSQL.claimSession`, its second column).
-    public func takeSessionsWithHeldDrops() -> [SessionID] {
-        defer { sessionsWithHeldDrops = [] }
-        return sessionsWithHeldDrops
     }
 }

@@ -221,7 +221,7 @@ extension PostgresStore {
         var signals: [ChangeNoticePayload.Item] = []
         /// Each document whose log the batch appended to: its length and last edit after it.
         var edited: [DocumentID: (length: Int, modifiedAt: Millis)] = [:]
-        /// Sessions whose claim found drops held for them (`takeSessionsWithHeldDrops`).
+        /// Sessions whose claim found drops held for them (`AppliedWrites.heldDropsFound`).
         let heldDropsFound = FoundSessions()
         /// Each document whose log the batch pruned: below which (`prunedBelow`, once committed).
         var pruned: [DocumentID: Int64] = [:]

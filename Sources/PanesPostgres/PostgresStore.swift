@@ -44,8 +44,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// The server process each transaction left unknown ran on (so `resolve` can end it if it
     /// still holds the transaction open) and the marker it wrote.
     private var unknownTransactions: [Int64: (backend: Int32?, marker: String?)] = [:]
-    /// Sessions the claims of the last `apply` that returned found drops held for.
-    var sessionsWithHeldDrops: [SessionID] = []
     /// What node checks did to end lapsed nodes' leases since the heartbeat last asked
     /// (`takeLeaseEndingNotes`).
     var leaseEndingNotes: [LeaseEndingNote] = []
@@ -91,14 +89,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Applies every write in one transaction; see the type's documentation.
     public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
-        try apply(writes, resolvingConflicts: { _, _ in nil })
+        try apply(writes, resolvingConflicts: { _, _ in nil }).outcomes
     }
 
     /// Applies every write in one transaction, a conflict on a document resolved while its
     /// lock is held (`SharedStore.apply(_:resolvingConflicts:)`).
     public func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
-        -> [CommitID: CommitOutcome] {
-        guard !writes.isEmpty else { return [:] }
+        -> AppliedWrites {
+        guard !writes.isEmpty else { return AppliedWrites() }
         let failAfter = failAfterCommands
         failAfterCommands = nil
         let fencing = fencingNode
@@ -106,7 +104,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         var decided: [CommitID: CommitOutcome] = [:]
         var decidedFound: [SessionID] = []
         let (outcomes, pruned, found): ([CommitID: CommitOutcome], [DocumentID: Int64], [SessionID])
-        sessionsWithHeldDrops = []
         do {
             (outcomes, pruned, found) = try connection.transaction(resolvesLostCommit: true) {
             // Inside: the transaction starts again when its first round trip finds the connection lost.
@@ -151,8 +148,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                                        reason: "\(error)")
         }
         notePruned(pruned)
-        sessionsWithHeldDrops = found
-        return outcomes
+        return AppliedWrites(outcomes: outcomes, heldDropsFound: found)
     }
 
     /// What one transaction of `apply` has found and done so far.

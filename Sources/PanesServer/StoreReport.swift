@@ -6,7 +6,7 @@ struct StoreReport: Sendable {
     var durable: UInt64?
     var outcomes: [(CommitID, CommitOutcome)]
     /// Sessions the transaction's claims found drops held for
-    /// (`SharedStore.takeSessionsWithHeldDrops`), handed to the hub before the outcomes.
+    /// (`AppliedWrites.heldDropsFound`), handed to the hub before the outcomes.
     var heldDropsFound: [SessionID] = []
     /// When the transaction became durable (monotonic nanoseconds), to time the fan-out.
     var committedAt: UInt64 = 0

@@ -44,10 +44,10 @@ extension StoreWorker {
         guard !run.writes.isEmpty else { return true }
         defer { run.clear() }
         let started = RuntimeMetrics.now
-        let outcomes: [CommitID: CommitOutcome]
+        let applied: AppliedWrites
         switch apply(&run.writes) {
-        case .success(let applied):
-            outcomes = applied
+        case .success(let done):
+            applied = done
         case .failure(let failure):
             failed(run.writes, sequence: run.lastSequence, failure)
             return false
@@ -58,12 +58,11 @@ extension StoreWorker {
             committedWrites += run.writes.count
             durations.observe(nanoseconds: committedAt - started)
         }
-        let ordered = Self.reported(run.writes).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
-        // Taken right after the `apply` that found them, on this thread.
-        let found = shared?.takeSessionsWithHeldDrops() ?? []
-        // Quiet persists and signals release nothing: no need to wake the service thread.
-        if run.lastSequence != nil || !ordered.isEmpty {
-            onApplied(StoreReport(durable: run.lastSequence, outcomes: ordered, heldDropsFound: found,
+        let ordered = Self.reported(run.writes).map { ($0, applied.outcomes[$0] ?? .failed("no outcome reported")) }
+        // Quiet persists and signals release nothing: no need to wake the service thread (a
+        // claim, whose held drops those would be, is never quiet).
+        if run.lastSequence != nil || !ordered.isEmpty || !applied.heldDropsFound.isEmpty {
+            onApplied(StoreReport(durable: run.lastSequence, outcomes: ordered, heldDropsFound: applied.heldDropsFound,
                                   committedAt: committedAt))
         }
         return true
@@ -92,15 +91,17 @@ extension StoreWorker {
     /// connection found dead reconnects on the next call) before the writes are held.
     /// - Parameter writes: a conflicting commit resolved on the way is replaced by its retry
     ///   (or dropped), whether the transaction then commits or not: the hub has moved on to it.
-    private func apply(_ writes: inout [StoreWrite]) -> Result<[CommitID: CommitOutcome], StoreApplyFailure> {
+    private func apply(_ writes: inout [StoreWrite]) -> Result<AppliedWrites, StoreApplyFailure> {
         let attempts = policy == .fatal ? 5 : 2
         var reason = ""
         for attempt in 1...attempts {
             var resolved: [CommitID: Commit?] = [:]
             defer { if !resolved.isEmpty { Self.replace(resolved, in: &writes) } }
             do {
-                guard let onConflict, let shared else { return .success(try store.apply(writes)) }
+                // A shared store's apply says what its claims found too (`AppliedWrites`).
+                guard let shared else { return .success(AppliedWrites(outcomes: try store.apply(writes))) }
                 return .success(try shared.apply(writes) { commit, operations in
+                    guard let onConflict else { return nil }
                     let asked = RuntimeMetrics.now
                     let retry = onConflict(commit, operations)
                     resolved[commit.id] = .some(retry)

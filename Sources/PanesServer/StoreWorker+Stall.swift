@@ -152,9 +152,11 @@ extension StoreWorker {
     private func retryStalled() {
         guard !stalled.isEmpty, MonotonicInstant.now() >= retryAt else { return }
         let started = RuntimeMetrics.now
-        let outcomes: [CommitID: CommitOutcome]
+        let applied: AppliedWrites
         do {
-            outcomes = try store.apply(stalled)
+            // A held persist's claim (a session's first write) may find held drops too.
+            applied = try shared?.apply(stalled, resolvingConflicts: { _, _ in nil })
+                ?? AppliedWrites(outcomes: try store.apply(stalled))
         } catch let unknown as CommitOutcomeUnknown {
             // The retry's own COMMIT went unanswered: held and asked about like any other.
             let held = stalled
@@ -185,12 +187,11 @@ extension StoreWorker {
         }
         let durable = stalledSequence
         // Held keyed persists say whether they went in (another node's attempt may have won meanwhile).
-        let reported = Self.reported(stalled).map { ($0, outcomes[$0] ?? .failed("no outcome reported")) }
-        // A held persist's claim (a session's first write) may have found held drops too.
-        let found = shared?.takeSessionsWithHeldDrops() ?? []
+        let reported = Self.reported(stalled).map { ($0, applied.outcomes[$0] ?? .failed("no outcome reported")) }
         stalled.removeAll()
         stalledSequence = nil
-        onApplied(StoreReport(durable: durable, outcomes: reported, heldDropsFound: found, committedAt: committedAt))
+        onApplied(StoreReport(durable: durable, outcomes: reported, heldDropsFound: applied.heldDropsFound,
+                              committedAt: committedAt))
     }
 
     /// A load refused because the store cannot be reached.

@@ -123,12 +123,15 @@ package struct HubHarness {
             let commit = pendingCommits.removeFirst()
             var result = outcome ?? .committed
             if outcome == nil {
-                do { result = try store.apply([.commit(commit)])[commit.id] ?? .failed("no outcome") } catch {
+                var found: [SessionID] = []
+                do {
+                    let applied = try store.apply([.commit(commit)], resolvingConflicts: { _, _ in nil })
+                    (result, found) = (applied.outcomes[commit.id] ?? .failed("no outcome"), applied.heldDropsFound)
+                } catch {
                     Issue.record("the store refused a commit: \(error)")
                 }
                 if result == .committed { committed.append(commit) }
                 // What its claim found, before its outcome, as the runtime hands them in.
-                let found = store.takeSessionsWithHeldDrops()
                 if !found.isEmpty { produced += perform(hub.handle(.heldDropsFound(found))) }
             }
             produced += perform(hub.handle(.committed(commit.id, result)))

@@ -243,6 +243,67 @@ import Testing
         #expect(!nodes.b.hub.cluster.heldDropsToRead.contains(session))
     }
 
+    /// The read of a held drop fails while the window stays open: it is read again after the
+    /// shared store's backoff (50 ms, then 100 ms), not only at the session's next attach, and
+    /// the window gets the drop once the read succeeds.
+    @Test func aHeldDropWhoseReadFailedIsReadAgainWhileTheWindowStaysOpen() throws {
+        let drop = DropOntoB(key: "held-8")
+        var nodes = drop.nodes
+        let session = try Self.windowClosedDuringTheSettling(drop, &nodes)
+        nodes.b.completesLoads = false
+        let reload = nodes.b.open()
+        _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(drop.targetResult))
+        func reading() -> Bool {
+            nodes.b.pendingLoads.contains { if case .heldDrops(session, _) = $0 { true } else { false } }
+        }
+        #expect(reading())
+        _ = nodes.b.failLoads("the store is unavailable")
+        nodes.b.clock.advance(49)
+        _ = nodes.b.run(.tick)
+        #expect(!reading(), "not before the backoff")
+        nodes.b.clock.advance(1)
+        _ = nodes.b.run(.tick)
+        #expect(reading(), "read again after 50 ms")
+        _ = nodes.b.failLoads("the store is unavailable")
+        nodes.b.clock.advance(99)
+        _ = nodes.b.run(.tick)
+        #expect(!reading(), "the pause doubled")
+
+        nodes.b.completesLoads = true
+        nodes.b.clock.advance(1)
+        let delivered = nodes.b.run(.tick)
+        #expect(delivered.events(to: reload, named: "itemsDropped").map { $0["drag"] } == [drop.drag])
+        #expect(try nodes.b.store.loadHeldDrops(session, now: 0).isEmpty)
+        #expect(!nodes.b.hub.cluster.heldDropsToRead.contains(session))
+        #expect(nodes.b.hub.cluster.heldDropReadFailures.isEmpty && nodes.b.hub.cluster.heldDropRetries.isEmpty)
+    }
+
+    /// The reads again are bounded (`heldDropReadRetries`): past it, and for a window that
+    /// closed, nothing more is read until the session's next attach, which still is marked.
+    @Test func aHeldDropReadFailingPastHeldDropReadRetriesWaitsForTheNextAttach() throws {
+        var settings = Settings()
+        settings.heldDropReadRetries = 1
+        let drop = DropOntoB(key: "held-9", settings: settings)
+        var nodes = drop.nodes
+        let session = try Self.windowClosedDuringTheSettling(drop, &nodes)
+        nodes.b.completesLoads = false
+        let reload = nodes.b.open()
+        _ = nodes.b.send(reload, "connect", ClusterLeaseTests.resume(drop.targetResult))
+        func reading() -> Bool {
+            nodes.b.pendingLoads.contains { if case .heldDrops(session, _) = $0 { true } else { false } }
+        }
+        _ = nodes.b.failLoads("the store is unavailable")
+        nodes.b.clock.advance(50)
+        _ = nodes.b.run(.tick)
+        #expect(reading(), "one read again")
+        _ = nodes.b.failLoads("the store is unavailable")
+        nodes.b.clock.advance(60_000)
+        _ = nodes.b.run(.tick)
+        #expect(!reading(), "no more")
+        #expect(nodes.b.hub.cluster.heldDropsToRead.contains(session), "still marked")
+        #expect(nodes.b.hub.cluster.heldDropReadFailures.isEmpty && nodes.b.hub.cluster.heldDropRetries.isEmpty)
+    }
+
     /// Past `maxHeldDropMarks` the oldest mark is forgotten and counted; its drop stays
     /// held, and the session's next attach, which claims it, still finds and sends it.
     @Test func pastMaxHeldDropMarksTheOldestIsForgottenCountedAndItsDropStillDelivered() throws {

@@ -37,7 +37,7 @@ import Testing
             return try inner.apply(writes)
         }
         func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
-            -> [CommitID: CommitOutcome] {
+            -> AppliedWrites {
             try check()
             return try inner.apply(writes, resolvingConflicts: resolve)
         }
@@ -64,7 +64,6 @@ import Testing
             try check()
             return try inner.loadHeldDrops(session, now: now)
         }
-        func takeSessionsWithHeldDrops() -> [SessionID] { inner.takeSessionsWithHeldDrops() }
     }
 
     @Test func aStorageFailedAnswerDoesNotWaitForAnotherClientsHeldWrite() throws {

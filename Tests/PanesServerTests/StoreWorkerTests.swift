@@ -437,10 +437,9 @@ import Testing
             applies.withLock { $0 += 1 }
             guard lost else { return try inner.apply(writes) }
             lost = false
-            let outcomes = commits ? try inner.apply(writes) : [:]
+            let applied = commits ? try inner.apply(writes, resolvingConflicts: { _, _ in nil }) : AppliedWrites()
             // What the claims found comes with the outcomes, as PostgreSQL's `apply` says it.
-            throw CommitOutcomeUnknown(transaction: 42, outcomes: outcomes,
-                                       heldDropsFound: inner.takeSessionsWithHeldDrops(),
+            throw CommitOutcomeUnknown(transaction: 42, outcomes: applied.outcomes, heldDropsFound: applied.heldDropsFound,
                                        reason: "injected: COMMIT unanswered")
         }
         func resolve(_ unknown: CommitOutcomeUnknown) throws -> Bool {

@@ -323,7 +323,7 @@ import Testing
         }
         #expect(asked.map(\.0) == [CommitID(2)])
         #expect(asked.map(\.1) == [[theirs]])
-        #expect(outcomes == [CommitID(2): .behind([theirs]), CommitID(3): .committed])
+        #expect(outcomes.outcomes == [CommitID(2): .behind([theirs]), CommitID(3): .committed])
         #expect(try store.loadOperations(id, after: 0) == [theirs, retried])
         #expect(try store.loadState().sessions == [Fixtures.bareSession()])
 
@@ -331,7 +331,7 @@ import Testing
         let stale = try store.apply([Self.commit(4, channel, base: 0, [.appendOperation(id, mine, length: 1)])]) { commit, _ in
             Commit(id: CommitID(5), channel: channel, base: 1, commands: [.appendOperation(id, retried, length: 2)])
         }
-        #expect(stale == [CommitID(4): .behind([theirs, retried]), CommitID(5): .behind([retried])])
+        #expect(stale.outcomes == [CommitID(4): .behind([theirs, retried]), CommitID(5): .behind([retried])])
         #expect(try store.loadOperations(id, after: 0) == [theirs, retried])
     }
 
@@ -530,47 +530,49 @@ import Testing
         #expect(try other.loadHeldDrops(window, now: 0) == [second])
     }
 
-    /// A claim naming a node says, in its own write, whether drops are held for its session
-    /// (`takeSessionsWithHeldDrops`, emptied when taken): a release, a claim that conflicts and a
-    /// claim of a session with nothing held say nothing.
+    /// A claim naming a node says, in its own write, whether drops are held for its session:
+    /// the shared apply that wrote it returns the session with its outcomes
+    /// (`AppliedWrites.heldDropsFound`), and no later call says it again. A release, a claim that
+    /// conflicts and a claim of a session with nothing held say nothing.
     @Test(arguments: StoreKind.shared)
     func aClaimSaysWhetherDropsAreHeldForItsSession(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { withExtendedLifetime(harness) {} }
         let store = harness.shared
+        func apply(_ writes: [StoreWrite]) throws -> AppliedWrites { try store.apply(writes, resolvingConflicts: { _, _ in nil }) }
+        func persist(_ commands: [StoreCommand]) throws -> AppliedWrites { try apply([.persist(commands)]) }
         let window = SessionID("ses_window"), empty = SessionID("ses_empty")
         let held = HeldDrop(session: window, drag: Identifier("drg_a"), event: ["drag": "drg_a"], keptUntil: 5_000)
-        try store.apply([.coordination(.holdDrop(held, forgetBefore: 0))])
-        #expect(store.takeSessionsWithHeldDrops() == [], "a hold is no claim")
+        #expect(try persist([.coordination(.holdDrop(held, forgetBefore: 0))]) == AppliedWrites(), "a hold is no claim")
         func claim(_ id: UInt64, _ session: SessionID, _ node: String?, base: Int64, epoch: Int64) -> StoreWrite {
             Self.commit(id, .coordination(.session(session)), base: base,
                         [.coordination(.claimSession(session, SessionClaim(node: node.map(NodeID.init), epoch: epoch)))])
         }
-        #expect(try store.apply([claim(1, empty, "a", base: 0, epoch: 1), claim(2, window, "a", base: 0, epoch: 1)])
-                == [CommitID(1): .committed, CommitID(2): .committed])
-        #expect(store.takeSessionsWithHeldDrops() == [window])
-        #expect(store.takeSessionsWithHeldDrops() == [], "taken")
-        #expect(try store.apply([claim(3, window, "b", base: 0, epoch: 1)]) == [CommitID(3): .conflict])
-        #expect(store.takeSessionsWithHeldDrops() == [])
-        #expect(try store.apply([claim(4, window, nil, base: 1, epoch: 1)]) == [CommitID(4): .committed])
-        #expect(store.takeSessionsWithHeldDrops() == [], "a release")
+        #expect(try apply([claim(1, empty, "a", base: 0, epoch: 1), claim(2, window, "a", base: 0, epoch: 1)])
+                == AppliedWrites(outcomes: [CommitID(1): .committed, CommitID(2): .committed], heldDropsFound: [window]))
+        #expect(try apply([claim(3, window, "b", base: 0, epoch: 1)]) == AppliedWrites(outcomes: [CommitID(3): .conflict]))
+        #expect(try apply([claim(4, window, nil, base: 1, epoch: 1)]) == AppliedWrites(outcomes: [CommitID(4): .committed]),
+                "a release")
         // Claimed in a persist (a session's first write) too.
-        try store.apply([.coordination(.claimSession(window, SessionClaim(node: NodeID("b"), epoch: 2)))])
-        #expect(store.takeSessionsWithHeldDrops() == [window])
+        #expect(try persist([.coordination(.claimSession(window, SessionClaim(node: NodeID("b"), epoch: 2)))]).heldDropsFound
+                == [window])
         try store.apply([.coordination(.releaseDrop(held.key))])
-        #expect(try store.apply([claim(5, window, "a", base: 2, epoch: 3)]) == [CommitID(5): .committed])
-        #expect(store.takeSessionsWithHeldDrops() == [], "nothing held any more")
-        // Held again: a batch whose claim found it but that then failed says nothing, not even
-        // what the apply before it found and nobody took; the same batch, applied, does.
+        #expect(try apply([claim(5, window, "a", base: 2, epoch: 3)]) == AppliedWrites(outcomes: [CommitID(5): .committed]),
+                "nothing held any more")
+        // Held again and claimed through every store's `apply`, which returns outcomes only: the
+        // next shared apply says nothing of what that claim found.
         try store.apply([.coordination(.holdDrop(held, forgetBefore: 0)),
                          .coordination(.claimSession(window, SessionClaim(node: NodeID("b"), epoch: 4)))])
+        #expect(try persist([.putSession(Fixtures.bareSession(id: "ses_third"))]).heldDropsFound == [])
+        // A batch whose claim found it but that then failed returns nothing (it throws), and
+        // leaves nothing for the next apply to say; the same batch, applied, says it.
         let batch: [StoreCommand] = [.coordination(.claimSession(window, SessionClaim(node: NodeID("a"), epoch: 5))),
                                      .putSession(Fixtures.bareSession(id: "ses_other"))]
         harness.failNextBatch(afterCommands: 1)
-        #expect(throws: (any Error).self) { try store.apply(batch) }
-        #expect(store.takeSessionsWithHeldDrops() == [], "empty after an apply that threw")
-        try store.apply(batch)
-        #expect(store.takeSessionsWithHeldDrops() == [window])
+        #expect(throws: (any Error).self) { try persist(batch) }
+        #expect(try persist([.putSession(Fixtures.bareSession(id: "ses_fourth"))]).heldDropsFound == [],
+                "nothing left by an apply that threw")
+        #expect(try persist(batch).heldDropsFound == [window])
     }
 
     /// `pruneHeldDrops` deletes the held drops whose keeping ended before its time, whoever

@@ -259,3 +259,101 @@ def test_a_drop_held_for_a_window_its_node_let_go_is_delivered_where_it_resumes_
     finally:
         cluster.close()
 
+
+
+def showing(client: Client, document: str) -> list[dict]:
+    """The user's sessions whose window shows `document`, as `client`'s node lists them."""
+    return [s for s in client.request("listSessions")["sessions"]
+            if s.get("targetContentIdentifier") == document]
+
+
+def test_a_new_window_drop_acknowledged_by_a_node_that_died_opens_once_where_the_dropper_resumes(pg, workspace):
+    # A drop onto the new-window zone is held for the dropping window (`held_drops`) until a
+    # window it asked for connects: a answers it and is killed before the client opens the
+    # window (its ticket died with a); the dropping window resumes through b and gets
+    # `openWindows`, whose ticket opens the same session, once; the row is then deleted.
+    cluster = Cluster(pg, nodes=3, haproxy=False, lease_ms=LEASE_MS)
+    database = cluster.store.rsplit("/", 1)[1]
+    try:
+        a, b, c = cluster.nodes
+        source = Client(c.url, "ada", workspace)
+        dropper = Client(a.url, "ada", workspace)
+        credentials = dropper.credentials
+        document = source.request("createDocument", title="Notes", text="")["document"]["id"]
+        item = {**ITEM, "activity": {**ITEM["activity"], "targetContentIdentifier": document}}
+        drag = source.request("beginDrag", items=[item])["drag"]
+        deadline = time.monotonic() + 10
+        while True:
+            reply = dropper.reply(dropper.send("drop", drag=drag, target="newWindow", operation="copy",
+                                               idempotencyKey="windows-1"))
+            if reply["ok"] or reply["error"]["code"] != "drag_not_found":
+                break
+            assert time.monotonic() < deadline, "a never heard of the drag"
+            time.sleep(0.05)
+        assert reply["ok"], reply
+        windows = reply["result"]["windows"]
+        assert len(windows) == 1, windows
+        a.kill()
+        assert pg.psql("SELECT count(*) FROM held_drops", database) == "1", "held until the window opens"
+
+        # The dropping window resumes through b once a's lease has run out: `connected`, then
+        # `openWindows` for the session a made.
+        again = Client(b.url, "ada", workspace, session=credentials, timeout=LEASE_MS / 1000 + 15)
+        assert again.connected["session"]["persistentIdentifier"] == credentials["id"]
+        opened = again.event("openWindows")
+        assert opened["drag"] == drag and [w["session"] for w in opened["windows"]] == [windows[0]["session"]], opened
+        window = Client(c.url, "ada", workspace, ticket=opened["windows"][0]["ticket"])
+        assert window.connected["session"]["persistentIdentifier"] == windows[0]["session"]
+        assert window.connected["session"]["stateRestorationActivity"]["targetContentIdentifier"] == document
+        deadline = time.monotonic() + 10
+        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
+            assert time.monotonic() < deadline, "the window's connect never deleted the held drop"
+            time.sleep(0.05)
+        again.drain(1)
+        more = [event for event in again.events if event.get("type") == "openWindows"]
+        assert more == [], f"sent once: {more}"
+        assert len(showing(again, document)) == 1, showing(again, document)
+
+        # A reload of the dropping window opens nothing more.
+        again.close()
+        reloaded = Client(c.url, "ada", workspace, session=credentials)
+        reloaded.drain(1)
+        assert [event for event in reloaded.events if event.get("type") == "openWindows"] == []
+        assert len(showing(reloaded, document)) == 1
+    finally:
+        cluster.close()
+
+
+def test_a_new_window_drop_whose_window_opened_before_its_node_died_is_not_opened_again(pg, workspace):
+    cluster = Cluster(pg, nodes=3, haproxy=False, lease_ms=LEASE_MS)
+    database = cluster.store.rsplit("/", 1)[1]
+    try:
+        a, b, c = cluster.nodes
+        dropper = Client(a.url, "ada", workspace)
+        credentials = dropper.credentials
+        document = dropper.request("createDocument", title="Notes", text="")["document"]["id"]
+        item = {**ITEM, "activity": {**ITEM["activity"], "targetContentIdentifier": document}}
+        drag = dropper.request("beginDrag", items=[item])["drag"]
+        windows = dropper.request("drop", drag=drag, target="newWindow", operation="copy",
+                                  idempotencyKey="windows-2")["windows"]
+        # The window opens through c with a's ticket (every node hears of it), then a dies.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                window = Client(c.url, "ada", workspace, ticket=windows[0]["ticket"])
+                break
+            except RuntimeError as error:
+                assert "ticket_invalid" in str(error) and time.monotonic() < deadline, error
+                time.sleep(0.05)
+        deadline = time.monotonic() + 10
+        while pg.psql("SELECT count(*) FROM held_drops", database) != "0":
+            assert time.monotonic() < deadline, "the window's connect never deleted the held drop"
+            time.sleep(0.05)
+        a.kill()
+        again = Client(b.url, "ada", workspace, session=credentials, timeout=LEASE_MS / 1000 + 15)
+        again.drain(1)
+        assert [event for event in again.events if event.get("type") == "openWindows"] == []
+        assert len(showing(again, document)) == 1
+        assert window.connected["session"]["persistentIdentifier"] == windows[0]["session"]
+    finally:
+        cluster.close()

@@ -234,6 +234,7 @@ struct ClusterCoordination: Coordination {
         hub.expireRemoteDrops(now: now)
         hub.forgetDropReceipts(now: now)
         hub.pruneHeldDrops(now: now)
+        hub.retryHeldDropReads(now: now)
     }
 
     func shareScenesTick(_ hub: inout Hub, now: Millis) { hub.shareDueScenes(now: now) }

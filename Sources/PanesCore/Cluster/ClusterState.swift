@@ -17,7 +17,7 @@ struct ClusterState: Sendable {
     var nextDeadline: Millis? {
         [ticketWaitDeadlines.nextDeadline, preferenceRetries.nextDeadline, sceneShareDeadlines.nextDeadline,
          recordRetryAt, releaseRetryAt, nextCheckAt, remoteDropDeadlines.nextDeadline,
-         dropReceiptDeadlines.nextDeadline, heldDropPruneAt].compactMap { $0 }.min()
+         dropReceiptDeadlines.nextDeadline, heldDropPruneAt, heldDropRetries.nextDeadline].compactMap { $0 }.min()
     }
 
     /// The record sequence applied so far (`SharedStore.loadRecordChanges`).
@@ -157,6 +157,11 @@ struct ClusterState: Sendable {
     /// When expired held drops are next deleted from the store (monotonic clock), every
     /// `heldDropPruneIntervalMs` (`Hub.pruneHeldDrops(now:)`).
     var heldDropPruneAt: Millis?
+    /// Sessions whose held drops' read failed while their window is open here, read again when
+    /// due (monotonic clock), and how many reads in a row failed for each, up to
+    /// `heldDropReadRetries` (`Hub.retryHeldDropRead`). At most one entry per window open here.
+    var heldDropRetries = DeadlineQueue<SessionID>()
+    var heldDropReadFailures: [SessionID: Int] = [:]
     var dropReceiptDeadlines = DeadlineQueue<String>()
     /// Domains whose catch-up read failed (the store was unreachable): read again when due, so
     /// a node never goes on serving what it held before a partition because one read failed.

@@ -54,7 +54,7 @@ extension Hub {
     }
 
     /// The claims of a transaction found drops held for these sessions (the claim's statement
-    /// says so, `SharedStore.takeSessionsWithHeldDrops`): marked before the claims' outcomes are
+    /// says so, `AppliedWrites.heldDropsFound`): marked before the claims' outcomes are
     /// handled, so the attach each claim was for reads them after `connected`.
     mutating func heldDropsFound(_ sessions: [SessionID]) {
         for session in sessions where self.sessions[session] != nil { markHeldDrops(of: session) }
@@ -62,22 +62,56 @@ extension Hub {
 
     mutating func heldDropsRead(_ session: SessionID, _ drops: [HeldDrop], failure: String?) {
         if let failure {
-            // Kept in the store, and the session stays marked: its next attach here reads again.
+            // Kept in the store, and the session stays marked: read again while its window stays
+            // open here, else at its next attach here.
             logLimited(.error, "the drops held for a session could not be read",
                        metadata: ["session": "\(session)", "reason": "\(failure)"])
             if sessions[session] != nil { markHeldDrops(of: session) }
+            retryHeldDropRead(of: session)
             return
         }
+        cluster.heldDropReadFailures[session] = nil
         // Gone again meanwhile: kept for its next attach, here (marked) or through a claim elsewhere.
         guard let scene = scenes.live(of: session) else {
             if !drops.isEmpty, sessions[session] != nil { markHeldDrops(of: session) }
             return
         }
         for held in drops {
+            if held.opensWindows {
+                sendHeldWindows(held, to: scene)
+                continue
+            }
             logger.notice("a drop held for a window whose node went away is delivered to it",
                           metadata: ["drag": "\(held.drag)", "session": "\(session)"])
             send(.event(ServerEvent("itemsDropped", held.event)), to: scene.connection)
             releaseHeldDrop(held.key)
+        }
+    }
+
+    /// A failed read of a session's held drops, whose window is open here: read again after the
+    /// shared store's backoff for this many failures in a row, up to `heldDropReadRetries` reads;
+    /// then (or once the window is gone) only its next attach reads them, as it is marked.
+    mutating func retryHeldDropRead(of session: SessionID) {
+        let failures = (cluster.heldDropReadFailures[session] ?? 0) + 1
+        guard scenes.live(of: session) != nil, failures <= settings.heldDropReadRetries else {
+            cluster.heldDropReadFailures[session] = nil
+            return
+        }
+        cluster.heldDropReadFailures[session] = failures
+        let backoff = Backoff.sharedStore
+        let pause = min(backoff.minMs << Millis(min(failures - 1, 20)), backoff.maxMs)
+        cluster.heldDropRetries.push(session, at: monotonic() + pause)
+    }
+
+    /// The reads `retryHeldDropRead` put off that are due: made again for a window still open
+    /// here whose session is still marked (an attach meanwhile read them already).
+    mutating func retryHeldDropReads(now clock: Millis) {
+        for (_, session) in cluster.heldDropRetries.popDue(now: clock) {
+            guard scenes.live(of: session) != nil, cluster.heldDropsToRead.remove(session) else {
+                cluster.heldDropReadFailures[session] = nil
+                continue
+            }
+            readHeldDrops(of: session)
         }
     }
 

@@ -37,6 +37,7 @@ public struct Settings: Sendable, Equatable {
     public var heldDropKeptMs = 3_600_000
     public var heldDropPruneIntervalMs = 60_000
     public var maxHeldDropMarks = 10_000
+    public var heldDropReadRetries = 30
     public var restorationMaxAgeMs = 30 * 24 * 3_600_000
     public var cleanStartThreshold = 3
     public var cleanStartWindowMs = 10_000

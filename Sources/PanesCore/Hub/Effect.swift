@@ -74,7 +74,7 @@ public enum HubEvent: Sendable {
     case loaded(LoadResult)
     case committed(CommitID, CommitOutcome)
     /// A shared store's claims (`CoordinationCommand.claimSession` naming this node) found drops
-    /// held for these sessions (`SharedStore.takeSessionsWithHeldDrops`): handed in before the
+    /// held for these sessions (`AppliedWrites.heldDropsFound`): handed in before the
     /// outcomes of the transaction that made the claims.
     case heldDropsFound([SessionID])
     /// Time passed: the runtime sends this at `Hub.nextDeadline` (and may send it at any other

@@ -82,7 +82,7 @@ public struct CommitOutcomeUnknown: Error, Sendable, CustomStringConvertible {
     public let transaction: Int64
     /// The commits' outcomes if the transaction did commit (a conflict stays a conflict).
     public let outcomes: [CommitID: CommitOutcome]
-    /// The sessions whose claims found drops held for them (`SharedStore.takeSessionsWithHeldDrops`),
+    /// The sessions whose claims found drops held for them (`AppliedWrites.heldDropsFound`),
     /// if the transaction did commit: reported with the outcomes once it is known to have.
     public let heldDropsFound: [SessionID]
     public let reason: String

@@ -83,11 +83,6 @@ extension MemoryStore: SharedStore {
                 : Identifier.less($0.drag.rawValue, $1.drag.rawValue) }
     }
 
-    public func takeSessionsWithHeldDrops() -> [SessionID] {
-        defer { sessionsWithHeldDrops.removeAll() }
-        return sessionsWithHeldDrops
-    }
-
     public func loadRecords(sessions: [SessionID], documents: [DocumentID]) throws -> RecordsRead {
         var read = RecordsRead()
         for id in sessions {

@@ -34,7 +34,8 @@ public final class MemoryStore: Store {
     var settledDrops: [Identifier: Millis] = [:]
     /// Drops' `itemsDropped` held for windows' sessions (`holdDrop`), until sent.
     var heldDrops: [HeldDrop.Key: HeldDrop] = [:]
-    /// Sessions a claim of the last `apply` found drops held for (`takeSessionsWithHeldDrops`).
+    /// Sessions a claim of the `apply` under way found drops held for: returned with its
+    /// outcomes (`AppliedWrites.heldDropsFound`), empty between applies.
     var sessionsWithHeldDrops: [SessionID] = []
     /// Outcomes of keyed requests (`recordRequest`), and keys nodes reserved (`reserveRequestKeys`).
     var requestRecords: [RequestKeySlot: RequestRecord] = [:]
@@ -112,12 +113,11 @@ public final class MemoryStore: Store {
     }
 
     public func apply(_ writes: [StoreWrite]) throws -> [CommitID: CommitOutcome] {
-        try apply(writes, resolvingConflicts: { _, _ in nil })
+        try apply(writes, resolvingConflicts: { _, _ in nil }).outcomes
     }
 
     public func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
-        -> [CommitID: CommitOutcome] {
-        // First: an apply that throws, even before it starts, reports no held drops.
+        -> AppliedWrites {
         sessionsWithHeldDrops.removeAll()
         if failNextApply {
             failNextApply = false
@@ -185,7 +185,8 @@ public final class MemoryStore: Store {
             webhookOutbox.insert(batchWebhooks)
             batchWebhooks.removeAll()
         }
-        return outcomes
+        defer { sessionsWithHeldDrops.removeAll() }
+        return AppliedWrites(outcomes: outcomes, heldDropsFound: sessionsWithHeldDrops)
     }
 
     /// A conflict on a document carries the operations after the commit's base, as a shared

@@ -13,12 +13,14 @@ public protocol SharedStore: Store, NodeLeases {
     /// same transaction, so no other node can commit in between and make it conflict again.
     /// Each channel is resolved at most once per call. The conflicting commit's outcome is
     /// still in the result (`behind`), as is the replacement's; nil from `resolve` writes nothing.
+    /// The result also names the sessions whose claims found drops held (`AppliedWrites`): only
+    /// this call says so (`Store.apply(_:)` on a shared store leaves them out).
     ///
     /// Why: two nodes writing one hot document both keep one commit in flight, and a commit
     /// that waited for the other node's lock always finds the channel moved; let go of the
     /// lock, its retry would wait behind the other node's next commit and find it moved again.
     func apply(_ writes: [StoreWrite], resolvingConflicts resolve: (Commit, [StoredOperation]) -> Commit?) throws
-        -> [CommitID: CommitOutcome]
+        -> AppliedWrites
     /// Sessions and document records written or deleted after `cursor` (a store-wide sequence
     /// that every such write advances), oldest first, and the cursor to ask from next time.
     func loadRecordChanges(after cursor: Int64) throws -> RecordChanges
@@ -50,13 +52,6 @@ public protocol SharedStore: Store, NodeLeases {
     /// The drops held for `session` (`CoordinationCommand.holdDrop`) kept at `now` or later,
     /// oldest first.
     func loadHeldDrops(_ session: SessionID, now: Millis) throws -> [HeldDrop]
-    /// The sessions for which a claim naming a node (`CoordinationCommand.claimSession`) in the
-    /// last `apply` that returned found drops held (any row, kept or not), in the order claimed,
-    /// and forgets them. Found by the claim's own write (PostgreSQL: its statement), so a node
-    /// that attaches a session another node held or let go learns of drops held for it with no
-    /// read of its own (`HubEvent.heldDropsFound`). Empty after an `apply` that threw (for a
-    /// `CommitOutcomeUnknown`, its `heldDropsFound` holds them).
-    func takeSessionsWithHeldDrops() -> [SessionID]
 }
 
 /// The nodes' leases in the shared store, and nothing else: what a node's heartbeat uses, on

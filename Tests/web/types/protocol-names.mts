@@ -50,6 +50,7 @@ type ProtocolEvents =
   | 'preferenceChanged'
   | 'activate'
   | 'itemsDropped'
+  | 'openWindows'
   | 'dragEnded'
   | 'documentsChanged'
   | 'documentOperation'
