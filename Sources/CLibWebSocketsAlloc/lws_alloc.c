@@ -9,24 +9,18 @@
 // free page): 0.2–0.6 KiB a connection of RSS at 10,000 idle ones (bench/README.md, wp/idle-mem5
 // and wp/idle-mem6). Here the two reasons are served from a region of reserved address space in
 // blocks of 64 KiB, each cut into slots of one power of two (1 KiB for "ah struct", 4 KiB for
-// "ah data" at the default). A block that empties keeps its pages: the next tables reuse them
-// with no system call and no page fault. Only a trim (`pws_pool_trim`, which the transport
-// runs on a timer a while after connections arrive, and again while tables are in use) gives
-// the pages of the empty blocks beyond the larger of `keep` and the blocks in use back (madvise
-// MADV_DONTNEED), so a settled burst leaves `keep` blocks' pages at most, and between trims
-// what the region holds is what it held at its busiest moment since the last one. Giving them
-// back at the free that emptied them (as first done) made a reconnect storm, whose tables in use
-// rise and fall with every loop turn, give back and fault in again ~9,700 pages a 10,000-window
-// storm (bench/README.md, wp/stormwall). Every other reason, a table
+// "ah data" at the default). Empty blocks keep their pages while there are no more of them than
+// blocks in use (a burst in progress reuses them) or than `keep` (a lone request's tables cost
+// no system call and no page fault); the rest give their pages back (madvise MADV_DONTNEED), so
+// a settled burst leaves `keep` blocks' pages at most. Every other reason, a table
 // over 64 KiB (`maxHTTPHeaderBytes` is at most 32 KiB) and a table when the region is full go
 // to malloc as lws's own allocator does; a pointer is the region's by its address alone, so
 // frees and resizes reach the allocator that made the block.
 //
 // lws calls its allocator on the thread that serves a context; several servers in one process
 // (the tests) serve on several threads, and the allocator is process-wide: a pool's slots and
-// blocks change under its mutex, taken only for a header table (four times a request) and a
-// trim. Other calls read only what is fixed before the allocator is installed (the region's
-// bounds).
+// blocks change under its mutex, taken only for a header table (four times a request). Other
+// calls read only what is fixed before the allocator is installed (the region's bounds).
 //
 // A block's slots and pages are given back only when no slot in it is in use; a free of a
 // pointer the region never handed out, or of a slot already free, aborts (memory in use is
@@ -140,12 +134,6 @@ struct pws_pool_counts pws_pool_counts(struct pws_pool *pool) {
     return counts;
 }
 
-/// The empty blocks a trim leaves their pages: as many as blocks in use (a burst still going on
-/// reuses them), at least `keep` (a lone request's tables cost no system call and no page fault).
-static inline size_t pws_pool_trim_floor(const struct pws_pool *pool) {
-    return pool->counts.blocks_in_use > pool->keep ? pool->counts.blocks_in_use : pool->keep;
-}
-
 /// lws's two names for a header table's parts (lib/roles/http/parsers.c, `_lws_create_ah`).
 static inline int pws_is_header_table(const char *reason) {
     return reason && reason[0] == 'a' && reason[1] == 'h' && reason[2] == ' '
@@ -248,32 +236,25 @@ static void pws_pool_free(struct pws_pool *pool, void *p) {
         pool->counts.blocks_in_use--;
         pws_push(pool, &pool->kept, i);
         pool->counts.blocks_kept++;
-        // Kept with its pages until a trim. A block is taken from `clean` or the never-used ones
-        // only when no kept one is left, so the blocks with pages are never more than the most
-        // that were in use at once since the last trim.
+        // Kept: as many empty blocks as blocks in use, at least `keep`. While a burst goes on its
+        // tables come and go in blocks that stay written (no system call, no page fault a
+        // request); as it settles the blocks in use fall to none and every empty block but the
+        // last `keep` is given back, one or two at each block that empties. The kept list is a
+        // stack, so the block given back is the one that just emptied (its pages the most
+        // recently written) and the older ones stay: which ones stay does not change how many.
+        size_t limit = pool->counts.blocks_in_use > pool->keep ? pool->counts.blocks_in_use : pool->keep;
+        while (pool->counts.blocks_kept > limit) {
+            int32_t given = pool->kept;
+            pws_unlink(pool, &pool->kept, given);
+            pool->counts.blocks_kept--;
+            // No slot of the block is in use, and it is handed out again only through `clean`,
+            // as zeroed pages the kernel supplies on the first write.
+            madvise(pool->base + ((size_t)given << PWS_BLOCK_SHIFT), (size_t)1 << PWS_BLOCK_SHIFT, MADV_DONTNEED);
+            pws_push(pool, &pool->clean, given);
+            pool->counts.blocks_given_back++;
+        }
     }
     pthread_mutex_unlock(&pool->lock);
-}
-
-size_t pws_pool_trim(struct pws_pool *pool) {
-    pthread_mutex_lock(&pool->lock);
-    size_t given_back = 0;
-    // The kept list is a stack, so the blocks given back are the last emptied (their pages the
-    // most recently written) and the older ones stay: which ones stay does not change how many.
-    while (pool->counts.blocks_kept > pws_pool_trim_floor(pool)) {
-        int32_t given = pool->kept;
-        pws_unlink(pool, &pool->kept, given);
-        pool->counts.blocks_kept--;
-        // No slot of the block is in use, and it is handed out again only through `clean`,
-        // as zeroed pages the kernel supplies on the first write.
-        madvise(pool->base + ((size_t)given << PWS_BLOCK_SHIFT), (size_t)1 << PWS_BLOCK_SHIFT, MADV_DONTNEED);
-        pws_push(pool, &pool->clean, given);
-        pool->counts.blocks_given_back++;
-        given_back++;
-    }
-    pool->counts.trims++;
-    pthread_mutex_unlock(&pool->lock);
-    return given_back;
 }
 
 void *pws_pool_realloc(struct pws_pool *pool, void *p, size_t size, const char *reason) {
@@ -331,11 +312,6 @@ static void pws_process_install(void) {
 int pws_lws_allocator_install(void) {
     pthread_once(&pws_process_once, pws_process_install);
     return atomic_load_explicit(&pws_process_installed, memory_order_acquire);
-}
-
-size_t pws_lws_allocator_trim(void) {
-    if (atomic_load_explicit(&pws_process_installed, memory_order_acquire) != 1) return 0;
-    return pws_pool_trim(&pws_process);
 }
 
 struct pws_pool_counts pws_lws_allocator_counts(void) {

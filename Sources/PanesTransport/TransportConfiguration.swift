@@ -61,12 +61,6 @@ public struct TransportConfiguration: Sendable {
     public var httpHeaderTimeoutMilliseconds: Int
     /// Refused requests are logged here, with their reason.
     public var logger: Logger
-    /// How long after connections begin to arrive the header tables' region gives the pages of
-    /// its empty blocks back (and again as long as tables are in use): until then a burst's
-    /// upgrades reuse them without a page fault each (`WebSocketServer+HeaderTables.swift`).
-    /// Memory, not a limit on clients: at most the tables of the busiest moment since the last
-    /// trim stay resident meanwhile.
-    public var headerTableTrimMilliseconds = 1_000
 
     public init(host: String = "127.0.0.1", port: Int = 8080, webRoot: String? = nil, subprotocol: String = "panes.v1",
                 webSocketPath: String = "/ws", maxMessageBytes: Int = 1 << 20, maxOutboundQueue: Int = 4096,

@@ -31,7 +31,6 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             // Every accepted TCP connection, before lws reads a byte of it (`user` holds the
             // peer's address, `input` the accepted descriptor). Nonzero closes it.
-            armHeaderTrim()
             return closesAtAccept(user, descriptor: Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 1 : 0
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
             // lws made a connection of the socket the filter just saw (one it cannot take it
@@ -67,8 +66,6 @@ extension WebSocketServer {
         case LWS_CALLBACK_HTTP:
             // What the delegate sent to WebSocket connections meanwhile leaves as this returns.
             defer { flushGathered() }
-            // A kept-alive connection's next request had a header table without an accept.
-            armHeaderTrim()
             return beginHTTPRequest(wsi, user)
         case LWS_CALLBACK_HTTP_BODY:
             return receiveHTTPBody(user, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)) ? 0 : -1

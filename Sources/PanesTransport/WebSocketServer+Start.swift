@@ -175,9 +175,6 @@ extension WebSocketServer {
         httpWriteTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
             pumpHTTPWrites()
         }
-        headerTrimTimer = LoopTimer(context: context, eventLoop: eventLoop) { [unowned self] in
-            trimHeaderTables()
-        }
         if eventLoop == nil {
             waitNoticeTimer = LoopTimer(context: context, eventLoop: nil) { [unowned self] in
                 deliverWaitNotice()

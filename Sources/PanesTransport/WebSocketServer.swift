@@ -94,9 +94,6 @@ public final class WebSocketServer: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     /// The idle detector's one timer, set for its earliest deadline.
     var idleTimer: LoopTimer?
-    /// The header tables' trim (`WebSocketServer+HeaderTables.swift`), and how often it ran, for tests.
-    var headerTrimTimer: LoopTimer?
-    var headerTrimsTaken = 0
     /// The delegate's one wake-up timer (`wake(atMonotonicMilliseconds:)`).
     var wakeTimer: LoopTimer?
     /// Who each accepted socket counts as, noted at accept for the upgrade's checks.
@@ -120,7 +117,6 @@ public final class WebSocketServer: @unchecked Sendable {
         httpDeadlineTimer?.invalidate()
         httpWriteTimer?.invalidate()
         waitNoticeTimer?.invalidate()
-        headerTrimTimer?.invalidate()
         dropWriteTurnWatcher()
         if let context { lws_context_destroy(context) }
         if let eventLoop { pev_loop_destroy(eventLoop) }

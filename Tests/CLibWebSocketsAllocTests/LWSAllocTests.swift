@@ -1,7 +1,7 @@
 // CLibWebSocketsAlloc's pool, on pools of the tests' own (the process's, installed in lws, is
 // shared with every server the tests start): which allocations it serves, that a slot keeps its
-// bytes, that an emptied block keeps its pages until a trim gives them back to the kernel unless
-// kept, and that threads never get one slot twice.
+// bytes, that an emptied block's pages go back to the kernel unless kept, and that threads never
+// get one slot twice.
 #if os(Linux)
 import CLibWebSocketsAlloc
 import Foundation
@@ -93,16 +93,12 @@ import Testing
             #expect(allocate(pool, 4_000, "ah data") == first)
             free(pool, first)
             free(pool, second)
-            // Empty, it keeps its pages until a trim, which keeps none here (`keep` 0).
-            #expect(pws_pool_counts(pool).blocks_given_back == 0 && pws_pool_counts(pool).blocks_kept == 1)
-            #expect(pws_pool_trim(pool) == 1)
-            #expect(pws_pool_counts(pool).blocks_given_back == 1 && residentPages(pool) == 0)
+            #expect(pws_pool_counts(pool).blocks_given_back == 1)
         }
     }
 
-    /// A connect burst's empty blocks keep their pages; a trim while it goes on keeps as many
-    /// empty blocks as are in use, and once all its tables are freed a trim leaves only the two
-    /// kept blocks' pages resident.
+    /// A connect burst's empty blocks keep their pages while as many are in use; once all its
+    /// tables are freed, only the two kept blocks' pages are resident.
     @Test func aSettledBurstGivesBackAllButTheKeptBlocks() throws {
         try withPool(blocks: 64, keep: 2) { pool in
             var pointers: [UnsafeMutableRawPointer] = []
@@ -123,21 +119,16 @@ import Testing
                 #expect(holds(pointers[2 * index + 1], 4_096, UInt8((index + 1) % 251)))
             }
             // Half the burst done (the first 300 requests' tables, in order): 18 blocks of 4 KiB
-            // slots and 4 of 1 KiB ones are empty, fewer than the 26 in use, so a trim keeps
-            // all their pages.
+            // slots and 4 of 1 KiB ones are empty, fewer than the 26 in use, so all keep their pages.
             for pointer in pointers[..<600] { free(pool, pointer) }
-            #expect(pws_pool_trim(pool) == 0)
             let halfway = pws_pool_counts(pool)
             #expect(halfway.blocks_in_use == 26 && halfway.blocks_kept == 22 && halfway.blocks_given_back == 0)
             #expect(residentPages(pool) == written)
-            // Settled: every block is empty and keeps its pages until the trim, which gives back
-            // all but the two last emptied.
+            // Settled: all but the two last emptied give their pages back.
             for pointer in pointers[600...] { free(pool, pointer) }
-            #expect(pws_pool_counts(pool).blocks_kept == 48 && residentPages(pool) == written)
-            #expect(pws_pool_trim(pool) == 46)
             let counts = pws_pool_counts(pool)
             #expect(counts.slots_in_use == 0 && counts.blocks_in_use == 0)
-            #expect(counts.blocks_kept == 2 && counts.blocks_given_back == 46 && counts.trims == 2)
+            #expect(counts.blocks_kept == 2 && counts.blocks_given_back == 46)
             #expect(residentPages(pool) == 2 * Self.blockBytes / Self.page)
 
             // The next burst reuses the kept blocks first, then the given-back ones (zeroed).
@@ -145,33 +136,6 @@ import Testing
             #expect(pws_pool_owns(pool, again) == 1)
             #expect(pws_pool_counts(pool).blocks_kept == 1)
             free(pool, again)
-        }
-    }
-
-    /// A reconnect storm's tables in use rise and fall from one loop turn to the next: between
-    /// trims the blocks that emptied are written again with no page given back, and no page
-    /// more is written than at the busiest moment (the region's resident pages do not grow).
-    @Test func tablesThatRiseAndFallReuseTheirPagesUntilATrim() throws {
-        try withPool(blocks: 64, keep: 2) { pool in
-            let written = 256 * 4_096 / Self.page + 256 * 1_024 / Self.page
-            for round in 0..<5 {
-                var pointers: [UnsafeMutableRawPointer] = []
-                for index in 0..<256 {
-                    let table = try #require(allocate(pool, 976, "ah struct"))
-                    let data = try #require(allocate(pool, 4_096, "ah data"))
-                    fill(table, 976, with: UInt8((round + index) % 251))
-                    fill(data, 4_096, with: UInt8((round + index + 1) % 251))
-                    pointers += [table, data]
-                }
-                #expect(residentPages(pool) == written, "round \(round)")
-                // Every table of the round is done before the next round's arrive.
-                for pointer in pointers { free(pool, pointer) }
-                let counts = pws_pool_counts(pool)
-                #expect(counts.blocks_in_use == 0 && counts.blocks_kept == 20 && counts.blocks_given_back == 0,
-                        "round \(round)")
-            }
-            #expect(pws_pool_trim(pool) == 18)
-            #expect(residentPages(pool) == 2 * Self.blockBytes / Self.page)
         }
     }
 

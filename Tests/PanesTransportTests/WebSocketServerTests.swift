@@ -154,33 +154,6 @@ import Testing
         #expect(pws_lws_allocator_counts().pooled >= before + 2)
     }
 
-    /// A burst of upgrades sets the header tables' trim (`headerTableTrimMilliseconds` after its
-    /// first accept), which runs on the service thread and gives the region's spare pages back
-    /// (`trims` counts every server's, shared process-wide, so it is compared with `>=`); the
-    /// connections work on after it.
-    @Test(arguments: loops)
-    func aBurstOfUpgradesIsFollowedByATrimOfTheHeaderTables(_ loop: EventLoop) throws {
-        var configuration = TransportConfiguration(eventLoop: loop)
-        configuration.headerTableTrimMilliseconds = 50
-        let harness = try TransportHarness(configuration: configuration)
-        harness.recorder.reply = { "re: " + $0 }
-        let trimsBefore = pws_lws_allocator_counts().trims
-        let clients = try (0..<20).map { _ in try harness.client() }
-        for (index, client) in clients.enumerated() {
-            client.send("hello \(index)")
-            #expect(client.nextFrame(timeout: 10) == WebSocketFrame.text("re: hello \(index)"))
-        }
-        var trims = 0
-        for _ in 0..<1_000 where trims == 0 {
-            trims = harness.onServiceThread { $0.headerTrimsTaken }
-            if trims == 0 { usleep(10_000) }
-        }
-        #expect(trims >= 1, "no trim within 10 s of the burst")
-        #expect(pws_lws_allocator_counts().trims > trimsBefore)
-        clients[0].send("after")
-        #expect(clients[0].nextFrame(timeout: 10) == WebSocketFrame.text("re: after"))
-    }
-
     @Test func withCoalescingOffEachFrameIsWrittenOnItsOwn() throws {
         #expect(try sendBurst(TransportConfiguration(maxMessageBytes: 1 << 20, maxCoalescedWriteBytes: 0)) == 0)
     }

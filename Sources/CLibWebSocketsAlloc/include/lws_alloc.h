@@ -15,13 +15,11 @@ struct pws_pool_counts {
     size_t slots_in_use;
     /// Blocks of the region that hold at least one slot in use.
     size_t blocks_in_use;
-    /// Empty blocks kept with their pages, for the next tables (after a trim, at most the
-    /// larger of `blocks_in_use` and the pool's `keep`).
+    /// Empty blocks kept with their pages, for the next tables (at most the larger of
+    /// `blocks_in_use` and the pool's `keep`).
     size_t blocks_kept;
     /// Times an emptied block's pages were given back to the kernel (madvise MADV_DONTNEED).
     size_t blocks_given_back;
-    /// Trims run (`pws_pool_trim`).
-    size_t trims;
     /// Header tables served from the pool since it was made.
     size_t pooled;
     /// Header tables malloc served because the region was full.
@@ -31,14 +29,10 @@ struct pws_pool_counts {
 /// Bytes in one block of a pool's region: a slot is a power of two from 1 KiB up to this.
 size_t pws_pool_block_bytes(void);
 
-/// A pool over `blocks` blocks of reserved address space (no memory until written) whose empty
-/// blocks keep their pages until a trim, which gives back all but as many as blocks in use, and
-/// at least `keep`. NULL if the address space or the pool's own record could not be had.
+/// A pool over `blocks` blocks of reserved address space (no memory until written) that keeps
+/// the pages of as many empty blocks as blocks in use, and of at least `keep`, and gives the
+/// rest back. NULL if the address space or the pool's own record could not be had.
 struct pws_pool *pws_pool_create(size_t blocks, size_t keep);
-
-/// Gives back the pages of the empty blocks beyond the larger of the blocks in use and the
-/// pool's `keep`; returns how many blocks gave theirs back. Any thread.
-size_t pws_pool_trim(struct pws_pool *pool);
 
 /// Unmaps a pool's region. Every block it handed out must be freed first; a test's own only
 /// (the process's pool, installed in lws, is never destroyed).
@@ -69,9 +63,5 @@ int pws_lws_allocator_install(void);
 
 /// The process's pool's counts (all zero before `pws_lws_allocator_install`).
 struct pws_pool_counts pws_lws_allocator_counts(void);
-
-/// `pws_pool_trim` of the process's pool (0 when it is not installed). The transport's service
-/// thread calls it from a timer; other servers in the process (tests) may too.
-size_t pws_lws_allocator_trim(void);
 
 #endif
