@@ -43,20 +43,29 @@ struct UnfinishedHeaders {
     /// Connections closed at accept, by cap.
     private(set) var refusedTotal = 0
     private(set) var refusedPerAddress = 0
-    private var byAddress: [String: Int] = [:]
-    /// The address each counted connection counts under (nil: the total only, for no address
-    /// or a trusted proxy's).
-    private var byDescriptor: [Int32: String?] = [:]
+    /// The address each counted connection counts under ("" for none: no address, or a trusted
+    /// proxy's, counted in the total only), by descriptor: no hashing.
+    private var keys = DescriptorKeys()
+    /// Counted connections by address, kept only from `tallyFrom` of them in all: with fewer no
+    /// address can be at its cap, so an accept (every window of a reconnect storm) costs no
+    /// hashing. Dropped again under half of that, not at once, so a count going up and down
+    /// around it does not tally again each time.
+    private var byAddress: [String: Int]?
+    private let tallyFrom: Int
     /// The socket the filter let through last and its key, until lws adopts it.
     private var pending: (descriptor: Int32, key: String?) = (-1, nil)
 
     init(maxTotal: Int, maxPerAddress: Int) {
         self.maxTotal = maxTotal
         self.maxPerAddress = maxPerAddress
+        tallyFrom = max(1, maxPerAddress / 2)
     }
 
     /// Connections from `key` counted now, for tests.
-    func counted(from key: String) -> Int { byAddress[key] ?? 0 }
+    func counted(from key: String) -> Int { byAddress.map { $0[key] ?? 0 } ?? keys.tally()[key] ?? 0 }
+
+    /// Whether the counts by address are kept now, for tests.
+    var tallying: Bool { byAddress != nil }
 
     /// The accept filter saw `descriptor` from `key` (nil: no address, or one not capped per
     /// address). Nil lets it through (it counts once adopted); otherwise the cap it is past,
@@ -67,7 +76,7 @@ struct UnfinishedHeaders {
             refusedTotal += 1
             return .total
         }
-        if let key, let held = byAddress[key], held >= maxPerAddress {
+        if let key, let held = byAddress?[key], held >= maxPerAddress {
             refusedPerAddress += 1
             return .perAddress
         }
@@ -94,20 +103,75 @@ struct UnfinishedHeaders {
     /// The connection's headers are whole, or it closed: it no longer counts. Does nothing for
     /// one not counted.
     mutating func finished(_ descriptor: Int32) {
-        guard count > 0, let key = byDescriptor.removeValue(forKey: descriptor) else { return }
+        guard count > 0, let key = keys.remove(descriptor) else { return }
         end(key)
     }
 
     private mutating func begin(_ descriptor: Int32, key: String?) {
-        if let previous = byDescriptor.updateValue(key, forKey: descriptor) { end(previous) }
+        if let previous = keys.remove(descriptor) { end(previous) }
+        let stored = key ?? ""
+        keys.insert(stored, at: descriptor)
         count += 1
-        if let key { byAddress[key, default: 0] += 1 }
+        if byAddress != nil {
+            if !stored.isEmpty { byAddress![stored, default: 0] += 1 }
+        } else if count >= tallyFrom {
+            byAddress = keys.tally()
+        }
     }
 
-    private mutating func end(_ key: String?) {
+    private mutating func end(_ key: String) {
         count -= 1
-        guard let key else { return }
-        let left = byAddress[key, default: 1] - 1
-        byAddress[key] = left > 0 ? left : nil
+        guard byAddress != nil else { return }
+        if count == 0 || count < tallyFrom / 2 {
+            byAddress = nil
+            return
+        }
+        guard !key.isEmpty, let index = byAddress!.index(forKey: key) else { return }
+        let left = byAddress!.values[index] - 1
+        if left > 0 { byAddress!.values[index] = left } else { byAddress!.remove(at: index) }
+    }
+}
+
+/// A key per descriptor, in chunks of 64 descriptors, each made when a key of it is inserted and
+/// freed when its last is removed (as `AcceptedPeers` keeps its slots).
+private struct DescriptorKeys {
+    private static let chunkSize = 64
+
+    private struct Chunk {
+        /// Empty while the chunk holds no key, else `chunkSize` slots.
+        var keys: [String?] = []
+        var held = 0
+    }
+
+    private var chunks: [Chunk] = []
+
+    /// Sets the key of `descriptor`, which holds none.
+    mutating func insert(_ key: String, at descriptor: Int32) {
+        guard descriptor >= 0 else { return }
+        let (chunk, slot) = Int(descriptor).quotientAndRemainder(dividingBy: Self.chunkSize)
+        if chunk >= chunks.count { chunks.append(contentsOf: repeatElement(Chunk(), count: chunk - chunks.count + 1)) }
+        if chunks[chunk].keys.isEmpty { chunks[chunk].keys = [String?](repeating: nil, count: Self.chunkSize) }
+        chunks[chunk].keys[slot] = key
+        chunks[chunk].held += 1
+    }
+
+    /// Removes and returns the key of `descriptor`, if it holds one.
+    mutating func remove(_ descriptor: Int32) -> String? {
+        guard descriptor >= 0 else { return nil }
+        let (chunk, slot) = Int(descriptor).quotientAndRemainder(dividingBy: Self.chunkSize)
+        guard chunk < chunks.count, !chunks[chunk].keys.isEmpty, let key = chunks[chunk].keys[slot] else { return nil }
+        chunks[chunk].keys[slot] = nil
+        chunks[chunk].held -= 1
+        if chunks[chunk].held == 0 { chunks[chunk].keys = [] }
+        return key
+    }
+
+    /// How many descriptors hold each key ("" left out).
+    func tally() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for chunk in chunks where chunk.held > 0 {
+            for case let key? in chunk.keys where !key.isEmpty { counts[key, default: 0] += 1 }
+        }
+        return counts
     }
 }

@@ -31,6 +31,39 @@ import Testing
         #expect(headers.counted(from: "10.0.0.1") == 2)
     }
 
+    /// Counts by address are kept only from half the per-address cap in all (below it no address
+    /// can be at its cap, and an accept hashes nothing), tallied from the connections counted
+    /// when they start, and dropped under a quarter: the cap holds across both.
+    @Test func countsByAddressAreKeptOnlyFromHalfThePerAddressCap() {
+        var headers = UnfinishedHeaders(maxTotal: 100, maxPerAddress: 8)
+        var next: Int32 = 60
+        func connect(_ key: String) -> UnfinishedHeaders.Refusal? {
+            next += 1
+            let refusal = headers.admit(next, key: key)
+            headers.adopted(next)
+            return refusal
+        }
+        for key in ["10.0.0.1", "10.0.0.2", "10.0.0.1"] { #expect(connect(key) == nil) }
+        #expect(!headers.tallying)
+        #expect(connect("10.0.0.1") == nil)
+        #expect(headers.tallying && headers.counted(from: "10.0.0.1") == 3 && headers.counted(from: "10.0.0.2") == 1)
+        for _ in 0..<5 { #expect(connect("10.0.0.1") == nil) }
+        #expect(connect("10.0.0.1") == .perAddress)
+        #expect(connect("10.0.0.2") == nil)
+        // Down to a quarter (2) the counts are kept; under it they are dropped, and the next
+        // connections past half are tallied again with them.
+        for descriptor in Int32(61)...Int32(66) { headers.finished(descriptor) }
+        #expect(headers.count == 4 && headers.tallying)
+        for descriptor in Int32(67)...Int32(68) { headers.finished(descriptor) }
+        #expect(headers.count == 2 && headers.tallying)
+        headers.finished(71)
+        #expect(headers.count == 1 && !headers.tallying && headers.counted(from: "10.0.0.1") == 1)
+        for _ in 0..<7 { #expect(connect("10.0.0.1") == nil) }
+        #expect(headers.tallying && headers.counted(from: "10.0.0.1") == 8)
+        #expect(connect("10.0.0.1") == .perAddress)
+        #expect(headers.refusedPerAddress == 2)
+    }
+
     /// A socket the filter let through but lws closed without adopting it (no callback follows
     /// the filter then) never counts; an adoption of a descriptor the filter did not see last
     /// counts nothing.
