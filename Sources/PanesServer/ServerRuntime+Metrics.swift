@@ -9,6 +9,12 @@ extension ServerRuntime {
     func metricsText() -> String {
         var text = PrometheusText()
         text.gauge("panes_connections", "Open WebSocket connections.", [([:], transport.connectionCount)])
+        text.gauge("panes_connections_in_headers", "Connections accepted that have not sent their whole request headers yet.",
+                   [([:], transport.connectionsInHeaders)])
+        let refusedInHeaders = transport.connectionsRefusedInHeaders
+        text.counter("panes_connections_refused_in_headers_total",
+                     "Connections closed at accept: maxConnectionsInHeaders (total) or maxConnectionsInHeadersPerAddress (per_address) were sending headers.",
+                     [(["reason": "total"], refusedInHeaders.total), (["reason": "per_address"], refusedInHeaders.perAddress)])
         let store = worker.statistics
         text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])
         text.counter("panes_store_writes_total", "Persists and channel commits applied.", [([:], store.writes)])

@@ -59,6 +59,11 @@ public struct TransportConfiguration: Sendable {
     /// `WebSocketServer.lwsTimeoutSeconds` so that each accept's first timeout goes in ahead
     /// of the others (see `makeContextInfo`).
     public var httpHeaderTimeoutMilliseconds: Int
+    /// Connections that may be sending their request line and headers at once, in all and from
+    /// one address (an IPv6 one by its /64; a trusted proxy's only in the total); a new one past
+    /// either is closed as it is accepted, unread (`UnfinishedHeaders`).
+    public var maxConnectionsInHeaders: Int
+    public var maxConnectionsInHeadersPerAddress: Int
     /// Refused requests are logged here, with their reason.
     public var logger: Logger
 
@@ -70,7 +75,8 @@ public struct TransportConfiguration: Sendable {
                 idlePingMilliseconds: Int = 30_000, eventLoop: EventLoop = .libev, trustedProxies: Set<String> = [],
                 apiPath: String? = nil, maxHTTPBodyBytes: Int = 4 << 20, httpResponseTimeoutMilliseconds: Int = 30_000,
                 maxHTTPRequestsInFlight: Int = 256, maxHTTPHeaderBytes: Int = 4_096,
-                httpHeaderTimeoutMilliseconds: Int = 21_000, logger: Logger = Logger(label: "panes.transport")) {
+                httpHeaderTimeoutMilliseconds: Int = 21_000, maxConnectionsInHeaders: Int = 4_096,
+                maxConnectionsInHeadersPerAddress: Int = 1_024, logger: Logger = Logger(label: "panes.transport")) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -93,6 +99,8 @@ public struct TransportConfiguration: Sendable {
         self.maxHTTPRequestsInFlight = maxHTTPRequestsInFlight
         self.maxHTTPHeaderBytes = maxHTTPHeaderBytes
         self.httpHeaderTimeoutMilliseconds = httpHeaderTimeoutMilliseconds
+        self.maxConnectionsInHeaders = maxConnectionsInHeaders
+        self.maxConnectionsInHeadersPerAddress = maxConnectionsInHeadersPerAddress
         self.logger = logger
     }
 }

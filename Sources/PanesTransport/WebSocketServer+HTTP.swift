@@ -17,7 +17,7 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION, LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED,
              LWS_CALLBACK_FILTER_HTTP_CONNECTION, LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION,
              LWS_CALLBACK_HTTP, LWS_CALLBACK_HTTP_BODY, LWS_CALLBACK_HTTP_BODY_COMPLETION, LWS_CALLBACK_CLOSED_HTTP,
-             LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+             LWS_CALLBACK_HTTP_FILE_COMPLETION, LWS_CALLBACK_WSI_DESTROY, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             true
         default:
             false
@@ -34,12 +34,16 @@ extension WebSocketServer {
             return closesAtAccept(user, descriptor: Int32(truncatingIfNeeded: Int(bitPattern: input))) ? 1 : 0
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
             // lws made a connection of the socket the filter just saw (one it cannot take it
-            // closes with no callback at all): only now does its slot hold the key noted.
-            acceptedPeers.adopted(lws_get_socket_fd(wsi))
+            // closes with no callback at all): only now does its slot hold the key noted, and
+            // does it count as sending its headers.
+            let descriptor = lws_get_socket_fd(wsi)
+            acceptedPeers.adopted(descriptor)
+            adoptedForUnfinishedHeaders(wsi, descriptor)
             return nil
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
             // are checked when they begin, so a refusal can carry the API's error object.
+            unfinishedHeaders.finished(lws_get_socket_fd(wsi))
             if let path = requestLine(wsi)?.path, isAPIPath(path) { return 0 }
             if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
                 refuse(wsi, status: 403, detail: refusal)
@@ -50,14 +54,19 @@ extension WebSocketServer {
             // Every upgrade, before lws answers it. Returning 1 after writing a response is how
             // lws lets a server refuse with a status rather than a silent close.
             let upgrade = input.map { UnsafeRawBufferPointer(start: $0, count: strlen($0.assumingMemoryBound(to: CChar.self))) }
+            let descriptor = lws_get_socket_fd(wsi)
             if let refusal = upgradeRefusal(wsi, to: upgrade) {
+                // Still counted as sending headers (`unfinishedHeaders`): lws closes it after the
+                // answer, or reads its next request (kept alive by an earlier one).
                 refuse(wsi, status: refusal.status, detail: refusal.detail, retryAfterSeconds: refusal.retryAfterSeconds)
                 // lws reports no close for a connection refused here (it never counted as
                 // established), so its slot is emptied now; were the connection kept for another
                 // request, that one would ask the socket.
-                acceptedPeers[lws_get_socket_fd(wsi)] = nil
+                acceptedPeers[descriptor] = nil
                 return 1
             }
+            // Its headers are whole: it no longer counts as sending them.
+            unfinishedHeaders.finished(descriptor)
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             // An upgrade that reached the plain HTTP protocol named no subprotocol of ours;
@@ -74,9 +83,21 @@ extension WebSocketServer {
             return completeHTTPBody(user) ? 0 : -1
         case LWS_CALLBACK_CLOSED_HTTP:
             // Before lws closes the descriptor, which the kernel may then give to the next accept.
-            acceptedPeers[lws_get_socket_fd(wsi)] = nil
+            let descriptor = lws_get_socket_fd(wsi)
+            unfinishedHeaders.finished(descriptor)
+            acceptedPeers[descriptor] = nil
             if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
+        case LWS_CALLBACK_WSI_DESTROY:
+            // Every connection's last callback, its descriptor closed (see `unfinishedHeadersDestroyed`).
+            unfinishedHeadersDestroyed(wsi)
+            return nil
+        case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+            // lws served a file; its default handler ends the request, and a kept-alive
+            // connection then reads the next one's headers.
+            let result = lws_callback_http_dummy(wsi, reason, user, input, length)
+            if result == 0 { readingHeadersAgain(wsi) }
+            return result
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             // Delivered to every protocol; the WebSocket protocol drains the inbox.
             return 0
@@ -89,12 +110,13 @@ extension WebSocketServer {
     /// too often and was already told when to come back (`serverClosesAtAccept`). A trusted
     /// proxy's address stands for many clients, whose own addresses are in headers not read
     /// yet, so its connections always go on to the checks of the upgrade. The address is kept
-    /// for those checks (`acceptedPeers`).
+    /// for those checks (`acceptedPeers`). Past a cap on connections still sending their headers
+    /// (`unfinishedHeaders`) it is closed too.
     private func closesAtAccept(_ user: UnsafeMutableRawPointer?, descriptor: Int32) -> Bool {
         guard let user else {
             // No address to note: the descriptor's slot is left empty, and the upgrade asks the socket.
             acceptedPeers.accepting(descriptor, key: nil)
-            return false
+            return closesForUnfinishedHeaders(descriptor, key: nil)
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
             closesAccepted(descriptor: descriptor,
@@ -108,9 +130,13 @@ extension WebSocketServer {
         // The same key the upgrade's checks use (`client(of:)`): an IPv6 peer counts by its /64.
         let key = PeerAddress.key(address: address)
         acceptedPeers.accepting(descriptor, key: key)
-        guard let key, let delegate, !configuration.trustedProxies.contains(key) else { return false }
         // Closed: lws closes the descriptor at once, with no connection, so it gets no slot.
-        return delegate.serverClosesAtAccept(peer: key)
+        guard let key, !configuration.trustedProxies.contains(key) else {
+            // A trusted proxy's connections count in the total only.
+            return closesForUnfinishedHeaders(descriptor, key: nil)
+        }
+        if let delegate, delegate.serverClosesAtAccept(peer: key) { return true }
+        return closesForUnfinishedHeaders(descriptor, key: key)
     }
 
     /// Why an upgrade may not proceed: the status to answer with, the reason to log, and for a

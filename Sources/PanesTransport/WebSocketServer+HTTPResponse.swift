@@ -191,6 +191,7 @@ extension WebSocketServer {
             dropHTTPConnection(exchange)
             return
         }
+        readingHeadersAgain(exchange.wsi)
         resumeHTTPReading(exchange)
     }
 

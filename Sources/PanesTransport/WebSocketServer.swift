@@ -98,6 +98,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var wakeTimer: LoopTimer?
     /// Who each accepted socket counts as, noted at accept for the upgrade's checks.
     var acceptedPeers = AcceptedPeers()
+    /// Connections still sending their headers, and the caps on them.
+    var unfinishedHeaders: UnfinishedHeaders
     /// The configuration's path and subprotocol as bytes, which every upgrade compares.
     let webSocketPathBytes: [UInt8]
     let subprotocolBytes: [UInt8]
@@ -109,6 +111,8 @@ public final class WebSocketServer: @unchecked Sendable {
         webSocketPathBytes = Array(configuration.webSocketPath.utf8)
         subprotocolBytes = Array(configuration.subprotocol.utf8)
         idle = IdleDetector(pingAfterMilliseconds: configuration.idlePingMilliseconds)
+        unfinishedHeaders = UnfinishedHeaders(maxTotal: configuration.maxConnectionsInHeaders,
+                                              maxPerAddress: configuration.maxConnectionsInHeadersPerAddress)
     }
 
     deinit {

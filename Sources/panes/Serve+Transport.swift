@@ -68,7 +68,9 @@ extension Serve {
             apiPath: "/api", maxHTTPBodyBytes: settings.maxHTTPBodyBytes,
             httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
             maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
-            httpHeaderTimeoutMilliseconds: settings.httpHeaderTimeoutMs, logger: logger)
+            httpHeaderTimeoutMilliseconds: settings.httpHeaderTimeoutMs,
+            maxConnectionsInHeaders: settings.maxConnectionsInHeaders,
+            maxConnectionsInHeadersPerAddress: settings.maxConnectionsInHeadersPerAddress, logger: logger)
     }
 
     /// `web/` next to the working directory, or next to the executable's package, if present.

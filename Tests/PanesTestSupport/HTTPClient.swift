@@ -40,13 +40,29 @@ public final class HTTPClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private var closed = false
 
-    /// - Parameter receiveBufferBytes: SO_RCVBUF, for a client that reads slowly.
-    public init(port: Int, receiveBufferBytes: Int? = nil) throws {
+    /// - Parameters:
+    ///   - receiveBufferBytes: SO_RCVBUF, for a client that reads slowly.
+    ///   - sourceAddress: the local address to connect from (another loopback address,
+    ///     `127.0.0.2`, is another peer to the server); nil lets the kernel choose.
+    public init(port: Int, receiveBufferBytes: Int? = nil, sourceAddress: String? = nil) throws {
         self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.connect("socket() failed") }
         if var size = receiveBufferBytes.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(sourceAddress)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw Failure.connect("bind \(sourceAddress): \(reason)")
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

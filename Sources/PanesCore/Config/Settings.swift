@@ -100,6 +100,8 @@ public struct Settings: Sendable, Equatable {
     public var maxHTTPBodyBytes = 4 << 20
     public var maxHTTPHeaderBytes = 4_096
     public var httpHeaderTimeoutMs = 21_000
+    public var maxConnectionsInHeaders = 4_096
+    public var maxConnectionsInHeadersPerAddress = 1_024
     public var httpResponseTimeoutMs = 30_000
     public var maxHTTPRequestsInFlight = 256
     public var apiRateLimitPerSecond = 100
