@@ -253,28 +253,6 @@ describe('drops delivered again', () => {
     assert.deepEqual(seen, ['drg_a', 'drg_b', 'drg_c']);
   });
 
-  test('`openWindows` is emitted once a drag, and not for a drop onto the new-window zone this window had answered', async () => {
-    const storage = new MemoryStorage();
-    const { clock, network, server, client } = setup({ client: { storage } });
-    const opened = [];
-    client.on('openWindows', (e) => opened.push(e.drag));
-    client.start();
-    await clock.advance(10);
-    server.mute = true;
-    const answered = client.drop('drg_answered', 'newWindow');
-    await clock.advance(1);
-    const [drop] = network.last.sent.filter((m) => m.type === 'drop');
-    assert.equal(drop.target, 'newWindow');
-    const windows = [{ session: 's1', ticket: 'tkt_1', url: '/?ticket=tkt_1', expiresAt: 0, created: true }];
-    network.last.deliver({ type: 'reply', re: drop.id, ok: true, result: { windows, operation: 'copy' } });
-    await clock.advance(1);
-    assert.deepEqual((await answered).windows, windows);
-    const held = (drag) => ({ type: 'openWindows', drag, operation: 'copy', windows });
-    for (const drag of ['drg_answered', 'drg_lost', 'drg_lost']) network.last.deliver(held(drag));
-    await clock.advance(5);
-    assert.deepEqual(opened, ['drg_lost']);
-  });
-
   test('without a usable storage the page itself still emits each drag once', async () => {
     const broken = { getItem() { throw new Error('blocked'); }, setItem() { throw new Error('blocked'); }, removeItem() {} };
     const { clock, network, client } = setup({ client: { storage: broken } });

@@ -202,11 +202,6 @@ function followServerDrags(d) {
     const item = event.items?.[0];
     if (item?.targetContentIdentifier) ws.openDocument(item.targetContentIdentifier, { focus: true });
   });
-  // A drop onto the new-window zone whose answer never came (its server died): the windows it
-  // asked for, sent where this window resumed.
-  client.on('openWindows', (/** @type {any} */ event) => {
-    for (const w of event.windows ?? []) ws.openURL(w.url);
-  });
 }
 
 /** @param {DataTransfer | null} transfer */
@@ -281,11 +276,7 @@ async function dropOnNewWindow(d, id, documentId, operation = 'copy') {
     const result = await client.drop(id, 'newWindow', { operation });
     for (const w of result.windows ?? []) ws.openURL(w.url);
   } catch (error) {
-    const code = /** @type {any} */ (error).code;
-    // Already dropped: perhaps this very drop, taken by a server that died before it answered;
-    // its windows then come as `openWindows` where this window resumes, so none is opened here.
-    if (code === 'drag_already_dropped') return;
-    if (documentId && code !== 'unsupported_activity') ws.openInNewWindow(documentId);
+    if (documentId && /** @type {any} */ (error).code !== 'unsupported_activity') ws.openInNewWindow(documentId);
     else toast(describeError(error, 'open a new window'));
   }
 }

@@ -233,15 +233,6 @@ export class Connection {
     return promise;
   }
 
-  /**
-   * Remembers a drag as applied by this window (its drop onto the new-window zone was
-   * answered, and the answer's windows are opened): a held `openWindows` for it is not emitted.
-   * @param {string} drag
-   */
-  dropApplied(drag) {
-    this.#appliedDrops.first(drag);
-  }
-
   /** @param {import('./requests.js').Entry} entry */
   #send(entry) {
     const frame = this.requests.frameFor(entry);
@@ -586,11 +577,8 @@ export class Connection {
         this.#goingAway = { reconnectAfterMs: Number(message.reconnectAfterMs) || 0 };
         break;
       case 'itemsDropped':
-      case 'openWindows':
         // A drag's items reach a window at least once: one delivered again (the same `drag`)
-        // is not handed to the listeners twice. `openWindows` is a drop onto the new-window
-        // zone held for this window (its node died before the windows opened): not emitted
-        // when this window had the drop's answer, whose windows it opened.
+        // is not handed to the listeners twice.
         if (typeof message.drag === 'string' && !this.#appliedDrops.first(message.drag)) return;
         break;
     }

@@ -2,9 +2,7 @@
 /**
  * Drag and drop between scenes: the server holds a drag's items (activities); the browser's
  * native drag carries only the drag's identifier (`application/x-panes-drag`). The source
- * hears how it ended (`dragEnded`); a scene that items are dropped on hears `itemsDropped`; a
- * window whose drop onto the new-window zone was never answered (its node died) hears
- * `openWindows` where it resumes.
+ * hears how it ended (`dragEnded`); a scene that items are dropped on hears `itemsDropped`.
  *
  * @module dragdrop
  */
@@ -38,14 +36,7 @@ export class DragAndDrop {
     /** @type {Record<string, any>} */
     const fields = { drag, target, operation: options.operation ?? 'copy' };
     if (options.scene) fields.scene = options.scene;
-    const answer = this.#connection.request('drop', fields);
-    if (target !== 'newWindow') return answer;
-    // Its windows are the caller's to open now: the same windows sent again as `openWindows`
-    // (PROTOCOL.md, drop) are not emitted.
-    return answer.then((result) => {
-      this.#connection.dropApplied(drag);
-      return result;
-    });
+    return this.#connection.request('drop', fields);
   }
 
   /** @param {string} drag */

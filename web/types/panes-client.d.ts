@@ -199,17 +199,6 @@ export interface ItemsDroppedEvent {
   source?: { scene: string; session: string };
 }
 
-/**
- * A drop onto the new-window zone this window made and never had the answer to (its server
- * died first), sent where the window resumed: open each window's `url`. Emitted once per drag,
- * and not for a drop whose answer came.
- */
-export interface OpenWindowsEvent {
-  drag: string;
-  operation: DragOperation;
-  windows: Array<{ session: string; ticket: string; url: string; expiresAt: number; created: boolean }>;
-}
-
 export interface DragEndedEvent {
   drag: string;
   outcome: 'dropped' | 'cancelled';
@@ -296,7 +285,6 @@ export interface ServerEvents {
   activate: ActivateEvent;
   /** Emitted once per `drag`: a redelivery of the same drag (the protocol allows one) is not emitted. */
   itemsDropped: ItemsDroppedEvent;
-  openWindows: OpenWindowsEvent;
   dragEnded: DragEndedEvent;
   documentsChanged: DocumentsChangedEvent;
   documentOperation: DocumentOperationEvent;

@@ -1,5 +1,4 @@
-/// A drop's `itemsDropped` for a window of a cluster (or the windows a drop onto the new-window
-/// zone asks for, `opensWindows`), held in the shared store from the commit
+/// A drop's `itemsDropped` for a window of a cluster, held in the shared store from the commit
 /// that settles the drop for that window's session until the window's node has sent it
 /// (`CoordinationCommand.holdDrop`, `.releaseDrop`): if that node dies between, the node that
 /// takes the session over reads it (`LoadRequest.heldDrops`) and sends it (`Hub+HeldDrops.swift`).
@@ -31,9 +30,4 @@ public struct HeldDrop: Sendable, Equatable {
     }
 
     public var key: Key { Key(session: session, drag: drag) }
-
-    /// A drop onto the new-window zone held for the dropping window's session: its event names
-    /// the `sessions` its windows open (`Hub+HeldWindows.swift`), and the window is sent
-    /// `openWindows`, not `itemsDropped`.
-    public var opensWindows: Bool { event["sessions"] != nil }
 }

@@ -47,13 +47,6 @@ extension Hub {
             commands.append(holdDrop(itemsDroppedFields(drag, operation: operation), of: drag.id, for: target.session))
             ending.held = HeldDrop.Key(session: target.session, drag: Identifier(drag.id))
         }
-        if ending.remote == nil, case .drop(.newWindow, let operation, _, let dropper) = ending.kind {
-            // The new-window zone: held for the dropping window until a window it asks for
-            // connects, so that it opens wherever that window resumes (`Hub+HeldWindows.swift`).
-            let windows = planWindows(for: drag, dropper: dropper)
-            commands.append(holdWindows(drag, operation: operation, windows))
-            ending.windows = windows
-        }
         commitEnd(of: drag, .dragEnd(drag, ending), commands)
     }
 
@@ -99,13 +92,9 @@ extension Hub {
                 return
             }
             let result: JSONValue
-            // A drop's new windows stay held until one of them connects; its items given back do not.
-            var released = ending.held
             do throws(PanesError) {
-                result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper,
-                                     windows: ending.windows)
+                result = try deliver(drag, target: target, operation: operation, onto: named, from: dropper)
             } catch {
-                released = ending.held ?? ending.windows?.key
                 // What it was dropped onto is gone since the drop was checked: the window it names
                 // closed, or the user's sessions filled up before its new windows could be made.
                 // The drag has ended in the store all the same: the items come back to the
@@ -114,7 +103,7 @@ extension Hub {
                               metadata: ["drag": "\(drag.id)", "error": "\(error.code.rawValue)"])
                 result = deliverToDropper(drag, operation: operation, dropper)
             }
-            if let released { releaseHeldDrop(released) }
+            if let held = ending.held { releaseHeldDrop(held) }
             send(.reply(context.id, result: result), to: context.connection)
         case .unknown:
             // Answered early (`commitOutcomeUnknown`); the real outcome comes later.
@@ -301,6 +290,4 @@ struct DragEnding: Sendable {
     /// The held `itemsDropped` (`HeldDrop`) its commit writes for a drop onto another window of
     /// this node, forgotten once delivered.
     var held: HeldDrop.Key? = nil
-    /// For a drop onto the new-window zone: the windows its commit holds for the dropping window.
-    var windows: HeldWindows? = nil
 }

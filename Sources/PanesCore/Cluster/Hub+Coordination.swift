@@ -32,11 +32,8 @@ extension Hub {
         }
     }
 
-    /// A ticket used here: the other nodes forget it, and a window a drop held for its opener
-    /// (`Ticket.held`) exists now, so the store forgets that too (`Hub+HeldWindows.swift`).
-    mutating func ticketUsed(_ ticket: Ticket) {
-        if let held = ticket.held { releaseHeldDrop(held) }
-        coordinated { $0.ticketUsed(&$1, ticket.id) }
+    mutating func ticketUsed(_ id: String) {
+        coordinated { $0.ticketUsed(&$1, id) }
     }
 
     mutating func connectWaitsForHolder(_ pending: PendingConnect, of target: SessionID) -> Bool {

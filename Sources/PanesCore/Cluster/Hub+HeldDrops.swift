@@ -77,10 +77,6 @@ extension Hub {
             return
         }
         for held in drops {
-            if held.opensWindows {
-                sendHeldWindows(held, to: scene)
-                continue
-            }
             logger.notice("a drop held for a window whose node went away is delivered to it",
                           metadata: ["drag": "\(held.drag)", "session": "\(session)"])
             send(.event(ServerEvent("itemsDropped", held.event)), to: scene.connection)

@@ -228,15 +228,9 @@ extension Hub {
 extension Ticket {
     /// The form a ticket travels in between nodes. The session it was made with stays the
     /// issuing node's to discard if it goes unused.
-    /// A drop's held windows (`held`) travel too, so whichever node the window connects through
-    /// forgets them.
     var json: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id), "workspace": .string(owner.workspace), "user": .string(owner.user),
-            "session": .string(session.rawValue), "handedOver": .array(handedOver.map(\.json)), "expiresAt": .int(expiresAt),
-        ]
-        if let held { object["held"] = ["session": .string(held.session.rawValue), "drag": .string(held.drag.rawValue)] }
-        return .object(object)
+        ["id": .string(id), "workspace": .string(owner.workspace), "user": .string(owner.user),
+         "session": .string(session.rawValue), "handedOver": .array(handedOver.map(\.json)), "expiresAt": .int(expiresAt)]
     }
 
     init?(json: JSONValue) {
@@ -248,11 +242,7 @@ extension Ticket {
             guard let activity = try? Activity(json: item, field: "handedOver") else { return nil }
             handedOver.append(activity)
         }
-        var held: HeldDrop.Key?
-        if let heldSession = json["held"]?["session"]?.stringValue, let drag = json["held"]?["drag"]?.stringValue {
-            held = HeldDrop.Key(session: SessionID(heldSession), drag: Identifier(drag))
-        }
         self.init(id: id, owner: OwnerKey(workspace: workspace, user: user), session: SessionID(session),
-                  handedOver: handedOver, expiresAt: expiresAt, madeSession: false, held: held)
+                  handedOver: handedOver, expiresAt: expiresAt, madeSession: false)
     }
 }

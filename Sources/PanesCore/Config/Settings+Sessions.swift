@@ -35,7 +35,7 @@ extension Settings {
               meaning: "Cluster: how long, beyond `nodeLeaseMs` (within which a live node settles its drops), the node a drag began on waits after the drag expired for a drop of it that is stored but settled nowhere (the node that took it died before the window's node had it, or both died) before it settles the drop itself as returned: the source gets `dragEnded` with `outcome: \"returned\"` and keeps the items.",
               range: 1_000...3_600_000),
         .init(name: "heldDropKeptMs", keyPath: \.heldDropKeptMs,
-              meaning: "Cluster: how long a drop's `itemsDropped` is kept in the database for its window when the window's node died, or the window closed, after the drop was settled for it and before the event was sent: the node the window's session resumes on within this time sends it (the same `drag`, which a client applies once); after it, it is forgotten. A drop onto `newWindow` is kept the same way for the dropping window until a window it asked for connects (`openWindows`).",
+              meaning: "Cluster: how long a drop's `itemsDropped` is kept in the database for its window when the window's node died, or the window closed, after the drop was settled for it and before the event was sent: the node the window's session resumes on within this time sends it (the same `drag`, which a client applies once); after it, it is forgotten.",
               range: 1_000...30 * 24 * 3_600_000),
         .init(name: "heldDropPruneIntervalMs", keyPath: \.heldDropPruneIntervalMs,
               meaning: "Cluster: how often each node deletes the held drops (`heldDropKeptMs`) whose keeping has ended from the database, whichever node held them.",

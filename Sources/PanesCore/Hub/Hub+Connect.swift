@@ -56,7 +56,7 @@ extension Hub {
                 throw PanesError(.ticketInvalid, "the window ticket is unknown, used, expired or not yours", field: "ticket")
             }
             tickets[ticketID] = nil
-            ticketUsed(ticket)
+            ticketUsed(ticketID)
             target = ticket.session
             handedOver = ticket.handedOver
         } else if let resume = request.resume {
@@ -124,16 +124,14 @@ extension Hub {
     /// so this is the one moment the secret exists, to be handed to the client or dropped.
     /// - Parameter attaching: the caller attaches a scene to it before it returns to the loop
     ///   (`attach` cannot fail), so it gets no idle deadline until that scene ends.
-    /// - Parameter id: the identifier, when one was chosen before (a drop onto the new-window
-    ///   zone names its windows' sessions in the commit that holds them, `Hub+HeldWindows.swift`).
-    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration, attaching: Bool = false,
-                              id: SessionID? = nil) throws(PanesError) -> (session: SceneSession, secret: String) {
+    mutating func makeSession(owner: OwnerKey, configuration: SceneConfiguration, attaching: Bool = false) throws(PanesError)
+        -> (session: SceneSession, secret: String) {
         let count = sessions.count(of: owner)
         guard count < settings.maxSessionsPerUser else {
             throw PanesError(.tooMany, "\(owner) already has \(count) sessions (setting `maxSessionsPerUser`); discard some")
         }
         let secret = ids.secret()
-        let session = SceneSession(id: id ?? ids.sessionID(), secretHash: secretHasher.digest(secret), owner: owner,
+        let session = SceneSession(id: ids.sessionID(), secretHash: secretHasher.digest(secret), owner: owner,
                                    role: configuration.role, configuration: configuration.name,
                                    createdAt: now(), lastActiveAt: now())
         sessions.insert(session, attaching: attaching)

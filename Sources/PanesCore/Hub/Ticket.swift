@@ -9,7 +9,4 @@ struct Ticket: Sendable {
     /// The session was made for this ticket; if the ticket expires unused, the session goes too,
     /// so an abandoned "open in new window" leaves nothing behind.
     let madeSession: Bool
-    /// The drop onto the new-window zone whose window this opens, held for the dropping window's
-    /// session until a window it asked for connects (`Hub+HeldWindows.swift`); nil otherwise.
-    var held: HeldDrop.Key? = nil
 }

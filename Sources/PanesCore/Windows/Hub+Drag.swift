@@ -57,15 +57,13 @@ extension Hub {
     }
 
     /// A drop onto the new-window zone: a window per item, for `owner` (the dropper).
-    /// - Parameter held: in a cluster, the sessions chosen for the windows in the commit that
-    ///   held the drop for the dropping window, whose tickets let go of it (`Hub+HeldWindows.swift`).
     mutating func deliverToNewWindows(_ drag: DragState.Drag, operation: DragOperation, owner: OwnerKey,
-                                      clientVersion: String, held: HeldWindows? = nil) throws(PanesError) -> JSONValue {
+                                      clientVersion: String) throws(PanesError) -> JSONValue {
         try checkNewWindows(for: drag, owner: owner)
         var windows: [JSONValue] = []
-        for (index, item) in drag.items.enumerated() {
+        for item in drag.items {
             windows.append(try openWindow(for: item.activity, reopening: nil, owner: owner, clientVersion: clientVersion,
-                                          drag: drag.id, id: held?.session(index), held: held?.key))
+                                          drag: drag.id))
         }
         markDropped(drag, operation: operation,
                     target: ["kind": "newWindow", "sessions": .array(windows.compactMap { $0["session"] })])
@@ -93,9 +91,8 @@ extension Hub {
     /// tells the source: the drop has won. The dropper need not be live: in a cluster its window
     /// may have closed before the store ordered the drop (`dragEndCommitted`), which hands a
     /// drop onto a window on another node to that node instead (`Hub+RemoteDrops.swift`).
-    /// - Parameter windows: for a drop onto the new-window zone in a cluster, what its commit held.
     mutating func deliver(_ drag: DragState.Drag, target: DropTarget, operation: DragOperation, onto named: SceneID?,
-                          from dropper: Dropper, windows: HeldWindows? = nil) throws(PanesError) -> JSONValue {
+                          from dropper: Dropper) throws(PanesError) -> JSONValue {
         switch target {
         case .scene:
             guard let receiver = try receiver(of: target, named: named, dropper: dropper) else {
@@ -109,7 +106,7 @@ extension Hub {
             return ["delivered": .string(receiver.id.rawValue)]
         case .newWindow:
             return try deliverToNewWindows(drag, operation: operation, owner: dropper.owner,
-                                           clientVersion: dropper.clientVersion, held: windows)
+                                           clientVersion: dropper.clientVersion)
         }
     }
 

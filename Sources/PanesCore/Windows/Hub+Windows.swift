@@ -42,12 +42,8 @@ extension Hub {
     /// A ticket for a window on `reopening`, or on a new session made for the activity.
     /// Validates before it creates anything.
     /// - Parameter drag: the drag dropped on the "new window" zone that asks for it, if one does.
-    /// - Parameter id: the new session's identifier, when the drop chose it before (`held`).
-    /// - Parameter held: the drop's windows held for the dropping window (`Hub+HeldWindows.swift`),
-    ///   which the ticket's connect lets go.
-    mutating func openWindow(for activity: Activity, reopening: SceneSession?, owner: OwnerKey, clientVersion: String,
-                             drag: String? = nil, id: SessionID? = nil, held: HeldDrop.Key? = nil) throws(PanesError)
-        -> JSONValue {
+    mutating func openWindow(for activity: Activity, reopening: SceneSession?, owner: OwnerKey,
+                             clientVersion: String, drag: String? = nil) throws(PanesError) -> JSONValue {
         let session: SceneSession
         let created: Bool
         if let reopening {
@@ -59,7 +55,7 @@ extension Hub {
                                  field: "activity.activityType")
             }
             // Its secret is dropped: the ticket's connect issues the one the window gets.
-            var made = try makeSession(owner: owner, configuration: configuration, id: id).session
+            var made = try makeSession(owner: owner, configuration: configuration).session
             made.title = activity.title ?? ""
             // What the window will show, so a second "open" of the same content finds it even
             // before the new window connects.
@@ -80,7 +76,7 @@ extension Hub {
                 || session.shows(activity.targetContentIdentifier))
         let ticket = Ticket(id: ids.bearerToken("tkt_"), owner: owner, session: session.id,
                             handedOver: restoresItself ? [] : [activity],
-                            expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created, held: held)
+                            expiresAt: now() + Millis(settings.ticketLifetimeMs), madeSession: created)
         tickets[ticket.id] = ticket
         ticketDeadlines.push(ticket.id, at: ticket.expiresAt)
         shareTicket(ticket)

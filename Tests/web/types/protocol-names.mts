@@ -50,7 +50,6 @@ type ProtocolEvents =
   | 'preferenceChanged'
   | 'activate'
   | 'itemsDropped'
-  | 'openWindows'
   | 'dragEnded'
   | 'documentsChanged'
   | 'documentOperation'
