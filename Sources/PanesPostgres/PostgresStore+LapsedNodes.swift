@@ -93,7 +93,19 @@ extension PostgresStore {
         return leaseEndingNotes
     }
 
-    private enum LapsedSQL {
+    enum LapsedSQL {
+        /// `endLease` tried again after `other`'s backends were ended: only if the lease has
+        /// still run out. They were ended because it had as the signalling statement saw it,
+        /// but a renewal that began before then (its `now()` is its start) may commit in between
+        /// and keep the lease running; the row is checked again as it is once locked (READ
+        /// COMMITTED re-reads the newest version of a row it waited for), so that renewal stands.
+        static let endRunOutLease = """
+            WITH locked AS (SELECT id FROM nodes WHERE id = $1 AND lease_until >= 0
+                                AND lease_until < (extract(epoch FROM now()) * 1000)::bigint FOR UPDATE)
+            UPDATE nodes AS n SET lease_until = -1 FROM locked WHERE n.id = locked.id
+            RETURNING 1
+            """
+
         /// How many of the backends named $2 were signalled, and how many were left alone
         /// because this role may not signal them (PostgreSQL's own rule: only a superuser
         /// signals a superuser's backend; otherwise the role must have the privileges of the

@@ -171,18 +171,11 @@ extension PostgresStore {
 
     /// Ends `other`'s lease once its row can be locked, waiting a tenth of the lease at most
     /// (at least 50 ms; SQLSTATE 57014 after that); false when it had ended already, or, with
-    /// `onlyIfRunOut`, when it runs again.
-    ///
-    /// `onlyIfRunOut` is for the end tried after the node's backends were ended: those were
-    /// ended because the lease had run out as the signalling statement saw it, but a renewal of
-    /// the node's that began before then (its `now()` is its start) may commit in between and
-    /// keep the lease running. The locked row is checked again as it is once the lock is
-    /// granted (READ COMMITTED re-reads the newest version of a row it waited for), so such a
-    /// renewal is left standing.
+    /// `onlyIfRunOut` (`LapsedSQL.endRunOutLease`), when it runs again.
     func endLease(of other: NodeID, leaseMs: Int, onlyIfRunOut: Bool = false) throws -> Bool {
         try connection.transaction {
             try connection.send(SharedSQL.endLeaseTimeout, [.text("\(max(50, leaseMs / 10))ms")])
-            return try connection.query(onlyIfRunOut ? SharedSQL.endRunOutLease : SharedSQL.endLease,
+            return try connection.query(onlyIfRunOut ? LapsedSQL.endRunOutLease : SharedSQL.endLease,
                                         [.text(other.rawValue)]).count > 0
         }
     }
@@ -354,13 +347,6 @@ extension PostgresStore {
         /// waits for the key share lock of its store transaction under way (`fence`).
         static let endLease = """
             WITH locked AS (SELECT id FROM nodes WHERE id = $1 AND lease_until >= 0 FOR UPDATE)
-            UPDATE nodes AS n SET lease_until = -1 FROM locked WHERE n.id = locked.id
-            RETURNING 1
-            """
-        /// `endLease` only if the lease has run out, as the row is once locked.
-        static let endRunOutLease = """
-            WITH locked AS (SELECT id FROM nodes WHERE id = $1 AND lease_until >= 0 AND lease_until < \(nowMs)
-                            FOR UPDATE)
             UPDATE nodes AS n SET lease_until = -1 FROM locked WHERE n.id = locked.id
             RETURNING 1
             """
