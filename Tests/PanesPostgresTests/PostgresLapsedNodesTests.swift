@@ -229,6 +229,49 @@ import Testing
         withExtendedLifetime(a) {}
     }
 
+    /// a's backends under two roles, one b's role may signal (its own) and one it may not (a
+    /// superuser's): b ends the first and counts it, and notes the refusal of the other; a
+    /// refusal for one does not hide, nor undo, the signal sent to the other.
+    @Test func backendsTheRoleMaySignalAreEndedAndCountedBesideOnesItMayNot() throws {
+        let database = try TestDatabase()
+        let role = "panes_rm_" + database.name.suffix(20)
+        let admin = try database.connect()
+        _ = try PostgresStore(url: database.url)
+        try admin.execute("CREATE ROLE \(role) LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); "
+                              + "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)")
+        defer {
+            _ = try? admin.execute("DROP OWNED BY \(role)")
+            _ = try? admin.execute("DROP ROLE \(role)")
+        }
+        let a = try PostgresStore(url: Self.url(database.url, user: role), migrating: false)
+        let b = try PostgresStore(url: Self.url(database.url, user: role), migrating: false)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 1_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        let heartbeatA = a.connection.backendPID
+        let (_, running) = try Self.holdRow(of: nodeA, database)
+        var notes: [LeaseEndingNote] = []
+        for _ in 0..<60 where notes.isEmpty {
+            #expect(try b.checkNodes(node: nodeB, leaseMs: 1_000) == [])
+            notes = b.takeLeaseEndingNotes()
+            usleep(50_000)
+        }
+        guard notes.count == 2, case .connectionsNotEnded(nodeA, let reason) = notes[1] else {
+            Issue.record("not one ended and one refused: \(notes)")
+            return
+        }
+        #expect(notes[0] == .connectionsEnded(nodeA, count: 1), "a's heartbeat's connection, under b's role")
+        #expect(reason.hasPrefix(PostgresStore.insufficientPrivilege), "insufficient_privilege: \(reason)")
+        var gone: Int64? = 1
+        for _ in 0..<250 where gone != 0 {
+            gone = try admin.integer("SELECT count(*)::bigint FROM pg_stat_activity WHERE pid = $1::int", [.int(Int64(heartbeatA))])
+            if gone != 0 { usleep(20_000) }
+        }
+        #expect(gone == 0, "a's heartbeat's backend was ended")
+        #expect(running.ended(within: 0.1) == nil, "the superuser's transaction runs on")
+        withExtendedLifetime(a) {}
+    }
+
     /// The end tried again after a's backends were ended leaves a renewal of a's that committed
     /// in between alone: the signals went out because the lease had run out as that statement
     /// saw it, but a renewal that began before then can still commit and keep the lease running.
