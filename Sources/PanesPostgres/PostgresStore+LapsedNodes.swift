@@ -33,35 +33,59 @@ extension PostgresStore {
     }
 
     /// Makes this store's connection one of `node`'s: a connection named for another identity
-    /// (or for none) is closed, and the next call connects anew under `node`'s name.
+    /// (or for none) is closed, and the next call connects anew under `node`'s name. What was
+    /// kept about the closed connection's session (`lockedBackend`, `lockedNodes`) is forgotten
+    /// with it: the new backend could be given the old one's process id.
     func adopt(_ node: NodeID) {
         let name = Self.applicationName(for: node)
         guard name != connection.applicationName else { return }
         connection.applicationName = name
         connection.close()
+        lockedBackend = 0
+        lockedNodes = []
     }
 
     /// Ends the backends named for `other` (`applicationName(for:)`) in this database if its
     /// lease has run out and not ended, and returns how many: what another node's transaction
-    /// holding its row needs once that node is cut off. A refusal (the role may not signal
-    /// them: `docs/operating.md`) is noted and counts none; the lease then ends once they do.
+    /// holding its row needs once that node is cut off.
+    ///
+    /// Backends this node's role may not signal (a superuser's, or another role's without
+    /// `pg_signal_backend`: `docs/operating.md`) are left out of the statement, so that a
+    /// refusal for one does not undo the count of those signalled (a signal is not taken back
+    /// with the statement), and are noted as a refusal; the lease then ends once they end by
+    /// themselves. A refusal the database still makes (SQLSTATE 42501: the roles changed in
+    /// between) is noted the same way, and any other error as a failure; both count none.
     func endBackends(of other: NodeID) throws -> Int {
         guard let name = Self.applicationName(for: other) else { return 0 }
-        let ended: Int
-        switch Result(catching: { () throws(PostgresError) -> Int64? in
-            try connection.integer(LapsedSQL.endBackends, [.text(other.rawValue), .text(name)])
+        let rows: PostgresRows
+        switch Result(catching: { () throws(PostgresError) -> PostgresRows in
+            try connection.query(LapsedSQL.endBackends, [.text(other.rawValue), .text(name)])
         }) {
-        case .success(let count):
-            ended = Int(count ?? 0)
+        case .success(let answer):
+            rows = answer
+        case .failure(let error) where error.kind == .server && error.sqlState == Self.insufficientPrivilege:
+            leaseEndingNotes.append(.connectionsNotEnded(other, reason: "\(Self.insufficientPrivilege): \(error.message)"))
+            return 0
         case .failure(let error) where error.kind == .server:
-            leaseEndingNotes.append(.connectionsNotEnded(other, reason: error.message))
+            leaseEndingNotes.append(.connectionsEndingFailed(other, error: error.description))
             return 0
         case .failure(let error):
             throw error
         }
+        let ended = Int(rows.count > 0 ? rows.int64(0, 0) ?? 0 : 0)
+        let refused = Int(rows.count > 0 ? rows.int64(0, 1) ?? 0 : 0)
         if ended > 0 { leaseEndingNotes.append(.connectionsEnded(other, count: ended)) }
+        if refused > 0 {
+            leaseEndingNotes.append(.connectionsNotEnded(
+                other, reason: "\(Self.insufficientPrivilege): \(refused) of its connections run under a role this "
+                    + "node's role may not signal (a superuser, or another role, without pg_signal_backend)"))
+        }
         return ended
     }
+
+    /// PostgreSQL's insufficient_privilege: what `pg_terminate_backend` says when the caller may
+    /// not signal a backend.
+    static let insufficientPrivilege = "42501"
 
     /// `NodeLeases.takeLeaseEndingNotes`.
     public func takeLeaseEndingNotes() -> [LeaseEndingNote] {
@@ -69,17 +93,40 @@ extension PostgresStore {
         return leaseEndingNotes
     }
 
-    private enum LapsedSQL {
-        /// The lease ran out on the database's clock and was not ended (-1), checked in the same
-        /// statement as the signals; `CASE` so that nothing is signalled before every condition
-        /// holds (a `WHERE`'s conditions may run in any order). The asking backend is left out.
+    enum LapsedSQL {
+        /// `endLease` tried again after `other`'s backends were ended: only if the lease has
+        /// still run out. They were ended because it had as the signalling statement saw it,
+        /// but a renewal that began before then (its `now()` is its start) may commit in between
+        /// and keep the lease running; the row is checked again as it is once locked (READ
+        /// COMMITTED re-reads the newest version of a row it waited for), so that renewal stands.
+        static let endRunOutLease = """
+            WITH locked AS (SELECT id FROM nodes WHERE id = $1 AND lease_until >= 0
+                                AND lease_until < (extract(epoch FROM now()) * 1000)::bigint FOR UPDATE)
+            UPDATE nodes AS n SET lease_until = -1 FROM locked WHERE n.id = locked.id
+            RETURNING 1
+            """
+
+        /// How many of the backends named $2 were signalled, and how many were left alone
+        /// because this role may not signal them (PostgreSQL's own rule: only a superuser
+        /// signals a superuser's backend; otherwise the role must have the privileges of the
+        /// backend's role, or of `pg_signal_backend`). Only if the lease ran out on the
+        /// database's clock and was not ended (-1), checked in the same statement as the
+        /// signals: a select list is computed for the rows its `WHERE` kept, and `OFFSET 0`
+        /// keeps the subqueries as they are written. The asking backend is left out.
         static let endBackends = """
-            SELECT count(*)::bigint FROM pg_stat_activity AS a
-            WHERE CASE WHEN a.application_name = $2 COLLATE "C" AND a.pid <> pg_backend_pid()
-                            AND a.datname = current_database()
-                            AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= 0
-                                        AND lease_until < (extract(epoch FROM now()) * 1000)::bigint)
-                       THEN pg_terminate_backend(a.pid) ELSE false END
+            SELECT count(*) FILTER (WHERE t.signalled)::bigint, count(*) FILTER (WHERE NOT t.permitted)::bigint
+            FROM (SELECT CASE WHEN n.permitted THEN pg_terminate_backend(n.pid) ELSE false END AS signalled, n.permitted
+                  FROM (SELECT a.pid,
+                               COALESCE((NOT r.rolsuper OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user))
+                                        AND (pg_has_role(a.usesysid, 'USAGE') OR pg_has_role('pg_signal_backend', 'USAGE')),
+                                        false) AS permitted
+                        FROM pg_stat_activity AS a LEFT JOIN pg_roles AS r ON r.oid = a.usesysid
+                        WHERE a.application_name = $2 COLLATE "C" AND a.pid <> pg_backend_pid()
+                          AND a.datname = current_database()
+                          AND EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND lease_until >= 0
+                                      AND lease_until < (extract(epoch FROM now()) * 1000)::bigint)
+                        OFFSET 0) AS n
+                  OFFSET 0) AS t
             """
     }
 }

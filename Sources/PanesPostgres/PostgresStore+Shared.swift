@@ -160,7 +160,7 @@ extension PostgresStore {
                 // (or if that waits too) it is left for the next check.
                 guard try endBackends(of: other) > 0 else { continue }
                 do {
-                    if try endLease(of: other, leaseMs: leaseMs) { gone.append(other) }
+                    if try endLease(of: other, leaseMs: leaseMs, onlyIfRunOut: true) { gone.append(other) }
                 } catch let error as PostgresError where error.sqlState == "57014" {
                     continue
                 }
@@ -170,11 +170,13 @@ extension PostgresStore {
     }
 
     /// Ends `other`'s lease once its row can be locked, waiting a tenth of the lease at most
-    /// (at least 50 ms; SQLSTATE 57014 after that); false when it had ended already.
-    private func endLease(of other: NodeID, leaseMs: Int) throws -> Bool {
+    /// (at least 50 ms; SQLSTATE 57014 after that); false when it had ended already, or, with
+    /// `onlyIfRunOut` (`LapsedSQL.endRunOutLease`), when it runs again.
+    func endLease(of other: NodeID, leaseMs: Int, onlyIfRunOut: Bool = false) throws -> Bool {
         try connection.transaction {
             try connection.send(SharedSQL.endLeaseTimeout, [.text("\(max(50, leaseMs / 10))ms")])
-            return try connection.query(SharedSQL.endLease, [.text(other.rawValue)]).count > 0
+            return try connection.query(onlyIfRunOut ? LapsedSQL.endRunOutLease : SharedSQL.endLease,
+                                        [.text(other.rawValue)]).count > 0
         }
     }
 

@@ -6,23 +6,29 @@ import PanesThreads
 
 extension ClusterNode {
     /// Logs what the last lease calls did, or could not do, to end a lapsed node's lease
-    /// (`NodeLeases.takeLeaseEndingNotes`), each kind at most once a minute: a node whose
-    /// role may not end the other's connections says so once, and goes on waiting for them.
+    /// (`NodeLeases.takeLeaseEndingNotes`).
+    ///
+    /// Ending a node's connections happens about once per lapsed identity, so each time is
+    /// logged, naming the node. A refusal or a failure repeats at every check while it lasts:
+    /// each is logged at most once a minute per node (a kind of its own per node, so a second
+    /// node's is never hidden behind the first's), and the check goes on waiting.
     func logLeaseEndingNotes() {
         let now = MonotonicInstant.now().milliseconds
         for note in leases.takeLeaseEndingNotes() {
             switch note {
             case .connectionsEnded(let node, let count):
-                leaseEndingLogLimits.log(
-                    logger, .notice, "ended a lapsed node's connections to PostgreSQL, which held up the end of its lease",
-                    metadata: ["lapsedNode": "\(node)", "connections": "\(count)"], now: now)
+                logger.notice("ended a lapsed node's connections to PostgreSQL, which held up the end of its lease",
+                              metadata: ["lapsedNode": "\(node)", "connections": "\(count)"])
             case .connectionsNotEnded(let node, let reason):
                 // Its sessions wait (connects told `storage_failed`) until TCP gives up on them.
-                leaseEndingLogLimits.log(
-                    logger, .warning,
-                    Logger.Message(stringLiteral: "PostgreSQL refused to end a lapsed node's connections (this node's role "
-                        + "may not signal its backends: docs/operating.md); its lease ends once their transactions end"),
-                    metadata: ["lapsedNode": "\(node)", "error": "\(reason)"], now: now)
+                let message = Logger.Message(stringLiteral: "PostgreSQL refused to end a lapsed node's connections (this "
+                    + "node's role may not signal its backends: docs/operating.md); its lease ends once their transactions end")
+                leaseEndingLogLimits.log(logger, .warning, message, metadata: ["lapsedNode": "\(node)", "error": "\(reason)"],
+                                         kind: "\(message) \(node.rawValue)", now: now)
+            case .connectionsEndingFailed(let node, let error):
+                let message: Logger.Message = "could not end a lapsed node's connections to PostgreSQL; its lease ends once their transactions end"
+                leaseEndingLogLimits.log(logger, .error, message, metadata: ["lapsedNode": "\(node)", "error": "\(error)"],
+                                         kind: "\(message) \(node.rawValue)", now: now)
             }
         }
     }

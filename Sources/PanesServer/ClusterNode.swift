@@ -55,7 +55,7 @@ public final class ClusterNode: @unchecked Sendable {
     /// nil before the first. The heartbeat thread's (and `start`'s, before that thread exists).
     private var reportedLiveNodes: [NodeID]?
     /// The heartbeat thread's: a failing heartbeat is logged at most once every 5 s, what ending
-    /// a lapsed node's lease took once a minute (`logLeaseEndingNotes`).
+    /// a lapsed node's lease could not do once a minute per node (`logLeaseEndingNotes`).
     private var logLimits = LogLimiter()
     var leaseEndingLogLimits = LogLimiter(intervalMs: 60_000)
     /// The heartbeat thread's own state.

@@ -36,8 +36,8 @@ import Testing
 
     /// A session named as `node` names its connections, holding `node`'s row in a statement that
     /// sleeps ten minutes (`BEGIN` first: the lock is the transaction's); returns once it sleeps.
-    static func holdRow(of node: NodeID, _ database: TestDatabase) throws -> (PostgresConnection, Running) {
-        let holder = try PostgresConnection(url: database.url)
+    static func holdRow(of node: NodeID, _ database: TestDatabase, url: String? = nil) throws -> (PostgresConnection, Running) {
+        let holder = try PostgresConnection(url: url ?? database.url)
         holder.applicationName = PostgresStore.applicationName(for: node)
         holder.close()
         try holder.reconnectIfNeeded()
@@ -181,10 +181,146 @@ import Testing
             Issue.record("no refusal noted: \(notes)")
             return
         }
-        #expect(reason.contains("superuser"), "the database's words: \(reason)")
+        #expect(reason.hasPrefix(PostgresStore.insufficientPrivilege), "insufficient_privilege: \(reason)")
         #expect(running.ended(within: 0.1) == nil, "a's transaction runs on")
         _ = try admin.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(holder.backendPID))])
         #expect(try Self.checkUntil(b, asking: nodeB, gone: [nodeA]) == [nodeA], "ended once it is over")
+    }
+
+    /// The likely misconfiguration (`docs/operating.md`): two nodes logging in as two ordinary
+    /// roles, neither with `pg_signal_backend`. b notes the refusal and waits; once its role is
+    /// granted `pg_signal_backend`, it ends a's backends and a's lease.
+    @Test func twoOrdinaryRolesWithoutPgSignalBackendMayNotEndEachOthersBackends() throws {
+        let database = try TestDatabase()
+        let (roleA, roleB) = ("panes_ra_" + database.name.suffix(20), "panes_rb_" + database.name.suffix(20))
+        let admin = try database.connect()
+        _ = try PostgresStore(url: database.url)
+        for role in [roleA, roleB] {
+            try admin.execute("CREATE ROLE \(role) LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); "
+                                  + "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)")
+        }
+        defer {
+            for role in [roleA, roleB] {
+                _ = try? admin.execute("DROP OWNED BY \(role)")
+                _ = try? admin.execute("DROP ROLE \(role)")
+            }
+        }
+        let a = try PostgresStore(url: Self.url(database.url, user: roleA), migrating: false)
+        let b = try PostgresStore(url: Self.url(database.url, user: roleB), migrating: false)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 1_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        let (_, running) = try Self.holdRow(of: nodeA, database, url: Self.url(database.url, user: roleA))
+        var notes: [LeaseEndingNote] = []
+        for _ in 0..<60 where notes.isEmpty {
+            #expect(try b.checkNodes(node: nodeB, leaseMs: 1_000) == [])
+            notes = b.takeLeaseEndingNotes()
+            usleep(50_000)
+        }
+        guard case .connectionsNotEnded(nodeA, let reason)? = notes.first, notes.count == 1 else {
+            Issue.record("no refusal noted: \(notes)")
+            return
+        }
+        #expect(reason.hasPrefix(PostgresStore.insufficientPrivilege), "insufficient_privilege: \(reason)")
+        #expect(running.ended(within: 0.1) == nil, "a's transaction runs on")
+        try admin.execute("GRANT pg_signal_backend TO \(roleB)")
+        #expect(try Self.checkUntil(b, asking: nodeB, gone: [nodeA]) == [nodeA], "b ended a's backends, and a's lease")
+        #expect(running.ended(within: 10) != nil, "a's transaction was ended")
+        withExtendedLifetime(a) {}
+    }
+
+    /// a's backends under two roles, one b's role may signal (its own) and one it may not (a
+    /// superuser's): b ends the first and counts it, and notes the refusal of the other; a
+    /// refusal for one does not hide, nor undo, the signal sent to the other.
+    @Test func backendsTheRoleMaySignalAreEndedAndCountedBesideOnesItMayNot() throws {
+        let database = try TestDatabase()
+        let role = "panes_rm_" + database.name.suffix(20)
+        let admin = try database.connect()
+        _ = try PostgresStore(url: database.url)
+        try admin.execute("CREATE ROLE \(role) LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); "
+                              + "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)")
+        defer {
+            _ = try? admin.execute("DROP OWNED BY \(role)")
+            _ = try? admin.execute("DROP ROLE \(role)")
+        }
+        let a = try PostgresStore(url: Self.url(database.url, user: role), migrating: false)
+        let b = try PostgresStore(url: Self.url(database.url, user: role), migrating: false)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        _ = try a.register(node: nodeA, leaseMs: 1_000)
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        let heartbeatA = a.connection.backendPID
+        let (_, running) = try Self.holdRow(of: nodeA, database)
+        var notes: [LeaseEndingNote] = []
+        for _ in 0..<60 where notes.isEmpty {
+            #expect(try b.checkNodes(node: nodeB, leaseMs: 1_000) == [])
+            notes = b.takeLeaseEndingNotes()
+            usleep(50_000)
+        }
+        guard notes.count == 2, case .connectionsNotEnded(nodeA, let reason) = notes[1] else {
+            Issue.record("not one ended and one refused: \(notes)")
+            return
+        }
+        #expect(notes[0] == .connectionsEnded(nodeA, count: 1), "a's heartbeat's connection, under b's role")
+        #expect(reason.hasPrefix(PostgresStore.insufficientPrivilege), "insufficient_privilege: \(reason)")
+        var gone: Int64? = 1
+        for _ in 0..<250 where gone != 0 {
+            gone = try admin.integer("SELECT count(*)::bigint FROM pg_stat_activity WHERE pid = $1::int", [.int(Int64(heartbeatA))])
+            if gone != 0 { usleep(20_000) }
+        }
+        #expect(gone == 0, "a's heartbeat's backend was ended")
+        #expect(running.ended(within: 0.1) == nil, "the superuser's transaction runs on")
+        withExtendedLifetime(a) {}
+    }
+
+    /// The end tried again after a's backends were ended leaves a renewal of a's that committed
+    /// in between alone: the signals went out because the lease had run out as that statement
+    /// saw it, but a renewal that began before then can still commit and keep the lease running.
+    /// Here the renewal holds a's row as b's retry starts, and commits while b waits for the row.
+    @Test func theEndTriedAfterTheBackendsWereEndedLeavesARenewalThatCommittedMeanwhile() throws {
+        let database = try TestDatabase()
+        let b = try PostgresStore(url: database.url)
+        let (nodeA, nodeB) = (NodeID("node-a"), NodeID("node-b"))
+        let admin = try database.connect()
+        _ = try b.register(node: nodeB, leaseMs: 60_000)
+        try admin.execute("INSERT INTO nodes (id, lease_until) VALUES ('node-a', (extract(epoch FROM now()) * 1000)::bigint - 1)")
+        let renewal = try database.connect()
+        try renewal.execute("BEGIN; UPDATE nodes SET lease_until = (extract(epoch FROM now()) * 1000)::bigint + 60000 "
+                                + "WHERE id = 'node-a'")
+        let backend = b.connection.backendPID
+        let retry = Ending { try b.endLease(of: nodeA, leaseMs: 60_000, onlyIfRunOut: true) }
+        var waiting: Int64? = 0
+        for _ in 0..<500 where waiting == 0 {
+            usleep(10_000)
+            waiting = try admin.integer("SELECT count(*)::bigint FROM pg_stat_activity WHERE pid = $1::int AND wait_event_type = 'Lock'",
+                                        [.int(Int64(backend))])
+        }
+        #expect(waiting == 1, "b's retry waits for a's row")
+        try renewal.execute("COMMIT")
+        let ended = retry.result(within: 10)
+        #expect((try? ended?.get()) == false, "the renewal stands: \(String(describing: ended))")
+        #expect(try admin.integer("SELECT CASE WHEN lease_until > (extract(epoch FROM now()) * 1000)::bigint THEN 1 ELSE 0 END::bigint "
+                                      + "FROM nodes WHERE id = 'node-a'") == 1, "a's lease runs")
+    }
+
+    /// `body` run on a thread of its own.
+    final class Ending: @unchecked Sendable {
+        private let lock = NSLock()
+        private var outcome: Result<Bool, any Error>?
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ body: @escaping () throws -> Bool) {
+            nonisolated(unsafe) let body = body
+            Thread {
+                let result = Result { try body() }
+                self.lock.withLock { self.outcome = result }
+                self.done.signal()
+            }.start()
+        }
+
+        func result(within seconds: Double) -> Result<Bool, any Error>? {
+            guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+            return lock.withLock { outcome }
+        }
     }
 
     @Test func anIdentityPostgreSQLCouldNotHoldWholeIsNotNamed() {

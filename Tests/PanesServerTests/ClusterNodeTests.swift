@@ -364,3 +364,60 @@ import Testing
         #expect(node.isHealthy)
     }
 }
+
+/// What the heartbeat logs of ending lapsed nodes' leases (`logLeaseEndingNotes`): every node's
+/// end is named, and a refusal that repeats at every check is limited per node, not per text.
+@Suite struct ClusterNodeLeaseEndingNotesTests {
+    /// Leases whose calls noted ending two lapsed nodes' connections, and being refused a third's
+    /// and a fourth's (the notes a check of PostgreSQL's leaves; the same again each time taken).
+    final class EndingLeases: NodeLeases, @unchecked Sendable {
+        func register(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func heartbeat(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func checkNodes(node: NodeID, leaseMs: Int) throws -> [NodeID] { [] }
+        func liveNodes() throws -> [NodeID] { [] }
+        func takeLeaseEndingNotes() -> [LeaseEndingNote] {
+            [.connectionsEnded(NodeID("node_b"), count: 2), .connectionsEnded(NodeID("node_c"), count: 1),
+             .connectionsNotEnded(NodeID("node_d"), reason: "42501: refused"),
+             .connectionsNotEnded(NodeID("node_e"), reason: "42501: refused"),
+             .connectionsEndingFailed(NodeID("node_f"), error: "canceling statement due to statement timeout")]
+        }
+    }
+
+    /// Keeps every line logged: its level and the lapsed node it names.
+    struct Recorder: LogHandler {
+        let lines: Lines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                 file: String, function: String, line: UInt) {
+            let node = metadata?["lapsedNode"].map { "\($0)" } ?? ""
+            lines.lines.withLock { $0.append((level, node)) }
+        }
+    }
+
+    final class Lines: Sendable {
+        let lines = Mutex<[(Logger.Level, String)]>([])
+        func taken() -> [String] {
+            lines.withLock { lines in
+                defer { lines = [] }
+                return lines.map { "\($0.0) \($0.1)" }
+            }
+        }
+    }
+
+    @Test func everyLapsedNodesEndIsLoggedAndARefusalOncePerNode() {
+        let recorded = Lines()
+        let logger = Logger(label: "test.cluster-node") { _ in Recorder(lines: recorded) }
+        let node = ClusterNode(node: NodeID("node_a"), leases: EndingLeases(), listener: ClusterNodeTests.QuietListener(),
+                               leaseMs: 2_000, heartbeatMs: 200, logger: logger)
+        node.logLeaseEndingNotes()
+        #expect(recorded.taken() == ["notice node_b", "notice node_c", "warning node_d", "warning node_e", "error node_f"])
+        node.logLeaseEndingNotes()
+        #expect(recorded.taken() == ["notice node_b", "notice node_c"],
+                "each end again; the refusals and the failure at most once a minute")
+    }
+}

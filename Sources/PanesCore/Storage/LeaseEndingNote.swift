@@ -5,7 +5,11 @@ public enum LeaseEndingNote: Sendable, Equatable {
     /// The store ended `count` of the node's connections to it, whose transactions held up the
     /// end of its lease (PostgreSQL: `pg_terminate_backend`).
     case connectionsEnded(NodeID, count: Int)
-    /// The store refused to end them (`reason`, the database's words: this node's role may not
-    /// signal that node's backends). The lease ends once those transactions end by themselves.
+    /// The store may not end (some of) them: this node's role may not signal that node's
+    /// backends (`reason`: PostgreSQL's SQLSTATE 42501, insufficient_privilege, first, then what
+    /// it says). The lease ends once those transactions end by themselves.
     case connectionsNotEnded(NodeID, reason: String)
+    /// Ending them failed for another reason (`error`, the database's words: a statement
+    /// timeout set on the role, a table it may not read…); the check goes on as if none were.
+    case connectionsEndingFailed(NodeID, error: String)
 }

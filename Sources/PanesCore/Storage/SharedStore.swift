@@ -60,8 +60,10 @@ public protocol SharedStore: Store, NodeLeases {
 public protocol NodeLeases: AnyObject {
     /// Enters `node` as alive until `leaseMs` from now (the database's clock, so nodes' clocks
     /// need not agree) and holds its liveness lock on this store connection: a node starting,
-    /// or one rejoining under a new identity after it was revoked. The lock of a previous
-    /// identity held on this connection is let go once that identity's lease has ended.
+    /// or one rejoining under a new identity after it was revoked. The lock a previous identity
+    /// held on this connection may be let go at once, whether or not that identity's lease has
+    /// ended (PostgreSQL makes the connection anew for each identity): a node registers a new
+    /// identity only once its previous one was revoked.
     /// - Returns: the other nodes gone now (as `heartbeat`).
     func register(node: NodeID, leaseMs: Int) throws -> [NodeID]
     /// Renews `node`'s lease until `leaseMs` from now, ends the lease of every other node that
