@@ -17,7 +17,7 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION, LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED,
              LWS_CALLBACK_FILTER_HTTP_CONNECTION, LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION,
              LWS_CALLBACK_HTTP, LWS_CALLBACK_HTTP_BODY, LWS_CALLBACK_HTTP_BODY_COMPLETION, LWS_CALLBACK_CLOSED_HTTP,
-             LWS_CALLBACK_HTTP_FILE_COMPLETION, LWS_CALLBACK_WSI_DESTROY, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+             LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_WSI_DESTROY, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             true
         default:
             false
@@ -43,7 +43,10 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
             // are checked when they begin, so a refusal can carry the API's error object.
-            unfinishedHeaders.finished(lws_get_socket_fd(wsi))
+            // The connection still counts as sending headers (`unfinishedHeaders`) until Panes
+            // takes the request (`LWS_CALLBACK_HTTP`): one lws answers itself (a file, its HEAD,
+            // a 304 or 415) tells no callback when its answer is out, and a kept-alive
+            // connection then reads its next request, which must count.
             if let path = requestLine(wsi)?.path, isAPIPath(path) { return 0 }
             if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
                 refuse(wsi, status: 403, detail: refusal)
@@ -73,6 +76,9 @@ extension WebSocketServer {
             // `upgradeRefusal` already answered those, so this only guards.
             return 1
         case LWS_CALLBACK_HTTP:
+            // A request Panes answers (everything but the files lws serves): its headers are
+            // whole, and it counts again once its answer is out (`finishHTTPExchange`).
+            unfinishedHeaders.finished(lws_get_socket_fd(wsi))
             // What the delegate sent to WebSocket connections meanwhile leaves as this returns.
             defer { flushGathered() }
             return beginHTTPRequest(wsi, user)
@@ -88,16 +94,18 @@ extension WebSocketServer {
             acceptedPeers[descriptor] = nil
             if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
+        case LWS_CALLBACK_RAW_ADOPT:
+            // lws turns a `CONNECT` request into a raw socket on this protocol, with no timeout
+            // and before any of the checks above; Panes serves no raw sockets, so -1 has lws
+            // close it (which also gives back its place among connections sending headers).
+            configuration.logger.debug("closed a connection lws made raw (a CONNECT request)", metadata: ["peer": "\(peerAddress(wsi))"])
+            return -1
         case LWS_CALLBACK_WSI_DESTROY:
             // Every connection's last callback, its descriptor closed (see `unfinishedHeadersDestroyed`).
+            // WebSockets come here too (lws tells protocols[0]); they set no opaque data, so
+            // nothing happens for them.
             unfinishedHeadersDestroyed(wsi)
             return nil
-        case LWS_CALLBACK_HTTP_FILE_COMPLETION:
-            // lws served a file; its default handler ends the request, and a kept-alive
-            // connection then reads the next one's headers.
-            let result = lws_callback_http_dummy(wsi, reason, user, input, length)
-            if result == 0 { readingHeadersAgain(wsi) }
-            return result
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             // Delivered to every protocol; the WebSocket protocol drains the inbox.
             return 0
