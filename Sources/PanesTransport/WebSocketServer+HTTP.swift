@@ -42,11 +42,8 @@ extension WebSocketServer {
             return nil
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
-            // are checked when they begin, so a refusal can carry the API's error object.
-            // The connection still counts as sending headers (`unfinishedHeaders`) until Panes
-            // takes the request (`LWS_CALLBACK_HTTP`): one lws answers itself (a file, its HEAD,
-            // a 304 or 415) tells no callback when its answer is out, and a kept-alive
-            // connection then reads its next request, which must count.
+            // are checked when they begin, so a refusal can carry the API's error object. It
+            // still counts as sending headers: see `LWS_CALLBACK_HTTP`.
             if let path = requestLine(wsi)?.path, isAPIPath(path) { return 0 }
             if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
                 refuse(wsi, status: 403, detail: refusal)
@@ -76,8 +73,8 @@ extension WebSocketServer {
             // `upgradeRefusal` already answered those, so this only guards.
             return 1
         case LWS_CALLBACK_HTTP:
-            // A request Panes answers (everything but the files lws serves): its headers are
-            // whole, and it counts again once its answer is out (`finishHTTPExchange`).
+            // Panes takes it: it stops counting as sending headers (not at the filter: see
+            // `readingHeadersAgain`), and counts again once the answer is out.
             unfinishedHeaders.finished(lws_get_socket_fd(wsi))
             // What the delegate sent to WebSocket connections meanwhile leaves as this returns.
             defer { flushGathered() }
@@ -95,15 +92,10 @@ extension WebSocketServer {
             if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
         case LWS_CALLBACK_RAW_ADOPT:
-            // lws turns a `CONNECT` request into a raw socket on this protocol, with no timeout
-            // and before any of the checks above; Panes serves no raw sockets, so -1 has lws
-            // close it (which also gives back its place among connections sending headers).
-            configuration.logger.debug("closed a connection lws made raw (a CONNECT request)", metadata: ["peer": "\(peerAddress(wsi))"])
-            return -1
+            return refuseRawSocket(wsi)
         case LWS_CALLBACK_WSI_DESTROY:
-            // Every connection's last callback, its descriptor closed (see `unfinishedHeadersDestroyed`).
-            // WebSockets come here too (lws tells protocols[0]); they set no opaque data, so
-            // nothing happens for them.
+            // Every connection's last callback, WebSockets' too (which set no opaque data, so
+            // nothing happens for them), its descriptor closed (see `unfinishedHeadersDestroyed`).
             unfinishedHeadersDestroyed(wsi)
             return nil
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -112,6 +104,14 @@ extension WebSocketServer {
         default:
             return nil
         }
+    }
+
+    /// lws turns a `CONNECT` request into a raw socket on this protocol, with no timeout and
+    /// past every check of the upgrade; Panes serves no raw sockets, so -1 has lws close it
+    /// (which also gives back its place among connections sending headers).
+    private func refuseRawSocket(_ wsi: OpaquePointer) -> Int32 {
+        configuration.logger.debug("closed a connection lws made raw (a CONNECT request)", metadata: ["peer": "\(peerAddress(wsi))"])
+        return -1
     }
 
     /// Whether a connection just accepted is closed unread: its address failed to authenticate
