@@ -9,11 +9,11 @@ extension ServerRuntime {
     func metricsText() -> String {
         var text = PrometheusText()
         text.gauge("panes_connections", "Open WebSocket connections.", [([:], transport.connectionCount)])
-        text.gauge("panes_connections_in_headers", "Connections accepted that have not sent their whole request headers yet.",
+        text.gauge("panes_connections_in_headers", "Connections in the header stage: accepted or kept alive, not yet handed to a WebSocket or to Panes' HTTP handling (files lws serves included).",
                    [([:], transport.connectionsInHeaders)])
         let refusedInHeaders = transport.connectionsRefusedInHeaders
         text.counter("panes_connections_refused_in_headers_total",
-                     "Connections closed at accept: maxConnectionsInHeaders (total) or maxConnectionsInHeadersPerAddress (per_address) were sending headers.",
+                     "Connections closed at accept because maxConnectionsInHeaders (total: every new connection is refused while it lasts) or maxConnectionsInHeadersPerAddress (per_address) were in the header stage.",
                      [(["reason": "total"], refusedInHeaders.total), (["reason": "per_address"], refusedInHeaders.perAddress)])
         let store = worker.statistics
         text.counter("panes_store_commits_total", "Store transactions committed (group commits).", [([:], store.commits)])

@@ -17,7 +17,7 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION, LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED,
              LWS_CALLBACK_FILTER_HTTP_CONNECTION, LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION,
              LWS_CALLBACK_HTTP, LWS_CALLBACK_HTTP_BODY, LWS_CALLBACK_HTTP_BODY_COMPLETION, LWS_CALLBACK_CLOSED_HTTP,
-             LWS_CALLBACK_HTTP_FILE_COMPLETION, LWS_CALLBACK_WSI_DESTROY, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+             LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_WSI_DESTROY, LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             true
         default:
             false
@@ -42,8 +42,8 @@ extension WebSocketServer {
             return nil
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
             // Every plain HTTP request, files included, before anything is served. API requests
-            // are checked when they begin, so a refusal can carry the API's error object.
-            unfinishedHeaders.finished(lws_get_socket_fd(wsi))
+            // are checked when they begin, so a refusal can carry the API's error object. It
+            // still counts as sending headers: see `LWS_CALLBACK_HTTP`.
             if let path = requestLine(wsi)?.path, isAPIPath(path) { return 0 }
             if let refusal = originPolicy.refusal(origin: header(wsi, WSI_TOKEN_ORIGIN), host: header(wsi, WSI_TOKEN_HOST)) {
                 refuse(wsi, status: 403, detail: refusal)
@@ -73,6 +73,9 @@ extension WebSocketServer {
             // `upgradeRefusal` already answered those, so this only guards.
             return 1
         case LWS_CALLBACK_HTTP:
+            // Panes takes it: it stops counting as sending headers (not at the filter: see
+            // `readingHeadersAgain`), and counts again once the answer is out.
+            unfinishedHeaders.finished(lws_get_socket_fd(wsi))
             // What the delegate sent to WebSocket connections meanwhile leaves as this returns.
             defer { flushGathered() }
             return beginHTTPRequest(wsi, user)
@@ -88,22 +91,27 @@ extension WebSocketServer {
             acceptedPeers[descriptor] = nil
             if let exchange = httpExchange(user) { httpExchangeClosed(exchange) }
             return nil
+        case LWS_CALLBACK_RAW_ADOPT:
+            return refuseRawSocket(wsi)
         case LWS_CALLBACK_WSI_DESTROY:
-            // Every connection's last callback, its descriptor closed (see `unfinishedHeadersDestroyed`).
+            // Every connection's last callback, WebSockets' too (which set no opaque data, so
+            // nothing happens for them), its descriptor closed (see `unfinishedHeadersDestroyed`).
             unfinishedHeadersDestroyed(wsi)
             return nil
-        case LWS_CALLBACK_HTTP_FILE_COMPLETION:
-            // lws served a file; its default handler ends the request, and a kept-alive
-            // connection then reads the next one's headers.
-            let result = lws_callback_http_dummy(wsi, reason, user, input, length)
-            if result == 0 { readingHeadersAgain(wsi) }
-            return result
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             // Delivered to every protocol; the WebSocket protocol drains the inbox.
             return 0
         default:
             return nil
         }
+    }
+
+    /// lws turns a `CONNECT` request into a raw socket on this protocol, with no timeout and
+    /// past every check of the upgrade; Panes serves no raw sockets, so -1 has lws close it
+    /// (which also gives back its place among connections sending headers).
+    private func refuseRawSocket(_ wsi: OpaquePointer) -> Int32 {
+        configuration.logger.debug("closed a connection lws made raw (a CONNECT request)", metadata: ["peer": "\(peerAddress(wsi))"])
+        return -1
     }
 
     /// Whether a connection just accepted is closed unread: its address failed to authenticate

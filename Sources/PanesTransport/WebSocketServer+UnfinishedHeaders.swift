@@ -47,10 +47,16 @@ extension WebSocketServer {
     }
 
     /// A kept-alive HTTP connection whose answer is out reads its next request: its headers
-    /// count again, under the address noted at accept (none for a trusted proxy's).
+    /// count again, under the address noted at accept (none for a trusted proxy's). Only Panes'
+    /// own answers end here: a request lws answers itself (a file, its `HEAD`, a 304, a 415)
+    /// tells no callback when its answer is out, so such a connection never stops counting
+    /// until Panes takes a request of it (`LWS_CALLBACK_HTTP`), upgrades it, or it closes. A slot
+    /// emptied meanwhile (an upgrade refused on a kept-alive connection) sends this to the
+    /// socket, as `client(of:)` does: it is rare, so the getpeername costs a storm nothing.
     func readingHeadersAgain(_ wsi: OpaquePointer) {
         let descriptor = lws_get_socket_fd(wsi)
-        let key = acceptedPeers[descriptor].flatMap { configuration.trustedProxies.contains($0) ? nil : $0 }
+        let peer = acceptedPeers[descriptor] ?? PeerAddress.normalized(peerAddress(wsi))
+        let key = peer.flatMap { configuration.trustedProxies.contains($0) ? nil : $0 }
         unfinishedHeaders.readingAgain(descriptor, key: key)
         lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: Int(descriptor) + 1))
     }

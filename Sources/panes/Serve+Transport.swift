@@ -69,8 +69,17 @@ extension Serve {
             httpResponseTimeoutMilliseconds: settings.httpResponseTimeoutMs,
             maxHTTPRequestsInFlight: settings.maxHTTPRequestsInFlight, maxHTTPHeaderBytes: settings.maxHTTPHeaderBytes,
             httpHeaderTimeoutMilliseconds: settings.httpHeaderTimeoutMs,
-            maxConnectionsInHeaders: settings.maxConnectionsInHeaders,
+            maxConnectionsInHeaders: settings.maxConnectionsInHeaders == 0 ? Self.openFilesLimit() : settings.maxConnectionsInHeaders,
             maxConnectionsInHeadersPerAddress: settings.maxConnectionsInHeadersPerAddress, logger: logger)
+    }
+
+    /// The process' open-files soft limit, which `maxConnectionsInHeaders` 0 stands for: the
+    /// total cap then closes at accept only what would have run out of descriptors anyway
+    /// (1,000,000, the setting's largest, for no limit or one that cannot be read).
+    static func openFilesLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_000_000 }  // no limit is rlim_t.max
+        return Int(min(limit.rlim_cur, 1_000_000))
     }
 
     /// `web/` next to the working directory, or next to the executable's package, if present.

@@ -114,7 +114,9 @@ public final class HTTPClient: @unchecked Sendable {
     }
 
     /// Reads one whole response (by `Content-Length`); bytes after it stay for the next.
-    public func readResponse(timeout: Double = 10) throws -> Response {
+    /// `headOnly`: the status line and headers only, for an answer with no body (to `HEAD`, a
+    /// 304), whatever its `Content-Length` says.
+    public func readResponse(timeout: Double = 10, headOnly: Bool = false) throws -> Response {
         let deadline = Date(timeIntervalSinceNow: timeout)
         let separator: [UInt8] = [13, 10, 13, 10]
         var end: Int?
@@ -134,6 +136,7 @@ public final class HTTPClient: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { throw Failure.malformed("header line \(line)") }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
+        if headOnly { return Response(status: status, headers: headers, body: []) }
         guard let length = headers["content-length"].flatMap(Int.init) else { throw Failure.malformed("no Content-Length") }
         while buffer.count < length { try fill(until: deadline) }
         let body = Array(buffer.prefix(length))

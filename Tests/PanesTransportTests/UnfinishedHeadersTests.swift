@@ -206,6 +206,73 @@ import Testing
         #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 0 })
     }
 
+    /// A request lws answers itself from the web root (a `HEAD` of a file, a 304 for the ETag
+    /// the client has, a 415 for a file of no known type) tells Panes nothing when its answer
+    /// is out, and a kept-alive connection then reads its next request: the connection counts
+    /// from accept through all of it, so its next request, sent a byte at a time, is capped.
+    /// (Counted only until its headers were read, it was uncounted from then on, and one
+    /// address could again hold every descriptor.)
+    @Test(arguments: ["head", "notModified", "unknownType"])
+    func aKeptAliveConnectionLwsAnsweredItselfStillCounts(_ answer: String) throws {
+        let root = try Self.webRoot()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let harness = try TransportHarness(configuration: TransportConfiguration(
+            webRoot: root, maxConnectionsInHeaders: 100, maxConnectionsInHeadersPerAddress: 1))
+        let client = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.92")
+        switch answer {
+        case "head":
+            #expect(client.write(HTTPClient.request("HEAD", "/f.html", port: harness.port)))
+            #expect(try client.readResponse(headOnly: true).status == 200)
+        case "notModified":
+            let etag = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.93")
+                .send("GET", "/f.html", headers: [("Connection", "close")]).headers["etag"]
+            #expect(etag != nil)
+            #expect(client.write(HTTPClient.request("GET", "/f.html", port: harness.port, headers: [("If-None-Match", etag ?? "")])))
+            #expect(try client.readResponse(headOnly: true).status == 304)
+        default:
+            #expect(try client.send("GET", "/f.unknownkind").status == 415)
+        }
+        // The next request, begun and left unfinished.
+        #expect(client.write(Array("GET /f.html HTTP/1.1\r\nHost: 127.0.0.1:\(harness.port)\r\nX-Slow: ".utf8)))
+        #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 1 }, "the kept-alive connection did not count")
+        let refused = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.92")
+        #expect(refused.closedByServer(timeout: 5), "a second connection from the address was kept")
+        #expect(harness.onServiceThread { $0.connectionsRefusedInHeaders.perAddress } == 1)
+        withExtendedLifetime(client) {}
+    }
+
+    /// An upgrade refused on a kept-alive connection empties its slot of the address noted at
+    /// accept (lws tells no close for it); lws keeps the connection for another request, which
+    /// counts under the address the socket gives, not under none (where one address could fill
+    /// the total by itself).
+    @Test func aKeptAliveConnectionAfterARefusedUpgradeCountsUnderItsAddress() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration(
+            maxConnectionsInHeaders: 100, maxConnectionsInHeadersPerAddress: 1))
+        let client = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.94")
+        #expect(try client.send("GET", "/healthz").status == 200)
+        #expect(try client.send("GET", "/other", headers: [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                                            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                                                            ("Sec-WebSocket-Version", "13")]).status == 404)
+        #expect(try client.send("GET", "/healthz").status == 200)
+        #expect(client.write(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(harness.port)\r\nX-Slow: ".utf8)))
+        #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 1 })
+        #expect(harness.onServiceThread { $0.unfinishedHeaders.counted(from: "127.0.0.94") } == 1)
+        let refused = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.94")
+        #expect(refused.closedByServer(timeout: 5), "a second connection from the address was kept")
+        withExtendedLifetime(client) {}
+    }
+
+    /// lws makes a raw socket of a `CONNECT` request, with no timeout: Panes serves none, so it
+    /// is closed and gives its place back (it was held until the peer left, for ever if it never
+    /// did).
+    @Test func aConnectRequestIsClosed() throws {
+        let harness = try TransportHarness(configuration: TransportConfiguration())
+        let client = try HTTPClient(port: harness.port, sourceAddress: "127.0.0.95")
+        #expect(client.write(Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n".utf8)))
+        #expect(client.closedByServer(timeout: 5), "the raw socket was kept")
+        #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 0 }, "a connection still counts")
+    }
+
     /// However a connection's headers end (an upgrade accepted or refused, by Panes or by lws; a
     /// plain request answered; headers over lws's limit; a request lws cannot parse; the peer
     /// gone halfway), it stops counting: no place is held after it.
@@ -221,6 +288,7 @@ import Testing
         "GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n",
         "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nX-Filler: \(String(repeating: "a", count: 8_000))\r\n\r\n",
         "NONSENSE\r\n\r\n",
+        "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
         "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgr",
     ])
     func everyWayHeadersEndGivesThePlaceBack(_ request: String) throws {
@@ -230,6 +298,10 @@ import Testing
         if request.hasSuffix("Upgr") {
             #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 1 })
             client.close()
+        } else {
+            // An answer or a close: the server has taken the connection (a count of 0 checked
+            // before it was accepted would prove nothing).
+            #expect(client.hasData(within: 10), "the server neither answered nor closed")
         }
         #expect(eventually(timeout: 10) { Self.inHeaders(harness) == 0 }, "a connection still counts")
         #expect(harness.onServiceThread { $0.unfinishedHeaders.counted(from: "127.0.0.99") } == 0)
@@ -273,6 +345,15 @@ import Testing
         let client = try HTTPClient(port: harness.port, sourceAddress: source)
         #expect(client.write(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(harness.port)\r\nX-Slow: ".utf8)))
         return client
+    }
+
+    /// A web root for lws to serve: one page, and one file of a type lws does not know.
+    private static func webRoot() throws -> String {
+        let root = NSTemporaryDirectory() + "panes-headers-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try Data("<p>f</p>\n".utf8).write(to: URL(fileURLWithPath: root + "/f.html"))
+        try Data("f\n".utf8).write(to: URL(fileURLWithPath: root + "/f.unknownkind"))
+        return root
     }
 
     /// The rest of a slow sender's request.

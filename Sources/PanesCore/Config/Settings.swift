@@ -100,7 +100,7 @@ public struct Settings: Sendable, Equatable {
     public var maxHTTPBodyBytes = 4 << 20
     public var maxHTTPHeaderBytes = 4_096
     public var httpHeaderTimeoutMs = 21_000
-    public var maxConnectionsInHeaders = 4_096
+    public var maxConnectionsInHeaders = 0  // the open-files limit (`Serve+Transport`)
     public var maxConnectionsInHeadersPerAddress = 1_024
     public var httpResponseTimeoutMs = 30_000
     public var maxHTTPRequestsInFlight = 256
