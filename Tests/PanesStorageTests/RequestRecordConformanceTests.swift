@@ -106,9 +106,13 @@ import Testing
         let harness = try StoreHarness(kind)
         let store = harness.shared
         let (a, b, dead) = (NodeID("node-a"), NodeID("node-b"), NodeID("node-dead"))
-        _ = try store.register(node: a, leaseMs: 60_000)
+        // Each node registers through a store of its own, as nodes do: a PostgreSQL store holds
+        // one identity's liveness lock on its connection and closes it when another registers
+        // through it (`adopt`), so three identities through one store would leave a and b dead.
+        let (nodeA, nodeDead) = (try harness.secondNode() ?? store, try harness.secondNode() ?? store)
+        _ = try nodeA.register(node: a, leaseMs: 60_000)
         _ = try store.register(node: b, leaseMs: 60_000)
-        _ = try store.register(node: dead, leaseMs: -1_000)
+        _ = try nodeDead.register(node: dead, leaseMs: -1_000)
         let free = KeyReservation(slot: Self.record("free").slot, fingerprint: "f", at: 1)
         let byDead = KeyReservation(slot: Self.record("dead").slot, fingerprint: "f", at: 1)
         #expect(try store.reserveRequestKeys([free], node: a, staleBefore: 0) == [free.slot: .reserved])
