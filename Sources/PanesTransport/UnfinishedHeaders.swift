@@ -10,13 +10,14 @@
 /// (`LWS_CALLBACK_FILTER_NETWORK_CONNECTION`, before lws has made anything of it): past either
 /// cap it is closed there, unread, and counted in `refused`. One let through counts from when
 /// lws makes a connection of it (`adopted`, at `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`,
-/// which follows the filter at once or never) until its headers are whole (`finished`: an
-/// upgrade passes its checks, `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`, or lws filters a plain
-/// request, `LWS_CALLBACK_FILTER_HTTP_CONNECTION`) or it closes (`LWS_CALLBACK_CLOSED_HTTP`, or,
-/// for the closes lws reports no other way, `LWS_CALLBACK_WSI_DESTROY`). A refused upgrade still
-/// counts until lws closes it after its answer, or reads the next request's headers on it. A
-/// kept-alive HTTP connection whose answer is out reads its next request's headers, and counts
-/// again (`readingAgain`) until they are whole.
+/// which follows the filter at once or never) until it is handed on (`finished`: an upgrade
+/// passes its checks, `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`, or Panes takes a plain request,
+/// `LWS_CALLBACK_HTTP`; a file lws serves itself keeps it counted) or it closes
+/// (`LWS_CALLBACK_CLOSED_HTTP`, or, for the closes lws reports no other way,
+/// `LWS_CALLBACK_WSI_DESTROY`). A refused upgrade still counts until lws closes it after its
+/// answer, or reads the next request's headers on it. A kept-alive HTTP connection whose answer
+/// from Panes is out reads its next request's headers, and counts again (`readingAgain`) until
+/// Panes takes it.
 ///
 /// The address is the key the accept filter notes (`PeerAddress.key`: IPv4 as a dotted quad,
 /// IPv6 by its /64, as the limit on failed authentications counts it; one host holds a whole

@@ -159,7 +159,8 @@ struct ClusterState: Sendable {
     var heldDropPruneAt: Millis?
     /// Sessions whose held drops' read failed while their window is open here, read again when
     /// due (monotonic clock), and how many reads in a row failed for each, up to
-    /// `heldDropReadRetries` (`Hub.retryHeldDropRead`). At most one entry per window open here.
+    /// `heldDropReadRetries` (`Hub.retryHeldDropRead`). Entries are not de-duplicated: a window that
+    /// attaches again during a backoff may hold two.
     var heldDropRetries = DeadlineQueue<SessionID>()
     var heldDropReadFailures: [SessionID: Int] = [:]
     var dropReceiptDeadlines = DeadlineQueue<String>()
