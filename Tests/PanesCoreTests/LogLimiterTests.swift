@@ -24,4 +24,12 @@ import Testing
         #expect(!backoff.isFailing)
         #expect(backoff.failed() == 50)
     }
+
+    /// A caller that counts failures itself, one count per key (the held-drop read retry),
+    /// waits what the same failure in a row waits.
+    @Test func aCountedFailureWaitsWhatTheSameFailureInARowWaits() {
+        var backoff = Backoff.sharedStore
+        let inARow = (1...40).map { _ in backoff.failed() }
+        #expect((1...40).map { Backoff.sharedStore.pause(afterFailures: $0) } == inARow)
+    }
 }

@@ -94,9 +94,7 @@ extension Hub {
             return
         }
         cluster.heldDropReadFailures[session] = failures
-        let backoff = Backoff.sharedStore
-        let pause = min(backoff.minMs << Millis(min(failures - 1, 20)), backoff.maxMs)
-        cluster.heldDropRetries.push(session, at: monotonic() + pause)
+        cluster.heldDropRetries.push(session, at: monotonic() + Backoff.sharedStore.pause(afterFailures: failures))
     }
 
     /// The reads `retryHeldDropRead` put off that are due: made again for a window still open

@@ -28,6 +28,12 @@ public struct Backoff: Sendable, Equatable {
         return next
     }
 
+    /// The pause `failed()` returns at the `failures`th failure in a row (1 for the first),
+    /// for a caller that keeps the count itself, one per key.
+    public func pause(afterFailures failures: Int) -> Millis {
+        min(minMs << Millis(min(max(failures - 1, 0), 20)), maxMs)
+    }
+
     /// Notes a success: the next failure starts again from `minMs`.
     public mutating func succeeded() {
         currentMs = nil
